@@ -1,0 +1,47 @@
+#pragma once
+// The `ddpsim` subcommands. Each returns the process exit code; errors are thrown as
+// core::ConfigError (exit 2) or other exceptions (exit 1) and reported by main().
+#include <string>
+#include <vector>
+
+namespace ddpsim::app {
+
+struct CommonOptions {
+  std::string data_dir;  // empty: Catalog::default_root()
+  std::vector<std::string> overrides;  // --set
+};
+
+struct RunArgs {
+  std::string scenario;  // empty: scenarios/default.json
+  std::string json_out, trace_out, csv_out;
+  bool quiet = false;
+};
+int cmd_run(const CommonOptions& common, const RunArgs& args);
+
+struct BucketsArgs {
+  std::string scenario;
+  std::string model;
+  double bucket_cap_mb = -1;  // < 0: from the scenario
+  std::string json_out;
+};
+int cmd_buckets(const CommonOptions& common, const BucketsArgs& args);
+
+struct SweepArgs {
+  std::string scenario;
+  std::vector<std::string> params;
+  std::string csv_out, json_out;
+  int jobs = 0;
+};
+int cmd_sweep(const CommonOptions& common, const SweepArgs& args);
+
+int cmd_list(const CommonOptions& common, const std::string& what);
+
+struct BenchArgs {
+  std::string scenario = "bench-gpt2-1024";
+  int repeat = 3;
+  std::vector<int> nodes;  // extra node counts to measure scaling
+  std::string json_out;
+};
+int cmd_bench(const CommonOptions& common, const BenchArgs& args);
+
+}  // namespace ddpsim::app

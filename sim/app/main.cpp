@@ -1,0 +1,82 @@
+// ddpsim: predicts PyTorch DDP step time and communication/computation overlap.
+// Only main() turns exceptions into messages and exit codes: 0 ok, 2 bad input, 1 failure.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <spdlog/spdlog.h>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace ddpsim::app;
+  CLI::App app{"ddpsim: a discrete-event simulator of PyTorch DistributedDataParallel training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ddpsim 0.1.0");
+  CommonOptions common;
+  std::string log_level = "warn";
+  app.add_option("--data-dir", common.data_dir,
+                 "folder holding models/, configs/ and scenarios/ (default: $DDPSIM_DATA_DIR or the source tree)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+
+  RunArgs run;
+  auto* run_cmd = app.add_subcommand("run", "simulate a scenario and print its step time and overlap");
+  run_cmd->add_option("scenario", run.scenario, "bundled scenario name or file (default: scenarios/default.json)");
+  run_cmd->add_option("--set", common.overrides, "override a scenario field: PATH=VALUE (repeatable)");
+  run_cmd->add_option("--json", run.json_out, "write the report as JSON to FILE or - (stdout)");
+  run_cmd->add_option("--trace", run.trace_out, "write a Chrome trace (open in Perfetto) to FILE");
+  run_cmd->add_option("--csv", run.csv_out, "write per-bucket rows as CSV to FILE or -");
+  run_cmd->add_flag("-q,--quiet", run.quiet, "do not print the summary");
+
+  BucketsArgs buckets;
+  auto* buckets_cmd = app.add_subcommand("buckets", "print DDP's iteration-1 and steady-state bucket plans");
+  buckets_cmd->add_option("scenario", buckets.scenario, "bundled scenario name or file");
+  buckets_cmd->add_option("--model", buckets.model, "bundled model name or model file (without a scenario: DDP defaults)");
+  buckets_cmd->add_option("--bucket-cap-mb", buckets.bucket_cap_mb, "DDP bucket_cap_mb")->check(CLI::PositiveNumber);
+  buckets_cmd->add_option("--set", common.overrides, "override a field: PATH=VALUE, e.g. ddp.pytorch_version=1.13");
+  buckets_cmd->add_option("--json", buckets.json_out, "write {iteration1, steady_state} JSON to FILE or -");
+
+  SweepArgs sweep;
+  auto* sweep_cmd = app.add_subcommand("sweep", "run a scenario for each combination of parameter values");
+  sweep_cmd->add_option("scenario", sweep.scenario, "bundled scenario name or file")->required();
+  sweep_cmd->add_option("--param", sweep.params, "PATH=V1,V2,... (repeatable: the cartesian product is run)")->required();
+  sweep_cmd->add_option("--set", common.overrides, "override a field for every run: PATH=VALUE");
+  sweep_cmd->add_option("--csv", sweep.csv_out, "write the rows as CSV to FILE or -");
+  sweep_cmd->add_option("--json", sweep.json_out, "write {rows, best} JSON to FILE or -");
+  sweep_cmd->add_option("-j,--jobs", sweep.jobs, "parallel child processes (default: all cores)")->check(CLI::NonNegativeNumber);
+
+  std::string list_what;
+  auto* list_cmd = app.add_subcommand("list", "list bundled models, GPUs, links, clusters and scenarios");
+  list_cmd->add_option("what", list_what, "models, gpus, links, clusters or scenarios (default: all)");
+
+  BenchArgs bench;
+  auto* bench_cmd = app.add_subcommand("bench", "time the simulator on GPT-2 over 1024 GPUs (steady-state step)");
+  bench_cmd->add_option("--scenario", bench.scenario, "scenario to time");
+  bench_cmd->add_option("--repeat", bench.repeat, "runs (one process each); the median is reported")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--nodes", bench.nodes, "also time these node counts (scaling)")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--set", common.overrides, "override a field: PATH=VALUE");
+  bench_cmd->add_option("--json", bench.json_out, "write the figures as JSON to FILE or -");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  try {
+    if (*run_cmd) return cmd_run(common, run);
+    if (*buckets_cmd) return cmd_buckets(common, buckets);
+    if (*sweep_cmd) return cmd_sweep(common, sweep);
+    if (*list_cmd) return cmd_list(common, list_what);
+    if (*bench_cmd) return cmd_bench(common, bench);
+  } catch (const ddpsim::core::ConfigError& e) {
+    std::cerr << "ddpsim: error:\n";
+    for (const auto& p : e.problems()) std::cerr << "  " << p << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ddpsim: failed: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

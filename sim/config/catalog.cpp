@@ -1,0 +1,648 @@
+#include "config/catalog.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <set>
+
+#include "config/overrides.hpp"
+#include "core/error.hpp"
+
+namespace fs = std::filesystem;
+using ddpsim::core::Diagnostics;
+using ddpsim::core::Json;
+using ddpsim::core::ObjectReader;
+using ddpsim::core::Quantity;
+using ddpsim::core::join_path;
+
+namespace ddpsim::config {
+
+// ---------------------------------------------------------------- enums and small helpers
+
+int dtype_size(DType t) {
+  switch (t) {
+    case DType::FLOAT64: case DType::INT64: return 8;
+    case DType::FLOAT32: case DType::INT32: return 4;
+    case DType::FLOAT16: case DType::BFLOAT16: case DType::INT16: return 2;
+    case DType::INT8: case DType::UINT8: case DType::BOOL: return 1;
+  }
+  return 4;
+}
+
+namespace {
+const std::vector<std::pair<std::string, DType>>& dtype_table() {
+  static const std::vector<std::pair<std::string, DType>> t{
+      {"float64", DType::FLOAT64}, {"float32", DType::FLOAT32}, {"float16", DType::FLOAT16},
+      {"bfloat16", DType::BFLOAT16}, {"int64", DType::INT64},   {"int32", DType::INT32},
+      {"int16", DType::INT16},     {"int8", DType::INT8},       {"uint8", DType::UINT8},
+      {"bool", DType::BOOL}};
+  return t;
+}
+const std::vector<std::pair<std::string, LayerType>>& layer_table() {
+  static const std::vector<std::pair<std::string, LayerType>> t{
+      {"conv2d", LayerType::CONV2D},       {"linear", LayerType::LINEAR},
+      {"matmul", LayerType::MATMUL},       {"batchnorm", LayerType::BATCHNORM},
+      {"layernorm", LayerType::LAYERNORM}, {"embedding", LayerType::EMBEDDING},
+      {"elementwise", LayerType::ELEMENTWISE}, {"pool", LayerType::POOL},
+      {"softmax", LayerType::SOFTMAX},     {"other", LayerType::OTHER}};
+  return t;
+}
+template <class E>
+std::vector<std::string> names_of(const std::vector<std::pair<std::string, E>>& t) {
+  std::vector<std::string> out;
+  for (const auto& [n, _] : t) out.push_back(n);
+  return out;
+}
+}  // namespace
+
+std::string to_string(DType t) {
+  for (const auto& [n, v] : dtype_table())
+    if (v == t) return n;
+  return "?";
+}
+std::optional<DType> parse_dtype(const std::string& s) {
+  for (const auto& [n, v] : dtype_table())
+    if (n == s) return v;
+  return std::nullopt;
+}
+std::vector<std::string> dtype_names() { return names_of(dtype_table()); }
+std::string to_string(LayerType t) {
+  for (const auto& [n, v] : layer_table())
+    if (v == t) return n;
+  return "?";
+}
+std::vector<std::string> layer_type_names() { return names_of(layer_table()); }
+
+std::string to_string(GpuArch a) {
+  switch (a) {
+    case GpuArch::VOLTA: return "volta";
+    case GpuArch::AMPERE: return "ampere";
+    case GpuArch::ADA: return "ada";
+    case GpuArch::HOPPER: return "hopper";
+  }
+  return "?";
+}
+std::string to_string(LinkKind k) {
+  switch (k) {
+    case LinkKind::NVLINK: return "nvlink";
+    case LinkKind::PCIE: return "pcie";
+    case LinkKind::INFINIBAND: return "infiniband";
+    case LinkKind::ETHERNET: return "ethernet";
+    case LinkKind::ROCE: return "roce";
+    case LinkKind::EFA: return "efa";
+  }
+  return "?";
+}
+std::string to_string(IntraFabric f) {
+  switch (f) {
+    case IntraFabric::NVSWITCH: return "nvswitch";
+    case IntraFabric::PCIE: return "pcie";
+    case IntraFabric::NONE: return "none";
+  }
+  return "?";
+}
+std::string to_string(Backend b) { return b == Backend::FLOW ? "flow" : "analytic"; }
+std::string to_string(Fidelity f) { return f == Fidelity::FUSED ? "fused" : "stepwise"; }
+std::string to_string(Kind k) {
+  switch (k) {
+    case Kind::MODEL: return "model";
+    case Kind::GPU: return "GPU";
+    case Kind::LINK: return "link";
+    case Kind::CLUSTER: return "cluster";
+    case Kind::SCENARIO: return "scenario";
+  }
+  return "?";
+}
+
+int64_t ModelSpec::total_numel() const {
+  int64_t n = 0;
+  for (const auto& p : params) n += p.numel;
+  return n;
+}
+double ModelSpec::grad_bytes() const {
+  double b = 0;
+  for (const auto& p : params)
+    if (p.requires_grad) b += p.bytes();
+  return b;
+}
+
+double DdpSettings::bucket_cap_bytes() const {
+  // distributed.py: int(bucket_cap_mb * 1024 * 1024)
+  return static_cast<double>(static_cast<int64_t>(bucket_cap_mb * 1024 * 1024));
+}
+bool DdpSettings::recent_pytorch() const { return pytorch_version.rfind("1.", 0) != 0; }
+double DdpSettings::first_bucket_cap_bytes() const {
+  if (first_bucket_cap_mb) return static_cast<double>(static_cast<int64_t>(*first_bucket_cap_mb * 1024 * 1024));
+  // dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB. Since PyTorch 2.x the Reducer is given the user's
+  // bucket cap as first cap when bucket_cap_mb was set explicitly (distributed.py, Reducer(...)).
+  if (recent_pytorch() && !bucket_cap_is_default) return bucket_cap_bytes();
+  return 1024.0 * 1024.0;
+}
+
+// ---------------------------------------------------------------- model
+
+namespace {
+
+std::vector<int64_t> read_shape(const Json& j, const std::string& path, Diagnostics& d, bool* ok) {
+  std::vector<int64_t> shape;
+  if (!j.is_array()) {
+    d.add_value(path, j, "an array of non-negative integers");
+    *ok = false;
+    return shape;
+  }
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_number_integer() || j[i].get<int64_t>() < 0) {
+      d.add_value(path + "/" + std::to_string(i), j[i], "a non-negative integer");
+      *ok = false;
+    } else {
+      shape.push_back(j[i].get<int64_t>());
+    }
+  }
+  return shape;
+}
+
+std::vector<int> read_indices(const Json* j, const std::string& path, Diagnostics& d, size_t limit) {
+  std::vector<int> out;
+  if (!j) return out;
+  if (!j->is_array()) {
+    d.add_value(path, *j, "an array of parameter indices");
+    return out;
+  }
+  for (size_t i = 0; i < j->size(); ++i) {
+    const Json& v = (*j)[i];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= static_cast<int64_t>(limit)) {
+      d.add_value(path + "/" + std::to_string(i), v,
+                  "a parameter index in [0, " + std::to_string(limit) + ") (the model has " +
+                      std::to_string(limit) + " parameters)");
+    } else {
+      out.push_back(v.get<int>());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ModelSpec parse_model(const Json& j, Diagnostics& d) {
+  ModelSpec m;
+  ObjectReader r(j, "", d);
+  r.string("format", true, {"ddpsim-model/1"});
+  m.name = r.string("name", true).value_or("");
+  m.source = r.string_or("source", "");
+  r.raw("exported_with");
+  r.raw("description");
+  m.measured_on = r.string_or("measured_on", "");
+  m.batch_size = static_cast<int>(r.integer("batch_size", true, 1, 1 << 24).value_or(1));
+
+  const Json* params = r.raw("params");
+  if (!params) d.add("/params", "missing; required: an array of parameters");
+  else if (!params->is_array() || params->empty()) d.add_value("/params", *params, "a non-empty array of parameters");
+  else {
+    for (size_t i = 0; i < params->size(); ++i) {
+      std::string p = "/params/" + std::to_string(i);
+      ObjectReader pr((*params)[i], p, d);
+      ParamSpec ps;
+      ps.name = pr.string("name", true).value_or("");
+      bool ok = true;
+      if (const Json* s = pr.raw("shape")) ps.shape = read_shape(*s, p + "/shape", d, &ok);
+      else d.add(p + "/shape", "missing; required: an array of non-negative integers");
+      auto dt = pr.string("dtype", true, dtype_names());
+      if (dt) ps.dtype = *parse_dtype(*dt);
+      ps.requires_grad = pr.boolean_or("requires_grad", true);
+      pr.finish();
+      ps.numel = 1;
+      for (auto x : ps.shape) ps.numel *= x;
+      m.params.push_back(std::move(ps));
+    }
+  }
+
+  if (const Json* bufs = r.raw("buffers")) {
+    if (!bufs->is_array()) d.add_value("/buffers", *bufs, "an array of buffers");
+    else
+      for (size_t i = 0; i < bufs->size(); ++i) {
+        std::string p = "/buffers/" + std::to_string(i);
+        ObjectReader br((*bufs)[i], p, d);
+        BufferSpec b;
+        b.name = br.string("name", true).value_or("");
+        bool ok = true;
+        if (const Json* s = br.raw("shape")) b.shape = read_shape(*s, p + "/shape", d, &ok);
+        auto dt = br.string("dtype", true, dtype_names());
+        if (dt) b.dtype = *parse_dtype(*dt);
+        br.finish();
+        b.numel = 1;
+        for (auto x : b.shape) b.numel *= x;
+        m.buffers.push_back(std::move(b));
+      }
+  }
+
+  const size_t np = m.params.size();
+  std::vector<int> owner(np, -1);
+  const Json* layers = r.raw("layers");
+  if (!layers) d.add("/layers", "missing; required: an array of layers in forward order");
+  else if (!layers->is_array() || layers->empty()) d.add_value("/layers", *layers, "a non-empty array of layers");
+  else {
+    for (size_t i = 0; i < layers->size(); ++i) {
+      std::string p = "/layers/" + std::to_string(i);
+      ObjectReader lr((*layers)[i], p, d);
+      LayerSpec l;
+      l.name = lr.string("name", true).value_or("");
+      auto ty = lr.string("type", true, layer_type_names());
+      if (ty)
+        for (const auto& [n, v] : layer_table())
+          if (n == *ty) l.type = v;
+      l.params = read_indices(lr.raw("params"), p + "/params", d, np);
+      l.fwd_flops = lr.number_or("fwd_flops", 0, 0.0);
+      l.bwd_flops = lr.number_or("bwd_flops", 0, 0.0);
+      l.fwd_bytes = lr.number_or("fwd_bytes", 0, 0.0);
+      l.bwd_bytes = lr.number_or("bwd_bytes", 0, 0.0);
+      l.fwd_time = lr.number("fwd_time_s", false, 0.0);
+      l.bwd_time = lr.number("bwd_time_s", false, 0.0);
+      lr.finish();
+      for (int pi : l.params) {
+        if (owner[pi] >= 0)
+          d.add(p + "/params", "parameter " + std::to_string(pi) + " (" + m.params[pi].name +
+                                   ") is already listed by layer " + std::to_string(owner[pi]) +
+                                   "; each parameter belongs to exactly one layer");
+        else owner[pi] = static_cast<int>(i);
+      }
+      m.layers.push_back(std::move(l));
+    }
+    for (size_t pi = 0; pi < np; ++pi)
+      if (m.params[pi].requires_grad && owner[pi] < 0)
+        d.add("/layers", "parameter " + std::to_string(pi) + " (" + m.params[pi].name +
+                             ") requires grad but no layer lists it; each such parameter belongs to one layer");
+  }
+
+  const Json* order = r.raw("grad_ready_order");
+  if (!order) d.add("/grad_ready_order", "missing; required: the requires_grad parameter indices in ready order");
+  else {
+    m.grad_ready_order = read_indices(order, "/grad_ready_order", d, np);
+    std::vector<int> count(np, 0);
+    for (int pi : m.grad_ready_order) count[pi]++;
+    std::string missing, twice, frozen;
+    for (size_t pi = 0; pi < np; ++pi) {
+      if (m.params[pi].requires_grad && count[pi] == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(pi);
+      if (count[pi] > 1) twice += (twice.empty() ? "" : ", ") + std::to_string(pi);
+      if (!m.params[pi].requires_grad && count[pi] > 0) frozen += (frozen.empty() ? "" : ", ") + std::to_string(pi);
+    }
+    if (!missing.empty())
+      d.add("/grad_ready_order", "misses requires_grad parameters " + missing +
+                                     "; it must list every requires_grad parameter exactly once");
+    if (!twice.empty()) d.add("/grad_ready_order", "lists parameters more than once: " + twice);
+    if (!frozen.empty()) d.add("/grad_ready_order", "lists parameters with requires_grad false: " + frozen);
+  }
+  r.finish();
+  return m;
+}
+
+// ---------------------------------------------------------------- hardware
+
+GpuSpec parse_gpu(const Json& j, const std::string& path, Diagnostics& d) {
+  GpuSpec g;
+  ObjectReader r(j, path, d);
+  g.name = r.string("name", true).value_or("");
+  auto arch = r.string("arch", true, {"volta", "ampere", "ada", "hopper"});
+  if (arch == "volta") g.arch = GpuArch::VOLTA;
+  else if (arch == "ada") g.arch = GpuArch::ADA;
+  else if (arch == "hopper") g.arch = GpuArch::HOPPER;
+  else g.arch = GpuArch::AMPERE;
+  if (const Json* pf = r.raw("peak_flops")) {
+    ObjectReader pr(*pf, join_path(path, "peak_flops"), d);
+    for (const char* k : {"float64", "float32", "tf32", "bfloat16", "float16"}) {
+      auto v = pr.quantity(k, Quantity::FLOP_RATE, std::string(k) == "float32");
+      if (v) g.peak_flops[k] = *v;
+    }
+    pr.finish();
+  } else {
+    d.add(join_path(path, "peak_flops"), "missing; required: an object of FLOP rates by dtype");
+  }
+  g.hbm_bandwidth = r.quantity("hbm_bandwidth", Quantity::BANDWIDTH, true).value_or(1e12);
+  g.memory_bytes = r.quantity("memory", Quantity::BYTES, false).value_or(0);
+  g.sm_count = static_cast<int>(r.integer_or("sm_count", 0, 1, 1024));
+  r.raw("sources");
+  r.raw("description");
+  r.finish();
+  return g;
+}
+
+LinkSpec parse_link(const Json& j, const std::string& path, Diagnostics& d) {
+  LinkSpec l;
+  ObjectReader r(j, path, d);
+  l.name = r.string("name", true).value_or("");
+  auto kind = r.string("kind", true, {"nvlink", "pcie", "infiniband", "ethernet", "roce", "efa"});
+  if (kind == "pcie") l.kind = LinkKind::PCIE;
+  else if (kind == "infiniband") l.kind = LinkKind::INFINIBAND;
+  else if (kind == "ethernet") l.kind = LinkKind::ETHERNET;
+  else if (kind == "roce") l.kind = LinkKind::ROCE;
+  else if (kind == "efa") l.kind = LinkKind::EFA;
+  else l.kind = LinkKind::NVLINK;
+  l.bandwidth = r.quantity("bandwidth", Quantity::BANDWIDTH, true).value_or(1e9);
+  l.latency = r.quantity("latency", Quantity::TIME, true, true).value_or(0);
+  r.raw("sources");
+  r.raw("description");
+  r.finish();
+  return l;
+}
+
+// ---------------------------------------------------------------- catalog
+
+Catalog::Catalog(fs::path root) : root_(std::move(root)) {}
+
+fs::path Catalog::default_root() {
+  if (const char* env = std::getenv("DDPSIM_DATA_DIR"); env && *env) return fs::path(env);
+#ifdef DDPSIM_SOURCE_DIR
+  return fs::path(DDPSIM_SOURCE_DIR);
+#else
+  return fs::current_path();
+#endif
+}
+
+fs::path Catalog::dir(Kind k) const {
+  switch (k) {
+    case Kind::MODEL: return root_ / "models";
+    case Kind::GPU: return root_ / "configs" / "gpus";
+    case Kind::LINK: return root_ / "configs" / "links";
+    case Kind::CLUSTER: return root_ / "configs" / "clusters";
+    case Kind::SCENARIO: return root_ / "scenarios";
+  }
+  return root_;
+}
+
+std::vector<std::string> Catalog::names(Kind k) const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir(k), ec))
+    if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+fs::path Catalog::resolve(Kind k, const std::string& name, const fs::path& relative_to) const {
+  std::error_code ec;
+  if (name.empty()) throw core::ConfigError("empty " + to_string(k) + " name");
+  fs::path p(name);
+  if (p.is_absolute() && fs::is_regular_file(p, ec)) return p;
+  if (!p.is_absolute()) {
+    if (fs::is_regular_file(p, ec)) return p;
+    if (!relative_to.empty() && fs::is_regular_file(relative_to / p, ec)) return relative_to / p;
+    fs::path bundled = dir(k) / (name + ".json");
+    if (name.find('/') == std::string::npos && fs::is_regular_file(bundled, ec)) return bundled;
+  }
+  std::string list;
+  for (const auto& n : names(k)) list += (list.empty() ? "" : ", ") + n;
+  throw core::ConfigError("\"" + name + "\" is neither a bundled " + to_string(k) + " nor a readable file; bundled " +
+                          to_string(k) + "s (" + dir(k).string() + "): " + (list.empty() ? "none" : list));
+}
+
+ModelSpec Catalog::load_model(const fs::path& file) const {
+  Json j = core::read_json_file(file.string());
+  Diagnostics d(file.string());
+  ModelSpec m = parse_model(j, d);
+  d.throw_if_any();
+  m.file = file.string();
+  return m;
+}
+
+GpuSpec Catalog::load_gpu(const fs::path& file) const {
+  Json j = core::read_json_file(file.string());
+  Diagnostics d(file.string());
+  GpuSpec g = parse_gpu(j, "", d);
+  d.throw_if_any();
+  g.file = file.string();
+  return g;
+}
+
+LinkSpec Catalog::load_link(const fs::path& file) const {
+  Json j = core::read_json_file(file.string());
+  Diagnostics d(file.string());
+  LinkSpec l = parse_link(j, "", d);
+  d.throw_if_any();
+  l.file = file.string();
+  return l;
+}
+
+namespace {
+// Runs `load` and turns a dangling-reference ConfigError into a problem at `path` of this file.
+template <class F>
+auto guarded(Diagnostics& d, const std::string& path, F&& load) -> std::optional<decltype(load())> {
+  try {
+    return load();
+  } catch (const core::ConfigError& e) {
+    for (const auto& p : e.problems()) d.add(path, p);
+    return std::nullopt;
+  }
+}
+}  // namespace
+
+GpuSpec Catalog::gpu_ref(ObjectReader& r, const std::string& key, const fs::path& base) const {
+  const Json* v = r.raw(key);
+  std::string path = join_path(r.path(), key);
+  if (!v) {
+    r.diagnostics().add(path, "missing; required: a bundled GPU name, a file, or an inline GPU object");
+    return {};
+  }
+  if (v->is_object()) return parse_gpu(*v, path, r.diagnostics());
+  if (!v->is_string()) {
+    r.diagnostics().add_value(path, *v, "a bundled GPU name, a file, or an inline GPU object");
+    return {};
+  }
+  auto g = guarded(r.diagnostics(), path, [&] { return load_gpu(resolve(Kind::GPU, v->get<std::string>(), base)); });
+  return g.value_or(GpuSpec{});
+}
+
+LinkSpec Catalog::link_ref(ObjectReader& r, const std::string& key, const fs::path& base, bool required,
+                           bool* present) const {
+  const Json* v = r.raw(key);
+  std::string path = join_path(r.path(), key);
+  if (present) *present = v != nullptr;
+  if (!v) {
+    if (required) r.diagnostics().add(path, "missing; required: a bundled link name, a file, or an inline link object");
+    return {};
+  }
+  if (v->is_object()) return parse_link(*v, path, r.diagnostics());
+  if (!v->is_string()) {
+    r.diagnostics().add_value(path, *v, "a bundled link name, a file, or an inline link object");
+    return {};
+  }
+  auto l = guarded(r.diagnostics(), path, [&] { return load_link(resolve(Kind::LINK, v->get<std::string>(), base)); });
+  return l.value_or(LinkSpec{});
+}
+
+namespace {
+ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::path& base,
+                               const std::function<GpuSpec()>& gpu, const std::function<LinkSpec(ObjectReader&, const std::string&, bool, bool*)>& link) {
+  (void)cat;
+  (void)base;
+  ClusterSpec c;
+  c.name = r.string("name", true).value_or("");
+  r.raw("description");
+  r.raw("sources");
+  c.gpu = gpu();
+  c.nodes = static_cast<int>(r.integer("nodes", true, 1, 1 << 20).value_or(1));
+  c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", true, 1, 1024).value_or(1));
+  c.price_per_gpu_hour = r.number_or("price_per_gpu_hour", 0, 0.0);
+  if (const Json* intra = r.raw("intra_node")) {
+    ObjectReader ir(*intra, join_path(r.path(), "intra_node"), r.diagnostics());
+    auto fab = ir.string_or("fabric", "nvswitch", {"nvswitch", "pcie", "none"});
+    c.fabric = fab == "pcie" ? IntraFabric::PCIE : fab == "none" ? IntraFabric::NONE : IntraFabric::NVSWITCH;
+    c.intra_link = link(ir, "link", true, nullptr);
+    c.links_per_gpu = static_cast<int>(ir.integer_or("links_per_gpu", 1, 1, 64));
+    ir.finish();
+  } else if (c.gpus_per_node > 1) {
+    r.diagnostics().add(join_path(r.path(), "intra_node"),
+                        "missing; required when gpus_per_node > 1: {\"fabric\", \"link\", \"links_per_gpu\"}");
+  }
+  if (const Json* inter = r.raw("inter_node")) {
+    ObjectReader nr(*inter, join_path(r.path(), "inter_node"), r.diagnostics());
+    bool present = false;
+    LinkSpec l = link(nr, "link", true, &present);
+    if (present) c.inter_link = l;
+    c.nics_per_node = static_cast<int>(nr.integer("nics_per_node", true, 1, 64).value_or(1));
+    nr.finish();
+  }
+  return c;
+}
+}  // namespace
+
+ClusterSpec Catalog::cluster_ref(ObjectReader& r, const std::string& key, const fs::path& base) const {
+  const Json* v = r.raw(key);
+  std::string path = join_path(r.path(), key);
+  if (!v) {
+    r.diagnostics().add(path, "missing; required: a bundled cluster name, a file, or an inline cluster object");
+    return {};
+  }
+  if (v->is_object()) {
+    ObjectReader cr(*v, path, r.diagnostics());
+    ClusterSpec c = parse_cluster_body(
+        *this, cr, base, [&] { return gpu_ref(cr, "gpu", base); },
+        [&](ObjectReader& lr, const std::string& k, bool req, bool* present) { return link_ref(lr, k, base, req, present); });
+    cr.finish();
+    return c;
+  }
+  if (!v->is_string()) {
+    r.diagnostics().add_value(path, *v, "a bundled cluster name, a file, or an inline cluster object");
+    return {};
+  }
+  auto c = guarded(r.diagnostics(), path,
+                   [&] { return load_cluster(resolve(Kind::CLUSTER, v->get<std::string>(), base)); });
+  return c.value_or(ClusterSpec{});
+}
+
+ClusterSpec Catalog::load_cluster(const fs::path& file) const {
+  Json j = core::read_json_file(file.string());
+  Diagnostics d(file.string());
+  ObjectReader r(j, "", d);
+  fs::path base = file.parent_path();
+  ClusterSpec c = parse_cluster_body(
+      *this, r, base, [&] { return gpu_ref(r, "gpu", base); },
+      [&](ObjectReader& lr, const std::string& k, bool req, bool* present) { return link_ref(lr, k, base, req, present); });
+  r.finish();
+  if (d.ok() && c.nodes > 1 && !c.inter_link)
+    d.add("/inter_node", "missing; required when nodes > 1: {\"link\", \"nics_per_node\"}");
+  d.throw_if_any();
+  c.file = file.string();
+  return c;
+}
+
+Scenario Catalog::load_scenario(const fs::path& file, const std::vector<std::string>& overrides) const {
+  Json j = core::read_json_file(file.string());
+  apply_overrides(j, overrides);
+  std::string label = file.string();
+  if (!overrides.empty()) {
+    label += " (with --set";
+    for (const auto& o : overrides) label += " " + o;
+    label += ")";
+  }
+  Scenario s = scenario_from_json(j, label, file.parent_path());
+  s.file = file.string();
+  return s;
+}
+
+Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, const fs::path& base) const {
+  Diagnostics d(label);
+  Scenario s;
+  ObjectReader r(j, "", d);
+  s.name = r.string_or("name", fs::path(label).stem().string());
+  s.description = r.string_or("description", "");
+
+  // Model: a bundled name, a file, or an inline model object.
+  if (const Json* m = r.raw("model")) {
+    if (m->is_string()) {
+      auto mm = guarded(d, "/model", [&] { return load_model(resolve(Kind::MODEL, m->get<std::string>(), base)); });
+      if (mm) s.model = std::move(*mm);
+    } else if (m->is_object()) {
+      Diagnostics md(label + " /model");
+      s.model = parse_model(*m, md);
+      for (const auto& p : md.problems()) d.add("/model", p);
+    } else {
+      d.add_value("/model", *m, "a bundled model name, a model file, or an inline model object");
+    }
+  } else {
+    d.add("/model", "missing; required: a bundled model name or a model file");
+  }
+
+  s.cluster = cluster_ref(r, "cluster", base);
+  if (auto n = r.integer("nodes", false, 1, 1 << 20)) s.cluster.nodes = static_cast<int>(*n);
+  if (auto g = r.integer("gpus_per_node", false, 1, 1024)) s.cluster.gpus_per_node = static_cast<int>(*g);
+  if (d.ok() && s.cluster.nodes > 1 && !s.cluster.inter_link)
+    d.add("/nodes", std::to_string(s.cluster.nodes) + " nodes need a cluster with an inter_node link; cluster \"" +
+                        s.cluster.name + "\" has none");
+
+  if (const Json* dj = r.raw("ddp")) {
+    ObjectReader dr(*dj, "/ddp", d);
+    if (dr.has("bucket_cap_mb")) {
+      s.ddp.bucket_cap_mb = dr.number_or("bucket_cap_mb", 25.0, 0.0, true);
+      s.ddp.bucket_cap_is_default = false;
+    }
+    if (const Json* f = dr.raw("first_bucket_cap_mb")) {
+      if (!(f->is_string() && f->get<std::string>() == "auto")) {
+        dr.accept("first_bucket_cap_mb");
+        if (f->is_number() && f->get<double>() > 0) s.ddp.first_bucket_cap_mb = f->get<double>();
+        else d.add_value("/ddp/first_bucket_cap_mb", *f, "a number > 0 (MiB) or \"auto\"");
+      }
+    }
+    s.ddp.find_unused_parameters = dr.boolean_or("find_unused_parameters", false);
+    s.ddp.static_graph = dr.boolean_or("static_graph", false);
+    s.ddp.gradient_as_bucket_view = dr.boolean_or("gradient_as_bucket_view", false);
+    s.ddp.pytorch_version = dr.string_or("pytorch_version", "2.4", {"1.13", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7"});
+    dr.finish();
+  }
+
+  if (const Json* tj = r.raw("training")) {
+    ObjectReader tr(*tj, "/training", d);
+    s.training.batch_size = static_cast<int>(tr.integer_or("batch_size", 32, 1, 1 << 24));
+    s.training.compute_dtype = tr.string_or("compute_dtype", "float32", {"float32", "tf32", "bfloat16", "float16", "float64"});
+    s.training.optimizer = tr.string_or("optimizer", "sgd", {"sgd", "adam", "adamw"});
+    s.training.optimizer_impl = tr.string_or("optimizer_impl", "foreach", {"for_loop", "foreach", "fused"});
+    tr.finish();
+  }
+  if (const Json* cj = r.raw("compute")) {
+    ObjectReader cr(*cj, "/compute", d);
+    s.compute.flops_efficiency = cr.number_or("flops_efficiency", 0.6, 0.0, true, 1.0);
+    s.compute.memory_efficiency = cr.number_or("memory_efficiency", 0.8, 0.0, true, 1.0);
+    s.compute.use_measured = cr.boolean_or("use_measured", true);
+    s.compute.kernel_overhead = cr.quantity("kernel_overhead", Quantity::TIME, false, true).value_or(2e-6);
+    cr.finish();
+  }
+  if (const Json* kj = r.raw("collective")) {
+    ObjectReader kr(*kj, "/collective", d);
+    s.collective.algorithm = kr.string_or("algorithm", "ring", {"ring"});
+    s.collective.base_latency = kr.quantity("base_latency", Quantity::TIME, false, true).value_or(8.4e-6);
+    kr.finish();
+  }
+  if (const Json* sj = r.raw("simulation")) {
+    ObjectReader sr(*sj, "/simulation", d);
+    s.simulation.backend = sr.string_or("backend", "flow", {"flow", "analytic"}) == "analytic" ? Backend::ANALYTIC : Backend::FLOW;
+    s.simulation.fidelity = sr.string_or("fidelity", "fused", {"fused", "stepwise"}) == "stepwise" ? Fidelity::STEPWISE : Fidelity::FUSED;
+    s.simulation.seed = static_cast<uint64_t>(sr.integer_or("seed", 1, 0, (1LL << 53)));
+    sr.finish();
+  }
+  r.finish();
+  if (d.ok() && s.training.compute_dtype != "float32" && !s.cluster.gpu.peak_flops.count(s.training.compute_dtype))
+    d.add("/training/compute_dtype", "\"" + s.training.compute_dtype + "\" has no peak_flops entry in GPU \"" +
+                                         s.cluster.gpu.name + "\"");
+  d.throw_if_any();
+  return s;
+}
+
+}  // namespace ddpsim::config

@@ -1,0 +1,161 @@
+#pragma once
+// Typed, validated inputs. Every quantity is an SI double (seconds, bytes, bytes/s, FLOP/s).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddpsim::config {
+
+enum class DType { FLOAT64, FLOAT32, FLOAT16, BFLOAT16, INT64, INT32, INT16, INT8, UINT8, BOOL };
+int dtype_size(DType t);
+std::string to_string(DType t);
+std::optional<DType> parse_dtype(const std::string& s);
+std::vector<std::string> dtype_names();
+
+struct ParamSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::FLOAT32;
+  bool requires_grad = true;
+  int64_t numel = 0;
+  double bytes() const { return static_cast<double>(numel) * dtype_size(dtype); }
+};
+
+struct BufferSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::FLOAT32;
+  int64_t numel = 0;
+};
+
+enum class LayerType { CONV2D, LINEAR, MATMUL, BATCHNORM, LAYERNORM, EMBEDDING, ELEMENTWISE, POOL, SOFTMAX, OTHER };
+std::string to_string(LayerType t);
+std::vector<std::string> layer_type_names();
+
+struct LayerSpec {
+  std::string name;
+  LayerType type = LayerType::OTHER;
+  std::vector<int> params;  // indices into ModelSpec::params whose gradient is complete after this layer's backward
+  // Costs for the profile's batch_size; the simulator scales them by batch / batch_size.
+  double fwd_flops = 0, bwd_flops = 0;
+  double fwd_bytes = 0, bwd_bytes = 0;  // activation traffic; parameter traffic is added by the simulator
+  std::optional<double> fwd_time, bwd_time;  // measured seconds at batch_size, preferred when present
+};
+
+struct ModelSpec {
+  std::string name;
+  std::string source;
+  std::string file;
+  int batch_size = 1;
+  std::string measured_on;  // device the measured times come from, if any
+  std::vector<ParamSpec> params;
+  std::vector<BufferSpec> buffers;
+  std::vector<LayerSpec> layers;
+  std::vector<int> grad_ready_order;  // requires_grad param indices, as they became ready in backward
+  int64_t total_numel() const;
+  double grad_bytes() const;  // bytes of all requires_grad parameters
+};
+
+enum class GpuArch { VOLTA, AMPERE, ADA, HOPPER };
+std::string to_string(GpuArch a);
+
+struct GpuSpec {
+  std::string name;
+  std::string file;
+  GpuArch arch = GpuArch::AMPERE;
+  std::map<std::string, double> peak_flops;  // by compute dtype name: float32, tf32, bfloat16, float16, float64
+  double hbm_bandwidth = 0;                  // bytes/s
+  double memory_bytes = 0;
+  int sm_count = 0;
+};
+
+enum class LinkKind { NVLINK, PCIE, INFINIBAND, ETHERNET, ROCE, EFA };
+std::string to_string(LinkKind k);
+
+struct LinkSpec {
+  std::string name;
+  std::string file;
+  LinkKind kind = LinkKind::NVLINK;
+  double bandwidth = 0;  // bytes/s, one direction, one link/port
+  double latency = 0;    // seconds added per ring step crossing this link (wire + NCCL per-step cost)
+};
+
+enum class IntraFabric { NVSWITCH, PCIE, NONE };
+std::string to_string(IntraFabric f);
+
+struct ClusterSpec {
+  std::string name;
+  std::string file;
+  GpuSpec gpu;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  IntraFabric fabric = IntraFabric::NVSWITCH;
+  LinkSpec intra_link;
+  int links_per_gpu = 1;  // parallel intra-node links per GPU (NVLink count); bandwidth adds up
+  std::optional<LinkSpec> inter_link;
+  int nics_per_node = 0;
+  double price_per_gpu_hour = 0;  // optional, for cost comparisons (USD)
+  int world_size() const { return nodes * gpus_per_node; }
+  double intra_bandwidth() const { return intra_link.bandwidth * links_per_gpu; }
+  double inter_bandwidth() const { return inter_link ? inter_link->bandwidth * nics_per_node : 0.0; }
+};
+
+struct DdpSettings {
+  double bucket_cap_mb = 25.0;
+  bool bucket_cap_is_default = true;      // PyTorch's behaviour depends on it (REFERENCE.md §1)
+  std::optional<double> first_bucket_cap_mb;  // explicit override of dist._DEFAULT_FIRST_BUCKET_BYTES
+  bool find_unused_parameters = false;
+  bool static_graph = false;
+  bool gradient_as_bucket_view = false;
+  std::string pytorch_version = "2.4";    // "1.13" or "2.x": where the first-bucket rule differs
+  double bucket_cap_bytes() const;
+  double first_bucket_cap_bytes() const;  // applies at the rebuild (and iteration 1 with find_unused)
+  bool recent_pytorch() const;
+};
+
+struct TrainingSettings {
+  int batch_size = 32;  // per GPU
+  std::string compute_dtype = "float32";
+  std::string optimizer = "sgd";  // sgd (momentum), adam, adamw
+  std::string optimizer_impl = "foreach";  // for_loop, foreach, fused
+};
+
+struct ComputeSettings {
+  double flops_efficiency = 0.6;   // achieved / peak for compute-bound kernels
+  double memory_efficiency = 0.8;  // achieved / peak HBM bandwidth for memory-bound kernels
+  bool use_measured = true;        // prefer measured layer times when the profile has them
+  double kernel_overhead = 2e-6;   // GPU-side minimum per kernel (seconds)
+};
+
+struct CollectiveSettings {
+  std::string algorithm = "ring";
+  double base_latency = 8.4e-6;  // per collective launch, NCCL tuning.cc baseLat for Ring/Simple
+};
+
+enum class Backend { ANALYTIC, FLOW };
+enum class Fidelity { FUSED, STEPWISE };
+std::string to_string(Backend b);
+std::string to_string(Fidelity f);
+
+struct SimulationSettings {
+  Backend backend = Backend::FLOW;
+  Fidelity fidelity = Fidelity::FUSED;
+  uint64_t seed = 1;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string file;
+  ModelSpec model;
+  ClusterSpec cluster;
+  DdpSettings ddp;
+  TrainingSettings training;
+  ComputeSettings compute;
+  CollectiveSettings collective;
+  SimulationSettings simulation;
+};
+
+}  // namespace ddpsim::config

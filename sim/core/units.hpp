@@ -1,0 +1,24 @@
+#pragma once
+// Units exist only at the edges: JSON strings such as "25MiB", "200Gbps", "12.5GBps", "1.5us",
+// "19.5TFLOPS" are parsed here once into SI doubles (bytes, bytes/s, seconds, FLOP/s).
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ddpsim::core {
+
+enum class Quantity { BYTES, BANDWIDTH, TIME, FLOP_RATE };
+
+// Parses `text` as a quantity of the given kind. Returns nullopt and sets `why` (what is allowed)
+// when the text is not such a quantity. Plain numbers are not accepted: a unit is required.
+std::optional<double> parse_quantity(std::string_view text, Quantity kind, std::string* why = nullptr);
+
+// Human-readable forms for reports ("24.0 MiB", "1.50 ms", "25.0 GB/s").
+std::string format_bytes(double bytes);
+std::string format_time(double seconds);
+std::string format_bandwidth(double bytes_per_s);
+
+std::string_view quantity_name(Quantity kind);
+std::string_view quantity_examples(Quantity kind);
+
+}  // namespace ddpsim::core

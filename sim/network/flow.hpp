@@ -1,0 +1,42 @@
+#pragma once
+// The flow backend: a ring collective realised as SimGrid communications on the cluster's links,
+// so that collectives sharing links (or anything else on them) slow each other down. Links have
+// zero latency and SimGrid runs pure max-min sharing (REFERENCE.md §5); per-step latency is added
+// here with sleeps, which keeps the uncontended result equal to the closed form.
+#include <cstdint>
+#include <vector>
+
+#include "collectives/ring.hpp"
+#include "config/specs.hpp"
+
+namespace simgrid::s4u {
+class Host;
+class Link;
+class Engine;
+}  // namespace simgrid::s4u
+
+namespace ddpsim::network {
+
+class FlowNetwork {
+ public:
+  // Builds the platform in the (already configured) engine: one host per GPU, per-GPU intra-node
+  // transmit/receive links, per-node NIC transmit/receive links, and routes for the ring's hops.
+  FlowNetwork(simgrid::s4u::Engine& engine, const config::ClusterSpec& cluster, const collectives::RingPlan& ring,
+              double gpu_speed);
+  simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
+  // Runs one ring phase (reduce-scatter or all-gather) of an all-reduce of `bytes` from the
+  // calling actor, blocking it in simulated time: fused (one flow per hop for all N-1 steps,
+  // latency added once per step analytically) or stepwise (N-1 rounds of one flow per hop).
+  void ring_phase(double bytes, config::Fidelity fidelity);
+  uint64_t flows() const { return flows_; }
+
+  // Applies the pure max-min settings; call on a fresh engine before building anything.
+  static void configure(simgrid::s4u::Engine& engine);
+
+ private:
+  collectives::RingPlan ring_;
+  std::vector<simgrid::s4u::Host*> hosts_;
+  uint64_t flows_ = 0;
+};
+
+}  // namespace ddpsim::network

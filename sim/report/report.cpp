@@ -1,0 +1,146 @@
+#include "report/report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "core/units.hpp"
+
+namespace ddpsim::report {
+
+using core::Json;
+
+Json iteration_json(const IterationReport& it, bool include_buckets) {
+  Json j;
+  j["iteration"] = it.iteration;
+  j["step_time_s"] = it.step_time_s;
+  j["forward_s"] = it.forward_s;
+  j["backward_compute_s"] = it.backward_compute_s;
+  j["ddp_copy_s"] = it.ddp_copy_s;
+  j["finalize_wait_s"] = it.finalize_wait_s;
+  j["optimizer_s"] = it.optimizer_s;
+  j["compute_only_s"] = it.compute_only_s;
+  j["comm_alone_s"] = it.comm_alone_s;
+  j["comm_busy_s"] = it.comm_busy_s;
+  j["exposed_comm_s"] = it.exposed_comm_s;
+  j["overlap_ratio"] = it.overlap_ratio ? Json(*it.overlap_ratio) : Json(nullptr);
+  j["num_buckets"] = it.buckets.size();
+  if (include_buckets) {
+    Json rows = Json::array();
+    for (const auto& b : it.buckets) {
+      rows.push_back({{"index", b.index},
+                      {"bytes", b.bytes},
+                      {"num_tensors", b.num_tensors},
+                      {"ready_s", b.ready_s},
+                      {"launch_s", b.launch_s},
+                      {"start_s", b.start_s},
+                      {"reduce_scatter_end_s", b.rs_end_s},
+                      {"end_s", b.end_s},
+                      {"alone_s", b.alone_s},
+                      {"exposed_s", b.exposed_s}});
+    }
+    j["buckets"] = rows;
+  }
+  return j;
+}
+
+Json to_json(const StepReport& r, bool include_buckets) {
+  Json j = iteration_json(r.steady, include_buckets);
+  j["scenario"] = r.scenario;
+  j["model"] = r.model;
+  j["cluster"] = r.cluster;
+  j["gpu"] = r.gpu;
+  j["world_size"] = r.world_size;
+  j["nodes"] = r.nodes;
+  j["gpus_per_node"] = r.gpus_per_node;
+  j["batch_size"] = r.batch_size;
+  j["backend"] = r.backend;
+  j["fidelity"] = r.fidelity;
+  j["bucket_cap_mb"] = r.bucket_cap_mb;
+  j["grad_bytes"] = r.grad_bytes;
+  j["num_params"] = r.num_params;
+  j["buckets_rebuilt"] = r.rebuilt;
+  j["samples_per_s"] = r.steady.step_time_s > 0 ? r.batch_size * r.world_size / r.steady.step_time_s : 0.0;
+  j["iteration1"] = r.has_iteration1 ? iteration_json(r.iteration1, include_buckets) : Json(nullptr);
+  return j;
+}
+
+Json summary_json(const StepReport& r) { return to_json(r, false); }
+
+namespace {
+std::string pct(std::optional<double> v) {
+  if (!v) return "n/a (no communication)";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", *v * 100.0);
+  return buf;
+}
+}  // namespace
+
+std::string to_table(const StepReport& r) {
+  std::ostringstream o;
+  const auto& s = r.steady;
+  o << "ddpsim: " << r.scenario << "\n";
+  o << "  model " << r.model << " (" << r.num_params << " parameter tensors, " << core::format_bytes(r.grad_bytes)
+    << " of gradients), batch " << r.batch_size << " per GPU\n";
+  o << "  cluster " << r.cluster << ": " << r.nodes << " node(s) x " << r.gpus_per_node << " " << r.gpu
+    << " = " << r.world_size << " GPUs; backend " << r.backend << " (" << r.fidelity << ")\n";
+  o << "  DDP bucket_cap_mb " << r.bucket_cap_mb << ": " << s.buckets.size() << " buckets in the steady state"
+    << (r.rebuilt ? " (rebuilt from the gradient-ready order)" : " (no rebuild)") << "\n\n";
+  auto line = [&](const char* name, double v) { o << "  " << name << core::format_time(v) << "\n"; };
+  o << "steady state (iteration " << r.steady_iteration << ")\n";
+  line("step time            ", s.step_time_s);
+  line("  forward            ", s.forward_s);
+  line("  backward compute   ", s.backward_compute_s);
+  line("  finalize wait      ", s.finalize_wait_s);
+  line("  optimizer          ", s.optimizer_s);
+  line("compute only         ", s.compute_only_s);
+  line("comm alone           ", s.comm_alone_s);
+  line("comm busy            ", s.comm_busy_s);
+  line("exposed comm         ", s.exposed_comm_s);
+  o << "  overlap ratio      " << pct(s.overlap_ratio) << "\n";
+  if (r.world_size > 1 && s.step_time_s > 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", r.batch_size * r.world_size / s.step_time_s);
+    o << "  throughput         " << buf << " samples/s\n";
+  }
+  if (r.has_iteration1) {
+    o << "\niteration 1 (" << r.iteration1.buckets.size() << " bucket(s))\n";
+    o << "  step time          " << core::format_time(r.iteration1.step_time_s) << ", exposed comm "
+      << core::format_time(r.iteration1.exposed_comm_s) << ", overlap " << pct(r.iteration1.overlap_ratio) << "\n";
+  }
+  if (!s.buckets.empty()) {
+    o << "\nsteady-state buckets (times from the iteration start)\n";
+    o << "  idx        size  tensors      ready      start        end    exposed\n";
+    const size_t shown = s.buckets.size() <= 12 ? s.buckets.size() : 10;
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& b = s.buckets[i];
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "  %3d %11s %8d %10s %10s %10s %10s\n", b.index, core::format_bytes(b.bytes).c_str(),
+                    b.num_tensors, core::format_time(b.ready_s).c_str(), core::format_time(b.start_s).c_str(),
+                    core::format_time(b.end_s).c_str(), core::format_time(b.exposed_s).c_str());
+      o << buf;
+    }
+    if (shown < s.buckets.size()) o << "  ... " << (s.buckets.size() - shown) << " more (use --json for all)\n";
+  }
+  return o.str();
+}
+
+Json to_chrome_trace(const StepReport& r) {
+  Json events = Json::array();
+  const char* tracks[] = {"compute stream", "NCCL stream"};
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0},
+                    {"args", {{"name", "rank 0 (" + r.gpu + ")"}}}});
+  for (int t = 0; t < 2; ++t) {
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", tracks[t]}}}});
+    events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"sort_index", t}}}});
+  }
+  for (const auto& e : r.trace) {
+    Json ev{{"name", e.name}, {"cat", e.category}, {"ph", "X"}, {"pid", 0}, {"tid", e.track},
+            {"ts", e.start_s * 1e6}, {"dur", e.duration_s * 1e6}};
+    if (!e.args.is_null()) ev["args"] = e.args;
+    events.push_back(std::move(ev));
+  }
+  return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"},
+              {"otherData", {{"scenario", r.scenario}, {"world_size", r.world_size}}}};
+}
+
+}  // namespace ddpsim::report

@@ -1,0 +1,80 @@
+#pragma once
+// What a simulation produced, and its serialisations: JSON report, summary table, CSV rows and a
+// Chrome trace (Perfetto). Definitions follow DESIGN.md ("Definitions the reports use").
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_reader.hpp"
+
+namespace ddpsim::report {
+
+struct BucketRow {
+  int index = 0;
+  double bytes = 0;
+  int num_tensors = 0;
+  double ready_s = 0;    // last gradient of the bucket copied in (relative to the iteration start)
+  double launch_s = 0;   // handed to the NCCL stream (in-order launch: after all lower buckets)
+  double start_s = 0;    // all-reduce started on the NCCL stream
+  double rs_end_s = 0;   // reduce-scatter phase finished
+  double end_s = 0;      // all-reduce finished
+  double alone_s = 0;    // its duration with nothing else running
+  double exposed_s = 0;  // part of its communication the compute stream waited for
+};
+
+struct IterationReport {
+  int iteration = 0;
+  double start_s = 0;  // absolute simulated time the iteration began
+  double step_time_s = 0;
+  double forward_s = 0;
+  double backward_compute_s = 0;  // layer backward kernels + DDP's gradient-to-bucket copies
+  double ddp_copy_s = 0;          // the copy-in and copy-out kernels alone (part of compute_only)
+  double finalize_wait_s = 0;     // compute stream idle at finalize_backward
+  double optimizer_s = 0;
+  double compute_only_s = 0;
+  double comm_alone_s = 0;
+  double comm_busy_s = 0;
+  double exposed_comm_s = 0;
+  std::optional<double> overlap_ratio;  // undefined without communication
+  std::vector<BucketRow> buckets;
+};
+
+struct TraceEvent {
+  std::string name;
+  std::string category;
+  int track = 0;  // 0 compute stream, 1 NCCL stream
+  double start_s = 0, duration_s = 0;
+  core::Json args;
+};
+
+struct StepReport {
+  std::string scenario;
+  std::string model;
+  std::string cluster;
+  std::string gpu;
+  int world_size = 1;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  int batch_size = 0;
+  std::string backend, fidelity;
+  double bucket_cap_mb = 0;
+  double grad_bytes = 0;
+  int num_params = 0;
+  bool rebuilt = false;
+  int steady_iteration = 1;
+  IterationReport iteration1;
+  IterationReport steady;
+  bool has_iteration1 = true;
+  std::vector<TraceEvent> trace;
+  unsigned long long flows = 0;
+};
+
+// The full report: steady-state fields at the top level, "iteration1" with the same fields.
+core::Json to_json(const StepReport& r, bool include_buckets = true);
+core::Json iteration_json(const IterationReport& it, bool include_buckets);
+// Fields a sweep row carries.
+core::Json summary_json(const StepReport& r);
+std::string to_table(const StepReport& r);
+core::Json to_chrome_trace(const StepReport& r);
+
+}  // namespace ddpsim::report
