@@ -1,0 +1,655 @@
+#include "collectives/nccl_model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace ddpsim::collectives {
+namespace {
+
+constexpr int kRing = static_cast<int>(Algo::RING);
+constexpr int kTree = static_cast<int>(Algo::TREE);
+constexpr int kNvls = static_cast<int>(Algo::NVLS);
+constexpr int kNvlsTree = static_cast<int>(Algo::NVLS_TREE);
+constexpr int kLL = static_cast<int>(Proto::LL);
+constexpr int kLL128 = static_cast<int>(Proto::LL128);
+constexpr int kSimple = static_cast<int>(Proto::SIMPLE);
+
+// NCCL works in GB/s (1e9 B/s) and microseconds; these convert at the boundary.
+constexpr double kGB = 1e9;
+constexpr double kUs = 1e-6;
+
+// src/include/device.h / comm.h
+constexpr int kMaxChannels = 64;             // MAXCHANNELS
+constexpr int kGraphMaxChannels = kMaxChannels / 2;  // init.cc: ringGraph/treeGraph maxChannels = MAXCHANNELS/2
+constexpr int kNvlsChannelsSm90 = 16;        // NVLS_NCHANNELS_SM90
+constexpr int kWarpSize = 32;
+constexpr int kSimpleMaxThreads = 512;       // NCCL_SIMPLE_MAX_NTHREADS
+constexpr int kLLMaxThreads = 512;           // NCCL_LL_MAX_NTHREADS
+constexpr int kLL128MaxThreads = 640;        // NCCL_LL128_MAX_NTHREADS
+constexpr int kMaxThreads = 640;             // NCCL_MAX_NTHREADS
+constexpr double kLLThreadThreshold = 8;     // NCCL_LL_THREAD_THRESHOLD (bytes per thread)
+constexpr double kLL128ThreadThreshold = 8;  // NCCL_LL128_THREAD_THRESHOLD
+constexpr double kSimpleThreadThreshold = 64;  // NCCL_SIMPLE_THREAD_THRESHOLD
+constexpr double kPciBw = 12.0;              // topo.h PCI_BW (GB/s), used for the Simple thread count
+constexpr double kLocBw = 5000.0;            // topo.h LOC_BW
+
+// src/graph/search.cc speedArrayIntra / speedArrayInter / sm90SpeedArray* (GB/s per channel).
+const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
+const std::vector<double> kSpeedInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                         7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+const std::vector<double> kSm90SpeedIntra = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+const std::vector<double> kSm90SpeedInter = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                             15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+// src/graph/tuning.cc ncclTunerConstantsDefaults, rows Tree, Ring, NVLS, NVLSTree (CollNet/PAT omitted).
+// Our Algo order is Ring, Tree, NVLS, NVLS_TREE. Microseconds.
+constexpr double kBaseLat[kNumAlgos][kNumProtos] = {
+    {6.6, 14.0, 8.4},  // Ring
+    {6.8, 14.0, 8.4},  // Tree
+    {0, 0, 0},         // NVLS
+    {0, 0, 0},         // NVLS Tree
+};
+// [hw: NVLINK, PCI, NET][algo][proto]
+constexpr double kHwLat[3][kNumAlgos][kNumProtos] = {
+    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}},     // NVLINK
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}},        // PCI
+    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}},    // NET
+};
+// [compcap idx: Volta, Ampere, Hopper][scale: 1 node, 2 nodes, >=4 nodes], GB/s.
+constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
+constexpr double kPerChMaxRingLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}};
+constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
+constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+constexpr double kPerChMaxNvlsTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}};
+constexpr double kNvlsEfficiency[3] = {0.0, 0.0, 0.85};
+
+// tuning.cc treeCorrectionFactor[proto][log2(bytes/64)], 64 B to 256 MiB. Rows LL, LL128, Simple.
+constexpr double kTreeCorrection[kNumProtos][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+
+// Host-staged transfers (no GPU P2P; NCCL's SHM transport): every byte is written by the sender
+// into a host buffer and read back over PCIe by the receiver with SM loads; host memory and the
+// root complex see both copies. NCCL's search (paths.cc addInterStep) keeps the PCIe path
+// bandwidth unchanged; we model the second crossing explicitly. See NOTES.md.
+constexpr double kHostStagedBwFactor = 0.5;
+
+int compcap_index(Arch arch) {
+  switch (arch) {
+    case Arch::VOLTA: return 0;
+    case Arch::AMPERE:
+    case Arch::ADA: return 1;
+    case Arch::HOPPER: return 2;
+  }
+  return 1;
+}
+
+int log2i(long long n) {  // NCCL log2i: floor(log2(n)), -1 for n <= 0
+  int l = -1;
+  while (n > 0) {
+    n >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+// --- search.cc (ncclTopoCompute), reduced to capacity arithmetic -------------------------------
+// A channel at per-channel speed s consumes s on every link it crosses. Inside a node a ring or
+// chain needs one outgoing and one incoming link share per GPU, so the fabric holds
+// floor(intra_bw / s) channels (assumes a ring exists at every speed the best peer path allows,
+// which holds for switches, PCIe and the DGX-1 cube mesh); across nodes each channel enters and
+// leaves through one NIC, so NICs hold nics * floor(nic_bw / s).
+struct SearchInput {
+  bool inter = false;
+  int ppn = 1;
+  double max_bw = 0;    // GB/s, system->maxBw
+  double total_bw = 0;  // GB/s, system->totalBw
+  double intra_bw = 0;  // GB/s
+  double nic_bw = 0;    // GB/s
+  int nics = 0;
+  bool hopper = false;
+};
+
+int channels_at(const SearchInput& in, double speed) {
+  int n = kGraphMaxChannels;
+  if (in.ppn > 1) n = std::min(n, static_cast<int>(std::floor(in.intra_bw / speed + 1e-9)));
+  if (in.inter) n = std::min(n, in.nics * static_cast<int>(std::floor(in.nic_bw / speed + 1e-9)));
+  return std::max(n, 0);
+}
+
+NcclGraph search_graph(const SearchInput& in, bool tree_pattern) {
+  const auto& speeds = in.inter ? (in.hopper ? kSm90SpeedInter : kSpeedInter)
+                                : (in.hopper ? kSm90SpeedIntra : kSpeedIntra);
+  const int nspeeds = static_cast<int>(speeds.size());
+  int idx = 0;
+  while (idx < nspeeds - 1 && speeds[idx] > in.max_bw) ++idx;
+
+  // Pass 1: highest speed first; keep the graph with the largest nChannels*bw
+  // (ncclTopoCompareGraphs), lowering the speed while speed[i+1]/best > .49.
+  int best_n = 0;
+  double best_s = 0;
+  for (int i = idx; i < nspeeds; ++i) {
+    if (best_n > 0 && speeds[i] / best_s <= .49) break;
+    const int n = channels_at(in, speeds[i]);
+    if (n > 0 && n * speeds[i] > best_n * best_s + 1e-9) {
+      best_n = n;
+      best_s = speeds[i];
+    }
+    if (best_n > 0 && best_n * best_s >= in.total_bw - 1e-9) break;  // "perfect" graph
+  }
+  NcclGraph g;
+  if (best_n == 0) {  // search.cc fallback: one channel at 0.1 GB/s
+    g.nchannels = 1;
+    g.bw_intra = g.bw_inter = 0.1;
+    return g;
+  }
+  double bw_intra = best_s, bw_inter = best_s;
+  int n = best_n;
+  // ncclTopoDupChannels: split fast channels in two (not on Hopper+ when already > 4 at < 50 GB/s).
+  const bool dup = bw_intra >= 25.0 && !(in.hopper && bw_intra < 50.0 && n > 4);
+  if (dup) {
+    const int dup_n = std::min(n * 2, kGraphMaxChannels);
+    const int div = (dup_n + n - 1) / n;
+    bw_intra /= div;
+    bw_inter /= div;
+    n = dup_n;
+  }
+  // Pass 2: try to raise the per-channel speed keeping the channel count.
+  int i = 0;
+  while (i < nspeeds - 1 && speeds[i] > bw_inter) ++i;
+  if (!tree_pattern || !in.inter) {
+    while (i > 0 && channels_at(in, speeds[i - 1]) >= n) {
+      --i;
+      bw_intra = bw_inter = speeds[i];
+    }
+  } else {
+    // Tree across nodes: raise bwIntra only, while it is < 2 x bwInter and the node fabric holds it.
+    while (i > 0 && bw_intra < 2 * bw_inter && (in.ppn == 1 || n * speeds[i - 1] <= in.intra_bw + 1e-9)) {
+      --i;
+      bw_intra = speeds[i];
+    }
+  }
+  g.nchannels = n;
+  g.bw_intra = bw_intra;
+  g.bw_inter = bw_inter;
+  return g;
+}
+
+struct Derived {
+  NcclTuning tuning;
+  int ppn = 1;
+  int natural_channels = 1;  // comm->nChannels before NCCL_MIN/MAX_NCHANNELS
+  double nccl_model_bw_factor = 1;  // channel cap effect on the whole-communicator bandwidth
+};
+
+bool listed(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.end(), p) != v.end(); }
+bool listed(const std::vector<Algo>& v, Algo a) { return std::find(v.begin(), v.end(), a) != v.end(); }
+
+Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
+  validate(topo);
+  Derived d;
+  NcclTuning& t = d.tuning;
+  const int nranks = topo.nranks;
+  const int nnodes = topo.nnodes;
+  const int ppn = nranks / nnodes;
+  d.ppn = ppn;
+  const int cc = compcap_index(topo.arch);
+  const bool hopper = topo.arch == Arch::HOPPER;
+
+  // ---- graphs (search.cc) ----
+  SearchInput in;
+  in.inter = nnodes > 1;
+  in.ppn = ppn;
+  in.hopper = hopper;
+  in.intra_bw = topo.intra_bw / kGB;
+  in.nic_bw = topo.nic_bw / kGB;
+  in.nics = topo.nics_per_node;
+  const double peer = (topo.intra_peer_bw > 0 ? topo.intra_peer_bw : topo.intra_bw) / kGB;
+  if (!in.inter) {
+    in.max_bw = ppn > 1 ? peer : kLocBw;
+    in.total_bw = ppn > 1 ? in.intra_bw : kLocBw;
+  } else {
+    // ncclTopoSearchInit: maxBw = best GPU->NET path (the NIC is the narrow part), totalBw = the
+    // GPU's total link bandwidth (NVLink sum or its PCIe link).
+    in.max_bw = in.nic_bw;
+    in.total_bw = std::max(ppn > 1 ? in.intra_bw : 0.0, in.nic_bw);
+  }
+  t.ring = search_graph(in, false);
+  t.tree = search_graph(in, true);
+  // init.cc: ring and tree share the channel count (the minimum of the two).
+  const int graph_ch = std::min(t.ring.nchannels, t.tree.nchannels);
+  t.ring.nchannels = t.tree.nchannels = graph_ch;
+
+  // Calibration knobs act on the per-channel bandwidth the graph delivers.
+  const double bw_scale = nnodes > 1 ? topo.bw_scale_inter : topo.bw_scale_intra;
+  const double staged = topo.p2p ? 1.0 : kHostStagedBwFactor;
+  for (NcclGraph* g : {&t.ring, &t.tree}) {
+    g->bw_intra *= bw_scale * staged;
+    g->bw_inter *= bw_scale * staged;
+  }
+
+  // ncclTopoPostset doubles the channels; NCCL_MAX/MIN_NCHANNELS then cap / duplicate.
+  d.natural_channels = std::min(2 * graph_ch, kMaxChannels);
+  int comm_ch = d.natural_channels;
+  if (settings.max_channels > 0) comm_ch = std::min(comm_ch, settings.max_channels);
+  if (settings.min_channels > 0) comm_ch = std::max(comm_ch, std::min(settings.min_channels, kMaxChannels));
+  t.comm_channels = comm_ch;
+  d.nccl_model_bw_factor = std::min(1.0, static_cast<double>(comm_ch) / d.natural_channels);
+
+  // NVLS graph: one channel per local GPU (head), speed = the fastest that fits the NVSwitch port.
+  const bool nvls_possible = topo.nvls && topo.nvswitch && hopper && topo.intra_class == LinkClass::NVLINK && ppn > 1;
+  if (nvls_possible) {
+    t.nvls.nchannels = std::min(ppn, kGraphMaxChannels);
+    double s = 0;
+    for (double v : kSm90SpeedIntra)
+      if (v * t.nvls.nchannels <= in.intra_bw + 1e-9) {
+        s = v;
+        break;
+      }
+    t.nvls.bw_intra = s * bw_scale;
+    double s_inter = s;
+    if (in.inter) {
+      s_inter = 0;
+      for (double v : kSm90SpeedInter)
+        if (v * t.nvls.nchannels <= in.nics * in.nic_bw + 1e-9 && v <= s) {
+          s_inter = v;
+          break;
+        }
+    }
+    t.nvls.bw_inter = s_inter * bw_scale;
+    t.nvls_channels = kNvlsChannelsSm90;  // enqueue.cc: nc = comm->nvlsChannels
+  }
+
+  // ---- tuning.cc ncclTopoTuneModel, all-reduce only ----
+  const int nsteps = 2 * (nranks - 1);
+  const int index2 = nnodes <= 2 ? nnodes - 1 : 2;
+  const int index1 = nnodes == 1 ? cc : (topo.amd_cpu ? 1 : 0);
+  const double ll_max_bw = kLLMaxBw[index1][index2];
+  const double per_ch_tree = kPerChMaxTreeBw[cc][index2];
+  const double per_ch_ring_ll128 = kPerChMaxRingLL128Bw[cc][index2];
+  const double per_ch_tree_ll128 = kPerChMaxTreeLL128Bw[cc][index2];
+  const double per_ch_nvls_tree = kPerChMaxNvlsTreeBw[cc][index2];
+  const int intra_hw = (topo.intra_class == LinkClass::NVLINK && topo.p2p) ? 0 : 1;  // NVLINK : PCI
+  const double net_latency_us = topo.net_latency / kUs;                              // graph latencyInter
+  const double net_overhead = nnodes > 1 ? (topo.amd_cpu ? 2.0 : 1.0) : 0.0;           // getNetOverhead()
+
+  for (int a = 0; a < kNumAlgos; ++a) {
+    const NcclGraph& g = a == kRing ? t.ring : a == kTree ? t.tree : t.nvls;
+    for (int p = 0; p < kNumProtos; ++p) {
+      double bus = 0;
+      if ((a == kNvls || a == kNvlsTree) && p != kSimple) continue;
+      if (a == kNvls || a == kNvlsTree) {
+        if (!nvls_possible || g.nchannels < 2) continue;
+        double intra = g.bw_intra * kNvlsEfficiency[cc] * (g.nchannels - 1) / g.nchannels;
+        intra *= 2.0;  // all-reduce pipelines two operations
+        const double inter = g.bw_inter * ((nnodes <= 2 && a == kNvlsTree) ? 2 : 1);
+        double bw = std::min(intra, inter);
+        if (a == kNvlsTree) bw = std::min(bw, per_ch_nvls_tree);
+        bus = g.nchannels * bw;
+      } else {
+        const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
+        bus = g.nchannels * bw;
+        if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus * .5);
+        if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, g.nchannels * per_ch_ring_ll128);
+        if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
+        if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
+        if (a == kTree && p == kLL128)
+          bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.nchannels * per_ch_tree_ll128);
+        // search.cc degrades BALANCED_TREE to TREE on Hopper+ across nodes; tuning.cc then takes 15 % off.
+        if (a == kTree && hopper && nnodes > 1) bus *= .85;
+      }
+      const double ratio = (a == kTree) ? .5 : static_cast<double>(nranks) / nsteps;
+      t.bandwidth[a][p] = bus * ratio * kGB;  // algorithm bandwidth, B/s
+
+      double lat = kBaseLat[a][p];
+      double intra_lat = kHwLat[intra_hw][a][p];
+      double inter_lat = ppn == 1 ? kHwLat[2][kTree][p] : kHwLat[2][a][p];
+      inter_lat += net_latency_us;
+      if (p == kSimple) inter_lat += net_latency_us;  // flush
+      if (a == kRing) {
+        double overhead = p == kSimple ? 3 * net_overhead : net_overhead;
+        intra_lat = std::max(intra_lat, overhead);
+        const int n_inter = nnodes == 1 ? 0 : 2 * (nnodes - 1);
+        lat += (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
+      } else if (a == kTree) {
+        lat += 2 * ((ppn - 1) * intra_lat + log2i(nnodes) * inter_lat);
+      } else if (a == kNvls) {
+        lat = intra_lat + (nnodes > 1 ? inter_lat : 0);
+      } else {
+        lat += intra_lat + 2 * log2i(nnodes) * inter_lat;
+      }
+      t.latency[a][p] = lat * kUs;
+    }
+  }
+
+  // ---- enable / disable (tuning.cc, after the model) ----
+  for (int a = 0; a < kNumAlgos; ++a) {
+    bool algo_on = settings.algos.empty() || listed(settings.algos, static_cast<Algo>(a));
+    if (a == kNvlsTree && nnodes == 1) algo_on = false;  // NVLS tree needs several nodes
+    if (a == kNvls && nnodes > 1) algo_on = false;       // multi-node NVLS needs CollNet (not modelled)
+    for (int p = 0; p < kNumProtos; ++p) {
+      bool proto_on = settings.protos.empty() || listed(settings.protos, static_cast<Proto>(p));
+      if (p == kLL128 && settings.protos.empty()) {
+        // LL128 defaults on only over NVLink (typeIntra <= PATH_NVB) and, across nodes, NICs
+        // reached through PCIe switches (typeInter <= PATH_PXB; assumed); sm70+.
+        proto_on = intra_hw == 0 || ppn == 1;
+      }
+      if (!algo_on || !proto_on) t.bandwidth[a][p] = 0;
+    }
+  }
+
+  // ---- threads and thresholds (tuning.cc) ----
+  const int simple_ring_threads = (t.ring.bw_intra * graph_ch <= kPciBw) ? 256 : kSimpleMaxThreads;
+  for (int a = 0; a < kNumAlgos; ++a) {
+    t.max_threads[a] = {kLLMaxThreads, kLL128MaxThreads, a == kRing ? simple_ring_threads
+                                                         : (a == kTree ? kSimpleMaxThreads : kMaxThreads)};
+    t.thread_threshold[a] = {kLLThreadThreshold, kLL128ThreadThreshold, kSimpleThreadThreshold};
+  }
+  t.thread_threshold[kRing][kLL] *= nranks;
+  return d;
+}
+
+// One candidate's estimate. Mirrors ncclTopoGetAlgoTime (NCCL's own time, used to pick) and
+// enqueue.cc topoGetAlgoInfo (channel shrink), which we turn into a bandwidth effect.
+AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, int p, double bytes) {
+  const NcclTuning& t = d.tuning;
+  AllReduceEstimate e;
+  e.algo = static_cast<Algo>(a);
+  e.proto = static_cast<Proto>(p);
+  double bw = t.bandwidth[a][p] * d.nccl_model_bw_factor;  // B/s
+  double lat = t.latency[a][p];                           // s
+  const long long nbytes = static_cast<long long>(bytes);
+  const int log_size = log2i(nbytes >> 6);
+  if (a == kTree && log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
+  if (a == kRing && p == kSimple && topo.nnodes > 1 &&
+      bytes / (static_cast<double>(t.comm_channels) * topo.nranks) >= 64)
+    lat *= topo.arch == Arch::VOLTA ? 1.9 : 1.4;  // "plateau effect of ring" (minCompCap < 80 ? 1.9 : 1.4)
+  lat = lat * topo.latency_scale + topo.latency_offset;
+  e.nccl_model_time = lat + bytes / bw;
+
+  // topoGetAlgoInfo: nc = comm->nChannels, shrunk while nBytes < nc * nt * threadThreshold.
+  int nc = t.comm_channels;
+  if (a == kNvls || a == kNvlsTree) {
+    nc = t.nvls_channels;
+  } else {
+    const double per_channel = t.max_threads[a][p] * t.thread_threshold[a][p];
+    while (nc >= 2 && bytes < nc * per_channel) --nc;
+  }
+  e.nchannels = nc;
+  // Physically each channel is one CTA moving its share at 1/natural of the graph bandwidth, so
+  // fewer channels than NCCL's model assumes means proportionally less bandwidth.
+  double channel_factor = 1.0;
+  if (a == kRing || a == kTree) {
+    const double used = std::min(nc, d.natural_channels);
+    const double modelled = std::min(t.comm_channels, d.natural_channels);
+    channel_factor = used / modelled;
+  }
+  e.latency = lat;
+  e.bandwidth = bw * channel_factor;
+  e.time = e.latency + bytes / e.bandwidth;
+  e.reduce_scatter_time = e.time / 2;  // ring: n-1 of 2(n-1) steps; tree: reduce up, then broadcast down
+  e.all_gather_time = e.time - e.reduce_scatter_time;
+  return e;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+void validate(const NcclTopology& topo) {
+  auto bad = [](const std::string& field, const std::string& value, const std::string& allowed) {
+    throw std::invalid_argument("NcclTopology." + field + ": " + value + " is not " + allowed);
+  };
+  if (topo.nranks < 1) bad("nranks", std::to_string(topo.nranks), ">= 1");
+  if (topo.nnodes < 1) bad("nnodes", std::to_string(topo.nnodes), ">= 1");
+  if (topo.nranks % topo.nnodes != 0)
+    bad("nranks", std::to_string(topo.nranks), "a multiple of nnodes (" + std::to_string(topo.nnodes) + ")");
+  if (topo.nranks / topo.nnodes > 1 && !(topo.intra_bw > 0))
+    bad("intra_bw", fmt(topo.intra_bw), "> 0 (needed with more than one GPU per node)");
+  if (topo.intra_peer_bw < 0) bad("intra_peer_bw", fmt(topo.intra_peer_bw), ">= 0");
+  if (topo.nnodes > 1 && !(topo.nic_bw > 0)) bad("nic_bw", fmt(topo.nic_bw), "> 0 (needed with nnodes > 1)");
+  if (topo.nnodes > 1 && topo.nics_per_node < 1)
+    bad("nics_per_node", std::to_string(topo.nics_per_node), ">= 1 (needed with nnodes > 1)");
+  if (topo.net_latency < 0) bad("net_latency", fmt(topo.net_latency), ">= 0");
+  if (!(topo.bw_scale_intra > 0)) bad("bw_scale_intra", fmt(topo.bw_scale_intra), "> 0");
+  if (!(topo.bw_scale_inter > 0)) bad("bw_scale_inter", fmt(topo.bw_scale_inter), "> 0");
+  if (!(topo.latency_scale > 0)) bad("latency_scale", fmt(topo.latency_scale), "> 0");
+}
+
+NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings) { return derive(topo, settings).tuning; }
+
+std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, double bytes,
+                                                    const NcclSettings& settings) {
+  if (!(bytes >= 0)) throw std::invalid_argument("all-reduce size " + fmt(bytes) + " bytes is not >= 0");
+  std::vector<AllReduceEstimate> out;
+  if (topo.nranks <= 1) return out;
+  const Derived d = derive(topo, settings);
+  for (int a = 0; a < kNumAlgos; ++a)
+    for (int p = 0; p < kNumProtos; ++p)
+      if (d.tuning.bandwidth[a][p] > 0) out.push_back(estimate(topo, d, a, p, bytes));
+  // enqueue.cc picks the first strictly smaller time scanning algo-major in NCCL's order
+  // (Tree before Ring); stable_sort keeps that order among ties.
+  auto nccl_order = [](const AllReduceEstimate& e) {
+    static constexpr int kOrder[kNumAlgos] = {1, 0, 4, 5};  // NCCL_ALGO_TREE=0, RING=1, NVLS=4, NVLS_TREE=5
+    return kOrder[static_cast<int>(e.algo)] * kNumProtos + static_cast<int>(e.proto);
+  };
+  std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return nccl_order(x) < nccl_order(y); });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& x, const auto& y) { return x.nccl_model_time < y.nccl_model_time; });
+  return out;
+}
+
+AllReduceEstimate predict_allreduce(const NcclTopology& topo, double bytes, const NcclSettings& settings) {
+  if (topo.nranks <= 1 || bytes == 0) {
+    validate(topo);
+    AllReduceEstimate e;
+    e.nchannels = 0;
+    return e;  // NCCL returns immediately: nothing to move
+  }
+  auto c = allreduce_candidates(topo, bytes, settings);
+  if (c.empty()) {
+    std::string algos, protos;
+    // Appends in steps: GCC 12 warns falsely (-Wrestrict) on `s += (c ? "" : ",") + str`.
+    for (auto a : settings.algos) {
+      if (!algos.empty()) algos.push_back(',');
+      algos.append(to_string(a));
+    }
+    for (auto p : settings.protos) {
+      if (!protos.empty()) protos.push_back(',');
+      protos.append(to_string(p));
+    }
+    throw std::invalid_argument("no (algorithm, protocol) is enabled for all-reduce on this topology (NCCL_ALGO=" +
+                                (algos.empty() ? "default" : algos) + ", NCCL_PROTO=" +
+                                (protos.empty() ? "default" : protos) + ")");
+  }
+  return c.front();
+}
+
+double algbw(double bytes, double time) { return time > 0 ? bytes / time : 0.0; }
+
+double busbw_allreduce(double algbw_value, int nranks) {
+  return nranks > 0 ? algbw_value * 2.0 * (nranks - 1) / nranks : 0.0;
+}
+
+std::string to_string(Algo algo) {
+  switch (algo) {
+    case Algo::RING: return "Ring";
+    case Algo::TREE: return "Tree";
+    case Algo::NVLS: return "NVLS";
+    case Algo::NVLS_TREE: return "NVLSTree";
+  }
+  return "?";
+}
+
+std::string to_string(Proto proto) {
+  switch (proto) {
+    case Proto::LL: return "LL";
+    case Proto::LL128: return "LL128";
+    case Proto::SIMPLE: return "Simple";
+  }
+  return "?";
+}
+
+Algo parse_algo(std::string_view name) {
+  const std::string n = lower(name);
+  if (n == "ring") return Algo::RING;
+  if (n == "tree") return Algo::TREE;
+  if (n == "nvls") return Algo::NVLS;
+  if (n == "nvlstree" || n == "nvls_tree") return Algo::NVLS_TREE;
+  throw std::invalid_argument("unknown NCCL algorithm \"" + std::string(name) +
+                              "\"; valid: Ring, Tree, NVLS, NVLSTree");
+}
+
+Proto parse_proto(std::string_view name) {
+  const std::string n = lower(name);
+  if (n == "ll") return Proto::LL;
+  if (n == "ll128") return Proto::LL128;
+  if (n == "simple") return Proto::SIMPLE;
+  throw std::invalid_argument("unknown NCCL protocol \"" + std::string(name) + "\"; valid: LL, LL128, Simple");
+}
+
+// ---- calibration ------------------------------------------------------------------------------
+namespace {
+
+// Parameters: x0 = log(bw scale), x1 = log(latency scale), x2 = latency offset in microseconds.
+NcclTopology apply(const NcclTopology& start, const std::array<double, 3>& x) {
+  NcclTopology t = start;
+  if (start.nnodes > 1) t.bw_scale_inter = std::exp(x[0]);
+  else t.bw_scale_intra = std::exp(x[0]);
+  t.latency_scale = std::exp(x[1]);
+  t.latency_offset = x[2] * kUs;
+  return t;
+}
+
+double objective(const NcclTopology& start, const std::vector<std::pair<double, double>>& pts,
+                 const NcclSettings& settings, const std::array<double, 3>& x) {
+  if (std::abs(x[0]) > 5 || std::abs(x[1]) > 5) return std::numeric_limits<double>::max();
+  const NcclTopology t = apply(start, x);
+  double sum = 0;
+  for (const auto& [bytes, time] : pts) {
+    const double pred = predict_allreduce(t, bytes, settings).time;
+    if (!(pred > 0)) return std::numeric_limits<double>::max();
+    const double r = (pred - time) / time;
+    sum += r * r;
+  }
+  return sum;
+}
+
+}  // namespace
+
+NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<double, double>>& pts,
+                       NcclFit* fit, const NcclSettings& settings) {
+  validate(start);
+  if (pts.empty()) throw std::invalid_argument("calibrate: no (bytes, seconds) points given");
+  for (size_t i = 0; i < pts.size(); ++i)
+    if (!(pts[i].first > 0) || !(pts[i].second > 0))
+      throw std::invalid_argument("calibrate: point " + std::to_string(i) + " (" + fmt(pts[i].first) + " B, " +
+                                  fmt(pts[i].second) + " s) is not positive");
+  if (start.nranks <= 1) throw std::invalid_argument("calibrate: a single rank has no all-reduce time to fit");
+
+  const double bw0 = std::log(start.nnodes > 1 ? start.bw_scale_inter : start.bw_scale_intra);
+  const std::array<double, 3> x0 = {bw0, std::log(start.latency_scale), start.latency_offset / kUs};
+  auto f = [&](const std::array<double, 3>& x) { return objective(start, pts, settings, x); };
+
+  // Nelder-Mead, restarted from the best vertex until it stops improving (the objective is
+  // piecewise smooth: algorithm/protocol switches make kinks). Deterministic.
+  std::array<double, 3> best = x0;
+  double fbest = f(best);
+  int iterations = 0;
+  const std::array<double, 3> step = {0.3, 0.3, 5.0};
+  for (int restart = 0; restart < 8; ++restart) {
+    std::array<std::array<double, 3>, 4> s;
+    std::array<double, 4> fs;
+    s[0] = best;
+    for (int i = 0; i < 3; ++i) {
+      s[i + 1] = best;
+      s[i + 1][i] += step[i] / (1 + restart);
+    }
+    for (int i = 0; i < 4; ++i) fs[i] = f(s[i]);
+    for (int it = 0; it < 400; ++it, ++iterations) {
+      std::array<int, 4> o = {0, 1, 2, 3};
+      std::sort(o.begin(), o.end(), [&](int a, int b) { return fs[a] < fs[b]; });
+      if (fs[o[3]] - fs[o[0]] <= 1e-12 * (1 + fs[o[0]])) break;
+      std::array<double, 3> c{};
+      for (int k = 0; k < 3; ++k) c[k] = (s[o[0]][k] + s[o[1]][k] + s[o[2]][k]) / 3;
+      auto along = [&](double t) {
+        std::array<double, 3> y;
+        for (int k = 0; k < 3; ++k) y[k] = c[k] + t * (s[o[3]][k] - c[k]);
+        return y;
+      };
+      const auto xr = along(-1.0);
+      const double fr = f(xr);
+      if (fr < fs[o[0]]) {
+        const auto xe = along(-2.0);
+        const double fe = f(xe);
+        if (fe < fr) { s[o[3]] = xe; fs[o[3]] = fe; } else { s[o[3]] = xr; fs[o[3]] = fr; }
+      } else if (fr < fs[o[2]]) {
+        s[o[3]] = xr;
+        fs[o[3]] = fr;
+      } else {
+        const auto xc = fr < fs[o[3]] ? along(-0.5) : along(0.5);
+        const double fc = f(xc);
+        if (fc < std::min(fr, fs[o[3]])) {
+          s[o[3]] = xc;
+          fs[o[3]] = fc;
+        } else {  // shrink toward the best vertex
+          for (int i = 1; i < 4; ++i) {
+            for (int k = 0; k < 3; ++k) s[o[i]][k] = s[o[0]][k] + 0.5 * (s[o[i]][k] - s[o[0]][k]);
+            fs[o[i]] = f(s[o[i]]);
+          }
+        }
+      }
+    }
+    int b = 0;
+    for (int i = 1; i < 4; ++i)
+      if (fs[i] < fs[b]) b = i;
+    const bool improved = fs[b] < fbest * (1 - 1e-9);
+    if (fs[b] <= fbest) {
+      best = s[b];
+      fbest = fs[b];
+    }
+    if (!improved && restart > 0) break;
+  }
+
+  const NcclTopology fitted = apply(start, best);
+  if (fit) {
+    fit->topology = fitted;
+    fit->relative_errors.clear();
+    double sq = 0;
+    std::vector<double> abs_err;
+    for (const auto& [bytes, time] : pts) {
+      const double r = (predict_allreduce(fitted, bytes, settings).time - time) / time;
+      fit->relative_errors.push_back(r);
+      abs_err.push_back(std::abs(r));
+      sq += r * r;
+    }
+    fit->rms_relative_error = std::sqrt(sq / pts.size());
+    fit->median_abs_relative_error = median(abs_err);
+    fit->iterations = iterations;
+  }
+  return fitted;
+}
+
+}  // namespace ddpsim::collectives

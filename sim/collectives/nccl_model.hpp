@@ -1,0 +1,122 @@
+#pragma once
+// NCCL all-reduce cost model: predicts what NCCL's own tuner predicts (algorithm, protocol,
+// channels, time) from a hardware summary.
+//
+// Mirrors NVIDIA/nccl (v2.2x-2.28 era, the version whose tables REFERENCE.md §2 quotes):
+//   src/graph/search.cc   ncclTopoCompute / ncclTopoDupChannels  -> derive_graphs()
+//   src/graph/topo.h      SM*_NVLINK_BW, PCI_BW, NET_BW            -> caller's NcclTopology
+//   src/graph/tuning.cc   ncclTopoTuneModel / ncclTopoGetAlgoTime  -> tune_model(), model_time()
+//   src/enqueue.cc        topoGetAlgoInfo (min-time pick, nc/nt shrink) -> predict_allreduce()
+//   src/include/device.h  NCCL_*_THREAD_THRESHOLD, NCCL_*_MAX_NTHREADS
+// See sim/collectives/NOTES.md for what is simplified.
+#include <array>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ddpsim::collectives {
+
+enum class Algo { RING, TREE, NVLS, NVLS_TREE };
+enum class Proto { LL, LL128, SIMPLE };
+// Ada uses NCCL's Ampere-class tables: tuning.cc picks the table by minCompCap >= 80 / >= 90,
+// and search.cc uses the sm90 speed arrays only for ccMin >= 90, so sm_89 falls in the Ampere class.
+enum class Arch { VOLTA, AMPERE, HOPPER, ADA };
+enum class LinkClass { NVLINK, PCI, NET };  // NCCL_HW_NVLINK / NCCL_HW_PCI / NCCL_HW_NET
+
+inline constexpr int kNumAlgos = 4;
+inline constexpr int kNumProtos = 3;
+
+struct NcclTopology {
+  int nranks = 1;  // total GPUs
+  int nnodes = 1;  // ranks per node = nranks / nnodes
+  Arch arch = Arch::AMPERE;
+  int sm_count = 108;
+  LinkClass intra_class = LinkClass::NVLINK;  // what connects GPUs inside a node
+  double intra_bw = 0;       // bytes/s per GPU into the intra-node fabric, one direction (NCCL-effective)
+  // bytes/s of the best single GPU->GPU path (NCCL's system->maxBw without NICs). 0 = intra_bw,
+  // which is right for a switch or PCIe; set it for NVLink meshes (DGX-1 V100: NV2 = 2 x 20 GB/s).
+  double intra_peer_bw = 0;
+  bool nvswitch = false;     // all-to-all switch inside the node
+  bool nvls = false;         // NVLink SHARP available (H100/H200 NVSwitch systems)
+  bool p2p = true;           // false: traffic staged through host memory (NCCL SHM transport)
+  double nic_bw = 0;         // bytes/s per NIC, one direction
+  int nics_per_node = 0;
+  double net_latency = 0;    // extra seconds per inter-node hop beyond NCCL's NET hw latency (graph latencyInter)
+  bool amd_cpu = false;      // tuning.cc: llMaxBws row and getNetOverhead() depend on the CPU vendor (multi-node)
+  // calibration knobs (identity by default), so a fit can adjust the model:
+  double bw_scale_intra = 1.0, bw_scale_inter = 1.0, latency_scale = 1.0, latency_offset = 0.0;
+};
+
+struct NcclSettings {  // names follow NCCL env vars
+  std::vector<Algo> algos;    // empty = all enabled (NCCL_ALGO)
+  std::vector<Proto> protos;  // empty = NCCL default set (NCCL_PROTO); listing LL128 forces it on
+  int min_channels = 0, max_channels = 0;  // 0 = NCCL default (NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS)
+};
+
+struct AllReduceEstimate {
+  Algo algo = Algo::RING;
+  Proto proto = Proto::SIMPLE;
+  int nchannels = 1;       // channels used for this size (after enqueue.cc's shrink)
+  double time = 0;         // seconds
+  double latency = 0;      // seconds (the latency term)
+  double bandwidth = 0;    // bytes/s algorithm bandwidth used in the bw term
+  double reduce_scatter_time = 0, all_gather_time = 0;  // sum to time
+  double nccl_model_time = 0;  // seconds: NCCL's own estimate (ncclTopoGetAlgoTime), used to pick
+};
+
+// One ncclTopoGraph as far as the tuner cares (search.cc output).
+struct NcclGraph {
+  int nchannels = 0;
+  double bw_intra = 0;  // bytes/s per channel inside the node
+  double bw_inter = 0;  // bytes/s per channel across nodes
+};
+
+// Everything ncclTopoTuneModel produces for all-reduce, plus the inputs it used.
+struct NcclTuning {
+  NcclGraph ring, tree, nvls;
+  int comm_channels = 1;  // comm->nChannels after ncclTopoPostset doubling and MIN/MAX_NCHANNELS
+  int nvls_channels = 0;
+  // [algo][proto]; bandwidth 0 = disabled. latency in seconds, bandwidth in bytes/s (algorithm bw).
+  std::array<std::array<double, kNumProtos>, kNumAlgos> latency{};
+  std::array<std::array<double, kNumProtos>, kNumAlgos> bandwidth{};
+  std::array<std::array<int, kNumProtos>, kNumAlgos> max_threads{};
+  std::array<std::array<double, kNumProtos>, kNumAlgos> thread_threshold{};  // bytes per thread
+};
+
+// Validates the topology (throws std::invalid_argument naming the field and value).
+void validate(const NcclTopology& topo);
+NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings = {});
+
+AllReduceEstimate predict_allreduce(const NcclTopology& topo, double bytes, const NcclSettings& settings = {});
+// Every enabled (algo, proto), sorted by NCCL's model time, for explanation tables.
+std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, double bytes,
+                                                    const NcclSettings& settings = {});
+
+// nccl-tests doc/PERFORMANCE.md definitions.
+double algbw(double bytes, double time);
+double busbw_allreduce(double algbw, int nranks);
+
+std::string to_string(Algo algo);
+std::string to_string(Proto proto);
+// Case-insensitive, NCCL spellings ("Ring", "Tree", "NVLS", "NVLSTree", "LL", "LL128", "Simple").
+// Throws std::invalid_argument listing the valid names.
+Algo parse_algo(std::string_view name);
+Proto parse_proto(std::string_view name);
+
+// Result of calibrate(): the fitted knobs and how well they reproduce the measurements.
+struct NcclFit {
+  NcclTopology topology;                // start with the fitted knobs
+  std::vector<double> relative_errors;  // (predicted - measured) / measured per input point
+  double rms_relative_error = 0;
+  double median_abs_relative_error = 0;
+  int iterations = 0;
+};
+
+// Fits bandwidth scale (bw_scale_intra on one node, bw_scale_inter across nodes), latency_scale and
+// latency_offset to measured (bytes, seconds) pairs by least squares on relative time error
+// (deterministic Nelder-Mead). Throws std::invalid_argument on empty or non-positive data.
+NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<double, double>>& size_time_pairs,
+                       NcclFit* fit = nullptr, const NcclSettings& settings = {});
+
+}  // namespace ddpsim::collectives

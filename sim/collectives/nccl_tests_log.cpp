@@ -1,0 +1,145 @@
+#include "collectives/nccl_tests_log.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace ddpsim::collectives {
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+bool to_double(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+bool to_int(const std::string& s, long long& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  out = std::strtoll(s.c_str(), &end, 10);
+  return end == s.c_str() + s.size();
+}
+
+bool is_wrong_field(const std::string& s) {
+  double d;
+  return s == "N/A" || to_double(s, d);
+}
+
+bool is_word(const std::string& s) {
+  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+const char* kExpected =
+    "a data row 'size count type redop [root] time algbw busbw #wrong time algbw busbw #wrong' "
+    "(sizes and counts integers, times and bandwidths numbers, #wrong a number or N/A), a '#' banner line "
+    "or a blank line";
+
+}  // namespace
+
+NcclLogError::NcclLogError(const std::string& file, int line, const std::string& text, const std::string& expected)
+    : std::runtime_error(file + ":" + std::to_string(line) + ": cannot parse \"" + text + "\": expected " + expected),
+      file_(file),
+      line_(line) {}
+
+NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename) {
+  NcclTestsLog log;
+  log.filename = filename;
+  static const std::regex kMpiPrefix(R"(^\[\d+,\d+\]<(stdout|stderr)>:)");
+  static const std::regex kThreads(R"(nThread\s+(\d+)\s+nGpus\s+(\d+))");
+  static const std::regex kDevice(R"(^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
+  static const std::regex kAvg(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
+  std::string raw;
+  int lineno = 0;
+  while (std::getline(in, raw)) {
+    ++lineno;
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    // mpirun --tag-output prefixes every line with "[1,0]<stdout>:".
+    std::string line = std::regex_replace(raw, kMpiPrefix, "", std::regex_constants::format_first_only);
+    const std::string t = trim(line);
+    if (t.empty()) continue;
+    if (t[0] == '#') {
+      std::smatch m;
+      if (std::regex_search(t, m, kThreads)) {
+        log.nthread = std::stoi(m[1]);
+        log.ngpus = std::stoi(m[2]);
+      } else if (std::regex_search(t, m, kDevice)) {
+        log.devices.push_back(m[1]);
+      } else if (std::regex_search(t, m, kAvg)) {
+        double v;
+        if (!to_double(m[1], v)) throw NcclLogError(filename, lineno, t, "a number after '# Avg bus bandwidth :'");
+        log.avg_bus_bandwidth.push_back(v);
+      }
+      continue;
+    }
+    std::istringstream ss(t);
+    std::vector<std::string> f;
+    for (std::string w; ss >> w;) f.push_back(w);
+    // Layouts by field count: 13 = with root, 12 = with redop, 11 = oldest (no redop).
+    int head = 0;  // fields before the out-of-place time
+    NcclTestsRow r;
+    if (f.size() == 13) head = 5;
+    else if (f.size() == 12) head = 4;
+    else if (f.size() == 11) head = 3;
+    else
+      throw NcclLogError(filename, lineno, t,
+                         std::string(kExpected) + " (got " + std::to_string(f.size()) + " fields; rows have 11, 12 or 13)");
+    long long count = 0, root = -1;
+    double size = 0;
+    auto need = [&](bool ok, const std::string& what) {
+      if (!ok) throw NcclLogError(filename, lineno, t, what);
+    };
+    need(to_double(f[0], size) && size >= 0 && std::floor(size) == size, "column 1 (size, bytes) to be a non-negative integer, got \"" + f[0] + "\"");
+    need(to_int(f[1], count) && count >= 0, "column 2 (count, elements) to be a non-negative integer, got \"" + f[1] + "\"");
+    need(is_word(f[2]), "column 3 (type) to be a name like float, got \"" + f[2] + "\"");
+    if (head >= 4) need(is_word(f[3]), "column 4 (redop) to be a name like sum, got \"" + f[3] + "\"");
+    if (head == 5) need(to_int(f[4], root), "column 5 (root) to be an integer, got \"" + f[4] + "\"");
+    double v[6];
+    const char* names[6] = {"out-of-place time", "out-of-place algbw", "out-of-place busbw",
+                            "in-place time", "in-place algbw", "in-place busbw"};
+    const int cols[6] = {head, head + 1, head + 2, head + 4, head + 5, head + 6};
+    for (int i = 0; i < 6; ++i)
+      need(to_double(f[cols[i]], v[i]), "column " + std::to_string(cols[i] + 1) + " (" + names[i] +
+                                            ") to be a number, got \"" + f[cols[i]] + "\"");
+    need(is_wrong_field(f[head + 3]), "column " + std::to_string(head + 4) +
+                                          " (out-of-place #wrong) to be a number or N/A, got \"" + f[head + 3] + "\"");
+    need(is_wrong_field(f[head + 7]), "column " + std::to_string(head + 8) +
+                                          " (in-place #wrong) to be a number or N/A, got \"" + f[head + 7] + "\"");
+    r.size_bytes = size;
+    r.count = count;
+    r.type = f[2];
+    if (head >= 4) r.redop = f[3];
+    r.root = static_cast<int>(root);
+    r.oop_time_us = v[0];
+    r.oop_algbw = v[1];
+    r.oop_busbw = v[2];
+    r.oop_wrong = f[head + 3];
+    r.ip_time_us = v[3];
+    r.ip_algbw = v[4];
+    r.ip_busbw = v[5];
+    r.ip_wrong = f[head + 7];
+    log.rows.push_back(r);
+  }
+  return log;
+}
+
+NcclTestsLog parse_nccl_tests_log_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw NcclLogError(path, 0, "", "a readable file");
+  return parse_nccl_tests_log(in, path);
+}
+
+}  // namespace ddpsim::collectives

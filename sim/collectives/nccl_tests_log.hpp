@@ -1,0 +1,48 @@
+#pragma once
+// Parser for NVIDIA nccl-tests all_reduce_perf output (src/common.cu printing), all three row
+// layouts: newest "size count type redop root time algbw busbw #wrong ...", older without root,
+// oldest without redop. Out-of-place and in-place columns are both kept.
+#include <istream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ddpsim::collectives {
+
+// A line the parser cannot read; the message names file, line number, the text and what was expected.
+class NcclLogError : public std::runtime_error {
+ public:
+  NcclLogError(const std::string& file, int line, const std::string& text, const std::string& expected);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+
+ private:
+  std::string file_;
+  int line_;
+};
+
+struct NcclTestsRow {
+  double size_bytes = 0;
+  long long count = 0;
+  std::string type;
+  std::string redop;  // empty in the oldest format
+  int root = -1;      // -1 when the column is absent (or printed as -1)
+  double oop_time_us = 0, oop_algbw = 0, oop_busbw = 0;  // GB/s as printed
+  double ip_time_us = 0, ip_algbw = 0, ip_busbw = 0;
+  std::string oop_wrong, ip_wrong;  // "#wrong" / "error" column verbatim ("0", "N/A", "2e-07")
+};
+
+struct NcclTestsLog {
+  std::string filename;
+  std::vector<NcclTestsRow> rows;
+  int nthread = 0;  // "# nThread 1 nGpus 8 ..." (0 if absent)
+  int ngpus = 0;
+  std::vector<std::string> devices;  // GPU names from "#  Rank  0 Group ... device  0 [0x07] NAME" lines
+  std::vector<double> avg_bus_bandwidth;  // "# Avg bus bandwidth : X" (one per run in the file)
+  int nranks() const { return static_cast<int>(devices.size()); }  // 0 if the banner had no device lines
+};
+
+NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename);
+NcclTestsLog parse_nccl_tests_log_file(const std::string& path);  // throws NcclLogError if unreadable
+
+}  // namespace ddpsim::collectives

@@ -1,0 +1,199 @@
+// The ddpsim command line as a user meets it: outputs, exit codes, messages, no partial files.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "core/json_reader.hpp"
+
+namespace ddpsim {
+namespace {
+
+namespace fs = std::filesystem;
+using core::Json;
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+std::string bin() {
+  const char* b = std::getenv("DDPSIM_BIN");
+  return b ? b : DDPSIM_BIN_PATH;
+}
+
+Result run(const std::string& args) {
+  Result r;
+  std::string cmd = bin() + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("ddpsim-cli-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Cli, RunDefaultPrintsStepTimeAndOverlap) {
+  auto r = run("run");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("step time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("overlap ratio"), std::string::npos) << r.out;
+}
+
+TEST(Cli, RunJsonHasTheDocumentedFields) {
+  auto r = run("run --json - -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json j = Json::parse(r.out);
+  for (const char* k : {"world_size", "step_time_s", "forward_s", "backward_compute_s", "optimizer_s", "compute_only_s",
+                        "comm_alone_s", "comm_busy_s", "exposed_comm_s", "overlap_ratio", "iteration1", "buckets"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"step_time_s", "compute_only_s", "comm_alone_s", "exposed_comm_s", "overlap_ratio"})
+    EXPECT_TRUE(j["iteration1"].contains(k)) << k;
+  ASSERT_FALSE(j["buckets"].empty());
+  for (const char* k : {"index", "bytes", "num_tensors", "ready_s", "start_s", "end_s", "exposed_s"})
+    EXPECT_TRUE(j["buckets"][0].contains(k)) << k;
+  EXPECT_EQ(j["world_size"], 16);
+  // The steady-state buckets hold every gradient byte exactly once.
+  double total = 0;
+  for (const auto& b : j["buckets"]) total += b["bytes"].get<double>();
+  EXPECT_EQ(total, j["grad_bytes"].get<double>());
+}
+
+TEST(Cli, TraceIsValidChromeTraceWithPhases) {
+  auto d = temp_dir("trace");
+  auto r = run("run --trace " + (d / "t.json").string() + " -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json t = Json::parse(slurp(d / "t.json"));
+  ASSERT_TRUE(t["traceEvents"].is_array());
+  int rs = 0, ag = 0, compute = 0, comm = 0;
+  for (const auto& e : t["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph"));
+    if (e["ph"] != "X") continue;
+    ASSERT_TRUE(e["ts"].is_number());
+    ASSERT_TRUE(e["dur"].is_number());
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    if (e["name"] == "reduce-scatter") ++rs;
+    if (e["name"] == "all-gather") ++ag;
+    if (e["tid"] == 0) ++compute;
+    if (e["tid"] == 1) ++comm;
+  }
+  EXPECT_GT(rs, 1);
+  EXPECT_EQ(rs, ag);
+  EXPECT_GT(compute, 100);
+  EXPECT_GT(comm, 0);
+  fs::remove_all(d);
+}
+
+TEST(Cli, ConfigErrorNamesFilePathValueAndExitsTwo) {
+  auto r = run("run --set ddp.bucket_cap_mb=-3");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("default.json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/ddp/bucket_cap_mb"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("> 0"), std::string::npos) << r.out;
+}
+
+TEST(Cli, UnknownScenarioListsBundledOnes) {
+  auto r = run("run no-such-scenario");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no-such-scenario"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("resnet50-2x8-a100-hdr"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadInputWritesNoOutputFiles) {
+  auto d = temp_dir("partial");
+  auto r = run("run --set ddp.nope=1 --json " + (d / "r.json").string() + " --trace " + (d / "t.json").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/ddp/nope"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(d / "r.json"));
+  EXPECT_FALSE(fs::exists(d / "t.json"));
+  EXPECT_TRUE(fs::is_empty(d));
+  fs::remove_all(d);
+}
+
+TEST(Cli, MalformedJsonFileNamesLineAndColumn) {
+  auto d = temp_dir("malformed");
+  std::ofstream(d / "bad.json") << "{\n  \"model\": \"resnet50\",\n  \"cluster\": \n}\n";
+  auto r = run("run " + (d / "bad.json").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("bad.json:4:"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+TEST(Cli, BucketsJsonHasBothPlans) {
+  auto r = run("buckets --model resnet50 --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json j = Json::parse(r.out);
+  ASSERT_TRUE(j["iteration1"].is_array());
+  ASSERT_TRUE(j["steady_state"].is_array());
+  EXPECT_EQ(j["iteration1"].size(), 1u);  // no find_unused_parameters: one bucket in iteration 1
+  EXPECT_GT(j["steady_state"].size(), 1u);
+  std::vector<int> seen;
+  for (const auto& b : j["steady_state"]) {
+    EXPECT_TRUE(b["bytes"].is_number_integer());
+    for (const auto& i : b["param_indices"]) seen.push_back(i);
+  }
+  std::sort(seen.begin(), seen.end());
+  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], static_cast<int>(i));  // a partition of all params
+}
+
+TEST(Cli, SweepMarksBestAndWritesJsonAndCsv) {
+  auto d = temp_dir("sweep");
+  auto r = run("sweep resnet50-2x8-a100-hdr --param ddp.bucket_cap_mb=1,5,100 --json " + (d / "s.json").string() +
+               " --csv " + (d / "s.csv").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("<- best"), std::string::npos) << r.out;
+  Json j = Json::parse(slurp(d / "s.json"));
+  ASSERT_EQ(j["rows"].size(), 3u);
+  EXPECT_EQ(j["rows"][1]["params"]["ddp.bucket_cap_mb"], 5);
+  double best = 1e30;
+  for (const auto& row : j["rows"]) best = std::min(best, row["step_time_s"].get<double>());
+  EXPECT_EQ(j["best"]["step_time_s"].get<double>(), best);
+  std::string csv = slurp(d / "s.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
+  fs::remove_all(d);
+}
+
+TEST(Cli, SweepRejectsBadValueBeforeRunningAnything) {
+  auto r = run("sweep resnet50-2x8-a100-hdr --param ddp.bucket_cap_mb=5,-1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/ddp/bucket_cap_mb"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ListShowsEveryCategory) {
+  auto r = run("list");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"models", "gpus", "links", "clusters", "scenarios", "resnet50", "a100-sxm4-80gb", "ib-hdr",
+                        "dgx-a100", "default"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  EXPECT_EQ(r.out.find("INVALID"), std::string::npos) << r.out;
+}
+
+TEST(Cli, UsageErrorExitsNonZero) {
+  auto r = run("frobnicate");
+  EXPECT_NE(r.code, 0);
+}
+
+}  // namespace
+}  // namespace ddpsim

@@ -1,0 +1,47 @@
+#pragma once
+// Inline scenarios for SimGrid-backed tests: a synthetic model and a cluster with chosen figures.
+#include <string>
+#include <vector>
+
+#include "config/catalog.hpp"
+#include "core/json_reader.hpp"
+
+namespace ddpsim::testing {
+
+using core::Json;
+
+// A model of `layers` layers, each owning one float32 parameter of `numel` elements, with the
+// given forward/backward times (measured, at batch 1). Gradients become ready last layer first.
+inline Json synthetic_model(int layers, long long numel, double fwd_s, double bwd_s) {
+  Json params = Json::array(), ls = Json::array(), order = Json::array();
+  for (int i = 0; i < layers; ++i) {
+    params.push_back({{"name", "layer" + std::to_string(i) + ".weight"}, {"shape", {numel}}, {"dtype", "float32"}});
+    ls.push_back({{"name", "layer" + std::to_string(i)}, {"type", "linear"}, {"params", {i}},
+                  {"fwd_time_s", fwd_s}, {"bwd_time_s", bwd_s}});
+  }
+  for (int i = layers - 1; i >= 0; --i) order.push_back(i);
+  return {{"format", "ddpsim-model/1"}, {"name", "synthetic"}, {"batch_size", 1},
+          {"params", params}, {"layers", ls}, {"grad_ready_order", order}};
+}
+
+inline Json link(const std::string& name, const std::string& kind, const std::string& bw, const std::string& lat) {
+  return {{"name", name}, {"kind", kind}, {"bandwidth", bw}, {"latency", lat}};
+}
+
+inline Json cluster(int nodes, int gpn, const Json& intra, const Json& inter, int nics = 1) {
+  Json c{{"name", "test-cluster"},
+         {"gpu", {{"name", "test-gpu"}, {"arch", "ampere"}, {"peak_flops", {{"float32", "100TFLOPS"}}},
+                  {"hbm_bandwidth", "2000GBps"}}},
+         {"nodes", nodes},
+         {"gpus_per_node", gpn},
+         {"intra_node", {{"fabric", "nvswitch"}, {"link", intra}, {"links_per_gpu", 1}}}};
+  if (!inter.is_null()) c["inter_node"] = {{"link", inter}, {"nics_per_node", nics}};
+  return c;
+}
+
+inline config::Scenario scenario(const Json& doc) {
+  config::Catalog cat(config::Catalog::default_root());
+  return cat.scenario_from_json(doc, "test-scenario", std::filesystem::current_path());
+}
+
+}  // namespace ddpsim::testing
