@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what ddpsim needs from Debian's packages, only what is missing (idempotent).
+# Run as root (or with sudo available) on Debian bookworm.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  libsimgrid-dev nlohmann-json3-dev libcli11-dev libspdlog-dev googletest libgtest-dev
+  python3 python3-torch python3-torchvision
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all dependencies present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
