@@ -45,3 +45,29 @@ struct BenchArgs {
 int cmd_bench(const CommonOptions& common, const BenchArgs& args);
 
 }  // namespace ddpsim::app
+
+namespace ddpsim::app {
+
+struct CollectiveArgs {
+  std::string op = "allreduce";
+  std::string cluster;
+  int nodes = 0;  // 0: the cluster's own
+  std::string min_bytes = "8", max_bytes = "8G";
+  double factor = 2;
+  std::string algo, proto;  // NCCL_ALGO / NCCL_PROTO
+  int min_channels = 0, max_channels = 0;
+  std::string json_out;
+};
+int cmd_collective(const CommonOptions& common, const CollectiveArgs& args);
+
+struct CalibrateArgs {
+  std::string log;
+  std::string cluster;
+  int nodes = 0;
+  std::string out;
+  bool holdout = false;  // fit on even-indexed sizes, report the odd ones as held out
+  std::string json_out;
+};
+int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args);
+
+}  // namespace ddpsim::app

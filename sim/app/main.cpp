@@ -57,6 +57,29 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--set", common.overrides, "override a field: PATH=VALUE");
   bench_cmd->add_option("--json", bench.json_out, "write the figures as JSON to FILE or -");
 
+  CollectiveArgs coll;
+  auto* coll_cmd = app.add_subcommand("collective", "predict an nccl-tests-style table for a collective on a cluster");
+  coll_cmd->add_option("op", coll.op, "collective (allreduce)");
+  coll_cmd->add_option("--cluster", coll.cluster, "bundled cluster name or cluster file")->required();
+  coll_cmd->add_option("--nodes", coll.nodes, "node count (default: the cluster's)")->check(CLI::PositiveNumber);
+  coll_cmd->add_option("-b,--min-bytes", coll.min_bytes, "smallest size (8, 64K, 1M, 1MiB...)");
+  coll_cmd->add_option("-e,--max-bytes", coll.max_bytes, "largest size (default 8G)");
+  coll_cmd->add_option("-f,--factor", coll.factor, "size multiplier between rows (default 2)");
+  coll_cmd->add_option("--algo", coll.algo, "NCCL_ALGO: comma list of Ring, Tree, NVLS, NVLSTree");
+  coll_cmd->add_option("--proto", coll.proto, "NCCL_PROTO: comma list of LL, LL128, Simple");
+  coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(CLI::NonNegativeNumber);
+  coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(CLI::NonNegativeNumber);
+  coll_cmd->add_option("--json", coll.json_out, "write rows as JSON to FILE or -");
+
+  CalibrateArgs cal;
+  auto* cal_cmd = app.add_subcommand("calibrate", "fit a cluster's NCCL figures to real all_reduce_perf output");
+  cal_cmd->add_option("log", cal.log, "nccl-tests all_reduce_perf output")->required();
+  cal_cmd->add_option("--cluster", cal.cluster, "bundled cluster name or cluster file")->required();
+  cal_cmd->add_option("--nodes", cal.nodes, "node count of the run (default: the cluster's)")->check(CLI::PositiveNumber);
+  cal_cmd->add_option("-o,--output", cal.out, "write the calibrated cluster file here");
+  cal_cmd->add_flag("--holdout", cal.holdout, "fit on every other size and report the error on the rest");
+  cal_cmd->add_option("--json", cal.json_out, "write the fit as JSON to FILE or -");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -70,6 +93,8 @@ int main(int argc, char** argv) {
     if (*sweep_cmd) return cmd_sweep(common, sweep);
     if (*list_cmd) return cmd_list(common, list_what);
     if (*bench_cmd) return cmd_bench(common, bench);
+    if (*coll_cmd) return cmd_collective(common, coll);
+    if (*cal_cmd) return cmd_calibrate(common, cal);
   } catch (const ddpsim::core::ConfigError& e) {
     std::cerr << "ddpsim: error:\n";
     for (const auto& p : e.problems()) std::cerr << "  " << p << "\n";

@@ -2,6 +2,7 @@
 // Ring all-reduce as NCCL runs it: reduce-scatter (N-1 steps) then all-gather (N-1 steps); in
 // each step every rank sends S/N bytes to its ring successor. Ranks are ordered node-major, so a
 // ring on a multi-node cluster crosses NVLink/PCIe inside a node and the NICs between nodes.
+#include <string>
 #include <vector>
 
 #include "config/specs.hpp"
@@ -33,6 +34,8 @@ struct PhaseTiming {
 };
 
 struct AllReduceTiming {
+  std::string algorithm = "Ring", protocol = "Simple";  // what carried it (NCCL names)
+  int channels = 0;                                     // NCCL channels (0: not modelled)
   double base_latency = 0;  // per collective launch
   PhaseTiming reduce_scatter, all_gather;
   double total() const { return base_latency + reduce_scatter.total() + all_gather.total(); }

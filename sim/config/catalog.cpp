@@ -1,6 +1,7 @@
 #include "config/catalog.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <functional>
 #include <set>
@@ -96,6 +97,7 @@ std::string to_string(LinkKind k) {
 std::string to_string(IntraFabric f) {
   switch (f) {
     case IntraFabric::NVSWITCH: return "nvswitch";
+    case IntraFabric::NVLINK_MESH: return "nvlink_mesh";
     case IntraFabric::PCIE: return "pcie";
     case IntraFabric::NONE: return "none";
   }
@@ -483,10 +485,16 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
   c.price_per_gpu_hour = r.number_or("price_per_gpu_hour", 0, 0.0);
   if (const Json* intra = r.raw("intra_node")) {
     ObjectReader ir(*intra, join_path(r.path(), "intra_node"), r.diagnostics());
-    auto fab = ir.string_or("fabric", "nvswitch", {"nvswitch", "pcie", "none"});
-    c.fabric = fab == "pcie" ? IntraFabric::PCIE : fab == "none" ? IntraFabric::NONE : IntraFabric::NVSWITCH;
+    auto fab = ir.string_or("fabric", "nvswitch", {"nvswitch", "nvlink_mesh", "pcie", "none"});
+    c.fabric = fab == "pcie"          ? IntraFabric::PCIE
+               : fab == "none"        ? IntraFabric::NONE
+               : fab == "nvlink_mesh" ? IntraFabric::NVLINK_MESH
+                                      : IntraFabric::NVSWITCH;
     c.intra_link = link(ir, "link", true, nullptr);
     c.links_per_gpu = static_cast<int>(ir.integer_or("links_per_gpu", 1, 1, 64));
+    c.peer_links = static_cast<int>(ir.integer_or("peer_links", 0, 1, 64));
+    c.p2p = ir.boolean_or("p2p", true);
+    if (ir.has("nvls")) c.nvls = ir.boolean_or("nvls", false);
     ir.finish();
   } else if (c.gpus_per_node > 1) {
     r.diagnostics().add(join_path(r.path(), "intra_node"),
@@ -498,7 +506,19 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     LinkSpec l = link(nr, "link", true, &present);
     if (present) c.inter_link = l;
     c.nics_per_node = static_cast<int>(nr.integer("nics_per_node", true, 1, 64).value_or(1));
+    c.net_latency = nr.quantity("extra_latency", Quantity::TIME, false, true).value_or(0.0);
     nr.finish();
+  }
+  c.cpu = r.string_or("cpu", "intel", {"intel", "amd"});
+  if (const Json* cal = r.raw("nccl_calibration")) {
+    ObjectReader cr(*cal, join_path(r.path(), "nccl_calibration"), r.diagnostics());
+    c.calibration.bw_scale_intra = cr.number_or("bw_scale_intra", 1.0, 0.0, true, 100.0);
+    c.calibration.bw_scale_inter = cr.number_or("bw_scale_inter", 1.0, 0.0, true, 100.0);
+    c.calibration.latency_scale = cr.number_or("latency_scale", 1.0, 0.0, false, 1000.0);
+    c.calibration.latency_offset = cr.quantity("latency_offset", Quantity::TIME, false, true).value_or(0.0);
+    c.calibration.source = cr.string_or("source", "");
+    cr.raw("fit");
+    cr.finish();
   }
   return c;
 }
@@ -626,8 +646,40 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
   }
   if (const Json* kj = r.raw("collective")) {
     ObjectReader kr(*kj, "/collective", d);
-    s.collective.algorithm = kr.string_or("algorithm", "ring", {"ring"});
+    s.collective.model = kr.string_or("model", "nccl", {"nccl", "ring"});
     s.collective.base_latency = kr.quantity("base_latency", Quantity::TIME, false, true).value_or(8.4e-6);
+    auto list = [&](const char* key, const std::vector<std::string>& allowed) {
+      std::vector<std::string> out;
+      auto v = kr.string(key, false);
+      if (!v) return out;
+      size_t start = 0;
+      while (start <= v->size()) {
+        size_t comma = v->find(',', start);
+        std::string item = v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        std::string lower;
+        for (char ch : item) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        bool ok = false;
+        for (const auto& a : allowed) {
+          std::string al;
+          for (char ch : a) al += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          if (al == lower) ok = true, item = a;
+        }
+        if (!ok) {
+          std::string what = "a comma-separated list of";
+          for (const auto& a : allowed) what += " " + a;
+          d.add_value(std::string("/collective/") + key, Json(*v), what);
+          return std::vector<std::string>{};
+        }
+        out.push_back(item);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      return out;
+    };
+    s.collective.nccl_algo = list("NCCL_ALGO", {"Ring", "Tree", "NVLS", "NVLSTree"});
+    s.collective.nccl_proto = list("NCCL_PROTO", {"LL", "LL128", "Simple"});
+    s.collective.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", 0, 0, 64));
+    s.collective.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", 0, 0, 64));
     kr.finish();
   }
   if (const Json* sj = r.raw("simulation")) {

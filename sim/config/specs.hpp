@@ -82,7 +82,7 @@ struct LinkSpec {
   double latency = 0;    // seconds added per ring step crossing this link (wire + NCCL per-step cost)
 };
 
-enum class IntraFabric { NVSWITCH, PCIE, NONE };
+enum class IntraFabric { NVSWITCH, NVLINK_MESH, PCIE, NONE };
 std::string to_string(IntraFabric f);
 
 struct ClusterSpec {
@@ -96,6 +96,16 @@ struct ClusterSpec {
   int links_per_gpu = 1;  // parallel intra-node links per GPU (NVLink count); bandwidth adds up
   std::optional<LinkSpec> inter_link;
   int nics_per_node = 0;
+  int peer_links = 0;          // links between one GPU pair (NVLink meshes); 0 = links_per_gpu
+  bool p2p = true;             // GPU peer-to-peer; false: NCCL stages through host memory
+  std::optional<bool> nvls;    // NVLink SHARP; unset = Hopper on NVSwitch
+  std::string cpu = "intel";   // NCCL's tuning tables differ by CPU vendor (intel, amd)
+  double net_latency = 0;      // extra seconds per inter-node hop (NCCL graph latencyInter)
+  // Fitted by `ddpsim calibrate` against the user's nccl-tests output (identity by default).
+  struct Calibration {
+    double bw_scale_intra = 1.0, bw_scale_inter = 1.0, latency_scale = 1.0, latency_offset = 0.0;
+    std::string source;
+  } calibration;
   double price_per_gpu_hour = 0;  // optional, for cost comparisons (USD)
   int world_size() const { return nodes * gpus_per_node; }
   double intra_bandwidth() const { return intra_link.bandwidth * links_per_gpu; }
@@ -130,8 +140,14 @@ struct ComputeSettings {
 };
 
 struct CollectiveSettings {
-  std::string algorithm = "ring";
-  double base_latency = 8.4e-6;  // per collective launch, NCCL tuning.cc baseLat for Ring/Simple
+  // "nccl": NCCL's algorithm/protocol/channel model (sim/collectives/nccl_model); "ring": the
+  // plain ring closed form on the cluster's link figures (base + 2(N-1)alpha + 2(N-1)/N S/B).
+  std::string model = "nccl";
+  double base_latency = 8.4e-6;  // ring model only: per collective, NCCL tuning.cc baseLat Ring/Simple
+  // NCCL environment settings, by their NCCL names.
+  std::vector<std::string> nccl_algo;   // NCCL_ALGO (empty: all)
+  std::vector<std::string> nccl_proto;  // NCCL_PROTO (empty: NCCL's default set)
+  int nccl_min_nchannels = 0, nccl_max_nchannels = 0;
 };
 
 enum class Backend { ANALYTIC, FLOW };

@@ -213,9 +213,9 @@ class StepSimulator {
       sg4::this_actor::sleep_for(timing.all_gather.total());
     } else {
       sg4::this_actor::sleep_for(timing.base_latency);
-      flow_->ring_phase(bytes, sc_.simulation.fidelity);
+      flow_->ring_phase(timing.reduce_scatter, sc_.simulation.fidelity);
       rs_end = sg4::Engine::get_clock();
-      flow_->ring_phase(bytes, sc_.simulation.fidelity);
+      flow_->ring_phase(timing.all_gather, sc_.simulation.fidelity);
     }
     const double t1 = sg4::Engine::get_clock();
     if (bucket >= 0) {
@@ -224,7 +224,8 @@ class StepSimulator {
       state_[bucket].end = t1;
     }
     if (opt_.collect_trace) {
-      core::Json args{{"bytes", bytes}};
+      core::Json args{{"bytes", bytes}, {"algorithm", timing.algorithm}, {"protocol", timing.protocol},
+                      {"channels", timing.channels}};
       trace_.push_back({label, "allreduce", 1, t0, t1 - t0, args});
       trace_.push_back({"reduce-scatter", "phase", 1, t0, rs_end - t0, args});
       trace_.push_back({"all-gather", "phase", 1, rs_end, t1 - rs_end, args});

@@ -1,6 +1,8 @@
 #pragma once
 // The analytic backend: collective durations in closed form, no flows. Fast, and exact when
-// nothing else shares the links.
+// nothing else shares the links. The collective model is a setting: NCCL's (algorithm, protocol,
+// channels) model, or the plain ring on the catalog's per-hop figures.
+#include "collectives/nccl_model.hpp"
 #include "collectives/ring.hpp"
 #include "config/specs.hpp"
 
@@ -14,7 +16,10 @@ class AnalyticNetwork {
 
  private:
   collectives::RingPlan ring_;
+  bool nccl_;
   double base_latency_;
+  collectives::NcclTopology topo_;
+  collectives::NcclSettings settings_;
 };
 
 }  // namespace ddpsim::network

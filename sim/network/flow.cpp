@@ -56,27 +56,28 @@ FlowNetwork::FlowNetwork(sg4::Engine& /*engine*/, const config::ClusterSpec& c, 
   zone->seal();
 }
 
-void FlowNetwork::ring_phase(double bytes, config::Fidelity fidelity) {
+void FlowNetwork::ring_phase(const collectives::PhaseTiming& phase, config::Fidelity fidelity) {
   const int n = ring_.nranks;
-  if (n <= 1 || bytes <= 0) return;
-  const double chunk = bytes / n;
+  if (n <= 1) return;
+  const double volume = phase.transfer * ring_.bottleneck_bw;
   const int steps = n - 1;
   std::vector<sg4::CommPtr> comms;
   comms.reserve(ring_.hops.size());
-  auto round = [&](double volume) {
+  auto round = [&](double bytes) {
+    if (bytes <= 0) return;
     comms.clear();
-    const auto size = static_cast<uint64_t>(std::llround(volume));
+    const auto size = static_cast<uint64_t>(std::llround(bytes));
     for (const auto& h : ring_.hops) comms.push_back(sg4::Comm::sendto_async(hosts_[h.src], hosts_[h.dst], size));
     flows_ += comms.size();
     sg4::Comm::wait_all(comms);
   };
   if (fidelity == config::Fidelity::FUSED) {
-    sg4::this_actor::sleep_for(ring_.phase_latency);
-    round(chunk * steps);
+    sg4::this_actor::sleep_for(phase.latency);
+    round(volume);
   } else {
     for (int s = 0; s < steps; ++s) {
-      sg4::this_actor::sleep_for(ring_.phase_latency / steps);
-      round(chunk);
+      sg4::this_actor::sleep_for(phase.latency / steps);
+      round(volume / steps);
     }
   }
 }

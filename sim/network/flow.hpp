@@ -24,10 +24,13 @@ class FlowNetwork {
   FlowNetwork(simgrid::s4u::Engine& engine, const config::ClusterSpec& cluster, const collectives::RingPlan& ring,
               double gpu_speed);
   simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
-  // Runs one ring phase (reduce-scatter or all-gather) of an all-reduce of `bytes` from the
-  // calling actor, blocking it in simulated time: fused (one flow per hop for all N-1 steps,
-  // latency added once per step analytically) or stepwise (N-1 rounds of one flow per hop).
-  void ring_phase(double bytes, config::Fidelity fidelity);
+  // Runs one phase (reduce-scatter or all-gather) from the calling actor, blocking it in simulated
+  // time: its latency as a sleep, its transfer as flows on every ring hop, each hop carrying
+  // transfer x bottleneck bandwidth bytes, so that uncontended the phase takes exactly the model's
+  // time (for the ring model that volume is (N-1)/N of the bytes; other algorithms and protocols
+  // are carried as the wire volume that gives their bandwidth). Fused: one flow per hop for the
+  // whole phase; stepwise: N-1 rounds of one flow per hop, each after 1/(N-1) of the latency.
+  void ring_phase(const collectives::PhaseTiming& phase, config::Fidelity fidelity);
   uint64_t flows() const { return flows_; }
 
   // Applies the pure max-min settings; call on a fresh engine before building anything.

@@ -25,7 +25,7 @@ double simulated_allreduce(const RingCase& c, long long numel, double bw_Bps, do
   Json n = testing::link("n", "infiniband", bw, lat);
   Json doc{{"model", testing::synthetic_model(1, numel, 1e-3, 2e-3)},
            {"cluster", testing::cluster(c.nodes, c.gpn, l, c.nodes > 1 ? n : Json(nullptr))},
-           {"collective", {{"base_latency", "0s"}}},
+           {"collective", {{"model", "ring"}, {"base_latency", "0s"}}},
            {"simulation", {{"backend", "flow"}, {"fidelity", c.fidelity}}}};
   auto sc = testing::scenario(doc);
   engine::RunOptions opt;
@@ -62,6 +62,7 @@ TEST(FlowRing, AnalyticBackendAgreesWithFlowOnHierarchicalRing) {
   Json doc{{"model", testing::synthetic_model(1, 1 << 22, 1e-3, 2e-3)},
            {"cluster", testing::cluster(2, 4, testing::link("nv", "nvlink", "240GBps", "3.4us"),
                                         testing::link("ib", "infiniband", "200Gbps", "14us"), 2)},
+           {"collective", {{"model", "ring"}}},
            {"simulation", {{"backend", "flow"}}}};
   auto sc = testing::scenario(doc);
   engine::RunOptions opt;

@@ -1,0 +1,44 @@
+#include "collectives/topology.hpp"
+
+namespace ddpsim::collectives {
+
+NcclTopology nccl_topology(const config::ClusterSpec& c) {
+  NcclTopology t;
+  t.nranks = c.world_size();
+  t.nnodes = c.nodes;
+  switch (c.gpu.arch) {
+    case config::GpuArch::VOLTA: t.arch = Arch::VOLTA; break;
+    case config::GpuArch::AMPERE: t.arch = Arch::AMPERE; break;
+    case config::GpuArch::ADA: t.arch = Arch::ADA; break;
+    case config::GpuArch::HOPPER: t.arch = Arch::HOPPER; break;
+  }
+  if (c.gpu.sm_count > 0) t.sm_count = c.gpu.sm_count;
+  t.intra_class = c.fabric == config::IntraFabric::PCIE ? LinkClass::PCI : LinkClass::NVLINK;
+  t.intra_bw = c.intra_bandwidth();
+  if (c.fabric == config::IntraFabric::NVLINK_MESH && c.peer_links > 0) t.intra_peer_bw = c.intra_link.bandwidth * c.peer_links;
+  t.nvswitch = c.fabric == config::IntraFabric::NVSWITCH;
+  t.nvls = c.nvls.value_or(c.gpu.arch == config::GpuArch::HOPPER && t.nvswitch);
+  t.p2p = c.p2p;
+  if (c.inter_link) {
+    t.nic_bw = c.inter_link->bandwidth;
+    t.nics_per_node = c.nics_per_node;
+  }
+  t.net_latency = c.net_latency;
+  t.amd_cpu = c.cpu == "amd";
+  t.bw_scale_intra = c.calibration.bw_scale_intra;
+  t.bw_scale_inter = c.calibration.bw_scale_inter;
+  t.latency_scale = c.calibration.latency_scale;
+  t.latency_offset = c.calibration.latency_offset;
+  return t;
+}
+
+NcclSettings nccl_settings(const config::CollectiveSettings& s) {
+  NcclSettings n;
+  for (const auto& a : s.nccl_algo) n.algos.push_back(parse_algo(a));
+  for (const auto& p : s.nccl_proto) n.protos.push_back(parse_proto(p));
+  n.min_channels = s.nccl_min_nchannels;
+  n.max_channels = s.nccl_max_nchannels;
+  return n;
+}
+
+}  // namespace ddpsim::collectives
