@@ -200,7 +200,7 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   Json knobs{{"bw_scale_intra", fitted.bw_scale_intra},
              {"bw_scale_inter", fitted.bw_scale_inter},
              {"latency_scale", fitted.latency_scale},
-             {"latency_offset", fmt("%.6gs", fitted.latency_offset)},
+             {"latency_offset_s", fitted.latency_offset},
              {"source", fs::path(args.log).filename().string()}};
   const double med_before = median_abs(before), med_after = median_abs(after);
   double med_test = 0;

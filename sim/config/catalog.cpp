@@ -515,7 +515,8 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     c.calibration.bw_scale_intra = cr.number_or("bw_scale_intra", 1.0, 0.0, true, 100.0);
     c.calibration.bw_scale_inter = cr.number_or("bw_scale_inter", 1.0, 0.0, true, 100.0);
     c.calibration.latency_scale = cr.number_or("latency_scale", 1.0, 0.0, false, 1000.0);
-    c.calibration.latency_offset = cr.quantity("latency_offset", Quantity::TIME, false, true).value_or(0.0);
+    // Seconds added to every collective's latency; negative when the fit shortens it.
+    c.calibration.latency_offset = cr.number_or("latency_offset_s", 0.0, -1.0, false, 1.0);
     c.calibration.source = cr.string_or("source", "");
     cr.raw("fit");
     cr.finish();

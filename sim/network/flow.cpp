@@ -66,10 +66,16 @@ void FlowNetwork::ring_phase(const collectives::PhaseTiming& phase, config::Fide
   auto round = [&](double bytes) {
     if (bytes <= 0) return;
     comms.clear();
-    const auto size = static_cast<uint64_t>(std::llround(bytes));
-    for (const auto& h : ring_.hops) comms.push_back(sg4::Comm::sendto_async(hosts_[h.src], hosts_[h.dst], size));
-    flows_ += comms.size();
-    sg4::Comm::wait_all(comms);
+    // Flows carry whole bytes; the fraction of a byte left over is added as its transfer time so
+    // that the uncontended phase time is exact.
+    const double whole = std::floor(bytes);
+    const auto size = static_cast<uint64_t>(whole);
+    if (size > 0) {
+      for (const auto& h : ring_.hops) comms.push_back(sg4::Comm::sendto_async(hosts_[h.src], hosts_[h.dst], size));
+      flows_ += comms.size();
+      sg4::Comm::wait_all(comms);
+    }
+    if (bytes > whole) sg4::this_actor::sleep_for((bytes - whole) / ring_.bottleneck_bw);
   };
   if (fidelity == config::Fidelity::FUSED) {
     sg4::this_actor::sleep_for(phase.latency);

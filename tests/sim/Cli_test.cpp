@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/wait.h>
 
@@ -193,6 +194,77 @@ TEST(Cli, ListShowsEveryCategory) {
 TEST(Cli, UsageErrorExitsNonZero) {
   auto r = run("frobnicate");
   EXPECT_NE(r.code, 0);
+}
+
+}  // namespace
+}  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(Cli, CollectiveTableHasNcclShape) {
+  auto r = run("collective allreduce --cluster dgx-a100 -b 8 -e 8G -f 2 --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json j = Json::parse(r.out);
+  const auto& rows = j["rows"];
+  ASSERT_EQ(rows.size(), 31u);  // 8 B .. 8 GiB by 2
+  double t_min = 1e30, t_max = 0, bus_lo = 1e30, bus_hi = 0;
+  std::set<std::string> protos;
+  for (const auto& row : rows) {
+    const double size = row["size_bytes"], t = row["time_us"], bus = row["busbw_GBps"];
+    EXPECT_NEAR(row["algbw_GBps"].get<double>(), size / (t * 1e-6) / 1e9, 1e-9 * size / t);
+    EXPECT_NEAR(bus, row["algbw_GBps"].get<double>() * 2 * 7 / 8, 1e-9 * bus + 1e-12);
+    if (size <= 65536) t_min = std::min(t_min, t), t_max = std::max(t_max, t);
+    if (size >= 256.0 * 1048576) bus_lo = std::min(bus_lo, bus), bus_hi = std::max(bus_hi, bus);
+    protos.insert(row["proto"].get<std::string>());
+  }
+  EXPECT_LT(t_max / t_min, 3.0) << "latency-bound region is not flat";
+  EXPECT_LT(bus_hi / bus_lo, 1.15) << "no bandwidth plateau above 256 MiB";
+  EXPECT_EQ(rows.front()["proto"], "LL");
+  EXPECT_EQ(rows.back()["proto"], "Simple");
+  EXPECT_GE(protos.size(), 2u);
+}
+
+TEST(Cli, CollectiveRestrictsAlgoAndProto) {
+  auto r = run("collective allreduce --cluster dgx-a100 --nodes 2 -b 1M -e 64M --algo Tree --proto Simple --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const auto& row : Json::parse(r.out)["rows"]) {
+    EXPECT_EQ(row["algo"], "Tree");
+    EXPECT_EQ(row["proto"], "Simple");
+  }
+  auto bad = run("collective allreduce --cluster dgx-a100 --algo Butterfly");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("Butterfly"), std::string::npos) << bad.out;
+}
+
+TEST(Cli, CalibrateWritesAUsableClusterAndReducesError) {
+  auto d = temp_dir("calibrate");
+  const std::string log = "../shared/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
+  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  auto r = run("calibrate " + log + " --cluster azure-nc12s-v3 --holdout -o " + (d / "c.json").string() + " --json " +
+               (d / "fit.json").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json fit = Json::parse(slurp(d / "fit.json"));
+  EXPECT_LE(fit["median_abs_error_after"].get<double>(), fit["median_abs_error_before"].get<double>());
+  EXPECT_LT(fit["median_abs_error_held_out"].get<double>(), 0.05);
+  // The written cluster feeds `collective` and `run`.
+  auto c = run("collective allreduce --cluster " + (d / "c.json").string() + " -b 1M -e 1M --json -");
+  ASSERT_EQ(c.code, 0) << c.out;
+  auto s = run("run default --set cluster=" + (d / "c.json").string() + " --set nodes=1 -q --json -");
+  ASSERT_EQ(s.code, 0) << s.out;
+  EXPECT_EQ(Json::parse(s.out)["world_size"], 2);
+  fs::remove_all(d);
+}
+
+TEST(Cli, CalibrateRejectsMalformedLogWithLineNumber) {
+  auto d = temp_dir("badlog");
+  std::ofstream(d / "bad.txt") << "# nThread 1 nGpus 2\n           8             2     float     sum    10.9  oops\n";
+  auto r = run("calibrate " + (d / "bad.txt").string() + " --cluster azure-nc12s-v3");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("bad.txt:2"), std::string::npos) << r.out;
+  auto m = run("calibrate " + (d / "missing.txt").string() + " --cluster azure-nc12s-v3");
+  EXPECT_NE(m.code, 0) << m.out;
+  fs::remove_all(d);
 }
 
 }  // namespace

@@ -79,3 +79,27 @@ TEST(FlowRing, AnalyticBackendAgreesWithFlowOnHierarchicalRing) {
 
 }  // namespace
 }  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(FlowRing, FlowBackendCarriesTheNcclModelExactly) {
+  // The default collective model is NCCL's; uncontended, the flow backend must reproduce the
+  // analytic NCCL time of every bucket.
+  Json doc{{"model", testing::synthetic_model(6, 1 << 20, 1e-4, 2e-4)},
+           {"cluster", testing::cluster(2, 8, testing::link("nv", "nvlink", "20GBps", "3.4us"),
+                                        testing::link("ib", "infiniband", "200Gbps", "14us"), 8)},
+           {"ddp", {{"bucket_cap_mb", 4}}},
+           {"simulation", {{"backend", "flow"}, {"fidelity", "stepwise"}}}};
+  auto sc = testing::scenario(doc);
+  sc.cluster.links_per_gpu = 12;
+  engine::RunOptions opt;
+  opt.simulate_iteration1 = false;
+  auto rep = engine::simulate(sc, opt);
+  ASSERT_GT(rep.steady.buckets.size(), 1u);
+  for (const auto& b : rep.steady.buckets)
+    EXPECT_NEAR((b.end_s - b.start_s) / b.alone_s, 1.0, 1e-9) << "bucket " << b.index;
+}
+
+}  // namespace
+}  // namespace ddpsim
