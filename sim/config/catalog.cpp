@@ -494,6 +494,7 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     c.links_per_gpu = static_cast<int>(ir.integer_or("links_per_gpu", 1, 1, 64));
     c.peer_links = static_cast<int>(ir.integer_or("peer_links", 0, 1, 64));
     c.p2p = ir.boolean_or("p2p", true);
+    ir.accept("nvls");
     if (ir.has("nvls")) c.nvls = ir.boolean_or("nvls", false);
     ir.finish();
   } else if (c.gpus_per_node > 1) {
@@ -575,6 +576,7 @@ Scenario Catalog::load_scenario(const fs::path& file, const std::vector<std::str
     label += ")";
   }
   Scenario s = scenario_from_json(j, label, file.parent_path());
+  if (!j.contains("name")) s.name = file.stem().string();
   s.file = file.string();
   return s;
 }
@@ -611,6 +613,7 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
 
   if (const Json* dj = r.raw("ddp")) {
     ObjectReader dr(*dj, "/ddp", d);
+    dr.accept("bucket_cap_mb");
     if (dr.has("bucket_cap_mb")) {
       s.ddp.bucket_cap_mb = dr.number_or("bucket_cap_mb", 25.0, 0.0, true);
       s.ddp.bucket_cap_is_default = false;
@@ -625,7 +628,15 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     s.ddp.find_unused_parameters = dr.boolean_or("find_unused_parameters", false);
     s.ddp.static_graph = dr.boolean_or("static_graph", false);
     s.ddp.gradient_as_bucket_view = dr.boolean_or("gradient_as_bucket_view", false);
-    s.ddp.pytorch_version = dr.string_or("pytorch_version", "2.4", {"1.13", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7"});
+    const std::vector<std::string> versions{"1.13", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7"};
+    if (const Json* v = dr.raw("pytorch_version"); v && v->is_number()) {
+      // `--set ddp.pytorch_version=1.13` arrives as a JSON number: read it as the version string.
+      std::string text = core::short_dump(*v);
+      if (std::find(versions.begin(), versions.end(), text) != versions.end()) s.ddp.pytorch_version = text;
+      else d.add_value("/ddp/pytorch_version", *v, "one of \"1.13\", \"2.0\" ... \"2.7\"");
+    } else {
+      s.ddp.pytorch_version = dr.string_or("pytorch_version", "2.4", versions);
+    }
     dr.finish();
   }
 

@@ -31,8 +31,10 @@ double peak_for(const config::GpuSpec& gpu, const std::string& dtype) {
 // (foreach / fused multi-tensor-apply kernels handle lists of tensors per launch).
 double optimizer_kernels(const std::string& optimizer, const std::string& impl, size_t tensors) {
   const double per_tensor = (optimizer == "sgd") ? 2.0 : 5.0;
-  // torch/csrc/.../MultiTensorApply: up to 110 tensors per launch for depth-3 lists.
-  const double chunks = std::ceil(static_cast<double>(tensors) / 110.0);
+  // aten/src/ATen/native/cuda/MultiTensorApply.cuh: depth_to_max_tensors = {110, 64, 48, 36, 30};
+  // SGD with momentum walks 3 lists (param, grad, momentum), Adam 4 (param, grad, exp_avg, exp_avg_sq).
+  const double max_tensors = (optimizer == "sgd") ? 48.0 : 36.0;
+  const double chunks = std::ceil(static_cast<double>(tensors) / max_tensors);
   if (impl == "for_loop") return per_tensor * static_cast<double>(tensors);
   if (impl == "fused") return chunks;
   return per_tensor * chunks;

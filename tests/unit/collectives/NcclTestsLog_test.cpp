@@ -1,0 +1,187 @@
+// Tests for the nccl-tests all_reduce_perf log parser (sim/collectives/nccl_tests_log.*).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "collectives/nccl_tests_log.hpp"
+
+using namespace ddpsim::collectives;
+
+namespace {
+
+std::filesystem::path shared_dir() {
+  if (const char* env = std::getenv("DDPSIM_SHARED_DIR")) return env;
+  return "../shared";
+}
+
+std::filesystem::path data_file(const std::string& name) { return shared_dir() / "data" / "nccl-tests" / name; }
+
+NcclTestsLog parse(const std::string& text) {
+  std::istringstream in(text);
+  return parse_nccl_tests_log(in, "inline.txt");
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const NcclLogError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST(NcclTestsLog, NewFormatWithRootAndBanner) {
+  const auto log = parse(
+      "# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1\n"
+      "#\n"
+      "# Using devices\n"
+      "#  Rank  0 Group  0 Pid   1234 on     host device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  1 Group  0 Pid   1234 on     host device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
+      "\n"
+      "           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    0.00      0\n"
+      "          16             4     float     sum      -1    39.64    0.01    0.02    N/A    39.19    0.00    0.00    N/A\n"
+      "# Avg bus bandwidth    : 66.2058 \n");
+  ASSERT_EQ(log.rows.size(), 2u);
+  EXPECT_EQ(log.nthread, 1);
+  EXPECT_EQ(log.ngpus, 2);
+  ASSERT_EQ(log.nranks(), 2);
+  EXPECT_EQ(log.devices[0], "NVIDIA A100-SXM4-80GB");
+  ASSERT_EQ(log.avg_bus_bandwidth.size(), 1u);
+  EXPECT_DOUBLE_EQ(log.avg_bus_bandwidth[0], 66.2058);
+  const auto& r = log.rows[1];
+  EXPECT_DOUBLE_EQ(r.size_bytes, 16);
+  EXPECT_EQ(r.count, 4);
+  EXPECT_EQ(r.type, "float");
+  EXPECT_EQ(r.redop, "sum");
+  EXPECT_EQ(r.root, -1);
+  EXPECT_DOUBLE_EQ(r.oop_time_us, 39.64);
+  EXPECT_DOUBLE_EQ(r.oop_algbw, 0.01);
+  EXPECT_DOUBLE_EQ(r.oop_busbw, 0.02);
+  EXPECT_EQ(r.oop_wrong, "N/A");
+  EXPECT_DOUBLE_EQ(r.ip_time_us, 39.19);
+}
+
+TEST(NcclTestsLog, OldFormatWithoutRootAndMpiPrefix) {
+  const auto log = parse(
+      "[1,0]<stdout>:#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "[1,0]<stdout>:           8             2   float     sum    167.5    0.00    0.00  2e-07    167.1    0.00    0.00  1e-07\n");
+  ASSERT_EQ(log.rows.size(), 1u);
+  EXPECT_EQ(log.rows[0].root, -1);
+  EXPECT_EQ(log.rows[0].redop, "sum");
+  EXPECT_DOUBLE_EQ(log.rows[0].oop_time_us, 167.5);
+  EXPECT_EQ(log.rows[0].oop_wrong, "2e-07");
+  EXPECT_DOUBLE_EQ(log.rows[0].ip_time_us, 167.1);
+}
+
+TEST(NcclTestsLog, OldestFormatWithoutRedop) {
+  const auto log = parse("     1048576        262144   float    89.27   11.75   20.56  2e-07    88.45   11.85   20.75  2e-07\n");
+  ASSERT_EQ(log.rows.size(), 1u);
+  EXPECT_EQ(log.rows[0].redop, "");
+  EXPECT_DOUBLE_EQ(log.rows[0].oop_busbw, 20.56);
+  EXPECT_DOUBLE_EQ(log.rows[0].ip_busbw, 20.75);
+}
+
+TEST(NcclTestsLog, ErrorWrongFieldCount) {
+  EXPECT_EQ(error_of("\n  8 2 float sum -1 40.12 0.00\n"),
+            "inline.txt:2: cannot parse \"8 2 float sum -1 40.12 0.00\": expected a data row 'size count type redop "
+            "[root] time algbw busbw #wrong time algbw busbw #wrong' (sizes and counts integers, times and bandwidths "
+            "numbers, #wrong a number or N/A), a '#' banner line or a blank line (got 7 fields; rows have 11, 12 or 13)");
+}
+
+TEST(NcclTestsLog, ErrorBadSize) {
+  EXPECT_EQ(error_of("8.5 2 float sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0"),
+            "inline.txt:1: cannot parse \"8.5 2 float sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0\": expected column 1 "
+            "(size, bytes) to be a non-negative integer, got \"8.5\"");
+}
+
+TEST(NcclTestsLog, ErrorBadCount) {
+  EXPECT_NE(error_of("8 two float sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0")
+                .find("expected column 2 (count, elements) to be a non-negative integer, got \"two\""),
+            std::string::npos);
+}
+
+TEST(NcclTestsLog, ErrorBadType) {
+  EXPECT_NE(error_of("8 2 3.5 sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0")
+                .find("expected column 3 (type) to be a name like float, got \"3.5\""),
+            std::string::npos);
+}
+
+TEST(NcclTestsLog, ErrorBadRedop) {
+  EXPECT_NE(error_of("8 2 float 7 40.12 0.00 0.00 0 38.85 0.00 0.00 0")
+                .find("expected column 4 (redop) to be a name like sum, got \"7\""),
+            std::string::npos);
+}
+
+TEST(NcclTestsLog, ErrorBadRoot) {
+  EXPECT_NE(error_of("8 2 float sum x 40.12 0.00 0.00 0 38.85 0.00 0.00 0")
+                .find("expected column 5 (root) to be an integer, got \"x\""),
+            std::string::npos);
+}
+
+TEST(NcclTestsLog, ErrorBadTime) {
+  const std::string msg = error_of("line one ok?\n");
+  EXPECT_NE(msg.find("inline.txt:1: cannot parse \"line one ok?\""), std::string::npos) << msg;
+  EXPECT_NE(error_of("8 2 float sum -1 fast 0.00 0.00 0 38.85 0.00 0.00 0")
+                .find("expected column 6 (out-of-place time) to be a number, got \"fast\""),
+            std::string::npos);
+  EXPECT_NE(error_of("8 2 float sum -1 40.12 0.00 0.00 0 38.85 0.00 zz 0")
+                .find("expected column 12 (in-place busbw) to be a number, got \"zz\""),
+            std::string::npos);
+}
+
+TEST(NcclTestsLog, ErrorBadWrongColumn) {
+  EXPECT_NE(error_of("8 2 float sum -1 40.12 0.00 0.00 bad 38.85 0.00 0.00 0")
+                .find("expected column 9 (out-of-place #wrong) to be a number or N/A, got \"bad\""),
+            std::string::npos);
+  EXPECT_NE(error_of("8 2 float sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 bad")
+                .find("expected column 13 (in-place #wrong) to be a number or N/A, got \"bad\""),
+            std::string::npos);
+}
+
+TEST(NcclTestsLog, ErrorBadAvgBusBandwidth) {
+  EXPECT_EQ(error_of("# Avg bus bandwidth    : lots"),
+            "inline.txt:1: cannot parse \"# Avg bus bandwidth    : lots\": expected a number after '# Avg bus bandwidth :'");
+}
+
+TEST(NcclTestsLog, ErrorUnreadableFile) {
+  try {
+    parse_nccl_tests_log_file("/nonexistent/x.txt");
+    FAIL();
+  } catch (const NcclLogError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/x.txt:0: cannot parse \"\": expected a readable file");
+    EXPECT_EQ(e.line(), 0);
+  }
+}
+
+TEST(NcclTestsLog, ShippedLogsParse) {
+  struct Expect {
+    const char* file;
+    size_t rows;
+    size_t avgs;
+    bool root;
+  };
+  const Expect expect[] = {{"a100-sxm4-80gb_1x8_nvswitch.txt", 60, 2, true},
+                           {"aws-p4d_2x8_a100_efa.txt", 28, 1, false},
+                           {"azure-nc12s-v3_1x2_v100_pcie.txt", 58, 2, true},
+                           {"v100-sxm2_1x8_nvlink_cube_mesh.txt", 25, 1, false}};
+  if (!std::filesystem::exists(data_file(expect[0].file))) GTEST_SKIP() << "no shared data at " << shared_dir();
+  for (const auto& x : expect) {
+    SCOPED_TRACE(x.file);
+    const auto log = parse_nccl_tests_log_file(data_file(x.file).string());
+    EXPECT_EQ(log.rows.size(), x.rows);
+    EXPECT_EQ(log.avg_bus_bandwidth.size(), x.avgs);
+    for (const auto& r : log.rows) {
+      EXPECT_EQ(r.type, "float");
+      EXPECT_EQ(r.redop, "sum");
+      EXPECT_EQ(r.root, -1);
+      EXPECT_GT(r.oop_time_us, 0);
+      EXPECT_EQ(r.count * 4, static_cast<long long>(r.size_bytes));
+      // nccl-tests prints algbw = size / time in GB/s, to two decimals.
+      EXPECT_NEAR(r.oop_algbw, r.size_bytes / (r.oop_time_us * 1e3), 0.0051 + 0.001 * r.oop_algbw);
+    }
+  }
+}
