@@ -36,6 +36,7 @@ constexpr double kLL128ThreadThreshold = 8;  // NCCL_LL128_THREAD_THRESHOLD
 constexpr double kSimpleThreadThreshold = 64;  // NCCL_SIMPLE_THREAD_THRESHOLD
 constexpr double kPciBw = 12.0;              // topo.h PCI_BW (GB/s), used for the Simple thread count
 constexpr double kLocBw = 5000.0;            // topo.h LOC_BW
+constexpr int kNcclVersionLL128 = 20500;     // LL128 protocol first shipped in NCCL 2.5.6 (release notes)
 
 // src/graph/search.cc speedArrayIntra / speedArrayInter / sm90SpeedArray* (GB/s per channel).
 const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
@@ -74,10 +75,15 @@ constexpr double kTreeCorrection[kNumProtos][24] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
 
 // Host-staged transfers (no GPU P2P; NCCL's SHM transport): every byte is written by the sender
-// into a host buffer and read back over PCIe by the receiver with SM loads; host memory and the
-// root complex see both copies. NCCL's search (paths.cc addInterStep) keeps the PCIe path
-// bandwidth unchanged; we model the second crossing explicitly. See NOTES.md.
-constexpr double kHostStagedBwFactor = 0.5;
+// into a host buffer and read back over PCIe by the receiver with SM loads, so it crosses the PCIe
+// link twice. NCCL's search (paths.cc addInterStep) keeps the PCIe path bandwidth unchanged; we
+// model the second crossing explicitly. The link itself moves more payload than NCCL's PCI_BW
+// bucket (12 GB/s for Gen3 x16): 8 GT/s x 16 lanes x 128/130 = 15.75 GB/s raw, times the TLP
+// payload efficiency 256/(256+24) (256 B max payload, 12-16 B header + 2 B sequence + 4 B LCRC +
+// 2 B framing) = 14.4 GB/s, i.e. 1.2 x PCI_BW; Gen4/Gen5 (NCCL 24 / 48 GB/s) have the same ratio.
+// Staged factor = 1.2 / 2 = 0.6 of the NCCL figure. See NOTES.md.
+constexpr double kPciePayloadOverNcclBw = 1.2;
+constexpr double kHostStagedBwFactor = kPciePayloadOverNcclBw / 2;
 
 int compcap_index(Arch arch) {
   switch (arch) {
@@ -197,6 +203,10 @@ struct Derived {
   int ppn = 1;
   int natural_channels = 1;  // comm->nChannels before NCCL_MIN/MAX_NCHANNELS
   double nccl_model_bw_factor = 1;  // channel cap effect on the whole-communicator bandwidth
+  // For the achieved-time model (see achieved_time()): per-hop hardware latencies in seconds,
+  // [algo][proto], as tuning.cc applies them (intra: NVLink or PCI row; inter: NET row plus the
+  // graph's latencyInter and getNetOverhead()).
+  std::array<std::array<double, kNumProtos>, kNumAlgos> hop_lat_intra{}, hop_lat_inter{};
 };
 
 bool listed(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.end(), p) != v.end(); }
@@ -323,12 +333,15 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
       double inter_lat = ppn == 1 ? kHwLat[2][kTree][p] : kHwLat[2][a][p];
       inter_lat += net_latency_us;
       if (p == kSimple) inter_lat += net_latency_us;  // flush
+      d.hop_lat_inter[a][p] = inter_lat * kUs;
       if (a == kRing) {
         double overhead = p == kSimple ? 3 * net_overhead : net_overhead;
         intra_lat = std::max(intra_lat, overhead);
+        d.hop_lat_intra[a][p] = intra_lat * kUs;
         const int n_inter = nnodes == 1 ? 0 : 2 * (nnodes - 1);
         lat += (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
       } else if (a == kTree) {
+        d.hop_lat_intra[a][p] = intra_lat * kUs;
         lat += 2 * ((ppn - 1) * intra_lat + log2i(nnodes) * inter_lat);
       } else if (a == kNvls) {
         lat = intra_lat + (nnodes > 1 ? inter_lat : 0);
@@ -350,6 +363,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
         // LL128 defaults on only over NVLink (typeIntra <= PATH_NVB) and, across nodes, NICs
         // reached through PCIe switches (typeInter <= PATH_PXB; assumed); sm70+.
         proto_on = intra_hw == 0 || ppn == 1;
+        if (topo.nccl_version != 0 && topo.nccl_version < kNcclVersionLL128) proto_on = false;  // LL128: NCCL 2.5+
       }
       if (!algo_on || !proto_on) t.bandwidth[a][p] = 0;
     }
@@ -364,6 +378,68 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   }
   t.thread_threshold[kRing][kLL] *= nranks;
   return d;
+}
+
+// ---- achieved time: mechanisms NCCL's affine tuner formula leaves out -------------------------
+//
+// (1) Simple-protocol store-and-forward per slice. src/device/all_reduce.h runRing cuts each
+//     channel's data into loops of nChannels*nRanks*chunkSize (chunkSize = ALLREDUCE_CHUNKSTEPS
+//     steps of buffSizes[SIMPLE]/NCCL_STEPS), realChunkSize = min(chunkSize, ceil(rest /
+//     (nChannels*nRanks))) rounded up to (nthreads-WARP_SIZE)*8 bytes; prims_simple.h genericOp
+//     then moves a chunk in slices of max(ceil(nelem/(16*SlicePerChunk))*16, stepSize*StepPerSlice/32)
+//     and, per slice, waits for the peer's step counter, copies/reduces, and in postPeer issues
+//     fence_acq_rel_sys() before publishing the step. The fence makes the writer wait for its
+//     stores to be visible, so each slice pays the per-hop synchronisation on the CTA's own
+//     critical path, and in a ring every rank does the same thing at the same time (rank r's
+//     slice j of step k waits for rank r-1's slice j of step k-1), so the cost is not hidden.
+//     We charge NCCL's own per-step hw latency (tuning.cc hwLat, Simple column) once per slice
+//     per step instead of once per step: T = base + sum_slices sum_steps (hwLat + slice/B_ch).
+//     With one slice per step this is exactly the tuner's formula; with many small slices it is
+//     what makes A100 NVSwitch busbw climb only slowly from 4 MiB to 1 GiB.
+// (2) LL / LL128 carry a flag in every 8-byte / 128-byte line (prims_ll.h, prims_ll128.h): no fence,
+//     latency overlaps the transfer, so the tuner's affine formula is kept for them.
+// (3) Ring chains across nodes: a chunk's 2(N-1) hops cross a node boundary nNodes/N of the time
+//     (the ring has nNodes inter-node edges out of N); tuning.cc counts 2(nNodes-1) inter steps.
+// (4) Host issue rate: ncclAllReduce is asynchronous, so back-to-back calls (nccl-tests, DDP
+//     buckets) are paced by max(GPU time, host time per call); a thread that drives G GPUs
+//     (nccl-tests -g G, single-process mode) enqueues and launches G kernels per call.
+constexpr double kSimpleBuffBytes = 4.0 * 1024 * 1024;  // DEFAULT_BUFFSIZE (NCCL_BUFFSIZE), Simple
+constexpr int kNcclSteps = 8;                           // NCCL_STEPS
+constexpr int kAllReduceChunkSteps = kNcclSteps / 2;    // ALLREDUCE_CHUNKSTEPS
+constexpr int kAllReduceSliceSteps = kNcclSteps / 4;    // ALLREDUCE_SLICESTEPS
+constexpr int kSlicePerChunk = kAllReduceChunkSteps / kAllReduceSliceSteps;  // ProtoSimple<2, 2>
+
+// Simple ring all-reduce: per-channel slice schedule. Returns the sum over loops of
+// (slices, bytes) for one step of one channel; every one of the 2(N-1) steps repeats it.
+struct SliceSchedule {
+  double slices = 0;  // slices one channel moves per ring step, summed over loops
+  double bytes = 0;   // bytes one channel moves per ring step, summed over loops
+};
+
+SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int nthreads) {
+  SliceSchedule s;
+  const double step = kSimpleBuffBytes / kNcclSteps;
+  const double chunk = step * kAllReduceChunkSteps;
+  const double loop = chunk * nchannels * nranks;
+  const double min_slice = step * kAllReduceSliceSteps / 32;
+  const double align = (nthreads - kWarpSize) * 8.0;  // roundUp(realChunkSize, (nthreads-WARP)*8 B)
+  auto one_loop = [&](double rest) {
+    double real = std::min(chunk, std::ceil(rest / (static_cast<double>(nchannels) * nranks)));
+    real = std::ceil(real / align) * align;
+    const double slice = std::max(std::ceil(real / (16.0 * kSlicePerChunk)) * 16, min_slice);
+    s.slices += std::min<double>(kSlicePerChunk, std::ceil(real / slice));
+    // Data actually moved (the alignment padding only shapes the slices).
+    s.bytes += std::min(real, rest / (static_cast<double>(nchannels) * nranks));
+  };
+  const double full = std::floor(bytes / loop);
+  if (full > 0) {
+    one_loop(loop);
+    s.slices *= full;
+    s.bytes *= full;
+  }
+  const double rest = bytes - full * loop;
+  if (rest > 0) one_loop(rest);
+  return s;
 }
 
 // One candidate's estimate. Mirrors ncclTopoGetAlgoTime (NCCL's own time, used to pick) and
@@ -401,9 +477,30 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const double modelled = std::min(t.comm_channels, d.natural_channels);
     channel_factor = used / modelled;
   }
-  e.latency = lat;
   e.bandwidth = bw * channel_factor;
-  e.time = e.latency + bytes / e.bandwidth;
+  double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
+  const double lat_scale = topo.latency_scale;
+  if (a == kRing) {
+    const int nranks = topo.nranks;
+    const int nsteps = 2 * (nranks - 1);
+    // (3): inter-node share of a chunk's hops; (1)/(2): per-hop cost.
+    const double n_inter = topo.nnodes > 1 ? nsteps * static_cast<double>(topo.nnodes) / nranks : 0.0;
+    const double hop_lat = ((nsteps - n_inter) * d.hop_lat_intra[a][p] + n_inter * d.hop_lat_inter[a][p]) / nsteps;
+    const double base = kBaseLat[a][p] * kUs;
+    // Per-channel bus bandwidth: algorithm bw -> bus bw, shared by the channels used.
+    const double ch_bw = e.bandwidth * nsteps / nranks / nc;
+    if (p == kSimple) {
+      const SliceSchedule sch = simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p]);
+      gpu_time = (base + nsteps * sch.slices * hop_lat) * lat_scale + topo.latency_offset +
+                 nsteps * sch.bytes / ch_bw;
+    } else {
+      gpu_time = (base + nsteps * hop_lat) * lat_scale + topo.latency_offset + bytes / e.bandwidth;
+    }
+  }
+  // (4) host issue rate.
+  const double host_time = topo.gpus_per_process * kHostLaunchSeconds;
+  e.time = std::max(gpu_time, host_time);
+  e.latency = std::max(0.0, e.time - bytes / e.bandwidth);
   e.reduce_scatter_time = e.time / 2;  // ring: n-1 of 2(n-1) steps; tree: reduce up, then broadcast down
   e.all_gather_time = e.time - e.reduce_scatter_time;
   return e;
@@ -433,6 +530,7 @@ void validate(const NcclTopology& topo) {
   if (topo.nnodes > 1 && topo.nics_per_node < 1)
     bad("nics_per_node", std::to_string(topo.nics_per_node), ">= 1 (needed with nnodes > 1)");
   if (topo.net_latency < 0) bad("net_latency", fmt(topo.net_latency), ">= 0");
+  if (topo.gpus_per_process < 1) bad("gpus_per_process", std::to_string(topo.gpus_per_process), ">= 1");
   if (!(topo.bw_scale_intra > 0)) bad("bw_scale_intra", fmt(topo.bw_scale_intra), "> 0");
   if (!(topo.bw_scale_inter > 0)) bad("bw_scale_inter", fmt(topo.bw_scale_inter), "> 0");
   if (!(topo.latency_scale > 0)) bad("latency_scale", fmt(topo.latency_scale), "> 0");

@@ -1,6 +1,7 @@
 #pragma once
-// NCCL all-reduce cost model: predicts what NCCL's own tuner predicts (algorithm, protocol,
-// channels, time) from a hardware summary.
+// NCCL all-reduce cost model: predicts NCCL's own pick (algorithm, protocol, channels, and its
+// tuner time in nccl_model_time) and the time that pick achieves (time), which adds mechanisms
+// the tuner's affine formula leaves out (Simple per-slice sync, host issue rate; NOTES.md).
 //
 // Mirrors NVIDIA/nccl (v2.2x-2.28 era, the version whose tables REFERENCE.md §2 quotes):
 //   src/graph/search.cc   ncclTopoCompute / ncclTopoDupChannels  -> derive_graphs()
@@ -27,6 +28,10 @@ enum class LinkClass { NVLINK, PCI, NET };  // NCCL_HW_NVLINK / NCCL_HW_PCI / NC
 inline constexpr int kNumAlgos = 4;
 inline constexpr int kNumProtos = 3;
 
+// Host cost of one ncclAllReduce call on one GPU (NCCL enqueue + cudaLaunchKernel), seconds.
+// See NOTES.md "Added constants" for the source.
+inline constexpr double kHostLaunchSeconds = 5e-6;
+
 struct NcclTopology {
   int nranks = 1;  // total GPUs
   int nnodes = 1;  // ranks per node = nranks / nnodes
@@ -44,6 +49,13 @@ struct NcclTopology {
   int nics_per_node = 0;
   double net_latency = 0;    // extra seconds per inter-node hop beyond NCCL's NET hw latency (graph latencyInter)
   bool amd_cpu = false;      // tuning.cc: llMaxBws row and getNetOverhead() depend on the CPU vendor (multi-node)
+  // GPUs one host thread drives (nccl-tests -g G in single-process mode). The host enqueues and
+  // launches one kernel per GPU per call, so back-to-back calls cannot run faster than
+  // gpus_per_process * kHostLaunchSeconds. DDP (one process per GPU) is 1.
+  int gpus_per_process = 1;
+  // NCCL_VERSION_CODE of the library (major*10000 + minor*100 + patch, e.g. 20803 for 2.8.3);
+  // 0 = current. Only protocol availability depends on it (LL128 needs 2.5+).
+  int nccl_version = 0;
   // calibration knobs (identity by default), so a fit can adjust the model:
   double bw_scale_intra = 1.0, bw_scale_inter = 1.0, latency_scale = 1.0, latency_offset = 0.0;
 };
@@ -58,8 +70,8 @@ struct AllReduceEstimate {
   Algo algo = Algo::RING;
   Proto proto = Proto::SIMPLE;
   int nchannels = 1;       // channels used for this size (after enqueue.cc's shrink)
-  double time = 0;         // seconds
-  double latency = 0;      // seconds (the latency term)
+  double time = 0;         // seconds achieved (mechanism model; NOTES.md "Achieved time")
+  double latency = 0;      // seconds: time - bytes/bandwidth (includes per-slice sync, host bound)
   double bandwidth = 0;    // bytes/s algorithm bandwidth used in the bw term
   double reduce_scatter_time = 0, all_gather_time = 0;  // sum to time
   double nccl_model_time = 0;  // seconds: NCCL's own estimate (ncclTopoGetAlgoTime), used to pick

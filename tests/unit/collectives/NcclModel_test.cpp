@@ -1,0 +1,313 @@
+// Unit tests for the NCCL all-reduce cost model (sim/collectives/nccl_model.*).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "collectives/nccl_model.hpp"
+
+using namespace ddpsim::collectives;
+
+namespace {
+
+NcclTopology a100_nvswitch_1x8() {
+  NcclTopology t;
+  t.nranks = 8;
+  t.arch = Arch::AMPERE;
+  t.intra_bw = 240e9;  // 12 NVLinks x 20 GB/s (topo.h SM80_NVLINK_BW)
+  t.nvswitch = true;
+  return t;
+}
+
+NcclSettings only(Algo a, Proto p) {
+  NcclSettings s;
+  s.algos = {a};
+  s.protos = {p};
+  return s;
+}
+
+}  // namespace
+
+TEST(NcclModel, GraphSearchA100NvSwitch) {
+  // search.cc: 40 GB/s x 6 channels is "perfect" (240), DupChannels -> 12 x 20; postset doubles to 24.
+  const auto t = tune_model(a100_nvswitch_1x8());
+  EXPECT_EQ(t.ring.nchannels, 12);
+  EXPECT_DOUBLE_EQ(t.ring.bw_intra, 20.0);
+  EXPECT_EQ(t.comm_channels, 24);
+}
+
+TEST(NcclModel, RingLatencyHandComputed) {
+  // REFERENCE.md §2: Ring latency = base + (nsteps - nInter) * intraLat; 8 ranks, 1 node, NVLink.
+  const auto t = tune_model(a100_nvswitch_1x8());
+  const int ring = static_cast<int>(Algo::RING), tree = static_cast<int>(Algo::TREE);
+  EXPECT_NEAR(t.latency[ring][static_cast<int>(Proto::SIMPLE)], (8.4 + 14 * 3.4) * 1e-6, 1e-12);
+  EXPECT_NEAR(t.latency[ring][static_cast<int>(Proto::LL)], (6.6 + 14 * 0.6) * 1e-6, 1e-12);
+  EXPECT_NEAR(t.latency[ring][static_cast<int>(Proto::LL128)], (14.0 + 14 * 1.9) * 1e-6, 1e-12);
+  // Tree: base + 2 * ((ppn - 1) * intraLat + log2(nNodes) * interLat) = 8.4 + 2*7*4.0.
+  EXPECT_NEAR(t.latency[tree][static_cast<int>(Proto::SIMPLE)], (8.4 + 2 * 7 * 4.0) * 1e-6, 1e-12);
+}
+
+TEST(NcclModel, MultiNodeRingLatencyHandComputed) {
+  // 2 nodes x 8: nsteps 30, nInter 2; Simple: intraLat = max(3.4, 3 x netOverhead 1.0) = 3.4,
+  // interLat = NET ring Simple 14.0.
+  NcclTopology t = a100_nvswitch_1x8();
+  t.nranks = 16;
+  t.nnodes = 2;
+  t.nic_bw = 25e9;
+  t.nics_per_node = 8;
+  const auto tu = tune_model(t);
+  EXPECT_NEAR(tu.latency[0][2], (8.4 + 28 * 3.4 + 2 * 14.0) * 1e-6, 1e-12);
+  // LL: intraLat = max(0.6, 1.0) = 1.0, interLat 2.7.
+  EXPECT_NEAR(tu.latency[0][0], (6.6 + 28 * 1.0 + 2 * 2.7) * 1e-6, 1e-12);
+  // net_latency adds to interLat (twice for Simple: flush).
+  t.net_latency = 2e-6;
+  EXPECT_NEAR(tune_model(t).latency[0][2], (8.4 + 28 * 3.4 + 2 * (14.0 + 4.0)) * 1e-6, 1e-12);
+}
+
+TEST(NcclModel, RingBandwidthHandComputed) {
+  // busBw = 12 x 20 = 240 GB/s; algbw = busBw * n / nsteps = 240 * 8/14.
+  const auto t = tune_model(a100_nvswitch_1x8());
+  EXPECT_NEAR(t.bandwidth[0][2], 240e9 * 8 / 14, 1e3);
+  EXPECT_NEAR(t.bandwidth[0][0], 87.7e9 * 8 / 14, 1e3);  // LL: min(llMaxBw 87.7, 0.5 x 240)
+  EXPECT_NEAR(t.bandwidth[0][1], 220.8e9 * 8 / 14, 1e3);  // LL128: min(0.92 x 240, 12 x 20)
+  EXPECT_NEAR(t.bandwidth[1][2], 220.8e9 * 0.5, 1e3);     // Tree: min(.92 x 240, 12 x 24) x .5
+}
+
+TEST(NcclModel, HugeMessageTimeIsLatencyPlusBytesOverAlgbw) {
+  const double bytes = 4294967296.0;
+  const auto e = predict_allreduce(a100_nvswitch_1x8(), bytes);
+  EXPECT_EQ(e.algo, Algo::RING);
+  EXPECT_EQ(e.proto, Proto::SIMPLE);
+  EXPECT_EQ(e.nchannels, 24);
+  // NCCL's own (tuner) time: one hw latency per step.
+  EXPECT_NEAR(e.nccl_model_time, (8.4 + 14 * 3.4) * 1e-6 + bytes / (240e9 * 8 / 14), 1e-9);
+  // Achieved time: the hw latency is paid per slice. loopSize = 24 ch x 8 ranks x 2 MiB = 384 MiB:
+  // 10 full loops (2 MiB chunks -> 2 slices of ~1 MiB) + a 256 MiB loop (chunk 1398102 B rounded
+  // up to 3840 B = 1401600, slice max(700800, 32 KiB) -> 2 slices): 22 slices per step.
+  EXPECT_NEAR(e.time, (8.4 + 14 * 22 * 3.4) * 1e-6 + bytes / (240e9 * 8 / 14), 1e-9);
+  EXPECT_NEAR(e.reduce_scatter_time + e.all_gather_time, e.time, 1e-15);
+}
+
+TEST(NcclModel, SimpleSlicesPayTheStepLatencyEach) {
+  NcclSettings simple;
+  simple.protos = {Proto::SIMPLE};
+  const auto topo = a100_nvswitch_1x8();
+  const double algbw = 240e9 * 8 / 14;
+  // 4 MiB: chunk = ceil(4 MiB / 192) = 21846 -> 23040 B; slice = max(11520, 32768) -> 1 slice:
+  // exactly the tuner's affine formula.
+  auto e = predict_allreduce(topo, 4194304.0, simple);
+  EXPECT_NEAR(e.time, (8.4 + 14 * 3.4) * 1e-6 + 4194304.0 / algbw, 1e-12);
+  EXPECT_NEAR(e.time, e.nccl_model_time, 1e-12);
+  // 16 MiB: chunk 87382 -> 88320 B; slice = max(44160, 32768) -> 2 slices per step.
+  e = predict_allreduce(topo, 16777216.0, simple);
+  EXPECT_NEAR(e.time, (8.4 + 14 * 2 * 3.4) * 1e-6 + 16777216.0 / algbw, 1e-12);
+  EXPECT_NEAR(e.latency + 16777216.0 / e.bandwidth, e.time, 1e-12);
+}
+
+TEST(NcclModel, LLKeepsTheTunersAffineTime) {
+  NcclSettings ll;
+  ll.protos = {Proto::LL};
+  const auto e = predict_allreduce(a100_nvswitch_1x8(), 1 << 20, ll);
+  EXPECT_NEAR(e.time, e.nccl_model_time, 1e-12);  // 24 channels: no shrink at 1 MiB
+}
+
+TEST(NcclModel, HostIssueRateBoundsSmallCollectives) {
+  auto topo = a100_nvswitch_1x8();
+  EXPECT_NEAR(predict_allreduce(topo, 8).time, (6.6 + 14 * 0.6) * 1e-6, 1e-8);  // GPU-bound: Ring LL (+8 B/bw)
+  topo.gpus_per_process = 8;  // nccl-tests -g 8: one thread launches 8 kernels per call
+  const auto e = predict_allreduce(topo, 8);
+  EXPECT_NEAR(e.time, 8 * kHostLaunchSeconds, 1e-12);
+  EXPECT_NEAR(e.reduce_scatter_time + e.all_gather_time, e.time, 1e-15);
+  // Large messages stay GPU-bound.
+  EXPECT_NEAR(predict_allreduce(topo, 1 << 30).time, predict_allreduce(a100_nvswitch_1x8(), 1 << 30).time, 1e-12);
+  topo.gpus_per_process = 0;
+  EXPECT_THROW(predict_allreduce(topo, 8), std::invalid_argument);
+}
+
+TEST(NcclModel, NcclVersionBeforeLL128DisablesIt) {
+  auto topo = a100_nvswitch_1x8();
+  EXPECT_GT(tune_model(topo).bandwidth[0][1], 0);
+  topo.nccl_version = 20408;  // 2.4.8
+  EXPECT_EQ(tune_model(topo).bandwidth[0][1], 0);
+  topo.nccl_version = 20803;  // 2.8.3
+  EXPECT_GT(tune_model(topo).bandwidth[0][1], 0);
+}
+
+TEST(NcclModel, ProtocolShapeLLSmallSimpleHuge) {
+  const auto topo = a100_nvswitch_1x8();
+  EXPECT_EQ(predict_allreduce(topo, 8).proto, Proto::LL);
+  EXPECT_EQ(predict_allreduce(topo, 1 << 30).proto, Proto::SIMPLE);
+  // Once the pick leaves LL it never returns to it, and times grow with size.
+  bool left_ll = false;
+  double prev = 0;
+  for (double b = 8; b <= 4294967296.0; b *= 2) {
+    const auto e = predict_allreduce(topo, b);
+    if (e.proto != Proto::LL) left_ll = true;
+    if (left_ll) {
+      EXPECT_NE(e.proto, Proto::LL) << b;
+    }
+    EXPECT_GE(e.time, prev) << b;
+    prev = e.time;
+  }
+}
+
+TEST(NcclModel, PicksMinimumOfCandidates) {
+  const auto c = allreduce_candidates(a100_nvswitch_1x8(), 1 << 20);
+  ASSERT_EQ(c.size(), 6u);  // Ring/Tree x LL/LL128/Simple; NVLS needs Hopper
+  const auto p = predict_allreduce(a100_nvswitch_1x8(), 1 << 20);
+  for (const auto& e : c) EXPECT_LE(p.nccl_model_time, e.nccl_model_time);
+}
+
+TEST(NcclModel, AlgoProtoRestriction) {
+  const auto topo = a100_nvswitch_1x8();
+  const auto e = predict_allreduce(topo, 8, only(Algo::TREE, Proto::SIMPLE));
+  EXPECT_EQ(e.algo, Algo::TREE);
+  EXPECT_EQ(e.proto, Proto::SIMPLE);
+  NcclSettings s;
+  s.protos = {Proto::SIMPLE};
+  EXPECT_EQ(predict_allreduce(topo, 8, s).proto, Proto::SIMPLE);
+  EXPECT_EQ(allreduce_candidates(topo, 8, s).size(), 2u);
+  try {
+    predict_allreduce(topo, 8, only(Algo::NVLS, Proto::LL));
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("NCCL_ALGO=NVLS, NCCL_PROTO=LL"), std::string::npos) << ex.what();
+  }
+}
+
+TEST(NcclModel, LL128OffByDefaultOnPcieOnUnlessAsked) {
+  NcclTopology t;
+  t.nranks = 2;
+  t.arch = Arch::VOLTA;
+  t.intra_class = LinkClass::PCI;
+  t.intra_bw = 12e9;
+  for (const auto& e : allreduce_candidates(t, 1 << 20)) EXPECT_NE(e.proto, Proto::LL128);
+  NcclSettings s;
+  s.protos = {Proto::LL128};
+  EXPECT_EQ(predict_allreduce(t, 1 << 20, s).proto, Proto::LL128);
+}
+
+TEST(NcclModel, ChannelOverrideAndSmallMessageShrink) {
+  const auto topo = a100_nvswitch_1x8();
+  NcclSettings s = only(Algo::RING, Proto::SIMPLE);
+  const auto full = predict_allreduce(topo, 1 << 30, s);
+  s.max_channels = 6;
+  const auto capped = predict_allreduce(topo, 1 << 30, s);
+  EXPECT_EQ(capped.nchannels, 6);
+  EXPECT_NEAR(capped.bandwidth, full.bandwidth / 4, full.bandwidth * 1e-12);  // 6 of 24 channels
+  // enqueue.cc: Simple ring, nt = 512, threshold 64 B -> one channel per 32 KiB.
+  s.max_channels = 0;
+  EXPECT_EQ(predict_allreduce(topo, 65536, s).nchannels, 2);
+  EXPECT_EQ(predict_allreduce(topo, 1 << 10, s).nchannels, 1);
+  s.min_channels = 32;
+  EXPECT_EQ(tune_model(topo, s).comm_channels, 32);
+}
+
+TEST(NcclModel, BusBwDefinitions) {
+  EXPECT_DOUBLE_EQ(algbw(1e9, 0.5), 2e9);
+  EXPECT_DOUBLE_EQ(busbw_allreduce(100e9, 8), 175e9);
+  EXPECT_DOUBLE_EQ(busbw_allreduce(10e9, 2), 10e9);
+  EXPECT_DOUBLE_EQ(algbw(1, 0), 0.0);
+}
+
+TEST(NcclModel, SingleRankAndZeroBytesCostNothing) {
+  NcclTopology t;
+  EXPECT_EQ(predict_allreduce(t, 1 << 20).time, 0.0);
+  EXPECT_EQ(predict_allreduce(a100_nvswitch_1x8(), 0).time, 0.0);
+}
+
+TEST(NcclModel, HopperNvlsCandidate) {
+  NcclTopology t = a100_nvswitch_1x8();
+  t.arch = Arch::HOPPER;
+  t.intra_bw = 18 * 20.6e9;
+  t.nvls = true;
+  bool has_nvls = false;
+  for (const auto& e : allreduce_candidates(t, 1 << 30)) has_nvls |= e.algo == Algo::NVLS;
+  EXPECT_TRUE(has_nvls);
+  t.nvls = false;
+  for (const auto& e : allreduce_candidates(t, 1 << 30)) EXPECT_NE(e.algo, Algo::NVLS);
+}
+
+TEST(NcclModel, NamesRoundTripAndErrors) {
+  for (Algo a : {Algo::RING, Algo::TREE, Algo::NVLS, Algo::NVLS_TREE}) EXPECT_EQ(parse_algo(to_string(a)), a);
+  for (Proto p : {Proto::LL, Proto::LL128, Proto::SIMPLE}) EXPECT_EQ(parse_proto(to_string(p)), p);
+  EXPECT_EQ(parse_algo("nvlstree"), Algo::NVLS_TREE);
+  EXPECT_EQ(parse_proto("SIMPLE"), Proto::SIMPLE);
+  try {
+    parse_algo("ringg");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown NCCL algorithm \"ringg\"; valid: Ring, Tree, NVLS, NVLSTree");
+  }
+  try {
+    parse_proto("LL64");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown NCCL protocol \"LL64\"; valid: LL, LL128, Simple");
+  }
+}
+
+TEST(NcclModel, ValidationNamesFieldAndValue) {
+  NcclTopology t = a100_nvswitch_1x8();
+  t.nnodes = 3;
+  try {
+    predict_allreduce(t, 1);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "NcclTopology.nranks: 8 is not a multiple of nnodes (3)");
+  }
+  t = a100_nvswitch_1x8();
+  t.nranks = 16;
+  t.nnodes = 2;
+  try {
+    predict_allreduce(t, 1);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "NcclTopology.nic_bw: 0 is not > 0 (needed with nnodes > 1)");
+  }
+  t = a100_nvswitch_1x8();
+  t.intra_bw = 0;
+  EXPECT_THROW(predict_allreduce(t, 1), std::invalid_argument);
+  t = a100_nvswitch_1x8();
+  t.latency_scale = 0;
+  try {
+    predict_allreduce(t, 1);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "NcclTopology.latency_scale: 0 is not > 0");
+  }
+}
+
+TEST(NcclModel, CalibrateRecoversKnownKnobs) {
+  NcclTopology truth = a100_nvswitch_1x8();
+  truth.bw_scale_intra = 0.8;
+  truth.latency_scale = 1.5;
+  truth.latency_offset = 10e-6;
+  std::vector<std::pair<double, double>> pts;
+  for (double b = 8; b <= 4294967296.0; b *= 4) pts.push_back({b, predict_allreduce(truth, b).time});
+  NcclFit fit;
+  const NcclTopology got = calibrate(a100_nvswitch_1x8(), pts, &fit);
+  EXPECT_LT(fit.rms_relative_error, 1e-3);
+  EXPECT_NEAR(got.bw_scale_intra, 0.8, 0.01);
+  EXPECT_NEAR(got.latency_scale * 15e-6 + got.latency_offset, 1.5 * 15e-6 + 10e-6, 1e-6);
+  EXPECT_EQ(fit.relative_errors.size(), pts.size());
+  // Deterministic.
+  NcclFit again;
+  calibrate(a100_nvswitch_1x8(), pts, &again);
+  EXPECT_EQ(fit.relative_errors, again.relative_errors);
+}
+
+TEST(NcclModel, CalibrateRejectsBadInput) {
+  try {
+    calibrate(a100_nvswitch_1x8(), {});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "calibrate: no (bytes, seconds) points given");
+  }
+  try {
+    calibrate(a100_nvswitch_1x8(), {{1024, 1e-5}, {2048, -1}});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "calibrate: point 1 (2048 B, -1 s) is not positive");
+  }
+}
