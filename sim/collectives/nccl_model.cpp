@@ -409,6 +409,23 @@ constexpr int kAllReduceChunkSteps = kNcclSteps / 2;    // ALLREDUCE_CHUNKSTEPS
 constexpr int kAllReduceSliceSteps = kNcclSteps / 4;    // ALLREDUCE_SLICESTEPS
 constexpr int kSlicePerChunk = kAllReduceChunkSteps / kAllReduceSliceSteps;  // ProtoSimple<2, 2>
 
+// (5) NET transport credit window (src/transport/net.cc send/recv proxy, src/include/device.h).
+// Each channel's NET connection has NCCL_STEPS buffer slots per protocol; the sender GPU may fill
+// slot s only after the sender proxy has seen the network send of step s-NCCL_STEPS complete
+// (sendMem->head), and the receiver proxy re-posts a receive for a slot only after the GPU has
+// consumed it (sendMem->head on the receive side). A slot is therefore reusable one network round
+// trip after it was sent: data one way, completion/credit back. Per channel and direction:
+//   bw <= NCCL_STEPS * payload_per_step / RTT,  RTT = 2 x the NET hop latency of that protocol
+// (tuning.cc hwLat NET + the graph's latencyInter, our net_latency; Simple adds the GDR flush).
+// Payload per step (device.h, comm.h): Simple DEFAULT_BUFFSIZE/NCCL_STEPS = 512 KiB; LL:
+// NCCL_LL_LINES_PER_THREAD(8) x NCCL_LL_MAX_NTHREADS(512) x 16 B lines per step, half of each
+// line is data = 32 KiB; LL128: NCCL_LL128_ELEMS_PER_THREAD(120) x NCCL_LL128_MAX_NTHREADS(640)
+// x 8 B per step, 120 of 128 B data = 576 000 B. With NCCL's own NET latencies (2.7-14 us) the
+// bound is 10-300 GB/s per channel and never binds on InfiniBand/EFA-class NICs; it binds when a
+// topology carries a large per-hop net_latency (e.g. TCP sockets across a WAN).
+constexpr double kLLStepPayload = 8.0 * 512 * 16 / 2;            // 32 KiB
+constexpr double kLL128StepPayload = 120.0 * 640 * 8 * 120 / 128;  // 576 000 B
+
 // Simple ring all-reduce: per-channel slice schedule. Returns the sum over loops of
 // (slices, bytes) for one step of one channel; every one of the 2(N-1) steps repeats it.
 struct SliceSchedule {
@@ -478,6 +495,16 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     channel_factor = used / modelled;
   }
   e.bandwidth = bw * channel_factor;
+  // (5) NET credit window: per-channel, per-direction cap across nodes.
+  if (topo.nnodes > 1 && (a == kRing || a == kTree) && d.hop_lat_inter[a][p] > 0) {
+    const double payload = p == kSimple ? kSimpleBuffBytes / kNcclSteps : p == kLL ? kLLStepPayload : kLL128StepPayload;
+    const double rtt = 2 * d.hop_lat_inter[a][p] * topo.latency_scale;
+    const double ch_cap = kNcclSteps * payload / rtt;  // bytes/s through one channel's NET edge
+    // Bytes per channel edge per all-reduce byte: ring 2(N-1)/N (every byte crosses each edge
+    // that often), tree 1 (up and down use opposite directions of the edge).
+    const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : 1.0;
+    e.bandwidth = std::min(e.bandwidth, nc * ch_cap / edge_factor);
+  }
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   const double lat_scale = topo.latency_scale;
   if (a == kRing) {

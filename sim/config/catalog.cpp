@@ -191,7 +191,21 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
   r.string("format", true, {"ddpsim-model/1"});
   m.name = r.string("name", true).value_or("");
   m.source = r.string_or("source", "");
-  r.raw("exported_with");
+  if (const Json* ew = r.raw("exported_with"); ew && ew->is_object()) {
+    // The export input: its first dimension is the batch; the rest is one sample.
+    auto shape = ew->find("input_shape");
+    auto dtype = ew->find("input_dtype");
+    if (shape != ew->end() && shape->is_array() && shape->size() >= 1 && dtype != ew->end() && dtype->is_string()) {
+      auto dt = parse_dtype(dtype->get<std::string>());
+      double elems = 1;
+      bool ok = dt.has_value();
+      for (size_t i = 1; i < shape->size(); ++i) {
+        if (!(*shape)[i].is_number_integer()) ok = false;
+        else elems *= (*shape)[i].get<double>();
+      }
+      if (ok) m.input_bytes_per_sample = elems * dtype_size(*dt);
+    }
+  }
   r.raw("description");
   m.measured_on = r.string_or("measured_on", "");
   m.batch_size = static_cast<int>(r.integer("batch_size", true, 1, 1 << 24).value_or(1));
@@ -321,6 +335,16 @@ GpuSpec parse_gpu(const Json& j, const std::string& path, Diagnostics& d) {
   g.hbm_bandwidth = r.quantity("hbm_bandwidth", Quantity::BANDWIDTH, true).value_or(1e12);
   g.memory_bytes = r.quantity("memory", Quantity::BYTES, false).value_or(0);
   g.sm_count = static_cast<int>(r.integer_or("sm_count", 0, 1, 1024));
+  // The host link: NCCL's per-generation PCIe figures (REFERENCE.md §2) by default.
+  const double default_host = g.arch == GpuArch::VOLTA ? 12e9 : g.arch == GpuArch::HOPPER ? 48e9 : 24e9;
+  g.host_bandwidth = r.quantity("host_bandwidth", Quantity::BANDWIDTH, false).value_or(default_host);
+  if (const Json* cj = r.raw("contention")) {
+    ObjectReader cr(*cj, join_path(path, "contention"), d);
+    if (auto v = cr.number("hbm_bytes_per_nccl_byte", false, 0.0)) g.hbm_bytes_per_nccl_byte = v;
+    if (auto v = cr.number("comm_slowdown", false, 1.0)) g.comm_slowdown = v;
+    cr.raw("sources");
+    cr.finish();
+  }
   r.raw("sources");
   r.raw("description");
   r.finish();
@@ -626,6 +650,18 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
       }
     }
     s.ddp.find_unused_parameters = dr.boolean_or("find_unused_parameters", false);
+    s.ddp.broadcast_buffers = dr.boolean_or("broadcast_buffers", true);
+    s.ddp.comm_hook = dr.string_or("comm_hook", "allreduce", {"allreduce", "fp16_compress", "bf16_compress", "powersgd"});
+    if (const Json* pj = dr.raw("powersgd")) {
+      ObjectReader pr(*pj, "/ddp/powersgd", d);
+      auto& ps = s.ddp.powersgd;
+      ps.matrix_approximation_rank = static_cast<int>(pr.integer_or("matrix_approximation_rank", 1, 1, 1024));
+      ps.start_powerSGD_iter = static_cast<int>(pr.integer_or("start_powerSGD_iter", 1000, 2, 1 << 30));
+      ps.use_error_feedback = pr.boolean_or("use_error_feedback", true);
+      ps.batched = pr.boolean_or("batched", false);
+      ps.min_compression_rate = pr.number_or("min_compression_rate", 2.0, 0.0, true);
+      pr.finish();
+    }
     s.ddp.static_graph = dr.boolean_or("static_graph", false);
     s.ddp.gradient_as_bucket_view = dr.boolean_or("gradient_as_bucket_view", false);
     const std::vector<std::string> versions{"1.13", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7"};
@@ -646,6 +682,13 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     s.training.compute_dtype = tr.string_or("compute_dtype", "float32", {"float32", "tf32", "bfloat16", "float16", "float64"});
     s.training.optimizer = tr.string_or("optimizer", "sgd", {"sgd", "adam", "adamw"});
     s.training.optimizer_impl = tr.string_or("optimizer_impl", "foreach", {"for_loop", "foreach", "fused"});
+    s.training.gradient_accumulation_steps = static_cast<int>(tr.integer_or("gradient_accumulation_steps", 1, 1, 1 << 16));
+    s.training.clip_grad_norm = tr.boolean_or("clip_grad_norm", false);
+    s.training.grad_scaler = tr.boolean_or("grad_scaler", true);
+    s.training.pin_memory = tr.boolean_or("pin_memory", true);
+    s.training.non_blocking = tr.boolean_or("non_blocking", true);
+    if (auto v = tr.number("loader_samples_per_s", false, 0.0, true)) s.training.loader_samples_per_s = v;
+    if (auto v = tr.quantity("input_bytes_per_sample", Quantity::BYTES, false, true)) s.training.input_bytes_per_sample = v;
     tr.finish();
   }
   if (const Json* cj = r.raw("compute")) {
@@ -654,6 +697,8 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     s.compute.memory_efficiency = cr.number_or("memory_efficiency", 0.8, 0.0, true, 1.0);
     s.compute.use_measured = cr.boolean_or("use_measured", true);
     s.compute.kernel_overhead = cr.quantity("kernel_overhead", Quantity::TIME, false, true).value_or(2e-6);
+    s.compute.autograd_traversal_per_param =
+        cr.quantity("autograd_traversal_per_param", Quantity::TIME, false, true).value_or(0.2e-6);
     cr.finish();
   }
   if (const Json* kj = r.raw("collective")) {
@@ -701,7 +746,44 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     s.simulation.seed = static_cast<uint64_t>(sr.integer_or("seed", 1, 0, (1LL << 53)));
     sr.finish();
   }
+  if (const Json* cj = r.raw("contention")) {
+    ObjectReader cr(*cj, "/contention", d);
+    s.contention.enabled = cr.boolean_or("enabled", true);
+    if (auto v = cr.number("hbm_bytes_per_nccl_byte", false, 0.0)) s.contention.hbm_bytes_per_nccl_byte = v;
+    if (auto v = cr.number("comm_slowdown", false, 1.0)) s.contention.comm_slowdown = v;
+    s.contention.max_slowdown = cr.number_or("max_slowdown", 4.0, 1.0);
+    cr.finish();
+  }
+  if (const Json* sj = r.raw("streams")) {
+    ObjectReader sr(*sj, "/streams", d);
+    s.streams.nccl_high_priority = sr.boolean_or("TORCH_NCCL_HIGH_PRIORITY", false);
+    s.streams.cuda_device_max_connections = static_cast<int>(sr.integer_or("CUDA_DEVICE_MAX_CONNECTIONS", 8, 1, 32));
+    s.streams.comm_streams = static_cast<int>(sr.integer_or("comm_streams", 1, 1, 16));
+    sr.finish();
+  }
+  if (const Json* gj = r.raw("stragglers")) {
+    ObjectReader gr(*gj, "/stragglers", d);
+    s.stragglers.jitter_cv = gr.number_or("jitter_cv", 0.0, 0.0, false, 2.0);
+    s.stragglers.steps = static_cast<int>(gr.integer_or("steps", 50, 1, 100000));
+    if (const Json* sl = gr.raw("slow_ranks")) {
+      if (!sl->is_array()) d.add_value("/stragglers/slow_ranks", *sl, "an array of {\"rank\": R, \"factor\": F}");
+      else
+        for (size_t i = 0; i < sl->size(); ++i) {
+          ObjectReader er((*sl)[i], "/stragglers/slow_ranks/" + std::to_string(i), d);
+          auto rank = er.integer("rank", true, 0, (1 << 20));
+          auto factor = er.number("factor", true, 0.0, true, 100.0);
+          er.finish();
+          if (rank && factor) s.stragglers.slow_ranks.emplace_back(static_cast<int>(*rank), *factor);
+        }
+    }
+    gr.finish();
+  }
   r.finish();
+  for (size_t i = 0; i < s.stragglers.slow_ranks.size(); ++i)
+    if (d.ok() && s.stragglers.slow_ranks[i].first >= s.cluster.world_size())
+      d.add("/stragglers/slow_ranks/" + std::to_string(i) + "/rank",
+            std::to_string(s.stragglers.slow_ranks[i].first) + " is not a rank of this " +
+                std::to_string(s.cluster.world_size()) + "-GPU cluster; expected 0.." + std::to_string(s.cluster.world_size() - 1));
   if (d.ok() && s.training.compute_dtype != "float32" && !s.cluster.gpu.peak_flops.count(s.training.compute_dtype))
     d.add("/training/compute_dtype", "\"" + s.training.compute_dtype + "\" has no peak_flops entry in GPU \"" +
                                          s.cluster.gpu.name + "\"");

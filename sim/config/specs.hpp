@@ -54,6 +54,7 @@ struct ModelSpec {
   std::vector<BufferSpec> buffers;
   std::vector<LayerSpec> layers;
   std::vector<int> grad_ready_order;  // requires_grad param indices, as they became ready in backward
+  double input_bytes_per_sample = 0;  // from exported_with.input_shape/input_dtype (0: unknown)
   int64_t total_numel() const;
   double grad_bytes() const;  // bytes of all requires_grad parameters
 };
@@ -69,6 +70,9 @@ struct GpuSpec {
   double hbm_bandwidth = 0;                  // bytes/s
   double memory_bytes = 0;
   int sm_count = 0;
+  double host_bandwidth = 0;  // bytes/s of the GPU's PCIe link to the host (pinned copies)
+  // Contention figures for this GPU (defaults: REFERENCE.md §4, see gpu/contention.hpp).
+  std::optional<double> hbm_bytes_per_nccl_byte, comm_slowdown;
 };
 
 enum class LinkKind { NVLINK, PCIE, INFINIBAND, ETHERNET, ROCE, EFA };
@@ -120,6 +124,15 @@ struct DdpSettings {
   bool static_graph = false;
   bool gradient_as_bucket_view = false;
   std::string pytorch_version = "2.4";    // "1.13" or "2.x": where the first-bucket rule differs
+  bool broadcast_buffers = true;          // buffers broadcast from rank 0 at every forward
+  std::string comm_hook = "allreduce";    // allreduce, fp16_compress, bf16_compress, powersgd
+  struct PowerSgd {
+    int matrix_approximation_rank = 1;
+    int start_powerSGD_iter = 1000;
+    bool use_error_feedback = true;
+    bool batched = false;  // batched_powerSGD_hook
+    double min_compression_rate = 2;
+  } powersgd;
   double bucket_cap_bytes() const;
   double first_bucket_cap_bytes() const;  // applies at the rebuild (and iteration 1 with find_unused)
   bool recent_pytorch() const;
@@ -130,9 +143,36 @@ struct TrainingSettings {
   std::string compute_dtype = "float32";
   std::string optimizer = "sgd";  // sgd (momentum), adam, adamw
   std::string optimizer_impl = "foreach";  // for_loop, foreach, fused
+  int gradient_accumulation_steps = 1;     // micro-steps per optimizer step; all but the last under no_sync()
+  bool clip_grad_norm = false;             // torch.nn.utils.clip_grad_norm_ before the optimizer
+  bool grad_scaler = true;                 // GradScaler with float16 autocast
+  bool pin_memory = true;                  // DataLoader pin_memory
+  bool non_blocking = true;                // .to(device, non_blocking=...)
+  std::optional<double> loader_samples_per_s;     // the data loader's throughput per rank (unset: never the bottleneck)
+  std::optional<double> input_bytes_per_sample;   // overrides the model's
+};
+
+struct ContentionSettings {
+  bool enabled = true;
+  std::optional<double> hbm_bytes_per_nccl_byte, comm_slowdown;  // override the GPU's
+  double max_slowdown = 4.0;
+};
+
+struct StreamSettings {
+  bool nccl_high_priority = false;     // TORCH_NCCL_HIGH_PRIORITY
+  int cuda_device_max_connections = 8; // CUDA_DEVICE_MAX_CONNECTIONS (1: kernels start in launch order)
+  int comm_streams = 1;                // process groups (NCCL streams) the buckets are spread over
+};
+
+struct StragglerSettings {
+  double jitter_cv = 0;  // per-rank, per-step compute time: lognormal with this coefficient of variation
+  std::vector<std::pair<int, double>> slow_ranks;  // rank, compute time factor
+  int steps = 50;  // steady-state steps simulated when ranks are explicit
+  bool explicit_ranks() const { return jitter_cv > 0 || !slow_ranks.empty(); }
 };
 
 struct ComputeSettings {
+  double autograd_traversal_per_param = 0.2e-6;  // find_unused_parameters' graph walk, host side
   double flops_efficiency = 0.6;   // achieved / peak for compute-bound kernels
   double memory_efficiency = 0.8;  // achieved / peak HBM bandwidth for memory-bound kernels
   bool use_measured = true;        // prefer measured layer times when the profile has them
@@ -172,6 +212,9 @@ struct Scenario {
   ComputeSettings compute;
   CollectiveSettings collective;
   SimulationSettings simulation;
+  ContentionSettings contention;
+  StreamSettings streams;
+  StragglerSettings stragglers;
 };
 
 }  // namespace ddpsim::config

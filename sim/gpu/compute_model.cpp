@@ -5,11 +5,19 @@
 
 namespace ddpsim::gpu {
 
+Kernel roofline_kernel(double flops, double bytes, double peak_flops, double hbm_bandwidth,
+                       const config::ComputeSettings& s) {
+  Kernel k;
+  k.shape.compute_s = peak_flops > 0 ? flops / (peak_flops * s.flops_efficiency) : 0.0;
+  k.shape.memory_s = hbm_bandwidth > 0 ? bytes / (hbm_bandwidth * s.memory_efficiency) : 0.0;
+  k.shape.overhead_s = s.kernel_overhead;
+  k.seconds = std::max(k.shape.compute_s, k.shape.memory_s) + k.shape.overhead_s;
+  return k;
+}
+
 double roofline_time(double flops, double bytes, double peak_flops, double hbm_bandwidth,
                      const config::ComputeSettings& s) {
-  const double t_compute = peak_flops > 0 ? flops / (peak_flops * s.flops_efficiency) : 0.0;
-  const double t_memory = hbm_bandwidth > 0 ? bytes / (hbm_bandwidth * s.memory_efficiency) : 0.0;
-  return std::max(t_compute, t_memory) + s.kernel_overhead;
+  return roofline_kernel(flops, bytes, peak_flops, hbm_bandwidth, s).seconds;
 }
 
 double optimizer_bytes_per_element(const std::string& optimizer, int elem_size) {
@@ -19,7 +27,13 @@ double optimizer_bytes_per_element(const std::string& optimizer, int elem_size) 
   return 5.0 * elem_size;
 }
 
+double input_bytes_per_sample(const config::Scenario& sc) {
+  if (sc.training.input_bytes_per_sample) return *sc.training.input_bytes_per_sample;
+  return sc.model.input_bytes_per_sample;
+}
+
 namespace {
+
 double peak_for(const config::GpuSpec& gpu, const std::string& dtype) {
   auto it = gpu.peak_flops.find(dtype);
   if (it != gpu.peak_flops.end()) return it->second;
@@ -39,6 +53,21 @@ double optimizer_kernels(const std::string& optimizer, const std::string& impl, 
   if (impl == "fused") return chunks;
   return per_tensor * chunks;
 }
+
+bool is_gemm_like(config::LayerType t) {
+  return t == config::LayerType::CONV2D || t == config::LayerType::LINEAR || t == config::LayerType::MATMUL;
+}
+
+// A measured time carries no roofline split: GEMM-like layers count as compute-bound, the rest as
+// memory-bound (what the contention model needs to know).
+Kernel measured_kernel(double seconds, config::LayerType t) {
+  Kernel k;
+  k.seconds = seconds;
+  if (is_gemm_like(t)) k.shape.compute_s = seconds;
+  else k.shape.memory_s = seconds;
+  return k;
+}
+
 }  // namespace
 
 ComputeProfile build_compute_profile(const config::Scenario& sc) {
@@ -46,50 +75,76 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   const auto& m = sc.model;
   const auto& gpu = sc.cluster.gpu;
   const auto& cs = sc.compute;
+  const double hbm = gpu.hbm_bandwidth;
   p.compute_dtype = sc.training.compute_dtype;
   p.peak_flops = peak_for(gpu, sc.training.compute_dtype);
+  p.autocast = sc.training.compute_dtype == "float16" || sc.training.compute_dtype == "bfloat16";
   const double scale = static_cast<double>(sc.training.batch_size) / static_cast<double>(m.batch_size);
+  // Under autocast activations are half precision: half the activation traffic. GEMM-like layers
+  // read a half copy of their fp32 weights, made in forward (read 4 + write 2 bytes per element,
+  // then 2 read) and whose gradient is cast back to fp32 in backward.
+  const double act_factor = p.autocast ? 0.5 : 1.0;
 
   p.forward.reserve(m.layers.size());
   p.backward.reserve(m.layers.size());
   for (const auto& l : m.layers) {
     double param_bytes = 0;
     for (int pi : l.params) param_bytes += m.params[pi].bytes();
-    double f, b;
+    Kernel f, b;
     if (cs.use_measured && l.fwd_time && l.bwd_time) {
       // Measured at the profile's batch size; scaled linearly with the batch.
-      f = *l.fwd_time * scale;
-      b = *l.bwd_time * scale;
+      f = measured_kernel(*l.fwd_time * scale, l.type);
+      b = measured_kernel(*l.bwd_time * scale, l.type);
       ++p.measured_layers;
     } else {
-      // Forward reads the weights once; backward reads them and writes their gradients.
-      f = roofline_time(l.fwd_flops * scale, l.fwd_bytes * scale + param_bytes, p.peak_flops, gpu.hbm_bandwidth, cs);
-      b = roofline_time(l.bwd_flops * scale, l.bwd_bytes * scale + 2 * param_bytes, p.peak_flops, gpu.hbm_bandwidth, cs);
+      const bool cast = p.autocast && is_gemm_like(l.type);
+      const double fwd_param = cast ? 2.0 * param_bytes : param_bytes;
+      const double bwd_param = cast ? 2.5 * param_bytes : 2.0 * param_bytes;
+      f = roofline_kernel(l.fwd_flops * scale, l.fwd_bytes * scale * act_factor + fwd_param, p.peak_flops, hbm, cs);
+      b = roofline_kernel(l.bwd_flops * scale, l.bwd_bytes * scale * act_factor + bwd_param, p.peak_flops, hbm, cs);
     }
     p.forward.push_back(f);
     p.backward.push_back(b);
-    p.forward_total += f;
-    p.backward_total += b;
+    p.forward_total += f.seconds;
+    p.backward_total += b.seconds;
   }
 
   // reducer.cpp copy_grad_to_bucket (mul_out by 1/world_size) or, for gradient views, div_ in place:
   // either reads and writes the gradient once.
-  p.copy_in.assign(m.params.size(), 0.0);
-  p.copy_out.assign(m.params.size(), 0.0);
-  double opt_bytes = 0;
+  p.copy_in.assign(m.params.size(), Kernel{});
+  p.copy_out.assign(m.params.size(), Kernel{});
+  double opt_bytes = 0, grad_bytes = 0;
   size_t trainable = 0;
   for (size_t i = 0; i < m.params.size(); ++i) {
     const auto& prm = m.params[i];
     if (!prm.requires_grad) continue;
     ++trainable;
-    p.copy_in[i] = roofline_time(0, 2 * prm.bytes(), p.peak_flops, gpu.hbm_bandwidth, cs);
+    grad_bytes += prm.bytes();
+    p.copy_in[i] = roofline_kernel(0, 2 * prm.bytes(), p.peak_flops, hbm, cs);
     p.copy_out[i] = p.copy_in[i];
     opt_bytes += static_cast<double>(prm.numel) *
                  optimizer_bytes_per_element(sc.training.optimizer, config::dtype_size(prm.dtype));
   }
-  const double bw = gpu.hbm_bandwidth * cs.memory_efficiency;
-  p.optimizer = (bw > 0 ? opt_bytes / bw : 0.0) +
-                cs.kernel_overhead * optimizer_kernels(sc.training.optimizer, sc.training.optimizer_impl, trainable);
+  const double kernels = optimizer_kernels(sc.training.optimizer, sc.training.optimizer_impl, trainable);
+  p.optimizer = roofline_kernel(0, opt_bytes, p.peak_flops, hbm, cs);
+  p.optimizer.shape.overhead_s = cs.kernel_overhead * kernels;
+  p.optimizer.seconds = p.optimizer.shape.memory_s + p.optimizer.shape.overhead_s;
+
+  // torch.cuda.amp.GradScaler.unscale_: one foreach pass reading and writing every gradient.
+  if (sc.training.compute_dtype == "float16" && sc.training.grad_scaler) p.grad_unscale = roofline_kernel(0, 2 * grad_bytes, p.peak_flops, hbm, cs);
+  // clip_grad_norm_ (foreach): the norms read every gradient, the scaling reads and writes them.
+  if (sc.training.clip_grad_norm) p.clip = roofline_kernel(0, 3 * grad_bytes, p.peak_flops, hbm, cs);
+
+  // The input batch crosses the GPU's host link; pageable memory is staged by the driver through
+  // a pinned buffer at about half the pinned rate (NVIDIA developer blog, "How to Optimize Data
+  // Transfers in CUDA C/C++").
+  const double in_bytes = input_bytes_per_sample(sc) * sc.training.batch_size;
+  const double h2d_bw = gpu.host_bandwidth * (sc.training.pin_memory ? 1.0 : 0.5);
+  if (in_bytes > 0 && h2d_bw > 0) {
+    p.h2d.shape.memory_s = in_bytes / h2d_bw;
+    p.h2d.shape.overhead_s = cs.kernel_overhead;
+    p.h2d.seconds = p.h2d.shape.memory_s + p.h2d.shape.overhead_s;
+  }
   return p;
 }
 

@@ -1,26 +1,39 @@
 #pragma once
-// Per-layer compute times for one rank: measured times from the profile when present (scaled
+// Per-kernel compute times for one rank: measured times from the profile when present (scaled
 // linearly with batch), else a roofline estimate max(FLOPs / (peak * eff), bytes / (HBM * eff)).
+// Every kernel keeps its roofline shape so that the contention model knows what it is bound by.
 #include <string>
 #include <vector>
 
 #include "config/specs.hpp"
+#include "gpu/contention.hpp"
 
 namespace ddpsim::gpu {
 
+struct Kernel {
+  double seconds = 0;  // alone
+  KernelShape shape;   // compute and memory components of `seconds`
+};
+
 struct ComputeProfile {
-  std::vector<double> forward;   // seconds per layer, forward order
-  std::vector<double> backward;  // seconds per layer (indexed like `forward`)
-  std::vector<double> copy_in;   // seconds per parameter: the DDP hook's grad -> bucket copy
-  std::vector<double> copy_out;  // seconds per parameter: bucket -> grad copy in finalize_backward
-  double optimizer = 0;
+  std::vector<Kernel> forward;   // per layer, forward order
+  std::vector<Kernel> backward;  // per layer (indexed like `forward`)
+  std::vector<Kernel> copy_in;   // per parameter: the DDP hook's grad -> bucket copy (div by world size)
+  std::vector<Kernel> copy_out;  // per parameter: bucket -> grad copy in finalize_backward
+  Kernel h2d;                    // the input batch's host-to-device copy
+  Kernel grad_unscale;           // GradScaler.unscale_ (float16 autocast only)
+  Kernel clip;                   // clip_grad_norm_ (when enabled)
+  Kernel optimizer;
   double forward_total = 0, backward_total = 0;
   int measured_layers = 0;  // layers timed from measurements rather than the roofline
   std::string compute_dtype;
   double peak_flops = 0;  // the peak used for the roofline
+  bool autocast = false;
 };
 
-// Roofline time of one kernel of `flops` and `bytes` on `gpu`.
+// Roofline time of one kernel of `flops` and `bytes`.
+Kernel roofline_kernel(double flops, double bytes, double peak_flops, double hbm_bandwidth,
+                       const config::ComputeSettings& s);
 double roofline_time(double flops, double bytes, double peak_flops, double hbm_bandwidth,
                      const config::ComputeSettings& s);
 
@@ -28,5 +41,7 @@ ComputeProfile build_compute_profile(const config::Scenario& scenario);
 
 // Bytes an optimizer step moves per parameter element of `elem_size` bytes.
 double optimizer_bytes_per_element(const std::string& optimizer, int elem_size);
+// Bytes of one input sample (from the model's export input unless the scenario gives it).
+double input_bytes_per_sample(const config::Scenario& scenario);
 
 }  // namespace ddpsim::gpu

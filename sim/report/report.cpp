@@ -1,5 +1,6 @@
 #include "report/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -24,6 +25,22 @@ Json iteration_json(const IterationReport& it, bool include_buckets) {
   j["exposed_comm_s"] = it.exposed_comm_s;
   j["overlap_ratio"] = it.overlap_ratio ? Json(*it.overlap_ratio) : Json(nullptr);
   j["num_buckets"] = it.buckets.size();
+  j["contention_s"] = it.contention_s;
+  j["straggler_wait_s"] = it.straggler_wait_s;
+  j["comm_exposed_s"] = it.comm_exposed_s;
+  j["comm_hidden_s"] = it.comm_hidden_s;
+  j["data_wait_s"] = it.data_wait_s;
+  j["h2d_s"] = it.h2d_s;
+  j["autograd_traversal_s"] = it.autograd_traversal_s;
+  j["micro_steps"] = it.micro_steps;
+  j["micro_step_time_s"] = it.micro_step_time_s;
+  j["comm_alone_per_sample_s"] = it.comm_alone_per_sample_s;
+  j["samples_per_rank"] = it.samples;
+  j["steps_simulated"] = it.steps_simulated;
+  auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+  j["step_time_p50_s"] = opt(it.step_time_p50_s);
+  j["step_time_p95_s"] = opt(it.step_time_p95_s);
+  j["step_time_p99_s"] = opt(it.step_time_p99_s);
   if (include_buckets) {
     Json rows = Json::array();
     for (const auto& b : it.buckets) {
@@ -59,7 +76,10 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["grad_bytes"] = r.grad_bytes;
   j["num_params"] = r.num_params;
   j["buckets_rebuilt"] = r.rebuilt;
-  j["samples_per_s"] = r.steady.step_time_s > 0 ? r.batch_size * r.world_size / r.steady.step_time_s : 0.0;
+  j["samples_per_s"] = r.steady.step_time_s > 0 ? r.steady.samples * r.world_size / r.steady.step_time_s : 0.0;
+  j["comm_hook"] = r.comm_hook;
+  j["explicit_ranks"] = r.explicit_ranks;
+  j["contention"] = r.contention;
   j["iteration1"] = r.has_iteration1 ? iteration_json(r.iteration1, include_buckets) : Json(nullptr);
   return j;
 }
@@ -96,10 +116,20 @@ std::string to_table(const StepReport& r) {
   line("comm alone           ", s.comm_alone_s);
   line("comm busy            ", s.comm_busy_s);
   line("exposed comm         ", s.exposed_comm_s);
+  if (s.contention_s > 0) line("  compute slowed     ", s.contention_s);
+  if (s.straggler_wait_s > 0) line("  straggler wait     ", s.straggler_wait_s);
+  line("  comm waited on     ", s.comm_exposed_s);
+  if (s.data_wait_s > 0) line("  data loader wait   ", s.data_wait_s);
+  line("comm hidden          ", s.comm_hidden_s);
   o << "  overlap ratio      " << pct(s.overlap_ratio) << "\n";
+  if (s.micro_steps > 1)
+    o << "  " << s.micro_steps << " micro-steps per optimizer step, " << core::format_time(s.micro_step_time_s) << " each on average\n";
+  if (s.step_time_p50_s)
+    o << "  step time over " << s.steps_simulated << " steps: p50 " << core::format_time(*s.step_time_p50_s) << ", p95 "
+      << core::format_time(*s.step_time_p95_s) << ", p99 " << core::format_time(*s.step_time_p99_s) << "\n";
   if (r.world_size > 1 && s.step_time_s > 0) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f", r.batch_size * r.world_size / s.step_time_s);
+    std::snprintf(buf, sizeof buf, "%.1f", s.samples * r.world_size / s.step_time_s);
     o << "  throughput         " << buf << " samples/s\n";
   }
   if (r.has_iteration1) {
@@ -126,11 +156,13 @@ std::string to_table(const StepReport& r) {
 
 Json to_chrome_trace(const StepReport& r) {
   Json events = Json::array();
-  const char* tracks[] = {"compute stream", "NCCL stream"};
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0},
                     {"args", {{"name", "rank 0 (" + r.gpu + ")"}}}});
-  for (int t = 0; t < 2; ++t) {
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", tracks[t]}}}});
+  int tracks = 2;
+  for (const auto& e : r.trace) tracks = std::max(tracks, e.track + 1);
+  for (int t = 0; t < tracks; ++t) {
+    std::string name = t == 0 ? "compute stream" : tracks == 2 ? "NCCL stream" : "NCCL stream " + std::to_string(t - 1);
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", name}}}});
     events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"sort_index", t}}}});
   }
   for (const auto& e : r.trace) {

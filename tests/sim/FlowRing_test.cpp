@@ -90,6 +90,7 @@ TEST(FlowRing, FlowBackendCarriesTheNcclModelExactly) {
            {"cluster", testing::cluster(2, 8, testing::link("nv", "nvlink", "20GBps", "3.4us"),
                                         testing::link("ib", "infiniband", "200Gbps", "14us"), 8)},
            {"ddp", {{"bucket_cap_mb", 4}}},
+           {"contention", {{"enabled", false}}},
            {"simulation", {{"backend", "flow"}, {"fidelity", "stepwise"}}}};
   auto sc = testing::scenario(doc);
   sc.cluster.links_per_gpu = 12;

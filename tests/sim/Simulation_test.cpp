@@ -12,9 +12,15 @@ namespace {
 
 using testing::Json;
 
-config::Scenario bundled(const std::string& name, const std::vector<std::string>& overrides = {}) {
+config::Scenario bundled_with_contention(const std::string& name, const std::vector<std::string>& overrides = {}) {
   config::Catalog cat(config::Catalog::default_root());
   return cat.load_scenario(cat.resolve(config::Kind::SCENARIO, name), overrides);
+}
+
+// The core invariants (DESIGN.md) are stated for a GPU without contention.
+config::Scenario bundled(const std::string& name, std::vector<std::string> overrides = {}) {
+  overrides.insert(overrides.begin(), "contention.enabled=false");
+  return bundled_with_contention(name, overrides);
 }
 
 // Each simulation needs its own process (one SimGrid Engine per process).
@@ -78,7 +84,8 @@ TEST(Simulation, MoreBandwidthIsNeverSlower) {
     Json doc{{"model", testing::synthetic_model(12, 4 << 20, 2e-4, 4e-4)},
              {"cluster", testing::cluster(2, 4, testing::link("nv", "nvlink", intra_bw, "3.4us"),
                                           testing::link("ib", "infiniband", inter_bw, "14us"))},
-             {"ddp", {{"bucket_cap_mb", 25}}}};
+             {"ddp", {{"bucket_cap_mb", 25}}},
+             {"contention", {{"enabled", false}}}};
     return testing::scenario(doc);
   };
   auto r = simulate_in_children({make("100GBps", "100Gbps"), make("200GBps", "100Gbps"), make("100GBps", "200Gbps"),

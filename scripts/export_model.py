@@ -1,0 +1,670 @@
+#!/usr/bin/python3
+"""Export any torch.nn.Module to a ddpsim model description ("ddpsim-model/1").
+
+Usage:
+  /usr/bin/python3 scripts/export_model.py torchvision.models:resnet50 -o models/resnet50.json \
+      [--input 2x3x224x224] [--input-dtype float32|int64] [--vocab N] [--name resnet50] \
+      [--kwargs '{"num_classes": 10}']
+
+SPEC is "module.path:callable"; the callable (function or class) is called with **kwargs and
+must return an nn.Module.  scripts/ and the repository root are put on sys.path, so
+"zoo.gpt2:gpt2" and "scripts.zoo.gpt2:gpt2" both work.
+
+The model runs ONE forward pass (train mode, seed 0) under a TorchDispatchMode that counts
+aten ops and attributes them to the innermost nn.Module on the call stack (tracked with
+forward pre/post hooks), then ONE backward pass during which the order in which each
+parameter's AccumulateGrad node fires is recorded (that is exactly what DDP's Reducer sees).
+
+See models/README.md for the output format and the FLOP/byte rules.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(SCRIPT_DIR)
+FORMAT = "ddpsim-model/1"
+
+
+class ExportError(Exception):
+    """A user-facing error: printed to stderr, exit status 2."""
+
+
+def _die(msg):
+    sys.stderr.write("export_model.py: error: %s\n" % msg)
+    sys.exit(2)
+
+
+# --------------------------------------------------------------------------------------------
+# Loading (shared with scripts/ddp_reference_buckets.py)
+# --------------------------------------------------------------------------------------------
+
+def _import_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        raise ExportError("cannot import torch (%s); use /usr/bin/python3 with python3-torch" % e)
+    return torch
+
+
+def setup_sys_path():
+    for p in (SCRIPT_DIR, REPO_ROOT):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+
+def parse_shape(text):
+    """'2x3x224x224' -> [2, 3, 224, 224]; the first dimension is the batch size."""
+    if not isinstance(text, str) or not text.strip():
+        raise ExportError("bad --input shape %r: expected e.g. 2x3x224x224" % (text,))
+    parts = text.lower().replace("*", "x").replace(",", "x").split("x")
+    try:
+        shape = [int(p) for p in parts]
+    except ValueError:
+        raise ExportError("bad --input shape %r: expected positive integers separated by 'x', "
+                          "e.g. 2x3x224x224" % text)
+    if not shape or any(d <= 0 for d in shape):
+        raise ExportError("bad --input shape %r: every dimension must be a positive integer" % text)
+    return shape
+
+
+def parse_kwargs(text):
+    if text is None or text == "":
+        return {}
+    try:
+        kw = json.loads(text)
+    except ValueError as e:
+        raise ExportError("bad --kwargs %r: not valid JSON (%s)" % (text, e))
+    if not isinstance(kw, dict):
+        raise ExportError("bad --kwargs %r: must be a JSON object" % text)
+    return kw
+
+
+def load_model(spec, kwargs=None, seed=0):
+    """Import 'module.path:callable', build the model with callable(**kwargs), train mode."""
+    torch = _import_torch()
+    setup_sys_path()
+    import importlib
+    if not isinstance(spec, str) or spec.count(":") != 1:
+        raise ExportError("bad model spec %r: expected 'module.path:callable', "
+                          "e.g. torchvision.models:resnet50" % (spec,))
+    mod_name, attr = spec.split(":")
+    if not mod_name or not attr:
+        raise ExportError("bad model spec %r: expected 'module.path:callable'" % spec)
+    try:
+        mod = importlib.import_module(mod_name)
+    except Exception as e:  # ImportError and anything raised while importing
+        raise ExportError("cannot import module %r from spec %r: %s: %s"
+                          % (mod_name, spec, type(e).__name__, e))
+    obj = mod
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ExportError("module %r has no attribute %r (spec %r)" % (mod_name, attr, spec))
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ExportError("%r in spec %r is not callable" % (attr, spec))
+    torch.manual_seed(seed)
+    try:
+        model = obj(**(kwargs or {}))
+    except Exception as e:
+        raise ExportError("building the model with %s(**%r) failed: %s: %s"
+                          % (spec, kwargs or {}, type(e).__name__, e))
+    if not isinstance(model, torch.nn.Module):
+        raise ExportError("%s(...) returned %s, not a torch.nn.Module" % (spec, type(model).__name__))
+    model.train()
+    return model
+
+
+def ddp_param_list(model):
+    """(name, param) pairs in DDP's order: named_modules(), each module's own parameters,
+    shared parameters once (first name wins).  Includes requires_grad=False parameters."""
+    seen = set()
+    out = []
+    for mname, m in model.named_modules():
+        for pname, p in m.named_parameters(recurse=False):
+            if id(p) in seen:
+                continue
+            seen.add(id(p))
+            out.append(((mname + "." + pname) if mname else pname, p))
+    return out
+
+
+def find_vocab(model):
+    torch = _import_torch()
+    for _, m in model.named_modules():
+        if isinstance(m, torch.nn.Embedding):
+            return m.num_embeddings
+    return None
+
+
+def make_input(model, shape, dtype_name="float32", vocab=None, seed=0):
+    torch = _import_torch()
+    g = torch.Generator().manual_seed(seed + 1)
+    if dtype_name in ("float32", "float", "fp32"):
+        return torch.randn(shape, generator=g, dtype=torch.float32)
+    if dtype_name in ("float16", "half", "bfloat16", "float64"):
+        dt = {"float16": torch.float16, "half": torch.float16, "bfloat16": torch.bfloat16,
+              "float64": torch.float64}[dtype_name]
+        return torch.randn(shape, generator=g, dtype=torch.float32).to(dt)
+    if dtype_name in ("int64", "long"):
+        if vocab is None:
+            vocab = find_vocab(model)
+        if vocab is None:
+            raise ExportError("--input-dtype int64 needs a vocabulary size: pass --vocab N "
+                              "(the model has no nn.Embedding to take it from)")
+        if vocab <= 0:
+            raise ExportError("--vocab must be positive")
+        return torch.randint(0, vocab, shape, generator=g, dtype=torch.int64)
+    raise ExportError("unsupported --input-dtype %r (use float32 or int64)" % dtype_name)
+
+
+def output_loss(out):
+    """A scalar loss touching every floating output: sum of means."""
+    torch = _import_torch()
+    from torch.utils._pytree import tree_flatten
+    if hasattr(out, "to_tuple"):  # HF-style ModelOutput
+        out = out.to_tuple()
+    if isinstance(out, dict):
+        out = list(out.values())
+    leaves, _ = tree_flatten(out)
+    ts = [t for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point() and t.requires_grad]
+    if not ts:
+        raise ExportError("the model's forward output has no floating-point tensor that requires grad; "
+                          "cannot run backward")
+    loss = ts[0].float().mean()
+    for t in ts[1:]:
+        loss = loss + t.float().mean()
+    return loss
+
+
+def dtype_str(dt):
+    return str(dt).replace("torch.", "")
+
+
+# --------------------------------------------------------------------------------------------
+# Tracing
+# --------------------------------------------------------------------------------------------
+
+GEMM_OPS = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "convolution", "_convolution",
+            "matmul", "dot", "mv", "addmv"}
+NORM_OPS = {"native_layer_norm": "layernorm", "native_batch_norm": "batchnorm",
+            "_native_batch_norm_legit": "batchnorm", "native_group_norm": "layernorm",
+            "_batch_norm_impl_index": "batchnorm", "batch_norm": "batchnorm"}
+SOFTMAX_OPS = {"_softmax", "_log_softmax", "softmax", "log_softmax"}
+POOL_OPS = {"max_pool2d_with_indices", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+            "_adaptive_avg_pool2d", "adaptive_max_pool2d", "max_pool1d", "avg_pool1d",
+            "max_pool3d_with_indices", "avg_pool3d", "_adaptive_avg_pool3d"}
+REDUCE_OPS = {"mean", "sum", "amax", "amin", "max", "min", "var", "std", "var_mean", "norm",
+              "logsumexp", "cumsum", "prod"}
+EMBED_OPS = {"embedding", "embedding_bag", "_embedding_bag", "index_select"}
+# zero-cost bookkeeping ops (no data traffic)
+FREE_OPS = {"empty", "empty_like", "empty_strided", "detach", "lift_fresh", "alias", "_to_copy_noop",
+            "_local_scalar_dense", "resize_", "set_", "is_nonzero", "item", "size", "stride",
+            "sym_size", "sym_stride", "new_empty", "new_empty_strided"}
+# FLOPs per output element for pointwise ops that are more than one operation
+POINTWISE_COST = {"gelu": 8, "tanh": 6, "sigmoid": 4, "exp": 4, "log": 4, "erf": 6, "pow": 2,
+                  "sqrt": 2, "rsqrt": 2, "silu": 5, "native_dropout": 2, "bernoulli": 1,
+                  "bernoulli_": 1, "hardtanh": 1, "hardswish": 4, "hardsigmoid": 2, "softplus": 4,
+                  "elu": 4, "leaky_relu": 2, "addcmul": 2, "addcdiv": 2, "lerp": 3}
+# FLOPs per input element for normalisation (mean, var, normalise, scale+shift)
+NORM_FLOPS_PER_ELEM = 8
+SOFTMAX_FLOPS_PER_ELEM = 5
+
+
+def _prod(xs):
+    r = 1
+    for x in xs:
+        r *= int(x)
+    return r
+
+
+class _Call(object):
+    """One execution of one module's forward."""
+    __slots__ = ("module", "name", "start_seq", "first_op_seq", "fwd_flops", "bwd_flops",
+                 "fwd_bytes", "bwd_bytes", "kinds", "params_used", "n_ops", "order")
+
+    def __init__(self, module, name, seq):
+        self.module = module
+        self.name = name
+        self.start_seq = seq
+        self.first_op_seq = None
+        self.fwd_flops = 0.0
+        self.bwd_flops = 0.0
+        self.fwd_bytes = 0.0
+        self.bwd_bytes = 0.0
+        self.kinds = {}      # op kind -> fwd flops (used to pick the layer type)
+        self.params_used = set()
+        self.n_ops = 0
+        self.order = None
+
+
+def trace_model(model, x):
+    """Run one forward (counting ops per module call) and one backward (recording the
+    AccumulateGrad order).  Returns (calls, grad_ready_order, param_list)."""
+    torch = _import_torch()
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    plist = ddp_param_list(model)
+    names = {id(m): n for n, m in model.named_modules()}
+
+    def storage_key(t):
+        try:
+            return t.storage().data_ptr()
+        except Exception:
+            return None
+
+    param_storage = {}
+    for i, (_, p) in enumerate(plist):
+        k = storage_key(p)
+        if k is not None and p.numel() > 0:
+            param_storage[k] = i
+    buffer_storage = set()
+    for _, b in model.named_buffers():
+        k = storage_key(b)
+        if k is not None and b.numel() > 0:
+            buffer_storage.add(k)
+
+    state = {"seq": 0, "stack": [], "calls": []}
+    root_call = _Call(None, "<toplevel>", 0)  # ops run outside any module (should be none)
+
+    def pre_hook(mod, inp):
+        state["seq"] += 1
+        c = _Call(mod, names.get(id(mod), type(mod).__name__), state["seq"])
+        state["stack"].append(c)
+        state["calls"].append(c)
+
+    def post_hook(mod, inp, out):
+        st = state["stack"]
+        # pop up to and including this module (robust against exceptions in children)
+        while st:
+            c = st.pop()
+            if c.module is mod:
+                break
+
+    class Counter(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            try:
+                _account(func, args, kwargs, out)
+            except Exception as e:  # never break the model because of accounting
+                sys.stderr.write("export_model.py: warning: could not account %s: %s\n" % (func, e))
+            return out
+
+    def _classify(t):
+        """'param' (with index), 'buffer', or 'act'."""
+        k = storage_key(t)
+        if k in param_storage:
+            return "param", param_storage[k]
+        if k in buffer_storage:
+            return "buffer", None
+        return "act", None
+
+    def _nbytes(t):
+        return float(t.numel() * t.element_size())
+
+    def _account(func, args, kwargs, out):
+        name = func.overloadpacket.__name__
+        schema = func._schema
+        # pure views / aliases: no computation, no traffic
+        rets = schema.returns
+        is_view = bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
+        if is_view or name in FREE_OPS:
+            return
+        in_leaves = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
+        out_leaves = [a for a in tree_flatten(out)[0] if isinstance(a, torch.Tensor)]
+        if not in_leaves:
+            return  # factory ops (zeros, arange, randn...): negligible, not batch-scaled
+        call = state["stack"][-1] if state["stack"] else root_call
+        state["seq"] += 1
+        if call.first_op_seq is None:
+            call.first_op_seq = state["seq"]
+        call.n_ops += 1
+
+        cls = [(_classify(t), t) for t in in_leaves]
+        for (kind, idx), t in cls:
+            if kind == "param":
+                call.params_used.add(idx)
+        act_in = [t for (kind, _), t in cls if kind == "act"]
+        if not act_in:
+            return  # parameter/buffer bookkeeping (e.g. num_batches_tracked += 1): not batch-scaled
+        act_in_bytes = sum(_nbytes(t) for t in act_in)
+        act_out = [t for t in out_leaves if _classify(t)[0] == "act"]
+        if name in NORM_OPS:
+            act_out = act_out[:1]  # saved mean/invstd: per-channel for batch norm, negligible
+        out_bytes = sum(_nbytes(t) for t in act_out)
+        fwd_bytes = act_in_bytes + out_bytes
+        any_grad = any(t.requires_grad for t in in_leaves if t.is_floating_point())
+        main_out = out_leaves[0] if out_leaves else None
+        out_numel = float(main_out.numel()) if main_out is not None else 0.0
+
+        if name in GEMM_OPS:
+            kind = "conv" if "convolution" in name else "gemm"
+            if name in ("mm", "matmul", "dot", "mv"):
+                a, b, bias = args[0], args[1], None
+            elif name in ("addmm", "baddbmm", "addbmm", "addmv"):
+                bias, a, b = args[0], args[1], args[2]
+            elif name == "bmm":
+                a, b, bias = args[0], args[1], None
+            else:  # convolution(input, weight, bias, ...)
+                a, b, bias = args[0], args[1], args[2]
+            if kind == "conv":
+                transposed = bool(args[6]) if len(args) > 6 else False
+                k = _prod(b.shape[1:])
+                flops = 2.0 * (a.numel() if transposed else out_numel) * k
+            elif name in ("mm", "addmm", "matmul"):
+                flops = 2.0 * a.shape[0] * a.shape[1] * b.shape[-1]
+            elif name in ("bmm", "baddbmm"):
+                flops = 2.0 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+            elif name == "addbmm":
+                flops = 2.0 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+            else:  # dot, mv, addmv
+                flops = 2.0 * a.numel() * (b.shape[-1] if b.dim() > 1 and name != "dot" else 1)
+            if isinstance(bias, torch.Tensor):
+                flops += out_numel
+            bflops = 0.0
+            bbytes = 0.0
+            out_b = _nbytes(main_out) if (main_out is not None and _classify(main_out)[0] == "act") else 0.0
+
+            def abytes(t):
+                return _nbytes(t) if _classify(t)[0] == "act" else 0.0
+            for x, y in ((a, b), (b, a)):
+                if isinstance(x, torch.Tensor) and x.requires_grad:
+                    bflops += flops - (out_numel if isinstance(bias, torch.Tensor) else 0.0)
+                    # read grad_out + the other operand, write grad of x
+                    bbytes += out_b + abytes(y) + abytes(x)
+            if isinstance(bias, torch.Tensor) and bias.requires_grad:
+                bflops += out_numel
+                bbytes += out_b
+            call.fwd_flops += flops
+            call.bwd_flops += bflops
+            call.fwd_bytes += fwd_bytes
+            call.bwd_bytes += bbytes
+            call.kinds[kind] = call.kinds.get(kind, 0.0) + flops + 1.0
+            return
+
+        if name in NORM_OPS:
+            kind = NORM_OPS[name]
+            flops = NORM_FLOPS_PER_ELEM * float(in_leaves[0].numel())
+            bf = 2.0 * flops
+        elif name in SOFTMAX_OPS:
+            kind = "softmax"
+            flops = SOFTMAX_FLOPS_PER_ELEM * float(in_leaves[0].numel())
+            bf = flops
+        elif name in POOL_OPS:
+            kind = "pool"
+            if name.startswith("max_pool") or name == "avg_pool2d" or name.startswith("avg_pool"):
+                ks = args[1] if len(args) > 1 else [1]
+                ks = list(ks) if isinstance(ks, (list, tuple)) else [ks]
+                if len(ks) == 1:
+                    ks = ks * 2
+                flops = out_numel * _prod(ks)
+            else:
+                flops = float(in_leaves[0].numel())
+            bf = flops
+        elif name in EMBED_OPS:
+            kind = "embedding"
+            flops = 0.0
+            bf = out_numel  # scatter-add of grad_out rows into the weight gradient
+        elif name in REDUCE_OPS:
+            kind = "elementwise"
+            flops = float(in_leaves[0].numel())
+            bf = out_numel if False else float(in_leaves[0].numel())
+        elif name in ("copy_", "clone", "_to_copy", "contiguous", "cat", "stack", "index", "gather",
+                      "scatter", "_unsafe_view", "masked_select", "constant_pad_nd", "repeat",
+                      "index_put_", "fill_", "zero_"):
+            kind = "elementwise"
+            flops = 0.0
+            bf = 0.0
+        else:
+            kind = "elementwise"
+            flops = POINTWISE_COST.get(name, 1) * out_numel
+            bf = flops
+        call.fwd_flops += flops
+        call.fwd_bytes += fwd_bytes
+        if any_grad:
+            call.bwd_flops += bf
+            # read grad_out, read the saved inputs/outputs, write grad_in ~ fwd traffic + grad_out
+            call.bwd_bytes += fwd_bytes + out_bytes
+        call.kinds[kind] = call.kinds.get(kind, 0.0) + flops + 1.0
+
+    handles = []
+    for m in model.modules():
+        handles.append(m.register_forward_pre_hook(pre_hook))
+        handles.append(m.register_forward_hook(post_hook))
+
+    # AccumulateGrad hooks, exactly as DDP's Reducer registers them
+    ready = []
+    accs = []
+    for i, (_, p) in enumerate(plist):
+        if not p.requires_grad:
+            continue
+        acc = p.expand_as(p).grad_fn.next_functions[0][0]
+        accs.append(acc)
+
+        def make(i):
+            def hook(*unused):
+                ready.append(i)
+            return hook
+        handles.append(acc.register_hook(make(i)))
+
+    model.zero_grad(set_to_none=True)
+    try:
+        with Counter():
+            out = model(x)
+    except ExportError:
+        raise
+    except Exception as e:
+        for h in handles:
+            h.remove()
+        raise ExportError("the model's forward failed on an input of shape %s (%s): %s: %s"
+                          % (list(x.shape), dtype_str(x.dtype), type(e).__name__, e))
+    try:
+        loss = output_loss(out)
+        loss.backward()
+    finally:
+        for h in handles:
+            h.remove()
+    del accs
+
+    calls = state["calls"]
+    if root_call.n_ops:
+        calls = [root_call] + calls
+    return calls, ready, plist
+
+
+def _layer_type(torch, call):
+    m = call.module
+    nn = torch.nn
+    if m is not None:
+        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+                          nn.ConvTranspose3d)):
+            return "conv2d"
+        if isinstance(m, nn.Linear) or type(m).__name__ == "Conv1D":
+            return "linear"
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            return "batchnorm"
+        if isinstance(m, (nn.LayerNorm, nn.GroupNorm)):
+            return "layernorm"
+        if isinstance(m, (nn.Embedding, nn.EmbeddingBag)):
+            return "embedding"
+        if isinstance(m, (nn.modules.pooling._MaxPoolNd, nn.modules.pooling._AvgPoolNd,
+                          nn.modules.pooling._AdaptiveAvgPoolNd, nn.modules.pooling._AdaptiveMaxPoolNd)):
+            return "pool"
+        if isinstance(m, (nn.Softmax, nn.LogSoftmax)):
+            return "softmax"
+    if not call.kinds:
+        return "other"
+    k = call.kinds
+    if "conv" in k:
+        return "conv2d"
+    if "gemm" in k:
+        owns = False
+        if m is not None:
+            owns = any(True for _ in m.parameters(recurse=False))
+        return "linear" if owns else "matmul"
+    for kind in ("batchnorm", "layernorm", "embedding", "softmax", "pool"):
+        if kind in k:
+            return kind
+    if "elementwise" in k:
+        return "elementwise"
+    return "other"
+
+
+def build_layers(torch, calls, plist):
+    """Turn module calls into layers, in forward order, and assign parameters to layers."""
+    pindex = {id(p): i for i, (_, p) in enumerate(plist)}
+    kept = []
+    for c in calls:
+        own = []
+        if c.module is not None:
+            own = [pindex[id(p)] for p in c.module.parameters(recurse=False) if id(p) in pindex]
+        if c.n_ops == 0 and not own:
+            continue  # pure container, or a module that only reshapes
+        if c.n_ops == 0 and c.fwd_flops == 0 and c.fwd_bytes == 0 and not own:
+            continue
+        c.order = c.first_op_seq if c.first_op_seq is not None else c.start_seq
+        kept.append((c, own))
+    kept.sort(key=lambda co: co[0].order)
+
+    # candidate layers for each param: calls of its owning module, and calls whose ops read it
+    first_use = {}
+    for li, (c, own) in enumerate(kept):
+        for pi in list(own) + sorted(c.params_used):
+            if pi not in first_use:
+                first_use[pi] = li
+
+    layers = []
+    name_count = {}
+    for li, (c, own) in enumerate(kept):
+        n = c.name if c.name else "<root>"
+        k = name_count.get(n, 0)
+        name_count[n] = k + 1
+        layers.append({
+            "name": n if k == 0 else "%s#%d" % (n, k),
+            "type": _layer_type(torch, c),
+            "params": [],
+            "fwd_flops": float(c.fwd_flops),
+            "bwd_flops": float(c.bwd_flops),
+            "fwd_bytes": float(c.fwd_bytes),
+            "bwd_bytes": float(c.bwd_bytes),
+        })
+    unplaced = []
+    for pi, (_, p) in enumerate(plist):
+        if not p.requires_grad:
+            continue
+        if pi in first_use:
+            layers[first_use[pi]]["params"].append(pi)
+        else:
+            unplaced.append(pi)
+    if unplaced:
+        # parameters never used in forward (their gradient never becomes ready in a real run):
+        # put them in a zero-cost layer at the front so every parameter has a layer.
+        sys.stderr.write("export_model.py: warning: %d parameter(s) unused in forward: %s\n"
+                         % (len(unplaced), ", ".join(plist[i][0] for i in unplaced[:8])))
+        layers.insert(0, {"name": "<unused-params>", "type": "other", "params": unplaced,
+                          "fwd_flops": 0.0, "bwd_flops": 0.0, "fwd_bytes": 0.0, "bwd_bytes": 0.0})
+    for l in layers:
+        l["params"].sort()
+    return layers
+
+
+def export(spec, shape, input_dtype="float32", name=None, kwargs=None, vocab=None, seed=0):
+    torch = _import_torch()
+    model = load_model(spec, kwargs, seed=seed)
+    x = make_input(model, shape, input_dtype, vocab=vocab, seed=seed)
+    torch.manual_seed(seed)
+    calls, ready, plist = trace_model(model, x)
+    layers = build_layers(torch, calls, plist)
+
+    params = [{"name": n, "shape": list(p.shape), "dtype": dtype_str(p.dtype),
+               "requires_grad": bool(p.requires_grad)} for n, p in plist]
+    buffers = [{"name": n, "shape": list(b.shape), "dtype": dtype_str(b.dtype)}
+               for n, b in model.named_buffers()]
+    # sanity
+    total = sum(p.numel() for p in model.parameters())
+    listed = sum(p.numel() for _, p in plist)
+    assert total == listed, (total, listed)
+    rg = [i for i, (_, p) in enumerate(plist) if p.requires_grad]
+    if sorted(ready) != rg:
+        missing = sorted(set(rg) - set(ready))
+        raise ExportError("backward did not produce a gradient for %d parameter(s) (e.g. %s); "
+                          "unused parameters are not supported"
+                          % (len(missing), ", ".join(plist[i][0] for i in missing[:5])))
+    return {
+        "format": FORMAT,
+        "name": name or spec.split(":")[1],
+        "source": spec,
+        "exported_with": {"script": "scripts/export_model.py", "torch": torch.__version__,
+                          "input_shape": list(shape), "input_dtype": dtype_str(x.dtype)},
+        "batch_size": int(shape[0]),
+        "params": params,
+        "buffers": buffers,
+        "layers": layers,
+        "grad_ready_order": ready,
+    }
+
+
+def write_json(doc, path):
+    # compact-ish: one entry per line for the big arrays, readable diffs
+    lines = ["{"]
+    keys = list(doc.keys())
+    for ki, k in enumerate(keys):
+        v = doc[k]
+        comma = "," if ki < len(keys) - 1 else ""
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            lines.append("  %s: [" % json.dumps(k))
+            for i, e in enumerate(v):
+                lines.append("    " + json.dumps(e) + ("," if i < len(v) - 1 else ""))
+            lines.append("  ]" + comma)
+        else:
+            lines.append("  %s: %s%s" % (json.dumps(k), json.dumps(v), comma))
+    lines.append("}")
+    text = "\n".join(lines) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        d = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(d):
+            os.makedirs(d)
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Export a torch.nn.Module to ddpsim-model/1 JSON.")
+    ap.add_argument("spec", help="module.path:callable, e.g. torchvision.models:resnet50 or zoo.gpt2:gpt2")
+    ap.add_argument("-o", "--output", required=True, help="output JSON path ('-' for stdout)")
+    ap.add_argument("--input", default="2x3x224x224",
+                    help="input shape, first dim = batch size (default 2x3x224x224)")
+    ap.add_argument("--input-dtype", default="float32", help="float32 (default) or int64 (token ids)")
+    ap.add_argument("--vocab", type=int, default=None,
+                    help="token-id range for int64 inputs (default: first nn.Embedding's size)")
+    ap.add_argument("--name", default=None, help="model name (default: the callable's name)")
+    ap.add_argument("--kwargs", default=None, help="JSON object of keyword arguments for the callable")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch default)")
+    args = ap.parse_args(argv)
+    try:
+        shape = parse_shape(args.input)
+        kwargs = parse_kwargs(args.kwargs)
+        torch = _import_torch()
+        if args.threads > 0:
+            torch.set_num_threads(args.threads)
+        doc = export(args.spec, shape, args.input_dtype, args.name, kwargs, args.vocab, args.seed)
+        write_json(doc, args.output)
+    except ExportError as e:
+        _die(str(e))
+    n = sum(_prod(p["shape"]) for p in doc["params"])
+    sys.stderr.write("exported %s: %d params (%d tensors), %d layers, fwd %.3g GFLOP/batch %d -> %s\n"
+                     % (doc["name"], n, len(doc["params"]), len(doc["layers"]),
+                        sum(l["fwd_flops"] for l in doc["layers"]) / 1e9, doc["batch_size"], args.output))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

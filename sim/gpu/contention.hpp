@@ -1,0 +1,47 @@
+#pragma once
+// How much a kernel slows while NCCL kernels run beside it, and how much a collective slows while
+// compute runs beside it (REFERENCE.md §4). Pure arithmetic; the engine realises the factors with
+// SimGrid resource sharing (engine/gpu_share).
+//
+// Compute side: NCCL takes one SM per channel, so a compute-bound kernel keeps (SMs - channels)
+// of the SMs; NCCL's traffic costs HBM bandwidth (each byte it sends or receives over NVLink or
+// the NIC is read or written in HBM `hbm_bytes_per_nccl_byte` times), so a memory-bound kernel
+// keeps the HBM bandwidth left over. A kernel that is partly both slows by the larger of the two
+// on its roofline components. Communication side: a collective slows by `comm_slowdown` while
+// compute runs beside it (its CTAs wait for SMs), unless the NCCL stream has high priority.
+#include "config/specs.hpp"
+
+namespace ddpsim::gpu {
+
+struct ContentionParams {
+  bool enabled = true;
+  // NVIDIA/nccl#1428: NVLink traffic costs 2-3x its bytes in HBM traffic; we take the middle.
+  double hbm_bytes_per_nccl_byte = 2.5;
+  // NVIDIA/nccl#205: an all-reduce took 4.7 ms alone and 5.5 ms beside one GEMM.
+  double comm_slowdown = 5.5 / 4.7;
+  // Bound on any compute slowdown (NVIDIA/nccl#338 measured up to 4x for batch-norm backward).
+  double max_slowdown = 4.0;
+  bool nccl_high_priority = false;  // TORCH_NCCL_HIGH_PRIORITY: NCCL CTAs are scheduled first
+};
+
+// What an active collective takes from the GPU.
+struct CommLoad {
+  int channels = 0;            // SMs held by NCCL kernels (one CTA per channel)
+  double link_bytes_per_s = 0;  // bytes per second this GPU sends plus receives
+};
+
+// A kernel's roofline components when alone (seconds), excluding fixed overhead.
+struct KernelShape {
+  double compute_s = 0;
+  double memory_s = 0;
+  double overhead_s = 0;
+};
+
+// Factor >= 1 by which the kernel's duration grows while `load` is active.
+double compute_slowdown(const KernelShape& k, const CommLoad& load, const config::GpuSpec& gpu,
+                        double memory_efficiency, const ContentionParams& p);
+
+// Factor >= 1 by which a collective's duration grows while compute runs beside it.
+double comm_slowdown(const ContentionParams& p);
+
+}  // namespace ddpsim::gpu

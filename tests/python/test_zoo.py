@@ -1,0 +1,248 @@
+"""Tests for scripts/zoo, scripts/export_model.py and models/*.json.
+
+Run from the repository root:
+  /usr/bin/python3 -m unittest discover -s tests/python -p 'test_*.py'
+Tests needing torch are skipped when it is not importable; the models/*.json checks need only
+the standard library.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SCRIPTS = os.path.join(REPO, "scripts")
+for p in (SCRIPTS, HERE):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+try:
+    import torch  # noqa: F401
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+LAYER_TYPES = {"conv2d", "linear", "matmul", "batchnorm", "layernorm", "embedding", "elementwise",
+               "pool", "softmax", "other"}
+KNOWN_TOTALS = {"resnet50": 25557032, "bert-base": 109482240, "gpt2": 124439808}
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def check_model_doc(tc, doc, where):
+    """Structural checks shared by the models/*.json test and the exporter tests."""
+    tc.assertEqual(doc["format"], "ddpsim-model/1", where)
+    for key in ("name", "source", "exported_with", "batch_size", "params", "buffers", "layers",
+                "grad_ready_order"):
+        tc.assertIn(key, doc, where)
+    ew = doc["exported_with"]
+    tc.assertEqual(ew["input_shape"][0], doc["batch_size"], where)
+    params = doc["params"]
+    n = len(params)
+    names = [p["name"] for p in params]
+    tc.assertEqual(len(set(names)), n, "%s: duplicate parameter names" % where)
+    for p in params:
+        tc.assertTrue(all(isinstance(d, int) and d >= 0 for d in p["shape"]), (where, p))
+        tc.assertIn("dtype", p)
+        tc.assertIsInstance(p["requires_grad"], bool)
+    rg = sorted(i for i, p in enumerate(params) if p["requires_grad"])
+    # every requires_grad param in exactly one layer
+    seen = {}
+    for li, l in enumerate(doc["layers"]):
+        tc.assertIn(l["type"], LAYER_TYPES, (where, l["name"]))
+        for k in ("fwd_flops", "bwd_flops", "fwd_bytes", "bwd_bytes"):
+            tc.assertGreaterEqual(l[k], 0, (where, l["name"], k))
+        for pi in l["params"]:
+            tc.assertTrue(0 <= pi < n, (where, l["name"], pi))
+            tc.assertTrue(params[pi]["requires_grad"], (where, l["name"], pi))
+            if pi in seen:
+                tc.fail("%s: param %d in layers %d and %d" % (where, pi, seen[pi], li))
+            seen[pi] = li
+    tc.assertEqual(sorted(seen), rg, "%s: requires_grad params not covered by layers" % where)
+    tc.assertEqual(sorted(doc["grad_ready_order"]), rg,
+                   "%s: grad_ready_order is not a permutation of the requires_grad params" % where)
+    tc.assertGreater(sum(l["fwd_flops"] for l in doc["layers"]), 0, where)
+    return sum(numel(p["shape"]) for p in params)
+
+
+class TestModelsJson(unittest.TestCase):
+    def test_models_json(self):
+        files = sorted(glob.glob(os.path.join(REPO, "models", "*.json")))
+        self.assertTrue(files, "no models/*.json")
+        for path in files:
+            with open(path) as f:
+                doc = json.load(f)
+            where = os.path.relpath(path, REPO)
+            total = check_model_doc(self, doc, where)
+            if doc["name"] in KNOWN_TOTALS:
+                self.assertEqual(total, KNOWN_TOTALS[doc["name"]], where)
+
+    def test_gpt2_json_tied(self):
+        path = os.path.join(REPO, "models", "gpt2.json")
+        if not os.path.exists(path):
+            self.skipTest("models/gpt2.json missing")
+        with open(path) as f:
+            doc = json.load(f)
+        names = [p["name"] for p in doc["params"]]
+        self.assertNotIn("lm_head.weight", names)
+        wte = names.index("transformer.wte.weight")
+        owner = [l for l in doc["layers"] if wte in l["params"]]
+        self.assertEqual(len(owner), 1)
+        self.assertEqual(owner[0]["name"], "transformer.wte")
+        self.assertIn("lm_head", [l["name"] for l in doc["layers"]])
+
+    def test_resnet50_reference_buckets(self):
+        """grad_ready_order + DDP's rules reproduce the buckets real DDP used (recorded with
+        scripts/ddp_reference_buckets.py, torch 1.13, default cap)."""
+        path = os.path.join(REPO, "models", "resnet50.json")
+        if not os.path.exists(path):
+            self.skipTest("models/resnet50.json missing")
+        import ddpsim_buckets_oracle as oracle
+        with open(path) as f:
+            doc = json.load(f)
+        res = oracle.buckets_for(doc)
+        self.assertEqual([b["bytes"] for b in res["steady_state"]],
+                         [8196000, 31502336, 26255360, 26550272, 9724160])
+        self.assertEqual(res["steady_state"][0]["param_indices"], [160, 159])
+        self.assertEqual([b["bytes"] for b in res["iteration1"]], [102228128])
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")
+class TestZoo(unittest.TestCase):
+    def test_bert_base_param_count(self):
+        from export_model import ddp_param_list
+        from zoo.bert import bert_base
+        m = bert_base()
+        self.assertEqual(sum(p.numel() for p in m.parameters()), 109482240)
+        names = [n for n, _ in ddp_param_list(m)]
+        self.assertEqual(len(names), 199)
+        self.assertEqual(names[0], "embeddings.word_embeddings.weight")
+        self.assertIn("encoder.layer.0.attention.self.query.weight", names)
+        self.assertIn("encoder.layer.11.output.LayerNorm.bias", names)
+        self.assertEqual(names[-1], "pooler.dense.bias")
+
+    def test_gpt2_param_count_and_tying(self):
+        from export_model import ddp_param_list
+        from zoo.gpt2 import gpt2
+        m = gpt2()
+        self.assertIs(m.lm_head.weight, m.transformer.wte.weight)
+        self.assertEqual(sum(p.numel() for p in m.parameters()), 124439808)
+        plist = ddp_param_list(m)
+        self.assertEqual(sum(p.numel() for _, p in plist), 124439808)
+        names = [n for n, _ in plist]
+        self.assertEqual(len(names), 148)
+        self.assertNotIn("lm_head.weight", names)
+        self.assertEqual(names[0], "transformer.wte.weight")
+        self.assertEqual(dict(plist)["transformer.h.0.attn.c_attn.weight"].shape, (768, 2304))
+
+    def test_spec_forms(self):
+        import export_model as em
+        a = em.load_model("zoo.gpt2:gpt2", {"n_layer": 1, "n_embd": 64, "n_head": 2})
+        b = em.load_model("scripts.zoo.gpt2:gpt2", {"n_layer": 1, "n_embd": 64, "n_head": 2})
+        self.assertEqual([n for n, _ in em.ddp_param_list(a)], [n for n, _ in em.ddp_param_list(b)])
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")
+class TestExporter(unittest.TestCase):
+    TINY = '{"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000, "n_positions": 64}'
+
+    def export(self, spec, shape, dtype="float32", kwargs=None):
+        import export_model as em
+        return em.export(spec, em.parse_shape(shape), dtype, None, json.loads(kwargs) if kwargs else {})
+
+    def test_tiny_gpt2(self):
+        doc = self.export("zoo.gpt2:gpt2", "2x16", "int64", self.TINY)
+        check_model_doc(self, doc, "tiny gpt2")
+        names = [p["name"] for p in doc["params"]]
+        wte = names.index("transformer.wte.weight")
+        owner = [l["name"] for l in doc["layers"] if wte in l["params"]]
+        self.assertEqual(owner, ["transformer.wte"])
+        # the tied weight's gradient completes last (it is also used by lm_head)
+        self.assertEqual(doc["grad_ready_order"][-1], wte)
+        types = {l["name"]: l["type"] for l in doc["layers"]}
+        self.assertEqual(types["transformer.h.0.attn.c_attn"], "linear")
+        self.assertEqual(types["transformer.h.0.attn"], "matmul")
+        self.assertEqual(types["transformer.h.0.ln_1"], "layernorm")
+        self.assertEqual(types["lm_head"], "linear")
+
+    def test_scales_linearly_with_batch(self):
+        d1 = self.export("torchvision.models:resnet18", "1x3x64x64")
+        d2 = self.export("torchvision.models:resnet18", "2x3x64x64")
+        self.assertEqual(len(d1["layers"]), len(d2["layers"]))
+        for a, b in zip(d1["layers"], d2["layers"]):
+            self.assertEqual(a["name"], b["name"])
+            for k in ("fwd_flops", "bwd_flops", "fwd_bytes", "bwd_bytes"):
+                self.assertAlmostEqual(b[k], 2 * a[k], delta=1e-6 * max(1.0, b[k]),
+                                       msg="%s %s" % (a["name"], k))
+        conv1 = d1["layers"][0]
+        self.assertEqual(conv1["name"], "conv1")
+        # 2 * out(64x32x32) * 3*7*7 ; the image needs no gradient -> weight grad only
+        self.assertEqual(conv1["fwd_flops"], 2 * 64 * 32 * 32 * 3 * 49)
+        self.assertEqual(conv1["bwd_flops"], conv1["fwd_flops"])
+
+    def test_requires_grad_false_and_counts(self):
+        import export_model as em
+        import torch.nn as nn
+
+        class Frozen(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Linear(8, 8)
+                self.b = nn.Linear(8, 4)
+                self.a.weight.requires_grad_(False)
+
+            def forward(self, x):
+                return self.b(self.a(x).relu())
+        sys.modules["_frozen_test_mod"] = type(sys)("_frozen_test_mod")
+        sys.modules["_frozen_test_mod"].Frozen = Frozen
+        doc = em.export("_frozen_test_mod:Frozen", [3, 8])
+        check_model_doc(self, doc, "frozen")
+        self.assertFalse(doc["params"][0]["requires_grad"])
+        self.assertNotIn(0, doc["grad_ready_order"])
+        self.assertEqual(doc["layers"][0]["params"], [1])
+        self.assertEqual(doc["layers"][0]["fwd_flops"], 2 * 3 * 8 * 8 + 3 * 8)
+
+    def test_cli_errors(self):
+        exe = [sys.executable, os.path.join(SCRIPTS, "export_model.py")]
+        out = os.path.join(tempfile.mkdtemp(), "x.json")
+        for args in (["nocolon", "-o", out],
+                     ["no_such_module_xyz:f", "-o", out],
+                     ["torchvision.models:no_such_model", "-o", out],
+                     ["torchvision.models:resnet18", "--input", "2xAx3", "-o", out],
+                     ["torchvision.models:resnet18", "--input", "2x3", "-o", out]):
+            p = subprocess.run(exe + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True, cwd=REPO)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn("error:", p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+        self.assertFalse(os.path.exists(out))
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")
+class TestReferenceBuckets(unittest.TestCase):
+    def test_tiny_gpt2_matches_oracle(self):
+        """Real DDP (2 gloo ranks) vs the bucket rules applied to the exported grad_ready_order."""
+        import export_model as em
+        import ddp_reference_buckets as ref
+        import ddpsim_buckets_oracle as oracle
+        kw = json.loads(TestExporter.TINY)
+        doc = em.export("zoo.gpt2:gpt2", [2, 16], "int64", None, kw)
+        for cap in (None, 0.05):
+            r = ref.run_reference("zoo.gpt2:gpt2", [2, 16], "int64", kw, bucket_cap_mb=cap, iterations=3)
+            o = oracle.buckets_for(doc, cap)
+            self.assertEqual(r["steady_state"], o["steady_state"], "cap %s" % cap)
+            self.assertEqual(r["iteration1"], o["iteration1"], "cap %s" % cap)
+
+
+if __name__ == "__main__":
+    unittest.main()
