@@ -6,7 +6,12 @@ namespace sg4 = simgrid::s4u;
 
 namespace ddpsim::engine {
 namespace {
-bool running(const sg4::ExecPtr& e) { return e->get_state() == sg4::Activity::State::STARTED; }
+// Host::exec_init in SimGrid 3.32 places the Exec on the *calling actor's* host; the NCCL-stream
+// actor starts kernels on every GPU, so the host is set explicitly.
+sg4::ExecPtr exec_on(sg4::Host* host, double flops) { return sg4::Exec::init()->set_flops_amount(flops)->set_host(host); }
+// An Exec can be finished in the kernel before the actor waiting on it has resumed; updating its
+// priority then crashes, so ask (test() completes it if it is done).
+bool running(const sg4::ExecPtr& e) { return e->get_state() == sg4::Activity::State::STARTED && !e->test(); }
 }  // namespace
 
 GpuShare::GpuShare(sg4::Host* host, double unit_speed, const config::GpuSpec& gpu, double memory_efficiency,
@@ -16,7 +21,7 @@ GpuShare::GpuShare(sg4::Host* host, double unit_speed, const config::GpuSpec& gp
 double GpuShare::run_compute(double seconds, const gpu::KernelShape& shape) {
   const double t0 = sg4::Engine::get_clock();
   if (seconds <= 0) return 0;
-  compute_ = host_->exec_init(seconds * unit_)->set_bound(unit_);
+  compute_ = exec_on(host_, seconds * unit_)->set_bound(unit_);
   compute_shape_ = shape;
   compute_->start();
   rebalance();
@@ -29,7 +34,7 @@ double GpuShare::run_compute(double seconds, const gpu::KernelShape& shape) {
 }
 
 sg4::ExecPtr GpuShare::start_nccl(double seconds, const gpu::CommLoad& load) {
-  auto e = host_->exec_init(std::max(seconds, 0.0) * unit_)->set_bound(unit_);
+  auto e = exec_on(host_, std::max(seconds, 0.0) * unit_)->set_bound(unit_);
   e->start();
   nccl_.push_back({e, load});
   rebalance();
@@ -43,12 +48,16 @@ void GpuShare::finish_nccl(const sg4::ExecPtr& exec) {
 }
 
 void GpuShare::rebalance() {
+  // The filler lives from the first kernel to close(): cancelling an Exec does not give its share
+  // back in SimGrid 3.32, so it stays and only its weight changes. At weight 1 it leaves every
+  // kernel its full (bounded) rate.
+  if (!filler_) {
+    filler_ = exec_on(host_, 1e300)->set_priority(1.0);
+    filler_->start();
+  }
   const bool both = compute_ && !nccl_.empty();
   if (!both) {
-    if (filler_) {
-      filler_->cancel();
-      filler_ = nullptr;
-    }
+    filler_->update_priority(1.0);
     if (compute_ && running(compute_)) compute_->update_priority(1.0);
     for (auto& n : nccl_)
       if (running(n.exec)) n.exec->update_priority(1.0);
@@ -69,12 +78,13 @@ void GpuShare::rebalance() {
     if (running(n.exec)) n.exec->update_priority(1.0 / g);
     used += 1.0 / g;
   }
-  const double rest = std::max(kCapacity - used, 1e-9);
-  if (!filler_) {
-    filler_ = host_->exec_init(1e300)->set_priority(rest);
-    filler_->start();
-  } else {
-    filler_->update_priority(rest);
+  filler_->update_priority(std::max(kCapacity - used, 1e-6));
+}
+
+void GpuShare::close() {
+  if (filler_) {
+    filler_->cancel();
+    filler_ = nullptr;
   }
 }
 

@@ -27,6 +27,8 @@ class GpuShare {
   // Wait for a started NCCL kernel and forget it.
   void finish_nccl(const simgrid::s4u::ExecPtr& exec);
   double contention_time() const { return contention_time_; }  // extra compute time caused so far
+  // Ends the filler; call once the GPU's compute stream is done.
+  void close();
 
  private:
   void rebalance();

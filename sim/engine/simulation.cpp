@@ -307,6 +307,7 @@ class StepSimulator {
       }
       rs.end = sg4::Engine::get_clock();
     }
+    if (contention_.enabled) shares_[static_cast<size_t>(rank)]->close();
     ++finished_ranks_;
     cv_->notify_all();
   }

@@ -311,3 +311,32 @@ TEST(NcclModel, CalibrateRejectsBadInput) {
     EXPECT_EQ(std::string(e.what()), "calibrate: point 1 (2048 B, -1 s) is not positive");
   }
 }
+
+TEST(NcclModel, NetCreditWindowBoundsPerChannelBandwidth) {
+  // net.cc: NCCL_STEPS slots per NET connection, each reusable one round trip (data + completion)
+  // after it was sent: per channel bw <= 8 x 512 KiB / (2 x NET hop latency) for Simple.
+  NcclTopology t = a100_nvswitch_1x8();
+  t.nranks = 16;
+  t.nnodes = 2;
+  t.nic_bw = 25e9;
+  t.nics_per_node = 8;
+  const double bytes = 1073741824.0;
+  const auto fast = predict_allreduce(t, bytes, only(Algo::RING, Proto::SIMPLE));
+  // With NCCL's own NET latencies (14 us Simple) the window allows ~150 GB/s per channel: no cap.
+  const auto tu = tune_model(t);
+  EXPECT_NEAR(fast.bandwidth, tu.bandwidth[0][2], 1e3);
+  // A WAN-like 1 ms extra per hop (TCP sockets): hop = 14 us + 2 x 1 ms (flush counted twice).
+  t.net_latency = 1e-3;
+  const auto slow = predict_allreduce(t, bytes, only(Algo::RING, Proto::SIMPLE));
+  const double hop = 14e-6 + 2e-3;
+  const double cap = slow.nchannels * 8 * 524288.0 / (2 * hop) / (2.0 * 15 / 16);
+  EXPECT_NEAR(slow.bandwidth, cap, cap * 1e-9);
+  EXPECT_LT(slow.bandwidth, tu.bandwidth[0][2]);
+  // Tree edges carry each byte once per direction.
+  const auto tree = predict_allreduce(t, bytes, only(Algo::TREE, Proto::SIMPLE));
+  const double tree_hop = 14e-6 + 2e-3;
+  EXPECT_LE(tree.bandwidth, tree.nchannels * 8 * 524288.0 / (2 * tree_hop) * (1 + 1e-9));
+  // Single node: no NET connection, no cap.
+  EXPECT_NEAR(predict_allreduce(a100_nvswitch_1x8(), bytes).bandwidth,
+              tune_model(a100_nvswitch_1x8()).bandwidth[0][2], 1e3);
+}

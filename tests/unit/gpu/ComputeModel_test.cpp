@@ -101,9 +101,9 @@ TEST(ComputeModel, RooflineLayersScaleWithBatchAndAddParameterTraffic) {
   EXPECT_DOUBLE_EQ(p.peak_flops, 10e12);
   EXPECT_EQ(p.compute_dtype, "float32");
   // Layer 0 forward: 4 * 2e9 FLOPs / 5e12 = 1.6 ms vs (4e6 + 5000 param bytes) / 8e11 = 5.006 us.
-  EXPECT_NEAR(p.forward[0], 1.6e-3 + 2e-6, kTol);
+  EXPECT_NEAR(p.forward[0].seconds, 1.6e-3 + 2e-6, kTol);
   // Backward: 4 * 4e9 / 5e12 = 3.2 ms vs (8e6 + 2 * 5000) / 8e11 = 10.0125 us.
-  EXPECT_NEAR(p.backward[0], 3.2e-3 + 2e-6, kTol);
+  EXPECT_NEAR(p.backward[0].seconds, 3.2e-3 + 2e-6, kTol);
 }
 
 TEST(ComputeModel, ParameterTrafficCountsOnceForwardTwiceBackward) {
@@ -112,16 +112,16 @@ TEST(ComputeModel, ParameterTrafficCountsOnceForwardTwiceBackward) {
   s.model.layers[0].fwd_bytes = s.model.layers[0].bwd_bytes = 0;
   const auto p = build_compute_profile(s);
   // Parameters of layer 0: 5000 B; HBM at 0.8 -> 8e11 B/s.
-  EXPECT_NEAR(p.forward[0], 5000 / 8e11 + 2e-6, kTol);
-  EXPECT_NEAR(p.backward[0], 10000 / 8e11 + 2e-6, kTol);
+  EXPECT_NEAR(p.forward[0].seconds, 5000 / 8e11 + 2e-6, kTol);
+  EXPECT_NEAR(p.backward[0].seconds, 10000 / 8e11 + 2e-6, kTol);
 }
 
 TEST(ComputeModel, MeasuredTimesPreferredAndScaledByBatch) {
   const auto p = build_compute_profile(scenario());
   EXPECT_EQ(p.measured_layers, 1);
   // 1 ms and 2 ms measured at batch 2, run at batch 8: x4, no overhead added.
-  EXPECT_NEAR(p.forward[1], 4e-3, kTol);
-  EXPECT_NEAR(p.backward[1], 8e-3, kTol);
+  EXPECT_NEAR(p.forward[1].seconds, 4e-3, kTol);
+  EXPECT_NEAR(p.backward[1].seconds, 8e-3, kTol);
   EXPECT_NEAR(p.forward_total, 1.602e-3 + 4e-3, 1e-14);
   EXPECT_NEAR(p.backward_total, 3.202e-3 + 8e-3, 1e-14);
 }
@@ -132,8 +132,8 @@ TEST(ComputeModel, UseMeasuredFalseFallsBackToRoofline) {
   const auto p = build_compute_profile(s);
   EXPECT_EQ(p.measured_layers, 0);
   // Layer 1: 4 * 1e9 / 5e12 = 0.8 ms (frozen fp16 param: 1000 B, negligible).
-  EXPECT_NEAR(p.forward[1], 0.8e-3 + 2e-6, kTol);
-  EXPECT_NEAR(p.backward[1], 1.6e-3 + 2e-6, kTol);
+  EXPECT_NEAR(p.forward[1].seconds, 0.8e-3 + 2e-6, kTol);
+  EXPECT_NEAR(p.backward[1].seconds, 1.6e-3 + 2e-6, kTol);
 }
 
 TEST(ComputeModel, PartialMeasurementFallsBackToRoofline) {
@@ -141,7 +141,7 @@ TEST(ComputeModel, PartialMeasurementFallsBackToRoofline) {
   s.model.layers[1].bwd_time.reset();
   const auto p = build_compute_profile(s);
   EXPECT_EQ(p.measured_layers, 0);
-  EXPECT_NEAR(p.forward[1], 0.8e-3 + 2e-6, kTol);
+  EXPECT_NEAR(p.forward[1].seconds, 0.8e-3 + 2e-6, kTol);
 }
 
 TEST(ComputeModel, ComputeDtypeSelectsPeakWithFloat32Fallback) {
@@ -150,7 +150,7 @@ TEST(ComputeModel, ComputeDtypeSelectsPeakWithFloat32Fallback) {
   auto p = build_compute_profile(s);
   EXPECT_DOUBLE_EQ(p.peak_flops, 100e12);
   // 8e9 / (100e12 * 0.5) = 0.16 ms, still above the 5.006 us memory time.
-  EXPECT_NEAR(p.forward[0], 1.6e-4 + 2e-6, kTol);
+  EXPECT_NEAR(p.forward[0].seconds, 1.6e-4 + 2e-6, kTol);
 
   s.training.compute_dtype = "tf32";  // not in this GPU's table
   p = build_compute_profile(s);
@@ -162,31 +162,31 @@ TEST(ComputeModel, CopyCostIsTwiceBytesOverHbm) {
   ASSERT_EQ(p.copy_in.size(), 3u);
   ASSERT_EQ(p.copy_out.size(), 3u);
   // Read and write the gradient once: 2 * bytes / (1e12 * 0.8) + 2 us.
-  EXPECT_NEAR(p.copy_in[0], 2 * 4000 / 8e11 + 2e-6, kTol);
-  EXPECT_NEAR(p.copy_in[1], 2 * 1000 / 8e11 + 2e-6, kTol);
-  EXPECT_DOUBLE_EQ(p.copy_in[2], 0.0);  // frozen: no hook, no copy
-  EXPECT_DOUBLE_EQ(p.copy_out[0], p.copy_in[0]);
-  EXPECT_DOUBLE_EQ(p.copy_out[1], p.copy_in[1]);
-  EXPECT_DOUBLE_EQ(p.copy_out[2], 0.0);
+  EXPECT_NEAR(p.copy_in[0].seconds, 2 * 4000 / 8e11 + 2e-6, kTol);
+  EXPECT_NEAR(p.copy_in[1].seconds, 2 * 1000 / 8e11 + 2e-6, kTol);
+  EXPECT_DOUBLE_EQ(p.copy_in[2].seconds, 0.0);  // frozen: no hook, no copy
+  EXPECT_DOUBLE_EQ(p.copy_out[0].seconds, p.copy_in[0].seconds);
+  EXPECT_DOUBLE_EQ(p.copy_out[1].seconds, p.copy_in[1].seconds);
+  EXPECT_DOUBLE_EQ(p.copy_out[2].seconds, 0.0);
 }
 
 TEST(ComputeModel, OptimizerStepSgdForeach) {
   // Trainable elements 1250 float32: 1250 * 20 B = 25000 B / 8e11 = 31.25 ns. Two tensors, foreach:
   // 2 kernels per chunk, one chunk -> 2 * 2 us.
   const auto p = build_compute_profile(scenario());
-  EXPECT_NEAR(p.optimizer, 25000 / 8e11 + 4e-6, kTol);
+  EXPECT_NEAR(p.optimizer.seconds, 25000 / 8e11 + 4e-6, kTol);
 }
 
 TEST(ComputeModel, OptimizerStepAdamAndImplementations) {
   Scenario s = scenario();
   s.training.optimizer = "adam";
   // 1250 * 28 B = 35000 B; foreach: 5 kernels per chunk, one chunk.
-  EXPECT_NEAR(build_compute_profile(s).optimizer, 35000 / 8e11 + 10e-6, kTol);
+  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 35000 / 8e11 + 10e-6, kTol);
   s.training.optimizer_impl = "for_loop";  // 5 kernels per tensor, 2 tensors
-  EXPECT_NEAR(build_compute_profile(s).optimizer, 35000 / 8e11 + 20e-6, kTol);
+  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 35000 / 8e11 + 20e-6, kTol);
   s.training.optimizer_impl = "fused";  // one launch per chunk
-  EXPECT_NEAR(build_compute_profile(s).optimizer, 35000 / 8e11 + 2e-6, kTol);
+  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 35000 / 8e11 + 2e-6, kTol);
   s.training.optimizer = "sgd";
   s.training.optimizer_impl = "for_loop";  // 2 kernels per tensor, 2 tensors
-  EXPECT_NEAR(build_compute_profile(s).optimizer, 25000 / 8e11 + 8e-6, kTol);
+  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 25000 / 8e11 + 8e-6, kTol);
 }
