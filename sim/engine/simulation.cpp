@@ -185,7 +185,7 @@ class StepSimulator {
       took = sg4::Engine::get_clock() - t0;
     }
     rs.compute_only += alone;
-    rs.contention += std::max(0.0, took - alone);
+    if (contention_.enabled) rs.contention += std::max(0.0, took - alone);
     if (opt_.collect_trace && rank == 0) trace_.push_back({name, cat, 0, t0, took, nullptr});
     return took;
   }
