@@ -35,6 +35,7 @@ struct SweepArgs {
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args);
 
 int cmd_list(const CommonOptions& common, const std::string& what);
+int cmd_show(const CommonOptions& common, const std::string& model, const std::string& json_out);
 
 struct BenchArgs {
   std::string scenario = "bench-gpt2-1024";
@@ -69,5 +70,18 @@ struct CalibrateArgs {
   std::string json_out;
 };
 int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args);
+
+}  // namespace ddpsim::app
+
+namespace ddpsim::app {
+
+struct ValidateArgs {
+  std::string results;
+  double tolerance = 0.05;
+  std::string cluster;  // GPU results: a cluster instead of the one inferred from the GPU's name
+  std::string json_out;
+};
+// Exit 0 within tolerance, 3 beyond it.
+int cmd_validate(const CommonOptions& common, const ValidateArgs& args);
 
 }  // namespace ddpsim::app

@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   auto* list_cmd = app.add_subcommand("list", "list bundled models, GPUs, links, clusters and scenarios");
   list_cmd->add_option("what", list_what, "models, gpus, links, clusters or scenarios (default: all)");
 
+  std::string show_model, show_json;
+  auto* show_cmd = app.add_subcommand("show", "list a model's layers with their parameters, FLOPs and measured times");
+  show_cmd->add_option("model", show_model, "bundled model name or model file")->required();
+  show_cmd->add_option("--json", show_json, "write the layers as JSON to FILE or -");
+
   BenchArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "time the simulator on GPT-2 over 1024 GPUs (steady-state step)");
   bench_cmd->add_option("--scenario", bench.scenario, "scenario to time");
@@ -80,6 +85,13 @@ int main(int argc, char** argv) {
   cal_cmd->add_flag("--holdout", cal.holdout, "fit on every other size and report the error on the rest");
   cal_cmd->add_option("--json", cal.json_out, "write the fit as JSON to FILE or -");
 
+  ValidateArgs val;
+  auto* val_cmd = app.add_subcommand("validate", "simulate what a ddpbench / ddp_cpu_bench results file measured, side by side");
+  val_cmd->add_option("results", val.results, "ddpbench-results/1 JSON file")->required();
+  val_cmd->add_option("--tolerance", val.tolerance, "relative step-time (or busbw) error allowed; exit 3 beyond it (default 0.05)");
+  val_cmd->add_option("--cluster", val.cluster, "cluster for GPU results (default: inferred from the GPU name)");
+  val_cmd->add_option("--json", val.json_out, "write the comparison as JSON to FILE or -");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -92,9 +104,11 @@ int main(int argc, char** argv) {
     if (*buckets_cmd) return cmd_buckets(common, buckets);
     if (*sweep_cmd) return cmd_sweep(common, sweep);
     if (*list_cmd) return cmd_list(common, list_what);
+    if (*show_cmd) return cmd_show(common, show_model, show_json);
     if (*bench_cmd) return cmd_bench(common, bench);
     if (*coll_cmd) return cmd_collective(common, coll);
     if (*cal_cmd) return cmd_calibrate(common, cal);
+    if (*val_cmd) return cmd_validate(common, val);
   } catch (const ddpsim::core::ConfigError& e) {
     std::cerr << "ddpsim: error:\n";
     for (const auto& p : e.problems()) std::cerr << "  " << p << "\n";

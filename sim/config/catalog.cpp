@@ -289,6 +289,13 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
                              ") requires grad but no layer lists it; each such parameter belongs to one layer");
   }
 
+  if (const Json* un = r.raw("unused_params")) {
+    m.unused_params = read_indices(un, "/unused_params", d, np);
+    for (int pi : m.unused_params)
+      if (!m.params[pi].requires_grad)
+        d.add("/unused_params", "parameter " + std::to_string(pi) + " (" + m.params[pi].name +
+                                    ") has requires_grad false; only trainable parameters can be unused");
+  }
   const Json* order = r.raw("grad_ready_order");
   if (!order) d.add("/grad_ready_order", "missing; required: the requires_grad parameter indices in ready order");
   else {
@@ -338,6 +345,18 @@ GpuSpec parse_gpu(const Json& j, const std::string& path, Diagnostics& d) {
   // The host link: NCCL's per-generation PCIe figures (REFERENCE.md §2) by default.
   const double default_host = g.arch == GpuArch::VOLTA ? 12e9 : g.arch == GpuArch::HOPPER ? 48e9 : 24e9;
   g.host_bandwidth = r.quantity("host_bandwidth", Quantity::BANDWIDTH, false).value_or(default_host);
+  if (const Json* ej = r.raw("efficiency")) {
+    ObjectReader er(*ej, join_path(path, "efficiency"), d);
+    for (const char* dt : {"float64", "float32", "tf32", "bfloat16", "float16"}) {
+      const Json* per = er.raw(dt);
+      if (!per) continue;
+      ObjectReader pr(*per, join_path(join_path(path, "efficiency"), dt), d);
+      for (const auto& t : layer_type_names())
+        if (auto v = pr.number(t, false, 0.0, true, 1.0)) g.efficiency[dt][t] = *v;
+      pr.finish();
+    }
+    er.finish();
+  }
   if (const Json* cj = r.raw("contention")) {
     ObjectReader cr(*cj, join_path(path, "contention"), d);
     if (auto v = cr.number("hbm_bytes_per_nccl_byte", false, 0.0)) g.hbm_bytes_per_nccl_byte = v;
@@ -688,12 +707,22 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     s.training.pin_memory = tr.boolean_or("pin_memory", true);
     s.training.non_blocking = tr.boolean_or("non_blocking", true);
     if (auto v = tr.number("loader_samples_per_s", false, 0.0, true)) s.training.loader_samples_per_s = v;
+    if (auto v = tr.quantity("measured_single_gpu_step", Quantity::TIME, false)) s.training.measured_single_gpu_step_s = v;
     if (auto v = tr.quantity("input_bytes_per_sample", Quantity::BYTES, false, true)) s.training.input_bytes_per_sample = v;
     tr.finish();
   }
   if (const Json* cj = r.raw("compute")) {
     ObjectReader cr(*cj, "/compute", d);
-    s.compute.flops_efficiency = cr.number_or("flops_efficiency", 0.6, 0.0, true, 1.0);
+    if (auto v = cr.number("flops_efficiency", false, 0.0, true, 1.0)) {
+      s.compute.flops_efficiency = *v;
+      s.compute.flops_efficiency_set = true;
+    }
+    if (const Json* bt = cr.raw("flops_efficiency_by_type")) {
+      ObjectReader br(*bt, "/compute/flops_efficiency_by_type", d);
+      for (const auto& t : layer_type_names())
+        if (auto v = br.number(t, false, 0.0, true, 1.0)) s.compute.flops_efficiency_by_type[t] = *v;
+      br.finish();
+    }
     s.compute.memory_efficiency = cr.number_or("memory_efficiency", 0.8, 0.0, true, 1.0);
     s.compute.use_measured = cr.boolean_or("use_measured", true);
     s.compute.kernel_overhead = cr.quantity("kernel_overhead", Quantity::TIME, false, true).value_or(2e-6);
@@ -784,6 +813,12 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
       d.add("/stragglers/slow_ranks/" + std::to_string(i) + "/rank",
             std::to_string(s.stragglers.slow_ranks[i].first) + " is not a rank of this " +
                 std::to_string(s.cluster.world_size()) + "-GPU cluster; expected 0.." + std::to_string(s.cluster.world_size() - 1));
+  if (d.ok() && !s.model.unused_params.empty() && !s.ddp.find_unused_parameters && s.cluster.world_size() > 1)
+    d.add("/ddp/find_unused_parameters",
+          "false, but model \"" + s.model.name + "\" has " + std::to_string(s.model.unused_params.size()) +
+              " parameter(s) its forward does not use (first: " + s.model.params[s.model.unused_params[0]].name +
+              "); PyTorch DDP would stop with \"Expected to have finished reduction in the prior iteration\"; "
+              "expected true");
   if (d.ok() && s.training.compute_dtype != "float32" && !s.cluster.gpu.peak_flops.count(s.training.compute_dtype))
     d.add("/training/compute_dtype", "\"" + s.training.compute_dtype + "\" has no peak_flops entry in GPU \"" +
                                          s.cluster.gpu.name + "\"");

@@ -55,6 +55,7 @@ struct ModelSpec {
   std::vector<LayerSpec> layers;
   std::vector<int> grad_ready_order;  // requires_grad param indices, as they became ready in backward
   double input_bytes_per_sample = 0;  // from exported_with.input_shape/input_dtype (0: unknown)
+  std::vector<int> unused_params;     // trainable parameters the forward pass does not use
   int64_t total_numel() const;
   double grad_bytes() const;  // bytes of all requires_grad parameters
 };
@@ -73,6 +74,8 @@ struct GpuSpec {
   double host_bandwidth = 0;  // bytes/s of the GPU's PCIe link to the host (pinned copies)
   // Contention figures for this GPU (defaults: REFERENCE.md §4, see gpu/contention.hpp).
   std::optional<double> hbm_bytes_per_nccl_byte, comm_slowdown;
+  // Achieved fraction of peak by compute dtype and layer type ("float16" -> {"linear": 0.75}).
+  std::map<std::string, std::map<std::string, double>> efficiency;
 };
 
 enum class LinkKind { NVLINK, PCIE, INFINIBAND, ETHERNET, ROCE, EFA };
@@ -148,6 +151,8 @@ struct TrainingSettings {
   bool grad_scaler = true;                 // GradScaler with float16 autocast
   bool pin_memory = true;                  // DataLoader pin_memory
   bool non_blocking = true;                // .to(device, non_blocking=...)
+  // A measured single-GPU step (seconds, at this batch): compute is scaled to reproduce it.
+  std::optional<double> measured_single_gpu_step_s;
   std::optional<double> loader_samples_per_s;     // the data loader's throughput per rank (unset: never the bottleneck)
   std::optional<double> input_bytes_per_sample;   // overrides the model's
 };
@@ -174,6 +179,8 @@ struct StragglerSettings {
 struct ComputeSettings {
   double autograd_traversal_per_param = 0.2e-6;  // find_unused_parameters' graph walk, host side
   double flops_efficiency = 0.6;   // achieved / peak for compute-bound kernels
+  bool flops_efficiency_set = false;  // given explicitly: then it applies to every layer type
+  std::map<std::string, double> flops_efficiency_by_type;  // per layer type ("linear", "conv2d", ...)
   double memory_efficiency = 0.8;  // achieved / peak HBM bandwidth for memory-bound kernels
   bool use_measured = true;        // prefer measured layer times when the profile has them
   double kernel_overhead = 2e-6;   // GPU-side minimum per kernel (seconds)

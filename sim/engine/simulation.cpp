@@ -563,6 +563,8 @@ class StepSimulator {
     r.comm_hook = sc_.ddp.comm_hook;
     r.explicit_ranks = ranks_ > 1;
     r.contention = contention_.enabled;
+    r.compute_scale = profile_.compute_scale;
+    r.measured_layers = profile_.measured_layers;
     int first_steady = 0;
     if (opt_.simulate_iteration1) {
       r.iteration1 = report_for(0);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.hpp"
+
 namespace ddpsim::gpu {
 
 Kernel roofline_kernel(double flops, double bytes, double peak_flops, double hbm_bandwidth,
@@ -70,6 +72,25 @@ Kernel measured_kernel(double seconds, config::LayerType t) {
 
 }  // namespace
 
+double flops_efficiency_for(const config::Scenario& sc, config::LayerType type) {
+  const std::string t = config::to_string(type);
+  const auto& cs = sc.compute;
+  if (auto it = cs.flops_efficiency_by_type.find(t); it != cs.flops_efficiency_by_type.end()) return it->second;
+  if (cs.flops_efficiency_set) return cs.flops_efficiency;
+  const auto& eff = sc.cluster.gpu.efficiency;
+  if (auto d = eff.find(sc.training.compute_dtype); d != eff.end())
+    if (auto it = d->second.find(t); it != d->second.end()) return it->second;
+  // Defaults: large GEMMs reach 70-90 % of peak (NVIDIA Matrix Multiplication Background User's
+  // Guide); convolutions run as implicit GEMMs with extra data movement, somewhat lower (NVIDIA
+  // Convolutional Layers User's Guide). The rest is memory-bound and rarely limited by FLOPs.
+  switch (type) {
+    case config::LayerType::LINEAR:
+    case config::LayerType::MATMUL: return 0.7;
+    case config::LayerType::CONV2D: return 0.55;
+    default: return cs.flops_efficiency;
+  }
+}
+
 ComputeProfile build_compute_profile(const config::Scenario& sc) {
   ComputeProfile p;
   const auto& m = sc.model;
@@ -100,8 +121,10 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
       const bool cast = p.autocast && is_gemm_like(l.type);
       const double fwd_param = cast ? 2.0 * param_bytes : param_bytes;
       const double bwd_param = cast ? 2.5 * param_bytes : 2.0 * param_bytes;
-      f = roofline_kernel(l.fwd_flops * scale, l.fwd_bytes * scale * act_factor + fwd_param, p.peak_flops, hbm, cs);
-      b = roofline_kernel(l.bwd_flops * scale, l.bwd_bytes * scale * act_factor + bwd_param, p.peak_flops, hbm, cs);
+      config::ComputeSettings ls = cs;
+      ls.flops_efficiency = flops_efficiency_for(sc, l.type);
+      f = roofline_kernel(l.fwd_flops * scale, l.fwd_bytes * scale * act_factor + fwd_param, p.peak_flops, hbm, ls);
+      b = roofline_kernel(l.bwd_flops * scale, l.bwd_bytes * scale * act_factor + bwd_param, p.peak_flops, hbm, ls);
     }
     p.forward.push_back(f);
     p.backward.push_back(b);
@@ -144,6 +167,35 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
     p.h2d.shape.memory_s = in_bytes / h2d_bw;
     p.h2d.shape.overhead_s = cs.kernel_overhead;
     p.h2d.seconds = p.h2d.shape.memory_s + p.h2d.shape.overhead_s;
+  }
+
+  // Calibration to one number users know: the measured single-GPU step (no DDP) at this batch.
+  // That step is input copy + forward + backward + (unscale, clip) + optimizer; everything but
+  // the input copy is scaled by one factor so that the sum matches.
+  if (sc.training.measured_single_gpu_step_s) {
+    const double scalable = p.forward_total + p.backward_total + p.grad_unscale.seconds + p.clip.seconds + p.optimizer.seconds;
+    const double target = *sc.training.measured_single_gpu_step_s - p.h2d.seconds;
+    if (target <= 0 || scalable <= 0)
+      throw core::ConfigError(sc.file + ": /training/measured_single_gpu_step: " +
+                              std::to_string(*sc.training.measured_single_gpu_step_s) +
+                              " s leaves no time for compute after the input copy (" + std::to_string(p.h2d.seconds) +
+                              " s); expected a measured step longer than that");
+    {
+      p.compute_scale = target / scalable;
+      auto scale_kernel = [&](Kernel& k) {
+        k.seconds *= p.compute_scale;
+        k.shape.compute_s *= p.compute_scale;
+        k.shape.memory_s *= p.compute_scale;
+        k.shape.overhead_s *= p.compute_scale;
+      };
+      for (auto& k : p.forward) scale_kernel(k);
+      for (auto& k : p.backward) scale_kernel(k);
+      scale_kernel(p.grad_unscale);
+      scale_kernel(p.clip);
+      scale_kernel(p.optimizer);
+      p.forward_total *= p.compute_scale;
+      p.backward_total *= p.compute_scale;
+    }
   }
   return p;
 }

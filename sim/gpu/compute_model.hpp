@@ -29,7 +29,13 @@ struct ComputeProfile {
   std::string compute_dtype;
   double peak_flops = 0;  // the peak used for the roofline
   bool autocast = false;
+  double compute_scale = 1.0;  // applied to match training.measured_single_gpu_step (1 = none)
 };
+
+// Achieved fraction of peak FLOP/s for a layer type: the scenario's per-type value, else the
+// scenario's global value if given, else the GPU file's value for the compute dtype, else the
+// default for the type.
+double flops_efficiency_for(const config::Scenario& scenario, config::LayerType type);
 
 // Roofline time of one kernel of `flops` and `bytes`.
 Kernel roofline_kernel(double flops, double bytes, double peak_flops, double hbm_bandwidth,

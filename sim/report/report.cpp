@@ -80,6 +80,8 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["comm_hook"] = r.comm_hook;
   j["explicit_ranks"] = r.explicit_ranks;
   j["contention"] = r.contention;
+  j["compute_scale"] = r.compute_scale;
+  j["measured_layers"] = r.measured_layers;
   j["iteration1"] = r.has_iteration1 ? iteration_json(r.iteration1, include_buckets) : Json(nullptr);
   return j;
 }
@@ -103,8 +105,16 @@ std::string to_table(const StepReport& r) {
     << " of gradients), batch " << r.batch_size << " per GPU\n";
   o << "  cluster " << r.cluster << ": " << r.nodes << " node(s) x " << r.gpus_per_node << " " << r.gpu
     << " = " << r.world_size << " GPUs; backend " << r.backend << " (" << r.fidelity << ")\n";
-  o << "  DDP bucket_cap_mb " << r.bucket_cap_mb << ": " << s.buckets.size() << " buckets in the steady state"
-    << (r.rebuilt ? " (rebuilt from the gradient-ready order)" : " (no rebuild)") << "\n\n";
+  if (r.compute_scale != 1.0) {
+    char b[96];
+    std::snprintf(b, sizeof b, "  compute scaled x%.4f to match the measured single-GPU step\n", r.compute_scale);
+    o << b;
+  }
+  if (r.world_size == 1)
+    o << "  one GPU: no DDP, no communication\n\n";
+  else
+    o << "  DDP bucket_cap_mb " << r.bucket_cap_mb << ": " << s.buckets.size() << " buckets in the steady state"
+      << (r.rebuilt ? " (rebuilt from the gradient-ready order)" : " (no rebuild)") << "\n\n";
   auto line = [&](const char* name, double v) { o << "  " << name << core::format_time(v) << "\n"; };
   o << "steady state (iteration " << r.steady_iteration << ")\n";
   line("step time            ", s.step_time_s);

@@ -82,6 +82,8 @@ struct StepReport {
   std::string comm_hook;
   bool explicit_ranks = false;
   bool contention = false;
+  double compute_scale = 1.0;  // compute scaled to a measured single-GPU step (1 = not calibrated)
+  int measured_layers = 0;
   std::vector<TraceEvent> trace;
   unsigned long long flows = 0;
 };

@@ -25,6 +25,7 @@ constexpr double kTol = 1e-15;
 ComputeSettings settings(double flops_eff, double mem_eff, double overhead) {
   ComputeSettings s;
   s.flops_efficiency = flops_eff;
+  s.flops_efficiency_set = true;
   s.memory_efficiency = mem_eff;
   s.kernel_overhead = overhead;
   return s;
