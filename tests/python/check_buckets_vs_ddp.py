@@ -3,7 +3,7 @@
 
   /usr/bin/python3 tests/python/check_buckets_vs_ddp.py --ddpsim build/ddpsim \
       --spec torchvision.models:resnet50 --model-json models/resnet50.json \
-      --input 2x3x224x224 --caps default,1,10,50
+      --input 2x3x224x224 --caps default,1,10,50 [--find-unused-parameters] [--kwargs JSON]
 
 For each cap: runs scripts/ddp_reference_buckets.py (real DDP, gloo, CPU, 2 ranks) and
 `ddpsim buckets --model M [--bucket-cap-mb X] --json -`, then compares the steady-state buckets
@@ -61,6 +61,8 @@ def run_reference(args, cap):
         cmd += ["--kwargs", args.kwargs]
     if cap is not None:
         cmd += ["--bucket-cap-mb", cap]
+    if args.find_unused_parameters:
+        cmd += ["--find-unused-parameters"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                        cwd=REPO)
     if p.returncode != 0:
@@ -95,6 +97,8 @@ def run_ddpsim(args, cap):
     cmd = [args.ddpsim, "buckets", "--model", args.model_json]
     # ddpsim follows the installed torch's first-bucket rule (it changed in PyTorch 2.x).
     cmd += ["--set", "ddp.pytorch_version=\"%s\"" % torch_major_minor()]
+    if args.find_unused_parameters:
+        cmd += ["--set", "ddp.find_unused_parameters=true"]
     if cap is not None:
         cmd += ["--bucket-cap-mb", cap]
     cmd += ["--json", "-"]
@@ -174,7 +178,12 @@ def main(argv=None):
     ap.add_argument("--model-json", required=True, help="exported model, e.g. models/resnet50.json")
     ap.add_argument("--input", default="2x3x224x224")
     ap.add_argument("--input-dtype", default="float32")
-    ap.add_argument("--kwargs", default=None)
+    ap.add_argument("--kwargs", default=None,
+                    help="JSON kwargs for the model callable in the reference run (the ddpsim side "
+                         "reads --model-json, which must have been exported with the same kwargs)")
+    ap.add_argument("--find-unused-parameters", action="store_true",
+                    help="run DDP with find_unused_parameters=True and pass "
+                         "--set ddp.find_unused_parameters=true to ddpsim")
     ap.add_argument("--caps", default="default,1,10,50",
                     help="comma-separated bucket_cap_mb values; 'default' = DDP's default")
     ap.add_argument("--world-size", type=int, default=2)

@@ -29,7 +29,25 @@ except ImportError:
 
 LAYER_TYPES = {"conv2d", "linear", "matmul", "batchnorm", "layernorm", "embedding", "elementwise",
                "pool", "softmax", "other"}
-KNOWN_TOTALS = {"resnet50": 25557032, "bert-base": 109482240, "gpt2": 124439808}
+# Parameter counts (numel) of the zoo: torchvision's models as built, the published counts of the
+# reference implementations (BERT-large with pooler, GPT-2 medium/large/XL, LLaMA-7B), and the
+# repository's own small models.
+KNOWN_TOTALS = {"resnet50": 25557032, "bert-base": 109482240, "gpt2": 124439808,
+                "resnet101": 44549160, "resnet152": 60192808, "vgg16": 138357544,
+                "vit-b16": 86567656, "vit-l16": 304326632, "bert-large": 335141888,
+                "gpt2-medium": 354823168, "gpt2-large": 774030080, "gpt2-xl": 1557611200,
+                "llama-7b": 6738415616, "mixed-gpt": 7419392, "skip-branch": 4496416}
+# name -> (spec, kwargs): what the file must have been exported from
+ZOO = {"resnet50": "torchvision.models:resnet50", "resnet101": "torchvision.models:resnet101",
+       "resnet152": "torchvision.models:resnet152", "vgg16": "torchvision.models:vgg16",
+       "vit-b16": "torchvision.models:vit_b_16", "vit-l16": "torchvision.models:vit_l_16",
+       "bert-base": "zoo.bert:bert_base", "bert-large": "zoo.bert:bert_large",
+       "gpt2": "zoo.gpt2:gpt2", "gpt2-medium": "zoo.gpt2:gpt2_medium",
+       "gpt2-large": "zoo.gpt2:gpt2_large", "gpt2-xl": "zoo.gpt2:gpt2_xl",
+       "llama-7b": "zoo.llama:llama_7b", "mixed-gpt": "zoo.mixed:mixed_gpt",
+       "skip-branch": "zoo.unused:skip_branch_net"}
+# models small enough to instantiate for real in a test (the rest are built on the meta device)
+REAL_BUILD_MAX = 400 * 1000 * 1000
 
 
 def numel(shape):
@@ -71,6 +89,23 @@ def check_model_doc(tc, doc, where):
     tc.assertEqual(sorted(seen), rg, "%s: requires_grad params not covered by layers" % where)
     tc.assertEqual(sorted(doc["grad_ready_order"]), rg,
                    "%s: grad_ready_order is not a permutation of the requires_grad params" % where)
+    unused = doc.get("unused_params")
+    if unused is not None:
+        # representation of parameters the forward never uses (export_model.py --allow-unused)
+        tc.assertTrue(unused, where)
+        tc.assertEqual(unused, sorted(set(unused)), where)
+        last = doc["layers"][-1]
+        tc.assertEqual(last["name"], "<unused-params>", where)
+        tc.assertEqual(last["params"], unused, where)
+        tc.assertEqual([last[k] for k in ("fwd_flops", "bwd_flops", "fwd_bytes", "bwd_bytes")],
+                       [0, 0, 0, 0], where)
+        tc.assertEqual(doc["grad_ready_order"][:len(unused)], unused, where)
+    else:
+        tc.assertNotIn("<unused-params>", [l["name"] for l in doc["layers"]], where)
+    method = ew.get("method", "traced")
+    tc.assertIn(method, ("traced", "meta"), where)
+    tc.assertEqual(ew.get("grad_ready_order", "recorded"),
+                   "derived" if method == "meta" else "recorded", where)
     tc.assertGreater(sum(l["fwd_flops"] for l in doc["layers"]), 0, where)
     return sum(numel(p["shape"]) for p in params)
 
@@ -84,8 +119,40 @@ class TestModelsJson(unittest.TestCase):
                 doc = json.load(f)
             where = os.path.relpath(path, REPO)
             total = check_model_doc(self, doc, where)
-            if doc["name"] in KNOWN_TOTALS:
-                self.assertEqual(total, KNOWN_TOTALS[doc["name"]], where)
+            self.assertIn(doc["name"], KNOWN_TOTALS, "%s: add its parameter count to KNOWN_TOTALS" % where)
+            self.assertEqual(total, KNOWN_TOTALS[doc["name"]], where)
+            self.assertEqual(doc["source"], ZOO[doc["name"]], where)
+
+    def test_special_models(self):
+        """llama-7b comes from the analytic (meta) path; mixed-gpt has two parameter dtypes;
+        skip-branch declares its unused parameters."""
+        def load(name):
+            path = os.path.join(REPO, "models", name + ".json")
+            if not os.path.exists(path):
+                self.skipTest("models/%s.json missing" % name)
+            with open(path) as f:
+                return json.load(f)
+        llama = load("llama-7b")
+        self.assertEqual(llama["exported_with"]["method"], "meta")
+        self.assertEqual(llama["exported_with"]["grad_ready_order"], "derived")
+        self.assertEqual(len(llama["params"]), 291)
+        names = [p["name"] for p in llama["params"]]
+        self.assertEqual(llama["grad_ready_order"][0], names.index("output.weight"))
+        self.assertEqual(llama["grad_ready_order"][-1], names.index("tok_embeddings.weight"))
+        mixed = load("mixed-gpt")
+        dts = {}
+        for p in mixed["params"]:
+            dts.setdefault(p["dtype"], []).append(p["name"])
+        self.assertEqual(sorted(dts), ["bfloat16", "float32"])
+        self.assertTrue(all(".ln_" in n or n.startswith(("wte", "wpe", "ln_f")) for n in dts["float32"]))
+        import ddpsim_buckets_oracle as oracle
+        ss = oracle.buckets_for(mixed)["steady_state"]
+        for b in ss:  # DDP never mixes dtypes in a bucket
+            self.assertEqual(len({mixed["params"][i]["dtype"] for i in b["param_indices"]}), 1)
+        skip = load("skip-branch")
+        unused = [skip["params"][i]["name"] for i in skip["unused_params"]]
+        self.assertEqual(unused, ["branch_b.0.weight", "branch_b.0.bias", "branch_b.2.weight",
+                                  "branch_b.2.bias", "aux_head.weight", "aux_head.bias"])
 
     def test_gpt2_json_tied(self):
         path = os.path.join(REPO, "models", "gpt2.json")
@@ -226,6 +293,119 @@ class TestExporter(unittest.TestCase):
             self.assertIn("error:", p.stderr)
             self.assertNotIn("Traceback", p.stderr)
         self.assertFalse(os.path.exists(out))
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")
+class TestZooParams(unittest.TestCase):
+    """Every models/*.json lists exactly the parameters (names, shapes, dtypes, DDP order) of the
+    model it was exported from, and the count matches PyTorch's."""
+
+    def test_models_match_their_source(self):
+        import torch
+        import export_model as em
+        for path in sorted(glob.glob(os.path.join(REPO, "models", "*.json"))):
+            with open(path) as f:
+                doc = json.load(f)
+            where = os.path.relpath(path, REPO)
+            spec = doc["source"]
+            big = KNOWN_TOTALS.get(doc["name"], 0) > REAL_BUILD_MAX
+            # big models: shapes only (meta device); the count is then checked against the
+            # published figure in KNOWN_TOTALS by TestModelsJson
+            model = em.load_model(spec, {}, meta=big)
+            plist = em.ddp_param_list(model)
+            self.assertEqual(sum(p.numel() for p in model.parameters()),
+                             sum(numel(p["shape"]) for p in doc["params"]), where)
+            self.assertEqual([(n, list(p.shape), em.dtype_str(p.dtype), p.requires_grad)
+                              for n, p in plist],
+                             [(p["name"], p["shape"], p["dtype"], p["requires_grad"])
+                              for p in doc["params"]], where)
+            self.assertEqual([n for n, _ in model.named_buffers()],
+                             [b["name"] for b in doc["buffers"]], where)
+            del model, plist
+
+    def test_published_counts(self):
+        import export_model as em
+        for spec, n in (("zoo.bert:bert_large", 335141888), ("zoo.gpt2:gpt2_medium", 354823168),
+                        ("zoo.gpt2:gpt2_large", 774030080), ("zoo.gpt2:gpt2_xl", 1557611200),
+                        ("zoo.llama:llama_7b", 6738415616)):
+            m = em.load_model(spec, {}, meta=True)
+            self.assertEqual(sum(p.numel() for p in m.parameters()), n, spec)
+        from zoo.llama import ffn_hidden_dim
+        self.assertEqual(ffn_hidden_dim(4096), 11008)
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")
+class TestMetaPath(unittest.TestCase):
+    """The analytic path (--meta) gives the same layers and costs as a traced export, and its
+    derived grad_ready_order equals the recorded one."""
+
+    def same(self, spec, shape, dtype, kw):
+        import export_model as em
+        a = em.export(spec, shape, dtype, None, kw)
+        b = em.export(spec, shape, dtype, None, kw, meta=True)
+        check_model_doc(self, b, spec + " meta")
+        self.assertEqual(b["exported_with"]["method"], "meta")
+        self.assertEqual(a["params"], b["params"], spec)
+        self.assertEqual(a["layers"], b["layers"], spec)
+        self.assertEqual(a["grad_ready_order"], b["grad_ready_order"], spec)
+
+    def test_tiny_llama(self):
+        self.same("zoo.llama:llama", [2, 16], "int64",
+                  {"dim": 64, "n_layers": 2, "n_heads": 4, "vocab_size": 100})
+
+    def test_tiny_gpt2_and_bert(self):
+        self.same("zoo.gpt2:gpt2", [2, 16], "int64", json.loads(TestExporter.TINY))
+        self.same("zoo.bert:bert_base", [2, 16], "int64",
+                  {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                   "intermediate_size": 128, "vocab_size": 1000})
+
+    def test_resnet50_json(self):
+        """A meta export reproduces models/resnet50.json, which was traced."""
+        import export_model as em
+        path = os.path.join(REPO, "models", "resnet50.json")
+        if not os.path.exists(path):
+            self.skipTest("models/resnet50.json missing")
+        with open(path) as f:
+            ref = json.load(f)
+        doc = em.export("torchvision.models:resnet50", ref["exported_with"]["input_shape"],
+                        "float32", "resnet50", {}, meta=True)
+        self.assertEqual(doc["grad_ready_order"], ref["grad_ready_order"])
+        self.assertEqual(len(doc["layers"]), len(ref["layers"]))
+        for a, b in zip(doc["layers"], ref["layers"]):
+            self.assertEqual((a["name"], a["type"], a["params"]), (b["name"], b["type"], b["params"]))
+            for k in ("fwd_flops", "bwd_flops", "fwd_bytes", "bwd_bytes"):
+                self.assertAlmostEqual(a[k], b[k], delta=1e-9 * max(1.0, b[k]), msg=(a["name"], k))
+
+    def test_meta_needs_no_memory(self):
+        import export_model as em
+        doc = em.export("zoo.llama:llama_7b", [1, 32], "int64", "llama-7b", {}, meta=True)
+        self.assertEqual(sum(numel(p["shape"]) for p in doc["params"]), 6738415616)
+        self.assertEqual(doc["exported_with"]["grad_ready_order"], "derived")
+        # a torchvision callable without device=: built under the factory-redirecting mode
+        m = em.load_model("torchvision.models:vgg16", {}, meta=True)
+        self.assertEqual({p.device.type for p in m.parameters()}, {"meta"})
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")
+class TestUnused(unittest.TestCase):
+    def test_allow_unused(self):
+        import export_model as em
+        with self.assertRaises(em.ExportError) as cm:
+            em.export("zoo.unused:skip_branch_net", [4, 256])
+        self.assertIn("--allow-unused", str(cm.exception))
+        doc = em.export("zoo.unused:skip_branch_net", [4, 256], allow_unused=True)
+        check_model_doc(self, doc, "skip-branch")
+        names = [p["name"] for p in doc["params"]]
+        self.assertEqual([names[i] for i in doc["unused_params"]],
+                         ["branch_b.0.weight", "branch_b.0.bias", "branch_b.2.weight",
+                          "branch_b.2.bias", "aux_head.weight", "aux_head.bias"])
+        # a model without unused parameters is unaffected by the flag
+        d2 = em.export("zoo.unused:skip_branch_net", [4, 256], kwargs={"use_aux": True},
+                       allow_unused=True)
+        self.assertEqual(d2["unused_params"], doc["unused_params"][:4])
+        d3 = em.export("zoo.gpt2:gpt2", [2, 8], "int64", kwargs=json.loads(TestExporter.TINY),
+                       allow_unused=True)
+        self.assertNotIn("unused_params", d3)
 
 
 @unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")

@@ -269,3 +269,36 @@ TEST(Cli, CalibrateRejectsMalformedLogWithLineNumber) {
 
 }  // namespace
 }  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(Cli, ShowListsEveryLayerWithTotals) {
+  auto r = run("show resnet50 --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["layers"].size(), 174u);
+  // torchvision's ResNet-50: about 4.1 GMACs per 224x224 image, i.e. 8.2 GFLOP forward.
+  EXPECT_NEAR(j["fwd_flops_per_sample"].get<double>() / 1e9, 8.2, 0.2);
+  auto bad = run("show no-such-model");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("resnet50"), std::string::npos) << bad.out;
+}
+
+TEST(Cli, ListModelsShowsParametersSizeAndFlops) {
+  auto r = run("list models");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("25.6M parameters"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GFLOP/sample"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CalibratedSingleGpuStepIsReproduced) {
+  auto r = run("run default --set nodes=1 --set gpus_per_node=1 --set training.measured_single_gpu_step='\"123ms\"' --json - -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json j = Json::parse(r.out);
+  EXPECT_NEAR(j["step_time_s"].get<double>(), 0.123, 1e-12);
+  EXPECT_NE(j["compute_scale"].get<double>(), 1.0);
+}
+
+}  // namespace
+}  // namespace ddpsim

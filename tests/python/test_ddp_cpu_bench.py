@@ -1,0 +1,245 @@
+"""Tests for scripts/ddpsim_profile.py and scripts/ddp_cpu_bench.py.
+
+Run from the repository root:
+  /usr/bin/python3 -m unittest tests.python.test_ddp_cpu_bench
+  /usr/bin/python3 -m unittest discover -s tests/python -p 'test_*.py'
+The ring-fit test needs only the standard library; the others need torch/torchvision (skipped
+without them).  About 30-40 s on two CPU cores.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SCRIPTS = os.path.join(REPO, "scripts")
+if SCRIPTS not in sys.path:
+    sys.path.insert(0, SCRIPTS)
+
+try:
+    import torch  # noqa: F401
+    import torchvision  # noqa: F401
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+import ddpsim_profile as dp  # noqa: E402  (no torch needed at import)
+
+
+def _need_torch():
+    if not HAVE_TORCH:
+        raise unittest.SkipTest("torch/torchvision not importable (use /usr/bin/python3)")
+
+
+class RingFitTest(unittest.TestCase):
+    def _rows(self, base, alpha, bw, ns, sizes):
+        rows = []
+        for n in ns:
+            for s in sizes:
+                t = base + 2 * (n - 1) * alpha + (2.0 * (n - 1) / n * s / bw if n > 1 else 0.0)
+                rows.append({"size_bytes": s, "time_s": t, "ranks": n})
+        return rows
+
+    def test_recovers_known_parameters(self):
+        base, alpha, bw = 12e-6, 35e-6, 2.5e9
+        sizes = [4096 * 4 ** k for k in range(8)]
+        rows = self._rows(base, alpha, bw, [2], sizes) + self._rows(base, alpha, bw, [1], sizes[:3])
+        fit = dp.ring_fit(rows)
+        self.assertAlmostEqual(fit["base_latency_s"], base, delta=base * 1e-6)
+        self.assertAlmostEqual(fit["step_latency_s"], alpha, delta=alpha * 1e-6)
+        self.assertAlmostEqual(fit["bandwidth_Bps"], bw, delta=bw * 1e-6)
+        self.assertLess(fit["rms_rel_error"], 1e-9)
+        # several rank counts, no single-rank rows
+        fit = dp.ring_fit(self._rows(base, alpha, bw, [2, 4, 8], sizes))
+        self.assertAlmostEqual(fit["step_latency_s"], alpha, delta=alpha * 1e-6)
+        self.assertAlmostEqual(fit["bandwidth_Bps"], bw, delta=bw * 1e-6)
+        self.assertAlmostEqual(fit["base_latency_s"], base, delta=base * 1e-6)
+
+    def test_noisy_and_nonnegative(self):
+        base, alpha, bw = 5e-6, 60e-6, 1e9
+        sizes = [4096 * 4 ** k for k in range(8)]
+        rows = self._rows(base, alpha, bw, [2], sizes) + self._rows(base, alpha, bw, [1], sizes[:3])
+        for i, r in enumerate(rows):
+            r["time_s"] *= 1.0 + (0.03 if i % 2 else -0.03)
+        fit = dp.ring_fit(rows)
+        self.assertAlmostEqual(fit["step_latency_s"], alpha, delta=alpha * 0.15)
+        self.assertAlmostEqual(fit["bandwidth_Bps"], bw, delta=bw * 0.1)
+        # a negative intercept is clamped: base and alpha stay >= 0
+        rows = [{"size_bytes": s, "time_s": s / 1e9 - 1e-6 if s > 4096 else 1e-7, "ranks": 2}
+                for s in sizes]
+        fit = dp.ring_fit(rows)
+        self.assertGreaterEqual(fit["base_latency_s"], 0.0)
+        self.assertGreaterEqual(fit["step_latency_s"], 0.0)
+        self.assertGreater(fit["bandwidth_Bps"], 0.0)
+
+
+class ProfileTest(unittest.TestCase):
+    def test_measure_profile_resnet18(self):
+        _need_torch()
+        import export_model as em
+        torch.set_num_threads(1)
+        spec, shape = "torchvision.models:resnet18", [2, 3, 32, 32]
+        mj = em.export(spec, shape)
+        model = em.load_model(spec)
+        x = em.make_input(model, shape)
+        last = None
+        for attempt in range(3):   # the machine may be shared: retry a noisy measurement
+            raw, pc = dp.measure_profile_with_check(model, x, mj, "cpu", warmup=1, iters=7,
+                                                    scale_to_whole=False)
+            self.assertEqual([l["name"] for l in raw["layers"]], [l["name"] for l in mj["layers"]])
+            for l in raw["layers"]:
+                self.assertGreater(l["fwd_time_s"], 0.0, l["name"])
+                self.assertGreater(l["bwd_time_s"], 0.0, l["name"])
+            ok = True
+            for d in ("forward", "backward"):
+                whole = pc[d + "_whole_iters_s"]
+                med = pc[d + "_whole_s"]
+                # every hooked pass is partitioned completely: its total tracks the whole pass
+                ok &= abs(pc[d + "_hooked_s"] - med) <= 0.15 * med
+                # the sum of per-layer medians lies between the fastest and the typical whole
+                # pass (within 15 %): a layer's median drops the preemptions of a shared machine
+                ok &= 0.85 * min(whole) <= pc[d + "_sum_layers_s"] <= 1.15 * med
+            last = pc
+            if ok:
+                break
+        self.assertTrue(ok, "per-layer sums vs whole passes: %s" % json.dumps(
+            {k: v for k, v in last.items() if k.endswith("_s")}))
+        # default: scaled so that the layers add up to the whole pass
+        prof, pc = dp.measure_profile_with_check(model, x, mj, "cpu", warmup=1, iters=3)
+        self.assertEqual(set(prof) - set(mj), {"measured_on", "measured_batch_size"})
+        fsum = sum(l["fwd_time_s"] for l in prof["layers"])
+        bsum = sum(l["bwd_time_s"] for l in prof["layers"])
+        self.assertAlmostEqual(fsum, pc["forward_whole_s"], delta=0.01 * pc["forward_whole_s"])
+        self.assertAlmostEqual(bsum + pc["backward_outside_layers_s"], pc["backward_whole_s"],
+                               delta=0.01 * pc["backward_whole_s"])
+        self.assertEqual(prof["measured_batch_size"], 2)
+        self.assertTrue(prof["measured_on"].startswith("cpu: "))
+        self.assertNotIn("fwd_time_s", mj["layers"][0])   # a copy, the input is untouched
+
+    def test_mismatched_model_json(self):
+        _need_torch()
+        import export_model as em
+        mj = em.export("torchvision.models:resnet18", [2, 3, 32, 32])
+        model = em.load_model("torchvision.models:resnet34")
+        x = em.make_input(model, [2, 3, 32, 32])
+        with self.assertRaises(dp.ProfileError):
+            dp.measure_profile(model, x, mj, "cpu", warmup=0, iters=1)
+
+    def test_calibration_helpers(self):
+        _need_torch()
+        bw = dp.measure_copy_bandwidth("cpu", nbytes=8 << 20, iters=3)
+        self.assertGreater(bw, 1e8)
+        ov = dp.measure_op_overhead("cpu", n=50, rounds=3)
+        self.assertGreater(ov, 0.0)
+        self.assertLess(ov, 1e-3)
+
+
+class BenchTest(unittest.TestCase):
+    def _run(self, *args):
+        return subprocess.run([sys.executable, os.path.join(SCRIPTS, "ddp_cpu_bench.py")] + list(args),
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=300)
+
+    def test_bad_arguments_exit_2(self):
+        _need_torch()
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            for args, word in ((["--spec", "nosuchmodule:f"], "cannot import"),
+                               (["--spec", "torchvision.models:resnet18", "--caps", "default,-1"], "--caps"),
+                               (["--spec", "torchvision.models:resnet18", "--caps", "default,abc"], "--caps"),
+                               (["--spec", "torchvision.models:resnet18", "--warmup", "0"], "--warmup")):
+                p = self._run(*(args + ["-o", out]))
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(word, p.stderr)
+                self.assertFalse(os.path.exists(out))
+
+    def test_tiny_run(self):
+        _need_torch()
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            p = self._run("--spec", "torchvision.models:resnet18", "--input", "2x3x32x32",
+                          "--caps", "default,5", "--iters", "2", "--warmup", "1",
+                          "--profile-iters", "2", "--profile-warmup", "1",
+                          "--ar-max-bytes", str(1 << 20), "-o", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual(doc["format"], "ddpbench-results/1")
+        self.assertEqual(doc["mode"], "step")
+        hw = doc["hardware"]
+        for k in ("device", "gpu_name", "cpu_name", "threads_per_rank", "ngpus", "nnodes",
+                  "gpus_per_node", "torch_version"):
+            self.assertIn(k, hw)
+        self.assertEqual((hw["device"], hw["gpu_name"], hw["ngpus"], hw["nnodes"], hw["gpus_per_node"]),
+                         ("cpu", "cpu", 2, 1, 2))
+        cfg = doc["config"]
+        for k in ("command", "spec", "input", "world_size", "caps", "iters", "warmup", "threads",
+                  "ar_max_bytes", "profile_mode"):
+            self.assertIn(k, cfg)
+        self.assertEqual(cfg["caps"], ["default", 5.0])
+        cal = doc["calibration"]
+        self.assertGreater(cal["copy_bandwidth_Bps"], 0)
+        self.assertGreater(cal["op_overhead_s"], 0)
+        sizes = [r["size_bytes"] for r in cal["allreduce"]]
+        self.assertEqual(sizes, [4096, 16384, 65536, 262144, 1048576])
+        self.assertTrue(all(r["time_s"] > 0 for r in cal["allreduce"]))
+        fit = cal["ring_fit"]
+        for k in ("base_latency_s", "step_latency_s", "bandwidth_Bps"):
+            self.assertIsInstance(fit[k], float)
+            self.assertGreaterEqual(fit[k], 0.0)
+        self.assertGreater(fit["bandwidth_Bps"], 0.0)
+        step = doc["step"]
+        model = step["model"]
+        self.assertEqual(model["format"], "ddpsim-model/1")
+        self.assertEqual(model["measured_batch_size"], 2)
+        self.assertIn("measured_on", model)
+        for l in model["layers"]:
+            self.assertGreater(l["fwd_time_s"], 0.0, l["name"])
+            self.assertGreater(l["bwd_time_s"], 0.0, l["name"])
+        self.assertEqual(step["caps"], ["default", 5.0])
+        self.assertEqual(len(step["cases"]), 2)
+        nparam_bytes = sum(4 * _prod(p["shape"]) for p in model["params"] if p["requires_grad"])
+        for c, (cap, is_def) in zip(step["cases"], ((25.0, True), (5.0, False))):
+            self.assertEqual(c["bucket_cap_mb"], cap)
+            self.assertEqual(c["bucket_cap_is_default"], is_def)
+            self.assertIn("1.13", c["bucket_rule"])
+            self.assertEqual(c["limits_bytes"], [1 << 20, int(cap * (1 << 20))])
+            for k in ("step_time_s", "compute_only_s", "comm_alone_s", "forward_s", "backward_end_s",
+                      "step_time_max_over_ranks_s"):
+                self.assertGreater(c[k], 0.0, k)
+            self.assertAlmostEqual(c["exposed_comm_s"], c["step_time_s"] - c["compute_only_s"], places=12)
+            self.assertAlmostEqual(c["overlap_ratio"], 1 - c["exposed_comm_s"] / c["comm_alone_s"], places=9)
+            self.assertLessEqual(c["forward_s"], c["backward_end_s"])
+            self.assertLessEqual(c["backward_end_s"], c["step_time_s"])
+            self.assertEqual(len(c["step_times_s"]), 2)
+            self.assertEqual(len(c["compute_only_times_s"]), 2)
+            bs = c["buckets"]
+            self.assertGreaterEqual(len(bs), 2)
+            self.assertEqual([b["index"] for b in bs], list(range(len(bs))))
+            self.assertEqual(sum(b["bytes"] for b in bs), nparam_bytes)
+            self.assertLessEqual(bs[0]["bytes"], (1 << 20) + max(b["bytes"] for b in bs))
+            for b in bs:
+                for k in ("index", "bytes", "num_tensors", "ready_s", "start_s", "end_s"):
+                    self.assertIn(k, b)
+                self.assertLessEqual(0.0, b["ready_s"])
+                self.assertLessEqual(b["ready_s"], b["start_s"])
+                self.assertLessEqual(b["start_s"], b["end_s"])
+                self.assertLessEqual(b["end_s"], c["backward_end_s"] + 1e-6)
+                self.assertEqual(b["num_tensors"], len(b["params"]))
+            starts = [b["start_s"] for b in bs]
+            self.assertEqual(starts, sorted(starts))   # launched in index order
+
+
+def _prod(xs):
+    r = 1
+    for x in xs:
+        r *= int(x)
+    return r
+
+
+if __name__ == "__main__":
+    unittest.main()
