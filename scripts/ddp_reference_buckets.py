@@ -68,6 +68,11 @@ def _worker(rank, cfg, result_path):
         skip = [n for n, b in model.named_buffers() if b.dtype == torch.bool]
         if skip:
             DDP._set_params_and_buffers_to_ignore_for_model(model, skip)
+        if any(t.dtype == torch.bfloat16 for t in list(model.parameters()) + list(model.buffers())):
+            # gloo cannot broadcast bfloat16 either; DDP's construction-time broadcast of the
+            # module states is redundant here (every rank builds the model with the same seed).
+            import torch.nn.parallel.distributed as ddp_mod
+            ddp_mod._sync_module_states = lambda *a, **k: None
         ddp = DDP(model, **ddp_kwargs)
 
         log = {}
@@ -89,6 +94,16 @@ def _worker(rank, cfg, result_path):
                 "bytes": int(buf.numel() * buf.element_size()),
                 "param_indices": idx,
             })
+            if buf.dtype == torch.bfloat16:
+                # gloo cannot all-reduce bfloat16: reduce a float32 copy and write it back.  The
+                # hook only moves data; the bucket layout being recorded is DDP's own.
+                tmp = buf.to(torch.float32).div_(dist.get_world_size())
+                fut = dist.all_reduce(tmp, async_op=True).get_future()
+
+                def back(f, buf=buf):
+                    buf.copy_(f.value()[0])
+                    return buf
+                return fut.then(back)
             return default_hooks.allreduce_hook(state, bucket)
 
         ddp.register_comm_hook(None, hook)

@@ -27,6 +27,9 @@ import sys
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(SCRIPT_DIR)
 FORMAT = "ddpsim-model/1"
+UNUSED_LAYER = "<unused-params>"
+GRAD_ORDER_RECORDED = "recorded"   # AccumulateGrad hooks during one real backward
+GRAD_ORDER_DERIVED = "derived"     # reverse of the forward first-use order (--meta)
 
 
 class ExportError(Exception):
@@ -83,8 +86,42 @@ def parse_kwargs(text):
     return kw
 
 
-def load_model(spec, kwargs=None, seed=0):
-    """Import 'module.path:callable', build the model with callable(**kwargs), train mode."""
+_META_FACTORIES = ("empty", "zeros", "ones", "full", "tensor", "as_tensor", "arange", "randn", "rand",
+                   "randint", "normal", "eye", "linspace", "logspace", "empty_strided", "tril_indices",
+                   "triu_indices", "randperm", "scalar_tensor")
+
+
+def _build_on_meta(torch, obj, kwargs):
+    """Build obj(**kwargs) with every parameter and buffer on the `meta` device (shapes only, no
+    memory).  A callable taking `device=` gets device="meta"; anything else is built under a
+    TorchFunctionMode that sends tensor factory calls without an explicit device to `meta`."""
+    import inspect
+    kwargs = dict(kwargs or {})
+    try:
+        sig = inspect.signature(obj)
+        takes_device = "device" in sig.parameters
+    except (TypeError, ValueError):
+        takes_device = False
+    if takes_device and "device" not in kwargs:
+        kwargs["device"] = "meta"
+        return obj(**kwargs)
+    from torch.overrides import TorchFunctionMode
+    factories = set(getattr(torch, n) for n in _META_FACTORIES if hasattr(torch, n))
+
+    class _MetaFactories(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kw=None):
+            kw = kw or {}
+            if func in factories and kw.get("device") is None:
+                kw = dict(kw)
+                kw["device"] = "meta"
+            return func(*args, **kw)
+    with _MetaFactories():
+        return obj(**kwargs)
+
+
+def load_model(spec, kwargs=None, seed=0, meta=False):
+    """Import 'module.path:callable', build the model with callable(**kwargs), train mode.
+    meta=True builds it on the `meta` device (see _build_on_meta)."""
     torch = _import_torch()
     setup_sys_path()
     import importlib
@@ -108,12 +145,19 @@ def load_model(spec, kwargs=None, seed=0):
         raise ExportError("%r in spec %r is not callable" % (attr, spec))
     torch.manual_seed(seed)
     try:
-        model = obj(**(kwargs or {}))
+        model = _build_on_meta(torch, obj, kwargs) if meta else obj(**(kwargs or {}))
     except Exception as e:
         raise ExportError("building the model with %s(**%r) failed: %s: %s"
                           % (spec, kwargs or {}, type(e).__name__, e))
     if not isinstance(model, torch.nn.Module):
         raise ExportError("%s(...) returned %s, not a torch.nn.Module" % (spec, type(model).__name__))
+    if meta:
+        off = sorted(set(str(t.device) for t in list(model.parameters()) + list(model.buffers()))
+                     - {"meta"})
+        if off:
+            raise ExportError("--meta: %s built tensors on %s, not on the meta device; let the "
+                              "callable accept device= or create tensors without an explicit device"
+                              % (spec, ", ".join(off)))
     model.train()
     return model
 
@@ -140,8 +184,15 @@ def find_vocab(model):
     return None
 
 
-def make_input(model, shape, dtype_name="float32", vocab=None, seed=0):
+def make_input(model, shape, dtype_name="float32", vocab=None, seed=0, meta=False):
     torch = _import_torch()
+    if meta:  # shapes only
+        dts = {"float32": torch.float32, "float": torch.float32, "fp32": torch.float32,
+               "float16": torch.float16, "half": torch.float16, "bfloat16": torch.bfloat16,
+               "float64": torch.float64, "int64": torch.int64, "long": torch.int64}
+        if dtype_name not in dts:
+            raise ExportError("unsupported --input-dtype %r (use float32 or int64)" % dtype_name)
+        return torch.empty(shape, dtype=dts[dtype_name], device="meta")
     g = torch.Generator().manual_seed(seed + 1)
     if dtype_name in ("float32", "float", "fp32"):
         return torch.randn(shape, generator=g, dtype=torch.float32)
@@ -241,9 +292,16 @@ class _Call(object):
         self.order = None
 
 
-def trace_model(model, x):
+def trace_model(model, x, meta=False):
     """Run one forward (counting ops per module call) and one backward (recording the
-    AccumulateGrad order).  Returns (calls, grad_ready_order, param_list)."""
+    AccumulateGrad order).  Returns (calls, grad_ready_order, param_list, first_use) where
+    first_use maps a parameter index to (sequence number of the first op that read it, position
+    of the parameter among that op's tensor arguments).
+
+    meta=True (model and input on the `meta` device): the forward runs on meta tensors -- every
+    op computes output shapes only, no kernel runs, no memory is allocated -- so the per-op FLOP
+    and byte rules give exactly what a real run would; there is no backward, and the returned
+    grad_ready_order is None (the caller derives it from first_use)."""
     torch = _import_torch()
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
@@ -253,6 +311,8 @@ def trace_model(model, x):
 
     def storage_key(t):
         try:
+            if t.device.type == "meta":  # meta storages have no data pointer: use the StorageImpl
+                return ("meta", t.storage()._cdata)
             return t.storage().data_ptr()
         except Exception:
             return None
@@ -269,6 +329,7 @@ def trace_model(model, x):
             buffer_storage.add(k)
 
     state = {"seq": 0, "stack": [], "calls": []}
+    first_use = {}  # param index -> seq of the first op that read it
     root_call = _Call(None, "<toplevel>", 0)  # ops run outside any module (should be none)
 
     def pre_hook(mod, inp):
@@ -326,9 +387,10 @@ def trace_model(model, x):
         call.n_ops += 1
 
         cls = [(_classify(t), t) for t in in_leaves]
-        for (kind, idx), t in cls:
+        for pos, ((kind, idx), t) in enumerate(cls):
             if kind == "param":
                 call.params_used.add(idx)
+                first_use.setdefault(idx, (state["seq"], pos))
         act_in = [t for (kind, _), t in cls if kind == "act"]
         if not act_in:
             return  # parameter/buffer bookkeeping (e.g. num_batches_tracked += 1): not batch-scaled
@@ -441,7 +503,7 @@ def trace_model(model, x):
     ready = []
     accs = []
     for i, (_, p) in enumerate(plist):
-        if not p.requires_grad:
+        if meta or not p.requires_grad:
             continue
         acc = p.expand_as(p).grad_fn.next_functions[0][0]
         accs.append(acc)
@@ -464,8 +526,11 @@ def trace_model(model, x):
         raise ExportError("the model's forward failed on an input of shape %s (%s): %s: %s"
                           % (list(x.shape), dtype_str(x.dtype), type(e).__name__, e))
     try:
-        loss = output_loss(out)
-        loss.backward()
+        if meta:
+            ready = None
+        else:
+            loss = output_loss(out)
+            loss.backward()
     finally:
         for h in handles:
             h.remove()
@@ -474,7 +539,18 @@ def trace_model(model, x):
     calls = state["calls"]
     if root_call.n_ops:
         calls = [root_call] + calls
-    return calls, ready, plist
+    return calls, ready, plist, first_use
+
+
+def derived_grad_ready_order(plist, first_use):
+    """The exact reverse of the forward parameter-use order: parameters sorted by the sequence
+    number of the first op that read them, latest first.  Parameters read by the same op (a
+    linear's or a norm's weight and bias) are ordered by their position among the op's tensor
+    arguments, first argument first -- the order in which autograd runs their AccumulateGrad
+    nodes: addmm(bias, x, weight.t()) -> bias, weight; native_layer_norm(x, weight, bias) and
+    convolution(x, weight, bias) -> weight, bias.  Only requires_grad parameters the forward read."""
+    used = [i for i, (_, p) in enumerate(plist) if p.requires_grad and i in first_use]
+    return sorted(used, key=lambda i: (-first_use[i][0], first_use[i][1], i))
 
 
 def _layer_type(torch, call):
@@ -562,23 +638,43 @@ def build_layers(torch, calls, plist):
         else:
             unplaced.append(pi)
     if unplaced:
-        # parameters never used in forward (their gradient never becomes ready in a real run):
-        # put them in a zero-cost layer at the front so every parameter has a layer.
-        sys.stderr.write("export_model.py: warning: %d parameter(s) unused in forward: %s\n"
-                         % (len(unplaced), ", ".join(plist[i][0] for i in unplaced[:8])))
-        layers.insert(0, {"name": "<unused-params>", "type": "other", "params": unplaced,
-                          "fwd_flops": 0.0, "bwd_flops": 0.0, "fwd_bytes": 0.0, "bwd_bytes": 0.0})
+        # parameters the forward never read (see export(allow_unused=True)): one zero-cost layer
+        # after the last real layer, so every requires_grad parameter has a layer.  Being last in
+        # forward order its "backward" comes first, matching DDP, which marks unused parameters
+        # ready at the first autograd hook of the backward pass.
+        layers.append({"name": UNUSED_LAYER, "type": "other", "params": unplaced,
+                       "fwd_flops": 0.0, "bwd_flops": 0.0, "fwd_bytes": 0.0, "bwd_bytes": 0.0})
     for l in layers:
         l["params"].sort()
     return layers
 
 
-def export(spec, shape, input_dtype="float32", name=None, kwargs=None, vocab=None, seed=0):
+def export(spec, shape, input_dtype="float32", name=None, kwargs=None, vocab=None, seed=0,
+           meta=False, allow_unused=False):
+    """meta=True: the analytic path -- build the model on the meta device and count every op of
+    one forward from shapes alone; grad_ready_order is derived (reverse forward first-use order),
+    not recorded.  allow_unused=True: parameters the forward never reads are exported in a final
+    zero-cost layer "<unused-params>", first in grad_ready_order, and listed in "unused_params"."""
     torch = _import_torch()
-    model = load_model(spec, kwargs, seed=seed)
-    x = make_input(model, shape, input_dtype, vocab=vocab, seed=seed)
+    model = load_model(spec, kwargs, seed=seed, meta=meta)
+    x = make_input(model, shape, input_dtype, vocab=vocab, seed=seed, meta=meta)
     torch.manual_seed(seed)
-    calls, ready, plist = trace_model(model, x)
+    calls, ready, plist, first_use = trace_model(model, x, meta=meta)
+    if meta:
+        ready = derived_grad_ready_order(plist, first_use)
+    rg = [i for i, (_, p) in enumerate(plist) if p.requires_grad]
+    unused = sorted(set(rg) - set(ready))
+    if unused and not allow_unused:
+        raise ExportError("backward did not produce a gradient for %d parameter(s) (e.g. %s): the "
+                          "forward does not use them; pass --allow-unused to export them anyway "
+                          "(DDP then needs find_unused_parameters=True)"
+                          % (len(unused), ", ".join(plist[i][0] for i in unused[:5])))
+    if unused:
+        sys.stderr.write("export_model.py: warning: %d parameter(s) unused in forward: %s\n"
+                         % (len(unused), ", ".join(plist[i][0] for i in unused[:8])))
+        # DDP (find_unused_parameters=True) marks them ready at the first autograd hook, i.e.
+        # before any used parameter: they lead the ready order.
+        ready = unused + list(ready)
     layers = build_layers(torch, calls, plist)
 
     params = [{"name": n, "shape": list(p.shape), "dtype": dtype_str(p.dtype),
@@ -589,24 +685,26 @@ def export(spec, shape, input_dtype="float32", name=None, kwargs=None, vocab=Non
     total = sum(p.numel() for p in model.parameters())
     listed = sum(p.numel() for _, p in plist)
     assert total == listed, (total, listed)
-    rg = [i for i, (_, p) in enumerate(plist) if p.requires_grad]
     if sorted(ready) != rg:
-        missing = sorted(set(rg) - set(ready))
-        raise ExportError("backward did not produce a gradient for %d parameter(s) (e.g. %s); "
-                          "unused parameters are not supported"
-                          % (len(missing), ", ".join(plist[i][0] for i in missing[:5])))
-    return {
+        raise ExportError("internal error: grad_ready_order is not a permutation of the "
+                          "requires_grad parameters")
+    doc = {
         "format": FORMAT,
         "name": name or spec.split(":")[1],
         "source": spec,
         "exported_with": {"script": "scripts/export_model.py", "torch": torch.__version__,
-                          "input_shape": list(shape), "input_dtype": dtype_str(x.dtype)},
+                          "input_shape": list(shape), "input_dtype": dtype_str(x.dtype),
+                          "method": "meta" if meta else "traced",
+                          "grad_ready_order": GRAD_ORDER_DERIVED if meta else GRAD_ORDER_RECORDED},
         "batch_size": int(shape[0]),
         "params": params,
         "buffers": buffers,
         "layers": layers,
         "grad_ready_order": ready,
     }
+    if unused:
+        doc["unused_params"] = unused
+    return doc
 
 
 def write_json(doc, path):
@@ -648,6 +746,13 @@ def main(argv=None):
     ap.add_argument("--kwargs", default=None, help="JSON object of keyword arguments for the callable")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch default)")
+    ap.add_argument("--meta", action="store_true",
+                    help="analytic path: build the model on the meta device (no memory) and count "
+                         "FLOPs/bytes from shapes; grad_ready_order is derived (reverse forward "
+                         "first-use order), not recorded")
+    ap.add_argument("--allow-unused", action="store_true",
+                    help="export parameters the forward never uses (final zero-cost layer "
+                         "'<unused-params>', first in grad_ready_order, top-level 'unused_params')")
     args = ap.parse_args(argv)
     try:
         shape = parse_shape(args.input)
@@ -655,7 +760,8 @@ def main(argv=None):
         torch = _import_torch()
         if args.threads > 0:
             torch.set_num_threads(args.threads)
-        doc = export(args.spec, shape, args.input_dtype, args.name, kwargs, args.vocab, args.seed)
+        doc = export(args.spec, shape, args.input_dtype, args.name, kwargs, args.vocab, args.seed,
+                     meta=args.meta, allow_unused=args.allow_unused)
         write_json(doc, args.output)
     except ExportError as e:
         _die(str(e))

@@ -67,10 +67,14 @@ class FlagParser {
   void add_dtype(std::vector<std::string> names, DType& target) {
     auto label = names.front();
     add(names, "one of float32, float16, bfloat16", [&target, label](const std::string& v) {
-      if (v == "float32") target = DType::FLOAT32;
-      else if (v == "float16") target = DType::FLOAT16;
-      else if (v == "bfloat16") target = DType::BFLOAT16;
-      else throw ArgError(label + ": '" + v + "' is not one of float32, float16, bfloat16");
+      if (v == "float32")
+        target = DType::FLOAT32;
+      else if (v == "float16")
+        target = DType::FLOAT16;
+      else if (v == "bfloat16")
+        target = DType::BFLOAT16;
+      else
+        throw ArgError(label + ": '" + v + "' is not one of float32, float16, bfloat16");
     });
   }
   void add_string(std::vector<std::string> names, std::string& target, std::string what) {
@@ -217,7 +221,7 @@ nlohmann::json timing_json(const TimingArgs& t) {
 }
 
 nlohmann::json model_json(const ModelArgs& m) {
-  return {{"model", m.model_path}, {"synthetic", m.synthetic}, {"batch", m.batch}, {"dtype", dtype_name(m.dtype)},
+  return {{"model", m.model_path}, {"synthetic", m.synthetic}, {"batch", m.batch},     {"dtype", dtype_name(m.dtype)},
           {"conv", m.conv},        {"tf32", m.tf32},           {"seq_len", m.seq_len}, {"head_dim", m.head_dim}};
 }
 
@@ -236,8 +240,10 @@ FlagParser make_parser(const std::string& name, Command& c) {
   if (name == "allreduce") {
     auto& a = c.emplace<AllreduceArgs>();
     p.add_int({"-g", "--ngpus"}, a.ngpus, 0);
-    p.add({"-b", "--minbytes"}, "a size like 8, 64K, 1M, 8G", [&a](const std::string& v) { a.min_bytes = parse_size("-b", v); });
-    p.add({"-e", "--maxbytes"}, "a size like 8, 64K, 1M, 8G", [&a](const std::string& v) { a.max_bytes = parse_size("-e", v); });
+    p.add({"-b", "--minbytes"}, "a size like 8, 64K, 1M, 8G",
+          [&a](const std::string& v) { a.min_bytes = parse_size("-b", v); });
+    p.add({"-e", "--maxbytes"}, "a size like 8, 64K, 1M, 8G",
+          [&a](const std::string& v) { a.max_bytes = parse_size("-e", v); });
     p.add({"-f", "--stepfactor"}, "a number > 1", [&a](const std::string& v) {
       a.step_factor = to_double("-f", v, "a number > 1");
       if (a.step_factor <= 1.0) throw ArgError("-f: '" + v + "' is not a number > 1");
@@ -286,9 +292,21 @@ uint64_t parse_size(const std::string& flag, const std::string& text) {
   uint64_t mult = 1;
   std::string digits = text;
   switch (text.back()) {
-    case 'K': case 'k': mult = 1ULL << 10; digits.pop_back(); break;
-    case 'M': case 'm': mult = 1ULL << 20; digits.pop_back(); break;
-    case 'G': case 'g': mult = 1ULL << 30; digits.pop_back(); break;
+    case 'K':
+    case 'k':
+      mult = 1ULL << 10;
+      digits.pop_back();
+      break;
+    case 'M':
+    case 'm':
+      mult = 1ULL << 20;
+      digits.pop_back();
+      break;
+    case 'G':
+    case 'g':
+      mult = 1ULL << 30;
+      digits.pop_back();
+      break;
     default: break;
   }
   const int64_t n = FlagParser::to_int(flag, digits, 1, what);
@@ -313,7 +331,8 @@ Command parse_command(const std::vector<std::string>& args) {
   // Cross-flag validation.
   if (auto* a = std::get_if<AllreduceArgs>(&c)) {
     if (a->min_bytes > a->max_bytes)
-      throw ArgError("-b: " + std::to_string(a->min_bytes) + " bytes is larger than -e " + std::to_string(a->max_bytes));
+      throw ArgError("-b: " + std::to_string(a->min_bytes) + " bytes is larger than -e " +
+                     std::to_string(a->max_bytes));
   } else if (auto* l = std::get_if<LayersArgs>(&c)) {
     check_model_source(l->model);
   } else if (auto* s = std::get_if<StepArgs>(&c)) {
@@ -334,22 +353,31 @@ nlohmann::json config_json(const Command& c) {
   nlohmann::json j;
   j["command"] = command_name(c);
   if (auto* a = std::get_if<AllreduceArgs>(&c)) {
-    j.update({{"ngpus", a->ngpus}, {"minbytes", a->min_bytes}, {"maxbytes", a->max_bytes},
-              {"stepfactor", a->step_factor}, {"check", a->check}, {"datatype", "float"}, {"op", "sum"}});
+    j.update({{"ngpus", a->ngpus},
+              {"minbytes", a->min_bytes},
+              {"maxbytes", a->max_bytes},
+              {"stepfactor", a->step_factor},
+              {"check", a->check},
+              {"datatype", "float"},
+              {"op", "sum"}});
     j.update(timing_json(a->timing));
   } else if (auto* l = std::get_if<LayersArgs>(&c)) {
     j.update(model_json(l->model));
     j["device"] = l->device;
     j.update(timing_json(l->timing));
   } else if (auto* k = std::get_if<ContentionArgs>(&c)) {
-    j.update({{"ngpus", k->ngpus}, {"dtype", dtype_name(k->dtype)}, {"bytes", k->bytes}, {"hog_blocks", k->hog_blocks}});
+    j.update(
+        {{"ngpus", k->ngpus}, {"dtype", dtype_name(k->dtype)}, {"bytes", k->bytes}, {"hog_blocks", k->hog_blocks}});
     j.update(timing_json(k->timing));
   } else if (auto* s = std::get_if<StepArgs>(&c)) {
     j.update(model_json(s->model));
     nlohmann::json caps = nlohmann::json::array();
     for (const auto& cap : s->caps) caps.push_back(cap.is_default ? nlohmann::json("default") : nlohmann::json(cap.mb));
-    j.update({{"ngpus", s->ngpus}, {"caps", caps}, {"first_bucket_mb", s->first_bucket_mb < 0 ? nlohmann::json("auto") : nlohmann::json(s->first_bucket_mb)},
-              {"bucket_view", s->bucket_view}, {"optimizer", s->optimizer}});
+    j.update({{"ngpus", s->ngpus},
+              {"caps", caps},
+              {"first_bucket_mb", s->first_bucket_mb < 0 ? nlohmann::json("auto") : nlohmann::json(s->first_bucket_mb)},
+              {"bucket_view", s->bucket_view},
+              {"optimizer", s->optimizer}});
     j.update(timing_json(s->timing));
   }
   return j;

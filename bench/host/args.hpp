@@ -1,11 +1,10 @@
 #pragma once
 // Command-line parsing and validation for every ddpbench subcommand. Pure host code: no CUDA.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ddpbench {
 
@@ -16,16 +15,16 @@ int dtype_size(DType d);
 
 // Options shared by every subcommand that times kernels.
 struct TimingArgs {
-  int iters = 20;   // -n: timed iterations (the median is reported)
-  int warmup = 5;   // -w: untimed iterations first
+  int iters = 20;         // -n: timed iterations (the median is reported)
+  int warmup = 5;         // -w: untimed iterations first
   std::string json_path;  // --json: results file ("" = none)
 };
 
 // Options of the subcommands that build layers from a model description.
 struct ModelArgs {
-  std::string model_path;  // --model FILE.json (ddpsim-model/1)
-  std::string synthetic;   // --synthetic mlp:LAYERS:HIDDEN
-  int64_t batch = 0;       // --batch (0 = the model's batch_size)
+  std::string model_path;        // --model FILE.json (ddpsim-model/1)
+  std::string synthetic;         // --synthetic mlp:LAYERS:HIDDEN
+  int64_t batch = 0;             // --batch (0 = the model's batch_size)
   DType dtype = DType::FLOAT32;  // --dtype
   std::string conv = "auto";     // --conv auto|cudnn|gemm
   bool tf32 = false;             // --tf32: TF32 tensor cores for float32 GEMMs
@@ -34,11 +33,11 @@ struct ModelArgs {
 };
 
 struct AllreduceArgs {
-  int ngpus = 0;                      // -g (0 = every visible GPU)
-  uint64_t min_bytes = 8;             // -b
-  uint64_t max_bytes = 8ULL << 30;    // -e
-  double step_factor = 2.0;           // -f
-  bool check = true;                  // -c 0|1: count wrong elements after the timed loop
+  int ngpus = 0;                    // -g (0 = every visible GPU)
+  uint64_t min_bytes = 8;           // -b
+  uint64_t max_bytes = 8ULL << 30;  // -e
+  double step_factor = 2.0;         // -f
+  bool check = true;                // -c 0|1: count wrong elements after the timed loop
   TimingArgs timing;
 };
 
@@ -49,10 +48,10 @@ struct LayersArgs {
 };
 
 struct ContentionArgs {
-  int ngpus = 0;                       // -g (0 = every visible GPU; 1 uses a copy kernel as background)
-  DType dtype = DType::FLOAT16;        // --dtype of the foreground kernels
-  uint64_t bytes = 256ULL << 20;       // --bytes: size of one background all-reduce / copy
-  int hog_blocks = 16;                 // --hog-blocks: CTAs of the copy kernel (NCCL uses one per channel)
+  int ngpus = 0;                  // -g (0 = every visible GPU; 1 uses a copy kernel as background)
+  DType dtype = DType::FLOAT16;   // --dtype of the foreground kernels
+  uint64_t bytes = 256ULL << 20;  // --bytes: size of one background all-reduce / copy
+  int hog_blocks = 16;            // --hog-blocks: CTAs of the copy kernel (NCCL uses one per channel)
   TimingArgs timing;
 };
 
@@ -65,10 +64,10 @@ struct CapSpec {
 
 struct StepArgs {
   ModelArgs model;
-  int ngpus = 0;                 // -g
-  std::vector<CapSpec> caps;     // --caps (default 1,5,25,100)
-  double first_bucket_mb = -1;   // --first-bucket-mb (-1 = PyTorch's rule, see buckets.hpp)
-  bool bucket_view = false;      // --bucket-view: gradient_as_bucket_view (no copy out of buckets)
+  int ngpus = 0;                   // -g
+  std::vector<CapSpec> caps;       // --caps (default 1,5,25,100)
+  double first_bucket_mb = -1;     // --first-bucket-mb (-1 = PyTorch's rule, see buckets.hpp)
+  bool bucket_view = false;        // --bucket-view: gradient_as_bucket_view (no copy out of buckets)
   std::string optimizer = "none";  // --optimizer none|sgd
   TimingArgs timing;
 };

@@ -12,8 +12,8 @@
 namespace ddpbench {
 
 struct BucketTensor {
-  int index = 0;        // parameter index
-  uint64_t bytes = 0;   // numel x element size
+  int index = 0;       // parameter index
+  uint64_t bytes = 0;  // numel x element size
   std::string dtype = "float32";
 };
 

@@ -41,8 +41,11 @@ uint64_t u(int64_t x) { return x > 0 ? static_cast<uint64_t>(x) : 0; }
 uint64_t Op::a_bytes(int e) const {
   switch (kind) {
     case OpKind::GEMM: return u(gemm.m * gemm.k * gemm.batch) * u(int64_t{e});
-    case OpKind::CONV_FWD: case OpKind::CONV_BWD_DATA: case OpKind::CONV_BWD_FILTER:
-      return std::max(u(conv.n * conv.c * conv.h * conv.w), u(conv.n * conv.k * conv.out_h() * conv.out_w())) * u(int64_t{e});
+    case OpKind::CONV_FWD:
+    case OpKind::CONV_BWD_DATA:
+    case OpKind::CONV_BWD_FILTER:
+      return std::max(u(conv.n * conv.c * conv.h * conv.w), u(conv.n * conv.k * conv.out_h() * conv.out_w())) *
+             u(int64_t{e});
     case OpKind::STREAM: return u(read_bytes);
     case OpKind::ROWNORM: return u(rows * cols) * u(int64_t{e});
     case OpKind::GATHER: return u(table_rows * cols) * u(int64_t{e});
@@ -53,16 +56,20 @@ uint64_t Op::a_bytes(int e) const {
 uint64_t Op::b_bytes(int e) const {
   switch (kind) {
     case OpKind::GEMM: return u(gemm.k * gemm.n * gemm.batch) * u(int64_t{e});
-    case OpKind::CONV_FWD: case OpKind::CONV_BWD_DATA: case OpKind::CONV_BWD_FILTER:
-      return u(conv.k * (conv.c / conv.groups) * conv.r * conv.s) * u(int64_t{e});
-    case OpKind::GATHER: case OpKind::SCATTER_ADD: return u(rows) * 8;  // int64 indices
+    case OpKind::CONV_FWD:
+    case OpKind::CONV_BWD_DATA:
+    case OpKind::CONV_BWD_FILTER: return u(conv.k * (conv.c / conv.groups) * conv.r * conv.s) * u(int64_t{e});
+    case OpKind::GATHER:
+    case OpKind::SCATTER_ADD: return u(rows) * 8;  // int64 indices
     default: return 0;
   }
 }
 uint64_t Op::c_bytes(int e) const {
   switch (kind) {
     case OpKind::GEMM: return u(gemm.m * gemm.n * gemm.batch) * u(int64_t{e});
-    case OpKind::CONV_FWD: case OpKind::CONV_BWD_DATA: case OpKind::CONV_BWD_FILTER: return a_bytes(e);
+    case OpKind::CONV_FWD:
+    case OpKind::CONV_BWD_DATA:
+    case OpKind::CONV_BWD_FILTER: return a_bytes(e);
     case OpKind::STREAM: return u(write_bytes);
     case OpKind::ROWNORM: return u(rows * cols) * u(int64_t{e});
     case OpKind::GATHER: return u(rows * cols) * u(int64_t{e});
@@ -74,7 +81,9 @@ uint64_t Op::c_bytes(int e) const {
 double Op::flops() const {
   switch (kind) {
     case OpKind::GEMM: return gemm.flops();
-    case OpKind::CONV_FWD: case OpKind::CONV_BWD_DATA: case OpKind::CONV_BWD_FILTER: return conv.flops();
+    case OpKind::CONV_FWD:
+    case OpKind::CONV_BWD_DATA:
+    case OpKind::CONV_BWD_FILTER: return conv.flops();
     default: return 0;
   }
 }
@@ -84,17 +93,20 @@ std::string Op::describe() const {
   os << op_kind_name(kind);
   switch (kind) {
     case OpKind::GEMM:
-      os << " m=" << gemm.m << " n=" << gemm.n << " k=" << gemm.k << " batch=" << gemm.batch << (gemm.trans_a ? " A^T" : "")
-         << (gemm.trans_b ? " B^T" : "");
+      os << " m=" << gemm.m << " n=" << gemm.n << " k=" << gemm.k << " batch=" << gemm.batch
+         << (gemm.trans_a ? " A^T" : "") << (gemm.trans_b ? " B^T" : "");
       break;
-    case OpKind::CONV_FWD: case OpKind::CONV_BWD_DATA: case OpKind::CONV_BWD_FILTER:
+    case OpKind::CONV_FWD:
+    case OpKind::CONV_BWD_DATA:
+    case OpKind::CONV_BWD_FILTER:
       os << " in=" << conv.n << "x" << conv.c << "x" << conv.h << "x" << conv.w << " filter=" << conv.k << "x"
          << conv.c / conv.groups << "x" << conv.r << "x" << conv.s << " stride=" << conv.stride << " pad=" << conv.pad
          << " groups=" << conv.groups;
       break;
     case OpKind::STREAM: os << " read=" << read_bytes << "B write=" << write_bytes << "B"; break;
     case OpKind::ROWNORM: os << " rows=" << rows << " cols=" << cols; break;
-    case OpKind::GATHER: case OpKind::SCATTER_ADD: os << " tokens=" << rows << " dim=" << cols << " table=" << table_rows; break;
+    case OpKind::GATHER:
+    case OpKind::SCATTER_ADD: os << " tokens=" << rows << " dim=" << cols << " table=" << table_rows; break;
   }
   return os.str();
 }
@@ -145,7 +157,8 @@ const ModelParam* param_of_rank(const Model& m, const ModelLayer& l, size_t rank
   return nullptr;
 }
 
-void plan_linear(const Model& m, const ModelLayer& l, const PlanOptions& o, double scale, int e, int64_t seq, LayerPlan& p) {
+void plan_linear(const Model& m, const ModelLayer& l, const PlanOptions& o, double scale, int e, int64_t seq,
+                 LayerPlan& p) {
   const double f = l.fwd_flops * scale, bf = l.bwd_flops * scale;
   const double fb = p.fwd_bytes, bb = p.bwd_bytes;
   const ModelParam* w = param_of_rank(m, l, 2);
@@ -163,7 +176,8 @@ void plan_linear(const Model& m, const ModelLayer& l, const PlanOptions& o, doub
     // FLOPs (2 T n k) and the activation bytes (T (n + k) elements).
     const double elems = l.fwd_bytes * scale / 4.0;
     const double tokens = seq > 0 ? static_cast<double>((o.batch > 0 ? o.batch : m.batch_size) * seq) : 0.0;
-    auto [a, b] = tokens > 0 ? roots_from_sum_product(elems / tokens, f / (2 * tokens)) : std::pair<double, double>{0, 0};
+    auto [a, b] =
+        tokens > 0 ? roots_from_sum_product(elems / tokens, f / (2 * tokens)) : std::pair<double, double>{0, 0};
     if (a >= 1 && b >= 1) {
       rows = round_pos(tokens);
       out = round_pos(a);
@@ -181,7 +195,8 @@ void plan_linear(const Model& m, const ModelLayer& l, const PlanOptions& o, doub
   p.fwd.push_back(gemm_op({out, rows, in, 1, true, false}));
   add_rest(p.fwd, fb, static_cast<double>(rows * (in + out)) * e, 0.5);
   const double gemm = 2.0 * static_cast<double>(rows * in * out);
-  const int64_t nb = std::clamp<int64_t>(std::llround((bf - (bias ? static_cast<double>(rows * out) : 0.0)) / gemm), 0, 2);
+  const int64_t nb =
+      std::clamp<int64_t>(std::llround((bf - (bias ? static_cast<double>(rows * out) : 0.0)) / gemm), 0, 2);
   double covered = 0;
   const bool do_dw = nb == 2 || (nb == 1 && weight_grad);
   const bool do_dx = nb == 2 || (nb == 1 && !weight_grad);
@@ -210,7 +225,8 @@ void plan_matmul(const ModelLayer& l, double scale, int e, int64_t seq, int64_t 
     const double one = 2 * nbhd * s * s * d;
     const int64_t nb = std::clamp<int64_t>(std::llround(bf / one), 0, 4);
     for (int64_t i = 0; i < nb; ++i)
-      p.bwd.push_back(i % 2 == 0 ? gemm_op({seq, seq, head_dim, nbh, false, true}) : gemm_op({head_dim, seq, seq, nbh, false, true}));
+      p.bwd.push_back(i % 2 == 0 ? gemm_op({seq, seq, head_dim, nbh, false, true})
+                                 : gemm_op({head_dim, seq, seq, nbh, false, true}));
     add_rest(p.bwd, p.bwd_bytes, static_cast<double>(nb) * nbhd * (s * s + 2 * s * d) * e, 2.0 / 3.0);
     p.note = "attention-like: batched GEMMs seq=" + std::to_string(seq) + " head_dim=" + std::to_string(head_dim) +
              ", batch x heads = fwd_flops / (4 seq^2 head_dim); the rest of the bytes as a streaming kernel";
@@ -221,7 +237,8 @@ void plan_matmul(const ModelLayer& l, double scale, int e, int64_t seq, int64_t 
   }
 }
 
-void plan_conv(const Model& m, const ModelLayer& l, const PlanOptions& o, double scale, int e, int64_t batch, LayerPlan& p) {
+void plan_conv(const Model& m, const ModelLayer& l, const PlanOptions& o, double scale, int e, int64_t batch,
+               LayerPlan& p) {
   const double f = l.fwd_flops * scale, bf = l.bwd_flops * scale;
   const ModelParam* w = param_of_rank(m, l, 4);
   if (!w || w->shape[0] < 1 || w->shape[1] < 1) {
@@ -249,8 +266,8 @@ void plan_conv(const Model& m, const ModelLayer& l, const PlanOptions& o, double
   c.pad = std::max<int64_t>(0, ((ho - 1) * c.stride + c.r - hi + 1) / 2);
   c.h = c.w = hi;
   if (c.out_h() < 1) c.h = c.w = c.r;  // degenerate counts: keep a valid shape
-  p.note = "conv from weight [" + std::to_string(c.k) + ", " + std::to_string(cin_g) + ", " + std::to_string(c.r) + ", " +
-           std::to_string(c.s) + "]: input " + std::to_string(c.h) + "x" + std::to_string(c.w) + " stride " +
+  p.note = "conv from weight [" + std::to_string(c.k) + ", " + std::to_string(cin_g) + ", " + std::to_string(c.r) +
+           ", " + std::to_string(c.s) + "]: input " + std::to_string(c.h) + "x" + std::to_string(c.w) + " stride " +
            std::to_string(c.stride) + " pad " + std::to_string(c.pad) + (c.groups > 1 ? " depthwise" : "") +
            (o.use_cudnn ? " (cuDNN)" : " (implicit GEMM)");
   const double in_b = static_cast<double>(c.n * c.c * c.h * c.w) * e;
@@ -262,14 +279,17 @@ void plan_conv(const Model& m, const ModelLayer& l, const PlanOptions& o, double
       op.conv = c;
       return op;
     }
-    return gemm_op(k == OpKind::CONV_FWD ? c.fwd_gemm() : k == OpKind::CONV_BWD_DATA ? c.bwd_data_gemm() : c.bwd_filter_gemm());
+    return gemm_op(k == OpKind::CONV_FWD        ? c.fwd_gemm()
+                   : k == OpKind::CONV_BWD_DATA ? c.bwd_data_gemm()
+                                                : c.bwd_filter_gemm());
   };
   p.fwd.push_back(conv_or_gemm(OpKind::CONV_FWD));
   add_rest(p.fwd, p.fwd_bytes, in_b + out_b, 0.5);
   const double one = c.flops();
   const int64_t nb = std::clamp<int64_t>(one > 0 ? std::llround(bf / one) : 0, 0, 2);
   if (nb == 2) p.bwd.push_back(conv_or_gemm(OpKind::CONV_BWD_DATA));
-  if (nb >= 1) p.bwd.push_back(conv_or_gemm(w->requires_grad || nb == 2 ? OpKind::CONV_BWD_FILTER : OpKind::CONV_BWD_DATA));
+  if (nb >= 1)
+    p.bwd.push_back(conv_or_gemm(w->requires_grad || nb == 2 ? OpKind::CONV_BWD_FILTER : OpKind::CONV_BWD_DATA));
   add_rest(p.bwd, p.bwd_bytes, static_cast<double>(nb) * (in_b + out_b), 2.0 / 3.0);
 }
 
@@ -375,7 +395,8 @@ std::vector<LayerPlan> contention_plans(DType dtype) {
       {gemm_op({64 * 56 * 56, 256, 64 * 9, 1, false, false})});
   add("attention", "batched GEMMs: 256 (batch x heads) x seq 2048 x head_dim 128, QK^T then PV",
       {gemm_op({2048, 2048, 128, 256, true, false}), gemm_op({128, 2048, 2048, 256, false, false})});
-  add("elementwise", "streaming kernel reading 512 MiB and writing 512 MiB", {stream_op(512.0 * (1 << 20), 512.0 * (1 << 20))});
+  add("elementwise", "streaming kernel reading 512 MiB and writing 512 MiB",
+      {stream_op(512.0 * (1 << 20), 512.0 * (1 << 20))});
   Op norm;
   norm.kind = OpKind::ROWNORM;
   norm.cols = 4096;

@@ -28,7 +28,9 @@ const char* op_kind_name(OpKind k);
 struct GemmShape {
   int64_t m = 1, n = 1, k = 1, batch = 1;
   bool trans_a = false, trans_b = false;
-  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch); }
+  double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+  }
 };
 
 struct ConvShape {
@@ -48,7 +50,7 @@ struct Op {
   OpKind kind = OpKind::STREAM;
   GemmShape gemm;
   ConvShape conv;
-  double read_bytes = 0, write_bytes = 0;  // STREAM
+  double read_bytes = 0, write_bytes = 0;      // STREAM
   int64_t rows = 0, cols = 0, table_rows = 0;  // ROWNORM, GATHER, SCATTER_ADD
   // Bytes of the operands (for buffer sizing): A, B inputs and C output.
   uint64_t a_bytes(int elem) const;
@@ -66,10 +68,10 @@ struct LayerPlan {
 };
 
 struct PlanOptions {
-  int64_t batch = 0;       // 0 = the model's batch_size
+  int64_t batch = 0;  // 0 = the model's batch_size
   DType dtype = DType::FLOAT32;
-  bool use_cudnn = true;   // conv2d as cuDNN convolutions (else implicit GEMMs)
-  int64_t seq_len = 0;     // 0 = Model::token_seq_len()
+  bool use_cudnn = true;  // conv2d as cuDNN convolutions (else implicit GEMMs)
+  int64_t seq_len = 0;    // 0 = Model::token_seq_len()
   int64_t head_dim = 64;
 };
 

@@ -13,14 +13,17 @@ int64_t ModelParam::numel() const {
   return n;
 }
 
-uint64_t ModelParam::bytes() const { return static_cast<uint64_t>(numel()) * static_cast<uint64_t>(dtype_bytes(dtype)); }
+uint64_t ModelParam::bytes() const {
+  return static_cast<uint64_t>(numel()) * static_cast<uint64_t>(dtype_bytes(dtype));
+}
 
 int dtype_bytes(const std::string& dtype) {
   if (dtype == "float32" || dtype == "int32") return 4;
   if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
   if (dtype == "float64" || dtype == "int64") return 8;
   if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
-  throw ModelError("unknown dtype '" + dtype + "' (known: float32, float16, bfloat16, float64, int64, int32, int16, int8, uint8, bool)");
+  throw ModelError("unknown dtype '" + dtype +
+                   "' (known: float32, float16, bfloat16, float64, int64, int32, int16, int8, uint8, bool)");
 }
 
 int64_t Model::token_seq_len() const {
@@ -72,12 +75,14 @@ Model parse_model(const nlohmann::json& j, const std::string& origin) {
     pr.throw_if_any();
   }
   if (j.value("format", std::string()) != "ddpsim-model/1")
-    pr.add("/format", (j.contains("format") ? j["format"].dump() : std::string("missing")) + " is not \"ddpsim-model/1\"");
+    pr.add("/format",
+           (j.contains("format") ? j["format"].dump() : std::string("missing")) + " is not \"ddpsim-model/1\"");
   m.name = j.value("name", std::string("model"));
   if (j.contains("batch_size") && j["batch_size"].is_number_integer() && j["batch_size"].get<int64_t>() >= 1)
     m.batch_size = j["batch_size"].get<int64_t>();
   else
-    pr.add("/batch_size", (j.contains("batch_size") ? j["batch_size"].dump() : std::string("missing")) + " is not an integer >= 1");
+    pr.add("/batch_size",
+           (j.contains("batch_size") ? j["batch_size"].dump() : std::string("missing")) + " is not an integer >= 1");
   if (j.contains("exported_with") && j["exported_with"].is_object()) {
     const auto& e = j["exported_with"];
     if (e.contains("input_shape") && e["input_shape"].is_array())
@@ -105,8 +110,10 @@ Model parse_model(const nlohmann::json& j, const std::string& origin) {
         pr.add(path + "/shape", "missing or not an array");
       } else {
         for (const auto& d : p["shape"]) {
-          if (!d.is_number_integer() || d.get<int64_t>() < 0) pr.add(path + "/shape", d.dump() + " is not an integer >= 0");
-          else mp.shape.push_back(d.get<int64_t>());
+          if (!d.is_number_integer() || d.get<int64_t>() < 0)
+            pr.add(path + "/shape", d.dump() + " is not an integer >= 0");
+          else
+            mp.shape.push_back(d.get<int64_t>());
         }
       }
       m.params.push_back(std::move(mp));
@@ -195,11 +202,20 @@ nlohmann::json synthetic_model(const std::string& spec, int64_t batch) {
     params.push_back({{"name", n + ".bias"}, {"shape", {h}}, {"dtype", "float32"}, {"requires_grad", true}});
     const bool first = i == 0;  // the input needs no gradient: weight grad only (models/README.md)
     const double gemm = 2 * b * hd * hd;
-    layers.push_back({{"name", n}, {"type", "linear"}, {"params", {2 * i, 2 * i + 1}},
-                      {"fwd_flops", gemm + b * hd}, {"bwd_flops", (first ? 1 : 2) * gemm + b * hd},
-                      {"fwd_bytes", 8 * b * hd}, {"bwd_bytes", (first ? 8 : 16) * b * hd + 4 * b * hd}});
-    layers.push_back({{"name", "relu" + std::to_string(i)}, {"type", "elementwise"}, {"params", nlohmann::json::array()},
-                      {"fwd_flops", b * hd}, {"bwd_flops", b * hd}, {"fwd_bytes", 8 * b * hd}, {"bwd_bytes", 12 * b * hd}});
+    layers.push_back({{"name", n},
+                      {"type", "linear"},
+                      {"params", {2 * i, 2 * i + 1}},
+                      {"fwd_flops", gemm + b * hd},
+                      {"bwd_flops", (first ? 1 : 2) * gemm + b * hd},
+                      {"fwd_bytes", 8 * b * hd},
+                      {"bwd_bytes", (first ? 8 : 16) * b * hd + 4 * b * hd}});
+    layers.push_back({{"name", "relu" + std::to_string(i)},
+                      {"type", "elementwise"},
+                      {"params", nlohmann::json::array()},
+                      {"fwd_flops", b * hd},
+                      {"bwd_flops", b * hd},
+                      {"fwd_bytes", 8 * b * hd},
+                      {"bwd_bytes", 12 * b * hd}});
   }
   for (int64_t i = nl - 1; i >= 0; --i) {
     order.push_back(2 * i + 1);  // bias gradient first (it needs only grad_out)

@@ -2,10 +2,9 @@
 // The subset of a ddpsim-model/1 file (models/README.md) that ddpbench needs, plus the original
 // JSON so a measured profile can be written back with every field preserved.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ddpbench {
 
@@ -20,8 +19,8 @@ struct ModelParam {
 
 struct ModelLayer {
   std::string name;
-  std::string type;        // conv2d, linear, matmul, batchnorm, layernorm, embedding, elementwise, pool, softmax, other
-  std::vector<int> params;  // indices into Model::params
+  std::string type;  // conv2d, linear, matmul, batchnorm, layernorm, embedding, elementwise, pool, softmax, other
+  std::vector<int> params;                                            // indices into Model::params
   double fwd_flops = 0, bwd_flops = 0, fwd_bytes = 0, bwd_bytes = 0;  // whole export batch
 };
 

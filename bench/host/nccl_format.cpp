@@ -9,9 +9,7 @@ double algbw_GBps(uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
 }
 
-double allreduce_bus_factor(int nranks) {
-  return nranks > 0 ? 2.0 * (nranks - 1) / nranks : 0.0;
-}
+double allreduce_bus_factor(int nranks) { return nranks > 0 ? 2.0 * (nranks - 1) / nranks : 0.0; }
 
 double allreduce_busbw_GBps(uint64_t bytes, double seconds, int nranks) {
   return algbw_GBps(bytes, seconds) * allreduce_bus_factor(nranks);
@@ -34,9 +32,12 @@ namespace {
 std::string time_str(double seconds) {
   const double us = seconds * 1e6;
   char buf[64];
-  if (us >= 10000.0) std::snprintf(buf, sizeof buf, "%7.0f", us);
-  else if (us >= 100.0) std::snprintf(buf, sizeof buf, "%7.1f", us);
-  else std::snprintf(buf, sizeof buf, "%7.2f", us);
+  if (us >= 10000.0)
+    std::snprintf(buf, sizeof buf, "%7.0f", us);
+  else if (us >= 100.0)
+    std::snprintf(buf, sizeof buf, "%7.1f", us);
+  else
+    std::snprintf(buf, sizeof buf, "%7.2f", us);
   return buf;
 }
 
@@ -46,7 +47,8 @@ std::string result_str(const AllreduceResult& r) {
     std::snprintf(buf, sizeof buf, "  %7s  %6.2f  %6.2f  %5g", time_str(r.time_s).c_str(), r.algbw_GBps, r.busbw_GBps,
                   static_cast<double>(r.wrong));
   else
-    std::snprintf(buf, sizeof buf, "  %7s  %6.2f  %6.2f  %5s", time_str(r.time_s).c_str(), r.algbw_GBps, r.busbw_GBps, "N/A");
+    std::snprintf(buf, sizeof buf, "  %7s  %6.2f  %6.2f  %5s", time_str(r.time_s).c_str(), r.algbw_GBps, r.busbw_GBps,
+                  "N/A");
   return buf;
 }
 
@@ -62,14 +64,15 @@ nlohmann::json result_json(const AllreduceResult& r) {
 std::string nccl_tests_header() {
   char buf[512];
   std::string s;
-  std::snprintf(buf, sizeof buf, "#%12s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
-                "", "", "", "", "");
+  std::snprintf(buf, sizeof buf,
+                "#%12s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
+                "", "", "");
   s += buf;
-  std::snprintf(buf, sizeof buf, "#%12s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type",
-                "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  std::snprintf(buf, sizeof buf, "#%12s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
+                "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
   s += buf;
-  std::snprintf(buf, sizeof buf, "#%12s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "",
-                "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  std::snprintf(buf, sizeof buf, "#%12s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   s += buf;
   return s;
 }
@@ -94,9 +97,12 @@ std::string nccl_tests_footer(const std::vector<AllreduceRow>& rows) {
 }
 
 nlohmann::json row_json(const AllreduceRow& r) {
-  return {{"size_bytes", r.bytes},          {"count", r.count},
-          {"type", r.type},                 {"redop", r.redop},
-          {"root", r.root},                 {"out_of_place", result_json(r.out_of_place)},
+  return {{"size_bytes", r.bytes},
+          {"count", r.count},
+          {"type", r.type},
+          {"redop", r.redop},
+          {"root", r.root},
+          {"out_of_place", result_json(r.out_of_place)},
           {"in_place", result_json(r.in_place)}};
 }
 

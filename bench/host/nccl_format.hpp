@@ -2,10 +2,9 @@
 // nccl-tests semantics and output format (NVIDIA/nccl-tests doc/PERFORMANCE.md, src/common.cu):
 // algbw = bytes / time in GB/s (1 GB = 1e9 B); all-reduce busbw = algbw * 2(n-1)/n.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ddpbench {
 

@@ -2,10 +2,9 @@
 // The results file, format "ddpbench-results/1" (bench/README.md documents every field). It embeds
 // everything a simulation of the same case needs: hardware, the full configuration and the data.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "args.hpp"
 #include "buckets.hpp"
@@ -34,8 +33,8 @@ nlohmann::json hardware_json(const HardwareInfo& h);
 double peak_memory_bandwidth(int memory_clock_khz, int bus_width_bits);
 
 struct ContentionRow {
-  std::string kind;         // foreground kernel: gemm, conv_gemm, attention, elementwise, normalisation
-  std::string background;   // "nccl_allreduce" (>= 2 GPUs) or "copy_kernel" (1 GPU)
+  std::string kind;        // foreground kernel: gemm, conv_gemm, attention, elementwise, normalisation
+  std::string background;  // "nccl_allreduce" (>= 2 GPUs) or "copy_kernel" (1 GPU)
   std::string note;
   double fg_flops = 0;
   uint64_t bg_bytes = 0;

@@ -20,33 +20,34 @@ namespace ddpbench::detail {
 }
 }  // namespace ddpbench::detail
 
-#define CUDACHECK(cmd)                                                                    \
-  do {                                                                                    \
-    const cudaError_t e_ = (cmd);                                                         \
-    if (e_ != cudaSuccess)                                                                \
-      ::ddpbench::detail::fail(__FILE__, __LINE__, #cmd,                                  \
-                               std::string("CUDA error '") + cudaGetErrorString(e_) + "'"); \
+#define CUDACHECK(cmd)                                                                                                \
+  do {                                                                                                                \
+    const cudaError_t e_ = (cmd);                                                                                     \
+    if (e_ != cudaSuccess)                                                                                            \
+      ::ddpbench::detail::fail(__FILE__, __LINE__, #cmd, std::string("CUDA error '") + cudaGetErrorString(e_) + "'"); \
   } while (0)
 
-#define NCCLCHECK(cmd)                                                                                \
-  do {                                                                                                \
-    const ncclResult_t r_ = (cmd);                                                                    \
-    if (r_ != ncclSuccess && r_ != ncclInProgress)                                                    \
+#define NCCLCHECK(cmd)                                                                                                \
+  do {                                                                                                                \
+    const ncclResult_t r_ = (cmd);                                                                                    \
+    if (r_ != ncclSuccess && r_ != ncclInProgress)                                                                    \
       ::ddpbench::detail::fail(__FILE__, __LINE__, #cmd, std::string("NCCL error '") + ncclGetErrorString(r_) + "'"); \
   } while (0)
 
-#define CUBLASCHECK(cmd)                                                                                   \
-  do {                                                                                                     \
-    const cublasStatus_t s_ = (cmd);                                                                       \
-    if (s_ != CUBLAS_STATUS_SUCCESS)                                                                       \
-      ::ddpbench::detail::fail(__FILE__, __LINE__, #cmd, std::string("cuBLAS error '") + cublasGetStatusString(s_) + "'"); \
+#define CUBLASCHECK(cmd)                                                                         \
+  do {                                                                                           \
+    const cublasStatus_t s_ = (cmd);                                                             \
+    if (s_ != CUBLAS_STATUS_SUCCESS)                                                             \
+      ::ddpbench::detail::fail(__FILE__, __LINE__, #cmd,                                         \
+                               std::string("cuBLAS error '") + cublasGetStatusString(s_) + "'"); \
   } while (0)
 
 #ifdef DDPBENCH_HAVE_CUDNN
-#define CUDNNCHECK(cmd)                                                                                  \
-  do {                                                                                                   \
-    const cudnnStatus_t s_ = (cmd);                                                                      \
-    if (s_ != CUDNN_STATUS_SUCCESS)                                                                      \
-      ::ddpbench::detail::fail(__FILE__, __LINE__, #cmd, std::string("cuDNN error '") + cudnnGetErrorString(s_) + "'"); \
+#define CUDNNCHECK(cmd)                                                                       \
+  do {                                                                                        \
+    const cudnnStatus_t s_ = (cmd);                                                           \
+    if (s_ != CUDNN_STATUS_SUCCESS)                                                           \
+      ::ddpbench::detail::fail(__FILE__, __LINE__, #cmd,                                      \
+                               std::string("cuDNN error '") + cudnnGetErrorString(s_) + "'"); \
   } while (0)
 #endif

@@ -22,10 +22,14 @@ void cmd_allreduce(const AllreduceArgs& a, const Command& cmd) {
                      std::to_string(free_b) + " bytes free; choose a smaller -e");
   }
   std::printf("# ddpbench allreduce (nccl-tests all_reduce_perf format)\n");
-  std::printf("# nThread 1 nGpus %d minBytes %lu maxBytes %lu step: %g(factor) warmup iters: %d iters: %d agg iters: 1 validation: %d\n",
-              ngpus, static_cast<unsigned long>(a.min_bytes), static_cast<unsigned long>(a.max_bytes), a.step_factor, a.timing.warmup,
-              a.timing.iters, a.check ? 1 : 0);
-  std::printf("# time = median over the timed iterations of per-call cudaEvent time (nccl-tests: the mean); averaged over ranks\n");
+  std::printf(
+      "# nThread 1 nGpus %d minBytes %lu maxBytes %lu step: %g(factor) warmup iters: %d iters: %d agg iters: 1 "
+      "validation: %d\n",
+      ngpus, static_cast<unsigned long>(a.min_bytes), static_cast<unsigned long>(a.max_bytes), a.step_factor,
+      a.timing.warmup, a.timing.iters, a.check ? 1 : 0);
+  std::printf(
+      "# time = median over the timed iterations of per-call cudaEvent time (nccl-tests: the mean); averaged over "
+      "ranks\n");
   std::printf("#\n# Using devices\n");
   for (int i = 0; i < ngpus; ++i) {
     cudaDeviceProp p{};
@@ -62,16 +66,18 @@ void cmd_allreduce(const AllreduceArgs& a, const Command& cmd) {
           CUDACHECK(cudaMemsetAsync(wrong.get(), 0, sizeof(unsigned long long), ctx.comm));
           NCCLCHECK(ncclAllReduce(send.get(), out, count, ncclFloat, ncclSum, ctx.nccl, ctx.comm));
           const float expected = static_cast<float>(ctx.nranks) * static_cast<float>(ctx.nranks + 1) / 2.0f;
-          launch_count_wrong(static_cast<const float*>(out), static_cast<int64_t>(count), expected, wrong.as<unsigned long long>(),
-                             ctx.comm);
+          launch_count_wrong(static_cast<const float*>(out), static_cast<int64_t>(count), expected,
+                             wrong.as<unsigned long long>(), ctx.comm);
           unsigned long long w = 0;
           CUDACHECK(cudaMemcpyAsync(&w, wrong.get(), sizeof w, cudaMemcpyDeviceToHost, ctx.comm));
           CUDACHECK(cudaStreamSynchronize(ctx.comm));
           r.wrong = static_cast<int64_t>(group.mean_over_ranks(ctx.rank, static_cast<double>(w)) * ctx.nranks + 0.5);
           launch_fill(send.get(), bytes, ctx.comm);
         }
-        if (in_place) row.in_place = r;
-        else row.out_of_place = r;
+        if (in_place)
+          row.in_place = r;
+        else
+          row.out_of_place = r;
       }
       if (ctx.rank == 0) {
         rows.push_back(row);

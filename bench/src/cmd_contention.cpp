@@ -22,8 +22,10 @@ void cmd_contention(const ContentionArgs& a, const Command& cmd) {
     launch_fill(src.get(), a.bytes, ctx.comm);
     const size_t count = a.bytes / sizeof(float);
     auto bg = [&] {
-      if (use_nccl) NCCLCHECK(ncclAllReduce(src.get(), src.get(), count, ncclFloat, ncclSum, ctx.nccl, ctx.comm));
-      else launch_hog(src.get(), dst.get(), a.bytes, a.hog_blocks, 1, ctx.comm);
+      if (use_nccl)
+        NCCLCHECK(ncclAllReduce(src.get(), src.get(), count, ncclFloat, ncclSum, ctx.nccl, ctx.comm));
+      else
+        launch_hog(src.get(), dst.get(), a.bytes, a.hog_blocks, 1, ctx.comm);
     };
     CUDACHECK(cudaDeviceSynchronize());
     group.barrier.arrive_and_wait();
@@ -56,7 +58,8 @@ void cmd_contention(const ContentionArgs& a, const Command& cmd) {
         ContentionRow r;
         r.kind = plan.name;
         r.background = use_nccl ? "nccl_allreduce" : "copy_kernel";
-        r.note = plan.note + (units_f > 400 || fg_units_f > 2000 ? " (background queue capped: window partly uncovered)" : "");
+        r.note = plan.note +
+                 (units_f > 400 || fg_units_f > 2000 ? " (background queue capped: window partly uncovered)" : "");
         r.fg_flops = plan.fwd_flops;
         r.bg_bytes = a.bytes;
         r.fg_alone_s = fg_alone;
@@ -67,16 +70,17 @@ void cmd_contention(const ContentionArgs& a, const Command& cmd) {
       }
     }
   });
-  std::printf("# ddpbench contention on %d x %s, %s foreground, background %s of %lu bytes%s\n", ngpus, hw.gpu_name.c_str(),
-              dtype_name(a.dtype), use_nccl ? "ncclAllReduce" : "copy kernel", static_cast<unsigned long>(a.bytes),
+  std::printf("# ddpbench contention on %d x %s, %s foreground, background %s of %lu bytes%s\n", ngpus,
+              hw.gpu_name.c_str(), dtype_name(a.dtype), use_nccl ? "ncclAllReduce" : "copy kernel",
+              static_cast<unsigned long>(a.bytes),
               use_nccl ? "" : (" with " + std::to_string(a.hog_blocks) + " CTAs").c_str());
-  std::printf("# %-14s %14s %14s %9s %14s %14s %9s\n", "kind", "compute (us)", "+comm (us)", "slowdown", "comm (us)", "+compute (us)",
-              "slowdown");
+  std::printf("# %-14s %14s %14s %9s %14s %14s %9s\n", "kind", "compute (us)", "+comm (us)", "slowdown", "comm (us)",
+              "+compute (us)", "slowdown");
   ResultsWriter wr("contention", hw, config_json(cmd));
   for (const auto& r : rows) {
-    std::printf("  %-14s %14.1f %14.1f %9.3f %14.1f %14.1f %9.3f\n", r.kind.c_str(), r.fg_alone_s * 1e6, r.fg_beside_s * 1e6,
-                r.fg_alone_s > 0 ? r.fg_beside_s / r.fg_alone_s : 0.0, r.bg_alone_s * 1e6, r.bg_beside_s * 1e6,
-                r.bg_alone_s > 0 ? r.bg_beside_s / r.bg_alone_s : 0.0);
+    std::printf("  %-14s %14.1f %14.1f %9.3f %14.1f %14.1f %9.3f\n", r.kind.c_str(), r.fg_alone_s * 1e6,
+                r.fg_beside_s * 1e6, r.fg_alone_s > 0 ? r.fg_beside_s / r.fg_alone_s : 0.0, r.bg_alone_s * 1e6,
+                r.bg_beside_s * 1e6, r.bg_alone_s > 0 ? r.bg_beside_s / r.bg_alone_s : 0.0);
     wr.add_contention(r);
   }
   write_results(wr, a.timing.json_path);

@@ -22,7 +22,8 @@ PlanOptions plan_options(const ModelArgs& m) {
 #ifdef DDPBENCH_HAVE_CUDNN
   o.use_cudnn = m.conv != "gemm";
 #else
-  if (m.conv == "cudnn") throw ArgError("--conv: 'cudnn' is not available (ddpbench was built without cuDNN); allowed: auto, gemm");
+  if (m.conv == "cudnn")
+    throw ArgError("--conv: 'cudnn' is not available (ddpbench was built without cuDNN); allowed: auto, gemm");
   o.use_cudnn = false;
 #endif
   return o;
@@ -32,8 +33,10 @@ LayerTimes time_layers(LayerRunner& runner, cudaStream_t s, const TimingArgs& t)
   LayerTimes out;
   for (size_t i = 0; i < runner.plans().size(); ++i) {
     const auto& p = runner.plans()[i];
-    out.fwd_s.push_back(p.fwd.empty() ? 0.0 : median(time_iterations(s, t.warmup, t.iters, [&] { runner.forward(i, s); })));
-    out.bwd_s.push_back(p.bwd.empty() ? 0.0 : median(time_iterations(s, t.warmup, t.iters, [&] { runner.backward(i, s); })));
+    out.fwd_s.push_back(p.fwd.empty() ? 0.0
+                                      : median(time_iterations(s, t.warmup, t.iters, [&] { runner.forward(i, s); })));
+    out.bwd_s.push_back(p.bwd.empty() ? 0.0
+                                      : median(time_iterations(s, t.warmup, t.iters, [&] { runner.backward(i, s); })));
   }
   return out;
 }
@@ -45,8 +48,9 @@ nlohmann::json plans_json(const std::vector<LayerPlan>& plans, const LayerTimes*
     nlohmann::json fwd = nlohmann::json::array(), bwd = nlohmann::json::array();
     for (const auto& op : p.fwd) fwd.push_back(op.describe());
     for (const auto& op : p.bwd) bwd.push_back(op.describe());
-    nlohmann::json j = {{"name", p.name}, {"type", p.type}, {"note", p.note}, {"fwd_ops", fwd}, {"bwd_ops", bwd},
-                        {"fwd_flops", p.fwd_flops}, {"bwd_flops", p.bwd_flops}, {"fwd_bytes", p.fwd_bytes}, {"bwd_bytes", p.bwd_bytes}};
+    nlohmann::json j = {{"name", p.name},           {"type", p.type},           {"note", p.note},
+                        {"fwd_ops", fwd},           {"bwd_ops", bwd},           {"fwd_flops", p.fwd_flops},
+                        {"bwd_flops", p.bwd_flops}, {"fwd_bytes", p.fwd_bytes}, {"bwd_bytes", p.bwd_bytes}};
     if (times) {
       const double tf = times->fwd_s[i], tb = times->bwd_s[i];
       j["fwd_time_s"] = tf;
@@ -84,16 +88,18 @@ void cmd_layers(const LayersArgs& a, const Command& cmd) {
     times = time_layers(runner, ctx.compute, a.timing);
     plans = runner.plans();
   }
-  std::printf("# ddpbench layers: %s on %s, batch %ld, %s, median of %d iterations\n", model.name.c_str(), hw.gpu_name.c_str(),
-              static_cast<long>(batch), dtype_name(a.model.dtype), a.timing.iters);
-  std::printf("# %-4s %-40s %-12s %12s %12s %10s %10s\n", "idx", "layer", "type", "fwd (us)", "bwd (us)", "fwd TF/s", "fwd GB/s");
+  std::printf("# ddpbench layers: %s on %s, batch %ld, %s, median of %d iterations\n", model.name.c_str(),
+              hw.gpu_name.c_str(), static_cast<long>(batch), dtype_name(a.model.dtype), a.timing.iters);
+  std::printf("# %-4s %-40s %-12s %12s %12s %10s %10s\n", "idx", "layer", "type", "fwd (us)", "bwd (us)", "fwd TF/s",
+              "fwd GB/s");
   double tf = 0, tb = 0;
   for (size_t i = 0; i < plans.size(); ++i) {
     const auto& p = plans[i];
     tf += times.fwd_s[i];
     tb += times.bwd_s[i];
-    std::printf("  %-4zu %-40.40s %-12s %12.2f %12.2f %10.2f %10.1f\n", i, p.name.c_str(), p.type.c_str(), times.fwd_s[i] * 1e6,
-                times.bwd_s[i] * 1e6, times.fwd_s[i] > 0 ? p.fwd_flops / times.fwd_s[i] / 1e12 : 0.0,
+    std::printf("  %-4zu %-40.40s %-12s %12.2f %12.2f %10.2f %10.1f\n", i, p.name.c_str(), p.type.c_str(),
+                times.fwd_s[i] * 1e6, times.bwd_s[i] * 1e6,
+                times.fwd_s[i] > 0 ? p.fwd_flops / times.fwd_s[i] / 1e12 : 0.0,
                 times.fwd_s[i] > 0 ? p.fwd_bytes / times.fwd_s[i] / 1e9 : 0.0);
   }
   std::printf("# total forward %.3f ms, backward %.3f ms (sum of layers timed one at a time)\n", tf * 1e3, tb * 1e3);

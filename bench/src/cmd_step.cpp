@@ -21,7 +21,8 @@ ncclDataType_t nccl_type(const std::string& dtype) {
   if (dtype == "float16") return ncclHalf;
   if (dtype == "bfloat16") return ncclBfloat16;
   if (dtype == "float64") return ncclDouble;
-  throw ModelError("parameter dtype '" + dtype + "' cannot be all-reduced (allowed: float32, float16, bfloat16, float64)");
+  throw ModelError("parameter dtype '" + dtype +
+                   "' cannot be all-reduced (allowed: float32, float16, bfloat16, float64)");
 }
 
 struct Slot {
@@ -33,8 +34,7 @@ struct Slot {
 class StepRunner {
  public:
   StepRunner(GpuContext& ctx, LayerRunner& runner, const Model& m, std::vector<Bucket> buckets, const StepArgs& a)
-      : ctx_(ctx), runner_(runner), m_(m), buckets_(std::move(buckets)), a_(a),
-        ev_(4 + 3 * buckets_.size()) {
+      : ctx_(ctx), runner_(runner), m_(m), buckets_(std::move(buckets)), a_(a), ev_(4 + 3 * buckets_.size()) {
     uint64_t max_param = 16;
     for (size_t b = 0; b < buckets_.size(); ++b) {
       bufs_.emplace_back(std::max<uint64_t>(buckets_[b].bytes, 16));
@@ -60,8 +60,10 @@ class StepRunner {
     for (int p : m_.grad_ready_order) {
       if (!slot_.count(p)) continue;
       auto it = layer_of.find(p);
-      if (it == layer_of.end()) at_end_.push_back(p);
-      else after_layer_[static_cast<size_t>(it->second)].push_back(p);
+      if (it == layer_of.end())
+        at_end_.push_back(p);
+      else
+        after_layer_[static_cast<size_t>(it->second)].push_back(p);
     }
     CUDACHECK(cudaStreamSynchronize(ctx_.compute));
   }
@@ -91,8 +93,10 @@ class StepRunner {
         const auto& mp = m_.params[static_cast<size_t>(p)];
         const int ge = dtype_bytes(mp.dtype);
         char* dst = bufs_[static_cast<size_t>(s.bucket)].as<char>() + s.offset_bytes;
-        launch_convert_copy(scratch_, runner_.elem_size(), dst, ge, mp.numel(), 1.0f / static_cast<float>(ctx_.nranks), cs);
-        if (--pending[static_cast<size_t>(s.bucket)] == 0) CUDACHECK(cudaEventRecord(ev_[ev_ready(static_cast<size_t>(s.bucket))], cs));
+        launch_convert_copy(scratch_, runner_.elem_size(), dst, ge, mp.numel(), 1.0f / static_cast<float>(ctx_.nranks),
+                            cs);
+        if (--pending[static_cast<size_t>(s.bucket)] == 0)
+          CUDACHECK(cudaEventRecord(ev_[ev_ready(static_cast<size_t>(s.bucket))], cs));
       }
       // Buckets launch strictly in index order (Reducer::mark_bucket_ready).
       while (next < buckets_.size() && pending[next] == 0) {
@@ -101,7 +105,8 @@ class StepRunner {
           CUDACHECK(cudaEventRecord(ev_[ev_begin(next)], ctx_.comm));
           const auto& bk = buckets_[next];
           const size_t count = bk.bytes / static_cast<uint64_t>(dtype_bytes(bk.dtype));
-          NCCLCHECK(ncclAllReduce(bufs_[next].get(), bufs_[next].get(), count, nccl_type(bk.dtype), ncclSum, ctx_.nccl, ctx_.comm));
+          NCCLCHECK(ncclAllReduce(bufs_[next].get(), bufs_[next].get(), count, nccl_type(bk.dtype), ncclSum, ctx_.nccl,
+                                  ctx_.comm));
           CUDACHECK(cudaEventRecord(ev_[ev_done(next)], ctx_.comm));
         }
         ++next;
@@ -135,7 +140,8 @@ class StepRunner {
     const auto& bk = buckets_[b];
     const size_t count = bk.bytes / static_cast<uint64_t>(dtype_bytes(bk.dtype));
     return median(time_iterations(ctx_.comm, warmup, iters, [&] {
-      NCCLCHECK(ncclAllReduce(bufs_[b].get(), bufs_[b].get(), count, nccl_type(bk.dtype), ncclSum, ctx_.nccl, ctx_.comm));
+      NCCLCHECK(
+          ncclAllReduce(bufs_[b].get(), bufs_[b].get(), count, nccl_type(bk.dtype), ncclSum, ctx_.nccl, ctx_.comm));
     }));
   }
 
@@ -187,7 +193,8 @@ void cmd_step(const StepArgs& a, const Command& cmd) {
           const auto& ev = step.events();
           times.push_back(ev.seconds(step.ev_start(), step.ev_end()));
           if (marks) {
-            std::vector<double> m = {ev.seconds(step.ev_start(), step.ev_fwd()), ev.seconds(step.ev_start(), step.ev_bwd())};
+            std::vector<double> m = {ev.seconds(step.ev_start(), step.ev_fwd()),
+                                     ev.seconds(step.ev_start(), step.ev_bwd())};
             for (size_t b = 0; b < step.buckets().size(); ++b) {
               m.push_back(ev.seconds(step.ev_start(), step.ev_ready(b)));
               m.push_back(ev.seconds(step.ev_start(), step.ev_begin(b)));
@@ -231,17 +238,21 @@ void cmd_step(const StepArgs& a, const Command& cmd) {
   std::printf("# ddpbench step: %s, batch %ld per GPU, %s, %d x %s%s\n", model.name.c_str(), static_cast<long>(batch),
               dtype_name(a.model.dtype), ngpus, hw.gpu_name.c_str(),
               ngpus == 1 ? " (1 rank: NCCL all-reduce is a local copy)" : "");
-  std::printf("# %-10s %8s %12s %12s %12s %12s %9s\n", "cap (MB)", "buckets", "step (ms)", "compute (ms)", "comm (ms)", "exposed (ms)",
-              "overlap");
+  std::printf("# %-10s %8s %12s %12s %12s %12s %9s\n", "cap (MB)", "buckets", "step (ms)", "compute (ms)", "comm (ms)",
+              "exposed (ms)", "overlap");
   ResultsWriter wr("step", hw, config_json(cmd));
-  wr.set_step_model(measured_profile(model, layer_times.fwd_s, layer_times.bwd_s, hw.gpu_name, batch, dtype_name(a.model.dtype)));
+  wr.set_step_model(
+      measured_profile(model, layer_times.fwd_s, layer_times.bwd_s, hw.gpu_name, batch, dtype_name(a.model.dtype)));
   for (const auto& c : cases) {
     std::printf("  %-10s %8zu %12.3f %12.3f %12.3f %12.3f %9.3f\n",
-                c.cap.is_default ? "default" : std::to_string(c.cap.mb).substr(0, 8).c_str(), c.buckets.size(), c.step_time_s * 1e3,
-                c.compute_only_s * 1e3, c.comm_alone_s * 1e3, c.exposed_comm_s() * 1e3, c.overlap_ratio());
+                c.cap.is_default ? "default" : std::to_string(c.cap.mb).substr(0, 8).c_str(), c.buckets.size(),
+                c.step_time_s * 1e3, c.compute_only_s * 1e3, c.comm_alone_s * 1e3, c.exposed_comm_s() * 1e3,
+                c.overlap_ratio());
     wr.add_step_case(c);
   }
-  std::printf("# overlap = 1 - exposed/comm_alone, unclamped (below 0 when contention slows compute more than overlap hides)\n");
+  std::printf(
+      "# overlap = 1 - exposed/comm_alone, unclamped (below 0 when contention slows compute more than overlap "
+      "hides)\n");
   write_results(wr, a.timing.json_path);
 }
 

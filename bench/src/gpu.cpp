@@ -140,7 +140,8 @@ HardwareInfo query_hardware(int ngpus, int first) {
   h.driver_version = version_string(drv);
   h.cuda_runtime_version = version_string(rt);
   // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
-  h.nccl_version = std::to_string(nccl / 10000) + "." + std::to_string((nccl % 10000) / 100) + "." + std::to_string(nccl % 100);
+  h.nccl_version =
+      std::to_string(nccl / 10000) + "." + std::to_string((nccl % 10000) / 100) + "." + std::to_string(nccl % 100);
   h.ngpus = ngpus;
   h.nnodes = 1;
   h.gpus_per_node = ngpus;

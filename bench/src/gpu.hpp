@@ -20,11 +20,16 @@ class DeviceBuffer {
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) { o.p_ = nullptr; o.bytes_ = 0; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
+    o.p_ = nullptr;
+    o.bytes_ = 0;
+  }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
   void* get() const { return p_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(p_); }
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
   uint64_t bytes() const { return bytes_; }
 
  private:

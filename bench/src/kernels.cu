@@ -14,7 +14,8 @@ namespace {
 constexpr int kThreads = 256;
 
 unsigned grid_for(uint64_t n, int per_thread = 1) {
-  const uint64_t blocks = (n + static_cast<uint64_t>(kThreads) * per_thread - 1) / (static_cast<uint64_t>(kThreads) * per_thread);
+  const uint64_t blocks =
+      (n + static_cast<uint64_t>(kThreads) * per_thread - 1) / (static_cast<uint64_t>(kThreads) * per_thread);
   return static_cast<unsigned>(std::clamp<uint64_t>(blocks, 1, 65535ULL * 8));
 }
 
@@ -99,8 +100,8 @@ __global__ void rownorm_kernel(const T* __restrict__ src, T* __restrict__ dst, i
 }
 
 template <typename T>
-__global__ void gather_kernel(const T* __restrict__ table, const int64_t* __restrict__ idx, T* __restrict__ out, int64_t rows,
-                              int64_t cols, int64_t table_rows) {
+__global__ void gather_kernel(const T* __restrict__ table, const int64_t* __restrict__ idx, T* __restrict__ out,
+                              int64_t rows, int64_t cols, int64_t table_rows) {
   for (int64_t t = blockIdx.x; t < rows; t += gridDim.x) {
     const int64_t src = idx[t] % table_rows;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) out[t * cols + c] = table[src * cols + c];
@@ -112,7 +113,8 @@ __global__ void scatter_add_kernel(const T* __restrict__ grad_out, const int64_t
                                    int64_t rows, int64_t cols, int64_t table_rows) {
   for (int64_t t = blockIdx.x; t < rows; t += gridDim.x) {
     const int64_t dst = idx[t] % table_rows;
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) atomicAdd(&grad_table[dst * cols + c], to_f(grad_out[t * cols + c]));
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+      atomicAdd(&grad_table[dst * cols + c], to_f(grad_out[t * cols + c]));
   }
 }
 
@@ -134,7 +136,8 @@ __global__ void hog_kernel(const float4* __restrict__ src, float4* __restrict__ 
 }
 
 __global__ void set_kernel(float* p, int64_t n, float v) {
-  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += static_cast<int64_t>(gridDim.x) * blockDim.x) p[i] = v;
+  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    p[i] = v;
 }
 
 __global__ void count_wrong_kernel(const float* p, int64_t n, float expected, unsigned long long* wrong) {
@@ -162,7 +165,8 @@ void launch_fill_indices(int64_t* p, int64_t n, cudaStream_t s) {
 void launch_stream(const void* src, uint64_t read_bytes, void* dst, uint64_t write_bytes, cudaStream_t s) {
   const uint64_t nr = (read_bytes + 15) / 16, nw = (write_bytes + 15) / 16;
   if (nr == 0 && nw == 0) return;
-  stream_kernel<<<grid_for(std::max(nr, nw), 4), kThreads, 0, s>>>(static_cast<const float4*>(src), nr, static_cast<float4*>(dst), nw);
+  stream_kernel<<<grid_for(std::max(nr, nw), 4), kThreads, 0, s>>>(static_cast<const float4*>(src), nr,
+                                                                   static_cast<float4*>(dst), nw);
   CUDACHECK(cudaGetLastError());
 }
 
@@ -176,9 +180,11 @@ void launch_rownorm(const void* src, void* dst, int64_t rows, int64_t cols, int 
   }
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, 65535LL * 4));
   if (elem_size == 4)
-    rownorm_kernel<float><<<grid, kThreads, smem, s>>>(static_cast<const float*>(src), static_cast<float*>(dst), rows, cols);
+    rownorm_kernel<float>
+        <<<grid, kThreads, smem, s>>>(static_cast<const float*>(src), static_cast<float*>(dst), rows, cols);
   else
-    rownorm_kernel<__half><<<grid, kThreads, smem, s>>>(static_cast<const __half*>(src), static_cast<__half*>(dst), rows, cols);
+    rownorm_kernel<__half>
+        <<<grid, kThreads, smem, s>>>(static_cast<const __half*>(src), static_cast<__half*>(dst), rows, cols);
   CUDACHECK(cudaGetLastError());
 }
 
@@ -187,10 +193,11 @@ void launch_gather(const void* table, const int64_t* idx, void* out, int64_t row
   if (rows <= 0 || cols <= 0 || table_rows <= 0) return;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, 65535LL * 4));
   if (elem_size == 4)
-    gather_kernel<float><<<grid, kThreads, 0, s>>>(static_cast<const float*>(table), idx, static_cast<float*>(out), rows, cols, table_rows);
+    gather_kernel<float><<<grid, kThreads, 0, s>>>(static_cast<const float*>(table), idx, static_cast<float*>(out),
+                                                   rows, cols, table_rows);
   else
-    gather_kernel<__half><<<grid, kThreads, 0, s>>>(static_cast<const __half*>(table), idx, static_cast<__half*>(out), rows, cols,
-                                                    table_rows);
+    gather_kernel<__half><<<grid, kThreads, 0, s>>>(static_cast<const __half*>(table), idx, static_cast<__half*>(out),
+                                                    rows, cols, table_rows);
   CUDACHECK(cudaGetLastError());
 }
 
@@ -204,25 +211,30 @@ void launch_scatter_add(const void* grad_out, const int64_t* idx, void* grad_tab
   // 2-byte types only the first half of each row's bytes is touched twice as densely).
   const int64_t fcols = elem_size == 4 ? cols : std::max<int64_t>(1, cols / 2);
   if (elem_size == 4)
-    scatter_add_kernel<float><<<grid, kThreads, 0, s>>>(static_cast<const float*>(grad_out), idx, static_cast<float*>(grad_table),
-                                                        rows, fcols, table_rows);
+    scatter_add_kernel<float><<<grid, kThreads, 0, s>>>(static_cast<const float*>(grad_out), idx,
+                                                        static_cast<float*>(grad_table), rows, fcols, table_rows);
   else
-    scatter_add_kernel<__half><<<grid, kThreads, 0, s>>>(static_cast<const __half*>(grad_out), idx, static_cast<float*>(grad_table),
-                                                         rows, fcols, table_rows);
+    scatter_add_kernel<__half><<<grid, kThreads, 0, s>>>(static_cast<const __half*>(grad_out), idx,
+                                                         static_cast<float*>(grad_table), rows, fcols, table_rows);
   CUDACHECK(cudaGetLastError());
 }
 
-void launch_convert_copy(const void* src, int src_elem, void* dst, int dst_elem, int64_t n, float scale, cudaStream_t s) {
+void launch_convert_copy(const void* src, int src_elem, void* dst, int dst_elem, int64_t n, float scale,
+                         cudaStream_t s) {
   if (n <= 0) return;
   const unsigned grid = grid_for(static_cast<uint64_t>(n), 4);
   if (src_elem == 4 && dst_elem == 4)
-    convert_copy_kernel<float, float><<<grid, kThreads, 0, s>>>(static_cast<const float*>(src), static_cast<float*>(dst), n, scale);
+    convert_copy_kernel<float, float>
+        <<<grid, kThreads, 0, s>>>(static_cast<const float*>(src), static_cast<float*>(dst), n, scale);
   else if (src_elem == 4)
-    convert_copy_kernel<float, __half><<<grid, kThreads, 0, s>>>(static_cast<const float*>(src), static_cast<__half*>(dst), n, scale);
+    convert_copy_kernel<float, __half>
+        <<<grid, kThreads, 0, s>>>(static_cast<const float*>(src), static_cast<__half*>(dst), n, scale);
   else if (dst_elem == 4)
-    convert_copy_kernel<__half, float><<<grid, kThreads, 0, s>>>(static_cast<const __half*>(src), static_cast<float*>(dst), n, scale);
+    convert_copy_kernel<__half, float>
+        <<<grid, kThreads, 0, s>>>(static_cast<const __half*>(src), static_cast<float*>(dst), n, scale);
   else
-    convert_copy_kernel<__half, __half><<<grid, kThreads, 0, s>>>(static_cast<const __half*>(src), static_cast<__half*>(dst), n, scale);
+    convert_copy_kernel<__half, __half>
+        <<<grid, kThreads, 0, s>>>(static_cast<const __half*>(src), static_cast<__half*>(dst), n, scale);
   CUDACHECK(cudaGetLastError());
 }
 
@@ -235,7 +247,8 @@ void launch_sgd(float* p, const float* g, int64_t n, cudaStream_t s) {
 void launch_hog(const void* src, void* dst, uint64_t bytes, int blocks, int reps, cudaStream_t s) {
   const uint64_t n = bytes / 16;
   if (n == 0 || reps <= 0) return;
-  hog_kernel<<<static_cast<unsigned>(std::max(blocks, 1)), 512, 0, s>>>(static_cast<const float4*>(src), static_cast<float4*>(dst), n, reps);
+  hog_kernel<<<static_cast<unsigned>(std::max(blocks, 1)), 512, 0, s>>>(static_cast<const float4*>(src),
+                                                                        static_cast<float4*>(dst), n, reps);
   CUDACHECK(cudaGetLastError());
 }
 

@@ -25,7 +25,8 @@ void launch_scatter_add(const void* grad_out, const int64_t* idx, void* grad_tab
                         int64_t table_rows, int elem_size, cudaStream_t s);
 // Copies n elements converting the element size (2 or 4 bytes) and multiplying by `scale` (DDP's
 // copy of a gradient into its bucket, pre-divided by the world size).
-void launch_convert_copy(const void* src, int src_elem, void* dst, int dst_elem, int64_t n, float scale, cudaStream_t s);
+void launch_convert_copy(const void* src, int src_elem, void* dst, int dst_elem, int64_t n, float scale,
+                         cudaStream_t s);
 // SGD update p -= lr * g over n float elements.
 void launch_sgd(float* p, const float* g, int64_t n, cudaStream_t s);
 // Bandwidth hog: `blocks` CTAs copy `bytes` from src to dst, `reps` times.

@@ -64,9 +64,11 @@ LayerRunner::LayerRunner(GpuContext& ctx, std::vector<LayerPlan> plans, DType dt
         a = std::max(a, op.a_bytes(elem_));
         b = std::max(b, op.b_bytes(elem_));
         c = std::max(c, op.c_bytes(elem_));
-        if (op.kind == OpKind::GATHER || op.kind == OpKind::SCATTER_ADD) idx = std::max<uint64_t>(idx, static_cast<uint64_t>(op.rows) * 8);
+        if (op.kind == OpKind::GATHER || op.kind == OpKind::SCATTER_ADD)
+          idx = std::max<uint64_t>(idx, static_cast<uint64_t>(op.rows) * 8);
         slots.push_back(SIZE_MAX);
-        const bool is_conv = op.kind == OpKind::CONV_FWD || op.kind == OpKind::CONV_BWD_DATA || op.kind == OpKind::CONV_BWD_FILTER;
+        const bool is_conv =
+            op.kind == OpKind::CONV_FWD || op.kind == OpKind::CONV_BWD_DATA || op.kind == OpKind::CONV_BWD_FILTER;
         if (!is_conv) continue;
 #ifdef DDPBENCH_HAVE_CUDNN
         auto* d = new ConvDesc();
@@ -78,17 +80,19 @@ LayerRunner::LayerRunner(GpuContext& ctx, std::vector<LayerPlan> plans, DType dt
         CUDNNCHECK(cudnnCreateTensorDescriptor(&d->y));
         CUDNNCHECK(cudnnCreateFilterDescriptor(&d->w));
         CUDNNCHECK(cudnnCreateConvolutionDescriptor(&d->conv));
-        CUDNNCHECK(cudnnSetTensor4dDescriptor(d->x, CUDNN_TENSOR_NCHW, t, static_cast<int>(cs.n), static_cast<int>(cs.c),
-                                              static_cast<int>(cs.h), static_cast<int>(cs.w)));
-        CUDNNCHECK(cudnnSetFilter4dDescriptor(d->w, t, CUDNN_TENSOR_NCHW, static_cast<int>(cs.k), static_cast<int>(cs.c / cs.groups),
-                                              static_cast<int>(cs.r), static_cast<int>(cs.s)));
+        CUDNNCHECK(cudnnSetTensor4dDescriptor(d->x, CUDNN_TENSOR_NCHW, t, static_cast<int>(cs.n),
+                                              static_cast<int>(cs.c), static_cast<int>(cs.h), static_cast<int>(cs.w)));
+        CUDNNCHECK(cudnnSetFilter4dDescriptor(d->w, t, CUDNN_TENSOR_NCHW, static_cast<int>(cs.k),
+                                              static_cast<int>(cs.c / cs.groups), static_cast<int>(cs.r),
+                                              static_cast<int>(cs.s)));
         CUDNNCHECK(cudnnSetConvolution2dDescriptor(d->conv, static_cast<int>(cs.pad), static_cast<int>(cs.pad),
                                                    static_cast<int>(cs.stride), static_cast<int>(cs.stride), 1, 1,
                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         CUDNNCHECK(cudnnSetConvolutionGroupCount(d->conv, static_cast<int>(cs.groups)));
         // PyTorch's defaults: tensor cores for half types; TF32 for float32 convolutions
         // (torch.backends.cudnn.allow_tf32 defaults to True).
-        CUDNNCHECK(cudnnSetConvolutionMathType(d->conv, dtype_ == DType::FLOAT32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH));
+        CUDNNCHECK(
+            cudnnSetConvolutionMathType(d->conv, dtype_ == DType::FLOAT32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH));
         int on = 0, oc = 0, oh = 0, ow = 0;
         CUDNNCHECK(cudnnGetConvolution2dForwardOutputDim(d->conv, d->x, d->w, &on, &oc, &oh, &ow));
         CUDNNCHECK(cudnnSetTensor4dDescriptor(d->y, CUDNN_TENSOR_NCHW, t, on, oc, oh, ow));
@@ -104,30 +108,36 @@ LayerRunner::LayerRunner(GpuContext& ctx, std::vector<LayerPlan> plans, DType dt
               d->fwd_algo = perf[i].algo;
               break;
             }
-          CUDNNCHECK(cudnnGetConvolutionForwardWorkspaceSize(ctx_.cudnn, d->x, d->w, d->conv, d->y, d->fwd_algo, &need));
+          CUDNNCHECK(
+              cudnnGetConvolutionForwardWorkspaceSize(ctx_.cudnn, d->x, d->w, d->conv, d->y, d->fwd_algo, &need));
         } else if (op.kind == OpKind::CONV_BWD_DATA) {
           cudnnConvolutionBwdDataAlgoPerf_t perf[8];
-          CUDNNCHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(ctx_.cudnn, d->w, d->y, d->conv, d->x, 8, &returned, perf));
+          CUDNNCHECK(
+              cudnnGetConvolutionBackwardDataAlgorithm_v7(ctx_.cudnn, d->w, d->y, d->conv, d->x, 8, &returned, perf));
           for (int i = 0; i < returned; ++i)
             if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kConvWorkspaceLimit) {
               d->data_algo = perf[i].algo;
               break;
             }
-          CUDNNCHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(ctx_.cudnn, d->w, d->y, d->conv, d->x, d->data_algo, &need));
+          CUDNNCHECK(
+              cudnnGetConvolutionBackwardDataWorkspaceSize(ctx_.cudnn, d->w, d->y, d->conv, d->x, d->data_algo, &need));
         } else {
           cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
-          CUDNNCHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(ctx_.cudnn, d->x, d->y, d->conv, d->w, 8, &returned, perf));
+          CUDNNCHECK(
+              cudnnGetConvolutionBackwardFilterAlgorithm_v7(ctx_.cudnn, d->x, d->y, d->conv, d->w, 8, &returned, perf));
           for (int i = 0; i < returned; ++i)
             if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kConvWorkspaceLimit) {
               d->filter_algo = perf[i].algo;
               break;
             }
-          CUDNNCHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(ctx_.cudnn, d->x, d->y, d->conv, d->w, d->filter_algo, &need));
+          CUDNNCHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(ctx_.cudnn, d->x, d->y, d->conv, d->w,
+                                                                    d->filter_algo, &need));
         }
         d->ws = need;
         ws = std::max(ws, need);
 #else
-        throw GpuError("layer '" + plans_[li].name + "': a cuDNN convolution was planned but ddpbench was built without cuDNN");
+        throw GpuError("layer '" + plans_[li].name +
+                       "': a cuDNN convolution was planned but ddpbench was built without cuDNN");
 #endif
       }
     }
@@ -186,12 +196,12 @@ void LayerRunner::gemm(const GemmShape& g, cudaStream_t s) {
   const int lda = g.trans_a ? k : m, ldb = g.trans_b ? n : k, ldc = m;
   const cublasOperation_t oa = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, ob = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (g.batch == 1) {
-    CUBLASCHECK(cublasGemmEx(ctx_.cublas, oa, ob, m, n, k, &alpha, a_.get(), t, lda, b_.get(), t, ldb, &beta, c_.get(), t, ldc,
-                             compute, CUBLAS_GEMM_DEFAULT));
+    CUBLASCHECK(cublasGemmEx(ctx_.cublas, oa, ob, m, n, k, &alpha, a_.get(), t, lda, b_.get(), t, ldb, &beta, c_.get(),
+                             t, ldc, compute, CUBLAS_GEMM_DEFAULT));
   } else {
-    CUBLASCHECK(cublasGemmStridedBatchedEx(ctx_.cublas, oa, ob, m, n, k, &alpha, a_.get(), t, lda, g.m * g.k, b_.get(), t, ldb,
-                                           g.k * g.n, &beta, c_.get(), t, ldc, g.m * g.n, static_cast<int>(g.batch), compute,
-                                           CUBLAS_GEMM_DEFAULT));
+    CUBLASCHECK(cublasGemmStridedBatchedEx(ctx_.cublas, oa, ob, m, n, k, &alpha, a_.get(), t, lda, g.m * g.k, b_.get(),
+                                           t, ldb, g.k * g.n, &beta, c_.get(), t, ldc, g.m * g.n,
+                                           static_cast<int>(g.batch), compute, CUBLAS_GEMM_DEFAULT));
   }
 }
 
@@ -216,14 +226,14 @@ void LayerRunner::run(const Op& op, size_t conv_slot, cudaStream_t s) {
       CUDNNCHECK(cudnnSetStream(ctx_.cudnn, s));
       const float alpha = 1.0f, beta = 0.0f;
       if (op.kind == OpKind::CONV_FWD)
-        CUDNNCHECK(cudnnConvolutionForward(ctx_.cudnn, &alpha, d->x, a_.get(), d->w, b_.get(), d->conv, d->fwd_algo, ws_.get(), d->ws,
-                                           &beta, d->y, c_.get()));
+        CUDNNCHECK(cudnnConvolutionForward(ctx_.cudnn, &alpha, d->x, a_.get(), d->w, b_.get(), d->conv, d->fwd_algo,
+                                           ws_.get(), d->ws, &beta, d->y, c_.get()));
       else if (op.kind == OpKind::CONV_BWD_DATA)
-        CUDNNCHECK(cudnnConvolutionBackwardData(ctx_.cudnn, &alpha, d->w, b_.get(), d->y, a_.get(), d->conv, d->data_algo, ws_.get(),
-                                                d->ws, &beta, d->x, c_.get()));
+        CUDNNCHECK(cudnnConvolutionBackwardData(ctx_.cudnn, &alpha, d->w, b_.get(), d->y, a_.get(), d->conv,
+                                                d->data_algo, ws_.get(), d->ws, &beta, d->x, c_.get()));
       else
-        CUDNNCHECK(cudnnConvolutionBackwardFilter(ctx_.cudnn, &alpha, d->x, a_.get(), d->y, c_.get(), d->conv, d->filter_algo,
-                                                  ws_.get(), d->ws, &beta, d->w, b_.get()));
+        CUDNNCHECK(cudnnConvolutionBackwardFilter(ctx_.cudnn, &alpha, d->x, a_.get(), d->y, c_.get(), d->conv,
+                                                  d->filter_algo, ws_.get(), d->ws, &beta, d->w, b_.get()));
       return;
 #else
       (void)conv_slot;

@@ -1,7 +1,8 @@
 // Command-line parsing: good commands, and bad ones whose messages name the flag and what is allowed.
+#include "args.hpp"
+
 #include <gtest/gtest.h>
 
-#include "args.hpp"
 #include "errors.hpp"
 
 using namespace ddpbench;
@@ -47,8 +48,10 @@ TEST(Args, BadDtypeNamesFlagAndAllowedValues) {
 }
 
 TEST(Args, BadChoiceNamesAllowedValues) {
-  EXPECT_EQ(error_of({"step", "--model", "m.json", "--optimizer", "adam"}), "--optimizer: 'adam' is not one of none, sgd");
-  EXPECT_EQ(error_of({"layers", "--model", "m.json", "--conv", "fft"}), "--conv: 'fft' is not one of auto, cudnn, gemm");
+  EXPECT_EQ(error_of({"step", "--model", "m.json", "--optimizer", "adam"}),
+            "--optimizer: 'adam' is not one of none, sgd");
+  EXPECT_EQ(error_of({"layers", "--model", "m.json", "--conv", "fft"}),
+            "--conv: 'fft' is not one of auto, cudnn, gemm");
 }
 
 TEST(Args, BadNumbersNameTheFlag) {
@@ -56,10 +59,13 @@ TEST(Args, BadNumbersNameTheFlag) {
   EXPECT_EQ(error_of({"allreduce", "-g", "two"}), "-g: 'two' is not an integer >= 0");
   EXPECT_EQ(error_of({"allreduce", "-f", "1"}), "-f: '1' is not a number > 1");
   EXPECT_EQ(error_of({"allreduce", "-c", "yes"}), "-c: 'yes' is not one of 0, 1");
-  EXPECT_NE(error_of({"allreduce", "-e", "12Q"}).find("-e: '12Q' is not a size in bytes like 8, 64K, 1M, 8G"), std::string::npos);
+  EXPECT_NE(error_of({"allreduce", "-e", "12Q"}).find("-e: '12Q' is not a size in bytes like 8, 64K, 1M, 8G"),
+            std::string::npos);
   EXPECT_EQ(error_of({"allreduce", "-b", "1G", "-e", "8"}), "-b: 1073741824 bytes is larger than -e 8");
-  EXPECT_EQ(error_of({"step", "--model", "m.json", "--caps", "1,x"}), "--caps: 'x' in '1,x' is not a number > 0 or 'default'");
-  EXPECT_EQ(error_of({"step", "--model", "m.json", "--caps", "0"}), "--caps: '0' in '0' is not a number > 0 or 'default'");
+  EXPECT_EQ(error_of({"step", "--model", "m.json", "--caps", "1,x"}),
+            "--caps: 'x' in '1,x' is not a number > 0 or 'default'");
+  EXPECT_EQ(error_of({"step", "--model", "m.json", "--caps", "0"}),
+            "--caps: '0' in '0' is not a number > 0 or 'default'");
 }
 
 TEST(Args, MissingValueSaysWhatWasExpected) {
@@ -78,7 +84,8 @@ TEST(Args, UnknownCommandListsCommands) {
 }
 
 TEST(Args, ModelSourceIsRequiredExactlyOnce) {
-  const std::string want = "--model/--synthetic: exactly one is required (--model FILE.json or --synthetic mlp:LAYERS:HIDDEN)";
+  const std::string want =
+      "--model/--synthetic: exactly one is required (--model FILE.json or --synthetic mlp:LAYERS:HIDDEN)";
   EXPECT_EQ(error_of({"layers"}), want);
   EXPECT_EQ(error_of({"step", "--model", "a.json", "--synthetic", "mlp:1:8"}), want);
 }

@@ -1,7 +1,8 @@
 // Bucket assignment: PyTorch DDP's compute_bucket_assignment_by_size on a hand-computed model.
+#include "buckets.hpp"
+
 #include <gtest/gtest.h>
 
-#include "buckets.hpp"
 #include "model.hpp"
 
 using namespace ddpbench;
@@ -11,19 +12,18 @@ constexpr uint64_t MiB = 1ULL << 20;
 
 // p0 400 B, p1 1,200,000 B (> 1 MiB), p2 200,000 B, p3 800,000 B, p4 40 B; p5 frozen.
 Model small_model() {
-  nlohmann::json j = {
-      {"format", "ddpsim-model/1"},
-      {"name", "small"},
-      {"batch_size", 2},
-      {"params",
-       {{{"name", "p0"}, {"shape", {100}}, {"dtype", "float32"}, {"requires_grad", true}},
-        {{"name", "p1"}, {"shape", {1000, 300}}, {"dtype", "float32"}, {"requires_grad", true}},
-        {{"name", "p2"}, {"shape", {50000}}, {"dtype", "float32"}, {"requires_grad", true}},
-        {{"name", "p3"}, {"shape", {200, 1000}}, {"dtype", "float32"}, {"requires_grad", true}},
-        {{"name", "p4"}, {"shape", {10}}, {"dtype", "float32"}, {"requires_grad", true}},
-        {{"name", "p5"}, {"shape", {10}}, {"dtype", "float32"}, {"requires_grad", false}}}},
-      {"layers", nlohmann::json::array()},
-      {"grad_ready_order", {4, 3, 2, 1, 0}}};
+  nlohmann::json j = {{"format", "ddpsim-model/1"},
+                      {"name", "small"},
+                      {"batch_size", 2},
+                      {"params",
+                       {{{"name", "p0"}, {"shape", {100}}, {"dtype", "float32"}, {"requires_grad", true}},
+                        {{"name", "p1"}, {"shape", {1000, 300}}, {"dtype", "float32"}, {"requires_grad", true}},
+                        {{"name", "p2"}, {"shape", {50000}}, {"dtype", "float32"}, {"requires_grad", true}},
+                        {{"name", "p3"}, {"shape", {200, 1000}}, {"dtype", "float32"}, {"requires_grad", true}},
+                        {{"name", "p4"}, {"shape", {10}}, {"dtype", "float32"}, {"requires_grad", true}},
+                        {{"name", "p5"}, {"shape", {10}}, {"dtype", "float32"}, {"requires_grad", false}}}},
+                      {"layers", nlohmann::json::array()},
+                      {"grad_ready_order", {4, 3, 2, 1, 0}}};
   return parse_model(j, "small.json");
 }
 }  // namespace
@@ -70,8 +70,8 @@ TEST(Buckets, TensorLargerThanCapAloneClosesItsOwnBucket) {
 }
 
 TEST(Buckets, DtypesHaveSeparateAccumulatorsAndLimits) {
-  const auto plan = assign_by_size(
-      {{0, 600, "float32"}, {1, 600, "float16"}, {2, 600, "float32"}, {3, 100, "float16"}}, {1000, 5000});
+  const auto plan = assign_by_size({{0, 600, "float32"}, {1, 600, "float16"}, {2, 600, "float32"}, {3, 100, "float16"}},
+                                   {1000, 5000});
   ASSERT_EQ(plan.size(), 2u);
   EXPECT_EQ(plan[0].params, (std::vector<int>{0, 2}));
   EXPECT_EQ(plan[0].dtype, "float32");

@@ -1,10 +1,11 @@
 // Layer plans: GEMM and conv shapes recovered from parameter shapes and FLOP/byte counts.
+#include "layer_plan.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "errors.hpp"
-#include "layer_plan.hpp"
 #include "model.hpp"
 
 using namespace ddpbench;
@@ -43,8 +44,13 @@ TEST(LayerPlan, ConvShapeRecoveredFromCounts) {
                       {"batch_size", 2},
                       {"params", {{{"name", "conv1.weight"}, {"shape", {64, 3, 7, 7}}, {"dtype", "float32"}}}},
                       {"layers",
-                       {{{"name", "conv1"}, {"type", "conv2d"}, {"params", {0}}, {"fwd_flops", 472055808.0},
-                         {"bwd_flops", 472055808.0}, {"fwd_bytes", 7626752.0}, {"bwd_bytes", 7626752.0}}}}};
+                       {{{"name", "conv1"},
+                         {"type", "conv2d"},
+                         {"params", {0}},
+                         {"fwd_flops", 472055808.0},
+                         {"bwd_flops", 472055808.0},
+                         {"fwd_bytes", 7626752.0},
+                         {"bwd_bytes", 7626752.0}}}}};
   const Model m = parse_model(j, "conv.json");
   PlanOptions o;
   const auto p = plan_layer(m, 0, o);
@@ -72,8 +78,13 @@ TEST(LayerPlan, AttentionLikeMatmulUsesSeqAndHeadDim) {
                       {"exported_with", {{"input_shape", {2, 128}}, {"input_dtype", "int64"}}},
                       {"params", nlohmann::json::array()},
                       {"layers",
-                       {{{"name", "attn"}, {"type", "matmul"}, {"params", nlohmann::json::array()}, {"fwd_flops", f},
-                         {"bwd_flops", 2 * f}, {"fwd_bytes", 3e7}, {"bwd_bytes", 5e7}}}}};
+                       {{{"name", "attn"},
+                         {"type", "matmul"},
+                         {"params", nlohmann::json::array()},
+                         {"fwd_flops", f},
+                         {"bwd_flops", 2 * f},
+                         {"fwd_bytes", 3e7},
+                         {"bwd_bytes", 5e7}}}}};
   const Model m = parse_model(j, "attn.json");
   const auto p = plan_layer(m, 0, PlanOptions{});
   ASSERT_GE(p.fwd.size(), 2u);
@@ -91,8 +102,13 @@ TEST(LayerPlan, TiedLinearWithoutWeightSolvesShapeFromTokens) {
                       {"exported_with", {{"input_shape", {2, 1024}}, {"input_dtype", "int64"}}},
                       {"params", nlohmann::json::array()},
                       {"layers",
-                       {{{"name", "lm_head"}, {"type", "linear"}, {"params", nlohmann::json::array()}, {"fwd_flops", 2 * t * k * n},
-                         {"bwd_flops", 4 * t * k * n}, {"fwd_bytes", 4 * t * (k + n)}, {"bwd_bytes", 8 * t * (k + n)}}}}};
+                       {{{"name", "lm_head"},
+                         {"type", "linear"},
+                         {"params", nlohmann::json::array()},
+                         {"fwd_flops", 2 * t * k * n},
+                         {"bwd_flops", 4 * t * k * n},
+                         {"fwd_bytes", 4 * t * (k + n)},
+                         {"bwd_bytes", 8 * t * (k + n)}}}}};
   const auto p = plan_layer(parse_model(j, "lm.json"), 0, PlanOptions{});
   ASSERT_EQ(p.fwd.size(), 1u);
   EXPECT_EQ(p.fwd[0].gemm.m, 50257);
@@ -101,10 +117,11 @@ TEST(LayerPlan, TiedLinearWithoutWeightSolvesShapeFromTokens) {
 }
 
 TEST(LayerPlan, ModelErrorsNameFileAndPath) {
-  nlohmann::json j = {{"format", "ddpsim-model/2"},
-                      {"batch_size", 0},
-                      {"params", nlohmann::json::array()},
-                      {"layers", {{{"name", "x"}, {"type", "linear"}, {"params", {3}}, {"fwd_flops", -1}, {"bwd_flops", 0}}}}};
+  nlohmann::json j = {
+      {"format", "ddpsim-model/2"},
+      {"batch_size", 0},
+      {"params", nlohmann::json::array()},
+      {"layers", {{{"name", "x"}, {"type", "linear"}, {"params", {3}}, {"fwd_flops", -1}, {"bwd_flops", 0}}}}};
   try {
     (void)parse_model(j, "bad.json");
     FAIL();
@@ -122,7 +139,8 @@ TEST(LayerPlan, SyntheticSpecErrorsNameTheFlag) {
   try {
     (void)synthetic_model("cnn:1", 4);
   } catch (const ArgError& e) {
-    EXPECT_EQ(std::string(e.what()), "--synthetic: 'cnn:1' is not mlp:LAYERS:HIDDEN with LAYERS >= 1 and HIDDEN >= 1, e.g. mlp:8:4096");
+    EXPECT_EQ(std::string(e.what()),
+              "--synthetic: 'cnn:1' is not mlp:LAYERS:HIDDEN with LAYERS >= 1 and HIDDEN >= 1, e.g. mlp:8:4096");
   }
 }
 

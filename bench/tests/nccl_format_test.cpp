@@ -1,9 +1,9 @@
 // nccl-tests bandwidth definitions and row format.
+#include "nccl_format.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
-
-#include "nccl_format.hpp"
 
 using namespace ddpbench;
 

@@ -1,11 +1,12 @@
 // The results writer: output parses, has format/mode/hardware, and embeds the full configuration.
+#include "results.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 
 #include "args.hpp"
-#include "results.hpp"
 
 using namespace ddpbench;
 
@@ -32,7 +33,8 @@ TEST(Results, PeakBandwidthFromClockAndBusWidth) {
 }
 
 TEST(Results, StepDocumentParsesAndEmbedsConfig) {
-  const Command cmd = parse_command({"step", "--synthetic", "mlp:2:64", "--caps", "default,5", "-g", "2", "--dtype", "bfloat16"});
+  const Command cmd =
+      parse_command({"step", "--synthetic", "mlp:2:64", "--caps", "default,5", "-g", "2", "--dtype", "bfloat16"});
   ResultsWriter w("step", fake_hw(), config_json(cmd));
   w.set_step_model({{"format", "ddpsim-model/1"}, {"name", "mlp"}});
   StepCase c;
@@ -56,8 +58,8 @@ TEST(Results, StepDocumentParsesAndEmbedsConfig) {
   EXPECT_EQ(j["hardware"]["gpu_name"], "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(j["hardware"]["sm_count"], 132);
   EXPECT_EQ(j["hardware"]["nvlink"]["all_pairs_peer_capable"], true);
-  for (const char* k : {"memory_bytes", "hbm_bandwidth_Bps_peak", "driver_version", "cuda_runtime_version", "nccl_version",
-                        "ngpus", "nnodes", "gpus_per_node"})
+  for (const char* k : {"memory_bytes", "hbm_bandwidth_Bps_peak", "driver_version", "cuda_runtime_version",
+                        "nccl_version", "ngpus", "nnodes", "gpus_per_node"})
     EXPECT_TRUE(j["hardware"].contains(k)) << k;
   // The full configuration: every flag of the command with its effective value.
   const auto& cfg = j["config"];

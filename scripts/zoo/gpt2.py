@@ -212,3 +212,17 @@ def gpt2_medium(**overrides):
     cfg = dict(n_embd=1024, n_layer=24, n_head=16)
     cfg.update(overrides)
     return GPT2LMHeadModel(GPT2Config(**cfg))
+
+
+def gpt2_large(**overrides):
+    """GPT-2 large (774M): 1280 wide, 36 layers, 20 heads."""
+    cfg = dict(n_embd=1280, n_layer=36, n_head=20)
+    cfg.update(overrides)
+    return GPT2LMHeadModel(GPT2Config(**cfg))
+
+
+def gpt2_xl(**overrides):
+    """GPT-2 XL (1.5B): 1600 wide, 48 layers, 25 heads."""
+    cfg = dict(n_embd=1600, n_layer=48, n_head=25)
+    cfg.update(overrides)
+    return GPT2LMHeadModel(GPT2Config(**cfg))

@@ -39,15 +39,19 @@ double parse_size(const std::string& flag, const std::string& text) {
   double mult = 1;
   if (pos > 0 && pos + 1 == text.size()) {
     switch (text.back()) {
-      case 'K': case 'k': mult = 1024.0; break;
-      case 'M': case 'm': mult = 1048576.0; break;
-      case 'G': case 'g': mult = 1073741824.0; break;
+      case 'K':
+      case 'k': mult = 1024.0; break;
+      case 'M':
+      case 'm': mult = 1048576.0; break;
+      case 'G':
+      case 'g': mult = 1073741824.0; break;
       default: pos = 0;
     }
   } else if (pos != text.size()) {
     pos = 0;
   }
-  if (pos == 0 || !(v > 0)) throw core::ConfigError(flag + ": \"" + text + "\" is not a size; expected bytes like 8, 64K, 256M, 8G or 1MiB");
+  if (pos == 0 || !(v > 0))
+    throw core::ConfigError(flag + ": \"" + text + "\" is not a size; expected bytes like 8, 64K, 256M, 8G or 1MiB");
   return v * mult;
 }
 
@@ -58,7 +62,8 @@ config::ClusterSpec load_cluster(const config::Catalog& cat, const std::string& 
   auto c = cat.load_cluster(p);
   if (nodes > 0) c.nodes = nodes;
   if (c.nodes > 1 && !c.inter_link)
-    throw core::ConfigError(p.string() + ": /inter_node: missing; " + std::to_string(c.nodes) + " nodes need an inter-node link");
+    throw core::ConfigError(p.string() + ": /inter_node: missing; " + std::to_string(c.nodes) +
+                            " nodes need an inter-node link");
   return c;
 }
 
@@ -124,9 +129,9 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     const double alg = collectives::algbw(bytes, e.time) / 1e9;
     const double bus = collectives::busbw_allreduce(alg, n);
     char line[200];
-    std::snprintf(line, sizeof line, "%12.0f  %12.0f %8.2f %7.2f %7.2f  %-9s %-7s %8d\n", bytes, bytes / 4, e.time * 1e6,
-                  alg, bus, collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str(),
-                  e.nchannels);
+    std::snprintf(line, sizeof line, "%12.0f  %12.0f %8.2f %7.2f %7.2f  %-9s %-7s %8d\n", bytes, bytes / 4,
+                  e.time * 1e6, alg, bus, collectives::to_string(e.algo).c_str(),
+                  collectives::to_string(e.proto).c_str(), e.nchannels);
     table << line;
     rows.push_back({{"size_bytes", bytes},
                     {"count", bytes / 4},
@@ -157,8 +162,8 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   const int n = cluster.world_size();
   if (log.nranks() > 0 && log.nranks() != n)
     throw core::ConfigError(args.log + ": the log has " + std::to_string(log.nranks()) + " ranks but cluster \"" +
-                            cluster.name + "\" has " + std::to_string(n) + " (" + std::to_string(cluster.nodes) + " x " +
-                            std::to_string(cluster.gpus_per_node) + "); give --nodes or another cluster");
+                            cluster.name + "\" has " + std::to_string(n) + " (" + std::to_string(cluster.nodes) +
+                            " x " + std::to_string(cluster.gpus_per_node) + "); give --nodes or another cluster");
   // Median out-of-place time per size over every run in the file.
   std::map<double, std::vector<double>> by_size;
   for (const auto& r : log.rows)
@@ -205,23 +210,28 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   const double med_before = median_abs(before), med_after = median_abs(after);
   double med_test = 0;
   if (args.holdout) med_test = median_abs(rel_errors(fitted, test));
-  knobs["fit"] = {{"median_abs_time_error_before", med_before}, {"median_abs_time_error_after", med_after},
+  knobs["fit"] = {{"median_abs_time_error_before", med_before},
+                  {"median_abs_time_error_after", med_after},
                   {"points", train.size()}};
 
   std::ostringstream o;
-  o << "calibrate: " << args.log << " (" << points.size() << " sizes, " << n << " ranks) against " << cluster.name << "\n";
+  o << "calibrate: " << args.log << " (" << points.size() << " sizes, " << n << " ranks) against " << cluster.name
+    << "\n";
   o << "       size    measured us   before us   err %    after us   err %" << (args.holdout ? "   used" : "") << "\n";
   Json rows = Json::array();
   for (size_t i = 0; i < points.size(); ++i) {
     const double b = points[i].first, meas = points[i].second;
     const bool used = !args.holdout || i % 2 == 0;
     char line[200];
-    std::snprintf(line, sizeof line, "%11.0f %14.2f %11.2f %7.1f %11.2f %7.1f%s\n", b, meas * 1e6, meas * (1 + before[i]) * 1e6,
-                  before[i] * 100, meas * (1 + after[i]) * 1e6, after[i] * 100,
+    std::snprintf(line, sizeof line, "%11.0f %14.2f %11.2f %7.1f %11.2f %7.1f%s\n", b, meas * 1e6,
+                  meas * (1 + before[i]) * 1e6, before[i] * 100, meas * (1 + after[i]) * 1e6, after[i] * 100,
                   args.holdout ? (used ? "   fit" : "   held out") : "");
     o << line;
-    rows.push_back({{"size_bytes", b}, {"measured_us", meas * 1e6}, {"before_error", before[i]},
-                    {"after_error", after[i]}, {"held_out", !used}});
+    rows.push_back({{"size_bytes", b},
+                    {"measured_us", meas * 1e6},
+                    {"before_error", before[i]},
+                    {"after_error", after[i]},
+                    {"held_out", !used}});
   }
   o << "median |time error|: " << fmt("%.1f", med_before * 100) << " % before, " << fmt("%.1f", med_after * 100)
     << " % after";
@@ -238,8 +248,13 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     report::write_output(args.out, doc.dump(2));
     o << "wrote " << args.out << " (use it as --cluster or as a scenario's \"cluster\")\n";
   }
-  Json result{{"log", args.log}, {"cluster", cluster.name}, {"world_size", n}, {"calibration", knobs}, {"rows", rows},
-              {"median_abs_error_before", med_before}, {"median_abs_error_after", med_after}};
+  Json result{{"log", args.log},
+              {"cluster", cluster.name},
+              {"world_size", n},
+              {"calibration", knobs},
+              {"rows", rows},
+              {"median_abs_error_before", med_before},
+              {"median_abs_error_after", med_after}};
   if (args.holdout) result["median_abs_error_held_out"] = med_test;
   if (!args.json_out.empty()) report::write_output(args.json_out, result.dump(2));
   if (args.json_out != "-") std::cout << o.str();

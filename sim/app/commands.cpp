@@ -95,7 +95,16 @@ int cmd_buckets(const CommonOptions& common, const BucketsArgs& args) {
   }
   if (!args.model.empty() && args.scenario.empty()) {
     // A model alone: DDP defaults, plus any --set ddp.* overrides.
-    Json doc = {{"model", args.model}, {"cluster", {{"name", "none"}, {"gpu", {{"name", "none"}, {"arch", "ampere"}, {"peak_flops", {{"float32", "1TFLOPS"}}}, {"hbm_bandwidth", "1TBps"}}}, {"nodes", 1}, {"gpus_per_node", 1}}}};
+    Json doc = {{"model", args.model},
+                {"cluster",
+                 {{"name", "none"},
+                  {"gpu",
+                   {{"name", "none"},
+                    {"arch", "ampere"},
+                    {"peak_flops", {{"float32", "1TFLOPS"}}},
+                    {"hbm_bandwidth", "1TBps"}}},
+                  {"nodes", 1},
+                  {"gpus_per_node", 1}}}};
     config::apply_overrides(doc, overrides);
     auto sc = cat.scenario_from_json(doc, "buckets", fs::current_path());
     model = sc.model;
@@ -188,7 +197,8 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   {
     std::ostringstream o;
     for (const auto& p : params) o << csv_escape(p.path) << ',';
-    o << "step_time_s,compute_only_s,comm_alone_s,comm_busy_s,exposed_comm_s,overlap_ratio,num_buckets,samples_per_s,best\n";
+    o << "step_time_s,compute_only_s,comm_alone_s,comm_busy_s,exposed_comm_s,overlap_ratio,num_buckets,samples_per_s,"
+         "best\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       for (const auto& [k, v] : grid[i]) o << csv_escape(v) << ',';
       const auto& r = rows[i];
@@ -196,8 +206,8 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
         << r["comm_alone_s"].get<double>() << ',' << r["comm_busy_s"].get<double>() << ','
         << r["exposed_comm_s"].get<double>() << ','
         << (r["overlap_ratio"].is_null() ? std::string("") : std::to_string(r["overlap_ratio"].get<double>())) << ','
-        << r["num_buckets"].get<long long>() << ',' << r["samples_per_s"].get<double>() << ','
-        << (i == best ? 1 : 0) << '\n';
+        << r["num_buckets"].get<long long>() << ',' << r["samples_per_s"].get<double>() << ',' << (i == best ? 1 : 0)
+        << '\n';
     }
     csv = o.str();
   }
@@ -221,11 +231,14 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
         line += b;
       }
       char b[160];
-      std::snprintf(b, sizeof b, "  %10s  %12s  %8s  %7lld%s\n", core::format_time(r["step_time_s"].get<double>()).c_str(),
-                    core::format_time(r["exposed_comm_s"].get<double>()).c_str(),
-                    r["overlap_ratio"].is_null() ? "n/a"
-                                                 : (std::to_string(static_cast<int>(r["overlap_ratio"].get<double>() * 1000) / 10.0).substr(0, 5) + "%").c_str(),
-                    r["num_buckets"].get<long long>(), i == best ? "   <- best" : "");
+      std::snprintf(
+          b, sizeof b, "  %10s  %12s  %8s  %7lld%s\n", core::format_time(r["step_time_s"].get<double>()).c_str(),
+          core::format_time(r["exposed_comm_s"].get<double>()).c_str(),
+          r["overlap_ratio"].is_null()
+              ? "n/a"
+              : (std::to_string(static_cast<int>(r["overlap_ratio"].get<double>() * 1000) / 10.0).substr(0, 5) + "%")
+                    .c_str(),
+          r["num_buckets"].get<long long>(), i == best ? "   <- best" : "");
       std::cout << line << b;
     }
   }
@@ -238,8 +251,10 @@ int cmd_list(const CommonOptions& common, const std::string& what) {
     const char* title;
     config::Kind kind;
   };
-  const Entry entries[] = {{"models", config::Kind::MODEL},     {"gpus", config::Kind::GPU},
-                           {"links", config::Kind::LINK},       {"clusters", config::Kind::CLUSTER},
+  const Entry entries[] = {{"models", config::Kind::MODEL},
+                           {"gpus", config::Kind::GPU},
+                           {"links", config::Kind::LINK},
+                           {"clusters", config::Kind::CLUSTER},
                            {"scenarios", config::Kind::SCENARIO}};
   bool any = false;
   for (const auto& e : entries) {
@@ -295,7 +310,8 @@ int cmd_list(const CommonOptions& common, const std::string& what) {
     }
   }
   if (!any)
-    throw core::ConfigError("list: \"" + what + "\" is not a category; expected models, gpus, links, clusters or scenarios");
+    throw core::ConfigError("list: \"" + what +
+                            "\" is not a category; expected models, gpus, links, clusters or scenarios");
   return 0;
 }
 
@@ -305,9 +321,11 @@ int cmd_show(const CommonOptions& common, const std::string& name, const std::st
   Json layers = Json::array();
   std::ostringstream o;
   o << "model " << m.name << (m.source.empty() ? "" : " (" + m.source + ")") << ": " << m.params.size()
-    << " parameter tensors, " << m.total_numel() << " parameters, " << m.layers.size() << " layers; counts per sample (export batch "
-    << m.batch_size << ")" << (m.measured_on.empty() ? "" : "; measured on " + m.measured_on) << "\n";
-  o << "  idx  layer                                    type         params   param MiB  fwd MFLOP  bwd MFLOP   fwd time   bwd time\n";
+    << " parameter tensors, " << m.total_numel() << " parameters, " << m.layers.size()
+    << " layers; counts per sample (export batch " << m.batch_size << ")"
+    << (m.measured_on.empty() ? "" : "; measured on " + m.measured_on) << "\n";
+  o << "  idx  layer                                    type         params   param MiB  fwd MFLOP  bwd MFLOP   fwd "
+       "time   bwd time\n";
   double tf = 0, tb = 0, tp = 0;
   for (size_t i = 0; i < m.layers.size(); ++i) {
     const auto& l = m.layers[i];
@@ -319,10 +337,16 @@ int cmd_show(const CommonOptions& common, const std::string& name, const std::st
     char line[256];
     std::snprintf(line, sizeof line, "  %3zu  %-40.40s %-11s %8lld %11.3f %10.2f %10.2f %10s %10s\n", i, l.name.c_str(),
                   config::to_string(l.type).c_str(), static_cast<long long>(pn), pb / 1048576.0, f / 1e6, b / 1e6,
-                  l.fwd_time ? core::format_time(*l.fwd_time).c_str() : "-", l.bwd_time ? core::format_time(*l.bwd_time).c_str() : "-");
+                  l.fwd_time ? core::format_time(*l.fwd_time).c_str() : "-",
+                  l.bwd_time ? core::format_time(*l.bwd_time).c_str() : "-");
     o << line;
-    Json lj{{"index", i}, {"name", l.name}, {"type", config::to_string(l.type)}, {"params", l.params},
-            {"param_bytes", pb}, {"fwd_flops_per_sample", f}, {"bwd_flops_per_sample", b}};
+    Json lj{{"index", i},
+            {"name", l.name},
+            {"type", config::to_string(l.type)},
+            {"params", l.params},
+            {"param_bytes", pb},
+            {"fwd_flops_per_sample", f},
+            {"bwd_flops_per_sample", b}};
     if (l.fwd_time) lj["fwd_time_s"] = *l.fwd_time;
     if (l.bwd_time) lj["bwd_time_s"] = *l.bwd_time;
     layers.push_back(lj);
@@ -331,8 +355,13 @@ int cmd_show(const CommonOptions& common, const std::string& name, const std::st
   std::snprintf(tot, sizeof tot, "  total%49s %11.3f %10.2f %10.2f   (GFLOP/sample: %.3f forward, %.3f backward)\n", "",
                 tp / 1048576.0, tf / 1e6, tb / 1e6, tf / 1e9, tb / 1e9);
   o << tot;
-  Json doc{{"model", m.name}, {"params", m.params.size()}, {"numel", m.total_numel()}, {"batch_size", m.batch_size},
-           {"fwd_flops_per_sample", tf}, {"bwd_flops_per_sample", tb}, {"layers", layers}};
+  Json doc{{"model", m.name},
+           {"params", m.params.size()},
+           {"numel", m.total_numel()},
+           {"batch_size", m.batch_size},
+           {"fwd_flops_per_sample", tf},
+           {"bwd_flops_per_sample", tb},
+           {"layers", layers}};
   if (!json_out.empty()) report::write_output(json_out, doc.dump(2));
   if (json_out != "-") std::cout << o.str();
   return 0;
@@ -389,13 +418,13 @@ int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
   if (cases.size() > 1) out["scaling"] = cases;
   if (!args.json_out.empty()) report::write_output(args.json_out, out.dump(2));
   if (args.json_out != "-") {
-    std::cout << "bench: " << file.string() << "\n  world_size    params   buckets       flows   wall s/step (median of "
-              << args.repeat << ")\n";
+    std::cout << "bench: " << file.string()
+              << "\n  world_size    params   buckets       flows   wall s/step (median of " << args.repeat << ")\n";
     for (const auto& c : cases) {
       char b[200];
       std::snprintf(b, sizeof b, "  %10d  %8d  %8lld  %10llu   %.4f\n", c["world_size"].get<int>(),
-                    c["num_params"].get<int>(), c["num_buckets"].get<long long>(),
-                    c["flows"].get<unsigned long long>(), c["wall_s_per_step"].get<double>());
+                    c["num_params"].get<int>(), c["num_buckets"].get<long long>(), c["flows"].get<unsigned long long>(),
+                    c["wall_s_per_step"].get<double>());
       std::cout << b;
     }
   }

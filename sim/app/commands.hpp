@@ -7,7 +7,7 @@
 namespace ddpsim::app {
 
 struct CommonOptions {
-  std::string data_dir;  // empty: Catalog::default_root()
+  std::string data_dir;                // empty: Catalog::default_root()
   std::vector<std::string> overrides;  // --set
 };
 

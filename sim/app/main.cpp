@@ -1,8 +1,9 @@
 // ddpsim: predicts PyTorch DDP step time and communication/computation overlap.
 // Only main() turns exceptions into messages and exit codes: 0 ok, 2 bad input, 1 failure.
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
@@ -31,7 +32,8 @@ int main(int argc, char** argv) {
   BucketsArgs buckets;
   auto* buckets_cmd = app.add_subcommand("buckets", "print DDP's iteration-1 and steady-state bucket plans");
   buckets_cmd->add_option("scenario", buckets.scenario, "bundled scenario name or file");
-  buckets_cmd->add_option("--model", buckets.model, "bundled model name or model file (without a scenario: DDP defaults)");
+  buckets_cmd->add_option("--model", buckets.model,
+                          "bundled model name or model file (without a scenario: DDP defaults)");
   buckets_cmd->add_option("--bucket-cap-mb", buckets.bucket_cap_mb, "DDP bucket_cap_mb")->check(CLI::PositiveNumber);
   buckets_cmd->add_option("--set", common.overrides, "override a field: PATH=VALUE, e.g. ddp.pytorch_version=1.13");
   buckets_cmd->add_option("--json", buckets.json_out, "write {iteration1, steady_state} JSON to FILE or -");
@@ -39,11 +41,13 @@ int main(int argc, char** argv) {
   SweepArgs sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "run a scenario for each combination of parameter values");
   sweep_cmd->add_option("scenario", sweep.scenario, "bundled scenario name or file")->required();
-  sweep_cmd->add_option("--param", sweep.params, "PATH=V1,V2,... (repeatable: the cartesian product is run)")->required();
+  sweep_cmd->add_option("--param", sweep.params, "PATH=V1,V2,... (repeatable: the cartesian product is run)")
+      ->required();
   sweep_cmd->add_option("--set", common.overrides, "override a field for every run: PATH=VALUE");
   sweep_cmd->add_option("--csv", sweep.csv_out, "write the rows as CSV to FILE or -");
   sweep_cmd->add_option("--json", sweep.json_out, "write {rows, best} JSON to FILE or -");
-  sweep_cmd->add_option("-j,--jobs", sweep.jobs, "parallel child processes (default: all cores)")->check(CLI::NonNegativeNumber);
+  sweep_cmd->add_option("-j,--jobs", sweep.jobs, "parallel child processes (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
 
   std::string list_what;
   auto* list_cmd = app.add_subcommand("list", "list bundled models, GPUs, links, clusters and scenarios");
@@ -57,7 +61,8 @@ int main(int argc, char** argv) {
   BenchArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "time the simulator on GPT-2 over 1024 GPUs (steady-state step)");
   bench_cmd->add_option("--scenario", bench.scenario, "scenario to time");
-  bench_cmd->add_option("--repeat", bench.repeat, "runs (one process each); the median is reported")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--repeat", bench.repeat, "runs (one process each); the median is reported")
+      ->check(CLI::PositiveNumber);
   bench_cmd->add_option("--nodes", bench.nodes, "also time these node counts (scaling)")->check(CLI::PositiveNumber);
   bench_cmd->add_option("--set", common.overrides, "override a field: PATH=VALUE");
   bench_cmd->add_option("--json", bench.json_out, "write the figures as JSON to FILE or -");
@@ -80,15 +85,18 @@ int main(int argc, char** argv) {
   auto* cal_cmd = app.add_subcommand("calibrate", "fit a cluster's NCCL figures to real all_reduce_perf output");
   cal_cmd->add_option("log", cal.log, "nccl-tests all_reduce_perf output")->required();
   cal_cmd->add_option("--cluster", cal.cluster, "bundled cluster name or cluster file")->required();
-  cal_cmd->add_option("--nodes", cal.nodes, "node count of the run (default: the cluster's)")->check(CLI::PositiveNumber);
+  cal_cmd->add_option("--nodes", cal.nodes, "node count of the run (default: the cluster's)")
+      ->check(CLI::PositiveNumber);
   cal_cmd->add_option("-o,--output", cal.out, "write the calibrated cluster file here");
   cal_cmd->add_flag("--holdout", cal.holdout, "fit on every other size and report the error on the rest");
   cal_cmd->add_option("--json", cal.json_out, "write the fit as JSON to FILE or -");
 
   ValidateArgs val;
-  auto* val_cmd = app.add_subcommand("validate", "simulate what a ddpbench / ddp_cpu_bench results file measured, side by side");
+  auto* val_cmd =
+      app.add_subcommand("validate", "simulate what a ddpbench / ddp_cpu_bench results file measured, side by side");
   val_cmd->add_option("results", val.results, "ddpbench-results/1 JSON file")->required();
-  val_cmd->add_option("--tolerance", val.tolerance, "relative step-time (or busbw) error allowed; exit 3 beyond it (default 0.05)");
+  val_cmd->add_option("--tolerance", val.tolerance,
+                      "relative step-time (or busbw) error allowed; exit 3 beyond it (default 0.05)");
   val_cmd->add_option("--cluster", val.cluster, "cluster for GPU results (default: inferred from the GPU name)");
   val_cmd->add_option("--json", val.json_out, "write the comparison as JSON to FILE or -");
 

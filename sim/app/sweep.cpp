@@ -1,10 +1,11 @@
 #include "app/sweep.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 #include "core/error.hpp"
 
@@ -22,9 +23,12 @@ std::string read_all(int fd) {
   char buf[65536];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n > 0) out.append(buf, static_cast<size_t>(n));
-    else if (n == 0) break;
-    else if (errno != EINTR) break;
+    if (n > 0)
+      out.append(buf, static_cast<size_t>(n));
+    else if (n == 0)
+      break;
+    else if (errno != EINTR)
+      break;
   }
   return out;
 }
@@ -87,7 +91,8 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<core::J
     try {
       auto j = core::Json::parse(text);
       out.ok = j.value("ok", false);
-      if (out.ok) out.value = j["value"];
+      if (out.ok)
+        out.value = j["value"];
       else {
         out.error = j.value("error", "unknown error");
         out.exit_code = j.value("code", 1);
@@ -95,9 +100,9 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<core::J
     } catch (const std::exception&) {
       out.ok = false;
       out.exit_code = 1;
-      out.error = WIFSIGNALED(status) ? "child process killed by signal " + std::to_string(WTERMSIG(status))
-                                      : "child process exited with status " + std::to_string(WEXITSTATUS(status)) +
-                                            " without a result";
+      out.error = WIFSIGNALED(status)
+                      ? "child process killed by signal " + std::to_string(WTERMSIG(status))
+                      : "child process exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result";
     }
   }
   return results;

@@ -11,8 +11,8 @@ namespace ddpsim::app {
 
 struct ChildResult {
   bool ok = false;
-  core::Json value;    // the job's JSON when ok
-  std::string error;   // the child's error message otherwise
+  core::Json value;   // the job's JSON when ok
+  std::string error;  // the child's error message otherwise
   int exit_code = 0;
 };
 

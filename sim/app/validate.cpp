@@ -45,7 +45,8 @@ const Json& need(const Json& j, const std::string& key, const std::string& path,
 
 double need_number(const Json& j, const std::string& key, const std::string& path, const std::string& file) {
   const Json& v = need(j, key, path, file);
-  if (!v.is_number()) throw core::ConfigError(file + ": " + path + "/" + key + ": " + core::short_dump(v) + " is not a number");
+  if (!v.is_number())
+    throw core::ConfigError(file + ": " + path + "/" + key + ": " + core::short_dump(v) + " is not a number");
   return v.get<double>();
 }
 
@@ -62,8 +63,10 @@ std::string gpu_for(const config::Catalog& cat, const std::string& device) {
     std::stringstream ss(name);
     std::string tok;
     while (std::getline(ss, tok, '-')) {
-      if (d.find(tok) == std::string::npos) all = false;
-      else score += tok.size();
+      if (d.find(tok) == std::string::npos)
+        all = false;
+      else
+        score += tok.size();
     }
     if (all && score > best_score) best = name, best_score = score;
   }
@@ -94,8 +97,10 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
   const std::string file = args.results;
   Json doc = core::read_json_file(file);
   if (!doc.is_object() || doc.value("format", "") != "ddpbench-results/1")
-    throw core::ConfigError(file + ": /format: " + (doc.is_object() && doc.contains("format") ? core::short_dump(doc["format"]) : std::string("missing")) +
-                            "; expected \"ddpbench-results/1\" (written by bench/ddpbench or scripts/ddp_cpu_bench.py)");
+    throw core::ConfigError(
+        file + ": /format: " +
+        (doc.is_object() && doc.contains("format") ? core::short_dump(doc["format"]) : std::string("missing")) +
+        "; expected \"ddpbench-results/1\" (written by bench/ddpbench or scripts/ddp_cpu_bench.py)");
   if (!(args.tolerance > 0)) throw core::ConfigError("--tolerance: must be > 0");
   const std::string mode = need(doc, "mode", "", file).get<std::string>();
   const Json& hw = need(doc, "hardware", "", file);
@@ -103,8 +108,8 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
   const int ranks = static_cast<int>(need_number(hw, "ngpus", "/hardware", file));
   const int nodes = hw.value("nnodes", 1);
   if (ranks < 1 || nodes < 1 || ranks % nodes != 0)
-    throw core::ConfigError(file + ": /hardware: ngpus " + std::to_string(ranks) + " and nnodes " + std::to_string(nodes) +
-                            " do not describe nodes of equal size");
+    throw core::ConfigError(file + ": /hardware: ngpus " + std::to_string(ranks) + " and nnodes " +
+                            std::to_string(nodes) + " do not describe nodes of equal size");
 
   // The cluster: from the run's own calibration (CPU), from --cluster, or from the GPU's name.
   Json cluster;
@@ -126,12 +131,20 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
     };
     // A copy of B bytes reads and writes them: the memory rate is twice the copy rate.
     cluster = {{"name", "cpu-loopback"},
-               {"gpu", {{"name", hw.value("cpu_name", "cpu")}, {"arch", "ampere"},
-                        {"peak_flops", {{"float32", "1TFLOPS"}}}, {"hbm_bandwidth", q(2 * copy_bw, "Bps")}}},
+               {"gpu",
+                {{"name", hw.value("cpu_name", "cpu")},
+                 {"arch", "ampere"},
+                 {"peak_flops", {{"float32", "1TFLOPS"}}},
+                 {"hbm_bandwidth", q(2 * copy_bw, "Bps")}}},
                {"nodes", 1},
                {"gpus_per_node", ranks},
-               {"intra_node", {{"fabric", "pcie"}, {"link", {{"name", "gloo-loopback"}, {"kind", "ethernet"},
-                                                             {"bandwidth", q(bw, "Bps")}, {"latency", q(alpha, "s")}}}}}};
+               {"intra_node",
+                {{"fabric", "pcie"},
+                 {"link",
+                  {{"name", "gloo-loopback"},
+                   {"kind", "ethernet"},
+                   {"bandwidth", q(bw, "Bps")},
+                   {"latency", q(alpha, "s")}}}}}};
     collective = {{"model", "ring"}, {"base_latency", q(base, "s")}};
     compute = {{"memory_efficiency", 1.0}, {"kernel_overhead", q(overhead, "s")}};
     cluster_note = "CPU ranks over gloo/loopback, figures from the run's calibration";
@@ -150,7 +163,11 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
     Json intra = p2p && gpu.find("pcie") == std::string::npos && gpu.find("4090") == std::string::npos
                      ? Json{{"fabric", "nvswitch"}, {"link", link}, {"links_per_gpu", links}}
                      : Json{{"fabric", "pcie"}, {"link", "pcie-gen4-x16"}, {"p2p", p2p}};
-    cluster = {{"name", gpu + "-node"}, {"gpu", gpu}, {"nodes", nodes}, {"gpus_per_node", ranks / nodes}, {"intra_node", intra}};
+    cluster = {{"name", gpu + "-node"},
+               {"gpu", gpu},
+               {"nodes", nodes},
+               {"gpus_per_node", ranks / nodes},
+               {"intra_node", intra}};
     if (nodes > 1) cluster["inter_node"] = {{"link", "ib-ndr"}, {"nics_per_node", ranks / nodes}};
     cluster_note = "GPU \"" + gpu + "\" matched from \"" + hw.value("gpu_name", "") + "\"";
   }
@@ -166,12 +183,16 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
     if (!cases.is_array() || cases.empty()) throw core::ConfigError(file + ": /step/cases: expected a non-empty array");
     std::string torch = hw.value("torch_version", doc.value("torch_version", ""));
     const std::string pytorch = torch.rfind("1.", 0) == 0 ? "1.13" : "2.4";
-    Json base{{"name", "validate"}, {"model", model}, {"cluster", cluster}, {"collective", collective},
-              {"compute", compute},
-              {"training", {{"batch_size", model.value("measured_batch_size", model.value("batch_size", 1))},
-                            {"optimizer", "sgd"}}},
-              {"ddp", {{"pytorch_version", pytorch}}},
-              {"contention", {{"enabled", !cpu}}}};
+    Json base{
+        {"name", "validate"},
+        {"model", model},
+        {"cluster", cluster},
+        {"collective", collective},
+        {"compute", compute},
+        {"training",
+         {{"batch_size", model.value("measured_batch_size", model.value("batch_size", 1))}, {"optimizer", "sgd"}}},
+        {"ddp", {{"pytorch_version", pytorch}}},
+        {"contention", {{"enabled", !cpu}}}};
     if (cpu) base["training"]["input_bytes_per_sample"] = "0B";  // the input never leaves the host
     std::vector<CaseInput> inputs;
     std::vector<config::Scenario> scenarios;
@@ -185,14 +206,16 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
         std::snprintf(b, sizeof b, "%g", c["bucket_cap_mb"].get<double>());
         label = b;
       }
-      scenarios.push_back(cat.scenario_from_json(d, file + " /step/cases/" + std::to_string(i), fs::path(file).parent_path()));
+      scenarios.push_back(
+          cat.scenario_from_json(d, file + " /step/cases/" + std::to_string(i), fs::path(file).parent_path()));
       inputs.push_back({c, {}, label});
     }
     std::vector<std::function<Json()>> work;
     for (const auto& sc : scenarios) work.push_back([sc] { return report::to_json(engine::simulate(sc)); });
     auto results = run_in_children(work, 0);
     out << "validate " << file << ": " << mode << ", " << ranks << " rank(s); " << cluster_note << "\n";
-    out << "  cap MiB   step meas    step pred   err %   exposed meas  exposed pred   overlap meas/pred   bucket end err % (median)\n";
+    out << "  cap MiB   step meas    step pred   err %   exposed meas  exposed pred   overlap meas/pred   bucket end "
+           "err % (median)\n";
     Json rows = Json::array();
     std::vector<double> step_errors;
     for (size_t i = 0; i < results.size(); ++i) {
@@ -215,27 +238,42 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
           const double me_end = mb[b].value("end_s", 0.0), pe_end = pb[b]["end_s"].get<double>();
           const double err = me_end > 0 ? (pe_end - me_end) / me_end : 0.0;
           if (me_end > 0) bucket_errs.push_back(std::fabs(err));
-          brows.push_back({{"index", b}, {"bytes_measured", mb[b].value("bytes", 0.0)}, {"bytes_predicted", pb[b]["bytes"]},
-                           {"end_measured_s", me_end}, {"end_predicted_s", pe_end}, {"relative_error", err}});
+          brows.push_back({{"index", b},
+                           {"bytes_measured", mb[b].value("bytes", 0.0)},
+                           {"bytes_predicted", pb[b]["bytes"]},
+                           {"end_measured_s", me_end},
+                           {"end_predicted_s", pe_end},
+                           {"relative_error", err}});
         }
         if (mb.size() != pb.size()) ok = ok && true;  // reported below, not a tolerance failure
       }
       const bool within = std::fabs(step_err) <= args.tolerance;
       ok = ok && within;
       char line[240];
-      std::snprintf(line, sizeof line, "  %7s %11s %11s %7.1f %13s %13s   %8s / %-8s   %6.1f%s%s\n", inputs[i].label.c_str(),
-                    core::format_time(ms).c_str(), core::format_time(ps).c_str(), step_err * 100,
-                    core::format_time(me).c_str(), core::format_time(pe).c_str(),
-                    mo.is_number() ? (std::to_string(static_cast<int>(std::lround(mo.get<double>() * 100))) + "%").c_str() : "n/a",
-                    po.is_number() ? (std::to_string(static_cast<int>(std::lround(po.get<double>() * 100))) + "%").c_str() : "n/a",
-                    median(bucket_errs) * 100, within ? "" : "   <- beyond tolerance",
-                    m.contains("buckets") && m["buckets"].size() != p["buckets"].size() ? "   (bucket count differs)" : "");
+      std::snprintf(
+          line, sizeof line, "  %7s %11s %11s %7.1f %13s %13s   %8s / %-8s   %6.1f%s%s\n", inputs[i].label.c_str(),
+          core::format_time(ms).c_str(), core::format_time(ps).c_str(), step_err * 100, core::format_time(me).c_str(),
+          core::format_time(pe).c_str(),
+          mo.is_number() ? (std::to_string(static_cast<int>(std::lround(mo.get<double>() * 100))) + "%").c_str()
+                         : "n/a",
+          po.is_number() ? (std::to_string(static_cast<int>(std::lround(po.get<double>() * 100))) + "%").c_str()
+                         : "n/a",
+          median(bucket_errs) * 100, within ? "" : "   <- beyond tolerance",
+          m.contains("buckets") && m["buckets"].size() != p["buckets"].size() ? "   (bucket count differs)" : "");
       out << line;
       rows.push_back({{"bucket_cap", inputs[i].label},
-                      {"measured", {{"step_time_s", ms}, {"exposed_comm_s", me}, {"overlap_ratio", mo},
-                                    {"compute_only_s", m.value("compute_only_s", 0.0)}, {"num_buckets", m.contains("buckets") ? m["buckets"].size() : 0}}},
-                      {"predicted", {{"step_time_s", ps}, {"exposed_comm_s", pe}, {"overlap_ratio", po},
-                                     {"compute_only_s", p["compute_only_s"]}, {"num_buckets", p["num_buckets"]}}},
+                      {"measured",
+                       {{"step_time_s", ms},
+                        {"exposed_comm_s", me},
+                        {"overlap_ratio", mo},
+                        {"compute_only_s", m.value("compute_only_s", 0.0)},
+                        {"num_buckets", m.contains("buckets") ? m["buckets"].size() : 0}}},
+                      {"predicted",
+                       {{"step_time_s", ps},
+                        {"exposed_comm_s", pe},
+                        {"overlap_ratio", po},
+                        {"compute_only_s", p["compute_only_s"]},
+                        {"num_buckets", p["num_buckets"]}}},
                       {"step_time_error", step_err},
                       {"bucket_end_median_abs_error", median(bucket_errs)},
                       {"buckets", brows},
@@ -261,17 +299,22 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
       const double t = oop.value("time_s", oop.value("time_us", 0.0) * 1e-6);
       if (size <= 0 || t <= 0 || ranks < 2) continue;
       const double meas = collectives::busbw_allreduce(collectives::algbw(size, t), ranks);
-      const double pred = collectives::busbw_allreduce(collectives::algbw(size, collectives::predict_allreduce(topo, size).time), ranks);
+      const double pred = collectives::busbw_allreduce(
+          collectives::algbw(size, collectives::predict_allreduce(topo, size).time), ranks);
       const double err = (pred - meas) / meas;
       errs.push_back(std::fabs(err));
       char line[160];
       std::snprintf(line, sizeof line, "%12.0f %12.2f %12.2f %7.1f\n", size, meas / 1e9, pred / 1e9, err * 100);
       out << line;
-      rows.push_back({{"size_bytes", size}, {"busbw_measured_GBps", meas / 1e9}, {"busbw_predicted_GBps", pred / 1e9}, {"relative_error", err}});
+      rows.push_back({{"size_bytes", size},
+                      {"busbw_measured_GBps", meas / 1e9},
+                      {"busbw_predicted_GBps", pred / 1e9},
+                      {"relative_error", err}});
     }
     const double med = median(errs);
     ok = !errs.empty() && med <= args.tolerance;
-    out << "  median |busbw error| " << std::to_string(med * 100).substr(0, 5) << " % over " << errs.size() << " sizes\n";
+    out << "  median |busbw error| " << std::to_string(med * 100).substr(0, 5) << " % over " << errs.size()
+        << " sizes\n";
     report["rows"] = rows;
     report["median_abs_busbw_error"] = med;
   } else {

@@ -23,20 +23,20 @@ constexpr double kGB = 1e9;
 constexpr double kUs = 1e-6;
 
 // src/include/device.h / comm.h
-constexpr int kMaxChannels = 64;             // MAXCHANNELS
+constexpr int kMaxChannels = 64;                     // MAXCHANNELS
 constexpr int kGraphMaxChannels = kMaxChannels / 2;  // init.cc: ringGraph/treeGraph maxChannels = MAXCHANNELS/2
-constexpr int kNvlsChannelsSm90 = 16;        // NVLS_NCHANNELS_SM90
+constexpr int kNvlsChannelsSm90 = 16;                // NVLS_NCHANNELS_SM90
 constexpr int kWarpSize = 32;
-constexpr int kSimpleMaxThreads = 512;       // NCCL_SIMPLE_MAX_NTHREADS
-constexpr int kLLMaxThreads = 512;           // NCCL_LL_MAX_NTHREADS
-constexpr int kLL128MaxThreads = 640;        // NCCL_LL128_MAX_NTHREADS
-constexpr int kMaxThreads = 640;             // NCCL_MAX_NTHREADS
-constexpr double kLLThreadThreshold = 8;     // NCCL_LL_THREAD_THRESHOLD (bytes per thread)
-constexpr double kLL128ThreadThreshold = 8;  // NCCL_LL128_THREAD_THRESHOLD
+constexpr int kSimpleMaxThreads = 512;         // NCCL_SIMPLE_MAX_NTHREADS
+constexpr int kLLMaxThreads = 512;             // NCCL_LL_MAX_NTHREADS
+constexpr int kLL128MaxThreads = 640;          // NCCL_LL128_MAX_NTHREADS
+constexpr int kMaxThreads = 640;               // NCCL_MAX_NTHREADS
+constexpr double kLLThreadThreshold = 8;       // NCCL_LL_THREAD_THRESHOLD (bytes per thread)
+constexpr double kLL128ThreadThreshold = 8;    // NCCL_LL128_THREAD_THRESHOLD
 constexpr double kSimpleThreadThreshold = 64;  // NCCL_SIMPLE_THREAD_THRESHOLD
-constexpr double kPciBw = 12.0;              // topo.h PCI_BW (GB/s), used for the Simple thread count
-constexpr double kLocBw = 5000.0;            // topo.h LOC_BW
-constexpr int kNcclVersionLL128 = 20500;     // LL128 protocol first shipped in NCCL 2.5.6 (release notes)
+constexpr double kPciBw = 12.0;                // topo.h PCI_BW (GB/s), used for the Simple thread count
+constexpr double kLocBw = 5000.0;              // topo.h LOC_BW
+constexpr int kNcclVersionLL128 = 20500;       // LL128 protocol first shipped in NCCL 2.5.6 (release notes)
 
 // src/graph/search.cc speedArrayIntra / speedArrayInter / sm90SpeedArray* (GB/s per channel).
 const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
@@ -56,9 +56,9 @@ constexpr double kBaseLat[kNumAlgos][kNumProtos] = {
 };
 // [hw: NVLINK, PCI, NET][algo][proto]
 constexpr double kHwLat[3][kNumAlgos][kNumProtos] = {
-    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}},     // NVLINK
-    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}},        // PCI
-    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}},    // NET
+    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}},   // NVLINK
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}},      // PCI
+    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}},  // NET
 };
 // [compcap idx: Volta, Ampere, Hopper][scale: 1 node, 2 nodes, >=4 nodes], GB/s.
 constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
@@ -141,8 +141,8 @@ int channels_at(const SearchInput& in, double speed) {
 }
 
 NcclGraph search_graph(const SearchInput& in, bool tree_pattern) {
-  const auto& speeds = in.inter ? (in.hopper ? kSm90SpeedInter : kSpeedInter)
-                                : (in.hopper ? kSm90SpeedIntra : kSpeedIntra);
+  const auto& speeds =
+      in.inter ? (in.hopper ? kSm90SpeedInter : kSpeedInter) : (in.hopper ? kSm90SpeedIntra : kSpeedIntra);
   const int nspeeds = static_cast<int>(speeds.size());
   int idx = 0;
   while (idx < nspeeds - 1 && speeds[idx] > in.max_bw) ++idx;
@@ -201,7 +201,7 @@ NcclGraph search_graph(const SearchInput& in, bool tree_pattern) {
 struct Derived {
   NcclTuning tuning;
   int ppn = 1;
-  int natural_channels = 1;  // comm->nChannels before NCCL_MIN/MAX_NCHANNELS
+  int natural_channels = 1;         // comm->nChannels before NCCL_MIN/MAX_NCHANNELS
   double nccl_model_bw_factor = 1;  // channel cap effect on the whole-communicator bandwidth
   // For the achieved-time model (see achieved_time()): per-hop hardware latencies in seconds,
   // [algo][proto], as tuning.cc applies them (intra: NVLink or PCI row; inter: NET row plus the
@@ -298,7 +298,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   const double per_ch_nvls_tree = kPerChMaxNvlsTreeBw[cc][index2];
   const int intra_hw = (topo.intra_class == LinkClass::NVLINK && topo.p2p) ? 0 : 1;  // NVLINK : PCI
   const double net_latency_us = topo.net_latency / kUs;                              // graph latencyInter
-  const double net_overhead = nnodes > 1 ? (topo.amd_cpu ? 2.0 : 1.0) : 0.0;           // getNetOverhead()
+  const double net_overhead = nnodes > 1 ? (topo.amd_cpu ? 2.0 : 1.0) : 0.0;         // getNetOverhead()
 
   for (int a = 0; a < kNumAlgos; ++a) {
     const NcclGraph& g = a == kRing ? t.ring : a == kTree ? t.tree : t.nvls;
@@ -372,8 +372,8 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   // ---- threads and thresholds (tuning.cc) ----
   const int simple_ring_threads = (t.ring.bw_intra * graph_ch <= kPciBw) ? 256 : kSimpleMaxThreads;
   for (int a = 0; a < kNumAlgos; ++a) {
-    t.max_threads[a] = {kLLMaxThreads, kLL128MaxThreads, a == kRing ? simple_ring_threads
-                                                         : (a == kTree ? kSimpleMaxThreads : kMaxThreads)};
+    t.max_threads[a] = {kLLMaxThreads, kLL128MaxThreads,
+                        a == kRing ? simple_ring_threads : (a == kTree ? kSimpleMaxThreads : kMaxThreads)};
     t.thread_threshold[a] = {kLLThreadThreshold, kLL128ThreadThreshold, kSimpleThreadThreshold};
   }
   t.thread_threshold[kRing][kLL] *= nranks;
@@ -403,10 +403,10 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
 // (4) Host issue rate: ncclAllReduce is asynchronous, so back-to-back calls (nccl-tests, DDP
 //     buckets) are paced by max(GPU time, host time per call); a thread that drives G GPUs
 //     (nccl-tests -g G, single-process mode) enqueues and launches G kernels per call.
-constexpr double kSimpleBuffBytes = 4.0 * 1024 * 1024;  // DEFAULT_BUFFSIZE (NCCL_BUFFSIZE), Simple
-constexpr int kNcclSteps = 8;                           // NCCL_STEPS
-constexpr int kAllReduceChunkSteps = kNcclSteps / 2;    // ALLREDUCE_CHUNKSTEPS
-constexpr int kAllReduceSliceSteps = kNcclSteps / 4;    // ALLREDUCE_SLICESTEPS
+constexpr double kSimpleBuffBytes = 4.0 * 1024 * 1024;                       // DEFAULT_BUFFSIZE (NCCL_BUFFSIZE), Simple
+constexpr int kNcclSteps = 8;                                                // NCCL_STEPS
+constexpr int kAllReduceChunkSteps = kNcclSteps / 2;                         // ALLREDUCE_CHUNKSTEPS
+constexpr int kAllReduceSliceSteps = kNcclSteps / 4;                         // ALLREDUCE_SLICESTEPS
 constexpr int kSlicePerChunk = kAllReduceChunkSteps / kAllReduceSliceSteps;  // ProtoSimple<2, 2>
 
 // (5) NET transport credit window (src/transport/net.cc send/recv proxy, src/include/device.h).
@@ -423,7 +423,7 @@ constexpr int kSlicePerChunk = kAllReduceChunkSteps / kAllReduceSliceSteps;  // 
 // x 8 B per step, 120 of 128 B data = 576 000 B. With NCCL's own NET latencies (2.7-14 us) the
 // bound is 10-300 GB/s per channel and never binds on InfiniBand/EFA-class NICs; it binds when a
 // topology carries a large per-hop net_latency (e.g. TCP sockets across a WAN).
-constexpr double kLLStepPayload = 8.0 * 512 * 16 / 2;            // 32 KiB
+constexpr double kLLStepPayload = 8.0 * 512 * 16 / 2;              // 32 KiB
 constexpr double kLL128StepPayload = 120.0 * 640 * 8 * 120 / 128;  // 576 000 B
 
 // Simple ring all-reduce: per-channel slice schedule. Returns the sum over loops of
@@ -467,7 +467,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   e.algo = static_cast<Algo>(a);
   e.proto = static_cast<Proto>(p);
   double bw = t.bandwidth[a][p] * d.nccl_model_bw_factor;  // B/s
-  double lat = t.latency[a][p];                           // s
+  double lat = t.latency[a][p];                            // s
   const long long nbytes = static_cast<long long>(bytes);
   const int log_size = log2i(nbytes >> 6);
   if (a == kTree && log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
@@ -518,8 +518,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const double ch_bw = e.bandwidth * nsteps / nranks / nc;
     if (p == kSimple) {
       const SliceSchedule sch = simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p]);
-      gpu_time = (base + nsteps * sch.slices * hop_lat) * lat_scale + topo.latency_offset +
-                 nsteps * sch.bytes / ch_bw;
+      gpu_time = (base + nsteps * sch.slices * hop_lat) * lat_scale + topo.latency_offset + nsteps * sch.bytes / ch_bw;
     } else {
       gpu_time = (base + nsteps * hop_lat) * lat_scale + topo.latency_offset + bytes / e.bandwidth;
     }
@@ -606,8 +605,8 @@ AllReduceEstimate predict_allreduce(const NcclTopology& topo, double bytes, cons
       protos.append(to_string(p));
     }
     throw std::invalid_argument("no (algorithm, protocol) is enabled for all-reduce on this topology (NCCL_ALGO=" +
-                                (algos.empty() ? "default" : algos) + ", NCCL_PROTO=" +
-                                (protos.empty() ? "default" : protos) + ")");
+                                (algos.empty() ? "default" : algos) +
+                                ", NCCL_PROTO=" + (protos.empty() ? "default" : protos) + ")");
   }
   return c.front();
 }
@@ -661,8 +660,10 @@ namespace {
 // Parameters: x0 = log(bw scale), x1 = log(latency scale), x2 = latency offset in microseconds.
 NcclTopology apply(const NcclTopology& start, const std::array<double, 3>& x) {
   NcclTopology t = start;
-  if (start.nnodes > 1) t.bw_scale_inter = std::exp(x[0]);
-  else t.bw_scale_intra = std::exp(x[0]);
+  if (start.nnodes > 1)
+    t.bw_scale_inter = std::exp(x[0]);
+  else
+    t.bw_scale_intra = std::exp(x[0]);
   t.latency_scale = std::exp(x[1]);
   t.latency_offset = x[2] * kUs;
   return t;
@@ -684,8 +685,8 @@ double objective(const NcclTopology& start, const std::vector<std::pair<double, 
 
 }  // namespace
 
-NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<double, double>>& pts,
-                       NcclFit* fit, const NcclSettings& settings) {
+NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<double, double>>& pts, NcclFit* fit,
+                       const NcclSettings& settings) {
   validate(start);
   if (pts.empty()) throw std::invalid_argument("calibrate: no (bytes, seconds) points given");
   for (size_t i = 0; i < pts.size(); ++i)
@@ -729,7 +730,13 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<do
       if (fr < fs[o[0]]) {
         const auto xe = along(-2.0);
         const double fe = f(xe);
-        if (fe < fr) { s[o[3]] = xe; fs[o[3]] = fe; } else { s[o[3]] = xr; fs[o[3]] = fr; }
+        if (fe < fr) {
+          s[o[3]] = xe;
+          fs[o[3]] = fe;
+        } else {
+          s[o[3]] = xr;
+          fs[o[3]] = fr;
+        }
       } else if (fr < fs[o[2]]) {
         s[o[3]] = xr;
         fs[o[3]] = fr;

@@ -38,17 +38,17 @@ struct NcclTopology {
   Arch arch = Arch::AMPERE;
   int sm_count = 108;
   LinkClass intra_class = LinkClass::NVLINK;  // what connects GPUs inside a node
-  double intra_bw = 0;       // bytes/s per GPU into the intra-node fabric, one direction (NCCL-effective)
+  double intra_bw = 0;  // bytes/s per GPU into the intra-node fabric, one direction (NCCL-effective)
   // bytes/s of the best single GPU->GPU path (NCCL's system->maxBw without NICs). 0 = intra_bw,
   // which is right for a switch or PCIe; set it for NVLink meshes (DGX-1 V100: NV2 = 2 x 20 GB/s).
   double intra_peer_bw = 0;
-  bool nvswitch = false;     // all-to-all switch inside the node
-  bool nvls = false;         // NVLink SHARP available (H100/H200 NVSwitch systems)
-  bool p2p = true;           // false: traffic staged through host memory (NCCL SHM transport)
-  double nic_bw = 0;         // bytes/s per NIC, one direction
+  bool nvswitch = false;  // all-to-all switch inside the node
+  bool nvls = false;      // NVLink SHARP available (H100/H200 NVSwitch systems)
+  bool p2p = true;        // false: traffic staged through host memory (NCCL SHM transport)
+  double nic_bw = 0;      // bytes/s per NIC, one direction
   int nics_per_node = 0;
-  double net_latency = 0;    // extra seconds per inter-node hop beyond NCCL's NET hw latency (graph latencyInter)
-  bool amd_cpu = false;      // tuning.cc: llMaxBws row and getNetOverhead() depend on the CPU vendor (multi-node)
+  double net_latency = 0;  // extra seconds per inter-node hop beyond NCCL's NET hw latency (graph latencyInter)
+  bool amd_cpu = false;    // tuning.cc: llMaxBws row and getNetOverhead() depend on the CPU vendor (multi-node)
   // GPUs one host thread drives (nccl-tests -g G in single-process mode). The host enqueues and
   // launches one kernel per GPU per call, so back-to-back calls cannot run faster than
   // gpus_per_process * kHostLaunchSeconds. DDP (one process per GPU) is 1.
@@ -60,19 +60,19 @@ struct NcclTopology {
   double bw_scale_intra = 1.0, bw_scale_inter = 1.0, latency_scale = 1.0, latency_offset = 0.0;
 };
 
-struct NcclSettings {  // names follow NCCL env vars
-  std::vector<Algo> algos;    // empty = all enabled (NCCL_ALGO)
-  std::vector<Proto> protos;  // empty = NCCL default set (NCCL_PROTO); listing LL128 forces it on
+struct NcclSettings {                      // names follow NCCL env vars
+  std::vector<Algo> algos;                 // empty = all enabled (NCCL_ALGO)
+  std::vector<Proto> protos;               // empty = NCCL default set (NCCL_PROTO); listing LL128 forces it on
   int min_channels = 0, max_channels = 0;  // 0 = NCCL default (NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS)
 };
 
 struct AllReduceEstimate {
   Algo algo = Algo::RING;
   Proto proto = Proto::SIMPLE;
-  int nchannels = 1;       // channels used for this size (after enqueue.cc's shrink)
-  double time = 0;         // seconds achieved (mechanism model; NOTES.md "Achieved time")
-  double latency = 0;      // seconds: time - bytes/bandwidth (includes per-slice sync, host bound)
-  double bandwidth = 0;    // bytes/s algorithm bandwidth used in the bw term
+  int nchannels = 1;     // channels used for this size (after enqueue.cc's shrink)
+  double time = 0;       // seconds achieved (mechanism model; NOTES.md "Achieved time")
+  double latency = 0;    // seconds: time - bytes/bandwidth (includes per-slice sync, host bound)
+  double bandwidth = 0;  // bytes/s algorithm bandwidth used in the bw term
   double reduce_scatter_time = 0, all_gather_time = 0;  // sum to time
   double nccl_model_time = 0;  // seconds: NCCL's own estimate (ncclTopoGetAlgoTime), used to pick
 };

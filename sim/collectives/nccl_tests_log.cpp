@@ -60,7 +60,8 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   log.filename = filename;
   static const std::regex kMpiPrefix(R"(^\[\d+,\d+\]<(stdout|stderr)>:)");
   static const std::regex kThreads(R"(nThread\s+(\d+)\s+nGpus\s+(\d+))");
-  static const std::regex kDevice(R"(^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
+  static const std::regex kDevice(
+      R"(^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
   static const std::regex kAvg(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
   std::string raw;
   int lineno = 0;
@@ -91,29 +92,35 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     // Layouts by field count: 13 = with root, 12 = with redop, 11 = oldest (no redop).
     int head = 0;  // fields before the out-of-place time
     NcclTestsRow r;
-    if (f.size() == 13) head = 5;
-    else if (f.size() == 12) head = 4;
-    else if (f.size() == 11) head = 3;
+    if (f.size() == 13)
+      head = 5;
+    else if (f.size() == 12)
+      head = 4;
+    else if (f.size() == 11)
+      head = 3;
     else
-      throw NcclLogError(filename, lineno, t,
-                         std::string(kExpected) + " (got " + std::to_string(f.size()) + " fields; rows have 11, 12 or 13)");
+      throw NcclLogError(
+          filename, lineno, t,
+          std::string(kExpected) + " (got " + std::to_string(f.size()) + " fields; rows have 11, 12 or 13)");
     long long count = 0, root = -1;
     double size = 0;
     auto need = [&](bool ok, const std::string& what) {
       if (!ok) throw NcclLogError(filename, lineno, t, what);
     };
-    need(to_double(f[0], size) && size >= 0 && std::floor(size) == size, "column 1 (size, bytes) to be a non-negative integer, got \"" + f[0] + "\"");
-    need(to_int(f[1], count) && count >= 0, "column 2 (count, elements) to be a non-negative integer, got \"" + f[1] + "\"");
+    need(to_double(f[0], size) && size >= 0 && std::floor(size) == size,
+         "column 1 (size, bytes) to be a non-negative integer, got \"" + f[0] + "\"");
+    need(to_int(f[1], count) && count >= 0,
+         "column 2 (count, elements) to be a non-negative integer, got \"" + f[1] + "\"");
     need(is_word(f[2]), "column 3 (type) to be a name like float, got \"" + f[2] + "\"");
     if (head >= 4) need(is_word(f[3]), "column 4 (redop) to be a name like sum, got \"" + f[3] + "\"");
     if (head == 5) need(to_int(f[4], root), "column 5 (root) to be an integer, got \"" + f[4] + "\"");
     double v[6];
     const char* names[6] = {"out-of-place time", "out-of-place algbw", "out-of-place busbw",
-                            "in-place time", "in-place algbw", "in-place busbw"};
+                            "in-place time",     "in-place algbw",     "in-place busbw"};
     const int cols[6] = {head, head + 1, head + 2, head + 4, head + 5, head + 6};
     for (int i = 0; i < 6; ++i)
-      need(to_double(f[cols[i]], v[i]), "column " + std::to_string(cols[i] + 1) + " (" + names[i] +
-                                            ") to be a number, got \"" + f[cols[i]] + "\"");
+      need(to_double(f[cols[i]], v[i]),
+           "column " + std::to_string(cols[i] + 1) + " (" + names[i] + ") to be a number, got \"" + f[cols[i]] + "\"");
     need(is_wrong_field(f[head + 3]), "column " + std::to_string(head + 4) +
                                           " (out-of-place #wrong) to be a number or N/A, got \"" + f[head + 3] + "\"");
     need(is_wrong_field(f[head + 7]), "column " + std::to_string(head + 8) +

@@ -25,8 +25,8 @@ struct NcclTestsRow {
   double size_bytes = 0;
   long long count = 0;
   std::string type;
-  std::string redop;  // empty in the oldest format
-  int root = -1;      // -1 when the column is absent (or printed as -1)
+  std::string redop;                                     // empty in the oldest format
+  int root = -1;                                         // -1 when the column is absent (or printed as -1)
   double oop_time_us = 0, oop_algbw = 0, oop_busbw = 0;  // GB/s as printed
   double ip_time_us = 0, ip_algbw = 0, ip_busbw = 0;
   std::string oop_wrong, ip_wrong;  // "#wrong" / "error" column verbatim ("0", "N/A", "2e-07")
@@ -37,7 +37,7 @@ struct NcclTestsLog {
   std::vector<NcclTestsRow> rows;
   int nthread = 0;  // "# nThread 1 nGpus 8 ..." (0 if absent)
   int ngpus = 0;
-  std::vector<std::string> devices;  // GPU names from "#  Rank  0 Group ... device  0 [0x07] NAME" lines
+  std::vector<std::string> devices;       // GPU names from "#  Rank  0 Group ... device  0 [0x07] NAME" lines
   std::vector<double> avg_bus_bandwidth;  // "# Avg bus bandwidth : X" (one per run in the file)
   int nranks() const { return static_cast<int>(devices.size()); }  // 0 if the banner had no device lines
 };

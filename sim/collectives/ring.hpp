@@ -18,7 +18,7 @@ struct Hop {
 
 struct RingPlan {
   int nranks = 1;
-  std::vector<Hop> hops;     // hop i goes from rank i to rank (i+1) % nranks
+  std::vector<Hop> hops;  // hop i goes from rank i to rank (i+1) % nranks
   // Latency of one phase (N-1 steps): a chunk crosses N-1 hops, of which nNodes-1 are
   // inter-node (NCCL tuning.cc: nsteps - nInterSteps intra latencies + nInterSteps inter ones).
   double phase_latency = 0;
@@ -36,7 +36,7 @@ struct PhaseTiming {
 struct AllReduceTiming {
   std::string algorithm = "Ring", protocol = "Simple";  // what carried it (NCCL names)
   int channels = 0;                                     // NCCL channels (0: not modelled)
-  double base_latency = 0;  // per collective launch
+  double base_latency = 0;                              // per collective launch
   PhaseTiming reduce_scatter, all_gather;
   double total() const { return base_latency + reduce_scatter.total() + all_gather.total(); }
 };

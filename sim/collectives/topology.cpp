@@ -15,7 +15,8 @@ NcclTopology nccl_topology(const config::ClusterSpec& c) {
   if (c.gpu.sm_count > 0) t.sm_count = c.gpu.sm_count;
   t.intra_class = c.fabric == config::IntraFabric::PCIE ? LinkClass::PCI : LinkClass::NVLINK;
   t.intra_bw = c.intra_bandwidth();
-  if (c.fabric == config::IntraFabric::NVLINK_MESH && c.peer_links > 0) t.intra_peer_bw = c.intra_link.bandwidth * c.peer_links;
+  if (c.fabric == config::IntraFabric::NVLINK_MESH && c.peer_links > 0)
+    t.intra_peer_bw = c.intra_link.bandwidth * c.peer_links;
   t.nvswitch = c.fabric == config::IntraFabric::NVSWITCH;
   t.nvls = c.nvls.value_or(c.gpu.arch == config::GpuArch::HOPPER && t.nvswitch);
   t.p2p = c.p2p;

@@ -11,10 +11,10 @@
 
 namespace fs = std::filesystem;
 using ddpsim::core::Diagnostics;
+using ddpsim::core::join_path;
 using ddpsim::core::Json;
 using ddpsim::core::ObjectReader;
 using ddpsim::core::Quantity;
-using ddpsim::core::join_path;
 
 namespace ddpsim::config {
 
@@ -22,30 +22,36 @@ namespace ddpsim::config {
 
 int dtype_size(DType t) {
   switch (t) {
-    case DType::FLOAT64: case DType::INT64: return 8;
-    case DType::FLOAT32: case DType::INT32: return 4;
-    case DType::FLOAT16: case DType::BFLOAT16: case DType::INT16: return 2;
-    case DType::INT8: case DType::UINT8: case DType::BOOL: return 1;
+    case DType::FLOAT64:
+    case DType::INT64: return 8;
+    case DType::FLOAT32:
+    case DType::INT32: return 4;
+    case DType::FLOAT16:
+    case DType::BFLOAT16:
+    case DType::INT16: return 2;
+    case DType::INT8:
+    case DType::UINT8:
+    case DType::BOOL: return 1;
   }
   return 4;
 }
 
 namespace {
 const std::vector<std::pair<std::string, DType>>& dtype_table() {
-  static const std::vector<std::pair<std::string, DType>> t{
-      {"float64", DType::FLOAT64}, {"float32", DType::FLOAT32}, {"float16", DType::FLOAT16},
-      {"bfloat16", DType::BFLOAT16}, {"int64", DType::INT64},   {"int32", DType::INT32},
-      {"int16", DType::INT16},     {"int8", DType::INT8},       {"uint8", DType::UINT8},
-      {"bool", DType::BOOL}};
+  static const std::vector<std::pair<std::string, DType>> t{{"float64", DType::FLOAT64}, {"float32", DType::FLOAT32},
+                                                            {"float16", DType::FLOAT16}, {"bfloat16", DType::BFLOAT16},
+                                                            {"int64", DType::INT64},     {"int32", DType::INT32},
+                                                            {"int16", DType::INT16},     {"int8", DType::INT8},
+                                                            {"uint8", DType::UINT8},     {"bool", DType::BOOL}};
   return t;
 }
 const std::vector<std::pair<std::string, LayerType>>& layer_table() {
   static const std::vector<std::pair<std::string, LayerType>> t{
-      {"conv2d", LayerType::CONV2D},       {"linear", LayerType::LINEAR},
-      {"matmul", LayerType::MATMUL},       {"batchnorm", LayerType::BATCHNORM},
-      {"layernorm", LayerType::LAYERNORM}, {"embedding", LayerType::EMBEDDING},
+      {"conv2d", LayerType::CONV2D},           {"linear", LayerType::LINEAR},
+      {"matmul", LayerType::MATMUL},           {"batchnorm", LayerType::BATCHNORM},
+      {"layernorm", LayerType::LAYERNORM},     {"embedding", LayerType::EMBEDDING},
       {"elementwise", LayerType::ELEMENTWISE}, {"pool", LayerType::POOL},
-      {"softmax", LayerType::SOFTMAX},     {"other", LayerType::OTHER}};
+      {"softmax", LayerType::SOFTMAX},         {"other", LayerType::OTHER}};
   return t;
 }
 template <class E>
@@ -174,8 +180,8 @@ std::vector<int> read_indices(const Json* j, const std::string& path, Diagnostic
     const Json& v = (*j)[i];
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= static_cast<int64_t>(limit)) {
       d.add_value(path + "/" + std::to_string(i), v,
-                  "a parameter index in [0, " + std::to_string(limit) + ") (the model has " +
-                      std::to_string(limit) + " parameters)");
+                  "a parameter index in [0, " + std::to_string(limit) + ") (the model has " + std::to_string(limit) +
+                      " parameters)");
     } else {
       out.push_back(v.get<int>());
     }
@@ -200,8 +206,10 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
       double elems = 1;
       bool ok = dt.has_value();
       for (size_t i = 1; i < shape->size(); ++i) {
-        if (!(*shape)[i].is_number_integer()) ok = false;
-        else elems *= (*shape)[i].get<double>();
+        if (!(*shape)[i].is_number_integer())
+          ok = false;
+        else
+          elems *= (*shape)[i].get<double>();
       }
       if (ok) m.input_bytes_per_sample = elems * dtype_size(*dt);
     }
@@ -211,8 +219,10 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
   m.batch_size = static_cast<int>(r.integer("batch_size", true, 1, 1 << 24).value_or(1));
 
   const Json* params = r.raw("params");
-  if (!params) d.add("/params", "missing; required: an array of parameters");
-  else if (!params->is_array() || params->empty()) d.add_value("/params", *params, "a non-empty array of parameters");
+  if (!params)
+    d.add("/params", "missing; required: an array of parameters");
+  else if (!params->is_array() || params->empty())
+    d.add_value("/params", *params, "a non-empty array of parameters");
   else {
     for (size_t i = 0; i < params->size(); ++i) {
       std::string p = "/params/" + std::to_string(i);
@@ -220,8 +230,10 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
       ParamSpec ps;
       ps.name = pr.string("name", true).value_or("");
       bool ok = true;
-      if (const Json* s = pr.raw("shape")) ps.shape = read_shape(*s, p + "/shape", d, &ok);
-      else d.add(p + "/shape", "missing; required: an array of non-negative integers");
+      if (const Json* s = pr.raw("shape"))
+        ps.shape = read_shape(*s, p + "/shape", d, &ok);
+      else
+        d.add(p + "/shape", "missing; required: an array of non-negative integers");
       auto dt = pr.string("dtype", true, dtype_names());
       if (dt) ps.dtype = *parse_dtype(*dt);
       ps.requires_grad = pr.boolean_or("requires_grad", true);
@@ -233,7 +245,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
   }
 
   if (const Json* bufs = r.raw("buffers")) {
-    if (!bufs->is_array()) d.add_value("/buffers", *bufs, "an array of buffers");
+    if (!bufs->is_array())
+      d.add_value("/buffers", *bufs, "an array of buffers");
     else
       for (size_t i = 0; i < bufs->size(); ++i) {
         std::string p = "/buffers/" + std::to_string(i);
@@ -254,8 +267,10 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
   const size_t np = m.params.size();
   std::vector<int> owner(np, -1);
   const Json* layers = r.raw("layers");
-  if (!layers) d.add("/layers", "missing; required: an array of layers in forward order");
-  else if (!layers->is_array() || layers->empty()) d.add_value("/layers", *layers, "a non-empty array of layers");
+  if (!layers)
+    d.add("/layers", "missing; required: an array of layers in forward order");
+  else if (!layers->is_array() || layers->empty())
+    d.add_value("/layers", *layers, "a non-empty array of layers");
   else {
     for (size_t i = 0; i < layers->size(); ++i) {
       std::string p = "/layers/" + std::to_string(i);
@@ -279,7 +294,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
           d.add(p + "/params", "parameter " + std::to_string(pi) + " (" + m.params[pi].name +
                                    ") is already listed by layer " + std::to_string(owner[pi]) +
                                    "; each parameter belongs to exactly one layer");
-        else owner[pi] = static_cast<int>(i);
+        else
+          owner[pi] = static_cast<int>(i);
       }
       m.layers.push_back(std::move(l));
     }
@@ -297,7 +313,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
                                     ") has requires_grad false; only trainable parameters can be unused");
   }
   const Json* order = r.raw("grad_ready_order");
-  if (!order) d.add("/grad_ready_order", "missing; required: the requires_grad parameter indices in ready order");
+  if (!order)
+    d.add("/grad_ready_order", "missing; required: the requires_grad parameter indices in ready order");
   else {
     m.grad_ready_order = read_indices(order, "/grad_ready_order", d, np);
     std::vector<int> count(np, 0);
@@ -309,8 +326,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
       if (!m.params[pi].requires_grad && count[pi] > 0) frozen += (frozen.empty() ? "" : ", ") + std::to_string(pi);
     }
     if (!missing.empty())
-      d.add("/grad_ready_order", "misses requires_grad parameters " + missing +
-                                     "; it must list every requires_grad parameter exactly once");
+      d.add("/grad_ready_order",
+            "misses requires_grad parameters " + missing + "; it must list every requires_grad parameter exactly once");
     if (!twice.empty()) d.add("/grad_ready_order", "lists parameters more than once: " + twice);
     if (!frozen.empty()) d.add("/grad_ready_order", "lists parameters with requires_grad false: " + frozen);
   }
@@ -325,10 +342,14 @@ GpuSpec parse_gpu(const Json& j, const std::string& path, Diagnostics& d) {
   ObjectReader r(j, path, d);
   g.name = r.string("name", true).value_or("");
   auto arch = r.string("arch", true, {"volta", "ampere", "ada", "hopper"});
-  if (arch == "volta") g.arch = GpuArch::VOLTA;
-  else if (arch == "ada") g.arch = GpuArch::ADA;
-  else if (arch == "hopper") g.arch = GpuArch::HOPPER;
-  else g.arch = GpuArch::AMPERE;
+  if (arch == "volta")
+    g.arch = GpuArch::VOLTA;
+  else if (arch == "ada")
+    g.arch = GpuArch::ADA;
+  else if (arch == "hopper")
+    g.arch = GpuArch::HOPPER;
+  else
+    g.arch = GpuArch::AMPERE;
   if (const Json* pf = r.raw("peak_flops")) {
     ObjectReader pr(*pf, join_path(path, "peak_flops"), d);
     for (const char* k : {"float64", "float32", "tf32", "bfloat16", "float16"}) {
@@ -375,12 +396,18 @@ LinkSpec parse_link(const Json& j, const std::string& path, Diagnostics& d) {
   ObjectReader r(j, path, d);
   l.name = r.string("name", true).value_or("");
   auto kind = r.string("kind", true, {"nvlink", "pcie", "infiniband", "ethernet", "roce", "efa"});
-  if (kind == "pcie") l.kind = LinkKind::PCIE;
-  else if (kind == "infiniband") l.kind = LinkKind::INFINIBAND;
-  else if (kind == "ethernet") l.kind = LinkKind::ETHERNET;
-  else if (kind == "roce") l.kind = LinkKind::ROCE;
-  else if (kind == "efa") l.kind = LinkKind::EFA;
-  else l.kind = LinkKind::NVLINK;
+  if (kind == "pcie")
+    l.kind = LinkKind::PCIE;
+  else if (kind == "infiniband")
+    l.kind = LinkKind::INFINIBAND;
+  else if (kind == "ethernet")
+    l.kind = LinkKind::ETHERNET;
+  else if (kind == "roce")
+    l.kind = LinkKind::ROCE;
+  else if (kind == "efa")
+    l.kind = LinkKind::EFA;
+  else
+    l.kind = LinkKind::NVLINK;
   l.bandwidth = r.quantity("bandwidth", Quantity::BANDWIDTH, true).value_or(1e9);
   l.latency = r.quantity("latency", Quantity::TIME, true, true).value_or(0);
   r.raw("sources");
@@ -515,7 +542,8 @@ LinkSpec Catalog::link_ref(ObjectReader& r, const std::string& key, const fs::pa
 
 namespace {
 ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::path& base,
-                               const std::function<GpuSpec()>& gpu, const std::function<LinkSpec(ObjectReader&, const std::string&, bool, bool*)>& link) {
+                               const std::function<GpuSpec()>& gpu,
+                               const std::function<LinkSpec(ObjectReader&, const std::string&, bool, bool*)>& link) {
   (void)cat;
   (void)base;
   ClusterSpec c;
@@ -580,7 +608,9 @@ ClusterSpec Catalog::cluster_ref(ObjectReader& r, const std::string& key, const 
     ObjectReader cr(*v, path, r.diagnostics());
     ClusterSpec c = parse_cluster_body(
         *this, cr, base, [&] { return gpu_ref(cr, "gpu", base); },
-        [&](ObjectReader& lr, const std::string& k, bool req, bool* present) { return link_ref(lr, k, base, req, present); });
+        [&](ObjectReader& lr, const std::string& k, bool req, bool* present) {
+          return link_ref(lr, k, base, req, present);
+        });
     cr.finish();
     return c;
   }
@@ -588,8 +618,8 @@ ClusterSpec Catalog::cluster_ref(ObjectReader& r, const std::string& key, const 
     r.diagnostics().add_value(path, *v, "a bundled cluster name, a file, or an inline cluster object");
     return {};
   }
-  auto c = guarded(r.diagnostics(), path,
-                   [&] { return load_cluster(resolve(Kind::CLUSTER, v->get<std::string>(), base)); });
+  auto c =
+      guarded(r.diagnostics(), path, [&] { return load_cluster(resolve(Kind::CLUSTER, v->get<std::string>(), base)); });
   return c.value_or(ClusterSpec{});
 }
 
@@ -600,7 +630,9 @@ ClusterSpec Catalog::load_cluster(const fs::path& file) const {
   fs::path base = file.parent_path();
   ClusterSpec c = parse_cluster_body(
       *this, r, base, [&] { return gpu_ref(r, "gpu", base); },
-      [&](ObjectReader& lr, const std::string& k, bool req, bool* present) { return link_ref(lr, k, base, req, present); });
+      [&](ObjectReader& lr, const std::string& k, bool req, bool* present) {
+        return link_ref(lr, k, base, req, present);
+      });
   r.finish();
   if (d.ok() && c.nodes > 1 && !c.inter_link)
     d.add("/inter_node", "missing; required when nodes > 1: {\"link\", \"nics_per_node\"}");
@@ -664,13 +696,16 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     if (const Json* f = dr.raw("first_bucket_cap_mb")) {
       if (!(f->is_string() && f->get<std::string>() == "auto")) {
         dr.accept("first_bucket_cap_mb");
-        if (f->is_number() && f->get<double>() > 0) s.ddp.first_bucket_cap_mb = f->get<double>();
-        else d.add_value("/ddp/first_bucket_cap_mb", *f, "a number > 0 (MiB) or \"auto\"");
+        if (f->is_number() && f->get<double>() > 0)
+          s.ddp.first_bucket_cap_mb = f->get<double>();
+        else
+          d.add_value("/ddp/first_bucket_cap_mb", *f, "a number > 0 (MiB) or \"auto\"");
       }
     }
     s.ddp.find_unused_parameters = dr.boolean_or("find_unused_parameters", false);
     s.ddp.broadcast_buffers = dr.boolean_or("broadcast_buffers", true);
-    s.ddp.comm_hook = dr.string_or("comm_hook", "allreduce", {"allreduce", "fp16_compress", "bf16_compress", "powersgd"});
+    s.ddp.comm_hook =
+        dr.string_or("comm_hook", "allreduce", {"allreduce", "fp16_compress", "bf16_compress", "powersgd"});
     if (const Json* pj = dr.raw("powersgd")) {
       ObjectReader pr(*pj, "/ddp/powersgd", d);
       auto& ps = s.ddp.powersgd;
@@ -687,8 +722,10 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     if (const Json* v = dr.raw("pytorch_version"); v && v->is_number()) {
       // `--set ddp.pytorch_version=1.13` arrives as a JSON number: read it as the version string.
       std::string text = core::short_dump(*v);
-      if (std::find(versions.begin(), versions.end(), text) != versions.end()) s.ddp.pytorch_version = text;
-      else d.add_value("/ddp/pytorch_version", *v, "one of \"1.13\", \"2.0\" ... \"2.7\"");
+      if (std::find(versions.begin(), versions.end(), text) != versions.end())
+        s.ddp.pytorch_version = text;
+      else
+        d.add_value("/ddp/pytorch_version", *v, "one of \"1.13\", \"2.0\" ... \"2.7\"");
     } else {
       s.ddp.pytorch_version = dr.string_or("pytorch_version", "2.4", versions);
     }
@@ -698,17 +735,21 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
   if (const Json* tj = r.raw("training")) {
     ObjectReader tr(*tj, "/training", d);
     s.training.batch_size = static_cast<int>(tr.integer_or("batch_size", 32, 1, 1 << 24));
-    s.training.compute_dtype = tr.string_or("compute_dtype", "float32", {"float32", "tf32", "bfloat16", "float16", "float64"});
+    s.training.compute_dtype =
+        tr.string_or("compute_dtype", "float32", {"float32", "tf32", "bfloat16", "float16", "float64"});
     s.training.optimizer = tr.string_or("optimizer", "sgd", {"sgd", "adam", "adamw"});
     s.training.optimizer_impl = tr.string_or("optimizer_impl", "foreach", {"for_loop", "foreach", "fused"});
-    s.training.gradient_accumulation_steps = static_cast<int>(tr.integer_or("gradient_accumulation_steps", 1, 1, 1 << 16));
+    s.training.gradient_accumulation_steps =
+        static_cast<int>(tr.integer_or("gradient_accumulation_steps", 1, 1, 1 << 16));
     s.training.clip_grad_norm = tr.boolean_or("clip_grad_norm", false);
     s.training.grad_scaler = tr.boolean_or("grad_scaler", true);
     s.training.pin_memory = tr.boolean_or("pin_memory", true);
     s.training.non_blocking = tr.boolean_or("non_blocking", true);
     if (auto v = tr.number("loader_samples_per_s", false, 0.0, true)) s.training.loader_samples_per_s = v;
-    if (auto v = tr.quantity("measured_single_gpu_step", Quantity::TIME, false)) s.training.measured_single_gpu_step_s = v;
-    if (auto v = tr.quantity("input_bytes_per_sample", Quantity::BYTES, false, true)) s.training.input_bytes_per_sample = v;
+    if (auto v = tr.quantity("measured_single_gpu_step", Quantity::TIME, false))
+      s.training.measured_single_gpu_step_s = v;
+    if (auto v = tr.quantity("input_bytes_per_sample", Quantity::BYTES, false, true))
+      s.training.input_bytes_per_sample = v;
     tr.finish();
   }
   if (const Json* cj = r.raw("compute")) {
@@ -770,8 +811,10 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
   }
   if (const Json* sj = r.raw("simulation")) {
     ObjectReader sr(*sj, "/simulation", d);
-    s.simulation.backend = sr.string_or("backend", "flow", {"flow", "analytic"}) == "analytic" ? Backend::ANALYTIC : Backend::FLOW;
-    s.simulation.fidelity = sr.string_or("fidelity", "fused", {"fused", "stepwise"}) == "stepwise" ? Fidelity::STEPWISE : Fidelity::FUSED;
+    s.simulation.backend =
+        sr.string_or("backend", "flow", {"flow", "analytic"}) == "analytic" ? Backend::ANALYTIC : Backend::FLOW;
+    s.simulation.fidelity =
+        sr.string_or("fidelity", "fused", {"fused", "stepwise"}) == "stepwise" ? Fidelity::STEPWISE : Fidelity::FUSED;
     s.simulation.seed = static_cast<uint64_t>(sr.integer_or("seed", 1, 0, (1LL << 53)));
     sr.finish();
   }
@@ -795,7 +838,8 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     s.stragglers.jitter_cv = gr.number_or("jitter_cv", 0.0, 0.0, false, 2.0);
     s.stragglers.steps = static_cast<int>(gr.integer_or("steps", 50, 1, 100000));
     if (const Json* sl = gr.raw("slow_ranks")) {
-      if (!sl->is_array()) d.add_value("/stragglers/slow_ranks", *sl, "an array of {\"rank\": R, \"factor\": F}");
+      if (!sl->is_array())
+        d.add_value("/stragglers/slow_ranks", *sl, "an array of {\"rank\": R, \"factor\": F}");
       else
         for (size_t i = 0; i < sl->size(); ++i) {
           ObjectReader er((*sl)[i], "/stragglers/slow_ranks/" + std::to_string(i), d);
@@ -812,7 +856,8 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     if (d.ok() && s.stragglers.slow_ranks[i].first >= s.cluster.world_size())
       d.add("/stragglers/slow_ranks/" + std::to_string(i) + "/rank",
             std::to_string(s.stragglers.slow_ranks[i].first) + " is not a rank of this " +
-                std::to_string(s.cluster.world_size()) + "-GPU cluster; expected 0.." + std::to_string(s.cluster.world_size() - 1));
+                std::to_string(s.cluster.world_size()) + "-GPU cluster; expected 0.." +
+                std::to_string(s.cluster.world_size() - 1));
   if (d.ok() && !s.model.unused_params.empty() && !s.ddp.find_unused_parameters && s.cluster.world_size() > 1)
     d.add("/ddp/find_unused_parameters",
           "false, but model \"" + s.model.name + "\" has " + std::to_string(s.model.unused_params.size()) +
@@ -820,8 +865,8 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
               "); PyTorch DDP would stop with \"Expected to have finished reduction in the prior iteration\"; "
               "expected true");
   if (d.ok() && s.training.compute_dtype != "float32" && !s.cluster.gpu.peak_flops.count(s.training.compute_dtype))
-    d.add("/training/compute_dtype", "\"" + s.training.compute_dtype + "\" has no peak_flops entry in GPU \"" +
-                                         s.cluster.gpu.name + "\"");
+    d.add("/training/compute_dtype",
+          "\"" + s.training.compute_dtype + "\" has no peak_flops entry in GPU \"" + s.cluster.gpu.name + "\"");
   d.throw_if_any();
   return s;
 }

@@ -40,8 +40,8 @@ class Catalog {
  private:
   // Reads a reference that is either a bundled name/path string or an inline object.
   GpuSpec gpu_ref(core::ObjectReader& r, const std::string& key, const std::filesystem::path& base) const;
-  LinkSpec link_ref(core::ObjectReader& r, const std::string& key, const std::filesystem::path& base,
-                    bool required, bool* present) const;
+  LinkSpec link_ref(core::ObjectReader& r, const std::string& key, const std::filesystem::path& base, bool required,
+                    bool* present) const;
   ClusterSpec cluster_ref(core::ObjectReader& r, const std::string& key, const std::filesystem::path& base) const;
   std::filesystem::path root_;
 };

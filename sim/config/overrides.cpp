@@ -22,8 +22,8 @@ void set_path(core::Json& doc, const std::string& dotted, const core::Json& valu
     std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (key.empty()) throw core::ConfigError(origin + ": empty component in path \"" + dotted + "\"");
     if (!node->is_object())
-      throw core::ConfigError(origin + ": /" + walked + " is " + core::short_dump(*node) +
-                              ", not an object, so \"" + key + "\" cannot be set inside it");
+      throw core::ConfigError(origin + ": /" + walked + " is " + core::short_dump(*node) + ", not an object, so \"" +
+                              key + "\" cannot be set inside it");
     walked += (walked.empty() ? "" : "/") + key;
     if (dot == std::string::npos) {
       (*node)[key] = value;

@@ -40,7 +40,7 @@ struct LayerSpec {
   std::vector<int> params;  // indices into ModelSpec::params whose gradient is complete after this layer's backward
   // Costs for the profile's batch_size; the simulator scales them by batch / batch_size.
   double fwd_flops = 0, bwd_flops = 0;
-  double fwd_bytes = 0, bwd_bytes = 0;  // activation traffic; parameter traffic is added by the simulator
+  double fwd_bytes = 0, bwd_bytes = 0;       // activation traffic; parameter traffic is added by the simulator
   std::optional<double> fwd_time, bwd_time;  // measured seconds at batch_size, preferred when present
 };
 
@@ -103,11 +103,11 @@ struct ClusterSpec {
   int links_per_gpu = 1;  // parallel intra-node links per GPU (NVLink count); bandwidth adds up
   std::optional<LinkSpec> inter_link;
   int nics_per_node = 0;
-  int peer_links = 0;          // links between one GPU pair (NVLink meshes); 0 = links_per_gpu
-  bool p2p = true;             // GPU peer-to-peer; false: NCCL stages through host memory
-  std::optional<bool> nvls;    // NVLink SHARP; unset = Hopper on NVSwitch
-  std::string cpu = "intel";   // NCCL's tuning tables differ by CPU vendor (intel, amd)
-  double net_latency = 0;      // extra seconds per inter-node hop (NCCL graph latencyInter)
+  int peer_links = 0;         // links between one GPU pair (NVLink meshes); 0 = links_per_gpu
+  bool p2p = true;            // GPU peer-to-peer; false: NCCL stages through host memory
+  std::optional<bool> nvls;   // NVLink SHARP; unset = Hopper on NVSwitch
+  std::string cpu = "intel";  // NCCL's tuning tables differ by CPU vendor (intel, amd)
+  double net_latency = 0;     // extra seconds per inter-node hop (NCCL graph latencyInter)
   // Fitted by `ddpsim calibrate` against the user's nccl-tests output (identity by default).
   struct Calibration {
     double bw_scale_intra = 1.0, bw_scale_inter = 1.0, latency_scale = 1.0, latency_offset = 0.0;
@@ -121,14 +121,14 @@ struct ClusterSpec {
 
 struct DdpSettings {
   double bucket_cap_mb = 25.0;
-  bool bucket_cap_is_default = true;      // PyTorch's behaviour depends on it (REFERENCE.md §1)
+  bool bucket_cap_is_default = true;          // PyTorch's behaviour depends on it (REFERENCE.md §1)
   std::optional<double> first_bucket_cap_mb;  // explicit override of dist._DEFAULT_FIRST_BUCKET_BYTES
   bool find_unused_parameters = false;
   bool static_graph = false;
   bool gradient_as_bucket_view = false;
-  std::string pytorch_version = "2.4";    // "1.13" or "2.x": where the first-bucket rule differs
-  bool broadcast_buffers = true;          // buffers broadcast from rank 0 at every forward
-  std::string comm_hook = "allreduce";    // allreduce, fp16_compress, bf16_compress, powersgd
+  std::string pytorch_version = "2.4";  // "1.13" or "2.x": where the first-bucket rule differs
+  bool broadcast_buffers = true;        // buffers broadcast from rank 0 at every forward
+  std::string comm_hook = "allreduce";  // allreduce, fp16_compress, bf16_compress, powersgd
   struct PowerSgd {
     int matrix_approximation_rank = 1;
     int start_powerSGD_iter = 1000;
@@ -144,7 +144,7 @@ struct DdpSettings {
 struct TrainingSettings {
   int batch_size = 32;  // per GPU
   std::string compute_dtype = "float32";
-  std::string optimizer = "sgd";  // sgd (momentum), adam, adamw
+  std::string optimizer = "sgd";           // sgd (momentum), adam, adamw
   std::string optimizer_impl = "foreach";  // for_loop, foreach, fused
   int gradient_accumulation_steps = 1;     // micro-steps per optimizer step; all but the last under no_sync()
   bool clip_grad_norm = false;             // torch.nn.utils.clip_grad_norm_ before the optimizer
@@ -153,8 +153,8 @@ struct TrainingSettings {
   bool non_blocking = true;                // .to(device, non_blocking=...)
   // A measured single-GPU step (seconds, at this batch): compute is scaled to reproduce it.
   std::optional<double> measured_single_gpu_step_s;
-  std::optional<double> loader_samples_per_s;     // the data loader's throughput per rank (unset: never the bottleneck)
-  std::optional<double> input_bytes_per_sample;   // overrides the model's
+  std::optional<double> loader_samples_per_s;    // the data loader's throughput per rank (unset: never the bottleneck)
+  std::optional<double> input_bytes_per_sample;  // overrides the model's
 };
 
 struct ContentionSettings {
@@ -164,26 +164,26 @@ struct ContentionSettings {
 };
 
 struct StreamSettings {
-  bool nccl_high_priority = false;     // TORCH_NCCL_HIGH_PRIORITY
-  int cuda_device_max_connections = 8; // CUDA_DEVICE_MAX_CONNECTIONS (1: kernels start in launch order)
-  int comm_streams = 1;                // process groups (NCCL streams) the buckets are spread over
+  bool nccl_high_priority = false;      // TORCH_NCCL_HIGH_PRIORITY
+  int cuda_device_max_connections = 8;  // CUDA_DEVICE_MAX_CONNECTIONS (1: kernels start in launch order)
+  int comm_streams = 1;                 // process groups (NCCL streams) the buckets are spread over
 };
 
 struct StragglerSettings {
   double jitter_cv = 0;  // per-rank, per-step compute time: lognormal with this coefficient of variation
   std::vector<std::pair<int, double>> slow_ranks;  // rank, compute time factor
-  int steps = 50;  // steady-state steps simulated when ranks are explicit
+  int steps = 50;                                  // steady-state steps simulated when ranks are explicit
   bool explicit_ranks() const { return jitter_cv > 0 || !slow_ranks.empty(); }
 };
 
 struct ComputeSettings {
-  double autograd_traversal_per_param = 0.2e-6;  // find_unused_parameters' graph walk, host side
-  double flops_efficiency = 0.6;   // achieved / peak for compute-bound kernels
-  bool flops_efficiency_set = false;  // given explicitly: then it applies to every layer type
+  double autograd_traversal_per_param = 0.2e-6;            // find_unused_parameters' graph walk, host side
+  double flops_efficiency = 0.6;                           // achieved / peak for compute-bound kernels
+  bool flops_efficiency_set = false;                       // given explicitly: then it applies to every layer type
   std::map<std::string, double> flops_efficiency_by_type;  // per layer type ("linear", "conv2d", ...)
-  double memory_efficiency = 0.8;  // achieved / peak HBM bandwidth for memory-bound kernels
-  bool use_measured = true;        // prefer measured layer times when the profile has them
-  double kernel_overhead = 2e-6;   // GPU-side minimum per kernel (seconds)
+  double memory_efficiency = 0.8;                          // achieved / peak HBM bandwidth for memory-bound kernels
+  bool use_measured = true;                                // prefer measured layer times when the profile has them
+  double kernel_overhead = 2e-6;                           // GPU-side minimum per kernel (seconds)
 };
 
 struct CollectiveSettings {

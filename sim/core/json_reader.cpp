@@ -30,9 +30,12 @@ std::string join_path(const std::string& parent, const std::string& key) {
   // JSON pointer escaping (RFC 6901).
   std::string k;
   for (char c : key) {
-    if (c == '~') k += "~0";
-    else if (c == '/') k += "~1";
-    else k += c;
+    if (c == '~')
+      k += "~0";
+    else if (c == '/')
+      k += "~1";
+    else
+      k += c;
   }
   return parent + "/" + k;
 }
@@ -77,13 +80,12 @@ std::optional<double> ObjectReader::number(const std::string& key, bool required
   return x;
 }
 
-double ObjectReader::number_or(const std::string& key, double fallback, std::optional<double> min,
-                               bool min_exclusive, std::optional<double> max) {
+double ObjectReader::number_or(const std::string& key, double fallback, std::optional<double> min, bool min_exclusive,
+                               std::optional<double> max) {
   return number(key, false, min, min_exclusive, max).value_or(fallback);
 }
 
-std::optional<long long> ObjectReader::integer(const std::string& key, bool required, long long min,
-                                               long long max) {
+std::optional<long long> ObjectReader::integer(const std::string& key, bool required, long long min, long long max) {
   std::string allowed = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   const Json* v = fetch(key, required, allowed.c_str());
   if (!v) return std::nullopt;
@@ -143,8 +145,7 @@ std::string ObjectReader::string_or(const std::string& key, const std::string& f
   return string(key, false, allowed).value_or(fallback);
 }
 
-std::optional<double> ObjectReader::quantity(const std::string& key, Quantity kind, bool required,
-                                             bool allow_zero) {
+std::optional<double> ObjectReader::quantity(const std::string& key, Quantity kind, bool required, bool allow_zero) {
   std::string allowed = std::string(quantity_examples(kind)) + (allow_zero ? ", >= 0" : ", > 0");
   const Json* v = fetch(key, required, allowed.c_str());
   if (!v) return std::nullopt;
@@ -169,8 +170,7 @@ void ObjectReader::finish() {
   std::string known;
   for (const auto& k : seen_) known += (known.empty() ? "" : ", ") + k;
   for (auto it = value_.begin(); it != value_.end(); ++it) {
-    if (!seen_.count(it.key()))
-      diag_.add(join_path(path_, it.key()), "unknown key; allowed keys here: " + known);
+    if (!seen_.count(it.key())) diag_.add(join_path(path_, it.key()), "unknown key; allowed keys here: " + known);
   }
 }
 
@@ -181,11 +181,13 @@ Json parse_json_text(const std::string& text, const std::string& file) {
     // nlohmann reports a byte offset; turn it into line:column for humans.
     size_t line = 1, col = 1;
     for (size_t i = 0; i < text.size() && i + 1 < e.byte; ++i) {
-      if (text[i] == '\n') ++line, col = 1;
-      else ++col;
+      if (text[i] == '\n')
+        ++line, col = 1;
+      else
+        ++col;
     }
-    throw ConfigError(file + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                      ": not valid JSON (" + e.what() + ")");
+    throw ConfigError(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON (" + e.what() +
+                      ")");
   }
 }
 

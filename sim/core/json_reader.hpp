@@ -45,8 +45,8 @@ class ObjectReader {
   // Numbers. `min`/`max` bounds; `min_exclusive` makes the lower bound strict.
   std::optional<double> number(const std::string& key, bool required, std::optional<double> min = {},
                                bool min_exclusive = false, std::optional<double> max = {});
-  double number_or(const std::string& key, double fallback, std::optional<double> min = {},
-                   bool min_exclusive = false, std::optional<double> max = {});
+  double number_or(const std::string& key, double fallback, std::optional<double> min = {}, bool min_exclusive = false,
+                   std::optional<double> max = {});
   std::optional<long long> integer(const std::string& key, bool required, long long min, long long max);
   long long integer_or(const std::string& key, long long fallback, long long min, long long max);
   bool boolean_or(const std::string& key, bool fallback);

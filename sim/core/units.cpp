@@ -16,22 +16,29 @@ struct UnitEntry {
 
 // Longest suffixes first within each table so that "MiB" is not read as "B".
 constexpr std::array kByteUnits{
-    UnitEntry{"KiB", 1024.0},         UnitEntry{"MiB", 1048576.0},  UnitEntry{"GiB", 1073741824.0},
-    UnitEntry{"TiB", 1099511627776.0}, UnitEntry{"kB", 1e3},         UnitEntry{"KB", 1e3},
-    UnitEntry{"MB", 1e6},             UnitEntry{"GB", 1e9},         UnitEntry{"TB", 1e12},
-    UnitEntry{"B", 1.0},
+    UnitEntry{"KiB", 1024.0},       UnitEntry{"MiB", 1048576.0},
+    UnitEntry{"GiB", 1073741824.0}, UnitEntry{"TiB", 1099511627776.0},
+    UnitEntry{"kB", 1e3},           UnitEntry{"KB", 1e3},
+    UnitEntry{"MB", 1e6},           UnitEntry{"GB", 1e9},
+    UnitEntry{"TB", 1e12},          UnitEntry{"B", 1.0},
 };
 // Bit rates are divided by 8; "GBps" and "GB/s" are bytes per second.
 constexpr std::array kBandwidthUnits{
-    UnitEntry{"Kbps", 1e3 / 8},  UnitEntry{"Mbps", 1e6 / 8},  UnitEntry{"Gbps", 1e9 / 8},
-    UnitEntry{"Tbps", 1e12 / 8}, UnitEntry{"bps", 1.0 / 8},   UnitEntry{"KiBps", 1024.0},
-    UnitEntry{"MiBps", 1048576.0}, UnitEntry{"GiBps", 1073741824.0}, UnitEntry{"KBps", 1e3},
-    UnitEntry{"MBps", 1e6},      UnitEntry{"GBps", 1e9},      UnitEntry{"TBps", 1e12},
-    UnitEntry{"KB/s", 1e3},      UnitEntry{"MB/s", 1e6},      UnitEntry{"GB/s", 1e9},
-    UnitEntry{"TB/s", 1e12},     UnitEntry{"Bps", 1.0},       UnitEntry{"B/s", 1.0},
+    UnitEntry{"Kbps", 1e3 / 8},    UnitEntry{"Mbps", 1e6 / 8},
+    UnitEntry{"Gbps", 1e9 / 8},    UnitEntry{"Tbps", 1e12 / 8},
+    UnitEntry{"bps", 1.0 / 8},     UnitEntry{"KiBps", 1024.0},
+    UnitEntry{"MiBps", 1048576.0}, UnitEntry{"GiBps", 1073741824.0},
+    UnitEntry{"KBps", 1e3},        UnitEntry{"MBps", 1e6},
+    UnitEntry{"GBps", 1e9},        UnitEntry{"TBps", 1e12},
+    UnitEntry{"KB/s", 1e3},        UnitEntry{"MB/s", 1e6},
+    UnitEntry{"GB/s", 1e9},        UnitEntry{"TB/s", 1e12},
+    UnitEntry{"Bps", 1.0},         UnitEntry{"B/s", 1.0},
 };
 constexpr std::array kTimeUnits{
-    UnitEntry{"ns", 1e-9}, UnitEntry{"us", 1e-6}, UnitEntry{"ms", 1e-3}, UnitEntry{"s", 1.0},
+    UnitEntry{"ns", 1e-9},
+    UnitEntry{"us", 1e-6},
+    UnitEntry{"ms", 1e-3},
+    UnitEntry{"s", 1.0},
 };
 constexpr std::array kFlopUnits{
     UnitEntry{"GFLOPS", 1e9}, UnitEntry{"TFLOPS", 1e12}, UnitEntry{"PFLOPS", 1e15},

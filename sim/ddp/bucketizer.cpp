@@ -57,8 +57,10 @@ BucketPlans plan_buckets(const config::ModelSpec& model, const config::DdpSettin
   // _ddp_init_helper: one bucket per dtype in iteration 1 unless find_unused_parameters without
   // static_graph; then [first cap, cap] (recent PyTorch: [cap] when the cap was set explicitly,
   // which first_bucket_cap_bytes() already folds in).
-  if (ddp.static_graph || !ddp.find_unused_parameters) plans.iteration1_limits = {kNoLimit};
-  else plans.iteration1_limits = {first, cap};
+  if (ddp.static_graph || !ddp.find_unused_parameters)
+    plans.iteration1_limits = {kNoLimit};
+  else
+    plans.iteration1_limits = {first, cap};
   plans.iteration1 = assign_by_size(model.params, registration, plans.iteration1_limits, true);
   // The Reducer receives the bucket list reversed: bucket 0 holds the last-registered parameters.
   std::reverse(plans.iteration1.begin(), plans.iteration1.end());

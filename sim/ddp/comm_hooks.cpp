@@ -79,7 +79,8 @@ BucketComm plan_bucket_comm(const Bucket& bucket, const config::ModelSpec& model
       if (ps.use_error_feedback) out.at_launch.push_back(kernel("error feedback (add, clone)", 0, elems * elem * 5, c));
       out.at_launch.push_back(kernel("P = M Q", 2 * s * s * r, (s * s + 2 * s * r) * fb, c));
       out.chain.push_back(allreduce("all-reduce P", s * r * fb));
-      out.chain.push_back(kernel("orthogonalize P, Q = M^T P", 2 * s * s * r + 2 * s * r * r, (s * s + 2 * s * r) * fb, c));
+      out.chain.push_back(
+          kernel("orthogonalize P, Q = M^T P", 2 * s * s * r + 2 * s * r * r, (s * s + 2 * s * r) * fb, c));
       out.chain.push_back(allreduce("all-reduce Q", s * r * fb));
       out.chain.push_back(kernel("M = P Q^T, error", 2 * s * s * r, s * s * fb + elems * elem * 3, c));
       return out;

@@ -14,8 +14,8 @@ struct HookOp {
   enum class Kind { KERNEL, ALLREDUCE };
   Kind kind = Kind::ALLREDUCE;
   std::string name;
-  double bytes = 0;      // ALLREDUCE: bytes reduced
-  gpu::Kernel kernel;    // KERNEL: its cost alone
+  double bytes = 0;    // ALLREDUCE: bytes reduced
+  gpu::Kernel kernel;  // KERNEL: its cost alone
 };
 
 struct BucketComm {
@@ -42,6 +42,7 @@ struct PowerSgdSplit {
   double matmul_flops = 0;          // one of the three n x m x r products, summed (2nmr)
   double compressed_elems = 0;
 };
-PowerSgdSplit powersgd_split(const Bucket& bucket, const config::ModelSpec& model, int rank, double min_compression_rate);
+PowerSgdSplit powersgd_split(const Bucket& bucket, const config::ModelSpec& model, int rank,
+                             double min_compression_rate);
 
 }  // namespace ddpsim::ddp

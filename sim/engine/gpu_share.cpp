@@ -8,7 +8,9 @@ namespace ddpsim::engine {
 namespace {
 // Host::exec_init in SimGrid 3.32 places the Exec on the *calling actor's* host; the NCCL-stream
 // actor starts kernels on every GPU, so the host is set explicitly.
-sg4::ExecPtr exec_on(sg4::Host* host, double flops) { return sg4::Exec::init()->set_flops_amount(flops)->set_host(host); }
+sg4::ExecPtr exec_on(sg4::Host* host, double flops) {
+  return sg4::Exec::init()->set_flops_amount(flops)->set_host(host);
+}
 // An Exec can be finished in the kernel before the actor waiting on it has resumed; updating its
 // priority then crashes, so ask (test() completes it if it is done).
 bool running(const sg4::ExecPtr& e) { return e->get_state() == sg4::Activity::State::STARTED && !e->test(); }

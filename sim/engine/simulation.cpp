@@ -30,10 +30,10 @@ constexpr double kGpuSpeed = 1e9;
 // One forward/backward pass. An optimizer step is `micro_steps` of them; all but the last run
 // under no_sync() (no hooks, no communication).
 struct MicroStep {
-  int iteration = 1;         // DDP's iteration number of the optimizer step it belongs to
-  int report = 0;            // index of the report (optimizer step) it belongs to
-  bool sync = true;          // gradients are reduced in this pass
-  bool last = true;          // the optimizer runs after it
+  int iteration = 1;  // DDP's iteration number of the optimizer step it belongs to
+  int report = 0;     // index of the report (optimizer step) it belongs to
+  bool sync = true;   // gradients are reduced in this pass
+  bool last = true;   // the optimizer runs after it
   const std::vector<ddp::Bucket>* buckets = nullptr;
   const std::vector<ddp::BucketComm>* comm = nullptr;
   bool used_map_allreduce = false;
@@ -88,7 +88,8 @@ class StepSimulator {
         ranks_(sc.stragglers.explicit_ranks() && world_ > 1 ? world_ : 1),
         streams_(world_ > 1 ? sc.streams.comm_streams : 0) {
     std::vector<int> rank_in_order(sc.model.params.size(), 0);
-    for (size_t i = 0; i < sc.model.grad_ready_order.size(); ++i) rank_in_order[sc.model.grad_ready_order[i]] = static_cast<int>(i);
+    for (size_t i = 0; i < sc.model.grad_ready_order.size(); ++i)
+      rank_in_order[sc.model.grad_ready_order[i]] = static_cast<int>(i);
     layer_params_.resize(sc.model.layers.size());
     for (size_t l = 0; l < sc.model.layers.size(); ++l) {
       for (int p : sc.model.layers[l].params)
@@ -106,9 +107,11 @@ class StepSimulator {
     contention_.nccl_high_priority = sc.streams.nccl_high_priority;
 
     ddp::HookCosts costs{profile_.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute};
-    for (const auto& b : plans_.iteration1) comm_iter1_.push_back(ddp::plan_bucket_comm(b, sc.model, sc.ddp, false, costs));
+    for (const auto& b : plans_.iteration1)
+      comm_iter1_.push_back(ddp::plan_bucket_comm(b, sc.model, sc.ddp, false, costs));
     // PowerSGD compresses from start_powerSGD_iter on: the steady state reported is after it.
-    for (const auto& b : plans_.steady_state) comm_steady_.push_back(ddp::plan_bucket_comm(b, sc.model, sc.ddp, true, costs));
+    for (const auto& b : plans_.steady_state)
+      comm_steady_.push_back(ddp::plan_bucket_comm(b, sc.model, sc.ddp, true, costs));
 
     // Straggler factors: per step (all micro-steps of it) and rank, drawn in a fixed order.
     const int k = sc.training.gradient_accumulation_steps;
@@ -127,8 +130,7 @@ class StepSimulator {
     const int steady_iteration = plans_.rebuilt ? plans_.rebuild_iteration : 2;
     int report = 0;
     auto add_step = [&](int iteration, const std::vector<ddp::Bucket>& b, const std::vector<ddp::BucketComm>& c) {
-      for (int m = 0; m < k; ++m)
-        steps_.push_back({iteration, report, m == k - 1, m == k - 1, &b, &c, used_map});
+      for (int m = 0; m < k; ++m) steps_.push_back({iteration, report, m == k - 1, m == k - 1, &b, &c, used_map});
       report_iteration_.push_back(iteration);
       ++report;
     };
@@ -242,7 +244,8 @@ class StepSimulator {
         rs.bcast_wait = sg4::Engine::get_clock() - w0;
       }
       const double tf = sg4::Engine::get_clock();
-      for (size_t l = 0; l < m.layers.size(); ++l) run_kernel(rank, profile_.forward[l], f, m.layers[l].name, "forward", rs);
+      for (size_t l = 0; l < m.layers.size(); ++l)
+        run_kernel(rank, profile_.forward[l], f, m.layers[l].name, "forward", rs);
       rs.fwd = sg4::Engine::get_clock() - tf;
       if (ddp && st.sync && sc_.ddp.find_unused_parameters) {
         // prepare_for_backward walks the autograd graph to find unused parameters (host side).
@@ -270,7 +273,8 @@ class StepSimulator {
           if (b < 0 || --pending[b] > 0) continue;
           rs.ready[b] = sg4::Engine::get_clock();
           // Reducer::mark_variable_ready: launch every consecutive ready bucket, in index order.
-          while (next_launch < buckets.size() && pending[next_launch] == 0) launch_bucket(rank, si, next_launch++, rs, f);
+          while (next_launch < buckets.size() && pending[next_launch] == 0)
+            launch_bucket(rank, si, next_launch++, rs, f);
         }
       }
       rs.backward_done = sg4::Engine::get_clock();
@@ -418,10 +422,14 @@ class StepSimulator {
         first_collective = false;
         j.alone += timing.total();
         if (opt_.collect_trace) {
-          core::Json args{{"bytes", op.bytes}, {"algorithm", timing.algorithm}, {"protocol", timing.protocol},
+          core::Json args{{"bytes", op.bytes},
+                          {"algorithm", timing.algorithm},
+                          {"protocol", timing.protocol},
                           {"channels", timing.channels}};
-          trace_.push_back({j.label + " " + op.name, j.broadcast ? "broadcast" : "allreduce", 1 + j.stream, t0, t1 - t0, args});
-          trace_.push_back({j.broadcast ? "broadcast" : "reduce-scatter", "phase", 1 + j.stream, t0, rs_end - t0, args});
+          trace_.push_back(
+              {j.label + " " + op.name, j.broadcast ? "broadcast" : "allreduce", 1 + j.stream, t0, t1 - t0, args});
+          trace_.push_back(
+              {j.broadcast ? "broadcast" : "reduce-scatter", "phase", 1 + j.stream, t0, rs_end - t0, args});
           if (!j.broadcast) trace_.push_back({"all-gather", "phase", 1 + j.stream, rs_end, t1 - rs_end, args});
         }
       }
@@ -436,7 +444,7 @@ class StepSimulator {
   static double percentile(std::vector<double> v, double q) {
     std::sort(v.begin(), v.end());
     // Nearest rank.
-    size_t idx = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) ;
+    size_t idx = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
     idx = std::clamp<size_t>(idx, 1, v.size()) - 1;
     return v[idx];
   }

@@ -65,8 +65,10 @@ bool is_gemm_like(config::LayerType t) {
 Kernel measured_kernel(double seconds, config::LayerType t) {
   Kernel k;
   k.seconds = seconds;
-  if (is_gemm_like(t)) k.shape.compute_s = seconds;
-  else k.shape.memory_s = seconds;
+  if (is_gemm_like(t))
+    k.shape.compute_s = seconds;
+  else
+    k.shape.memory_s = seconds;
   return k;
 }
 
@@ -154,7 +156,8 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   p.optimizer.seconds = p.optimizer.shape.memory_s + p.optimizer.shape.overhead_s;
 
   // torch.cuda.amp.GradScaler.unscale_: one foreach pass reading and writing every gradient.
-  if (sc.training.compute_dtype == "float16" && sc.training.grad_scaler) p.grad_unscale = roofline_kernel(0, 2 * grad_bytes, p.peak_flops, hbm, cs);
+  if (sc.training.compute_dtype == "float16" && sc.training.grad_scaler)
+    p.grad_unscale = roofline_kernel(0, 2 * grad_bytes, p.peak_flops, hbm, cs);
   // clip_grad_norm_ (foreach): the norms read every gradient, the scaling reads and writes them.
   if (sc.training.clip_grad_norm) p.clip = roofline_kernel(0, 3 * grad_bytes, p.peak_flops, hbm, cs);
 
@@ -173,13 +176,14 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   // That step is input copy + forward + backward + (unscale, clip) + optimizer; everything but
   // the input copy is scaled by one factor so that the sum matches.
   if (sc.training.measured_single_gpu_step_s) {
-    const double scalable = p.forward_total + p.backward_total + p.grad_unscale.seconds + p.clip.seconds + p.optimizer.seconds;
+    const double scalable =
+        p.forward_total + p.backward_total + p.grad_unscale.seconds + p.clip.seconds + p.optimizer.seconds;
     const double target = *sc.training.measured_single_gpu_step_s - p.h2d.seconds;
     if (target <= 0 || scalable <= 0)
-      throw core::ConfigError(sc.file + ": /training/measured_single_gpu_step: " +
-                              std::to_string(*sc.training.measured_single_gpu_step_s) +
-                              " s leaves no time for compute after the input copy (" + std::to_string(p.h2d.seconds) +
-                              " s); expected a measured step longer than that");
+      throw core::ConfigError(
+          sc.file + ": /training/measured_single_gpu_step: " + std::to_string(*sc.training.measured_single_gpu_step_s) +
+          " s leaves no time for compute after the input copy (" + std::to_string(p.h2d.seconds) +
+          " s); expected a measured step longer than that");
     {
       p.compute_scale = target / scalable;
       auto scale_kernel = [&](Kernel& k) {

@@ -26,7 +26,7 @@ struct ContentionParams {
 
 // What an active collective takes from the GPU.
 struct CommLoad {
-  int channels = 0;            // SMs held by NCCL kernels (one CTA per channel)
+  int channels = 0;             // SMs held by NCCL kernels (one CTA per channel)
   double link_bytes_per_s = 0;  // bytes per second this GPU sends plus receives
 };
 

@@ -36,8 +36,10 @@ FlowNetwork::FlowNetwork(sg4::Engine& /*engine*/, const config::ClusterSpec& c, 
     std::vector<sg4::Link*> nic_tx, nic_rx;
     if (c.nodes > 1) {
       for (int k = 0; k < c.nodes; ++k) {
-        nic_tx.push_back(zone->create_link("node" + std::to_string(k) + "-nic-tx", c.inter_bandwidth())->set_latency(0)->seal());
-        nic_rx.push_back(zone->create_link("node" + std::to_string(k) + "-nic-rx", c.inter_bandwidth())->set_latency(0)->seal());
+        nic_tx.push_back(
+            zone->create_link("node" + std::to_string(k) + "-nic-tx", c.inter_bandwidth())->set_latency(0)->seal());
+        nic_rx.push_back(
+            zone->create_link("node" + std::to_string(k) + "-nic-rx", c.inter_bandwidth())->set_latency(0)->seal());
       }
     }
     for (const auto& h : ring_.hops) {

@@ -103,8 +103,8 @@ std::string to_table(const StepReport& r) {
   o << "ddpsim: " << r.scenario << "\n";
   o << "  model " << r.model << " (" << r.num_params << " parameter tensors, " << core::format_bytes(r.grad_bytes)
     << " of gradients), batch " << r.batch_size << " per GPU\n";
-  o << "  cluster " << r.cluster << ": " << r.nodes << " node(s) x " << r.gpus_per_node << " " << r.gpu
-    << " = " << r.world_size << " GPUs; backend " << r.backend << " (" << r.fidelity << ")\n";
+  o << "  cluster " << r.cluster << ": " << r.nodes << " node(s) x " << r.gpus_per_node << " " << r.gpu << " = "
+    << r.world_size << " GPUs; backend " << r.backend << " (" << r.fidelity << ")\n";
   if (r.compute_scale != 1.0) {
     char b[96];
     std::snprintf(b, sizeof b, "  compute scaled x%.4f to match the measured single-GPU step\n", r.compute_scale);
@@ -133,7 +133,8 @@ std::string to_table(const StepReport& r) {
   line("comm hidden          ", s.comm_hidden_s);
   o << "  overlap ratio      " << pct(s.overlap_ratio) << "\n";
   if (s.micro_steps > 1)
-    o << "  " << s.micro_steps << " micro-steps per optimizer step, " << core::format_time(s.micro_step_time_s) << " each on average\n";
+    o << "  " << s.micro_steps << " micro-steps per optimizer step, " << core::format_time(s.micro_step_time_s)
+      << " each on average\n";
   if (s.step_time_p50_s)
     o << "  step time over " << s.steps_simulated << " steps: p50 " << core::format_time(*s.step_time_p50_s) << ", p95 "
       << core::format_time(*s.step_time_p95_s) << ", p99 " << core::format_time(*s.step_time_p99_s) << "\n";
@@ -154,9 +155,10 @@ std::string to_table(const StepReport& r) {
     for (size_t i = 0; i < shown; ++i) {
       const auto& b = s.buckets[i];
       char buf[200];
-      std::snprintf(buf, sizeof buf, "  %3d %11s %8d %10s %10s %10s %10s\n", b.index, core::format_bytes(b.bytes).c_str(),
-                    b.num_tensors, core::format_time(b.ready_s).c_str(), core::format_time(b.start_s).c_str(),
-                    core::format_time(b.end_s).c_str(), core::format_time(b.exposed_s).c_str());
+      std::snprintf(buf, sizeof buf, "  %3d %11s %8d %10s %10s %10s %10s\n", b.index,
+                    core::format_bytes(b.bytes).c_str(), b.num_tensors, core::format_time(b.ready_s).c_str(),
+                    core::format_time(b.start_s).c_str(), core::format_time(b.end_s).c_str(),
+                    core::format_time(b.exposed_s).c_str());
       o << buf;
     }
     if (shown < s.buckets.size()) o << "  ... " << (s.buckets.size() - shown) << " more (use --json for all)\n";
@@ -166,22 +168,24 @@ std::string to_table(const StepReport& r) {
 
 Json to_chrome_trace(const StepReport& r) {
   Json events = Json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0},
-                    {"args", {{"name", "rank 0 (" + r.gpu + ")"}}}});
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "rank 0 (" + r.gpu + ")"}}}});
   int tracks = 2;
   for (const auto& e : r.trace) tracks = std::max(tracks, e.track + 1);
   for (int t = 0; t < tracks; ++t) {
     std::string name = t == 0 ? "compute stream" : tracks == 2 ? "NCCL stream" : "NCCL stream " + std::to_string(t - 1);
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", name}}}});
-    events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"sort_index", t}}}});
+    events.push_back(
+        {{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"sort_index", t}}}});
   }
   for (const auto& e : r.trace) {
-    Json ev{{"name", e.name}, {"cat", e.category}, {"ph", "X"}, {"pid", 0}, {"tid", e.track},
+    Json ev{{"name", e.name},        {"cat", e.category},        {"ph", "X"}, {"pid", 0}, {"tid", e.track},
             {"ts", e.start_s * 1e6}, {"dur", e.duration_s * 1e6}};
     if (!e.args.is_null()) ev["args"] = e.args;
     events.push_back(std::move(ev));
   }
-  return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"},
+  return Json{{"traceEvents", events},
+              {"displayTimeUnit", "ms"},
               {"otherData", {{"scenario", r.scenario}, {"world_size", r.world_size}}}};
 }
 

@@ -37,17 +37,17 @@ struct IterationReport {
   double exposed_comm_s = 0;
   std::optional<double> overlap_ratio;  // undefined without communication
   // Where step_time - compute_only goes:
-  double contention_s = 0;       // compute kernels slowed by NCCL kernels running beside them
-  double straggler_wait_s = 0;   // waiting for slower ranks to finish their backward
-  double comm_exposed_s = 0;     // waiting for communication itself (finalize, buffer broadcast, launch-order stalls)
-  double data_wait_s = 0;        // waiting for the data loader
-  double comm_hidden_s = 0;      // communication that ran under compute: comm_busy - comm_exposed
-  double h2d_s = 0;              // input copy (part of compute_only)
+  double contention_s = 0;      // compute kernels slowed by NCCL kernels running beside them
+  double straggler_wait_s = 0;  // waiting for slower ranks to finish their backward
+  double comm_exposed_s = 0;    // waiting for communication itself (finalize, buffer broadcast, launch-order stalls)
+  double data_wait_s = 0;       // waiting for the data loader
+  double comm_hidden_s = 0;     // communication that ran under compute: comm_busy - comm_exposed
+  double h2d_s = 0;             // input copy (part of compute_only)
   double autograd_traversal_s = 0;  // find_unused_parameters' graph walk (part of compute_only)
-  int micro_steps = 1;           // forward/backward passes per optimizer step (gradient accumulation)
-  double micro_step_time_s = 0;  // mean per micro-step
+  int micro_steps = 1;              // forward/backward passes per optimizer step (gradient accumulation)
+  double micro_step_time_s = 0;     // mean per micro-step
   double comm_alone_per_sample_s = 0;
-  int samples = 0;               // samples per rank in this optimizer step
+  int samples = 0;                                                          // samples per rank in this optimizer step
   std::optional<double> step_time_p50_s, step_time_p95_s, step_time_p99_s;  // explicit ranks: over the steps
   int steps_simulated = 1;
   std::vector<BucketRow> buckets;

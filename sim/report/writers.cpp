@@ -1,10 +1,11 @@
 #include "report/writers.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <unistd.h>
 
 #include "core/error.hpp"
 

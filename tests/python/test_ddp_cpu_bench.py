@@ -197,6 +197,14 @@ class BenchTest(unittest.TestCase):
         self.assertEqual(model["format"], "ddpsim-model/1")
         self.assertEqual(model["measured_batch_size"], 2)
         self.assertIn("measured_on", model)
+        # only keys ddpsim's model reader knows (plus measured_batch_size, see the brief)
+        self.assertLessEqual(set(model), {"format", "name", "source", "exported_with", "batch_size",
+                                          "params", "buffers", "layers", "grad_ready_order",
+                                          "unused_params", "description", "measured_on",
+                                          "measured_batch_size"})
+        pc = step["profile_check"]
+        for k in ("forward_whole_s", "forward_sum_layers_s", "backward_whole_s", "backward_sum_layers_s"):
+            self.assertGreater(pc[k], 0.0, k)
         for l in model["layers"]:
             self.assertGreater(l["fwd_time_s"], 0.0, l["name"])
             self.assertGreater(l["bwd_time_s"], 0.0, l["name"])

@@ -1,5 +1,6 @@
 // The ddpsim command line as a user meets it: outputs, exit codes, messages, no partial files.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -8,7 +9,6 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <sys/wait.h>
 
 #include "core/json_reader.hpp"
 
@@ -293,7 +293,9 @@ TEST(Cli, ListModelsShowsParametersSizeAndFlops) {
 }
 
 TEST(Cli, CalibratedSingleGpuStepIsReproduced) {
-  auto r = run("run default --set nodes=1 --set gpus_per_node=1 --set training.measured_single_gpu_step='\"123ms\"' --json - -q");
+  auto r =
+      run("run default --set nodes=1 --set gpus_per_node=1 --set training.measured_single_gpu_step='\"123ms\"' --json "
+          "- -q");
   ASSERT_EQ(r.code, 0) << r.out;
   Json j = Json::parse(r.out);
   EXPECT_NEAR(j["step_time_s"].get<double>(), 0.123, 1e-12);

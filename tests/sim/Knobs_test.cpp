@@ -87,7 +87,7 @@ TEST(Knobs, PowerSgdSendsRankRFactorsInsteadOfMatrices) {
   EXPECT_EQ(r[1]["comm_hook"], "powersgd");
   // Three all-reduces per bucket now, latency-bound: far less than the 16 MiB ones.
   EXPECT_LT(get(r[1], "comm_alone_s"), 0.1 * get(r[0], "comm_alone_s"));
-  EXPECT_GT(get(r[2], "comm_alone_s"), get(r[1], "comm_alone_s"));  // rank 4 sends 4x the factors
+  EXPECT_GT(get(r[2], "comm_alone_s"), get(r[1], "comm_alone_s"));      // rank 4 sends 4x the factors
   EXPECT_GT(get(r[1], "compute_only_s"), get(r[0], "compute_only_s"));  // P = MQ and friends
 }
 
@@ -118,7 +118,8 @@ TEST(Knobs, OptimizerTrafficAdamOverSgdIsSevenFifths) {
 }
 
 TEST(Knobs, OptimizerImplementationsOrderByKernelCount) {
-  auto r = run_all({with(base_doc(), "training.optimizer_impl", "for_loop"), with(base_doc(), "training.optimizer_impl", "foreach"),
+  auto r = run_all({with(base_doc(), "training.optimizer_impl", "for_loop"),
+                    with(base_doc(), "training.optimizer_impl", "foreach"),
                     with(base_doc(), "training.optimizer_impl", "fused")});
   EXPECT_GT(get(r[0], "optimizer_s"), get(r[1], "optimizer_s"));
   EXPECT_GT(get(r[1], "optimizer_s"), get(r[2], "optimizer_s"));
@@ -270,8 +271,9 @@ TEST(Knobs, JitterGivesATailAndDependsOnTheSeed) {
 }
 
 TEST(Knobs, ContentionOffIsExactlyTheContentionFreeResult) {
-  auto r = run_all({bundled("resnet50-2x8-a100-hdr", {"contention.enabled=false"}),
-                    bundled("resnet50-2x8-a100-hdr", {"contention.enabled=false", "streams.TORCH_NCCL_HIGH_PRIORITY=true"})});
+  auto r = run_all(
+      {bundled("resnet50-2x8-a100-hdr", {"contention.enabled=false"}),
+       bundled("resnet50-2x8-a100-hdr", {"contention.enabled=false", "streams.TORCH_NCCL_HIGH_PRIORITY=true"})});
   EXPECT_EQ(get(r[0], "contention_s"), 0.0);
   EXPECT_EQ(r[0]["step_time_s"].dump(), r[1]["step_time_s"].dump());
 }

@@ -1,9 +1,10 @@
 // Invariants of a simulated DDP step (DESIGN.md definitions), on bundled and synthetic scenarios.
+#include "engine/simulation.hpp"
+
 #include <gtest/gtest.h>
 
 #include "app/sweep.hpp"
 #include "config/catalog.hpp"
-#include "engine/simulation.hpp"
 #include "report/report.hpp"
 #include "sim/sim_builders.hpp"
 
@@ -26,8 +27,7 @@ config::Scenario bundled(const std::string& name, std::vector<std::string> overr
 // Each simulation needs its own process (one SimGrid Engine per process).
 std::vector<Json> simulate_in_children(const std::vector<config::Scenario>& scs) {
   std::vector<std::function<Json()>> work;
-  for (const auto& sc : scs)
-    work.push_back([sc] { return report::to_json(engine::simulate(sc)); });
+  for (const auto& sc : scs) work.push_back([sc] { return report::to_json(engine::simulate(sc)); });
   std::vector<Json> out;
   for (auto& r : app::run_in_children(work, 2)) {
     EXPECT_TRUE(r.ok) << r.error;
@@ -74,7 +74,8 @@ TEST(Simulation, OneGpuHasNoCommunication) {
   EXPECT_EQ(r["comm_alone_s"].get<double>(), 0.0);
   EXPECT_EQ(r["comm_busy_s"].get<double>(), 0.0);
   EXPECT_EQ(r["exposed_comm_s"].get<double>(), 0.0);
-  EXPECT_NEAR(r["step_time_s"].get<double>(), r["compute_only_s"].get<double>(), 1e-12 * r["step_time_s"].get<double>());
+  EXPECT_NEAR(r["step_time_s"].get<double>(), r["compute_only_s"].get<double>(),
+              1e-12 * r["step_time_s"].get<double>());
   EXPECT_TRUE(r["overlap_ratio"].is_null());
 }
 
@@ -88,8 +89,8 @@ TEST(Simulation, MoreBandwidthIsNeverSlower) {
              {"contention", {{"enabled", false}}}};
     return testing::scenario(doc);
   };
-  auto r = simulate_in_children({make("100GBps", "100Gbps"), make("200GBps", "100Gbps"), make("100GBps", "200Gbps"),
-                                 make("200GBps", "400Gbps")});
+  auto r = simulate_in_children(
+      {make("100GBps", "100Gbps"), make("200GBps", "100Gbps"), make("100GBps", "200Gbps"), make("200GBps", "400Gbps")});
   const double base = r[0]["step_time_s"];
   EXPECT_LE(r[1]["step_time_s"].get<double>(), base);
   EXPECT_LT(r[2]["step_time_s"].get<double>(), base);  // the NIC is the bottleneck: strictly faster

@@ -16,12 +16,15 @@ inline Json synthetic_model(int layers, long long numel, double fwd_s, double bw
   Json params = Json::array(), ls = Json::array(), order = Json::array();
   for (int i = 0; i < layers; ++i) {
     params.push_back({{"name", "layer" + std::to_string(i) + ".weight"}, {"shape", {numel}}, {"dtype", "float32"}});
-    ls.push_back({{"name", "layer" + std::to_string(i)}, {"type", "linear"}, {"params", {i}},
-                  {"fwd_time_s", fwd_s}, {"bwd_time_s", bwd_s}});
+    ls.push_back({{"name", "layer" + std::to_string(i)},
+                  {"type", "linear"},
+                  {"params", {i}},
+                  {"fwd_time_s", fwd_s},
+                  {"bwd_time_s", bwd_s}});
   }
   for (int i = layers - 1; i >= 0; --i) order.push_back(i);
   return {{"format", "ddpsim-model/1"}, {"name", "synthetic"}, {"batch_size", 1},
-          {"params", params}, {"layers", ls}, {"grad_ready_order", order}};
+          {"params", params},           {"layers", ls},        {"grad_ready_order", order}};
 }
 
 inline Json link(const std::string& name, const std::string& kind, const std::string& bw, const std::string& lat) {
@@ -30,8 +33,11 @@ inline Json link(const std::string& name, const std::string& kind, const std::st
 
 inline Json cluster(int nodes, int gpn, const Json& intra, const Json& inter, int nics = 1) {
   Json c{{"name", "test-cluster"},
-         {"gpu", {{"name", "test-gpu"}, {"arch", "ampere"}, {"peak_flops", {{"float32", "100TFLOPS"}}},
-                  {"hbm_bandwidth", "2000GBps"}}},
+         {"gpu",
+          {{"name", "test-gpu"},
+           {"arch", "ampere"},
+           {"peak_flops", {{"float32", "100TFLOPS"}}},
+           {"hbm_bandwidth", "2000GBps"}}},
          {"nodes", nodes},
          {"gpus_per_node", gpn},
          {"intra_node", {{"fabric", "nvswitch"}, {"link", intra}, {"links_per_gpu", 1}}}};

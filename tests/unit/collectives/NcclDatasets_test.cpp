@@ -138,10 +138,18 @@ const std::vector<Dataset>& datasets() {
   // is NOT reached (NOTES.md "Per-dataset errors" explains why).
   static const std::vector<Dataset> d = {
       {"a100-sxm4-80gb_1x8_nvswitch.txt", a100_nvswitch(), {8, 1}, 0.09, 0.06, 0.11 /* target 0.05 not reached */},
-      {"aws-p4d_2x8_a100_efa.txt", aws_p4d(), {1}, 2.20 /* target 0.10 not reached */, 5.70 /* not reached */,
+      {"aws-p4d_2x8_a100_efa.txt",
+       aws_p4d(),
+       {1},
+       2.20 /* target 0.10 not reached */,
+       5.70 /* not reached */,
        0.14 /* target 0.05 not reached */},
       {"azure-nc12s-v3_1x2_v100_pcie.txt", azure_v100_pcie(), {2, 1}, 0.05, 0.17, 0.05},
-      {"v100-sxm2_1x8_nvlink_cube_mesh.txt", dgx1_v100(), {8}, 0.11 /* target 0.10 not reached */, 0.23,
+      {"v100-sxm2_1x8_nvlink_cube_mesh.txt",
+       dgx1_v100(),
+       {8},
+       0.11 /* target 0.10 not reached */,
+       0.23,
        0.07 /* target 0.05 not reached */},
   };
   return d;
@@ -179,10 +187,11 @@ TEST(NcclDatasets, CalibrateOnEvenSizesPredictsOddSizes) {
       std::vector<double> err;
       for (const auto& [bytes, time] : test) err.push_back(std::abs(predict_allreduce(t, bytes).time - time) / time);
       const double med = median(err);
-      std::printf("[calibrate] %-38s run %d  bw_scale %.3f lat_scale %.3f lat_offset %6.2f us  train median %.3f  "
-                  "held-out median %.3f\n",
-                  d.file, run_no - 1, d.topo.nnodes > 1 ? t.bw_scale_inter : t.bw_scale_intra, t.latency_scale,
-                  t.latency_offset * 1e6, fit.median_abs_relative_error, med);
+      std::printf(
+          "[calibrate] %-38s run %d  bw_scale %.3f lat_scale %.3f lat_offset %6.2f us  train median %.3f  "
+          "held-out median %.3f\n",
+          d.file, run_no - 1, d.topo.nnodes > 1 ? t.bw_scale_inter : t.bw_scale_intra, t.latency_scale,
+          t.latency_offset * 1e6, fit.median_abs_relative_error, med);
       EXPECT_LE(med, d.max_calibrated_heldout);
     }
   }

@@ -68,7 +68,7 @@ TEST(NcclModel, RingBandwidthHandComputed) {
   // busBw = 12 x 20 = 240 GB/s; algbw = busBw * n / nsteps = 240 * 8/14.
   const auto t = tune_model(a100_nvswitch_1x8());
   EXPECT_NEAR(t.bandwidth[0][2], 240e9 * 8 / 14, 1e3);
-  EXPECT_NEAR(t.bandwidth[0][0], 87.7e9 * 8 / 14, 1e3);  // LL: min(llMaxBw 87.7, 0.5 x 240)
+  EXPECT_NEAR(t.bandwidth[0][0], 87.7e9 * 8 / 14, 1e3);   // LL: min(llMaxBw 87.7, 0.5 x 240)
   EXPECT_NEAR(t.bandwidth[0][1], 220.8e9 * 8 / 14, 1e3);  // LL128: min(0.92 x 240, 12 x 20)
   EXPECT_NEAR(t.bandwidth[1][2], 220.8e9 * 0.5, 1e3);     // Tree: min(.92 x 240, 12 x 24) x .5
 }
@@ -337,6 +337,6 @@ TEST(NcclModel, NetCreditWindowBoundsPerChannelBandwidth) {
   const double tree_hop = 14e-6 + 2e-3;
   EXPECT_LE(tree.bandwidth, tree.nchannels * 8 * 524288.0 / (2 * tree_hop) * (1 + 1e-9));
   // Single node: no NET connection, no cap.
-  EXPECT_NEAR(predict_allreduce(a100_nvswitch_1x8(), bytes).bandwidth,
-              tune_model(a100_nvswitch_1x8()).bandwidth[0][2], 1e3);
+  EXPECT_NEAR(predict_allreduce(a100_nvswitch_1x8(), bytes).bandwidth, tune_model(a100_nvswitch_1x8()).bandwidth[0][2],
+              1e3);
 }

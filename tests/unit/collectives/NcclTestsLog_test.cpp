@@ -36,14 +36,17 @@ std::string error_of(const std::string& text) {
 
 TEST(NcclTestsLog, NewFormatWithRootAndBanner) {
   const auto log = parse(
-      "# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1\n"
+      "# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: "
+      "1\n"
       "#\n"
       "# Using devices\n"
       "#  Rank  0 Group  0 Pid   1234 on     host device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
       "#  Rank  1 Group  0 Pid   1234 on     host device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
       "\n"
-      "           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    0.00      0\n"
-      "          16             4     float     sum      -1    39.64    0.01    0.02    N/A    39.19    0.00    0.00    N/A\n"
+      "           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    0.00   "
+      "   0\n"
+      "          16             4     float     sum      -1    39.64    0.01    0.02    N/A    39.19    0.00    0.00   "
+      " N/A\n"
       "# Avg bus bandwidth    : 66.2058 \n");
   ASSERT_EQ(log.rows.size(), 2u);
   EXPECT_EQ(log.nthread, 1);
@@ -67,8 +70,10 @@ TEST(NcclTestsLog, NewFormatWithRootAndBanner) {
 
 TEST(NcclTestsLog, OldFormatWithoutRootAndMpiPrefix) {
   const auto log = parse(
-      "[1,0]<stdout>:#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
-      "[1,0]<stdout>:           8             2   float     sum    167.5    0.00    0.00  2e-07    167.1    0.00    0.00  1e-07\n");
+      "[1,0]<stdout>:#       size         count    type   redop     time   algbw   busbw  error     time   algbw   "
+      "busbw  error\n"
+      "[1,0]<stdout>:           8             2   float     sum    167.5    0.00    0.00  2e-07    167.1    0.00    "
+      "0.00  1e-07\n");
   ASSERT_EQ(log.rows.size(), 1u);
   EXPECT_EQ(log.rows[0].root, -1);
   EXPECT_EQ(log.rows[0].redop, "sum");
@@ -78,7 +83,8 @@ TEST(NcclTestsLog, OldFormatWithoutRootAndMpiPrefix) {
 }
 
 TEST(NcclTestsLog, OldestFormatWithoutRedop) {
-  const auto log = parse("     1048576        262144   float    89.27   11.75   20.56  2e-07    88.45   11.85   20.75  2e-07\n");
+  const auto log =
+      parse("     1048576        262144   float    89.27   11.75   20.56  2e-07    88.45   11.85   20.75  2e-07\n");
   ASSERT_EQ(log.rows.size(), 1u);
   EXPECT_EQ(log.rows[0].redop, "");
   EXPECT_DOUBLE_EQ(log.rows[0].oop_busbw, 20.56);
@@ -86,10 +92,11 @@ TEST(NcclTestsLog, OldestFormatWithoutRedop) {
 }
 
 TEST(NcclTestsLog, ErrorWrongFieldCount) {
-  EXPECT_EQ(error_of("\n  8 2 float sum -1 40.12 0.00\n"),
-            "inline.txt:2: cannot parse \"8 2 float sum -1 40.12 0.00\": expected a data row 'size count type redop "
-            "[root] time algbw busbw #wrong time algbw busbw #wrong' (sizes and counts integers, times and bandwidths "
-            "numbers, #wrong a number or N/A), a '#' banner line or a blank line (got 7 fields; rows have 11, 12 or 13)");
+  EXPECT_EQ(
+      error_of("\n  8 2 float sum -1 40.12 0.00\n"),
+      "inline.txt:2: cannot parse \"8 2 float sum -1 40.12 0.00\": expected a data row 'size count type redop "
+      "[root] time algbw busbw #wrong time algbw busbw #wrong' (sizes and counts integers, times and bandwidths "
+      "numbers, #wrong a number or N/A), a '#' banner line or a blank line (got 7 fields; rows have 11, 12 or 13)");
 }
 
 TEST(NcclTestsLog, ErrorBadSize) {
@@ -143,8 +150,9 @@ TEST(NcclTestsLog, ErrorBadWrongColumn) {
 }
 
 TEST(NcclTestsLog, ErrorBadAvgBusBandwidth) {
-  EXPECT_EQ(error_of("# Avg bus bandwidth    : lots"),
-            "inline.txt:1: cannot parse \"# Avg bus bandwidth    : lots\": expected a number after '# Avg bus bandwidth :'");
+  EXPECT_EQ(
+      error_of("# Avg bus bandwidth    : lots"),
+      "inline.txt:1: cannot parse \"# Avg bus bandwidth    : lots\": expected a number after '# Avg bus bandwidth :'");
 }
 
 TEST(NcclTestsLog, ErrorUnreadableFile) {

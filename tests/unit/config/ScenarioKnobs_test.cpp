@@ -36,12 +36,13 @@ TEST(ScenarioKnobs, DefaultsFollowPyTorchAndNccl) {
 }
 
 TEST(ScenarioKnobs, EveryKnobIsReadByItsName) {
-  auto s = load({"ddp.comm_hook=powersgd", "ddp.powersgd.matrix_approximation_rank=4", "ddp.powersgd.batched=true",
-                 "ddp.broadcast_buffers=false", "training.gradient_accumulation_steps=8", "training.clip_grad_norm=true",
-                 "training.pin_memory=false", "training.loader_samples_per_s=900", "streams.TORCH_NCCL_HIGH_PRIORITY=true",
-                 "streams.CUDA_DEVICE_MAX_CONNECTIONS=1", "streams.comm_streams=2", "contention.enabled=false",
-                 "contention.comm_slowdown=1.3", "stragglers.jitter_cv=0.05", "stragglers.steps=20",
-                 "stragglers.slow_ranks=[{\"rank\":2,\"factor\":1.5}]", "compute.autograd_traversal_per_param=\"1us\""});
+  auto s =
+      load({"ddp.comm_hook=powersgd", "ddp.powersgd.matrix_approximation_rank=4", "ddp.powersgd.batched=true",
+            "ddp.broadcast_buffers=false", "training.gradient_accumulation_steps=8", "training.clip_grad_norm=true",
+            "training.pin_memory=false", "training.loader_samples_per_s=900", "streams.TORCH_NCCL_HIGH_PRIORITY=true",
+            "streams.CUDA_DEVICE_MAX_CONNECTIONS=1", "streams.comm_streams=2", "contention.enabled=false",
+            "contention.comm_slowdown=1.3", "stragglers.jitter_cv=0.05", "stragglers.steps=20",
+            "stragglers.slow_ranks=[{\"rank\":2,\"factor\":1.5}]", "compute.autograd_traversal_per_param=\"1us\""});
   EXPECT_EQ(s.ddp.comm_hook, "powersgd");
   EXPECT_EQ(s.ddp.powersgd.matrix_approximation_rank, 4);
   EXPECT_TRUE(s.ddp.powersgd.batched);
@@ -77,22 +78,23 @@ TEST_P(BadKnob, IsRefusedWithPathValueAndWhatIsAllowed) {
 
 INSTANTIATE_TEST_SUITE_P(
     Scenario, BadKnob,
-    ::testing::Values(BadCase{"ddp.comm_hook=gzip", "/ddp/comm_hook", "\"gzip\"", "powersgd"},
-                      BadCase{"ddp.powersgd.matrix_approximation_rank=0", "/ddp/powersgd/matrix_approximation_rank", "0", "[1, 1024]"},
-                      BadCase{"ddp.powersgd.rank=2", "/ddp/powersgd/rank", "unknown key", "matrix_approximation_rank"},
-                      BadCase{"training.gradient_accumulation_steps=0", "/training/gradient_accumulation_steps", "0", "integer"},
-                      BadCase{"training.loader_samples_per_s=-5", "/training/loader_samples_per_s", "-5", "> 0"},
-                      BadCase{"streams.CUDA_DEVICE_MAX_CONNECTIONS=0", "/streams/CUDA_DEVICE_MAX_CONNECTIONS", "0", "[1, 32]"},
-                      BadCase{"streams.comm_streams=\"two\"", "/streams/comm_streams", "\"two\"", "integer"},
-                      BadCase{"contention.comm_slowdown=0.5", "/contention/comm_slowdown", "0.5", ">= 1"},
-                      BadCase{"stragglers.jitter_cv=-1", "/stragglers/jitter_cv", "-1", ">= 0"},
-                      BadCase{"stragglers.slow_ranks=[{\"rank\":99,\"factor\":2}]", "/stragglers/slow_ranks/0/rank", "99",
-                              "0..7"},
-                      BadCase{"stragglers.slow_ranks=[{\"rank\":1}]", "/stragglers/slow_ranks/0/factor", "missing", "number"},
-                      BadCase{"stragglers.slow_ranks=5", "/stragglers/slow_ranks", "5", "array"},
-                      BadCase{"collective.NCCL_ALGO=\"Ring,Butterfly\"", "/collective/NCCL_ALGO", "Butterfly", "Tree"},
-                      BadCase{"collective.NCCL_PROTO=\"LL256\"", "/collective/NCCL_PROTO", "LL256", "Simple"},
-                      BadCase{"collective.model=\"magic\"", "/collective/model", "\"magic\"", "nccl"}));
+    ::testing::Values(
+        BadCase{"ddp.comm_hook=gzip", "/ddp/comm_hook", "\"gzip\"", "powersgd"},
+        BadCase{"ddp.powersgd.matrix_approximation_rank=0", "/ddp/powersgd/matrix_approximation_rank", "0",
+                "[1, 1024]"},
+        BadCase{"ddp.powersgd.rank=2", "/ddp/powersgd/rank", "unknown key", "matrix_approximation_rank"},
+        BadCase{"training.gradient_accumulation_steps=0", "/training/gradient_accumulation_steps", "0", "integer"},
+        BadCase{"training.loader_samples_per_s=-5", "/training/loader_samples_per_s", "-5", "> 0"},
+        BadCase{"streams.CUDA_DEVICE_MAX_CONNECTIONS=0", "/streams/CUDA_DEVICE_MAX_CONNECTIONS", "0", "[1, 32]"},
+        BadCase{"streams.comm_streams=\"two\"", "/streams/comm_streams", "\"two\"", "integer"},
+        BadCase{"contention.comm_slowdown=0.5", "/contention/comm_slowdown", "0.5", ">= 1"},
+        BadCase{"stragglers.jitter_cv=-1", "/stragglers/jitter_cv", "-1", ">= 0"},
+        BadCase{"stragglers.slow_ranks=[{\"rank\":99,\"factor\":2}]", "/stragglers/slow_ranks/0/rank", "99", "0..7"},
+        BadCase{"stragglers.slow_ranks=[{\"rank\":1}]", "/stragglers/slow_ranks/0/factor", "missing", "number"},
+        BadCase{"stragglers.slow_ranks=5", "/stragglers/slow_ranks", "5", "array"},
+        BadCase{"collective.NCCL_ALGO=\"Ring,Butterfly\"", "/collective/NCCL_ALGO", "Butterfly", "Tree"},
+        BadCase{"collective.NCCL_PROTO=\"LL256\"", "/collective/NCCL_PROTO", "LL256", "Simple"},
+        BadCase{"collective.model=\"magic\"", "/collective/model", "\"magic\"", "nccl"}));
 
 }  // namespace
 }  // namespace ddpsim

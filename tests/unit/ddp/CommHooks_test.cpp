@@ -14,10 +14,10 @@ using test_support::param;
 config::ModelSpec model() {
   auto w = param("w", 1024 * 512);  // matrix 1024 x 512 once reshaped
   w.shape = {1024, 512};
-  auto b = param("b", 1024);        // 1-D: never compressed
-  auto s = param("s", 16 * 16);     // 16 x 16: (16 + 16) * 1 * 2 = 64 < 256, compressed
+  auto b = param("b", 1024);     // 1-D: never compressed
+  auto s = param("s", 16 * 16);  // 16 x 16: (16 + 16) * 1 * 2 = 64 < 256, compressed
   s.shape = {16, 16};
-  auto t = param("t", 4 * 4);       // 4 x 4: (4 + 4) * 1 * 2 = 16, not < 16: uncompressed
+  auto t = param("t", 4 * 4);  // 4 x 4: (4 + 4) * 1 * 2 = 16, not < 16: uncompressed
   t.shape = {4, 4};
   return test_support::synthetic_model({w, b, s, t});
 }

@@ -1,7 +1,7 @@
 // The contention model's defaults against the published slowdowns of REFERENCE.md §4.
-#include <gtest/gtest.h>
-
 #include "gpu/contention.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ddpsim::gpu {
 namespace {
