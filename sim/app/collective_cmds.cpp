@@ -22,10 +22,6 @@ using ddpsim::core::Json;
 namespace ddpsim::app {
 namespace {
 
-config::Catalog catalog_for(const CommonOptions& c) {
-  return config::Catalog(c.data_dir.empty() ? config::Catalog::default_root() : fs::path(c.data_dir));
-}
-
 // nccl-tests sizes: a number with an optional K, M or G suffix (powers of 1024), or a unit ("8MiB").
 double parse_size(const std::string& flag, const std::string& text) {
   if (auto q = core::parse_quantity(text, core::Quantity::BYTES)) return *q;
@@ -98,7 +94,7 @@ std::string fmt(const char* f, double v) {
 int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   if (args.op != "allreduce")
     throw core::ConfigError("collective: \"" + args.op + "\" is not supported; supported: allreduce");
-  auto cat = catalog_for(common);
+  auto cat = common.catalog();
   auto cluster = load_cluster(cat, args.cluster, args.nodes, nullptr);
   const double lo = parse_size("--min-bytes", args.min_bytes), hi = parse_size("--max-bytes", args.max_bytes);
   if (hi < lo) throw core::ConfigError("--max-bytes " + args.max_bytes + " is below --min-bytes " + args.min_bytes);
@@ -149,7 +145,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
 }
 
 int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
-  auto cat = catalog_for(common);
+  auto cat = common.catalog();
   fs::path cluster_file;
   auto cluster = load_cluster(cat, args.cluster, args.nodes, &cluster_file);
   collectives::NcclTestsLog log;

@@ -20,11 +20,12 @@ namespace fs = std::filesystem;
 using ddpsim::core::Json;
 
 namespace ddpsim::app {
-namespace {
 
-config::Catalog catalog_for(const CommonOptions& c) {
-  return config::Catalog(c.data_dir.empty() ? config::Catalog::default_root() : fs::path(c.data_dir));
+config::Catalog CommonOptions::catalog() const {
+  return config::Catalog(data_dir.empty() ? config::Catalog::default_root() : fs::path(data_dir));
 }
+
+namespace {
 
 fs::path scenario_path(const config::Catalog& cat, const std::string& s) {
   return cat.resolve(config::Kind::SCENARIO, s.empty() ? "default" : s);
@@ -69,7 +70,7 @@ Json buckets_json(const std::vector<ddp::Bucket>& buckets, const config::ModelSp
 }  // namespace
 
 int cmd_run(const CommonOptions& common, const RunArgs& args) {
-  auto cat = catalog_for(common);
+  auto cat = common.catalog();
   auto sc = cat.load_scenario(scenario_path(cat, args.scenario), common.overrides);
   engine::RunOptions opt;
   opt.collect_trace = !args.trace_out.empty();
@@ -84,7 +85,7 @@ int cmd_run(const CommonOptions& common, const RunArgs& args) {
 }
 
 int cmd_buckets(const CommonOptions& common, const BucketsArgs& args) {
-  auto cat = catalog_for(common);
+  auto cat = common.catalog();
   config::ModelSpec model;
   config::DdpSettings ddp;
   std::vector<std::string> overrides = common.overrides;
@@ -147,7 +148,7 @@ int cmd_buckets(const CommonOptions& common, const BucketsArgs& args) {
 }
 
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
-  auto cat = catalog_for(common);
+  auto cat = common.catalog();
   fs::path file = scenario_path(cat, args.scenario);
   std::vector<SweepParam> params;
   for (const auto& p : args.params) params.push_back(parse_sweep_param(p));
@@ -246,7 +247,7 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
 }
 
 int cmd_list(const CommonOptions& common, const std::string& what) {
-  auto cat = catalog_for(common);
+  auto cat = common.catalog();
   struct Entry {
     const char* title;
     config::Kind kind;
@@ -316,7 +317,7 @@ int cmd_list(const CommonOptions& common, const std::string& what) {
 }
 
 int cmd_show(const CommonOptions& common, const std::string& name, const std::string& json_out) {
-  auto cat = catalog_for(common);
+  auto cat = common.catalog();
   auto m = cat.load_model(cat.resolve(config::Kind::MODEL, name));
   Json layers = Json::array();
   std::ostringstream o;
@@ -368,7 +369,7 @@ int cmd_show(const CommonOptions& common, const std::string& name, const std::st
 }
 
 int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
-  auto cat = catalog_for(common);
+  auto cat = common.catalog();
   fs::path file = scenario_path(cat, args.scenario);
   std::vector<int> node_counts = args.nodes;
   if (node_counts.empty()) node_counts.push_back(-1);  // the scenario's own

@@ -4,11 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "config/catalog.hpp"
+
 namespace ddpsim::app {
 
 struct CommonOptions {
   std::string data_dir;                // empty: Catalog::default_root()
   std::vector<std::string> overrides;  // --set
+  config::Catalog catalog() const;     // over data_dir
 };
 
 struct RunArgs {

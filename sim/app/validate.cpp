@@ -93,7 +93,7 @@ struct CaseInput {
 }  // namespace
 
 int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
-  config::Catalog cat(common.data_dir.empty() ? config::Catalog::default_root() : fs::path(common.data_dir));
+  auto cat = common.catalog();
   const std::string file = args.results;
   Json doc = core::read_json_file(file);
   if (!doc.is_object() || doc.value("format", "") != "ddpbench-results/1")

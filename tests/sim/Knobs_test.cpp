@@ -17,16 +17,7 @@ namespace {
 
 using testing::Json;
 
-std::vector<Json> run_all(const std::vector<config::Scenario>& scs) {
-  std::vector<std::function<Json()>> work;
-  for (const auto& sc : scs) work.push_back([sc] { return report::to_json(engine::simulate(sc)); });
-  std::vector<Json> out;
-  for (auto& r : app::run_in_children(work, 2)) {
-    EXPECT_TRUE(r.ok) << r.error;
-    out.push_back(r.value);
-  }
-  return out;
-}
+std::vector<Json> run_all(const std::vector<config::Scenario>& scs) { return testing::simulate_in_children(scs); }
 
 // 8 layers of 4 Mi float32 parameters (16 MiB each), 2 nodes x 4 GPUs on a 100 Gb/s NIC: the
 // collectives are bandwidth-bound. Contention off unless a test turns it on.

@@ -24,17 +24,7 @@ config::Scenario bundled(const std::string& name, std::vector<std::string> overr
   return bundled_with_contention(name, overrides);
 }
 
-// Each simulation needs its own process (one SimGrid Engine per process).
-std::vector<Json> simulate_in_children(const std::vector<config::Scenario>& scs) {
-  std::vector<std::function<Json()>> work;
-  for (const auto& sc : scs) work.push_back([sc] { return report::to_json(engine::simulate(sc)); });
-  std::vector<Json> out;
-  for (auto& r : app::run_in_children(work, 2)) {
-    EXPECT_TRUE(r.ok) << r.error;
-    out.push_back(r.value);
-  }
-  return out;
-}
+using testing::simulate_in_children;
 
 void check_invariants(const Json& it, const std::string& what) {
   const double step = it["step_time_s"], compute = it["compute_only_s"], alone = it["comm_alone_s"];

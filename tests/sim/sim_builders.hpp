@@ -1,10 +1,16 @@
 #pragma once
 // Inline scenarios for SimGrid-backed tests: a synthetic model and a cluster with chosen figures.
+#include <gtest/gtest.h>
+
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "app/sweep.hpp"
 #include "config/catalog.hpp"
 #include "core/json_reader.hpp"
+#include "engine/simulation.hpp"
+#include "report/report.hpp"
 
 namespace ddpsim::testing {
 
@@ -43,6 +49,19 @@ inline Json cluster(int nodes, int gpn, const Json& intra, const Json& inter, in
          {"intra_node", {{"fabric", "nvswitch"}, {"link", intra}, {"links_per_gpu", 1}}}};
   if (!inter.is_null()) c["inter_node"] = {{"link", inter}, {"nics_per_node", nics}};
   return c;
+}
+
+// Simulates each scenario in its own child process (one SimGrid Engine per process) and returns
+// the JSON reports in order; a failed child fails the test.
+inline std::vector<Json> simulate_in_children(const std::vector<config::Scenario>& scs) {
+  std::vector<std::function<Json()>> work;
+  for (const auto& sc : scs) work.push_back([sc] { return report::to_json(engine::simulate(sc)); });
+  std::vector<Json> out;
+  for (auto& r : app::run_in_children(work, 2)) {
+    EXPECT_TRUE(r.ok) << r.error;
+    out.push_back(r.value);
+  }
+  return out;
 }
 
 inline config::Scenario scenario(const Json& doc) {
