@@ -9,6 +9,7 @@
 #include "app/sweep.hpp"
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
+#include "config/trace_import.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "ddp/bucketizer.hpp"
@@ -313,6 +314,28 @@ int cmd_list(const CommonOptions& common, const std::string& what) {
   if (!any)
     throw core::ConfigError("list: \"" + what +
                             "\" is not a category; expected models, gpus, links, clusters or scenarios");
+  return 0;
+}
+
+int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args) {
+  auto cat = common.catalog();
+  const auto model_file = cat.resolve(config::Kind::MODEL, args.model);
+  cat.load_model(model_file);  // validate the model first
+  Json model = core::read_json_file(model_file.string());
+  Json trace = config::read_trace_file(args.trace);
+  std::optional<int> batch;
+  if (args.batch > 0) batch = args.batch;
+  auto res = config::import_trace(trace, args.trace, model, model_file.string(), batch);
+  // The result must load as a model before it is written.
+  core::Diagnostics d(args.out.empty() ? "import-trace output" : args.out);
+  config::parse_model(res.model, d);
+  d.throw_if_any();
+  if (!args.out.empty()) report::write_output(args.out, res.model.dump(2));
+  std::cout << "import-trace: " << res.layers_timed << " of " << res.layers_total << " layers timed from " << args.trace
+            << " (forward " << core::format_time(res.trace_forward_s) << ", backward "
+            << core::format_time(res.trace_backward_s) << " in the trace)\n";
+  for (const auto& w : res.warnings) std::cout << "  warning: " << w << "\n";
+  if (args.out.empty()) std::cout << "  (no -o given: nothing written)\n";
   return 0;
 }
 

@@ -38,6 +38,11 @@ struct SweepArgs {
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args);
 
 int cmd_list(const CommonOptions& common, const std::string& what);
+struct ImportTraceArgs {
+  std::string trace, model, out;
+  int batch = 0;  // the batch the trace was recorded at (0: the model's batch_size)
+};
+int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args);
 int cmd_show(const CommonOptions& common, const std::string& model, const std::string& json_out);
 
 struct BenchArgs {

@@ -58,6 +58,15 @@ int main(int argc, char** argv) {
   show_cmd->add_option("model", show_model, "bundled model name or model file")->required();
   show_cmd->add_option("--json", show_json, "write the layers as JSON to FILE or -");
 
+  ImportTraceArgs imp;
+  auto* imp_cmd = app.add_subcommand("import-trace", "measured per-layer times from a torch.profiler Chrome trace");
+  imp_cmd->add_option("trace", imp.trace, "trace JSON from torch.profiler (with_modules=True or with_stack=True)")
+      ->required();
+  imp_cmd->add_option("--model", imp.model, "the model the trace ran (bundled name or file)")->required();
+  imp_cmd->add_option("-o,--output", imp.out, "write the model with measured times here");
+  imp_cmd->add_option("--batch", imp.batch, "batch size the trace was recorded at (default: the model's)")
+      ->check(CLI::PositiveNumber);
+
   BenchArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "time the simulator on GPT-2 over 1024 GPUs (steady-state step)");
   bench_cmd->add_option("--scenario", bench.scenario, "scenario to time");
@@ -113,6 +122,7 @@ int main(int argc, char** argv) {
     if (*sweep_cmd) return cmd_sweep(common, sweep);
     if (*list_cmd) return cmd_list(common, list_what);
     if (*show_cmd) return cmd_show(common, show_model, show_json);
+    if (*imp_cmd) return cmd_import_trace(common, imp);
     if (*bench_cmd) return cmd_bench(common, bench);
     if (*coll_cmd) return cmd_collective(common, coll);
     if (*cal_cmd) return cmd_calibrate(common, cal);

@@ -217,6 +217,7 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
   r.raw("description");
   m.measured_on = r.string_or("measured_on", "");
   m.batch_size = static_cast<int>(r.integer("batch_size", true, 1, 1 << 24).value_or(1));
+  m.measured_batch_size = static_cast<int>(r.integer_or("measured_batch_size", 0, 1, 1 << 24));
 
   const Json* params = r.raw("params");
   if (!params)

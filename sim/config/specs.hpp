@@ -49,7 +49,8 @@ struct ModelSpec {
   std::string source;
   std::string file;
   int batch_size = 1;
-  std::string measured_on;  // device the measured times come from, if any
+  std::string measured_on;      // device the measured times come from, if any
+  int measured_batch_size = 0;  // batch the measured times were taken at (0: batch_size)
   std::vector<ParamSpec> params;
   std::vector<BufferSpec> buffers;
   std::vector<LayerSpec> layers;

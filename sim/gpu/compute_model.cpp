@@ -103,6 +103,9 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   p.peak_flops = peak_for(gpu, sc.training.compute_dtype);
   p.autocast = sc.training.compute_dtype == "float16" || sc.training.compute_dtype == "bfloat16";
   const double scale = static_cast<double>(sc.training.batch_size) / static_cast<double>(m.batch_size);
+  // Measured times refer to the batch they were measured at.
+  const double measured_scale = static_cast<double>(sc.training.batch_size) /
+                                static_cast<double>(m.measured_batch_size > 0 ? m.measured_batch_size : m.batch_size);
   // Under autocast activations are half precision: half the activation traffic. GEMM-like layers
   // read a half copy of their fp32 weights, made in forward (read 4 + write 2 bytes per element,
   // then 2 read) and whose gradient is cast back to fp32 in backward.
@@ -116,8 +119,8 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
     Kernel f, b;
     if (cs.use_measured && l.fwd_time && l.bwd_time) {
       // Measured at the profile's batch size; scaled linearly with the batch.
-      f = measured_kernel(*l.fwd_time * scale, l.type);
-      b = measured_kernel(*l.bwd_time * scale, l.type);
+      f = measured_kernel(*l.fwd_time * measured_scale, l.type);
+      b = measured_kernel(*l.bwd_time * measured_scale, l.type);
       ++p.measured_layers;
     } else {
       const bool cast = p.autocast && is_gemm_like(l.type);
