@@ -1,0 +1,618 @@
+#!/usr/bin/python3
+"""CPU end-to-end check for ddpsim: real torch DDP (gloo, CPU) step times -> ddpbench-results/1.
+
+Usage:
+  /usr/bin/python3 scripts/ddp_cpu_bench.py --spec torchvision.models:resnet18 [--input 8x3x64x64] \
+      [--world-size 2] [--caps default,1,5,25] [--iters 6] [--warmup 2] [--threads 1] -o results.json
+
+Runs `--world-size` processes (torch.multiprocessing spawn, gloo, MASTER_ADDR 127.0.0.1 on a free
+port, torch.set_num_threads(--threads) in each) and writes one "ddpbench-results/1" file with
+"mode": "step" (bench/README.md, "Results file") that `ddpsim validate` can rebuild and simulate.
+In order, inside the rank processes:
+
+1. calibration (every rank at once):
+   - all-reduce sweep: dist.all_reduce (sum, float32) of 4 KiB .. --ar-max-bytes (x4) between all
+     ranks; per size the median of a few calls, each started after a barrier; the row's time_s is
+     the mean over ranks of the per-rank medians.  Plus "allreduce_single_rank" rows: the same
+     call on a one-rank group (no peer) for 4/16/64 KiB, which identifies the base latency.
+   - ring_fit: time = base + 2(N-1)*alpha + 2(N-1)/N * S / B, weighted (relative-error) least
+     squares with base, alpha, 1/B >= 0, over both row sets (scripts/ddpsim_profile.ring_fit).
+   - copy_bandwidth_Bps (dst.copy_(src), 64 MiB float32: destination bytes per second) and
+     op_overhead_s (x.add_(1) on one element), measured on every rank at the same time (as in a
+     step, where all ranks compute together); rank 0's values are reported, all ranks' listed.
+2. profile: ddpsim_profile.measure_profile on the unwrapped model (same seed, the rank's own
+   input, --threads threads, gradients cleared as in the steps: zero_grad(set_to_none=False)
+   unless --zero-grad-set-to-none, so AccumulateGrad adds into existing gradients in both;
+   every pass starts after a dist.barrier, like the steps, so the ranks compute in lock step), on every rank at the same time by default (--profile-mode
+   concurrent: the memory system is shared exactly as during the DDP steps) or on rank 0 while the
+   other ranks wait in a barrier (--profile-mode alone).  Rank 0's profile becomes step.model.
+3. per cap: a fresh model (seed --seed, identical on every rank) in DDP (default bucket_cap_mb,
+   or bucket_cap_mb=X), SGD (lr 1e-4, momentum 0.9), loss = sum of the means of the floating
+   outputs (as export_model.py), one comm hook registered once.  --schedule interleaved (default)
+   builds every cap's DDP model up front and takes the timed steps round robin over the caps, so
+   that a change of machine load hits every cap alike; --schedule sequential runs one cap after
+   the other and holds one model at a time (less memory).
+   - "comm" steps (--warmup, then --iters timed): the hook timestamps the bucket when DDP hands it
+     over (ready_s), divides it by the world size and starts an async dist.all_reduce (start_s);
+     a fut.then callback timestamps its completion (end_s).  DDP launches buckets strictly in index
+     order, so ready_s is the launch time (a bucket that is complete early but waits for a
+     lower-index one shows the later time).
+   - "compute-only" steps (1 warm-up, then --iters, interleaved one to one with the timed "comm"
+     steps so that both see the same machine load): the same DDP with the hook returning the
+     divided bucket in an already-completed future and broadcast_buffers switched off -- nothing
+     crosses processes, the Reducer's copies into/out of the buckets remain.
+   Every step starts after a dist.barrier(); times are relative to the step start (after the
+   barrier), rank 0's wall clock; step = forward + loss + backward (which waits for every bucket's
+   all-reduce) + optimizer.step() + optimizer.zero_grad() (set_to_none=False, torch 1.13's
+   default, unless --zero-grad-set-to-none).
+
+torch 1.13 bucket rule: iteration 1 uses one bucket per dtype (no find_unused_parameters), the
+buckets are rebuilt at iteration 2 in gradient-ready order with limits [1 MiB, cap] for the
+default and explicit caps alike (dist._DEFAULT_FIRST_BUCKET_BYTES); --warmup >= 1 is therefore
+required so that every timed step uses the rebuilt buckets.
+
+Exit status: 0 on success, 2 on any error (bad spec/shape/caps/flags, a failing worker).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import shlex
+import socket
+import statistics
+import sys
+import tempfile
+import time
+
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+if SCRIPT_DIR not in sys.path:
+    sys.path.insert(0, SCRIPT_DIR)
+import export_model as em  # noqa: E402
+import ddpsim_profile as dp  # noqa: E402
+
+FIRST_BUCKET_BYTES_1_13 = 1024 * 1024
+DEFAULT_CAP_MB = 25.0
+BUCKET_RULE_1_13 = ("torch 1.13: iteration 1 = one bucket per dtype; rebuilt at iteration 2 in "
+                    "gradient-ready order with limits [1 MiB, bucket_cap_mb] (first bucket 1 MiB for "
+                    "the default and explicit caps alike)")
+COMPUTE_ONLY_METHOD = ("same DDP instance, comm hook returns the bucket (divided by world size) in "
+                       "a completed future, broadcast_buffers off: no inter-process traffic, the "
+                       "Reducer's bucket copies remain")
+
+
+class BenchError(Exception):
+    pass
+
+
+def _median(xs):
+    return float(statistics.median(xs)) if xs else None
+
+
+def _free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def parse_caps(text):
+    """'default,1,5,25' -> ['default', 1.0, 5.0, 25.0]."""
+    if not isinstance(text, str) or not text.strip():
+        raise BenchError("bad --caps %r: expected a comma-separated list such as default,1,5,25" % (text,))
+    caps = []
+    for part in text.split(","):
+        p = part.strip()
+        if p.lower() == "default":
+            caps.append("default")
+            continue
+        try:
+            v = float(p)
+        except ValueError:
+            raise BenchError("bad --caps entry %r in %r: use 'default' or a positive number of MiB" % (p, text))
+        if not (v > 0) or v != v or v == float("inf"):
+            raise BenchError("bad --caps entry %r in %r: bucket_cap_mb must be a positive finite number" % (p, text))
+        caps.append(v)
+    return caps
+
+
+def ar_sizes(min_bytes, max_bytes):
+    sizes = []
+    s = min_bytes
+    while s <= max_bytes:
+        sizes.append(s)
+        s *= 4
+    return sizes
+
+
+def interp_time(rows, size, fit, n):
+    """All-reduce time for `size` bytes: log-log interpolation in the measured rows, the ring fit
+    outside their range."""
+    pts = sorted((r["size_bytes"], r["time_s"]) for r in rows if r["time_s"] > 0)
+    if size <= 0:
+        return 0.0
+    if not pts or size < pts[0][0] or size > pts[-1][0]:
+        return dp.ring_predict(fit, size, n)
+    import math
+    for (s0, t0), (s1, t1) in zip(pts, pts[1:]):
+        if s0 <= size <= s1:
+            if s1 == s0:
+                return t0
+            f = (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0))
+            return math.exp(math.log(t0) + f * (math.log(t1) - math.log(t0)))
+    return pts[-1][1]
+
+
+# --------------------------------------------------------------------------------------------
+# Rank process
+# --------------------------------------------------------------------------------------------
+
+def _worker(rank, cfg, outdir):
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    torch.set_num_threads(cfg["threads"])
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(cfg["port"])
+    ws = cfg["world_size"]
+    dist.init_process_group("gloo", rank=rank, world_size=ws)
+    now = time.perf_counter
+    res = {"rank": rank}
+    try:
+        # ---------------- 1. calibration ----------------
+        ar = []
+        w = torch.ones(1024)
+        for _ in range(10):   # the first collectives set up gloo's connections
+            dist.all_reduce(w)
+        for size in ar_sizes(cfg["ar_min_bytes"], cfg["ar_max_bytes"]):
+            t = torch.ones(max(1, size // 4), dtype=torch.float32)
+            reps = 9 if size <= (1 << 20) else (5 if size <= (4 << 20) else 3)
+            for _ in range(3 if size <= (1 << 20) else 1):   # warm-up
+                dist.all_reduce(t)
+            ts = []
+            for _ in range(reps):
+                dist.barrier()
+                a = now()
+                dist.all_reduce(t)
+                ts.append(now() - a)
+            ar.append({"size_bytes": int(t.numel() * 4), "time_s": _median(ts)})
+        res["allreduce"] = ar
+        singles = [dist.new_group([r]) for r in range(ws)]   # new_group is collective
+        mine = singles[rank]
+        sr = []
+        for size in (4096, 16384, 65536):
+            t = torch.ones(size // 4, dtype=torch.float32)
+            dist.all_reduce(t, group=mine)
+            ts = []
+            for _ in range(15):
+                a = now()
+                dist.all_reduce(t, group=mine)
+                ts.append(now() - a)
+            sr.append({"size_bytes": size, "time_s": _median(ts)})
+        res["allreduce_single_rank"] = sr
+        dist.barrier()
+        res["copy_bandwidth_Bps"] = dp.measure_copy_bandwidth("cpu")
+        res["op_overhead_s"] = dp.measure_op_overhead("cpu")
+        dist.barrier()
+
+        # ---------------- 2. profile ----------------
+        if cfg["profile_mode"] == "concurrent" or rank == 0:
+            model = em.load_model(cfg["spec"], cfg["kwargs"], seed=cfg["seed"])
+            x = em.make_input(model, cfg["shape"], cfg["input_dtype"], vocab=cfg["vocab"], seed=cfg["seed"])
+            t0 = now()
+            prof, check = dp.measure_profile_with_check(
+                model, x, cfg["model_json"], "cpu", warmup=cfg["profile_warmup"],
+                iters=cfg["profile_iters"], set_to_none=cfg["set_to_none"],
+                before_pass=dist.barrier if cfg["profile_mode"] == "concurrent" else None)
+            check["wall_s"] = now() - t0
+            res["profile_check"] = check
+            if rank == 0:
+                res["profile"] = prof
+            del model, x
+        dist.barrier()
+
+        # ---------------- 3. DDP steps per cap ----------------
+        def make_case(cap):
+            torch.manual_seed(cfg["seed"])
+            model = em.load_model(cfg["spec"], cfg["kwargs"], seed=cfg["seed"])
+            plist = em.ddp_param_list(model)
+            index_of = {}
+            for i, (_, p) in enumerate(plist):
+                index_of[id(p)] = i
+                index_of[("ptr", p.data_ptr())] = i
+            skip = [n for n, b in model.named_buffers() if b.dtype == torch.bool]
+            if skip:  # gloo cannot broadcast bool buffers
+                DDP._set_params_and_buffers_to_ignore_for_model(model, skip)
+            kw = {} if cap == "default" else {"bucket_cap_mb": float(cap)}
+            ddp = DDP(model, **kw)
+            opt = torch.optim.SGD(ddp.parameters(), lr=cfg["lr"], momentum=cfg["momentum"])
+            x = em.make_input(model, cfg["shape"], cfg["input_dtype"], vocab=cfg["vocab"],
+                              seed=cfg["seed"] + rank)
+            st = {"mode": "comm", "t0": 0.0, "buckets": []}
+
+            def hook(state, bucket):
+                t_ready = now() - st["t0"]
+                buf = bucket.buffer()
+                params = []
+                for p in bucket.parameters():
+                    i = index_of.get(id(p))
+                    if i is None:
+                        i = index_of.get(("ptr", p.data_ptr()), -1)
+                    params.append(i)
+                rec = {"index": int(bucket.index()), "bytes": int(buf.numel() * buf.element_size()),
+                       "num_tensors": len(params), "dtype": em.dtype_str(buf.dtype), "params": params,
+                       "ready_s": t_ready}
+                st["buckets"].append(rec)
+                buf.div_(ws)
+                if st["mode"] == "noop":
+                    rec["start_s"] = rec["end_s"] = now() - st["t0"]
+                    fut = torch.futures.Future()
+                    fut.set_result(buf)
+                    return fut
+                rec["start_s"] = now() - st["t0"]
+                fut = dist.all_reduce(buf, async_op=True).get_future()
+
+                def done(f):
+                    rec["end_s"] = now() - st["t0"]
+                    return f.value()[0]
+                return fut.then(done)
+
+            ddp.register_comm_hook(None, hook)
+            return {"cap": cap, "ddp": ddp, "opt": opt, "x": x, "st": st, "comm": [], "noop": [],
+                    "bucket_bytes_cap": int(ddp.bucket_bytes_cap)}
+
+        def run_step(case, mode):
+            st, ddp, opt = case["st"], case["ddp"], case["opt"]
+            st["mode"] = mode
+            ddp.broadcast_buffers = (mode == "comm")
+            st["buckets"] = []
+            dist.barrier()
+            t0 = now()
+            st["t0"] = t0
+            out = ddp(case["x"])
+            t_f = now()
+            loss = em.output_loss(out)
+            loss.backward()
+            t_b = now()
+            opt.step()
+            opt.zero_grad(set_to_none=cfg["set_to_none"])
+            t_e = now()
+            del out, loss
+            return {"step_time_s": t_e - t0, "forward_s": t_f - t0, "backward_end_s": t_b - t0,
+                    "buckets": sorted(st["buckets"], key=lambda b: b["index"])}
+
+        def warm(case):
+            for _ in range(cfg["warmup"]):
+                run_step(case, "comm")
+            run_step(case, "noop")
+
+        def timed(case):   # one comm step then one compute-only step: both see the same load
+            case["comm"].append(run_step(case, "comm"))
+            case["noop"].append(run_step(case, "noop"))
+
+        def finish(case):
+            out = {k: case[k] for k in ("cap", "comm", "noop", "bucket_bytes_cap")}
+            for k in ("ddp", "opt", "x"):
+                del case[k]
+            return out
+
+        cases = []
+        if cfg["schedule"] == "interleaved":
+            live = [make_case(cap) for cap in cfg["caps"]]
+            for case in live:
+                warm(case)
+            for _ in range(cfg["iters"]):   # round robin over the caps
+                for case in live:
+                    timed(case)
+            cases = [finish(c) for c in live]
+        else:
+            for cap in cfg["caps"]:
+                case = make_case(cap)
+                warm(case)
+                for _ in range(cfg["iters"]):
+                    timed(case)
+                cases.append(finish(case))
+                dist.barrier()
+        res["cases"] = cases
+        dist.barrier()
+    finally:
+        with open(os.path.join(outdir, "rank%d.json" % rank), "w") as f:
+            json.dump(res, f)
+        dist.destroy_process_group()
+
+
+# --------------------------------------------------------------------------------------------
+# Parent: build the results document
+# --------------------------------------------------------------------------------------------
+
+def _bucket_medians(steps):
+    """Per-bucket medians of ready/start/end over the steps (a median of values that are ordered
+    in every step keeps the order).  Uses the steps whose bucket plan equals the first one."""
+    ref = [(b["index"], b["bytes"]) for b in steps[0]["buckets"]]
+    same = [s for s in steps if [(b["index"], b["bytes"]) for b in s["buckets"]] == ref]
+    out = []
+    for j, b0 in enumerate(steps[0]["buckets"]):
+        row = {k: b0[k] for k in ("index", "bytes", "num_tensors", "dtype", "params")}
+        for k in ("ready_s", "start_s", "end_s"):
+            vals = [s["buckets"][j][k] for s in same if k in s["buckets"][j]]
+            row[k] = _median(vals)
+        out.append(row)
+    return out, len(same)
+
+
+def build_document(cfg, ranks, argv, wall_s):
+    import torch
+    ws = cfg["world_size"]
+    r0 = ranks[0]
+    ar_rows = []
+    for i, row in enumerate(r0["allreduce"]):
+        per = [r["allreduce"][i]["time_s"] for r in ranks]
+        ar_rows.append({"size_bytes": row["size_bytes"], "time_s": sum(per) / len(per),
+                        "rank_time_s": per, "ranks": ws})
+    sr_rows = []
+    for i, row in enumerate(r0["allreduce_single_rank"]):
+        per = [r["allreduce_single_rank"][i]["time_s"] for r in ranks]
+        sr_rows.append({"size_bytes": row["size_bytes"], "time_s": sum(per) / len(per),
+                        "rank_time_s": per, "ranks": 1})
+    fit = dp.ring_fit(ar_rows + (sr_rows if ws > 1 else []), world_size=ws)
+    if not fit.get("bandwidth_Bps"):
+        big = ar_rows[-1]
+        fit["bandwidth_Bps"] = (2.0 * (ws - 1) / ws * big["size_bytes"] / big["time_s"]) if ws > 1 else None
+        fit["note"] = "slope not positive: bandwidth from the largest row"
+    calibration = {
+        "copy_bandwidth_Bps": r0["copy_bandwidth_Bps"],
+        "copy_bandwidth_note": "dst.copy_(src) of 64 MiB float32, destination bytes per second "
+                               "(memory traffic is twice that); all ranks measured at once; rank 0's",
+        "rank_copy_bandwidth_Bps": [r["copy_bandwidth_Bps"] for r in ranks],
+        "op_overhead_s": r0["op_overhead_s"],
+        "op_overhead_note": "x.add_(1) on a 1-element tensor, seconds per call; rank 0",
+        "rank_op_overhead_s": [r["op_overhead_s"] for r in ranks],
+        "allreduce": ar_rows,
+        "allreduce_note": "dist.all_reduce (sum, float32, gloo) between all ranks after a barrier; "
+                          "per rank the median of 3-9 calls; time_s = mean over ranks",
+        "allreduce_single_rank": sr_rows,
+        "ring_fit": fit,
+        "ring_fit_note": "weighted least squares on relative error over allreduce + "
+                         "allreduce_single_rank rows (N=1 rows pin base_latency_s); base, alpha, "
+                         "1/B constrained >= 0",
+    }
+    profile = r0["profile"]
+    cases = []
+    for ci, cap in enumerate(cfg["caps"]):
+        c0 = r0["cases"][ci]
+        comm, noop = c0["comm"], c0["noop"]
+        step_times = [s["step_time_s"] for s in comm]
+        co_times = [s["step_time_s"] for s in noop]
+        max_times = [max(r["cases"][ci]["comm"][k]["step_time_s"] for r in ranks)
+                     for k in range(len(comm))]
+        buckets, n_same = _bucket_medians(comm)
+        for b in buckets:
+            b["alone_s"] = interp_time(ar_rows, b["bytes"], fit, ws) if ws > 1 else 0.0
+        is_default = cap == "default"
+        cap_mb = DEFAULT_CAP_MB if is_default else float(cap)
+        limits = [FIRST_BUCKET_BYTES_1_13, int(cap_mb * 1024 * 1024)]
+        for b in buckets:
+            b["size_limit"] = limits[0] if b["index"] == 0 else limits[1]
+        step = _median(step_times)
+        co = _median(co_times)
+        comm_alone = sum(b["alone_s"] for b in buckets)
+        exposed = step - co
+        cases.append({
+            "bucket_cap_mb": cap_mb,
+            "bucket_cap_is_default": is_default,
+            "bucket_rule": BUCKET_RULE_1_13,
+            "limits_bytes": limits,
+            "step_time_s": step,
+            "step_time_max_over_ranks_s": _median(max_times),
+            "rank_step_time_s": [_median([s["step_time_s"] for s in r["cases"][ci]["comm"]]) for r in ranks],
+            "compute_only_s": co,
+            "compute_only_method": COMPUTE_ONLY_METHOD,
+            "comm_alone_s": comm_alone,
+            "comm_alone_method": "sum over buckets of the calibration all-reduce time at the bucket's "
+                                 "size (log-log interpolation; ring fit outside the measured range)",
+            "exposed_comm_s": exposed,
+            "overlap_ratio": (1.0 - exposed / comm_alone) if comm_alone > 0 else None,
+            "forward_s": _median([s["forward_s"] for s in comm]),
+            "backward_end_s": _median([s["backward_end_s"] for s in comm]),
+            "compute_only_forward_s": _median([s["forward_s"] for s in noop]),
+            "compute_only_backward_end_s": _median([s["backward_end_s"] for s in noop]),
+            "step_times_s": step_times,
+            "compute_only_times_s": co_times,
+            "num_buckets": len(buckets),
+            "bucket_stats_steps": n_same,
+            "buckets": buckets,
+        })
+    config = {
+        "command": " ".join(shlex.quote(a) for a in argv),
+        "spec": cfg["spec"], "input": "x".join(str(d) for d in cfg["shape"]),
+        "input_shape": cfg["shape"], "input_dtype": cfg["input_dtype"], "vocab": cfg["vocab"],
+        "kwargs": cfg["kwargs"], "batch_per_rank": cfg["shape"][0],
+        "world_size": ws, "caps": cfg["caps"], "iters": cfg["iters"], "warmup": cfg["warmup"],
+        "threads": cfg["threads"], "seed": cfg["seed"], "profile_mode": cfg["profile_mode"],
+        "schedule": cfg["schedule"],
+        "profile_iters": cfg["profile_iters"], "profile_warmup": cfg["profile_warmup"],
+        "ar_min_bytes": cfg["ar_min_bytes"], "ar_max_bytes": cfg["ar_max_bytes"],
+        "output": cfg["output"], "backend": "gloo", "master_addr": "127.0.0.1",
+        "optimizer": "sgd", "lr": cfg["lr"], "momentum": cfg["momentum"],
+        "zero_grad_set_to_none": cfg["set_to_none"], "loss": "sum of the means of the floating outputs",
+        "broadcast_buffers": True, "gradient_as_bucket_view": False, "static_graph": False,
+        "find_unused_parameters": False, "dtype": "float32",
+        "first_bucket_bytes": FIRST_BUCKET_BYTES_1_13, "default_bucket_cap_mb": DEFAULT_CAP_MB,
+    }
+    doc = {
+        "format": "ddpbench-results/1",
+        "mode": "step",
+        "created_utc": datetime.datetime.utcnow().replace(microsecond=0).isoformat() + "Z",
+        "generator": "scripts/ddp_cpu_bench.py",
+        "hardware": {
+            "device": "cpu", "gpu_name": "cpu", "cpu_name": dp.cpu_name(),
+            "threads_per_rank": cfg["threads"], "logical_cpus": os.cpu_count(),
+            "ngpus": ws, "nnodes": 1, "gpus_per_node": ws, "torch_version": torch.__version__,
+        },
+        "config": config,
+        "calibration": calibration,
+        "step": {
+            "model": profile,
+            "profile_mode": cfg["profile_mode"],
+            "profile_check": r0["profile_check"],
+            "rank_profile_check": [r.get("profile_check") for r in ranks],
+            "caps": cfg["caps"],
+            "cases": cases,
+        },
+        "wall_time_s": wall_s,
+    }
+    return doc
+
+
+def run(args, argv):
+    import torch
+    import torch.multiprocessing as mp
+    t_start = time.time()
+    load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    shape = em.parse_shape(args.input)
+    kwargs = em.parse_kwargs(args.kwargs)
+    caps = parse_caps(args.caps)
+    if args.world_size < 1:
+        raise BenchError("--world-size must be >= 1")
+    if args.iters < 1:
+        raise BenchError("--iters must be >= 1")
+    if args.warmup < 1:
+        raise BenchError("--warmup must be >= 1: torch 1.13 DDP rebuilds its buckets at iteration 2, "
+                         "so iteration 1 is never representative")
+    if args.threads < 1:
+        raise BenchError("--threads must be >= 1")
+    if args.profile_iters < 1 or args.profile_warmup < 0:
+        raise BenchError("--profile-iters must be >= 1 and --profile-warmup >= 0")
+    if args.ar_max_bytes < 4096:
+        raise BenchError("--ar-max-bytes must be >= 4096")
+    # export in this process: fails early (status 2) on a bad spec, shape or forward
+    torch.set_num_threads(args.threads)
+    model_json = em.export(args.spec, shape, args.input_dtype, args.name, kwargs, args.vocab, args.seed)
+    vocab = args.vocab
+    if vocab is None and args.input_dtype in ("int64", "long"):
+        vocab = em.find_vocab(em.load_model(args.spec, kwargs, seed=args.seed))
+    cfg = {"spec": args.spec, "shape": shape, "input_dtype": args.input_dtype, "vocab": vocab,
+           "kwargs": kwargs, "world_size": args.world_size, "caps": caps, "iters": args.iters,
+           "warmup": args.warmup, "threads": args.threads, "seed": args.seed,
+           "profile_mode": args.profile_mode, "profile_iters": args.profile_iters,
+           "profile_warmup": args.profile_warmup, "ar_min_bytes": 4096, "schedule": args.schedule,
+           "set_to_none": args.zero_grad_set_to_none,
+           "ar_max_bytes": args.ar_max_bytes, "lr": 1e-4, "momentum": 0.9,
+           "model_json": model_json, "output": args.output, "port": _free_port()}
+    outdir = tempfile.mkdtemp(prefix="ddp-cpu-bench-")
+    try:
+        try:
+            mp.spawn(_worker, args=(cfg, outdir), nprocs=args.world_size, join=True)
+        except Exception as e:
+            raise BenchError("a DDP rank process failed: %s: %s" % (type(e).__name__, str(e).strip()[-3000:]))
+        ranks = []
+        for r in range(args.world_size):
+            with open(os.path.join(outdir, "rank%d.json" % r)) as f:
+                ranks.append(json.load(f))
+    finally:
+        for r in range(args.world_size):
+            try:
+                os.unlink(os.path.join(outdir, "rank%d.json" % r))
+            except OSError:
+                pass
+        try:
+            os.rmdir(outdir)
+        except OSError:
+            pass
+    doc = build_document(cfg, ranks, argv, time.time() - t_start)
+    doc["wall_time_s"] = time.time() - t_start
+    # the machine may be shared: other processes' load inflates and scatters every time here
+    doc["hardware"]["load_average_1m"] = {"start": load0,
+                                          "end": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+    return doc
+
+
+def write_doc(doc, path):
+    text = json.dumps(doc, indent=1) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        os.makedirs(d)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def summary(doc):
+    cal = doc["calibration"]
+    fit = cal["ring_fit"]
+    pc = doc["step"]["profile_check"]
+    lines = []
+    hw = doc["hardware"]
+    lines.append("ddp_cpu_bench: %s, %d rank(s) x %d thread(s) on %s, torch %s, %.0f s"
+                 % (doc["config"]["spec"], hw["ngpus"], hw["threads_per_rank"], hw["cpu_name"],
+                    hw["torch_version"], doc["wall_time_s"]))
+    bw = fit.get("bandwidth_Bps")
+    la = hw.get("load_average_1m") or {}
+    if la.get("start") is not None:
+        lines.append("  load average (1 min) %.2f at start, %.2f at end on %s logical CPUs"
+                     % (la["start"], la["end"], hw.get("logical_cpus")))
+    lines.append("  all-reduce fit: base %.1f us, alpha %.1f us, B %s; copy %.2f GB/s; op %.2f us"
+                 % (fit["base_latency_s"] * 1e6, fit["step_latency_s"] * 1e6,
+                    ("%.2f GB/s" % (bw / 1e9)) if bw else "n/a", cal["copy_bandwidth_Bps"] / 1e9,
+                    cal["op_overhead_s"] * 1e6))
+    lines.append("  profile (rank 0): forward %.1f ms (layers sum %.1f), backward %.1f ms (layers sum %.1f)"
+                 % (pc["forward_whole_s"] * 1e3, pc["forward_sum_layers_s"] * 1e3,
+                    pc["backward_whole_s"] * 1e3, pc["backward_sum_layers_s"] * 1e3))
+    lines.append("  cap MiB  buckets   step ms  compute-only ms  exposed ms  comm-alone ms  overlap")
+    for c in doc["step"]["cases"]:
+        ov = c["overlap_ratio"]
+        lines.append("  %-8s %7d %9.1f %16.1f %11.1f %14.1f  %s"
+                     % ("default" if c["bucket_cap_is_default"] else "%g" % c["bucket_cap_mb"],
+                        c["num_buckets"], c["step_time_s"] * 1e3, c["compute_only_s"] * 1e3,
+                        c["exposed_comm_s"] * 1e3, c["comm_alone_s"] * 1e3,
+                        ("%.0f%%" % (ov * 100)) if ov is not None else "n/a"))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    argv_list = [sys.executable] + list(sys.argv if argv is None else ["scripts/ddp_cpu_bench.py"] + list(argv))
+    ap = argparse.ArgumentParser(description="Real torch DDP (gloo, CPU) step benchmark -> ddpbench-results/1.")
+    ap.add_argument("--spec", required=True, help="module.path:callable, e.g. torchvision.models:resnet18")
+    ap.add_argument("--input", default="8x3x64x64", help="per-rank input shape, first dim = batch (8x3x64x64)")
+    ap.add_argument("--input-dtype", default="float32")
+    ap.add_argument("--vocab", type=int, default=None)
+    ap.add_argument("--kwargs", default=None, help="JSON keyword arguments for the callable")
+    ap.add_argument("--name", default=None, help="model name in step.model (default: the callable's name)")
+    ap.add_argument("--world-size", type=int, default=2)
+    ap.add_argument("--caps", default="default,1,5,25", help="bucket_cap_mb values; 'default' = DDP's default")
+    ap.add_argument("--iters", type=int, default=6, help="timed steps per cap (and compute-only steps)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed steps per cap (>= 1)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per rank")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile-mode", choices=("concurrent", "alone"), default="concurrent",
+                    help="profile on every rank at once (default) or on rank 0 alone")
+    ap.add_argument("--schedule", choices=("interleaved", "sequential"), default="interleaved",
+                    help="interleaved (default): one DDP model per cap alive at once, timed steps "
+                         "round-robin over the caps; sequential: one cap after the other (less memory)")
+    ap.add_argument("--zero-grad-set-to-none", action="store_true",
+                    help="optimizer.zero_grad(set_to_none=True) in the steps and the profile "
+                         "(default: False, torch 1.13's default: gradients are accumulated into)")
+    ap.add_argument("--profile-iters", type=int, default=5)
+    ap.add_argument("--profile-warmup", type=int, default=2)
+    ap.add_argument("--ar-max-bytes", type=int, default=64 << 20,
+                    help="largest all-reduce calibration size (64 MiB); sizes 4 KiB x4 up to it")
+    ap.add_argument("-o", "--output", required=True, help="results JSON ('-' for stdout)")
+    args = ap.parse_args(argv)
+    try:
+        doc = run(args, argv_list)
+    except (BenchError, em.ExportError, dp.ProfileError) as e:
+        sys.stderr.write("ddp_cpu_bench.py: error: %s\n" % e)
+        return 2
+    write_doc(doc, args.output)
+    sys.stderr.write(summary(doc))
+    if args.output != "-":
+        sys.stderr.write("  -> %s\n" % args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
