@@ -116,6 +116,7 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
   Json collective = Json::object();
   Json compute = Json::object();
   std::string cluster_note;
+  Json cpu_contention = {{"enabled", false}};
   if (cpu) {
     const Json& cal = need(doc, "calibration", "", file);
     const Json& fit = need(cal, "ring_fit", "/calibration", file);
@@ -146,6 +147,12 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
                    {"bandwidth", q(bw, "Bps")},
                    {"latency", q(alpha, "s")}}}}}};
     collective = {{"model", "ring"}, {"base_latency", q(base, "s")}};
+    // Each rank runs its compute threads and gloo's thread; when they outnumber the cores, the
+    // two share them while a collective runs beside compute: each gets cores / threads of them.
+    const double threads = ranks * (hw.value("threads_per_rank", 1) + 1.0);
+    const double cores = hw.value("logical_cpus", 0);
+    const double share = cores > 0 ? std::max(1.0, threads / cores) : 1.0;
+    cpu_contention = {{"enabled", share > 1.0}, {"compute_slowdown", share}, {"comm_slowdown", share}};
     compute = {{"memory_efficiency", 1.0}, {"kernel_overhead", q(overhead, "s")}};
     cluster_note = "CPU ranks over gloo/loopback, figures from the run's calibration";
   } else if (!args.cluster.empty()) {
@@ -192,7 +199,7 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
         {"training",
          {{"batch_size", model.value("measured_batch_size", model.value("batch_size", 1))}, {"optimizer", "sgd"}}},
         {"ddp", {{"pytorch_version", pytorch}}},
-        {"contention", {{"enabled", !cpu}}}};
+        {"contention", cpu ? cpu_contention : Json{{"enabled", true}}}};
     if (cpu) base["training"]["input_bytes_per_sample"] = "0B";  // the input never leaves the host
     std::vector<CaseInput> inputs;
     std::vector<config::Scenario> scenarios;

@@ -825,6 +825,7 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     if (auto v = cr.number("hbm_bytes_per_nccl_byte", false, 0.0)) s.contention.hbm_bytes_per_nccl_byte = v;
     if (auto v = cr.number("comm_slowdown", false, 1.0)) s.contention.comm_slowdown = v;
     s.contention.max_slowdown = cr.number_or("max_slowdown", 4.0, 1.0);
+    if (auto v = cr.number("compute_slowdown", false, 1.0)) s.contention.compute_slowdown = v;
     cr.finish();
   }
   if (const Json* sj = r.raw("streams")) {

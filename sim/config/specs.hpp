@@ -161,6 +161,7 @@ struct TrainingSettings {
 struct ContentionSettings {
   bool enabled = true;
   std::optional<double> hbm_bytes_per_nccl_byte, comm_slowdown;  // override the GPU's
+  std::optional<double> compute_slowdown;                        // a fixed factor instead of the SM/HBM model
   double max_slowdown = 4.0;
 };
 

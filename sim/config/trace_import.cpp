@@ -137,20 +137,69 @@ std::string fmt_ms(double s) {
 // Ops that are no computation: views, aliases, metadata queries, allocations, factories
 // (scripts/export_model.py skips views, FREE_OPS and ops without tensor inputs the same way).
 const std::set<std::string>& free_ops() {
-  static const std::set<std::string> s{
-      "view", "_unsafe_view", "_reshape_alias", "reshape", "flatten", "unflatten", "t", "transpose", "permute",
-      "expand", "expand_as", "view_as", "squeeze", "unsqueeze", "slice", "select", "narrow", "split",
-      "split_with_sizes", "chunk", "unbind", "as_strided", "alias", "detach", "detach_", "lift_fresh", "numpy_T",
-      "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_", "set_", "is_nonzero",
-      "item", "_local_scalar_dense", "size", "stride", "sym_size", "sym_stride", "dim", "numel", "contiguous", "to",
-      "type_as", "result_type", "_has_compatible_shallow_copy_type", "dropout", "feature_dropout", "alpha_dropout",
-      "zeros", "ones", "full", "arange", "scalar_tensor", "_to_copy_noop"};
+  static const std::set<std::string> s{"view",
+                                       "_unsafe_view",
+                                       "_reshape_alias",
+                                       "reshape",
+                                       "flatten",
+                                       "unflatten",
+                                       "t",
+                                       "transpose",
+                                       "permute",
+                                       "expand",
+                                       "expand_as",
+                                       "view_as",
+                                       "squeeze",
+                                       "unsqueeze",
+                                       "slice",
+                                       "select",
+                                       "narrow",
+                                       "split",
+                                       "split_with_sizes",
+                                       "chunk",
+                                       "unbind",
+                                       "as_strided",
+                                       "alias",
+                                       "detach",
+                                       "detach_",
+                                       "lift_fresh",
+                                       "numpy_T",
+                                       "empty",
+                                       "empty_like",
+                                       "empty_strided",
+                                       "new_empty",
+                                       "new_empty_strided",
+                                       "resize_",
+                                       "set_",
+                                       "is_nonzero",
+                                       "item",
+                                       "_local_scalar_dense",
+                                       "size",
+                                       "stride",
+                                       "sym_size",
+                                       "sym_stride",
+                                       "dim",
+                                       "numel",
+                                       "contiguous",
+                                       "to",
+                                       "type_as",
+                                       "result_type",
+                                       "_has_compatible_shallow_copy_type",
+                                       "dropout",
+                                       "feature_dropout",
+                                       "alpha_dropout",
+                                       "zeros",
+                                       "ones",
+                                       "full",
+                                       "arange",
+                                       "scalar_tensor",
+                                       "_to_copy_noop"};
   return s;
 }
 // Free ops that compute when a nested op does (a reshape that copies, dropout in training mode).
 const std::set<std::string>& pass_ops() {
-  static const std::set<std::string> s{"reshape", "flatten", "contiguous", "to", "type_as", "dropout",
-                                       "feature_dropout", "alpha_dropout"};
+  static const std::set<std::string> s{"reshape", "flatten", "contiguous",      "to",
+                                       "type_as", "dropout", "feature_dropout", "alpha_dropout"};
   return s;
 }
 
@@ -343,8 +392,8 @@ class Importer {
           d.add(p + "/" + key, std::string("missing; required: a number of microseconds") +
                                    (std::string(key) == "dur" ? " >= 0" : ""));
         else
-          d.add_value(p + "/" + key, *it, std::string("a number of microseconds") +
-                                             (std::string(key) == "dur" ? " >= 0" : ""));
+          d.add_value(p + "/" + key, *it,
+                      std::string("a number of microseconds") + (std::string(key) == "dur" ? " >= 0" : ""));
         ok = false;
       }
     }
@@ -392,8 +441,7 @@ class Importer {
         gpu_.push_back(std::move(g));
         break;
       }
-      case NONE:
-        break;
+      case NONE: break;
     }
   }
 
@@ -454,7 +502,8 @@ class Importer {
     std::vector<int> roots;
     for (size_t i = 0; i < modules_.size(); ++i)
       if (modules_[i].parent < 0) roots.push_back(static_cast<int>(i));
-    std::sort(roots.begin(), roots.end(), [&](int a, int b) { return modules_[a].span.start < modules_[b].span.start; });
+    std::sort(roots.begin(), roots.end(),
+              [&](int a, int b) { return modules_[a].span.start < modules_[b].span.start; });
     for (int r : roots) {
       int call = r;
       while (is_wrapper(modules_[call].cls) && modules_[call].children.size() == 1) call = modules_[call].children[0];
@@ -513,12 +562,11 @@ class Importer {
         break;
       }
       const ModuleCall& m = modules_[f.call];
-      counts += std::string(counts.empty() ? "" : ", ") + std::to_string(f.layers.size()) + " in \"nn.Module: " +
-                m.instance + "\" (/traceEvents/" + std::to_string(m.span.index) + ")";
+      counts += std::string(counts.empty() ? "" : ", ") + std::to_string(f.layers.size()) +
+                " in \"nn.Module: " + m.instance + "\" (/traceEvents/" + std::to_string(m.span.index) + ")";
     }
     d.add("/traceEvents", "the trace's top-level module calls have " + (counts.empty() ? "no" : counts) +
-                              " module calls that run ops; " + model_file_ + " has " +
-                              std::to_string(layers_.size()) +
+                              " module calls that run ops; " + model_file_ + " has " + std::to_string(layers_.size()) +
                               " layers; expected a trace of the same model (same code and input as its export), "
                               "with every module call recorded: " +
                               kRecordHint);
@@ -693,8 +741,7 @@ class Importer {
         double t = e.span.end - e.span.start;
         subtract_comm(nodes_[k], t);
         node_time[k] = std::max(0.0, t);
-        if (node_owner_[k].first == chosen_)
-          b_lo = std::min(b_lo, e.span.start), b_hi = std::max(b_hi, e.span.end);
+        if (node_owner_[k].first == chosen_) b_lo = std::min(b_lo, e.span.start), b_hi = std::max(b_hi, e.span.end);
       }
     }
     for (size_t k = 0; k < nodes_.size(); ++k) {
@@ -824,10 +871,10 @@ class Importer {
       return;
     long long b = dims[0][0].get<long long>();
     if (b != batch)
-      warnings_.push_back(
-          trace_file_ + ": /traceEvents/" + std::to_string(ops_[it->second].span.index) +
-          "/args/Input Dims: the first layer's input has batch dimension " + std::to_string(b) +
-          " but measured_batch_size is " + std::to_string(batch) + "; give the batch the trace was recorded at");
+      warnings_.push_back(trace_file_ + ": /traceEvents/" + std::to_string(ops_[it->second].span.index) +
+                          "/args/Input Dims: the first layer's input has batch dimension " + std::to_string(b) +
+                          " but measured_batch_size is " + std::to_string(batch) +
+                          "; give the batch the trace was recorded at");
   }
 
   const Json& trace_;

@@ -104,6 +104,7 @@ class StepSimulator {
         sc.contention.hbm_bytes_per_nccl_byte.value_or(sc.cluster.gpu.hbm_bytes_per_nccl_byte.value_or(2.5));
     contention_.comm_slowdown = sc.contention.comm_slowdown.value_or(sc.cluster.gpu.comm_slowdown.value_or(5.5 / 4.7));
     contention_.max_slowdown = sc.contention.max_slowdown;
+    contention_.fixed_compute_slowdown = sc.contention.compute_slowdown;
     contention_.nccl_high_priority = sc.streams.nccl_high_priority;
 
     ddp::HookCosts costs{profile_.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute};

@@ -7,6 +7,7 @@ namespace ddpsim::gpu {
 double compute_slowdown(const KernelShape& k, const CommLoad& load, const config::GpuSpec& gpu,
                         double memory_efficiency, const ContentionParams& p) {
   if (!p.enabled) return 1.0;
+  if (p.fixed_compute_slowdown) return std::max(1.0, *p.fixed_compute_slowdown);
   const double alone = std::max(k.compute_s, k.memory_s) + k.overhead_s;
   if (alone <= 0) return 1.0;
   // SMs: NCCL holds one per channel.

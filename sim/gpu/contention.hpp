@@ -9,6 +9,8 @@
 // keeps the HBM bandwidth left over. A kernel that is partly both slows by the larger of the two
 // on its roofline components. Communication side: a collective slows by `comm_slowdown` while
 // compute runs beside it (its CTAs wait for SMs), unless the NCCL stream has high priority.
+#include <optional>
+
 #include "config/specs.hpp"
 
 namespace ddpsim::gpu {
@@ -22,6 +24,9 @@ struct ContentionParams {
   // Bound on any compute slowdown (NVIDIA/nccl#338 measured up to 4x for batch-norm backward).
   double max_slowdown = 4.0;
   bool nccl_high_priority = false;  // TORCH_NCCL_HIGH_PRIORITY: NCCL CTAs are scheduled first
+  // A fixed compute slowdown while communication runs, instead of the SM/HBM model (e.g. CPU ranks
+  // whose communication thread shares the compute thread's cores).
+  std::optional<double> fixed_compute_slowdown;
 };
 
 // What an active collective takes from the GPU.
