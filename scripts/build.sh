@@ -4,5 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDDPSIM_WERROR=ON >/dev/null
+cuda=()
+# The CUDA toolkit lives in /usr/local/cuda on these machines; bench/ is built when nvcc is found.
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  cuda=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDDPSIM_WERROR=ON "${cuda[@]}" >/dev/null
 cmake --build build -j"$jobs"
