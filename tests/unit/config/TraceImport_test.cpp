@@ -1,15 +1,14 @@
 // Unit tests for the torch.profiler trace importer (sim/config/trace_import.*). The fixtures in
 // tests/golden/traces/ are hand-designed Kineto traces (make_fixtures.py states every timestamp);
 // the expected times below are sums of the numbers written there.
-#include "config/trace_import.hpp"
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
+#include "config/trace_import.hpp"
 #include "core/error.hpp"
 
 namespace fs = std::filesystem;
@@ -146,10 +145,21 @@ TEST_F(TraceImport, MeasuredBatchSizeCanBeGivenAndIsCheckedAgainstInputDims) {
 TEST_F(TraceImport, DdpWrapperIsLookedThrough) {
   Json t = load("tiny3_cpu.json");
   Json& ev = t["traceEvents"];
-  ev.push_back({{"ph", "X"}, {"cat", "python_function"}, {"name", "nn.Module: DistributedDataParallel_0"},
-                {"pid", 4242}, {"tid", 4242}, {"ts", 999.0}, {"dur", 101.5}});
-  ev.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", "c10d::broadcast_"}, {"pid", 4242}, {"tid", 4242},
-                {"ts", 999.2}, {"dur", 0.6}, {"args", {{"External id", 9999}}}});
+  ev.push_back({{"ph", "X"},
+                {"cat", "python_function"},
+                {"name", "nn.Module: DistributedDataParallel_0"},
+                {"pid", 4242},
+                {"tid", 4242},
+                {"ts", 999.0},
+                {"dur", 101.5}});
+  ev.push_back({{"ph", "X"},
+                {"cat", "cpu_op"},
+                {"name", "c10d::broadcast_"},
+                {"pid", 4242},
+                {"tid", 4242},
+                {"ts", 999.2},
+                {"dur", 0.6},
+                {"args", {{"External id", 9999}}}});
   auto r = import(t);
   EXPECT_NEAR(fwd(r, 0), 24 * kUs, kTol);
   EXPECT_NEAR(fwd(r, 2), 31 * kUs, kTol);
@@ -201,9 +211,9 @@ TEST_F(TraceImport, RefusesFilesThatAreNotJsonOrCompressed) {
 }
 
 TEST_F(TraceImport, RefusesObjectsWithoutTraceEvents) {
-  auto msg = config_error([&] { import(Json{{"schemaVersion", 1}}, "x.json"); });
+  auto msg = config_error([&] { import(Json{{ "schemaVersion", 1 }}, "x.json"); });
   EXPECT_NE(msg.find("x.json: /traceEvents: missing; required: the event array"), std::string::npos) << msg;
-  msg = config_error([&] { import(Json{{"traceEvents", 3}}, "x.json"); });
+  msg = config_error([&] { import(Json{{ "traceEvents", 3 }}, "x.json"); });
   EXPECT_NE(msg.find("x.json: /traceEvents: 3 is not allowed; expected an array of trace events"), std::string::npos)
       << msg;
 }
