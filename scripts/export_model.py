@@ -4,7 +4,7 @@
 Usage:
   /usr/bin/python3 scripts/export_model.py torchvision.models:resnet50 -o models/resnet50.json \
       [--input 2x3x224x224] [--input-dtype float32|int64] [--vocab N] [--name resnet50] \
-      [--kwargs '{"num_classes": 10}']
+      [--kwargs '{"num_classes": 10}'] [--meta] [--allow-unused]
 
 SPEC is "module.path:callable"; the callable (function or class) is called with **kwargs and
 must return an nn.Module.  scripts/ and the repository root are put on sys.path, so
@@ -14,6 +14,12 @@ The model runs ONE forward pass (train mode, seed 0) under a TorchDispatchMode t
 aten ops and attributes them to the innermost nn.Module on the call stack (tracked with
 forward pre/post hooks), then ONE backward pass during which the order in which each
 parameter's AccumulateGrad node fires is recorded (that is exactly what DDP's Reducer sees).
+
+--meta (the analytic path, for models that do not fit in memory): the model is built on the
+`meta` device and the same forward/op accounting runs on shape-only tensors; no backward, so
+grad_ready_order is derived (the reverse of the forward parameter first-use order), not recorded.
+--allow-unused: parameters the forward never reads go into a final zero-cost layer
+"<unused-params>", lead grad_ready_order, and are listed in the top-level "unused_params".
 
 See models/README.md for the output format and the FLOP/byte rules.
 """
