@@ -768,6 +768,7 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     s.compute.memory_efficiency = cr.number_or("memory_efficiency", 0.8, 0.0, true, 1.0);
     s.compute.use_measured = cr.boolean_or("use_measured", true);
     s.compute.kernel_overhead = cr.quantity("kernel_overhead", Quantity::TIME, false, true).value_or(2e-6);
+    s.compute.launch_latency = cr.quantity("launch_latency", Quantity::TIME, false, true).value_or(5e-6);
     s.compute.autograd_traversal_per_param =
         cr.quantity("autograd_traversal_per_param", Quantity::TIME, false, true).value_or(0.2e-6);
     cr.finish();

@@ -172,6 +172,10 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   if (in_bytes > 0 && h2d_bw > 0) {
     p.h2d.shape.memory_s = in_bytes / h2d_bw;
     p.h2d.shape.overhead_s = cs.kernel_overhead;
+    // A synchronous copy (non_blocking=False, or any copy from pageable memory) returns to the host
+    // only once it is done, so the forward's first kernel is launched after it: the GPU idles for
+    // one launch latency.
+    if (!sc.training.non_blocking || !sc.training.pin_memory) p.h2d.shape.overhead_s += cs.launch_latency;
     p.h2d.seconds = p.h2d.shape.memory_s + p.h2d.shape.overhead_s;
   }
 
