@@ -186,6 +186,7 @@ struct ComputeSettings {
   double memory_efficiency = 0.8;                          // achieved / peak HBM bandwidth for memory-bound kernels
   bool use_measured = true;                                // prefer measured layer times when the profile has them
   double kernel_overhead = 2e-6;                           // GPU-side minimum per kernel (seconds)
+  double launch_latency = 5e-6;  // host launch to kernel start, paid when the host waits for the GPU
 };
 
 struct CollectiveSettings {
