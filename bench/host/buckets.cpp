@@ -1,37 +1,45 @@
 #include "buckets.hpp"
 
-#include <algorithm>
-#include <map>
+#include <cmath>
+
+#include "config/specs.hpp"
+#include "ddp/bucketizer.hpp"
 
 namespace ddpbench {
 
 std::vector<Bucket> assign_by_size(const std::vector<BucketTensor>& tensors, const std::vector<uint64_t>& limits) {
-  struct Accumulator {
-    Bucket bucket;
-    size_t limit_index = 0;
-  };
-  std::vector<Bucket> result;
-  std::vector<std::string> key_order;  // dtypes in order of first appearance
-  std::map<std::string, Accumulator> acc;
-  for (const auto& t : tensors) {
-    if (!acc.count(t.dtype)) key_order.push_back(t.dtype);
-    auto& a = acc[t.dtype];
-    a.bucket.dtype = t.dtype;
-    a.bucket.params.push_back(t.index);
-    a.bucket.bytes += t.bytes;
-    const uint64_t limit = limits.empty() ? UINT64_MAX : limits[a.limit_index];
-    a.bucket.size_limit = limit;
-    if (a.bucket.bytes >= limit) {
-      result.push_back(std::move(a.bucket));
-      a.bucket = Bucket{};
-      if (a.limit_index + 1 < limits.size()) ++a.limit_index;
+  // The one implementation of PyTorch's rule lives in the simulator (sim/ddp/bucketizer); the
+  // benchmark must bucket exactly as the simulation it is compared with.
+  std::vector<ddpsim::config::ParamSpec> params;
+  std::vector<int> order;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    ddpsim::config::ParamSpec p;
+    p.name = std::to_string(tensors[i].index);
+    p.dtype = ddpsim::config::parse_dtype(tensors[i].dtype).value_or(ddpsim::config::DType::UINT8);
+    const int elem = ddpsim::config::dtype_size(p.dtype);
+    p.numel = static_cast<int64_t>(tensors[i].bytes / static_cast<uint64_t>(elem));
+    if (static_cast<uint64_t>(p.numel) * static_cast<uint64_t>(elem) != tensors[i].bytes) {
+      p.dtype = ddpsim::config::DType::UINT8;  // keep the exact byte count
+      p.numel = static_cast<int64_t>(tensors[i].bytes);
     }
+    p.shape = {p.numel};
+    params.push_back(p);
+    order.push_back(static_cast<int>(i));
   }
-  for (const auto& k : key_order) {
-    auto& a = acc[k];
-    if (!a.bucket.params.empty()) result.push_back(std::move(a.bucket));
+  std::vector<double> lim;
+  for (uint64_t l : limits) lim.push_back(static_cast<double>(l));
+  std::vector<Bucket> out;
+  for (const auto& b : ddpsim::ddp::assign_by_size(params, order, lim, false)) {
+    Bucket r;
+    for (int i : b.param_indices) {
+      r.params.push_back(tensors[static_cast<size_t>(i)].index);
+      r.bytes += tensors[static_cast<size_t>(i)].bytes;
+    }
+    r.size_limit = std::isinf(b.size_limit) ? UINT64_MAX : static_cast<uint64_t>(b.size_limit);
+    r.dtype = tensors[static_cast<size_t>(b.param_indices.front())].dtype;
+    out.push_back(std::move(r));
   }
-  return result;
+  return out;
 }
 
 uint64_t cap_bytes(double mb) { return static_cast<uint64_t>(mb * 1024.0 * 1024.0); }
