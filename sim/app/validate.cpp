@@ -201,6 +201,9 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
         {"ddp", {{"pytorch_version", pytorch}}},
         {"contention", cpu ? cpu_contention : Json{{"enabled", true}}}};
     if (cpu) base["training"]["input_bytes_per_sample"] = "0B";  // the input never leaves the host
+    if (doc.contains("config") && doc["config"].contains("zero_grad_set_to_none") &&
+        doc["config"]["zero_grad_set_to_none"].is_boolean())
+      base["training"]["zero_grad_set_to_none"] = doc["config"]["zero_grad_set_to_none"];
     std::vector<CaseInput> inputs;
     std::vector<config::Scenario> scenarios;
     for (size_t i = 0; i < cases.size(); ++i) {

@@ -743,6 +743,7 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     s.training.gradient_accumulation_steps =
         static_cast<int>(tr.integer_or("gradient_accumulation_steps", 1, 1, 1 << 16));
     s.training.clip_grad_norm = tr.boolean_or("clip_grad_norm", false);
+    s.training.zero_grad_set_to_none = tr.boolean_or("zero_grad_set_to_none", true);
     s.training.grad_scaler = tr.boolean_or("grad_scaler", true);
     s.training.pin_memory = tr.boolean_or("pin_memory", true);
     s.training.non_blocking = tr.boolean_or("non_blocking", true);

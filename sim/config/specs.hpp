@@ -149,6 +149,7 @@ struct TrainingSettings {
   std::string optimizer_impl = "foreach";  // for_loop, foreach, fused
   int gradient_accumulation_steps = 1;     // micro-steps per optimizer step; all but the last under no_sync()
   bool clip_grad_norm = false;             // torch.nn.utils.clip_grad_norm_ before the optimizer
+  bool zero_grad_set_to_none = true;       // optimizer.zero_grad(set_to_none): False zeroes every gradient (a memset)
   bool grad_scaler = true;                 // GradScaler with float16 autocast
   bool pin_memory = true;                  // DataLoader pin_memory
   bool non_blocking = true;                // .to(device, non_blocking=...)

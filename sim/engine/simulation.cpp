@@ -308,6 +308,7 @@ class StepSimulator {
         run_kernel(rank, profile_.grad_unscale, f, "GradScaler unscale_", "optimizer", rs);
         run_kernel(rank, profile_.clip, f, "clip_grad_norm_", "optimizer", rs);
         run_kernel(rank, profile_.optimizer, f, "optimizer step (" + sc_.training.optimizer + ")", "optimizer", rs);
+        run_kernel(rank, profile_.zero_grad, f, "zero_grad", "optimizer", rs);
         rs.opt = sg4::Engine::get_clock() - to;
       }
       rs.end = sg4::Engine::get_clock();

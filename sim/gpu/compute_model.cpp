@@ -161,6 +161,8 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   // torch.cuda.amp.GradScaler.unscale_: one foreach pass reading and writing every gradient.
   if (sc.training.compute_dtype == "float16" && sc.training.grad_scaler)
     p.grad_unscale = roofline_kernel(0, 2 * grad_bytes, p.peak_flops, hbm, cs);
+  // zero_grad(set_to_none=False) (the default before PyTorch 2.0) zeroes the gradients: one write.
+  if (!sc.training.zero_grad_set_to_none) p.zero_grad = roofline_kernel(0, grad_bytes, p.peak_flops, hbm, cs);
   // clip_grad_norm_ (foreach): the norms read every gradient, the scaling reads and writes them.
   if (sc.training.clip_grad_norm) p.clip = roofline_kernel(0, 3 * grad_bytes, p.peak_flops, hbm, cs);
 
@@ -204,6 +206,7 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
       scale_kernel(p.grad_unscale);
       scale_kernel(p.clip);
       scale_kernel(p.optimizer);
+      scale_kernel(p.zero_grad);
       p.forward_total *= p.compute_scale;
       p.backward_total *= p.compute_scale;
     }

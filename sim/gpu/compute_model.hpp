@@ -24,6 +24,7 @@ struct ComputeProfile {
   Kernel grad_unscale;           // GradScaler.unscale_ (float16 autocast only)
   Kernel clip;                   // clip_grad_norm_ (when enabled)
   Kernel optimizer;
+  Kernel zero_grad;  // optimizer.zero_grad(set_to_none=False): writes every gradient
   double forward_total = 0, backward_total = 0;
   int measured_layers = 0;  // layers timed from measurements rather than the roofline
   std::string compute_dtype;

@@ -123,6 +123,12 @@ TEST(Knobs, ClipGradNormReadsTwiceAndWritesOnce) {
   EXPECT_NEAR(get(r[1], "optimizer_s") - get(r[0], "optimizer_s"), 3.0 * 8 * (4 << 20) * 4 / 1.6e12 + 2e-6, 1e-12);
 }
 
+TEST(Knobs, ZeroGradWithoutSetToNoneWritesEveryGradient) {
+  auto r = run_all({testing::scenario(base_doc()), with(base_doc(), "training.zero_grad_set_to_none", false)});
+  // 8 x 16 MiB of float32 gradients written once at 2 TB/s x 0.8, plus one kernel overhead.
+  EXPECT_NEAR(get(r[1], "optimizer_s") - get(r[0], "optimizer_s"), 8.0 * (4 << 20) * 4 / 1.6e12 + 2e-6, 1e-12);
+}
+
 TEST(Knobs, MixedPrecisionSpeedsComputeButNotCommunication) {
   // Roofline layers: 2 GFLOP each, forward at the float32 peak vs the bfloat16 peak.
   Json doc = base_doc();
