@@ -103,6 +103,10 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
         "; expected \"ddpbench-results/1\" (written by bench/ddpbench or scripts/ddp_cpu_bench.py)");
   if (!(args.tolerance > 0)) throw core::ConfigError("--tolerance: must be > 0");
   const std::string mode = need(doc, "mode", "", file).get<std::string>();
+  if (mode != "step" && mode != "allreduce")
+    throw core::ConfigError(file + ": /mode: \"" + mode +
+                            "\" has nothing to validate against a simulation; expected \"step\" or \"allreduce\" "
+                            "(use a \"layers\" result's model as a measured profile instead)");
   const Json& hw = need(doc, "hardware", "", file);
   const bool cpu = hw.value("device", "") == "cpu";
   const int ranks = static_cast<int>(need_number(hw, "ngpus", "/hardware", file));

@@ -304,3 +304,43 @@ TEST(Cli, CalibratedSingleGpuStepIsReproduced) {
 
 }  // namespace
 }  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(Cli, ValidateComparesTheCommittedCpuRunCaseByCase) {
+  auto r = run("validate bench/results/cpu-2rank-resnet18.json --tolerance 1.0 --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json j = Json::parse(r.out);
+  ASSERT_EQ(j["cases"].size(), 4u);
+  for (const auto& c : j["cases"]) {
+    const double m = c["measured"]["step_time_s"], p = c["predicted"]["step_time_s"];
+    EXPECT_NEAR(c["step_time_error"].get<double>(), (p - m) / m, 1e-12);
+    EXPECT_FALSE(c["buckets"].empty());
+  }
+  // A tolerance nobody meets: exit 3, the comparison still printed.
+  auto tight = run("validate bench/results/cpu-2rank-resnet18.json --tolerance 1e-9");
+  EXPECT_EQ(tight.code, 3) << tight.out;
+  EXPECT_NE(tight.out.find("BEYOND TOLERANCE"), std::string::npos) << tight.out;
+}
+
+TEST(Cli, ValidateRefusesFilesItCannotUse) {
+  auto d = temp_dir("validate");
+  std::ofstream(d / "other.json") << R"({"format": "something-else"})";
+  auto r = run("validate " + (d / "other.json").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("ddpbench-results/1"), std::string::npos) << r.out;
+  std::ofstream(d / "layers.json") << R"({"format": "ddpbench-results/1", "mode": "layers", "hardware": {"ngpus": 1}})";
+  auto l = run("validate " + (d / "layers.json").string());
+  EXPECT_EQ(l.code, 2) << l.out;
+  EXPECT_NE(l.out.find("/mode"), std::string::npos) << l.out;
+  std::ofstream(d / "gpu.json") << R"({"format": "ddpbench-results/1", "mode": "step",
+    "hardware": {"ngpus": 2, "gpu_name": "Imaginary GPU 9000"}, "step": {"model": {}, "cases": []}})";
+  auto g = run("validate " + (d / "gpu.json").string());
+  EXPECT_EQ(g.code, 2) << g.out;
+  EXPECT_NE(g.out.find("Imaginary GPU 9000"), std::string::npos) << g.out;
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace ddpsim
