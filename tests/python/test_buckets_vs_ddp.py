@@ -62,6 +62,13 @@ class TestBucketsVsDDP(unittest.TestCase):
     def test_resnet101(self):
         self.assert_ok(self.check("resnet101", "torchvision.models:resnet101", "2x3x32x32"))
 
+    def test_bert_base(self):
+        # buckets do not depend on the sequence length: 8 tokens keep it quick
+        self.assert_ok(self.check("bert-base", "zoo.bert:bert_base", "2x8", "int64"))
+
+    def test_gpt2(self):
+        self.assert_ok(self.check("gpt2", "zoo.gpt2:gpt2", "2x8", "int64"))
+
     def test_vgg16(self):
         self.assert_ok(self.check("vgg16", "torchvision.models:vgg16", "2x3x32x32"))
 
