@@ -80,6 +80,14 @@ class TestBucketsVsDDP(unittest.TestCase):
     def test_bert_large(self):
         self.assert_ok(self.check("bert-large", "zoo.bert:bert_large", "2x8", "int64"))
 
+    @unittest.skipUnless(SLOW, "slow (355M parameters): set DDPSIM_SLOW_TESTS=1")
+    def test_gpt2_medium(self):
+        self.assert_ok(self.check("gpt2-medium", "zoo.gpt2:gpt2_medium", "1x8", "int64"))
+
+    @unittest.skipUnless(SLOW, "slow (774M parameters): set DDPSIM_SLOW_TESTS=1")
+    def test_gpt2_large(self):
+        self.assert_ok(self.check("gpt2-large", "zoo.gpt2:gpt2_large", "1x8", "int64"))
+
     def test_mixed_dtype(self):
         """float32 + bfloat16 parameters: DDP buckets each dtype separately."""
         self.assert_ok(self.check("mixed-gpt", "zoo.mixed:mixed_gpt", "2x16", "int64"))
