@@ -344,3 +344,34 @@ TEST(Cli, ValidateRefusesFilesItCannotUse) {
 
 }  // namespace
 }  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(Cli, UnusedParametersNeedFindUnusedParameters) {
+  auto r = run("run default --set model=skip-branch -q");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/ddp/find_unused_parameters"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("branch_b.0.weight"), std::string::npos) << r.out;
+  auto ok = run("run default --set model=skip-branch --set ddp.find_unused_parameters=true -q");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+}
+
+TEST(Cli, CollectiveRejectsBadSizes) {
+  auto r = run("collective allreduce --cluster dgx-a100 -b lots");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--min-bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"lots\""), std::string::npos) << r.out;
+  auto order = run("collective allreduce --cluster dgx-a100 -b 1M -e 1K");
+  EXPECT_EQ(order.code, 2) << order.out;
+  EXPECT_NE(order.out.find("--max-bytes"), std::string::npos) << order.out;
+}
+
+TEST(Cli, ImportTraceRefusesTheLegacyProfilerFormat) {
+  auto r = run("import-trace tests/golden/traces/legacy_autograd_profiler.json --model resnet50");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("with_modules=True"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace ddpsim
