@@ -59,7 +59,6 @@ import datetime
 import json
 import os
 import shlex
-import socket
 import statistics
 import sys
 import tempfile
@@ -70,6 +69,7 @@ if SCRIPT_DIR not in sys.path:
     sys.path.insert(0, SCRIPT_DIR)
 import export_model as em  # noqa: E402
 import ddpsim_profile as dp  # noqa: E402
+from ddp_reference_buckets import _free_port  # noqa: E402  (one helper for both DDP launchers)
 
 FIRST_BUCKET_BYTES_1_13 = 1024 * 1024
 DEFAULT_CAP_MB = 25.0
@@ -87,14 +87,6 @@ class BenchError(Exception):
 
 def _median(xs):
     return float(statistics.median(xs)) if xs else None
-
-
-def _free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def parse_caps(text):
