@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -474,7 +475,8 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   if (a == kRing && p == kSimple && topo.nnodes > 1 &&
       bytes / (static_cast<double>(t.comm_channels) * topo.nranks) >= 64)
     lat *= topo.arch == Arch::VOLTA ? 1.9 : 1.4;  // "plateau effect of ring" (minCompCap < 80 ? 1.9 : 1.4)
-  lat = lat * topo.latency_scale + topo.latency_offset;
+  const double lat_offset = topo.latency_offset;
+  lat = lat * topo.latency_scale + lat_offset;
   e.nccl_model_time = lat + bytes / bw;
 
   // topoGetAlgoInfo: nc = comm->nChannels, shrunk while nBytes < nc * nt * threadThreshold.
@@ -518,13 +520,22 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const double ch_bw = e.bandwidth * nsteps / nranks / nc;
     if (p == kSimple) {
       const SliceSchedule sch = simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p]);
-      gpu_time = (base + nsteps * sch.slices * hop_lat) * lat_scale + topo.latency_offset + nsteps * sch.bytes / ch_bw;
+      gpu_time = (base + nsteps * sch.slices * hop_lat) * lat_scale + lat_offset + nsteps * sch.bytes / ch_bw;
     } else {
-      gpu_time = (base + nsteps * hop_lat) * lat_scale + topo.latency_offset + bytes / e.bandwidth;
+      gpu_time = (base + nsteps * hop_lat) * lat_scale + lat_offset + bytes / e.bandwidth;
     }
   }
+  // Post-pick achieved-speed knobs (calibration): NCCL's pick above did not see them.
+  {
+    const auto& all = topo.achieved_all;
+    const auto& own = topo.achieved[a][p];
+    const double factor = all.bw_factor * own.bw_factor;
+    const double transfer = bytes / e.bandwidth;
+    gpu_time = std::max(gpu_time - transfer, 0.0) + all.latency_offset + own.latency_offset + transfer / factor;
+    e.bandwidth *= factor;
+  }
   // (4) host issue rate.
-  const double host_time = topo.gpus_per_process * kHostLaunchSeconds;
+  const double host_time = topo.gpus_per_process * topo.launch_overhead;
   e.time = std::max(gpu_time, host_time);
   e.latency = std::max(0.0, e.time - bytes / e.bandwidth);
   e.reduce_scatter_time = e.time / 2;  // ring: n-1 of 2(n-1) steps; tree: reduce up, then broadcast down
@@ -560,6 +571,13 @@ void validate(const NcclTopology& topo) {
   if (!(topo.bw_scale_intra > 0)) bad("bw_scale_intra", fmt(topo.bw_scale_intra), "> 0");
   if (!(topo.bw_scale_inter > 0)) bad("bw_scale_inter", fmt(topo.bw_scale_inter), "> 0");
   if (!(topo.latency_scale > 0)) bad("latency_scale", fmt(topo.latency_scale), "> 0");
+  if (!(topo.launch_overhead >= 0)) bad("launch_overhead", fmt(topo.launch_overhead), ">= 0");
+  if (!(topo.achieved_all.bw_factor > 0)) bad("achieved_all.bw_factor", fmt(topo.achieved_all.bw_factor), "> 0");
+  for (int a = 0; a < kNumAlgos; ++a)
+    for (int p = 0; p < kNumProtos; ++p)
+      if (!(topo.achieved[a][p].bw_factor > 0))
+        bad("achieved[" + to_string(static_cast<Algo>(a)) + "][" + to_string(static_cast<Proto>(p)) + "].bw_factor",
+            fmt(topo.achieved[a][p].bw_factor), "> 0");
 }
 
 NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings) { return derive(topo, settings).tuning; }
@@ -657,72 +675,29 @@ Proto parse_proto(std::string_view name) {
 // ---- calibration ------------------------------------------------------------------------------
 namespace {
 
-// Parameters: x0 = log(bw scale), x1 = log(latency scale), x2 = latency offset in microseconds.
-NcclTopology apply(const NcclTopology& start, const std::array<double, 3>& x) {
-  NcclTopology t = start;
-  if (start.nnodes > 1)
-    t.bw_scale_inter = std::exp(x[0]);
-  else
-    t.bw_scale_intra = std::exp(x[0]);
-  t.latency_scale = std::exp(x[1]);
-  t.latency_offset = x[2] * kUs;
-  return t;
-}
-
-double objective(const NcclTopology& start, const std::vector<std::pair<double, double>>& pts,
-                 const NcclSettings& settings, const std::array<double, 3>& x) {
-  if (std::abs(x[0]) > 5 || std::abs(x[1]) > 5) return std::numeric_limits<double>::max();
-  const NcclTopology t = apply(start, x);
-  double sum = 0;
-  for (const auto& [bytes, time] : pts) {
-    const double pred = predict_allreduce(t, bytes, settings).time;
-    if (!(pred > 0)) return std::numeric_limits<double>::max();
-    const double r = (pred - time) / time;
-    sum += r * r;
-  }
-  return sum;
-}
-
-}  // namespace
-
-NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<double, double>>& pts, NcclFit* fit,
-                       const NcclSettings& settings) {
-  validate(start);
-  if (pts.empty()) throw std::invalid_argument("calibrate: no (bytes, seconds) points given");
-  for (size_t i = 0; i < pts.size(); ++i)
-    if (!(pts[i].first > 0) || !(pts[i].second > 0))
-      throw std::invalid_argument("calibrate: point " + std::to_string(i) + " (" + fmt(pts[i].first) + " B, " +
-                                  fmt(pts[i].second) + " s) is not positive");
-  if (start.nranks <= 1) throw std::invalid_argument("calibrate: a single rank has no all-reduce time to fit");
-
-  const double bw0 = std::log(start.nnodes > 1 ? start.bw_scale_inter : start.bw_scale_intra);
-  const std::array<double, 3> x0 = {bw0, std::log(start.latency_scale), start.latency_offset / kUs};
-  auto f = [&](const std::array<double, 3>& x) { return objective(start, pts, settings, x); };
-
-  // Nelder-Mead, restarted from the best vertex until it stops improving (the objective is
-  // piecewise smooth: algorithm/protocol switches make kinks). Deterministic.
-  std::array<double, 3> best = x0;
+// Deterministic Nelder-Mead on f, restarted from the best vertex (smaller steps each time) until a
+// restart no longer improves: the objective is piecewise smooth, algorithm/protocol switches make
+// kinks where a single run can stall.
+std::vector<double> nelder_mead(const std::function<double(const std::vector<double>&)>& f, std::vector<double> best,
+                                const std::vector<double>& step, int* iterations) {
+  const size_t n = best.size();
   double fbest = f(best);
-  int iterations = 0;
-  const std::array<double, 3> step = {0.3, 0.3, 5.0};
-  for (int restart = 0; restart < 8; ++restart) {
-    std::array<std::array<double, 3>, 4> s;
-    std::array<double, 4> fs;
-    s[0] = best;
-    for (int i = 0; i < 3; ++i) {
-      s[i + 1] = best;
-      s[i + 1][i] += step[i] / (1 + restart);
-    }
-    for (int i = 0; i < 4; ++i) fs[i] = f(s[i]);
-    for (int it = 0; it < 400; ++it, ++iterations) {
-      std::array<int, 4> o = {0, 1, 2, 3};
-      std::sort(o.begin(), o.end(), [&](int a, int b) { return fs[a] < fs[b]; });
-      if (fs[o[3]] - fs[o[0]] <= 1e-12 * (1 + fs[o[0]])) break;
-      std::array<double, 3> c{};
-      for (int k = 0; k < 3; ++k) c[k] = (s[o[0]][k] + s[o[1]][k] + s[o[2]][k]) / 3;
+  for (int restart = 0; restart < 10; ++restart) {
+    std::vector<std::vector<double>> s(n + 1, best);
+    std::vector<double> fs(n + 1);
+    for (size_t i = 0; i < n; ++i) s[i + 1][i] += step[i] / (1 + restart);
+    for (size_t i = 0; i <= n; ++i) fs[i] = f(s[i]);
+    std::vector<size_t> o(n + 1);
+    for (int it = 0; it < 300 * static_cast<int>(n); ++it, ++*iterations) {
+      for (size_t i = 0; i <= n; ++i) o[i] = i;
+      std::sort(o.begin(), o.end(), [&](size_t a, size_t b) { return fs[a] < fs[b] || (fs[a] == fs[b] && a < b); });
+      if (fs[o[n]] - fs[o[0]] <= 1e-12 * (1 + fs[o[0]])) break;
+      std::vector<double> c(n, 0.0);
+      for (size_t i = 0; i < n; ++i)
+        for (size_t k = 0; k < n; ++k) c[k] += s[o[i]][k] / static_cast<double>(n);
       auto along = [&](double t) {
-        std::array<double, 3> y;
-        for (int k = 0; k < 3; ++k) y[k] = c[k] + t * (s[o[3]][k] - c[k]);
+        std::vector<double> y(n);
+        for (size_t k = 0; k < n; ++k) y[k] = c[k] + t * (s[o[n]][k] - c[k]);
         return y;
       };
       const auto xr = along(-1.0);
@@ -731,31 +706,31 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<do
         const auto xe = along(-2.0);
         const double fe = f(xe);
         if (fe < fr) {
-          s[o[3]] = xe;
-          fs[o[3]] = fe;
+          s[o[n]] = xe;
+          fs[o[n]] = fe;
         } else {
-          s[o[3]] = xr;
-          fs[o[3]] = fr;
+          s[o[n]] = xr;
+          fs[o[n]] = fr;
         }
-      } else if (fr < fs[o[2]]) {
-        s[o[3]] = xr;
-        fs[o[3]] = fr;
+      } else if (fr < fs[o[n - 1]]) {
+        s[o[n]] = xr;
+        fs[o[n]] = fr;
       } else {
-        const auto xc = fr < fs[o[3]] ? along(-0.5) : along(0.5);
+        const auto xc = fr < fs[o[n]] ? along(-0.5) : along(0.5);
         const double fc = f(xc);
-        if (fc < std::min(fr, fs[o[3]])) {
-          s[o[3]] = xc;
-          fs[o[3]] = fc;
+        if (fc < std::min(fr, fs[o[n]])) {
+          s[o[n]] = xc;
+          fs[o[n]] = fc;
         } else {  // shrink toward the best vertex
-          for (int i = 1; i < 4; ++i) {
-            for (int k = 0; k < 3; ++k) s[o[i]][k] = s[o[0]][k] + 0.5 * (s[o[i]][k] - s[o[0]][k]);
+          for (size_t i = 1; i <= n; ++i) {
+            for (size_t k = 0; k < n; ++k) s[o[i]][k] = s[o[0]][k] + 0.5 * (s[o[i]][k] - s[o[0]][k]);
             fs[o[i]] = f(s[o[i]]);
           }
         }
       }
     }
-    int b = 0;
-    for (int i = 1; i < 4; ++i)
+    size_t b = 0;
+    for (size_t i = 1; i <= n; ++i)
       if (fs[i] < fs[b]) b = i;
     const bool improved = fs[b] < fbest * (1 - 1e-9);
     if (fs[b] <= fbest) {
@@ -764,15 +739,126 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<do
     }
     if (!improved && restart > 0) break;
   }
+  return best;
+}
 
-  const NcclTopology fitted = apply(start, best);
+// Parameter vector: [0] log achieved_all.bw_factor, [1] achieved_all.latency_offset (us),
+// [2] log launch overhead (only if fitted), then per fitted (algo, proto): log bw factor, offset (us).
+struct Layout {
+  bool launch = false;
+  std::vector<std::pair<int, int>> pairs;  // (algo, proto) with their own knobs (stage 2)
+  size_t size() const { return 2 + (launch ? 1 : 0) + 2 * pairs.size(); }
+};
+
+NcclTopology apply(const NcclTopology& start, const Layout& l, const std::vector<double>& x) {
+  NcclTopology t = start;
+  t.achieved_all.bw_factor = std::exp(x[0]);
+  t.achieved_all.latency_offset = x[1] * kUs;
+  size_t k = 2;
+  if (l.launch) t.launch_overhead = std::exp(x[k++]) * kHostLaunchSeconds;
+  for (auto [a, p] : l.pairs) {
+    t.achieved[a][p].bw_factor = std::exp(x[k++]);
+    t.achieved[a][p].latency_offset = x[k++] * kUs;
+  }
+  return t;
+}
+
+double predict_point(const NcclTopology& t, const CalibrationPoint& pt, const NcclSettings& settings) {
+  NcclTopology u = t;
+  if (pt.gpus_per_process > 0) u.gpus_per_process = pt.gpus_per_process;
+  return predict_allreduce(u, pt.bytes, settings).time;
+}
+
+}  // namespace
+
+NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<double, double>>& pts, NcclFit* fit,
+                       const NcclSettings& settings) {
+  std::vector<CalibrationPoint> points;
+  for (const auto& [b, s] : pts) points.push_back({b, s, 0});
+  return calibrate(start, points, fit, settings);
+}
+
+NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationPoint>& pts, NcclFit* fit,
+                       const NcclSettings& settings) {
+  validate(start);
+  if (pts.empty()) throw std::invalid_argument("calibrate: no (bytes, seconds) points given");
+  for (size_t i = 0; i < pts.size(); ++i)
+    if (!(pts[i].bytes > 0) || !(pts[i].seconds > 0))
+      throw std::invalid_argument("calibrate: point " + std::to_string(i) + " (" + fmt(pts[i].bytes) + " B, " +
+                                  fmt(pts[i].seconds) + " s) is not positive");
+  if (start.nranks <= 1) throw std::invalid_argument("calibrate: a single rank has no all-reduce time to fit");
+
+  Layout layout;
+  for (const auto& pt : pts)
+    if ((pt.gpus_per_process > 0 ? pt.gpus_per_process : start.gpus_per_process) > 1) layout.launch = true;
+  auto objective = [&](const Layout& l, const std::vector<double>& x, double prior) {
+    for (size_t k = 0; k < x.size(); ++k)
+      if (!std::isfinite(x[k])) return std::numeric_limits<double>::max();
+    if (std::abs(x[0]) > 5) return std::numeric_limits<double>::max();
+    const NcclTopology t = apply(start, l, x);
+    double sum = 0;
+    try {
+      for (const auto& pt : pts) {
+        const double pred = predict_point(t, pt, settings);
+        if (!(pred > 0)) return std::numeric_limits<double>::max();
+        // Soft L1 on the log ratio (about |r| beyond 1 %): one disturbed row of a log (a timing
+        // glitch) does not drag the fit, and the fit aims at the median error users read.
+        const double r = std::log(pred / pt.seconds);
+        sum += std::sqrt(r * r + 1e-4);
+      }
+    } catch (const std::invalid_argument&) {
+      return std::numeric_limits<double>::max();
+    }
+    // Weak prior on the per-pair knobs: a pair the data hardly constrains stays near stage 1.
+    size_t k = 2 + (l.launch ? 1 : 0);
+    for (size_t i = 0; i < l.pairs.size(); ++i, k += 2)
+      sum += prior * (x[k] * x[k] + (x[k + 1] / 10.0) * (x[k + 1] / 10.0));
+    return sum;
+  };
+
+  // Stage 1: knobs shared by every pair.
+  std::vector<double> x = {std::log(start.achieved_all.bw_factor), start.achieved_all.latency_offset / kUs};
+  std::vector<double> step = {0.3, 5.0};
+  if (layout.launch) {
+    x.push_back(std::log(start.launch_overhead / kHostLaunchSeconds));
+    step.push_back(0.2);
+  }
+  int iterations = 0;
+  x = nelder_mead([&](const std::vector<double>& v) { return objective(layout, v, 0); }, x, step, &iterations);
+
+  // Stage 2: own knobs for the pairs NCCL picks on >= 2 measured sizes (the pick does not depend
+  // on the knobs, so one pass finds them).
+  Layout full = layout;
+  {
+    std::array<std::array<int, kNumProtos>, kNumAlgos> used{};
+    for (const auto& pt : pts) {
+      NcclTopology u = start;
+      if (pt.gpus_per_process > 0) u.gpus_per_process = pt.gpus_per_process;
+      const auto e = predict_allreduce(u, pt.bytes, settings);
+      ++used[static_cast<int>(e.algo)][static_cast<int>(e.proto)];
+    }
+    for (int a = 0; a < kNumAlgos; ++a)
+      for (int p = 0; p < kNumProtos; ++p)
+        if (used[a][p] >= 2) full.pairs.push_back({a, p});
+  }
+  if (!full.pairs.empty()) {
+    for (auto [a, p] : full.pairs) {
+      x.push_back(std::log(start.achieved[a][p].bw_factor));
+      x.push_back(start.achieved[a][p].latency_offset / kUs);
+      step.push_back(0.2);
+      step.push_back(3.0);
+    }
+    x = nelder_mead([&](const std::vector<double>& v) { return objective(full, v, 1e-3); }, x, step, &iterations);
+  }
+
+  const NcclTopology fitted = apply(start, full, x);
   if (fit) {
     fit->topology = fitted;
     fit->relative_errors.clear();
     double sq = 0;
     std::vector<double> abs_err;
-    for (const auto& [bytes, time] : pts) {
-      const double r = (predict_allreduce(fitted, bytes, settings).time - time) / time;
+    for (const auto& pt : pts) {
+      const double r = (predict_point(fitted, pt, settings) - pt.seconds) / pt.seconds;
       fit->relative_errors.push_back(r);
       abs_err.push_back(std::abs(r));
       sq += r * r;

@@ -56,8 +56,21 @@ struct NcclTopology {
   // NCCL_VERSION_CODE of the library (major*10000 + minor*100 + patch, e.g. 20803 for 2.8.3);
   // 0 = current. Only protocol availability depends on it (LL128 needs 2.5+).
   int nccl_version = 0;
+  // Host seconds per GPU per call (the issue-rate floor above); calibrate fits it when a run
+  // drove several GPUs from one process.
+  double launch_overhead = kHostLaunchSeconds;
   // calibration knobs (identity by default), so a fit can adjust the model:
   double bw_scale_intra = 1.0, bw_scale_inter = 1.0, latency_scale = 1.0, latency_offset = 0.0;
+  // What the hardware achieves relative to the model once NCCL has picked (algorithm, protocol):
+  // NCCL's pick comes from its own topology model and does not see these, so they act after the
+  // pick, on the achieved time only: time = latency + offset + (bytes / bandwidth) / bw_factor.
+  // `achieved_all` applies to every pair, `achieved[algo][proto]` on top of it. Fitted by calibrate.
+  struct Achieved {
+    double bw_factor = 1.0;
+    double latency_offset = 0.0;  // seconds
+  };
+  Achieved achieved_all;
+  std::array<std::array<Achieved, kNumProtos>, kNumAlgos> achieved{};
 };
 
 struct NcclSettings {                      // names follow NCCL env vars
@@ -125,9 +138,23 @@ struct NcclFit {
   int iterations = 0;
 };
 
-// Fits bandwidth scale (bw_scale_intra on one node, bw_scale_inter across nodes), latency_scale and
-// latency_offset to measured (bytes, seconds) pairs by least squares on relative time error
-// (deterministic Nelder-Mead). Throws std::invalid_argument on empty or non-positive data.
+// One measured all-reduce: size, time, and how the run was launched (nccl-tests -g; 0 = the
+// topology's gpus_per_process).
+struct CalibrationPoint {
+  double bytes = 0;
+  double seconds = 0;
+  int gpus_per_process = 0;
+};
+
+// Fits what the hardware achieves to measurements by a robust (soft L1) fit of log(predicted/measured)
+// (deterministic Nelder-Mead, restarted). NCCL's pick stays NCCL's (it comes from the topology,
+// not from measured speed): the fit sets the post-pick knobs. Stage 1: achieved_all (bandwidth
+// factor, latency offset) and, when a point was launched with gpus_per_process > 1,
+// launch_overhead. Stage 2 adds achieved[algo][proto] for every pair picked for >= 2 measured
+// sizes (a weak prior keeps each near stage 1). The pre-pick knobs of `start` are kept.
+// Throws std::invalid_argument on empty or non-positive data.
+NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationPoint>& points,
+                       NcclFit* fit = nullptr, const NcclSettings& settings = {});
 NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<double, double>>& size_time_pairs,
                        NcclFit* fit = nullptr, const NcclSettings& settings = {});
 

@@ -63,8 +63,17 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   static const std::regex kDevice(
       R"(^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
   static const std::regex kAvg(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
+  static const std::regex kVersion(R"(NCCL version\s+(\d+)\.(\d+)\.(\d+))");
+  static const std::regex kDebug(R"(\bNCCL (INFO|WARN|TRACE)\b)");
   std::string raw;
   int lineno = 0;
+  bool banner_since_row = true;
+  double prev_size = -1;
+  auto read_version = [&](const std::string& t) {
+    std::smatch m;
+    if (log.nccl_version == 0 && std::regex_search(t, m, kVersion))
+      log.nccl_version = std::stoi(m[1]) * 10000 + std::stoi(m[2]) * 100 + std::stoi(m[3]);
+  };
   while (std::getline(in, raw)) {
     ++lineno;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
@@ -72,11 +81,17 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     std::string line = std::regex_replace(raw, kMpiPrefix, "", std::regex_constants::format_first_only);
     const std::string t = trim(line);
     if (t.empty()) continue;
+    if (std::regex_search(t, kDebug)) {  // NCCL_DEBUG output interleaved with the table
+      read_version(t);
+      continue;
+    }
     if (t[0] == '#') {
+      read_version(t);
       std::smatch m;
       if (std::regex_search(t, m, kThreads)) {
         log.nthread = std::stoi(m[1]);
         log.ngpus = std::stoi(m[2]);
+        banner_since_row = true;
       } else if (std::regex_search(t, m, kDevice)) {
         log.devices.push_back(m[1]);
       } else if (std::regex_search(t, m, kAvg)) {
@@ -138,6 +153,17 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     r.ip_algbw = v[4];
     r.ip_busbw = v[5];
     r.ip_wrong = f[head + 7];
+    if (log.runs.empty() || banner_since_row || size <= prev_size) {
+      NcclTestsRun run;
+      run.first_row = log.rows.size();
+      // A run without a banner of its own (sizes started over) does not inherit the last one.
+      run.nthread = banner_since_row ? log.nthread : 0;
+      run.ngpus = banner_since_row ? log.ngpus : 0;
+      log.runs.push_back(run);
+    }
+    banner_since_row = false;
+    prev_size = size;
+    ++log.runs.back().row_count;
     log.rows.push_back(r);
   }
   return log;

@@ -1,7 +1,8 @@
 #pragma once
 // Parser for NVIDIA nccl-tests all_reduce_perf output (src/common.cu printing), all three row
 // layouts: newest "size count type redop root time algbw busbw #wrong ...", older without root,
-// oldest without redop. Out-of-place and in-place columns are both kept.
+// oldest without redop. Out-of-place and in-place columns are both kept. NCCL_DEBUG lines
+// ("host:pid:tid [0] NCCL INFO ...", "NCCL WARN") are skipped; "NCCL version X.Y.Z" is read.
 #include <istream>
 #include <stdexcept>
 #include <string>
@@ -32,11 +33,23 @@ struct NcclTestsRow {
   std::string oop_wrong, ip_wrong;  // "#wrong" / "error" column verbatim ("0", "N/A", "2e-07")
 };
 
+// One run of all_reduce_perf inside a file: a file may hold several (the sizes start over, or a
+// new "# nThread .. nGpus .." banner appears).
+struct NcclTestsRun {
+  size_t first_row = 0, row_count = 0;  // into NcclTestsLog::rows
+  int nthread = 0;                      // from the run's banner (0 if absent)
+  int ngpus = 0;                        // GPUs per thread: nccl-tests -g (0 if absent)
+};
+
 struct NcclTestsLog {
   std::string filename;
   std::vector<NcclTestsRow> rows;
-  int nthread = 0;  // "# nThread 1 nGpus 8 ..." (0 if absent)
+  std::vector<NcclTestsRun> runs;
+  int nthread = 0;  // "# nThread 1 nGpus 8 ..." (0 if absent; the last banner seen)
   int ngpus = 0;
+  // NCCL_VERSION_CODE from a "NCCL version 2.8.3" line (NCCL_DEBUG=INFO output or a '#' comment);
+  // 0 if the file does not say.
+  int nccl_version = 0;
   std::vector<std::string> devices;       // GPU names from "#  Rank  0 Group ... device  0 [0x07] NAME" lines
   std::vector<double> avg_bus_bandwidth;  // "# Avg bus bandwidth : X" (one per run in the file)
   int nranks() const { return static_cast<int>(devices.size()); }  // 0 if the banner had no device lines

@@ -185,13 +185,19 @@ TEST(NcclDatasets, CalibrateOnEvenSizesPredictsOddSizes) {
       start.gpus_per_process = d.gpus_per_process.at(run_no - 1);
       const NcclTopology t = calibrate(start, train, &fit);
       std::vector<double> err;
-      for (const auto& [bytes, time] : test) err.push_back(std::abs(predict_allreduce(t, bytes).time - time) / time);
+      for (const auto& [bytes, time] : test) {
+        const auto e = predict_allreduce(t, bytes);
+        err.push_back(std::abs(e.time - time) / time);
+        if (std::getenv("DDPSIM_VERBOSE"))
+          std::printf("  held-out %12.0f B  measured %10.2f us  fitted %10.2f us  %s/%s  err %+.3f\n", bytes, time * 1e6,
+                      e.time * 1e6, to_string(e.algo).c_str(), to_string(e.proto).c_str(), e.time / time - 1);
+      }
       const double med = median(err);
       std::printf(
-          "[calibrate] %-38s run %d  bw_scale %.3f lat_scale %.3f lat_offset %6.2f us  train median %.3f  "
+          "[calibrate] %-38s run %d  bw_factor %.3f lat_offset %6.2f us  launch %.2f us  train median %.3f  "
           "held-out median %.3f\n",
-          d.file, run_no - 1, d.topo.nnodes > 1 ? t.bw_scale_inter : t.bw_scale_intra, t.latency_scale,
-          t.latency_offset * 1e6, fit.median_abs_relative_error, med);
+          d.file, run_no - 1, t.achieved_all.bw_factor, t.achieved_all.latency_offset * 1e6, t.launch_overhead * 1e6,
+          fit.median_abs_relative_error, med);
       EXPECT_LE(med, d.max_calibrated_heldout);
     }
   }

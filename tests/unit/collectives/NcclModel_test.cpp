@@ -299,13 +299,13 @@ TEST(NcclModel, CalibrateRecoversKnownKnobs) {
 
 TEST(NcclModel, CalibrateRejectsBadInput) {
   try {
-    calibrate(a100_nvswitch_1x8(), {});
+    calibrate(a100_nvswitch_1x8(), std::vector<CalibrationPoint>{});
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "calibrate: no (bytes, seconds) points given");
   }
   try {
-    calibrate(a100_nvswitch_1x8(), {{1024, 1e-5}, {2048, -1}});
+    calibrate(a100_nvswitch_1x8(), std::vector<std::pair<double, double>>{{1024, 1e-5}, {2048, -1}});
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "calibrate: point 1 (2048 B, -1 s) is not positive");

@@ -193,3 +193,41 @@ TEST(NcclTestsLog, ShippedLogsParse) {
     }
   }
 }
+
+TEST(NcclTestsLog, RunsBannersVersionAndDebugLines) {
+  const auto log = parse(
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "node1:1234:1234 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>\n"
+      "node1:1234:1234 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\n"
+      "           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    0.00      0\n"
+      "          16             4     float     sum      -1    39.64    0.00    0.00      0    39.19    0.00    0.00      0\n"
+      "node1:1234:1240 [3] NCCL WARN Call to ibv_reg_mr failed\n"
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "          32             8     float     sum      -1    20.26    0.00    0.00      0    17.74    0.00    0.00      0\n"
+      "           8             2     float     sum      -1    20.26    0.00    0.00      0    17.74    0.00    0.00      0\n");
+  ASSERT_EQ(log.rows.size(), 4u);
+  EXPECT_EQ(log.nccl_version, 21805);
+  ASSERT_EQ(log.runs.size(), 3u);
+  EXPECT_EQ(log.runs[0].first_row, 0u);
+  EXPECT_EQ(log.runs[0].row_count, 2u);
+  EXPECT_EQ(log.runs[0].ngpus, 8);
+  // A new banner starts a run even though the size grew.
+  EXPECT_EQ(log.runs[1].first_row, 2u);
+  EXPECT_EQ(log.runs[1].row_count, 1u);
+  EXPECT_EQ(log.runs[1].ngpus, 1);
+  // Sizes starting over without a banner: a run whose launch mode the file does not say.
+  EXPECT_EQ(log.runs[2].first_row, 3u);
+  EXPECT_EQ(log.runs[2].ngpus, 0);
+}
+
+TEST(NcclTestsLog, ShippedLogsSplitIntoTheirRuns) {
+  if (!std::filesystem::exists(data_file("aws-p4d_2x8_a100_efa.txt"))) GTEST_SKIP() << "shared data not found";
+  const auto p4d = parse_nccl_tests_log_file(data_file("aws-p4d_2x8_a100_efa.txt").string());
+  EXPECT_EQ(p4d.nccl_version, 20803);  // "# NCCL version 2.8.3+cuda11.2" in the file's header
+  ASSERT_EQ(p4d.runs.size(), 1u);
+  EXPECT_EQ(p4d.runs[0].row_count, 28u);  // 8 B .. 1 GiB
+  const auto a100 = parse_nccl_tests_log_file(data_file("a100-sxm4-80gb_1x8_nvswitch.txt").string());
+  ASSERT_EQ(a100.runs.size(), 2u);  // RUN A (-g 8) and RUN B (mpirun, -g 1), 8 B .. 4 GiB each
+  EXPECT_EQ(a100.runs[0].row_count, 30u);
+  EXPECT_EQ(a100.runs[1].row_count, 30u);
+}
