@@ -83,6 +83,14 @@ collectives::NcclSettings settings_from(const std::string& algo, const std::stri
   }
 }
 
+int version_from(const std::string& flag, const std::string& text) {
+  try {
+    return collectives::parse_nccl_version(text);
+  } catch (const std::invalid_argument& e) {
+    throw core::ConfigError(flag + ": " + e.what());
+  }
+}
+
 std::string fmt(const char* f, double v) {
   char b[64];
   std::snprintf(b, sizeof b, f, v);
@@ -101,6 +109,11 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   if (!(args.factor > 1)) throw core::ConfigError("--factor: " + fmt("%g", args.factor) + " is not > 1");
   auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels);
   auto topo = collectives::nccl_topology(cluster);
+  if (!args.nccl_version.empty()) topo.nccl_version = version_from("--nccl-version", args.nccl_version);
+  topo.gpus_per_process = args.gpus_per_process;
+  if (topo.gpus_per_process > cluster.gpus_per_node)
+    throw core::ConfigError("--gpus-per-process " + std::to_string(args.gpus_per_process) + " is more than the " +
+                            std::to_string(cluster.gpus_per_node) + " GPUs per node of cluster \"" + cluster.name + "\"");
   try {
     collectives::validate(topo);
   } catch (const std::invalid_argument& e) {
@@ -110,7 +123,9 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   Json rows = Json::array();
   std::ostringstream table;
   table << "# ddpsim collective allreduce: " << cluster.name << ", " << cluster.nodes << " x " << cluster.gpus_per_node
-        << " " << cluster.gpu.name << " = " << n << " ranks (predicted, float sum)\n";
+        << " " << cluster.gpu.name << " = " << n << " ranks (predicted, float sum; NCCL "
+        << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process
+        << " GPU(s) per process)\n";
   table << "#       size         count     time   algbw   busbw  algo      proto   channels\n";
   table << "#        (B)    (elements)     (us)  (GB/s)  (GB/s)\n";
   for (double size = lo; size <= hi * (1 + 1e-12); size *= args.factor) {
@@ -138,7 +153,12 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
                     {"proto", collectives::to_string(e.proto)},
                     {"channels", e.nchannels}});
   }
-  Json doc{{"cluster", cluster.name}, {"world_size", n}, {"nodes", cluster.nodes}, {"rows", rows}};
+  Json doc{{"cluster", cluster.name},
+           {"world_size", n},
+           {"nodes", cluster.nodes},
+           {"nccl_version", collectives::nccl_version_string(topo.nccl_version)},
+           {"gpus_per_process", topo.gpus_per_process},
+           {"rows", rows}};
   if (!args.json_out.empty()) report::write_output(args.json_out, doc.dump(2));
   if (args.json_out != "-") std::cout << table.str();
   return 0;
@@ -160,22 +180,73 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     throw core::ConfigError(args.log + ": the log has " + std::to_string(log.nranks()) + " ranks but cluster \"" +
                             cluster.name + "\" has " + std::to_string(n) + " (" + std::to_string(cluster.nodes) +
                             " x " + std::to_string(cluster.gpus_per_node) + "); give --nodes or another cluster");
-  // Median out-of-place time per size over every run in the file.
-  std::map<double, std::vector<double>> by_size;
-  for (const auto& r : log.rows)
-    if (r.oop_time_us > 0) by_size[r.size_bytes].push_back(r.oop_time_us * 1e-6);
-  std::vector<std::pair<double, double>> points;
-  for (auto& [size, times] : by_size) {
-    std::sort(times.begin(), times.end());
-    const size_t m = times.size();
-    points.push_back({size, m % 2 ? times[m / 2] : 0.5 * (times[m / 2 - 1] + times[m / 2])});
-  }
-  std::vector<std::pair<double, double>> train, test;
-  for (size_t i = 0; i < points.size(); ++i) (args.holdout && i % 2 ? test : train).push_back(points[i]);
 
+  // How each run was launched: its banner, else -g (one value per run, or one for all), else 1.
+  std::vector<int> gflag;
+  if (!args.gpus_per_process.empty()) {
+    std::stringstream ss(args.gpus_per_process);
+    for (std::string item; std::getline(ss, item, ',');) {
+      size_t pos = 0;
+      int g = 0;
+      try {
+        g = std::stoi(item, &pos);
+      } catch (const std::exception&) {
+        pos = 0;
+      }
+      if (pos == 0 || pos != item.size() || g < 1 || g > cluster.gpus_per_node)
+        throw core::ConfigError("--gpus-per-process: \"" + item + "\" is not an integer from 1 to " +
+                                std::to_string(cluster.gpus_per_node) + " (GPUs per node of \"" + cluster.name + "\")");
+      gflag.push_back(g);
+    }
+    if (gflag.size() != 1 && gflag.size() != log.runs.size())
+      throw core::ConfigError("--gpus-per-process: " + std::to_string(gflag.size()) + " values for " +
+                              std::to_string(log.runs.size()) + " runs in " + args.log +
+                              "; give one value, or one per run in file order");
+  }
+  std::vector<int> run_g(log.runs.size(), 1);
+  for (size_t r = 0; r < log.runs.size(); ++r) {
+    if (log.runs[r].ngpus > 0)
+      run_g[r] = log.runs[r].ngpus;
+    else if (!gflag.empty())
+      run_g[r] = gflag.size() == 1 ? gflag[0] : gflag[r];
+  }
+  int version = cluster.nccl_version;
+  std::string version_from_what = version ? "cluster file" : "default";
+  if (log.nccl_version) {
+    version = log.nccl_version;
+    version_from_what = "log";
+  }
+  if (!args.nccl_version.empty()) {
+    version = version_from("--nccl-version", args.nccl_version);
+    version_from_what = "--nccl-version";
+  }
+
+  struct Point {
+    collectives::CalibrationPoint p;
+    size_t run = 0;
+    bool held_out = false;
+  };
+  std::vector<Point> points;
+  for (size_t r = 0; r < log.runs.size(); ++r) {
+    const auto& run = log.runs[r];
+    for (size_t i = 0; i < run.row_count; ++i) {
+      const auto& row = log.rows[run.first_row + i];
+      if (!(row.oop_time_us > 0) || !(row.size_bytes > 0)) continue;
+      points.push_back({{row.size_bytes, row.oop_time_us * 1e-6, run_g[r]}, r, args.holdout && i % 2 == 1});
+    }
+  }
+  if (points.empty()) throw core::ConfigError(args.log + ": no rows with a positive size and time to fit");
+  std::vector<collectives::CalibrationPoint> train;
+  for (const auto& pt : points)
+    if (!pt.held_out) train.push_back(pt.p);
+
+  // The fit starts from the cluster as described: hand-set pre-pick knobs stay, fitted
+  // post-pick ones start over.
   auto start = collectives::nccl_topology(cluster);
-  start.bw_scale_intra = start.bw_scale_inter = start.latency_scale = 1.0;
-  start.latency_offset = 0.0;
+  start.nccl_version = version;
+  start.launch_overhead = collectives::kHostLaunchSeconds;
+  start.achieved_all = {};
+  start.achieved = {};
   collectives::NcclFit fit;
   collectives::NcclTopology fitted;
   try {
@@ -184,10 +255,9 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     throw core::ConfigError(args.log + ": " + e.what());
   }
 
-  auto rel_errors = [](const collectives::NcclTopology& t, const std::vector<std::pair<double, double>>& pts) {
-    std::vector<double> errs;
-    for (const auto& [b, meas] : pts) errs.push_back(collectives::predict_allreduce(t, b).time / meas - 1.0);
-    return errs;
+  auto predict = [](collectives::NcclTopology t, const collectives::CalibrationPoint& p) {
+    t.gpus_per_process = p.gpus_per_process;
+    return collectives::predict_allreduce(t, p.bytes);
   };
   auto median_abs = [](std::vector<double> v) {
     if (v.empty()) return 0.0;
@@ -196,57 +266,95 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     const size_t m = v.size();
     return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
   };
-  const auto before = rel_errors(start, points);
-  const auto after = rel_errors(fitted, points);
-  Json knobs{{"bw_scale_intra", fitted.bw_scale_intra},
-             {"bw_scale_inter", fitted.bw_scale_inter},
-             {"latency_scale", fitted.latency_scale},
-             {"latency_offset_s", fitted.latency_offset},
-             {"source", fs::path(args.log).filename().string()}};
+  std::vector<double> before, after, test_err;
+  for (const auto& pt : points) {
+    before.push_back(predict(start, pt.p).time / pt.p.seconds - 1.0);
+    after.push_back(predict(fitted, pt.p).time / pt.p.seconds - 1.0);
+    if (pt.held_out) test_err.push_back(after.back());
+  }
   const double med_before = median_abs(before), med_after = median_abs(after);
-  double med_test = 0;
-  if (args.holdout) med_test = median_abs(rel_errors(fitted, test));
+  const double med_test = median_abs(test_err);
+
+  Json knobs = Json::object();
+  if (cluster.calibration.bw_scale_intra != 1.0) knobs["bw_scale_intra"] = cluster.calibration.bw_scale_intra;
+  if (cluster.calibration.bw_scale_inter != 1.0) knobs["bw_scale_inter"] = cluster.calibration.bw_scale_inter;
+  if (cluster.calibration.latency_scale != 1.0) knobs["latency_scale"] = cluster.calibration.latency_scale;
+  if (cluster.calibration.latency_offset != 0.0) knobs["latency_offset_s"] = cluster.calibration.latency_offset;
+  bool any_multi = false;
+  for (int g : run_g) any_multi = any_multi || g > 1;
+  if (any_multi) knobs["launch_overhead_s"] = fitted.launch_overhead;
+  knobs["achieved_all"] = {{"bw_factor", fitted.achieved_all.bw_factor},
+                           {"latency_offset_s", fitted.achieved_all.latency_offset}};
+  Json pairs = Json::array();
+  std::ostringstream pair_text;
+  for (int a = 0; a < collectives::kNumAlgos; ++a)
+    for (int p = 0; p < collectives::kNumProtos; ++p) {
+      const auto& k = fitted.achieved[a][p];
+      if (k.bw_factor == 1.0 && k.latency_offset == 0.0) continue;
+      const auto algo = collectives::to_string(static_cast<collectives::Algo>(a));
+      const auto proto = collectives::to_string(static_cast<collectives::Proto>(p));
+      pairs.push_back({{"algo", algo}, {"proto", proto}, {"bw_factor", k.bw_factor}, {"latency_offset_s", k.latency_offset}});
+      pair_text << "  " << algo << "/" << proto << ": bw x" << fmt("%.3f", k.bw_factor) << ", latency "
+                << (k.latency_offset >= 0 ? "+" : "") << core::format_time(k.latency_offset) << "\n";
+    }
+  knobs["achieved"] = pairs;
+  knobs["source"] = fs::path(args.log).filename().string();
   knobs["fit"] = {{"median_abs_time_error_before", med_before},
                   {"median_abs_time_error_after", med_after},
                   {"points", train.size()}};
+  if (args.holdout) knobs["fit"]["median_abs_time_error_held_out"] = med_test;
 
   std::ostringstream o;
-  o << "calibrate: " << args.log << " (" << points.size() << " sizes, " << n << " ranks) against " << cluster.name
+  o << "calibrate: " << args.log << " (" << log.runs.size() << " run(s), " << points.size() << " rows, " << n
+    << " ranks) against " << cluster.name << "; NCCL " << collectives::nccl_version_string(version) << " ("
+    << version_from_what << ")";
+  for (size_t r = 0; r < run_g.size(); ++r) o << (r ? ", " : "; -g ") << run_g[r];
+  o << "\n";
+  o << "run        size    measured us   before us   err %    after us   err %  algo/proto" << (args.holdout ? "     used" : "")
     << "\n";
-  o << "       size    measured us   before us   err %    after us   err %" << (args.holdout ? "   used" : "") << "\n";
   Json rows = Json::array();
   for (size_t i = 0; i < points.size(); ++i) {
-    const double b = points[i].first, meas = points[i].second;
-    const bool used = !args.holdout || i % 2 == 0;
-    char line[200];
-    std::snprintf(line, sizeof line, "%11.0f %14.2f %11.2f %7.1f %11.2f %7.1f%s\n", b, meas * 1e6,
-                  meas * (1 + before[i]) * 1e6, before[i] * 100, meas * (1 + after[i]) * 1e6, after[i] * 100,
-                  args.holdout ? (used ? "   fit" : "   held out") : "");
+    const auto& pt = points[i];
+    const auto e = predict(fitted, pt.p);
+    char line[240];
+    std::snprintf(line, sizeof line, "%3zu %11.0f %14.2f %11.2f %7.1f %11.2f %7.1f  %-12s%s\n", pt.run, pt.p.bytes,
+                  pt.p.seconds * 1e6, pt.p.seconds * (1 + before[i]) * 1e6, before[i] * 100,
+                  pt.p.seconds * (1 + after[i]) * 1e6, after[i] * 100,
+                  (collectives::to_string(e.algo) + "/" + collectives::to_string(e.proto)).c_str(),
+                  args.holdout ? (pt.held_out ? "  held out" : "  fit") : "");
     o << line;
-    rows.push_back({{"size_bytes", b},
-                    {"measured_us", meas * 1e6},
+    rows.push_back({{"run", pt.run},
+                    {"size_bytes", pt.p.bytes},
+                    {"gpus_per_process", pt.p.gpus_per_process},
+                    {"measured_us", pt.p.seconds * 1e6},
                     {"before_error", before[i]},
                     {"after_error", after[i]},
-                    {"held_out", !used}});
+                    {"algo", collectives::to_string(e.algo)},
+                    {"proto", collectives::to_string(e.proto)},
+                    {"held_out", pt.held_out}});
   }
   o << "median |time error|: " << fmt("%.1f", med_before * 100) << " % before, " << fmt("%.1f", med_after * 100)
     << " % after";
   if (args.holdout) o << ", " << fmt("%.1f", med_test * 100) << " % on the held-out sizes";
-  o << "\nfitted: bw_scale_" << (cluster.nodes > 1 ? "inter " : "intra ")
-    << fmt("%.4g", cluster.nodes > 1 ? fitted.bw_scale_inter : fitted.bw_scale_intra) << ", latency_scale "
-    << fmt("%.4g", fitted.latency_scale) << ", latency_offset " << core::format_time(fitted.latency_offset) << "\n";
+  o << "\nfitted (after NCCL's pick): bandwidth x" << fmt("%.3f", fitted.achieved_all.bw_factor) << ", latency "
+    << (fitted.achieved_all.latency_offset >= 0 ? "+" : "") << core::format_time(fitted.achieved_all.latency_offset);
+  if (any_multi) o << ", host launch " << core::format_time(fitted.launch_overhead) << " per GPU";
+  o << "\n" << pair_text.str();
 
   if (!args.out.empty()) {
     Json doc = core::read_json_file(cluster_file.string());
     doc["nccl_calibration"] = knobs;
     doc["nodes"] = cluster.nodes;
     doc["name"] = cluster.name + "-calibrated";
+    if (version != 0) doc["nccl_version"] = collectives::nccl_version_string(version);
     report::write_output(args.out, doc.dump(2));
     o << "wrote " << args.out << " (use it as --cluster or as a scenario's \"cluster\")\n";
   }
   Json result{{"log", args.log},
               {"cluster", cluster.name},
               {"world_size", n},
+              {"nccl_version", collectives::nccl_version_string(version)},
+              {"gpus_per_process", run_g},
               {"calibration", knobs},
               {"rows", rows},
               {"median_abs_error_before", med_before},

@@ -65,6 +65,8 @@ struct CollectiveArgs {
   double factor = 2;
   std::string algo, proto;  // NCCL_ALGO / NCCL_PROTO
   int min_channels = 0, max_channels = 0;
+  int gpus_per_process = 1;  // nccl-tests -g: GPUs one process drives (DDP: 1)
+  std::string nccl_version;  // "2.8.3"; empty = the cluster's (current if unset)
   std::string json_out;
 };
 int cmd_collective(const CommonOptions& common, const CollectiveArgs& args);
@@ -75,6 +77,8 @@ struct CalibrateArgs {
   int nodes = 0;
   std::string out;
   bool holdout = false;  // fit on even-indexed sizes, report the odd ones as held out
+  std::string gpus_per_process;  // nccl-tests -g per run ("8,1") or one for all; banners win
+  std::string nccl_version;      // overrides the log's "NCCL version" line and the cluster's
   std::string json_out;
 };
 int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args);

@@ -88,6 +88,10 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--proto", coll.proto, "NCCL_PROTO: comma list of LL, LL128, Simple");
   coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(CLI::NonNegativeNumber);
   coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(CLI::NonNegativeNumber);
+  coll_cmd->add_option("-g,--gpus-per-process", coll.gpus_per_process,
+                       "GPUs one process drives, as nccl-tests -g (default 1, as DDP)")
+      ->check(CLI::PositiveNumber);
+  coll_cmd->add_option("--nccl-version", coll.nccl_version, "NCCL release, e.g. 2.8.3 (default: the cluster's, or current)");
   coll_cmd->add_option("--json", coll.json_out, "write rows as JSON to FILE or -");
 
   CalibrateArgs cal;
@@ -98,6 +102,11 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   cal_cmd->add_option("-o,--output", cal.out, "write the calibrated cluster file here");
   cal_cmd->add_flag("--holdout", cal.holdout, "fit on every other size and report the error on the rest");
+  cal_cmd->add_option("-g,--gpus-per-process", cal.gpus_per_process,
+                      "nccl-tests -g of each run in the log (\"8,1\") or one value for all; default 1; a run's own "
+                      "'# nThread .. nGpus ..' banner wins");
+  cal_cmd->add_option("--nccl-version", cal.nccl_version,
+                      "NCCL release of the log, e.g. 2.8.3 (default: its 'NCCL version' line, else the cluster's)");
   cal_cmd->add_option("--json", cal.json_out, "write the fit as JSON to FILE or -");
 
   ValidateArgs val;

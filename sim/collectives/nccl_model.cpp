@@ -38,6 +38,7 @@ constexpr double kSimpleThreadThreshold = 64;  // NCCL_SIMPLE_THREAD_THRESHOLD
 constexpr double kPciBw = 12.0;                // topo.h PCI_BW (GB/s), used for the Simple thread count
 constexpr double kLocBw = 5000.0;              // topo.h LOC_BW
 constexpr int kNcclVersionLL128 = 20500;       // LL128 protocol first shipped in NCCL 2.5.6 (release notes)
+constexpr int kNcclVersionNvls = 21700;        // NVLS (NVLink SHARP) first shipped in NCCL 2.17 (release notes)
 
 // src/graph/search.cc speedArrayIntra / speedArrayInter / sm90SpeedArray* (GB/s per channel).
 const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
@@ -74,6 +75,29 @@ constexpr double kTreeCorrection[kNumProtos][24] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+
+// NCCL 2.8 era (src/graph/tuning.cc at NVIDIA/nccl 920dbe5b, version.mk 2.8.3): used for
+// nccl_version 2.5.0 <= v < 2.9.0 (tuner tables first shipped in 2.5; 2.8.3 is the verified copy
+// nearest to 2.5-2.8; NOTES.md). Our Algo order: Ring, Tree, NVLS, NVLS Tree.
+constexpr int kNcclVersion28First = 20500, kNcclVersion28End = 20900;
+constexpr double kBaseLat28[kNumAlgos][kNumProtos] = {{3.6, 10.0, 8.4}, {4.4, 4.4, 0}, {0, 0, 0}, {0, 0, 0}};
+constexpr double kHwLat28[3][kNumAlgos][kNumProtos] = {
+    {{.47, 1.9, 3.4}, {.52, 1.25, 28}, {0, 0, 0}, {0, 0, 0}},  // NVLINK
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 28}, {0, 0, 0}, {0, 0, 0}},   // PCI
+    {{2.7, 4.0, 9.6}, {5.0, 8.5, 28}, {0, 0, 0}, {0, 0, 0}},   // NET
+};
+constexpr double kLL128MaxBwPerCh28AllReduce = 16.9;  // ll128MaxBwPerCh[ncclFuncAllReduce]
+// perChMaxTreeBws [Volta, Ampere][N1, N2, N4]; llMaxBws rows are the current Volta/Ampere rows.
+constexpr double kPerChMaxTreeBw28[2][3] = {{26.5, 18.5, 10.0}, {24.0, 22.5, 16.0}};
+constexpr double kCompCap80MaxBusBw28 = 235.0;  // "if (compCap80) busBw = std::min(busBw, 235.0f)"
+constexpr double kTreeCorrection28[kNumProtos][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, .92, .92},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
+bool era28(const NcclTopology& topo) {
+  return topo.nccl_version >= kNcclVersion28First && topo.nccl_version < kNcclVersion28End;
+}
 
 // Host-staged transfers (no GPU P2P; NCCL's SHM transport): every byte is written by the sender
 // into a host buffer and read back over PCIe by the receiver with SM loads, so it crosses the PCIe
@@ -265,7 +289,8 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   d.nccl_model_bw_factor = std::min(1.0, static_cast<double>(comm_ch) / d.natural_channels);
 
   // NVLS graph: one channel per local GPU (head), speed = the fastest that fits the NVSwitch port.
-  const bool nvls_possible = topo.nvls && topo.nvswitch && hopper && topo.intra_class == LinkClass::NVLINK && ppn > 1;
+  const bool nvls_possible = topo.nvls && topo.nvswitch && hopper && topo.intra_class == LinkClass::NVLINK && ppn > 1 &&
+                             (topo.nccl_version == 0 || topo.nccl_version >= kNcclVersionNvls);
   if (nvls_possible) {
     t.nvls.nchannels = std::min(ppn, kGraphMaxChannels);
     double s = 0;
@@ -289,11 +314,14 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   }
 
   // ---- tuning.cc ncclTopoTuneModel, all-reduce only ----
+  const bool v28 = era28(topo);
+  // 2.8: compCap80 = every GPU is sm_80; anything else (Volta, Ada, Hopper) takes the Volta rows.
+  const int cc28 = topo.arch == Arch::AMPERE ? 1 : 0;
   const int nsteps = 2 * (nranks - 1);
   const int index2 = nnodes <= 2 ? nnodes - 1 : 2;
   const int index1 = nnodes == 1 ? cc : (topo.amd_cpu ? 1 : 0);
-  const double ll_max_bw = kLLMaxBw[index1][index2];
-  const double per_ch_tree = kPerChMaxTreeBw[cc][index2];
+  const double ll_max_bw = v28 ? kLLMaxBw[nnodes == 1 ? cc28 : index1][index2] : kLLMaxBw[index1][index2];
+  const double per_ch_tree = v28 ? kPerChMaxTreeBw28[cc28][index2] : kPerChMaxTreeBw[cc][index2];
   const double per_ch_ring_ll128 = kPerChMaxRingLL128Bw[cc][index2];
   const double per_ch_tree_ll128 = kPerChMaxTreeLL128Bw[cc][index2];
   const double per_ch_nvls_tree = kPerChMaxNvlsTreeBw[cc][index2];
@@ -314,6 +342,17 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
         double bw = std::min(intra, inter);
         if (a == kNvlsTree) bw = std::min(bw, per_ch_nvls_tree);
         bus = g.nchannels * bw;
+      } else if (v28) {  // NCCL 2.8 refinements (tuning.cc @ 2.8.3)
+        const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
+        bus = g.nchannels * bw;
+        if (cc28) bus = std::min(bus, kCompCap80MaxBusBw28);
+        if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus / 4.0);  // all-reduce: 1/4
+        if (a == kRing && p == kLL128)
+          bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), kLL128MaxBwPerCh28AllReduce * g.nchannels);
+        if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
+        if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
+        if (a == kTree && p == kLL128)
+          bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 0.915), kLL128MaxBwPerCh28AllReduce * g.nchannels);
       } else {
         const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
         bus = g.nchannels * bw;
@@ -329,14 +368,15 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
       const double ratio = (a == kTree) ? .5 : static_cast<double>(nranks) / nsteps;
       t.bandwidth[a][p] = bus * ratio * kGB;  // algorithm bandwidth, B/s
 
-      double lat = kBaseLat[a][p];
-      double intra_lat = kHwLat[intra_hw][a][p];
-      double inter_lat = ppn == 1 ? kHwLat[2][kTree][p] : kHwLat[2][a][p];
+      double lat = v28 ? kBaseLat28[a][p] : kBaseLat[a][p];
+      double intra_lat = v28 ? kHwLat28[intra_hw][a][p] : kHwLat[intra_hw][a][p];
+      double inter_lat = v28 ? kHwLat28[2][a][p] : ppn == 1 ? kHwLat[2][kTree][p] : kHwLat[2][a][p];
+      if (v28 && nnodes > 1 && p == kLL) intra_lat *= 1.8;
       inter_lat += net_latency_us;
       if (p == kSimple) inter_lat += net_latency_us;  // flush
       d.hop_lat_inter[a][p] = inter_lat * kUs;
       if (a == kRing) {
-        double overhead = p == kSimple ? 3 * net_overhead : net_overhead;
+        double overhead = v28 ? 0.0 : p == kSimple ? 3 * net_overhead : net_overhead;
         intra_lat = std::max(intra_lat, overhead);
         d.hop_lat_intra[a][p] = intra_lat * kUs;
         const int n_inter = nnodes == 1 ? 0 : 2 * (nnodes - 1);
@@ -365,6 +405,8 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
         // reached through PCIe switches (typeInter <= PATH_PXB; assumed); sm70+.
         proto_on = intra_hw == 0 || ppn == 1;
         if (topo.nccl_version != 0 && topo.nccl_version < kNcclVersionLL128) proto_on = false;  // LL128: NCCL 2.5+
+        // 2.8: only when every GPU is sm_70 or every GPU is sm_80.
+        if (v28 && !(topo.arch == Arch::VOLTA || topo.arch == Arch::AMPERE)) proto_on = false;
       }
       if (!algo_on || !proto_on) t.bandwidth[a][p] = 0;
     }
@@ -471,10 +513,15 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   double lat = t.latency[a][p];                            // s
   const long long nbytes = static_cast<long long>(bytes);
   const int log_size = log2i(nbytes >> 6);
-  if (a == kTree && log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
-  if (a == kRing && p == kSimple && topo.nnodes > 1 &&
-      bytes / (static_cast<double>(t.comm_channels) * topo.nranks) >= 64)
+  const bool v28 = era28(topo);
+  if (a == kTree && log_size >= 0 && log_size < 23) bw *= v28 ? kTreeCorrection28[p][log_size] : kTreeCorrection[p][log_size];
+  if (v28) {
+    if (a == kRing && p == kSimple && topo.nnodes > 1 && bytes >= topo.nranks / 16.0 * 65536)
+      lat *= 1.9;  // 2.8: "Plateau effect of ring"
+  } else if (a == kRing && p == kSimple && topo.nnodes > 1 &&
+             bytes / (static_cast<double>(t.comm_channels) * topo.nranks) >= 64) {
     lat *= topo.arch == Arch::VOLTA ? 1.9 : 1.4;  // "plateau effect of ring" (minCompCap < 80 ? 1.9 : 1.4)
+  }
   const double lat_offset = topo.latency_offset;
   lat = lat * topo.latency_scale + lat_offset;
   e.nccl_model_time = lat + bytes / bw;
@@ -515,7 +562,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     // (3): inter-node share of a chunk's hops; (1)/(2): per-hop cost.
     const double n_inter = topo.nnodes > 1 ? nsteps * static_cast<double>(topo.nnodes) / nranks : 0.0;
     const double hop_lat = ((nsteps - n_inter) * d.hop_lat_intra[a][p] + n_inter * d.hop_lat_inter[a][p]) / nsteps;
-    const double base = kBaseLat[a][p] * kUs;
+    const double base = (v28 ? kBaseLat28[a][p] : kBaseLat[a][p]) * kUs;
     // Per-channel bus bandwidth: algorithm bw -> bus bw, shared by the channels used.
     const double ch_bw = e.bandwidth * nsteps / nranks / nc;
     if (p == kSimple) {
@@ -568,6 +615,8 @@ void validate(const NcclTopology& topo) {
     bad("nics_per_node", std::to_string(topo.nics_per_node), ">= 1 (needed with nnodes > 1)");
   if (topo.net_latency < 0) bad("net_latency", fmt(topo.net_latency), ">= 0");
   if (topo.gpus_per_process < 1) bad("gpus_per_process", std::to_string(topo.gpus_per_process), ">= 1");
+  if (topo.nccl_version != 0 && (topo.nccl_version < 20000 || topo.nccl_version > 29999))
+    bad("nccl_version", std::to_string(topo.nccl_version), "0 (current) or a 2.x NCCL_VERSION_CODE (e.g. 20803)");
   if (!(topo.bw_scale_intra > 0)) bad("bw_scale_intra", fmt(topo.bw_scale_intra), "> 0");
   if (!(topo.bw_scale_inter > 0)) bad("bw_scale_inter", fmt(topo.bw_scale_inter), "> 0");
   if (!(topo.latency_scale > 0)) bad("latency_scale", fmt(topo.latency_scale), "> 0");
@@ -633,6 +682,34 @@ double algbw(double bytes, double time) { return time > 0 ? bytes / time : 0.0; 
 
 double busbw_allreduce(double algbw_value, int nranks) {
   return nranks > 0 ? algbw_value * 2.0 * (nranks - 1) / nranks : 0.0;
+}
+
+int parse_nccl_version(std::string_view text) {
+  auto bad = [&] {
+    return std::invalid_argument("NCCL version \"" + std::string(text) +
+                                 "\" is not of the form MAJOR.MINOR.PATCH with MAJOR 2 (e.g. 2.8.3, 2.18.5)");
+  };
+  int parts[3] = {0, 0, 0};
+  size_t i = 0;
+  for (int k = 0; k < 3; ++k) {
+    if (k > 0) {
+      if (i >= text.size() || text[i] != '.') throw bad();
+      ++i;
+    }
+    const size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && i - start < 4)
+      parts[k] = parts[k] * 10 + (text[i++] - '0');
+    if (i == start) throw bad();
+  }
+  // Suffixes NCCL prints: "-1" (package release), "+cuda11.2".
+  if (i < text.size() && text[i] != '-' && text[i] != '+') throw bad();
+  if (parts[0] != 2 || parts[1] > 99 || parts[2] > 99) throw bad();
+  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+}
+
+std::string nccl_version_string(int code) {
+  if (code == 0) return "current";
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 
 std::string to_string(Algo algo) {
@@ -826,30 +903,45 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
   int iterations = 0;
   x = nelder_mead([&](const std::vector<double>& v) { return objective(layout, v, 0); }, x, step, &iterations);
 
-  // Stage 2: own knobs for the pairs NCCL picks on >= 2 measured sizes (the pick does not depend
-  // on the knobs, so one pass finds them).
+  // Stage 2: own knobs for the pairs NCCL picks on >= 2 measured sizes. The pick does not depend
+  // on the post-pick knobs, so the objective separates: each pair is fitted on its own points.
   Layout full = layout;
-  {
-    std::array<std::array<int, kNumProtos>, kNumAlgos> used{};
-    for (const auto& pt : pts) {
-      NcclTopology u = start;
-      if (pt.gpus_per_process > 0) u.gpus_per_process = pt.gpus_per_process;
-      const auto e = predict_allreduce(u, pt.bytes, settings);
-      ++used[static_cast<int>(e.algo)][static_cast<int>(e.proto)];
-    }
-    for (int a = 0; a < kNumAlgos; ++a)
-      for (int p = 0; p < kNumProtos; ++p)
-        if (used[a][p] >= 2) full.pairs.push_back({a, p});
+  std::array<std::array<std::vector<CalibrationPoint>, kNumProtos>, kNumAlgos> by_pair;
+  for (const auto& pt : pts) {
+    NcclTopology u = start;
+    if (pt.gpus_per_process > 0) u.gpus_per_process = pt.gpus_per_process;
+    const auto e = predict_allreduce(u, pt.bytes, settings);
+    by_pair[static_cast<int>(e.algo)][static_cast<int>(e.proto)].push_back(pt);
   }
-  if (!full.pairs.empty()) {
-    for (auto [a, p] : full.pairs) {
-      x.push_back(std::log(start.achieved[a][p].bw_factor));
-      x.push_back(start.achieved[a][p].latency_offset / kUs);
-      step.push_back(0.2);
-      step.push_back(3.0);
+  const NcclTopology stage1 = apply(start, layout, x);
+  for (int a = 0; a < kNumAlgos; ++a)
+    for (int p = 0; p < kNumProtos; ++p) {
+      const auto& own = by_pair[a][p];
+      if (own.size() < 2) continue;
+      auto f = [&](const std::vector<double>& v) {
+        if (!std::isfinite(v[0]) || !std::isfinite(v[1]) || std::abs(v[0]) > 5) return std::numeric_limits<double>::max();
+        NcclTopology t = stage1;
+        t.achieved[a][p].bw_factor = std::exp(v[0]);
+        t.achieved[a][p].latency_offset = v[1] * kUs;
+        double sum = 1e-3 * (v[0] * v[0] + (v[1] / 10.0) * (v[1] / 10.0));  // weak prior: stay near stage 1
+        try {
+          for (const auto& pt : own) {
+            const double pred = predict_point(t, pt, settings);
+            if (!(pred > 0)) return std::numeric_limits<double>::max();
+            const double r = std::log(pred / pt.seconds);
+            sum += std::sqrt(r * r + 1e-4);
+          }
+        } catch (const std::invalid_argument&) {
+          return std::numeric_limits<double>::max();
+        }
+        return sum;
+      };
+      const auto v = nelder_mead(f, {std::log(start.achieved[a][p].bw_factor), start.achieved[a][p].latency_offset / kUs},
+                                 {0.2, 3.0}, &iterations);
+      full.pairs.push_back({a, p});
+      x.push_back(v[0]);
+      x.push_back(v[1]);
     }
-    x = nelder_mead([&](const std::vector<double>& v) { return objective(full, v, 1e-3); }, x, step, &iterations);
-  }
 
   const NcclTopology fitted = apply(start, full, x);
   if (fit) {

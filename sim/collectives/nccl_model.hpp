@@ -54,7 +54,8 @@ struct NcclTopology {
   // gpus_per_process * kHostLaunchSeconds. DDP (one process per GPU) is 1.
   int gpus_per_process = 1;
   // NCCL_VERSION_CODE of the library (major*10000 + minor*100 + patch, e.g. 20803 for 2.8.3);
-  // 0 = current. Only protocol availability depends on it (LL128 needs 2.5+).
+  // 0 = current. Selects the tuner generation: 2.5-2.8 use the 2.8.3 tables (NOTES.md), older
+  // ones have no LL128, NVLS needs 2.17+.
   int nccl_version = 0;
   // Host seconds per GPU per call (the issue-rate floor above); calibrate fits it when a run
   // drove several GPUs from one process.
@@ -121,6 +122,11 @@ std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, do
 // nccl-tests doc/PERFORMANCE.md definitions.
 double algbw(double bytes, double time);
 double busbw_allreduce(double algbw, int nranks);
+
+// "2.8.3" (also "2.8.3-1", "2.8.3+cuda11.2") -> 20803 (NCCL_VERSION_CODE for 2.x: major*10000 +
+// minor*100 + patch). Throws std::invalid_argument naming the text and the expected form.
+int parse_nccl_version(std::string_view text);
+std::string nccl_version_string(int code);  // 20803 -> "2.8.3"; 0 -> "current"
 
 std::string to_string(Algo algo);
 std::string to_string(Proto proto);

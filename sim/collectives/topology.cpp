@@ -30,6 +30,15 @@ NcclTopology nccl_topology(const config::ClusterSpec& c) {
   t.bw_scale_inter = c.calibration.bw_scale_inter;
   t.latency_scale = c.calibration.latency_scale;
   t.latency_offset = c.calibration.latency_offset;
+  t.nccl_version = c.nccl_version;
+  if (c.calibration.launch_overhead) t.launch_overhead = *c.calibration.launch_overhead;
+  t.achieved_all.bw_factor = c.calibration.achieved_all.bw_factor;
+  t.achieved_all.latency_offset = c.calibration.achieved_all.latency_offset;
+  for (const auto& pa : c.calibration.achieved) {
+    auto& slot = t.achieved[static_cast<int>(parse_algo(pa.algo))][static_cast<int>(parse_proto(pa.proto))];
+    slot.bw_factor = pa.achieved.bw_factor;
+    slot.latency_offset = pa.achieved.latency_offset;
+  }
   return t;
 }
 

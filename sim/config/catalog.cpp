@@ -1,5 +1,7 @@
 #include "config/catalog.hpp"
 
+#include "collectives/nccl_model.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -583,6 +585,13 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     nr.finish();
   }
   c.cpu = r.string_or("cpu", "intel", {"intel", "amd"});
+  if (auto v = r.string("nccl_version", false)) {
+    try {
+      c.nccl_version = collectives::parse_nccl_version(*v);
+    } catch (const std::invalid_argument& e) {
+      r.diagnostics().add(join_path(r.path(), "nccl_version"), e.what());
+    }
+  }
   if (const Json* cal = r.raw("nccl_calibration")) {
     ObjectReader cr(*cal, join_path(r.path(), "nccl_calibration"), r.diagnostics());
     c.calibration.bw_scale_intra = cr.number_or("bw_scale_intra", 1.0, 0.0, true, 100.0);
@@ -590,6 +599,34 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     c.calibration.latency_scale = cr.number_or("latency_scale", 1.0, 0.0, false, 1000.0);
     // Seconds added to every collective's latency; negative when the fit shortens it.
     c.calibration.latency_offset = cr.number_or("latency_offset_s", 0.0, -1.0, false, 1.0);
+    if (cr.has("launch_overhead_s")) c.calibration.launch_overhead = cr.number_or("launch_overhead_s", 0.0, 0.0, false, 1.0);
+    auto achieved = [&](ObjectReader& ar) {
+      ClusterSpec::Calibration::Achieved a;
+      a.bw_factor = ar.number_or("bw_factor", 1.0, 0.0, true, 100.0);
+      a.latency_offset = ar.number_or("latency_offset_s", 0.0, -1.0, false, 1.0);
+      return a;
+    };
+    if (const Json* all = cr.raw("achieved_all")) {
+      ObjectReader ar(*all, join_path(cr.path(), "achieved_all"), r.diagnostics());
+      c.calibration.achieved_all = achieved(ar);
+      ar.finish();
+    }
+    if (const Json* list = cr.raw("achieved")) {
+      const std::string lpath = join_path(cr.path(), "achieved");
+      if (!list->is_array()) {
+        r.diagnostics().add_value(lpath, *list, "a list of {\"algo\", \"proto\", \"bw_factor\", \"latency_offset_s\"}");
+      } else {
+        for (size_t i = 0; i < list->size(); ++i) {
+          ObjectReader ar((*list)[i], lpath + "/" + std::to_string(i), r.diagnostics());
+          ClusterSpec::Calibration::PairAchieved pa;
+          pa.algo = ar.string("algo", true, {"Ring", "Tree", "NVLS", "NVLSTree"}).value_or("Ring");
+          pa.proto = ar.string("proto", true, {"LL", "LL128", "Simple"}).value_or("Simple");
+          pa.achieved = achieved(ar);
+          ar.finish();
+          c.calibration.achieved.push_back(pa);
+        }
+      }
+    }
     c.calibration.source = cr.string_or("source", "");
     cr.raw("fit");
     cr.finish();

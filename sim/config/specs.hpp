@@ -109,9 +109,23 @@ struct ClusterSpec {
   std::optional<bool> nvls;   // NVLink SHARP; unset = Hopper on NVSwitch
   std::string cpu = "intel";  // NCCL's tuning tables differ by CPU vendor (intel, amd)
   double net_latency = 0;     // extra seconds per inter-node hop (NCCL graph latencyInter)
+  // NCCL release the cluster runs ("nccl_version": "2.8.3"); 0 = current. Picks NCCL's tuner era.
+  int nccl_version = 0;
   // Fitted by `ddpsim calibrate` against the user's nccl-tests output (identity by default).
   struct Calibration {
+    // Before NCCL's pick (stand for different hardware; hand-set):
     double bw_scale_intra = 1.0, bw_scale_inter = 1.0, latency_scale = 1.0, latency_offset = 0.0;
+    // After the pick (what the hardware achieves; what calibrate fits):
+    std::optional<double> launch_overhead;  // host seconds per GPU per call
+    struct Achieved {
+      double bw_factor = 1.0, latency_offset = 0.0;
+    };
+    Achieved achieved_all;
+    struct PairAchieved {
+      std::string algo, proto;  // NCCL spellings: Ring/Tree/NVLS/NVLSTree, LL/LL128/Simple
+      Achieved achieved;
+    };
+    std::vector<PairAchieved> achieved;
     std::string source;
   } calibration;
   double price_per_gpu_hour = 0;  // optional, for cost comparisons (USD)
