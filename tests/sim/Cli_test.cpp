@@ -256,6 +256,85 @@ TEST(Cli, CalibrateWritesAUsableClusterAndReducesError) {
   fs::remove_all(d);
 }
 
+TEST(Cli, CalibrateReadsNcclVersionAndWritesPostPickKnobs) {
+  auto d = temp_dir("calibrate-p4d");
+  const std::string log = "../shared/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
+  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  auto r = run("calibrate " + log + " --cluster p4d --nodes 2 --holdout -o " + (d / "c.json").string() + " --json " +
+               (d / "fit.json").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("NCCL 2.8.3 (log)"), std::string::npos) << r.out;
+  Json fit = Json::parse(slurp(d / "fit.json"));
+  EXPECT_EQ(fit["nccl_version"], "2.8.3");
+  EXPECT_LT(fit["median_abs_error_held_out"].get<double>(), 0.05);
+  EXPECT_GT(fit["median_abs_error_before"].get<double>(), 0.5);  // uncalibrated p4d is far off (NOTES.md)
+  Json cluster = Json::parse(slurp(d / "c.json"));
+  EXPECT_EQ(cluster["nccl_version"], "2.8.3");
+  EXPECT_EQ(cluster["nodes"], 2);
+  EXPECT_FALSE(cluster["nccl_calibration"]["achieved"].empty());
+  // The calibrated cluster reproduces a held-out size: 1 GiB measured 61556 us (out-of-place).
+  auto c = run("collective allreduce --cluster " + (d / "c.json").string() + " -b 1G -e 1G --json -");
+  ASSERT_EQ(c.code, 0) << c.out;
+  const double t = Json::parse(c.out)["rows"][0]["time_us"].get<double>();
+  EXPECT_NEAR(t, 61556, 0.05 * 61556);
+  EXPECT_EQ(Json::parse(c.out)["rows"][0]["algo"], "Tree");
+  fs::remove_all(d);
+}
+
+TEST(Cli, CalibrateAndCollectiveRefuseBadLaunchFacts) {
+  const std::string log = "../shared/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
+  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  auto three = run("calibrate " + log + " --cluster dgx-a100 -g 8,1,1");
+  EXPECT_EQ(three.code, 2) << three.out;
+  EXPECT_NE(three.out.find("3 values for 2 runs"), std::string::npos) << three.out;
+  auto zero = run("calibrate " + log + " --cluster dgx-a100 -g 0");
+  EXPECT_EQ(zero.code, 2) << zero.out;
+  EXPECT_NE(zero.out.find("\"0\" is not an integer from 1 to 8"), std::string::npos) << zero.out;
+  auto ver = run("calibrate " + log + " --cluster dgx-a100 --nccl-version 3.1");
+  EXPECT_EQ(ver.code, 2) << ver.out;
+  EXPECT_NE(ver.out.find("--nccl-version: NCCL version \"3.1\" is not of the form MAJOR.MINOR.PATCH"),
+            std::string::npos)
+      << ver.out;
+  auto many = run("collective allreduce --cluster dgx-a100 -g 9");
+  EXPECT_EQ(many.code, 2) << many.out;
+  EXPECT_NE(many.out.find("--gpus-per-process 9 is more than the 8 GPUs per node"), std::string::npos) << many.out;
+}
+
+TEST(Cli, CollectiveLaunchModeAndNcclVersionChangeTheTable) {
+  // -g 8: one host thread issues 8 launches per call (5 us each): a 40 us floor at small sizes.
+  auto g8 = run("collective allreduce --cluster dgx-a100 -b 8 -e 8 -g 8 --json -");
+  ASSERT_EQ(g8.code, 0) << g8.out;
+  EXPECT_NEAR(Json::parse(g8.out)["rows"][0]["time_us"].get<double>(), 40.0, 1e-6);
+  auto g1 = run("collective allreduce --cluster dgx-a100 -b 8 -e 8 --json -");
+  ASSERT_EQ(g1.code, 0) << g1.out;
+  EXPECT_LT(Json::parse(g1.out)["rows"][0]["time_us"].get<double>(), 20.0);
+  // NCCL 2.4 had no LL128: no row picks it; the current release picks it at mid sizes.
+  auto old = run("collective allreduce --cluster dgx-a100 -b 1K -e 1G --nccl-version 2.4.8 --json -");
+  auto cur = run("collective allreduce --cluster dgx-a100 -b 1K -e 1G --json -");
+  ASSERT_EQ(old.code, 0) << old.out;
+  const Json old_rows = Json::parse(old.out)["rows"], cur_rows = Json::parse(cur.out)["rows"];
+  int ll128_old = 0, ll128_cur = 0;
+  for (const auto& row : old_rows) ll128_old += row["proto"] == "LL128";
+  for (const auto& row : cur_rows) ll128_cur += row["proto"] == "LL128";
+  EXPECT_EQ(ll128_old, 0);
+  EXPECT_GT(ll128_cur, 0);
+  EXPECT_EQ(Json::parse(old.out)["nccl_version"], "2.4.8");
+}
+
+TEST(Cli, ClusterFileWithBadNcclFieldsIsRefusedWithPaths) {
+  auto d = temp_dir("badnccl");
+  std::ofstream(d / "c.json") << R"({"name": "x", "gpu": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 8,
+    "intra_node": {"fabric": "nvswitch", "link": "nvlink3", "links_per_gpu": 12},
+    "nccl_version": "2.x",
+    "nccl_calibration": {"achieved": [{"algo": "Butterfly", "proto": "LL", "bw_factor": -1}]}})";
+  auto r = run("collective allreduce --cluster " + (d / "c.json").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/nccl_version"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/nccl_calibration/achieved/0/algo"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/nccl_calibration/achieved/0/bw_factor"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
 TEST(Cli, CalibrateRejectsMalformedLogWithLineNumber) {
   auto d = temp_dir("badlog");
   std::ofstream(d / "bad.txt") << "# nThread 1 nGpus 2\n           8             2     float     sum    10.9  oops\n";
