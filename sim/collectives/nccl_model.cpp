@@ -504,7 +504,7 @@ SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int 
 
 // One candidate's estimate. Mirrors ncclTopoGetAlgoTime (NCCL's own time, used to pick) and
 // enqueue.cc topoGetAlgoInfo (channel shrink), which we turn into a bandwidth effect.
-AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, int p, double bytes) {
+AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, int p, double bytes, int forced_nc = 0) {
   const NcclTuning& t = d.tuning;
   AllReduceEstimate e;
   e.algo = static_cast<Algo>(a);
@@ -530,6 +530,8 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   int nc = t.comm_channels;
   if (a == kNvls || a == kNvlsTree) {
     nc = t.nvls_channels;
+  } else if (forced_nc > 0) {
+    nc = std::min(forced_nc, t.comm_channels);
   } else {
     const double per_channel = t.max_threads[a][p] * t.thread_threshold[a][p];
     while (nc >= 2 && bytes < nc * per_channel) --nc;
@@ -588,6 +590,60 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   e.reduce_scatter_time = e.time / 2;  // ring: n-1 of 2(n-1) steps; tree: reduce up, then broadcast down
   e.all_gather_time = e.time - e.reduce_scatter_time;
   return e;
+}
+
+// ---- NCCL 2.4 (before the 2.5 tuner): fixed thresholds, src/enqueue.cc getKernelInfo /
+// getPatternInfo and src/init.cc ncclTreeThreshold / ncclThreadThreshold at NVIDIA/nccl f40ce73e
+// (2.4.x), src/include/devcomm.h (MAXTHREADS 256, MAXCHANNELS 16), enqueue.h thresholds.
+constexpr int kNcclVersionTuner = 20500;
+constexpr int kLegacyMaxThreads = 256;    // MAXTHREADS = NCCL_LL_MAX_NTHREADS
+constexpr int kLegacyLLMinThreads = 64;   // NCCL_LL_MIN_NTHREADS
+constexpr int kLegacyLLChannelThr = 8;    // NCCL_LL_CHANNEL_THRESHOLD (bytes per thread)
+constexpr int kLegacyThreadThr = 64;      // NCCL_THREAD_THRESHOLD (Volta+), x2 across nodes
+constexpr int kLegacyMaxChannels = 16;    // MAXCHANNELS
+
+struct LegacyPick {
+  int algo = kRing, proto = kSimple, nchannels = 1;
+};
+
+bool legacy24(const NcclTopology& topo) { return topo.nccl_version != 0 && topo.nccl_version < kNcclVersionTuner; }
+
+LegacyPick legacy24_pick(const NcclTopology& topo, const Derived& d, double bytes) {
+  const int nranks = topo.nranks, nnodes = topo.nnodes;
+  const int nchannels = std::min(d.tuning.comm_channels, kLegacyMaxChannels);
+  // ncclTreeThreshold: trees only across nodes, up to a size from fixed bandwidth/latency guesses.
+  const bool nvlink = topo.intra_class == LinkClass::NVLINK && topo.p2p;
+  const double ringbw = nvlink ? 5000.0 * nchannels : 5000.0;  // MB/s
+  double treebw = nvlink ? ringbw * 3 / 4 : ringbw * 2 / 3;
+  if (nvlink && nnodes == 2) treebw *= 2;
+  const double ringlat = 6.0 * (nranks - 1);
+  const double treelat = 15.0 * log2i(nnodes) + 4.0 * (nranks / nnodes - 1);
+  double tree_threshold = 0;
+  if (nnodes < 2 || ringlat <= treelat)
+    tree_threshold = 0;
+  else if (treebw > ringbw)
+    tree_threshold = std::numeric_limits<double>::max();
+  else
+    tree_threshold = ringbw * treebw / (ringbw - treebw) * (ringlat - treelat);
+  LegacyPick pick;
+  pick.algo = bytes <= tree_threshold ? kTree : kRing;
+  // getKernelInfo: LL threads and channels grow with the size, then the LL threshold.
+  const double nchunks = pick.algo == kTree ? 1 : nranks;
+  const int thread_thr = kLegacyThreadThr * (nnodes > 1 ? 2 : 1);
+  const int per_thread_ll = std::min(thread_thr, kLegacyLLChannelThr);
+  int nt = kLegacyLLMinThreads;
+  while (std::ceil(bytes / (nt * nchunks)) > per_thread_ll && nt * 2 <= kLegacyMaxThreads) nt *= 2;
+  int nc = static_cast<int>(std::ceil(bytes / (nt * nchunks * per_thread_ll)));
+  nc = std::clamp(nc, 1, nchannels);
+  const double per_thread = thread_thr * (pick.algo == kTree ? 4 : 1);
+  if (bytes <= nc * nt * nchunks * per_thread) {
+    pick.proto = kLL;
+    pick.nchannels = nc;
+  } else {
+    pick.proto = kSimple;
+    pick.nchannels = nchannels;
+  }
+  return pick;
 }
 
 double median(std::vector<double> v) {
@@ -649,6 +705,17 @@ std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, do
   std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return nccl_order(x) < nccl_order(y); });
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& x, const auto& y) { return x.nccl_model_time < y.nccl_model_time; });
+  if (legacy24(topo)) {
+    // NCCL 2.4 had no tuner: its fixed thresholds decide (user NCCL_ALGO/NCCL_PROTO still filter).
+    const LegacyPick pick = legacy24_pick(topo, d, bytes);
+    auto it = std::find_if(out.begin(), out.end(), [&](const AllReduceEstimate& e) {
+      return static_cast<int>(e.algo) == pick.algo && static_cast<int>(e.proto) == pick.proto;
+    });
+    if (it != out.end()) {
+      *it = estimate(topo, d, pick.algo, pick.proto, bytes, pick.nchannels);
+      std::rotate(out.begin(), it, it + 1);
+    }
+  }
   return out;
 }
 
