@@ -347,3 +347,67 @@ TEST(NcclModel, NetCreditWindowBoundsPerChannelBandwidth) {
   EXPECT_NEAR(predict_allreduce(a100_nvswitch_1x8(), bytes).bandwidth, tune_model(a100_nvswitch_1x8()).bandwidth[0][2],
               1e3);
 }
+
+namespace {
+// 2 x p4d.24xlarge as NCCL sees it: 8 A100 on NVSwitch per node, 4 x 100 Gb/s NICs per node.
+NcclTopology p4d_2nodes(int nccl_version) {
+  NcclTopology t = a100_nvswitch_1x8();
+  t.nranks = 16;
+  t.nnodes = 2;
+  t.nic_bw = 12.5e9;
+  t.nics_per_node = 4;
+  t.nccl_version = nccl_version;
+  return t;
+}
+}  // namespace
+
+TEST(NcclModel, Nccl28TunerTablesHandComputed) {
+  // NCCL 2.8.3 tuning.cc (NOTES.md): graph 4 channels (one per NIC at 12 GB/s), the tree's intra
+  // speed raised to 2 x 12 = 24 GB/s (nNodes <= 2 uses speedIntra): busBw = 4 x 24 = 96.
+  const auto t = tune_model(p4d_2nodes(20803));
+  const int tree = static_cast<int>(Algo::TREE), ring = static_cast<int>(Algo::RING);
+  const int ll = static_cast<int>(Proto::LL), ll128 = static_cast<int>(Proto::LL128),
+            simple = static_cast<int>(Proto::SIMPLE);
+  ASSERT_EQ(t.tree.nchannels, 4);
+  EXPECT_DOUBLE_EQ(t.tree.bw_intra, 24.0);
+  // Tree: min(96 x .92, 4 x perChMaxTreeBw 22.5) = 88.32; LL min(88.32/3.8, llMaxBw Intel-N2 39);
+  // LL128 min(88.32 x .915, 4 x 16.9); algorithm bw = bus x .5.
+  EXPECT_NEAR(t.bandwidth[tree][simple], 88.32 * .5 * 1e9, 1e3);
+  EXPECT_NEAR(t.bandwidth[tree][ll], 88.32 / 3.8 * .5 * 1e9, 1e3);
+  EXPECT_NEAR(t.bandwidth[tree][ll128], 67.6 * .5 * 1e9, 1e3);
+  // Latency: baseLat Tree 4.4 + 2 x ((8-1) x intraLat + log2(2) x interLat), LL intraLat x 1.8
+  // across nodes: NVLink Tree LL .52, NET Tree LL 5.0; Simple 28 / 28.
+  EXPECT_NEAR(t.latency[tree][ll], (4.4 + 2 * (7 * .52 * 1.8 + 5.0)) * 1e-6, 1e-12);
+  EXPECT_NEAR(t.latency[tree][simple], (0.0 + 2 * (7 * 28 + 28)) * 1e-6, 1e-12);
+  // Ring LL: min(llMaxBw 39, busBw / 4) with busBw = 4 x 12 = 48 -> 12; algbw = 12 x 16/30.
+  EXPECT_NEAR(t.bandwidth[ring][ll], 12.0 * 16.0 / 30.0 * 1e9, 1e3);
+  // The current tables differ (Tree LL128 per channel 20 GB/s, Tree Simple NET hwLat 14 us).
+  const auto now = tune_model(p4d_2nodes(0));
+  EXPECT_NE(now.latency[tree][simple], t.latency[tree][simple]);
+  EXPECT_NE(now.bandwidth[tree][ll128], t.bandwidth[tree][ll128]);
+}
+
+TEST(NcclModel, Nccl24FixedThresholdPick) {
+  // NCCL 2.4 enqueue.cc getKernelInfo on 1 node x 8 (DGX-1-like, 12 channels): LL while
+  // bytes <= nc x nt x nRanks x 64 with nt = 256, nc = 12 -> 1,572,864 B; Ring only on one node.
+  NcclTopology t;
+  t.nranks = 8;
+  t.arch = Arch::VOLTA;
+  t.sm_count = 80;
+  t.intra_bw = 6 * 20e9;
+  t.intra_peer_bw = 2 * 20e9;
+  t.nccl_version = 20408;
+  ASSERT_EQ(tune_model(t).comm_channels, 12);
+  EXPECT_EQ(predict_allreduce(t, 1572864).proto, Proto::LL);
+  EXPECT_EQ(predict_allreduce(t, 1572864 + 4).proto, Proto::SIMPLE);
+  EXPECT_EQ(predict_allreduce(t, 1572864 + 4).algo, Algo::RING);
+  // Small sizes use fewer LL channels: nt = 64 while bytes/(nt x 8) <= 8, nc = ceil(bytes/(nt x 8 x 8)).
+  EXPECT_EQ(predict_allreduce(t, 4096).nchannels, 1);
+  EXPECT_EQ(predict_allreduce(t, 65536).nchannels, 4);  // nt 256: ceil(65536 / (256 x 8 x 8)) = 4
+  // Across nodes, NVLink: tree bw 3/4 x 2 (2 nodes) > ring bw, so the threshold is "always tree".
+  t.nranks = 16;
+  t.nnodes = 2;
+  t.nic_bw = 12.5e9;
+  t.nics_per_node = 4;
+  EXPECT_EQ(predict_allreduce(t, 1e9).algo, Algo::TREE);
+}
