@@ -365,7 +365,14 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
         // search.cc degrades BALANCED_TREE to TREE on Hopper+ across nodes; tuning.cc then takes 15 % off.
         if (a == kTree && hopper && nnodes > 1) bus *= .85;
       }
-      const double ratio = (a == kTree) ? .5 : static_cast<double>(nranks) / nsteps;
+      // Bus -> algorithm bandwidth (tuning.cc "Convert bus BW to algorithm BW"): ring nRanks/nsteps,
+      // tree .5, NVLS 5/6, NVLS tree .70 x nNodes / (2 (nNodes - 1)) (as quoted from NCCL in
+      // NVIDIA/nccl-tests#279, 2025).
+      const double ratio = a == kTree   ? .5
+                           : a == kNvls ? 5.0 / 6.0
+                           : a == kNvlsTree
+                               ? .70 * nnodes / (2.0 * (nnodes - 1))
+                               : static_cast<double>(nranks) / nsteps;
       t.bandwidth[a][p] = bus * ratio * kGB;  // algorithm bandwidth, B/s
 
       double lat = v28 ? kBaseLat28[a][p] : kBaseLat[a][p];

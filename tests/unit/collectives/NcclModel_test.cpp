@@ -224,6 +224,15 @@ TEST(NcclModel, HopperNvlsCandidate) {
   bool has_nvls = false;
   for (const auto& e : allreduce_candidates(t, 1 << 30)) has_nvls |= e.algo == Algo::NVLS;
   EXPECT_TRUE(has_nvls);
+  // One NVLS channel per GPU at the fastest sm90 speed the 370.8 GB/s port holds 8 times (40);
+  // bw = min(40 x .85 x 7/8 x 2, 40) per channel, x 8 channels, x 5/6 to algorithm bandwidth.
+  const auto tu = tune_model(t);
+  EXPECT_EQ(tu.nvls.nchannels, 8);
+  EXPECT_NEAR(tu.bandwidth[static_cast<int>(Algo::NVLS)][static_cast<int>(Proto::SIMPLE)], 8 * 40.0 * 5 / 6 * 1e9, 1e3);
+  // Older NCCL (before NVLS shipped in 2.17) has no NVLS.
+  t.nccl_version = 21606;
+  for (const auto& e : allreduce_candidates(t, 1 << 30)) EXPECT_NE(e.algo, Algo::NVLS);
+  t.nccl_version = 0;
   t.nvls = false;
   for (const auto& e : allreduce_candidates(t, 1 << 30)) EXPECT_NE(e.algo, Algo::NVLS);
 }
