@@ -113,7 +113,8 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   topo.gpus_per_process = args.gpus_per_process;
   if (topo.gpus_per_process > cluster.gpus_per_node)
     throw core::ConfigError("--gpus-per-process " + std::to_string(args.gpus_per_process) + " is more than the " +
-                            std::to_string(cluster.gpus_per_node) + " GPUs per node of cluster \"" + cluster.name + "\"");
+                            std::to_string(cluster.gpus_per_node) + " GPUs per node of cluster \"" + cluster.name +
+                            "\"");
   try {
     collectives::validate(topo);
   } catch (const std::invalid_argument& e) {
@@ -293,7 +294,8 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
       if (k.bw_factor == 1.0 && k.latency_offset == 0.0) continue;
       const auto algo = collectives::to_string(static_cast<collectives::Algo>(a));
       const auto proto = collectives::to_string(static_cast<collectives::Proto>(p));
-      pairs.push_back({{"algo", algo}, {"proto", proto}, {"bw_factor", k.bw_factor}, {"latency_offset_s", k.latency_offset}});
+      pairs.push_back(
+          {{"algo", algo}, {"proto", proto}, {"bw_factor", k.bw_factor}, {"latency_offset_s", k.latency_offset}});
       pair_text << "  " << algo << "/" << proto << ": bw x" << fmt("%.3f", k.bw_factor) << ", latency "
                 << (k.latency_offset >= 0 ? "+" : "") << core::format_time(k.latency_offset) << "\n";
     }
@@ -310,8 +312,8 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     << version_from_what << ")";
   for (size_t r = 0; r < run_g.size(); ++r) o << (r ? ", " : "; -g ") << run_g[r];
   o << "\n";
-  o << "run        size    measured us   before us   err %    after us   err %  algo/proto" << (args.holdout ? "     used" : "")
-    << "\n";
+  o << "run        size    measured us   before us   err %    after us   err %  algo/proto"
+    << (args.holdout ? "     used" : "") << "\n";
   Json rows = Json::array();
   for (size_t i = 0; i < points.size(); ++i) {
     const auto& pt = points[i];

@@ -88,10 +88,12 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--proto", coll.proto, "NCCL_PROTO: comma list of LL, LL128, Simple");
   coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(CLI::NonNegativeNumber);
   coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(CLI::NonNegativeNumber);
-  coll_cmd->add_option("-g,--gpus-per-process", coll.gpus_per_process,
-                       "GPUs one process drives, as nccl-tests -g (default 1, as DDP)")
+  coll_cmd
+      ->add_option("-g,--gpus-per-process", coll.gpus_per_process,
+                   "GPUs one process drives, as nccl-tests -g (default 1, as DDP)")
       ->check(CLI::PositiveNumber);
-  coll_cmd->add_option("--nccl-version", coll.nccl_version, "NCCL release, e.g. 2.8.3 (default: the cluster's, or current)");
+  coll_cmd->add_option("--nccl-version", coll.nccl_version,
+                       "NCCL release, e.g. 2.8.3 (default: the cluster's, or current)");
   coll_cmd->add_option("--json", coll.json_out, "write rows as JSON to FILE or -");
 
   CalibrateArgs cal;

@@ -368,11 +368,10 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
       // Bus -> algorithm bandwidth (tuning.cc "Convert bus BW to algorithm BW"): ring nRanks/nsteps,
       // tree .5, NVLS 5/6, NVLS tree .70 x nNodes / (2 (nNodes - 1)) (as quoted from NCCL in
       // NVIDIA/nccl-tests#279, 2025).
-      const double ratio = a == kTree   ? .5
-                           : a == kNvls ? 5.0 / 6.0
-                           : a == kNvlsTree
-                               ? .70 * nnodes / (2.0 * (nnodes - 1))
-                               : static_cast<double>(nranks) / nsteps;
+      const double ratio = a == kTree       ? .5
+                           : a == kNvls     ? 5.0 / 6.0
+                           : a == kNvlsTree ? .70 * nnodes / (2.0 * (nnodes - 1))
+                                            : static_cast<double>(nranks) / nsteps;
       t.bandwidth[a][p] = bus * ratio * kGB;  // algorithm bandwidth, B/s
 
       double lat = v28 ? kBaseLat28[a][p] : kBaseLat[a][p];
@@ -521,7 +520,8 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   const long long nbytes = static_cast<long long>(bytes);
   const int log_size = log2i(nbytes >> 6);
   const bool v28 = era28(topo);
-  if (a == kTree && log_size >= 0 && log_size < 23) bw *= v28 ? kTreeCorrection28[p][log_size] : kTreeCorrection[p][log_size];
+  if (a == kTree && log_size >= 0 && log_size < 23)
+    bw *= v28 ? kTreeCorrection28[p][log_size] : kTreeCorrection[p][log_size];
   if (v28) {
     if (a == kRing && p == kSimple && topo.nnodes > 1 && bytes >= topo.nranks / 16.0 * 65536)
       lat *= 1.9;  // 2.8: "Plateau effect of ring"
@@ -603,11 +603,11 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
 // getPatternInfo and src/init.cc ncclTreeThreshold / ncclThreadThreshold at NVIDIA/nccl f40ce73e
 // (2.4.x), src/include/devcomm.h (MAXTHREADS 256, MAXCHANNELS 16), enqueue.h thresholds.
 constexpr int kNcclVersionTuner = 20500;
-constexpr int kLegacyMaxThreads = 256;    // MAXTHREADS = NCCL_LL_MAX_NTHREADS
-constexpr int kLegacyLLMinThreads = 64;   // NCCL_LL_MIN_NTHREADS
-constexpr int kLegacyLLChannelThr = 8;    // NCCL_LL_CHANNEL_THRESHOLD (bytes per thread)
-constexpr int kLegacyThreadThr = 64;      // NCCL_THREAD_THRESHOLD (Volta+), x2 across nodes
-constexpr int kLegacyMaxChannels = 16;    // MAXCHANNELS
+constexpr int kLegacyMaxThreads = 256;   // MAXTHREADS = NCCL_LL_MAX_NTHREADS
+constexpr int kLegacyLLMinThreads = 64;  // NCCL_LL_MIN_NTHREADS
+constexpr int kLegacyLLChannelThr = 8;   // NCCL_LL_CHANNEL_THRESHOLD (bytes per thread)
+constexpr int kLegacyThreadThr = 64;     // NCCL_THREAD_THRESHOLD (Volta+), x2 across nodes
+constexpr int kLegacyMaxChannels = 16;   // MAXCHANNELS
 
 struct LegacyPick {
   int algo = kRing, proto = kSimple, nchannels = 1;
@@ -993,7 +993,8 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
       const auto& own = by_pair[a][p];
       if (own.size() < 2) continue;
       auto f = [&](const std::vector<double>& v) {
-        if (!std::isfinite(v[0]) || !std::isfinite(v[1]) || std::abs(v[0]) > 5) return std::numeric_limits<double>::max();
+        if (!std::isfinite(v[0]) || !std::isfinite(v[1]) || std::abs(v[0]) > 5)
+          return std::numeric_limits<double>::max();
         NcclTopology t = stage1;
         t.achieved[a][p].bw_factor = std::exp(v[0]);
         t.achieved[a][p].latency_offset = v[1] * kUs;
@@ -1010,8 +1011,9 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
         }
         return sum;
       };
-      const auto v = nelder_mead(f, {std::log(start.achieved[a][p].bw_factor), start.achieved[a][p].latency_offset / kUs},
-                                 {0.2, 3.0}, &iterations);
+      const auto v =
+          nelder_mead(f, {std::log(start.achieved[a][p].bw_factor), start.achieved[a][p].latency_offset / kUs},
+                      {0.2, 3.0}, &iterations);
       full.pairs.push_back({a, p});
       x.push_back(v[0]);
       x.push_back(v[1]);

@@ -159,8 +159,8 @@ struct CalibrationPoint {
 // launch_overhead. Stage 2 adds achieved[algo][proto] for every pair picked for >= 2 measured
 // sizes (a weak prior keeps each near stage 1). The pre-pick knobs of `start` are kept.
 // Throws std::invalid_argument on empty or non-positive data.
-NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationPoint>& points,
-                       NcclFit* fit = nullptr, const NcclSettings& settings = {});
+NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationPoint>& points, NcclFit* fit = nullptr,
+                       const NcclSettings& settings = {});
 NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<double, double>>& size_time_pairs,
                        NcclFit* fit = nullptr, const NcclSettings& settings = {});
 

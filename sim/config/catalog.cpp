@@ -1,13 +1,12 @@
 #include "config/catalog.hpp"
 
-#include "collectives/nccl_model.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <functional>
 #include <set>
 
+#include "collectives/nccl_model.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 
@@ -599,7 +598,8 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     c.calibration.latency_scale = cr.number_or("latency_scale", 1.0, 0.0, false, 1000.0);
     // Seconds added to every collective's latency; negative when the fit shortens it.
     c.calibration.latency_offset = cr.number_or("latency_offset_s", 0.0, -1.0, false, 1.0);
-    if (cr.has("launch_overhead_s")) c.calibration.launch_overhead = cr.number_or("launch_overhead_s", 0.0, 0.0, false, 1.0);
+    if (cr.has("launch_overhead_s"))
+      c.calibration.launch_overhead = cr.number_or("launch_overhead_s", 0.0, 0.0, false, 1.0);
     auto achieved = [&](ObjectReader& ar) {
       ClusterSpec::Calibration::Achieved a;
       a.bw_factor = ar.number_or("bw_factor", 1.0, 0.0, true, 100.0);

@@ -55,12 +55,24 @@ const std::vector<Dataset>& datasets() {
       // pip nvidia-nccl-cu12 (version not printed): a current (2.18+) release.
       {"a100-sxm4-80gb_1x8_nvswitch.txt", "dgx-a100", 1, {8, 1}, "", 0.09, 0.06, 0.05},
       // "NCCL version 2.8.3+cuda11.2" is in the file.
-      {"aws-p4d_2x8_a100_efa.txt", "p4d", 2, {1}, "", 1.80 /* target 0.10 NOT reached */,
-       5.50 /* target 0.25 NOT reached */, 0.05},
+      {"aws-p4d_2x8_a100_efa.txt",
+       "p4d",
+       2,
+       {1},
+       "",
+       1.80 /* target 0.10 NOT reached */,
+       5.50 /* target 0.25 NOT reached */,
+       0.05},
       {"azure-nc12s-v3_1x2_v100_pcie.txt", "azure-nc12s-v3", 1, {2, 1}, "", 0.05, 0.17, 0.05},
       // Post dated 2019-09-26, version not printed: the release then was 2.4.8 (2.5.6, the first
       // with LL128 and the tuner, came out in November 2019).
-      {"v100-sxm2_1x8_nvlink_cube_mesh.txt", "dgx1-v100", 1, {8}, "2.4.8", 0.11 /* target 0.10 NOT reached */, 0.23,
+      {"v100-sxm2_1x8_nvlink_cube_mesh.txt",
+       "dgx1-v100",
+       1,
+       {8},
+       "2.4.8",
+       0.11 /* target 0.10 NOT reached */,
+       0.23,
        0.05},
   };
   return d;
@@ -78,8 +90,10 @@ Loaded load(const Dataset& d) {
   auto cluster = cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, d.preset));
   cluster.nodes = d.nodes;
   l.topo = nccl_topology(cluster);
-  if (*d.nccl_version) l.topo.nccl_version = parse_nccl_version(d.nccl_version);
-  else if (l.log.nccl_version) l.topo.nccl_version = l.log.nccl_version;
+  if (*d.nccl_version)
+    l.topo.nccl_version = parse_nccl_version(d.nccl_version);
+  else if (l.log.nccl_version)
+    l.topo.nccl_version = l.log.nccl_version;
   return l;
 }
 
@@ -102,8 +116,8 @@ TEST(NcclDatasets, PredictedBusBwFromPresetsMatchesMeasurements) {
         const double meas = busbw_allreduce(algbw(r.size_bytes, r.oop_time_us * 1e-6), topo.nranks);
         (r.size_bytes >= 1048576 ? large : small).push_back(std::abs(pred - meas) / meas);
         if (std::getenv("DDPSIM_VERBOSE"))
-          std::printf("  run %zu %12.0f B  measured %10.2f us  predicted %10.2f us  %s/%s nc=%d  busbw err %+.3f\n", run,
-                      r.size_bytes, r.oop_time_us, e.time * 1e6, to_string(e.algo).c_str(),
+          std::printf("  run %zu %12.0f B  measured %10.2f us  predicted %10.2f us  %s/%s nc=%d  busbw err %+.3f\n",
+                      run, r.size_bytes, r.oop_time_us, e.time * 1e6, to_string(e.algo).c_str(),
                       to_string(e.proto).c_str(), e.nchannels, (pred - meas) / meas);
       }
     }

@@ -199,12 +199,16 @@ TEST(NcclTestsLog, RunsBannersVersionAndDebugLines) {
       "# nThread 1 nGpus 8 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20\n"
       "node1:1234:1234 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>\n"
       "node1:1234:1234 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\n"
-      "           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    0.00      0\n"
-      "          16             4     float     sum      -1    39.64    0.00    0.00      0    39.19    0.00    0.00      0\n"
+      "           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    0.00   "
+      "   0\n"
+      "          16             4     float     sum      -1    39.64    0.00    0.00      0    39.19    0.00    0.00   "
+      "   0\n"
       "node1:1234:1240 [3] NCCL WARN Call to ibv_reg_mr failed\n"
       "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20\n"
-      "          32             8     float     sum      -1    20.26    0.00    0.00      0    17.74    0.00    0.00      0\n"
-      "           8             2     float     sum      -1    20.26    0.00    0.00      0    17.74    0.00    0.00      0\n");
+      "          32             8     float     sum      -1    20.26    0.00    0.00      0    17.74    0.00    0.00   "
+      "   0\n"
+      "           8             2     float     sum      -1    20.26    0.00    0.00      0    17.74    0.00    0.00   "
+      "   0\n");
   ASSERT_EQ(log.rows.size(), 4u);
   EXPECT_EQ(log.nccl_version, 21805);
   ASSERT_EQ(log.runs.size(), 3u);
