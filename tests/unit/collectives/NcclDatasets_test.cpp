@@ -14,6 +14,7 @@
 #include "collectives/nccl_tests_log.hpp"
 #include "collectives/topology.hpp"
 #include "config/catalog.hpp"
+#include "core/json_reader.hpp"
 #include "support/builders.hpp"
 
 using namespace ddpsim::collectives;
@@ -167,6 +168,74 @@ TEST(NcclDatasets, CalibrateOnHalfTheSizesPredictsTheOtherHalf) {
       a.gpus_per_process = b.gpus_per_process = pt.gpus_per_process;
       EXPECT_EQ(predict_allreduce(a, pt.bytes).proto, predict_allreduce(b, pt.bytes).proto);
       EXPECT_EQ(predict_allreduce(a, pt.bytes).algo, predict_allreduce(b, pt.bytes).algo);
+    }
+  }
+}
+
+// ---- Held-out hardware: published all_reduce_perf tables on other GPUs and fabrics --------------
+// tests/data/published_nccl_tests/*.json carry the figures of public logs in our own format, with
+// their sources (see each file). Nothing in the model or the presets was fitted to them: they
+// check the presets on hardware the four shared logs do not cover.
+namespace {
+
+struct Published {
+  const char* file;
+  const char* preset;
+  bool p2p_override = false;  // the log's machine has GPU peer-to-peer (patched driver)
+  double max_median_large, max_median_small;
+};
+
+std::filesystem::path published_file(const std::string& name) {
+  return std::filesystem::path(DDPSIM_SOURCE_DIR) / "tests" / "data" / "published_nccl_tests" / name;
+}
+
+}  // namespace
+
+TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
+  using ddpsim::core::Json;
+  // Bounds are the achieved medians rounded up; each above the 0.10 / 0.25 targets is marked and
+  // discussed in sim/collectives/NOTES.md ("Held-out hardware").
+  const std::vector<Published> sets = {
+      {"h100-sxm-8x-dgx-nvswitch-1node.json", "dgx-h100", false, 0.08, 0.11},
+      {"h100-sxm-2x8-hgx-ib-ndr-8x400g-default.json", "dgx-h100", false, 0.33 /* NOT reached */, 0.07},
+      {"h100-sxm-2x8-ib-400g-ring.json", "dgx-h100", false, 0.15 /* NOT reached */, 0},
+      {"a100-sxm4-40gb-2x8-oci-bm-gpu4-roce.json", "oci-bm-gpu4", false, 0.15 /* NOT reached */,
+       0.48 /* NOT reached */},
+      {"rtx4090-8x-pcie-no-p2p-epyc7542.json", "pcie-4090x8", false, 0.12 /* NOT reached */, 0.08},
+      {"rtx4090-8x-pcie-p2p-tinygrad-epyc7542.json", "pcie-4090x8", true, 0.08, 0.05},
+      {"aws-p4d-2x8-efa-nccl2.19-ring.json", "p4d", false, 0.03, 0},
+  };
+  const auto cat = ddpsim::test_support::source_catalog();
+  for (const auto& p : sets) {
+    SCOPED_TRACE(p.file);
+    const Json doc = ddpsim::core::read_json_file(published_file(p.file).string());
+    auto cluster = cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, p.preset));
+    cluster.nodes = doc["nodes"].get<int>();
+    ASSERT_EQ(cluster.gpus_per_node, doc["gpus_per_node"].get<int>());
+    if (p.p2p_override) cluster.p2p = true;
+    NcclTopology topo = nccl_topology(cluster);
+    const std::string version = doc["nccl_version"].get<std::string>();
+    if (!version.empty()) topo.nccl_version = parse_nccl_version(version);
+    topo.gpus_per_process = std::max(1, doc["gpus_per_process"].get<int>());
+    NcclSettings settings;
+    if (doc["env"].contains("NCCL_ALGO")) settings.algos = {parse_algo(doc["env"]["NCCL_ALGO"].get<std::string>())};
+    if (doc["env"].contains("NCCL_PROTO")) settings.protos = {parse_proto(doc["env"]["NCCL_PROTO"].get<std::string>())};
+    if (doc["env"].contains("NCCL_MIN_CTAS")) settings.min_channels = std::stoi(doc["env"]["NCCL_MIN_CTAS"].get<std::string>());
+    std::vector<double> large, small;
+    for (const auto& row : doc["rows"]) {
+      const double bytes = row[0].get<double>(), time_us = row[1].get<double>();
+      const auto e = predict_allreduce(topo, bytes, settings);
+      const double err = e.time > 0 ? (time_us * 1e-6) / e.time - 1 : 0;  // busbw error = measured time / predicted - 1
+      (bytes >= 1048576 ? large : small).push_back(std::abs(err));
+      if (std::getenv("DDPSIM_VERBOSE"))
+        std::printf("  %12.0f B  measured %10.2f us  predicted %10.2f us  %s/%s nc=%d  busbw err %+.3f\n", bytes, time_us,
+                    e.time * 1e6, to_string(e.algo).c_str(), to_string(e.proto).c_str(), e.nchannels, err);
+    }
+    const double ml = median(large), ms = median(small);
+    std::printf("[held-out] %-46s %-12s median |busbw err|  >=1MiB %6.3f   <1MiB %6.3f\n", p.file, p.preset, ml, ms);
+    EXPECT_LE(ml, p.max_median_large);
+    if (!small.empty()) {
+      EXPECT_LE(ms, p.max_median_small);
     }
   }
 }
