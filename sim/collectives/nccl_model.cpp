@@ -95,6 +95,9 @@ constexpr double kTreeCorrection28[kNumProtos][23] = {
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, .92, .92},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
+constexpr int kNcclVersionTuner = 20500;  // the tuner (tuning.cc) first shipped in 2.5
+bool legacy24(const NcclTopology& topo) { return topo.nccl_version != 0 && topo.nccl_version < kNcclVersionTuner; }
+
 bool era28(const NcclTopology& topo) {
   return topo.nccl_version >= kNcclVersion28First && topo.nccl_version < kNcclVersion28End;
 }
@@ -482,7 +485,10 @@ struct SliceSchedule {
   double bytes = 0;   // bytes one channel moves per ring step, summed over loops
 };
 
-SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int nthreads) {
+// fixed_slices: NCCL 2.4's GenericOp (src/collectives/device/primitives.h @ f40ce73e) walks all
+// SLICESPERCHUNK slices of fixed size stepSize*SLICESTEPS and waits/posts for each, even when a
+// slice carries no data; later releases size slices to the chunk and stop when it is done.
+SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int nthreads, bool fixed_slices = false) {
   SliceSchedule s;
   const double step = kSimpleBuffBytes / kNcclSteps;
   const double chunk = step * kAllReduceChunkSteps;
@@ -493,7 +499,7 @@ SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int 
     double real = std::min(chunk, std::ceil(rest / (static_cast<double>(nchannels) * nranks)));
     real = std::ceil(real / align) * align;
     const double slice = std::max(std::ceil(real / (16.0 * kSlicePerChunk)) * 16, min_slice);
-    s.slices += std::min<double>(kSlicePerChunk, std::ceil(real / slice));
+    s.slices += fixed_slices ? kSlicePerChunk : std::min<double>(kSlicePerChunk, std::ceil(real / slice));
     // Data actually moved (the alignment padding only shapes the slices).
     s.bytes += std::min(real, rest / (static_cast<double>(nchannels) * nranks));
   };
@@ -575,7 +581,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     // Per-channel bus bandwidth: algorithm bw -> bus bw, shared by the channels used.
     const double ch_bw = e.bandwidth * nsteps / nranks / nc;
     if (p == kSimple) {
-      const SliceSchedule sch = simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p]);
+      const SliceSchedule sch = simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p], legacy24(topo));
       gpu_time = (base + nsteps * sch.slices * hop_lat) * lat_scale + lat_offset + nsteps * sch.bytes / ch_bw;
     } else {
       gpu_time = (base + nsteps * hop_lat) * lat_scale + lat_offset + bytes / e.bandwidth;
@@ -602,7 +608,6 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
 // ---- NCCL 2.4 (before the 2.5 tuner): fixed thresholds, src/enqueue.cc getKernelInfo /
 // getPatternInfo and src/init.cc ncclTreeThreshold / ncclThreadThreshold at NVIDIA/nccl f40ce73e
 // (2.4.x), src/include/devcomm.h (MAXTHREADS 256, MAXCHANNELS 16), enqueue.h thresholds.
-constexpr int kNcclVersionTuner = 20500;
 constexpr int kLegacyMaxThreads = 256;   // MAXTHREADS = NCCL_LL_MAX_NTHREADS
 constexpr int kLegacyLLMinThreads = 64;  // NCCL_LL_MIN_NTHREADS
 constexpr int kLegacyLLChannelThr = 8;   // NCCL_LL_CHANNEL_THRESHOLD (bytes per thread)
@@ -612,8 +617,6 @@ constexpr int kLegacyMaxChannels = 16;   // MAXCHANNELS
 struct LegacyPick {
   int algo = kRing, proto = kSimple, nchannels = 1;
 };
-
-bool legacy24(const NcclTopology& topo) { return topo.nccl_version != 0 && topo.nccl_version < kNcclVersionTuner; }
 
 LegacyPick legacy24_pick(const NcclTopology& topo, const Derived& d, double bytes) {
   const int nranks = topo.nranks, nnodes = topo.nnodes;

@@ -220,7 +220,8 @@ TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
     NcclSettings settings;
     if (doc["env"].contains("NCCL_ALGO")) settings.algos = {parse_algo(doc["env"]["NCCL_ALGO"].get<std::string>())};
     if (doc["env"].contains("NCCL_PROTO")) settings.protos = {parse_proto(doc["env"]["NCCL_PROTO"].get<std::string>())};
-    if (doc["env"].contains("NCCL_MIN_CTAS")) settings.min_channels = std::stoi(doc["env"]["NCCL_MIN_CTAS"].get<std::string>());
+    if (doc["env"].contains("NCCL_MIN_CTAS"))
+      settings.min_channels = std::stoi(doc["env"]["NCCL_MIN_CTAS"].get<std::string>());
     std::vector<double> large, small;
     for (const auto& row : doc["rows"]) {
       const double bytes = row[0].get<double>(), time_us = row[1].get<double>();
@@ -228,8 +229,8 @@ TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
       const double err = e.time > 0 ? (time_us * 1e-6) / e.time - 1 : 0;  // busbw error = measured time / predicted - 1
       (bytes >= 1048576 ? large : small).push_back(std::abs(err));
       if (std::getenv("DDPSIM_VERBOSE"))
-        std::printf("  %12.0f B  measured %10.2f us  predicted %10.2f us  %s/%s nc=%d  busbw err %+.3f\n", bytes, time_us,
-                    e.time * 1e6, to_string(e.algo).c_str(), to_string(e.proto).c_str(), e.nchannels, err);
+        std::printf("  %12.0f B  measured %10.2f us  predicted %10.2f us  %s/%s nc=%d  busbw err %+.3f\n", bytes,
+                    time_us, e.time * 1e6, to_string(e.algo).c_str(), to_string(e.proto).c_str(), e.nchannels, err);
     }
     const double ml = median(large), ms = median(small);
     std::printf("[held-out] %-46s %-12s median |busbw err|  >=1MiB %6.3f   <1MiB %6.3f\n", p.file, p.preset, ml, ms);
