@@ -901,7 +901,6 @@ std::vector<double> nelder_mead(const std::function<double(const std::vector<dou
 struct Layout {
   bool launch = false;
   std::vector<std::pair<int, int>> pairs;  // (algo, proto) with their own knobs (stage 2)
-  size_t size() const { return 2 + (launch ? 1 : 0) + 2 * pairs.size(); }
 };
 
 NcclTopology apply(const NcclTopology& start, const Layout& l, const std::vector<double>& x) {
@@ -945,29 +944,26 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
   Layout layout;
   for (const auto& pt : pts)
     if ((pt.gpus_per_process > 0 ? pt.gpus_per_process : start.gpus_per_process) > 1) layout.launch = true;
-  auto objective = [&](const Layout& l, const std::vector<double>& x, double prior) {
-    for (size_t k = 0; k < x.size(); ++k)
-      if (!std::isfinite(x[k])) return std::numeric_limits<double>::max();
-    if (std::abs(x[0]) > 5) return std::numeric_limits<double>::max();
-    const NcclTopology t = apply(start, l, x);
+  // Soft L1 on the log ratio (about |r| beyond 1 %): one disturbed row of a log (a timing glitch)
+  // does not drag the fit, and the fit aims at the median error users read.
+  auto loss = [&](const NcclTopology& t, const std::vector<CalibrationPoint>& points) {
     double sum = 0;
     try {
-      for (const auto& pt : pts) {
+      for (const auto& pt : points) {
         const double pred = predict_point(t, pt, settings);
         if (!(pred > 0)) return std::numeric_limits<double>::max();
-        // Soft L1 on the log ratio (about |r| beyond 1 %): one disturbed row of a log (a timing
-        // glitch) does not drag the fit, and the fit aims at the median error users read.
         const double r = std::log(pred / pt.seconds);
         sum += std::sqrt(r * r + 1e-4);
       }
     } catch (const std::invalid_argument&) {
       return std::numeric_limits<double>::max();
     }
-    // Weak prior on the per-pair knobs: a pair the data hardly constrains stays near stage 1.
-    size_t k = 2 + (l.launch ? 1 : 0);
-    for (size_t i = 0; i < l.pairs.size(); ++i, k += 2)
-      sum += prior * (x[k] * x[k] + (x[k + 1] / 10.0) * (x[k + 1] / 10.0));
     return sum;
+  };
+  auto usable = [](const std::vector<double>& x) {
+    for (double v : x)
+      if (!std::isfinite(v)) return false;
+    return std::abs(x[0]) <= 5;  // bandwidth factor within e^-5 .. e^5
   };
 
   // Stage 1: knobs shared by every pair.
@@ -978,7 +974,11 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
     step.push_back(0.2);
   }
   int iterations = 0;
-  x = nelder_mead([&](const std::vector<double>& v) { return objective(layout, v, 0); }, x, step, &iterations);
+  x = nelder_mead(
+      [&](const std::vector<double>& v) {
+        return usable(v) ? loss(apply(start, layout, v), pts) : std::numeric_limits<double>::max();
+      },
+      x, step, &iterations);
 
   // Stage 2: own knobs for the pairs NCCL picks on >= 2 measured sizes. The pick does not depend
   // on the post-pick knobs, so the objective separates: each pair is fitted on its own points.
@@ -996,23 +996,13 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
       const auto& own = by_pair[a][p];
       if (own.size() < 2) continue;
       auto f = [&](const std::vector<double>& v) {
-        if (!std::isfinite(v[0]) || !std::isfinite(v[1]) || std::abs(v[0]) > 5)
-          return std::numeric_limits<double>::max();
+        if (!usable(v)) return std::numeric_limits<double>::max();
         NcclTopology t = stage1;
         t.achieved[a][p].bw_factor = std::exp(v[0]);
         t.achieved[a][p].latency_offset = v[1] * kUs;
-        double sum = 1e-3 * (v[0] * v[0] + (v[1] / 10.0) * (v[1] / 10.0));  // weak prior: stay near stage 1
-        try {
-          for (const auto& pt : own) {
-            const double pred = predict_point(t, pt, settings);
-            if (!(pred > 0)) return std::numeric_limits<double>::max();
-            const double r = std::log(pred / pt.seconds);
-            sum += std::sqrt(r * r + 1e-4);
-          }
-        } catch (const std::invalid_argument&) {
-          return std::numeric_limits<double>::max();
-        }
-        return sum;
+        const double prior = 1e-3 * (v[0] * v[0] + (v[1] / 10.0) * (v[1] / 10.0));  // stay near stage 1
+        const double l = loss(t, own);
+        return l == std::numeric_limits<double>::max() ? l : l + prior;
       };
       const auto v =
           nelder_mead(f, {std::log(start.achieved[a][p].bw_factor), start.achieved[a][p].latency_offset / kUs},
