@@ -69,10 +69,20 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   int lineno = 0;
   bool banner_since_row = true;
   double prev_size = -1;
+  // nccl-tests 2.14+ banner: "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102"
+  // (NCCL_VERSION_CODE of the library it ran with: 2.31.2 here).
+  // Before 2.9 NCCL_VERSION_CODE was major*1000 + minor*100 + patch (2.8.3 = 2803).
+  static const std::regex kLibraryCode(R"(nccl-library=(\d{4,6})\b)");
   auto read_version = [&](const std::string& t) {
     std::smatch m;
-    if (log.nccl_version == 0 && std::regex_search(t, m, kVersion))
+    if (log.nccl_version != 0) return;
+    if (std::regex_search(t, m, kVersion))
       log.nccl_version = std::stoi(m[1]) * 10000 + std::stoi(m[2]) * 100 + std::stoi(m[3]);
+    else if (std::regex_search(t, m, kLibraryCode)) {
+      const int code = std::stoi(m[1]);
+      if (code >= 20000 && code < 30000) log.nccl_version = code;
+      if (code >= 2000 && code < 3000) log.nccl_version = 20000 + code / 100 % 10 * 100 + code % 100;
+    }
   };
   while (std::getline(in, raw)) {
     ++lineno;

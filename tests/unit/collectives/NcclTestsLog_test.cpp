@@ -235,3 +235,16 @@ TEST(NcclTestsLog, ShippedLogsSplitIntoTheirRuns) {
   EXPECT_EQ(a100.runs[0].row_count, 30u);
   EXPECT_EQ(a100.runs[1].row_count, 30u);
 }
+
+TEST(NcclTestsLog, NcclTestsBannerCarriesTheLibraryVersion) {
+  const auto log = parse(
+      "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102\n"
+      "# Collective test starting: all_reduce_perf\n"
+      "# nThread 1 nGpus 1 minBytes 8192 maxBytes 16384 step: 2(factor) warmup iters: 10 iters: 100\n"
+      "        8192          2048     float     sum      -1    35.15    0.23    0.23       0    30.33    0.27    0.27       0\n");
+  EXPECT_EQ(log.nccl_version, 23102);  // NCCL 2.31.2
+  EXPECT_EQ(log.rows.size(), 1u);
+  EXPECT_EQ(log.runs.at(0).ngpus, 1);
+  // The pre-2.9 code scheme (major*1000 + minor*100 + patch).
+  EXPECT_EQ(parse("# nccl-tests version 2.10.0 nccl-headers=2803 nccl-library=2803\n").nccl_version, 20803);
+}
