@@ -163,7 +163,13 @@ struct SearchInput {
 
 int channels_at(const SearchInput& in, double speed) {
   int n = kGraphMaxChannels;
-  if (in.ppn > 1) n = std::min(n, static_cast<int>(std::floor(in.intra_bw / speed + 1e-9)));
+  // Inside the node each channel takes `speed` from a GPU's outgoing fabric share; across nodes
+  // one GPU per channel sends to the NIC instead (the channel leaves the node there), so a GPU's
+  // fabric carries (ppn-1)/ppn of the channels (channels start and end at different NICs' GPUs).
+  if (in.ppn > 1) {
+    const double share = in.inter ? (in.ppn - 1.0) / in.ppn : 1.0;
+    n = std::min(n, static_cast<int>(std::floor(in.intra_bw / (speed * share) + 1e-9)));
+  }
   if (in.inter) n = std::min(n, in.nics * static_cast<int>(std::floor(in.nic_bw / speed + 1e-9)));
   return std::max(n, 0);
 }
