@@ -304,7 +304,7 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   knobs["fit"] = {{"median_abs_time_error_before", med_before},
                   {"median_abs_time_error_after", med_after},
                   {"points", train.size()}};
-  if (args.holdout) knobs["fit"]["median_abs_time_error_held_out"] = med_test;
+  if (args.holdout && !test_err.empty()) knobs["fit"]["median_abs_time_error_held_out"] = med_test;
 
   std::ostringstream o;
   o << "calibrate: " << args.log << " (" << log.runs.size() << " run(s), " << points.size() << " rows, " << n
@@ -337,7 +337,8 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   }
   o << "median |time error|: " << fmt("%.1f", med_before * 100) << " % before, " << fmt("%.1f", med_after * 100)
     << " % after";
-  if (args.holdout) o << ", " << fmt("%.1f", med_test * 100) << " % on the held-out sizes";
+  if (args.holdout && !test_err.empty()) o << ", " << fmt("%.1f", med_test * 100) << " % on the held-out sizes";
+  if (args.holdout && test_err.empty()) o << " (nothing held out: every run has a single size)";
   o << "\nfitted (after NCCL's pick): bandwidth x" << fmt("%.3f", fitted.achieved_all.bw_factor) << ", latency "
     << (fitted.achieved_all.latency_offset >= 0 ? "+" : "") << core::format_time(fitted.achieved_all.latency_offset);
   if (any_multi) o << ", host launch " << core::format_time(fitted.launch_overhead) << " per GPU";
@@ -361,7 +362,7 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
               {"rows", rows},
               {"median_abs_error_before", med_before},
               {"median_abs_error_after", med_after}};
-  if (args.holdout) result["median_abs_error_held_out"] = med_test;
+  if (args.holdout) result["median_abs_error_held_out"] = test_err.empty() ? Json(nullptr) : Json(med_test);
   if (!args.json_out.empty()) report::write_output(args.json_out, result.dump(2));
   if (args.json_out != "-") std::cout << o.str();
   return 0;
