@@ -1,6 +1,7 @@
 #include "report/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -92,7 +93,9 @@ namespace {
 std::string pct(std::optional<double> v) {
   if (!v) return "n/a (no communication)";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %%", *v * 100.0);
+  double percent = *v * 100.0;
+  if (std::abs(percent) < 0.05) percent = 0.0;  // no "-0.0 %" from rounding noise
+  std::snprintf(buf, sizeof buf, "%.1f %%", percent);
   return buf;
 }
 }  // namespace
