@@ -170,6 +170,7 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
     std::string link = "nvlink3";
     int links = 12;
     if (g.arch == config::GpuArch::HOPPER) link = "nvlink4", links = 18;
+    if (g.arch == config::GpuArch::BLACKWELL) link = "nvlink5", links = 18;
     if (g.arch == config::GpuArch::VOLTA) link = "nvlink2", links = 6;
     Json intra = p2p && gpu.find("pcie") == std::string::npos && gpu.find("4090") == std::string::npos
                      ? Json{{"fabric", "nvswitch"}, {"link", link}, {"links_per_gpu", links}}

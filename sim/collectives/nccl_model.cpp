@@ -47,6 +47,9 @@ const std::vector<double> kSpeedInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.
 const std::vector<double> kSm90SpeedIntra = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
 const std::vector<double> kSm90SpeedInter = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                              15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+const std::vector<double> kSm100SpeedIntra = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+const std::vector<double> kSm100SpeedInter = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
+                                              17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 
 // src/graph/tuning.cc ncclTunerConstantsDefaults, rows Tree, Ring, NVLS, NVLSTree (CollNet/PAT omitted).
 // Our Algo order is Ring, Tree, NVLS, NVLS_TREE. Microseconds.
@@ -62,13 +65,21 @@ constexpr double kHwLat[3][kNumAlgos][kNumProtos] = {
     {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}},      // PCI
     {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}},  // NET
 };
-// [compcap idx: Volta, Ampere, Hopper][scale: 1 node, 2 nodes, >=4 nodes], GB/s.
-constexpr double kLLMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
-constexpr double kPerChMaxRingLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}};
-constexpr double kPerChMaxTreeLL128Bw[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
-constexpr double kPerChMaxTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
-constexpr double kPerChMaxNvlsTreeBw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}};
-constexpr double kNvlsEfficiency[3] = {0.0, 0.0, 0.85};
+// [compcap idx: Volta, Ampere, Hopper, Blackwell][scale: 1 node, 2 nodes, >=4 nodes], GB/s. The
+// Blackwell rows are those of the newest tuning tables (ncclTunerConstantsDefaults with
+// BLACKWELL_COMPCAP_IDX; nvlsEfficiency Blackwell 0.74).
+constexpr int kNumCompCaps = 4;
+constexpr double kLLMaxBw[kNumCompCaps][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
+constexpr double kPerChMaxRingLL128Bw[kNumCompCaps][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+constexpr double kPerChMaxTreeLL128Bw[kNumCompCaps][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+constexpr double kPerChMaxTreeBw[kNumCompCaps][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+constexpr double kPerChMaxNvlsTreeBw[kNumCompCaps][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
+constexpr double kNvlsEfficiency[kNumCompCaps] = {0.0, 0.0, 0.85, 0.74};
 
 // tuning.cc treeCorrectionFactor[proto][log2(bytes/64)], 64 B to 256 MiB. Rows LL, LL128, Simple.
 constexpr double kTreeCorrection[kNumProtos][24] = {
@@ -119,6 +130,7 @@ int compcap_index(Arch arch) {
     case Arch::AMPERE:
     case Arch::ADA: return 1;
     case Arch::HOPPER: return 2;
+    case Arch::BLACKWELL: return 3;
   }
   return 1;
 }
@@ -158,7 +170,8 @@ struct SearchInput {
   double intra_bw = 0;  // GB/s
   double nic_bw = 0;    // GB/s
   int nics = 0;
-  bool hopper = false;
+  bool hopper = false;     // sm_90 or newer (speed arrays, channel duplication rule)
+  bool blackwell = false;  // sm_100: its own speed arrays
 };
 
 int channels_at(const SearchInput& in, double speed) {
@@ -175,8 +188,12 @@ int channels_at(const SearchInput& in, double speed) {
 }
 
 NcclGraph search_graph(const SearchInput& in, bool tree_pattern) {
-  const auto& speeds =
-      in.inter ? (in.hopper ? kSm90SpeedInter : kSpeedInter) : (in.hopper ? kSm90SpeedIntra : kSpeedIntra);
+  const auto& speeds = in.inter ? (in.blackwell ? kSm100SpeedInter
+                                   : in.hopper  ? kSm90SpeedInter
+                                                : kSpeedInter)
+                                : (in.blackwell ? kSm100SpeedIntra
+                                   : in.hopper  ? kSm90SpeedIntra
+                                                : kSpeedIntra);
   const int nspeeds = static_cast<int>(speeds.size());
   int idx = 0;
   while (idx < nspeeds - 1 && speeds[idx] > in.max_bw) ++idx;
@@ -255,13 +272,15 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   const int ppn = nranks / nnodes;
   d.ppn = ppn;
   const int cc = compcap_index(topo.arch);
-  const bool hopper = topo.arch == Arch::HOPPER;
+  // sm_90+ (Hopper, Blackwell): NVLS, sm90 search rules, the Tree degrade across nodes.
+  const bool hopper = topo.arch == Arch::HOPPER || topo.arch == Arch::BLACKWELL;
 
   // ---- graphs (search.cc) ----
   SearchInput in;
   in.inter = nnodes > 1;
   in.ppn = ppn;
   in.hopper = hopper;
+  in.blackwell = topo.arch == Arch::BLACKWELL;
   in.intra_bw = topo.intra_bw / kGB;
   in.nic_bw = topo.nic_bw / kGB;
   in.nics = topo.nics_per_node;
@@ -303,7 +322,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   if (nvls_possible) {
     t.nvls.nchannels = std::min(ppn, kGraphMaxChannels);
     double s = 0;
-    for (double v : kSm90SpeedIntra)
+    for (double v : in.blackwell ? kSm100SpeedIntra : kSm90SpeedIntra)
       if (v * t.nvls.nchannels <= in.intra_bw + 1e-9) {
         s = v;
         break;
@@ -312,7 +331,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
     double s_inter = s;
     if (in.inter) {
       s_inter = 0;
-      for (double v : kSm90SpeedInter)
+      for (double v : in.blackwell ? kSm100SpeedInter : kSm90SpeedInter)
         if (v * t.nvls.nchannels <= in.nics * in.nic_bw + 1e-9 && v <= s) {
           s_inter = v;
           break;
@@ -574,6 +593,15 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     // that often), tree 1 (up and down use opposite directions of the edge).
     const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : 1.0;
     e.bandwidth = std::min(e.bandwidth, nc * ch_cap / edge_factor);
+  }
+  // (7) The node's NICs at line rate: NCCL's tuner figures can exceed them (NVLS tree counts its
+  // inter-node bandwidth twice on two nodes), the wire cannot. Per all-reduce byte a node sends,
+  // in each direction, 2(N-1)/N bytes on a ring (one inter-node edge out per channel) and 1 byte
+  // on a tree or NVLS tree (its partial up, the result down).
+  if (topo.nnodes > 1 && a != kNvls) {
+    const double per_node = topo.nics_per_node * topo.nic_bw * topo.bw_scale_inter;
+    const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : 1.0;
+    e.bandwidth = std::min(e.bandwidth, per_node / edge_factor);
   }
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   const double lat_scale = topo.latency_scale;

@@ -22,7 +22,7 @@ enum class Algo { RING, TREE, NVLS, NVLS_TREE };
 enum class Proto { LL, LL128, SIMPLE };
 // Ada uses NCCL's Ampere-class tables: tuning.cc picks the table by minCompCap >= 80 / >= 90,
 // and search.cc uses the sm90 speed arrays only for ccMin >= 90, so sm_89 falls in the Ampere class.
-enum class Arch { VOLTA, AMPERE, HOPPER, ADA };
+enum class Arch { VOLTA, AMPERE, HOPPER, ADA, BLACKWELL };
 enum class LinkClass { NVLINK, PCI, NET };  // NCCL_HW_NVLINK / NCCL_HW_PCI / NCCL_HW_NET
 
 inline constexpr int kNumAlgos = 4;

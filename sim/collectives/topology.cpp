@@ -11,6 +11,7 @@ NcclTopology nccl_topology(const config::ClusterSpec& c) {
     case config::GpuArch::AMPERE: t.arch = Arch::AMPERE; break;
     case config::GpuArch::ADA: t.arch = Arch::ADA; break;
     case config::GpuArch::HOPPER: t.arch = Arch::HOPPER; break;
+    case config::GpuArch::BLACKWELL: t.arch = Arch::BLACKWELL; break;
   }
   if (c.gpu.sm_count > 0) t.sm_count = c.gpu.sm_count;
   t.intra_class = c.fabric == config::IntraFabric::PCIE ? LinkClass::PCI : LinkClass::NVLINK;
@@ -18,7 +19,8 @@ NcclTopology nccl_topology(const config::ClusterSpec& c) {
   if (c.fabric == config::IntraFabric::NVLINK_MESH && c.peer_links > 0)
     t.intra_peer_bw = c.intra_link.bandwidth * c.peer_links;
   t.nvswitch = c.fabric == config::IntraFabric::NVSWITCH;
-  t.nvls = c.nvls.value_or(c.gpu.arch == config::GpuArch::HOPPER && t.nvswitch);
+  t.nvls = c.nvls.value_or((c.gpu.arch == config::GpuArch::HOPPER || c.gpu.arch == config::GpuArch::BLACKWELL) &&
+                           t.nvswitch);
   t.p2p = c.p2p;
   if (c.inter_link) {
     t.nic_bw = c.inter_link->bandwidth;

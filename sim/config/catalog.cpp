@@ -87,6 +87,7 @@ std::string to_string(GpuArch a) {
     case GpuArch::AMPERE: return "ampere";
     case GpuArch::ADA: return "ada";
     case GpuArch::HOPPER: return "hopper";
+    case GpuArch::BLACKWELL: return "blackwell";
   }
   return "?";
 }
@@ -343,13 +344,15 @@ GpuSpec parse_gpu(const Json& j, const std::string& path, Diagnostics& d) {
   GpuSpec g;
   ObjectReader r(j, path, d);
   g.name = r.string("name", true).value_or("");
-  auto arch = r.string("arch", true, {"volta", "ampere", "ada", "hopper"});
+  auto arch = r.string("arch", true, {"volta", "ampere", "ada", "hopper", "blackwell"});
   if (arch == "volta")
     g.arch = GpuArch::VOLTA;
   else if (arch == "ada")
     g.arch = GpuArch::ADA;
   else if (arch == "hopper")
     g.arch = GpuArch::HOPPER;
+  else if (arch == "blackwell")
+    g.arch = GpuArch::BLACKWELL;
   else
     g.arch = GpuArch::AMPERE;
   if (const Json* pf = r.raw("peak_flops")) {
@@ -366,7 +369,9 @@ GpuSpec parse_gpu(const Json& j, const std::string& path, Diagnostics& d) {
   g.memory_bytes = r.quantity("memory", Quantity::BYTES, false).value_or(0);
   g.sm_count = static_cast<int>(r.integer_or("sm_count", 0, 1, 1024));
   // The host link: NCCL's per-generation PCIe figures (REFERENCE.md §2) by default.
-  const double default_host = g.arch == GpuArch::VOLTA ? 12e9 : g.arch == GpuArch::HOPPER ? 48e9 : 24e9;
+  const double default_host = g.arch == GpuArch::VOLTA                                      ? 12e9
+                              : (g.arch == GpuArch::HOPPER || g.arch == GpuArch::BLACKWELL) ? 48e9
+                                                                                            : 24e9;
   g.host_bandwidth = r.quantity("host_bandwidth", Quantity::BANDWIDTH, false).value_or(default_host);
   if (const Json* ej = r.raw("efficiency")) {
     ObjectReader er(*ej, join_path(path, "efficiency"), d);

@@ -61,7 +61,7 @@ struct ModelSpec {
   double grad_bytes() const;  // bytes of all requires_grad parameters
 };
 
-enum class GpuArch { VOLTA, AMPERE, ADA, HOPPER };
+enum class GpuArch { VOLTA, AMPERE, ADA, HOPPER, BLACKWELL };
 std::string to_string(GpuArch a);
 
 struct GpuSpec {

@@ -420,3 +420,32 @@ TEST(NcclModel, Nccl24FixedThresholdPick) {
   t.nics_per_node = 4;
   EXPECT_EQ(predict_allreduce(t, 1e9).algo, Algo::TREE);
 }
+
+TEST(NcclModel, BlackwellTablesAndNicLineRateCap) {
+  // DGX B200-like: 8 GPUs, 18 NVLink5 x 40.1 GB/s (topo.h SM100_NVLINK_BW), NVSwitch, NVLS.
+  NcclTopology t = a100_nvswitch_1x8();
+  t.arch = Arch::BLACKWELL;
+  t.intra_bw = 18 * 40.1e9;
+  t.nvls = true;
+  const auto tu = tune_model(t);
+  const int nvls = static_cast<int>(Algo::NVLS), simple = static_cast<int>(Proto::SIMPLE);
+  // sm100 intra speeds {90, 80, ...}: 8 x 90 = 720 <= 721.8; bw = min(90 x .74 x 7/8 x 2, 90) = 90.
+  EXPECT_EQ(tu.nvls.nchannels, 8);
+  EXPECT_DOUBLE_EQ(tu.nvls.bw_intra, 90.0);
+  EXPECT_NEAR(tu.bandwidth[nvls][simple], 8 * 90.0 * 5 / 6 * 1e9, 1e3);
+  // Blackwell llMaxBw single node = 2 x 141 GB/s (ring LL: min(282, busBw / 2)).
+  EXPECT_NEAR(tu.bandwidth[static_cast<int>(Algo::RING)][static_cast<int>(Proto::LL)],
+              std::min(282.0, tu.ring.nchannels * tu.ring.bw_intra * .5) * 8 / 14 * 1e9, 1e3);
+  // Two nodes, 8 x 400 Gb/s: NCCL's NVLS-tree figure (8 x min(.., 2 x 48, 96) x .7 = 537.6 GB/s)
+  // exceeds what 8 NICs carry (a tree sends each byte once per direction): time >= bytes / 400 GB/s.
+  t.nranks = 16;
+  t.nnodes = 2;
+  t.nic_bw = 50e9;
+  t.nics_per_node = 8;
+  const auto tu2 = tune_model(t);
+  EXPECT_NEAR(tu2.bandwidth[static_cast<int>(Algo::NVLS_TREE)][simple], 8 * 96.0 * .7 * 1e9, 1e3);
+  const auto e = predict_allreduce(t, 8e9);
+  EXPECT_EQ(e.algo, Algo::NVLS_TREE);
+  EXPECT_NEAR(e.bandwidth, 400e9, 1e3);
+  EXPECT_GE(e.time, 8e9 / 400e9);
+}

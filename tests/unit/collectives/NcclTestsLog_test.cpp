@@ -241,7 +241,8 @@ TEST(NcclTestsLog, NcclTestsBannerCarriesTheLibraryVersion) {
       "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102\n"
       "# Collective test starting: all_reduce_perf\n"
       "# nThread 1 nGpus 1 minBytes 8192 maxBytes 16384 step: 2(factor) warmup iters: 10 iters: 100\n"
-      "        8192          2048     float     sum      -1    35.15    0.23    0.23       0    30.33    0.27    0.27       0\n");
+      "        8192          2048     float     sum      -1    35.15    0.23    0.23       0    30.33    0.27    0.27  "
+      "     0\n");
   EXPECT_EQ(log.nccl_version, 23102);  // NCCL 2.31.2
   EXPECT_EQ(log.rows.size(), 1u);
   EXPECT_EQ(log.runs.at(0).ngpus, 1);
