@@ -705,12 +705,12 @@ TEST_F(CatalogTest, GpuFileErrors) {
   Json g = gpu_json();
   g["peak_flops"].erase("float32");
   g["peak_flops"]["tf32"] = "156";
-  g["arch"] = "blackwell";
+  g["arch"] = "rubin";
   g["hbm_bandwidth"] = "1555GB";
   const auto e = gpu_error(g);
   ASSERT_EQ(e.problems().size(), 4u) << e.what();
   const std::string msg = e.what();
-  EXPECT_TRUE(contains_all(msg, {file_ + ": /arch: \"blackwell\"", "\"hopper\""}));
+  EXPECT_TRUE(contains_all(msg, {file_ + ": /arch: \"rubin\"", "\"hopper\"", "\"blackwell\""}));
   EXPECT_TRUE(contains_all(msg, {file_ + ": /peak_flops/float32: missing", "TFLOPS"}));
   EXPECT_TRUE(contains_all(msg, {file_ + ": /peak_flops/tf32: \"156\"", "TFLOPS"}));
   EXPECT_TRUE(contains_all(msg, {file_ + ": /hbm_bandwidth: \"1555GB\"", "GBps"}));
