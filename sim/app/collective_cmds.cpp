@@ -226,14 +226,19 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     collectives::CalibrationPoint p;
     size_t run = 0;
     bool held_out = false;
+    std::string column;  // "oop" (out-of-place) or "ip" (in-place)
   };
   std::vector<Point> points;
   for (size_t r = 0; r < log.runs.size(); ++r) {
     const auto& run = log.runs[r];
     for (size_t i = 0; i < run.row_count; ++i) {
       const auto& row = log.rows[run.first_row + i];
-      if (!(row.oop_time_us > 0) || !(row.size_bytes > 0)) continue;
-      points.push_back({{row.size_bytes, row.oop_time_us * 1e-6, run_g[r]}, r, args.holdout && i % 2 == 1});
+      if (!(row.size_bytes > 0)) continue;
+      const bool held = args.holdout && i % 2 == 1;  // a size is fitted or held out with both of its times
+      if (args.times != "in-place" && row.oop_time_us > 0)
+        points.push_back({{row.size_bytes, row.oop_time_us * 1e-6, run_g[r]}, r, held, "oop"});
+      if (args.times != "out-of-place" && row.ip_time_us > 0)
+        points.push_back({{row.size_bytes, row.ip_time_us * 1e-6, run_g[r]}, r, held, "ip"});
     }
   }
   if (points.empty()) throw core::ConfigError(args.log + ": no rows with a positive size and time to fit");
@@ -312,21 +317,22 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     << version_from_what << ")";
   for (size_t r = 0; r < run_g.size(); ++r) o << (r ? ", " : "; -g ") << run_g[r];
   o << "\n";
-  o << "run        size    measured us   before us   err %    after us   err %  algo/proto"
+  o << "run        size  col    measured us   before us   err %    after us   err %  algo/proto"
     << (args.holdout ? "     used" : "") << "\n";
   Json rows = Json::array();
   for (size_t i = 0; i < points.size(); ++i) {
     const auto& pt = points[i];
     const auto e = predict(fitted, pt.p);
     char line[240];
-    std::snprintf(line, sizeof line, "%3zu %11.0f %14.2f %11.2f %7.1f %11.2f %7.1f  %-12s%s\n", pt.run, pt.p.bytes,
-                  pt.p.seconds * 1e6, pt.p.seconds * (1 + before[i]) * 1e6, before[i] * 100,
-                  pt.p.seconds * (1 + after[i]) * 1e6, after[i] * 100,
+    std::snprintf(line, sizeof line, "%3zu %11.0f  %-4s %14.2f %11.2f %7.1f %11.2f %7.1f  %-12s%s\n", pt.run,
+                  pt.p.bytes, pt.column.c_str(), pt.p.seconds * 1e6, pt.p.seconds * (1 + before[i]) * 1e6,
+                  before[i] * 100, pt.p.seconds * (1 + after[i]) * 1e6, after[i] * 100,
                   (collectives::to_string(e.algo) + "/" + collectives::to_string(e.proto)).c_str(),
                   args.holdout ? (pt.held_out ? "  held out" : "  fit") : "");
     o << line;
     rows.push_back({{"run", pt.run},
                     {"size_bytes", pt.p.bytes},
+                    {"column", pt.column == "oop" ? "out-of-place" : "in-place"},
                     {"gpus_per_process", pt.p.gpus_per_process},
                     {"measured_us", pt.p.seconds * 1e6},
                     {"before_error", before[i]},

@@ -76,9 +76,10 @@ struct CalibrateArgs {
   std::string cluster;
   int nodes = 0;
   std::string out;
-  bool holdout = false;          // fit on even-indexed sizes, report the odd ones as held out
-  std::string gpus_per_process;  // nccl-tests -g per run ("8,1") or one for all; banners win
-  std::string nccl_version;      // overrides the log's "NCCL version" line and the cluster's
+  bool holdout = false;                // fit on even-indexed sizes, report the odd ones as held out
+  std::string gpus_per_process;        // nccl-tests -g per run ("8,1") or one for all; banners win
+  std::string nccl_version;            // overrides the log's "NCCL version" line and the cluster's
+  std::string times = "out-of-place";  // which measured times to fit: out-of-place, in-place, both
   std::string json_out;
 };
 int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args);

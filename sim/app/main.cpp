@@ -109,6 +109,8 @@ int main(int argc, char** argv) {
                       "'# nThread .. nGpus ..' banner wins");
   cal_cmd->add_option("--nccl-version", cal.nccl_version,
                       "NCCL release of the log, e.g. 2.8.3 (default: its 'NCCL version' line, else the cluster's)");
+  cal_cmd->add_option("--times", cal.times, "measured times to fit: out-of-place (default), in-place or both")
+      ->check(CLI::IsMember({"out-of-place", "in-place", "both"}));
   cal_cmd->add_option("--json", cal.json_out, "write the fit as JSON to FILE or -");
 
   ValidateArgs val;

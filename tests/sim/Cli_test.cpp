@@ -281,6 +281,25 @@ TEST(Cli, CalibrateReadsNcclVersionAndWritesPostPickKnobs) {
   fs::remove_all(d);
 }
 
+TEST(Cli, CalibrateFitsTheTimeColumnsAsked) {
+  const std::string log = "../shared/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
+  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  auto both = run("calibrate " + log + " --cluster azure-nc12s-v3 --times both --json -");
+  ASSERT_EQ(both.code, 0) << both.out;
+  const Json rows = Json::parse(both.out)["rows"];
+  int oop = 0, ip = 0;
+  for (const auto& r : rows) (r["column"] == "out-of-place" ? oop : ip) += 1;
+  EXPECT_EQ(oop, 58);  // two runs, 29 sizes each, every row has both times
+  EXPECT_EQ(ip, 58);
+  auto in_place = run("calibrate " + log + " --cluster azure-nc12s-v3 --times in-place --json -");
+  ASSERT_EQ(in_place.code, 0) << in_place.out;
+  const Json ip_rows = Json::parse(in_place.out)["rows"];
+  EXPECT_EQ(ip_rows.size(), 58u);
+  EXPECT_EQ(ip_rows[0]["column"], "in-place");
+  auto bad = run("calibrate " + log + " --cluster azure-nc12s-v3 --times sideways");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+}
+
 TEST(Cli, CalibrateAndCollectiveRefuseBadLaunchFacts) {
   const std::string log = "../shared/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
   if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
