@@ -99,6 +99,74 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
+namespace {
+
+// nccl-tests -g of each run in `log`: the run's own "# nThread .. nGpus .." banner, else `flag`
+// ("8,1": one value per run in file order, or one for all; empty = 1). Errors name the flag.
+std::vector<int> launch_per_run(const std::string& flag, const collectives::NcclTestsLog& log,
+                                const std::string& log_name, const config::ClusterSpec& cluster) {
+  std::vector<int> values;
+  std::stringstream ss(flag);
+  for (std::string item; !flag.empty() && std::getline(ss, item, ',');) {
+    size_t pos = 0;
+    int g = 0;
+    try {
+      g = std::stoi(item, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    if (pos == 0 || pos != item.size() || g < 1 || g > cluster.gpus_per_node)
+      throw core::ConfigError("--gpus-per-process: \"" + item + "\" is not an integer from 1 to " +
+                              std::to_string(cluster.gpus_per_node) + " (GPUs per node of \"" + cluster.name + "\")");
+    values.push_back(g);
+  }
+  if (values.size() > 1 && values.size() != log.runs.size())
+    throw core::ConfigError("--gpus-per-process: " + std::to_string(values.size()) + " values for " +
+                            std::to_string(log.runs.size()) + " runs in " + log_name +
+                            "; give one value, or one per run in file order");
+  std::vector<int> per_run(log.runs.size(), 1);
+  for (size_t r = 0; r < log.runs.size(); ++r) {
+    if (log.runs[r].ngpus > 0)
+      per_run[r] = std::min(log.runs[r].ngpus, cluster.gpus_per_node);
+    else if (!values.empty())
+      per_run[r] = values.size() == 1 ? values[0] : values[r];
+  }
+  return per_run;
+}
+
+// The log must come from a machine of the cluster's size: its "# Rank .. device" lines, or the
+// rank count its busbw/algbw ratio implies.
+void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& name, const config::ClusterSpec& c) {
+  const int n = c.world_size();
+  const bool listed = log.nranks() > 0;
+  const int ranks = listed ? log.nranks() : log.nranks_from_bandwidths();
+  if (ranks > 0 && ranks != n)
+    throw core::ConfigError(name + ": the log has " + std::to_string(ranks) + " ranks (" +
+                            (listed ? "its device lines" : "busbw/algbw = 2(n-1)/n on its largest row") +
+                            ") but cluster \"" + c.name + "\" has " + std::to_string(n) + " (" +
+                            std::to_string(c.nodes) + " x " + std::to_string(c.gpus_per_node) +
+                            "); give --nodes or another cluster");
+}
+
+double median_abs(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  for (auto& x : v) x = std::fabs(x);
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size();
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+collectives::AllReduceEstimate predict(const collectives::NcclTopology& topo, double bytes,
+                                       const collectives::NcclSettings& settings) {
+  try {
+    return collectives::predict_allreduce(topo, bytes, settings);
+  } catch (const std::invalid_argument& ex) {
+    throw core::ConfigError(std::string("collective: ") + ex.what());
+  }
+}
+
+}  // namespace
+
 int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   if (args.op != "allreduce")
     throw core::ConfigError("collective: \"" + args.op + "\" is not supported; supported: allreduce");
@@ -107,62 +175,134 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   const double lo = parse_size("--min-bytes", args.min_bytes), hi = parse_size("--max-bytes", args.max_bytes);
   if (hi < lo) throw core::ConfigError("--max-bytes " + args.max_bytes + " is below --min-bytes " + args.min_bytes);
   if (!(args.factor > 1)) throw core::ConfigError("--factor: " + fmt("%g", args.factor) + " is not > 1");
+  if (args.tolerance > 0 && args.compare.empty())
+    throw core::ConfigError("--tolerance: only with --compare LOG (the measurements to hold the prediction to)");
   auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels);
   auto topo = collectives::nccl_topology(cluster);
+  const int n = cluster.world_size();
+
+  collectives::NcclTestsLog log;
+  if (!args.compare.empty()) {
+    try {
+      log = collectives::parse_nccl_tests_log_file(args.compare);
+    } catch (const collectives::NcclLogError& e) {
+      throw core::ConfigError(e.what());
+    }
+    if (log.rows.empty()) throw core::ConfigError(args.compare + ": no all_reduce_perf rows found");
+    check_log_ranks(log, args.compare, cluster);
+    if (log.nccl_version) topo.nccl_version = log.nccl_version;
+  }
   if (!args.nccl_version.empty()) topo.nccl_version = version_from("--nccl-version", args.nccl_version);
-  topo.gpus_per_process = args.gpus_per_process;
-  if (topo.gpus_per_process > cluster.gpus_per_node)
-    throw core::ConfigError("--gpus-per-process " + std::to_string(args.gpus_per_process) + " is more than the " +
-                            std::to_string(cluster.gpus_per_node) + " GPUs per node of cluster \"" + cluster.name +
-                            "\"");
+  // -g: one value for the predicted table; with --compare one per run of the log (or one for all).
+  std::vector<int> run_g;
+  if (!args.compare.empty()) {
+    run_g = launch_per_run(args.gpus_per_process, log, args.compare, cluster);
+    topo.gpus_per_process = run_g.empty() ? 1 : run_g[0];
+  } else {
+    if (args.gpus_per_process.find(',') != std::string::npos)
+      throw core::ConfigError("--gpus-per-process: \"" + args.gpus_per_process +
+                              "\" is a list; one value per run needs --compare LOG, the table takes one value");
+    collectives::NcclTestsLog one_run;
+    one_run.runs.resize(1);
+    topo.gpus_per_process = launch_per_run(args.gpus_per_process, one_run, "", cluster)[0];
+  }
   try {
     collectives::validate(topo);
   } catch (const std::invalid_argument& e) {
     throw core::ConfigError(cluster.file + ": " + e.what());
   }
-  const int n = cluster.world_size();
   Json rows = Json::array();
   std::ostringstream table;
   table << "# ddpsim collective allreduce: " << cluster.name << ", " << cluster.nodes << " x " << cluster.gpus_per_node
         << " " << cluster.gpu.name << " = " << n << " ranks (predicted, float sum; NCCL "
         << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process
         << " GPU(s) per process)\n";
-  table << "#       size         count     time   algbw   busbw  algo      proto   channels\n";
-  table << "#        (B)    (elements)     (us)  (GB/s)  (GB/s)\n";
-  for (double size = lo; size <= hi * (1 + 1e-12); size *= args.factor) {
-    // nccl-tests rounds the size down to whole float elements.
-    const double bytes = std::max(4.0, std::floor(size / 4) * 4);
-    collectives::AllReduceEstimate e;
-    try {
-      e = collectives::predict_allreduce(topo, bytes, settings);
-    } catch (const std::invalid_argument& ex) {
-      throw core::ConfigError(std::string("collective: ") + ex.what());
-    }
-    const double alg = collectives::algbw(bytes, e.time) / 1e9;
-    const double bus = collectives::busbw_allreduce(alg, n);
-    char line[200];
-    std::snprintf(line, sizeof line, "%12.0f  %12.0f %8.2f %7.2f %7.2f  %-9s %-7s %8d\n", bytes, bytes / 4,
-                  e.time * 1e6, alg, bus, collectives::to_string(e.algo).c_str(),
-                  collectives::to_string(e.proto).c_str(), e.nchannels);
-    table << line;
-    rows.push_back({{"size_bytes", bytes},
-                    {"count", bytes / 4},
-                    {"time_us", e.time * 1e6},
-                    {"algbw_GBps", alg},
-                    {"busbw_GBps", bus},
-                    {"algo", collectives::to_string(e.algo)},
-                    {"proto", collectives::to_string(e.proto)},
-                    {"channels", e.nchannels}});
-  }
   Json doc{{"cluster", cluster.name},
            {"world_size", n},
            {"nodes", cluster.nodes},
            {"nccl_version", collectives::nccl_version_string(topo.nccl_version)},
-           {"gpus_per_process", topo.gpus_per_process},
-           {"rows", rows}};
+           {"gpus_per_process", topo.gpus_per_process}};
+  int status = 0;
+  if (args.compare.empty()) {
+    table << "#       size         count     time   algbw   busbw  algo      proto   channels\n";
+    table << "#        (B)    (elements)     (us)  (GB/s)  (GB/s)\n";
+    for (double size = lo; size <= hi * (1 + 1e-12); size *= args.factor) {
+      // nccl-tests rounds the size down to whole float elements.
+      const double bytes = std::max(4.0, std::floor(size / 4) * 4);
+      const auto e = predict(topo, bytes, settings);
+      const double alg = collectives::algbw(bytes, e.time) / 1e9;
+      const double bus = collectives::busbw_allreduce(alg, n);
+      char line[200];
+      std::snprintf(line, sizeof line, "%12.0f  %12.0f %8.2f %7.2f %7.2f  %-9s %-7s %8d\n", bytes, bytes / 4,
+                    e.time * 1e6, alg, bus, collectives::to_string(e.algo).c_str(),
+                    collectives::to_string(e.proto).c_str(), e.nchannels);
+      table << line;
+      rows.push_back({{"size_bytes", bytes},
+                      {"count", bytes / 4},
+                      {"time_us", e.time * 1e6},
+                      {"algbw_GBps", alg},
+                      {"busbw_GBps", bus},
+                      {"algo", collectives::to_string(e.algo)},
+                      {"proto", collectives::to_string(e.proto)},
+                      {"channels", e.nchannels}});
+    }
+  } else {
+    // Side by side with the log: every run with its own launch mode (banner nGpus, else -g).
+    table << "# against " << args.compare << " (out-of-place times; busbw error = predicted / measured - 1)\n";
+    table << "# run        size    pred us    meas us  pred busbw  meas busbw   err %  algo      proto\n";
+    std::vector<double> large, small;
+    for (size_t r = 0; r < log.runs.size(); ++r) {
+      collectives::NcclTopology t = topo;
+      t.gpus_per_process = run_g[r];
+      for (size_t i = 0; i < log.runs[r].row_count; ++i) {
+        const auto& row = log.rows[log.runs[r].first_row + i];
+        if (!(row.size_bytes > 0) || !(row.oop_time_us > 0)) continue;
+        const auto e = predict(t, row.size_bytes, settings);
+        const double pred = collectives::busbw_allreduce(collectives::algbw(row.size_bytes, e.time), n) / 1e9;
+        const double meas =
+            collectives::busbw_allreduce(collectives::algbw(row.size_bytes, row.oop_time_us * 1e-6), n) / 1e9;
+        const double err = pred / meas - 1;
+        (row.size_bytes >= 1048576 ? large : small).push_back(err);
+        char line[220];
+        std::snprintf(line, sizeof line, "%5zu %11.0f %10.2f %10.2f %11.2f %11.2f %7.1f  %-9s %-7s\n", r,
+                      row.size_bytes, e.time * 1e6, row.oop_time_us, pred, meas, err * 100,
+                      collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str());
+        table << line;
+        rows.push_back({{"run", r},
+                        {"size_bytes", row.size_bytes},
+                        {"gpus_per_process", t.gpus_per_process},
+                        {"time_us", e.time * 1e6},
+                        {"measured_time_us", row.oop_time_us},
+                        {"busbw_GBps", pred},
+                        {"measured_busbw_GBps", meas},
+                        {"busbw_error", err},
+                        {"algo", collectives::to_string(e.algo)},
+                        {"proto", collectives::to_string(e.proto)},
+                        {"channels", e.nchannels}});
+      }
+    }
+    const double ml = median_abs(large), ms = median_abs(small);
+    table << "median |busbw error|: " << (large.empty() ? std::string("-") : fmt("%.1f %%", ml * 100))
+          << " for sizes >= 1 MiB (" << large.size() << " rows), "
+          << (small.empty() ? std::string("-") : fmt("%.1f %%", ms * 100)) << " below (" << small.size() << " rows)\n";
+    doc["compare"] = {{"log", args.compare},
+                      {"median_abs_busbw_error_large", large.empty() ? Json(nullptr) : Json(ml)},
+                      {"median_abs_busbw_error_small", small.empty() ? Json(nullptr) : Json(ms)}};
+    if (args.tolerance > 0) {
+      const bool within = large.empty() || ml <= args.tolerance;
+      doc["compare"]["tolerance"] = args.tolerance;
+      doc["compare"]["within_tolerance"] = within;
+      if (!within) {
+        table << "beyond tolerance: " << fmt("%.1f %%", ml * 100) << " > " << fmt("%.1f %%", args.tolerance * 100)
+              << "\n";
+        status = 3;
+      }
+    }
+  }
+  doc["rows"] = rows;
   if (!args.json_out.empty()) report::write_output(args.json_out, doc.dump(2));
   if (args.json_out != "-") std::cout << table.str();
-  return 0;
+  return status;
 }
 
 int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
@@ -177,40 +317,10 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   }
   if (log.rows.empty()) throw core::ConfigError(args.log + ": no all_reduce_perf rows found");
   const int n = cluster.world_size();
-  if (log.nranks() > 0 && log.nranks() != n)
-    throw core::ConfigError(args.log + ": the log has " + std::to_string(log.nranks()) + " ranks but cluster \"" +
-                            cluster.name + "\" has " + std::to_string(n) + " (" + std::to_string(cluster.nodes) +
-                            " x " + std::to_string(cluster.gpus_per_node) + "); give --nodes or another cluster");
+  check_log_ranks(log, args.log, cluster);
 
   // How each run was launched: its banner, else -g (one value per run, or one for all), else 1.
-  std::vector<int> gflag;
-  if (!args.gpus_per_process.empty()) {
-    std::stringstream ss(args.gpus_per_process);
-    for (std::string item; std::getline(ss, item, ',');) {
-      size_t pos = 0;
-      int g = 0;
-      try {
-        g = std::stoi(item, &pos);
-      } catch (const std::exception&) {
-        pos = 0;
-      }
-      if (pos == 0 || pos != item.size() || g < 1 || g > cluster.gpus_per_node)
-        throw core::ConfigError("--gpus-per-process: \"" + item + "\" is not an integer from 1 to " +
-                                std::to_string(cluster.gpus_per_node) + " (GPUs per node of \"" + cluster.name + "\")");
-      gflag.push_back(g);
-    }
-    if (gflag.size() != 1 && gflag.size() != log.runs.size())
-      throw core::ConfigError("--gpus-per-process: " + std::to_string(gflag.size()) + " values for " +
-                              std::to_string(log.runs.size()) + " runs in " + args.log +
-                              "; give one value, or one per run in file order");
-  }
-  std::vector<int> run_g(log.runs.size(), 1);
-  for (size_t r = 0; r < log.runs.size(); ++r) {
-    if (log.runs[r].ngpus > 0)
-      run_g[r] = log.runs[r].ngpus;
-    else if (!gflag.empty())
-      run_g[r] = gflag.size() == 1 ? gflag[0] : gflag[r];
-  }
+  const std::vector<int> run_g = launch_per_run(args.gpus_per_process, log, args.log, cluster);
   int version = cluster.nccl_version;
   std::string version_from_what = version ? "cluster file" : "default";
   if (log.nccl_version) {
@@ -264,13 +374,6 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   auto predict = [](collectives::NcclTopology t, const collectives::CalibrationPoint& p) {
     t.gpus_per_process = p.gpus_per_process;
     return collectives::predict_allreduce(t, p.bytes);
-  };
-  auto median_abs = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    for (auto& x : v) x = std::fabs(x);
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size();
-    return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
   };
   std::vector<double> before, after, test_err;
   for (const auto& pt : points) {

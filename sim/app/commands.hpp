@@ -65,8 +65,10 @@ struct CollectiveArgs {
   double factor = 2;
   std::string algo, proto;  // NCCL_ALGO / NCCL_PROTO
   int min_channels = 0, max_channels = 0;
-  int gpus_per_process = 1;  // nccl-tests -g: GPUs one process drives (DDP: 1)
-  std::string nccl_version;  // "2.8.3"; empty = the cluster's (current if unset)
+  std::string gpus_per_process;  // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
+  std::string nccl_version;      // "2.8.3"; empty = the cluster's (current if unset)
+  std::string compare;           // an all_reduce_perf log: predict its sizes and put them side by side
+  double tolerance = 0;          // with compare: exit 3 if the median busbw error for >= 1 MiB exceeds it
   std::string json_out;
 };
 int cmd_collective(const CommonOptions& common, const CollectiveArgs& args);

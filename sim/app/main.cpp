@@ -88,12 +88,17 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--proto", coll.proto, "NCCL_PROTO: comma list of LL, LL128, Simple");
   coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(CLI::NonNegativeNumber);
   coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(CLI::NonNegativeNumber);
-  coll_cmd
-      ->add_option("-g,--gpus-per-process", coll.gpus_per_process,
-                   "GPUs one process drives, as nccl-tests -g (default 1, as DDP)")
-      ->check(CLI::PositiveNumber);
+  coll_cmd->add_option("-g,--gpus-per-process", coll.gpus_per_process,
+                       "GPUs one process drives, as nccl-tests -g (default 1, as DDP); with --compare one per run "
+                       "(\"8,1\") unless the log's banner says");
   coll_cmd->add_option("--nccl-version", coll.nccl_version,
                        "NCCL release, e.g. 2.8.3 (default: the cluster's, or current)");
+  coll_cmd->add_option("--compare", coll.compare,
+                       "an all_reduce_perf log: predict its sizes (each run with its -g) and show the busbw error");
+  coll_cmd
+      ->add_option("--tolerance", coll.tolerance,
+                   "with --compare: exit 3 if the median |busbw error| for sizes >= 1 MiB exceeds it (e.g. 0.1)")
+      ->check(CLI::PositiveNumber);
   coll_cmd->add_option("--json", coll.json_out, "write rows as JSON to FILE or -");
 
   CalibrateArgs cal;

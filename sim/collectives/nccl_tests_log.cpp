@@ -179,6 +179,20 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   return log;
 }
 
+int NcclTestsLog::nranks_from_bandwidths() const {
+  const NcclTestsRow* best = nullptr;
+  for (const auto& r : rows)
+    if (r.oop_algbw >= 1.0 && (!best || r.oop_algbw > best->oop_algbw)) best = &r;
+  if (!best) return 0;
+  const double ratio = best->oop_busbw / best->oop_algbw;  // 2(n-1)/n, in [1, 2)
+  if (!(ratio >= 0.99) || !(ratio < 2.0)) return 0;
+  const double n = 2.0 / (2.0 - ratio);
+  const long rounded = std::lround(n);
+  // Two printed decimals on algbw >= 1: the ratio is good to ~1 %, so n to ~1 % of n^2/2.
+  if (rounded < 2 || std::abs(n - rounded) > 0.02 * rounded * rounded / 2 + 0.05) return 0;
+  return static_cast<int>(rounded);
+}
+
 NcclTestsLog parse_nccl_tests_log_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw NcclLogError(path, 0, "", "a readable file");

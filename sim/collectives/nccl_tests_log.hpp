@@ -53,6 +53,10 @@ struct NcclTestsLog {
   std::vector<std::string> devices;       // GPU names from "#  Rank  0 Group ... device  0 [0x07] NAME" lines
   std::vector<double> avg_bus_bandwidth;  // "# Avg bus bandwidth : X" (one per run in the file)
   int nranks() const { return static_cast<int>(devices.size()); }  // 0 if the banner had no device lines
+  // Ranks implied by the printed bandwidths: all-reduce busbw/algbw = 2(n-1)/n (nccl-tests
+  // PERFORMANCE.md), read on the row with the largest algbw (most printed digits); 0 if no row
+  // has algbw >= 1 GB/s or the ratio matches no whole n.
+  int nranks_from_bandwidths() const;
 };
 
 NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename);

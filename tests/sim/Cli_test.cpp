@@ -316,7 +316,12 @@ TEST(Cli, CalibrateAndCollectiveRefuseBadLaunchFacts) {
       << ver.out;
   auto many = run("collective allreduce --cluster dgx-a100 -g 9");
   EXPECT_EQ(many.code, 2) << many.out;
-  EXPECT_NE(many.out.find("--gpus-per-process 9 is more than the 8 GPUs per node"), std::string::npos) << many.out;
+  EXPECT_NE(many.out.find("--gpus-per-process: \"9\" is not an integer from 1 to 8"), std::string::npos) << many.out;
+  auto list = run("collective allreduce --cluster dgx-a100 -g 8,1");
+  EXPECT_EQ(list.code, 2) << list.out;
+  EXPECT_NE(list.out.find("needs --compare LOG"), std::string::npos) << list.out;
+  auto tol = run("collective allreduce --cluster dgx-a100 --tolerance 0.1");
+  EXPECT_EQ(tol.code, 2) << tol.out;
 }
 
 TEST(Cli, CollectiveLaunchModeAndNcclVersionChangeTheTable) {
@@ -338,6 +343,38 @@ TEST(Cli, CollectiveLaunchModeAndNcclVersionChangeTheTable) {
   EXPECT_EQ(ll128_old, 0);
   EXPECT_GT(ll128_cur, 0);
   EXPECT_EQ(Json::parse(old.out)["nccl_version"], "2.4.8");
+}
+
+TEST(Cli, CollectiveComparesWithALogAndHoldsItToATolerance) {
+  const std::string a100 = "../shared/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
+  const std::string p4d = "../shared/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
+  if (!fs::exists(a100) || !fs::exists(p4d)) GTEST_SKIP() << "shared nccl-tests data not found";
+  // A100: runs -g 8 and -g 1 (from the file header); within 10 % for >= 1 MiB (8.8 %).
+  auto ok = run("collective allreduce --cluster dgx-a100 -g 8,1 --compare " + a100 + " --tolerance 0.1 --json -");
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  const Json doc = Json::parse(ok.out);
+  EXPECT_EQ(doc["rows"].size(), 60u);
+  EXPECT_EQ(doc["rows"][0]["gpus_per_process"], 8);
+  EXPECT_EQ(doc["rows"][30]["gpus_per_process"], 1);
+  EXPECT_TRUE(doc["compare"]["within_tolerance"].get<bool>());
+  EXPECT_LT(doc["compare"]["median_abs_busbw_error_large"].get<double>(), 0.1);
+  // Each row's error is predicted / measured busbw - 1, from the log's own time.
+  const Json& r = doc["rows"][59];
+  EXPECT_DOUBLE_EQ(r["measured_time_us"].get<double>(), 32285.0);
+  EXPECT_NEAR(r["busbw_error"].get<double>(),
+              r["busbw_GBps"].get<double>() / r["measured_busbw_GBps"].get<double>() - 1, 1e-12);
+  // p4d (NCCL 2.8.3 read from the log) is far outside: exit 3, with the verdict in the output.
+  auto bad = run("collective allreduce --cluster p4d --nodes 2 --compare " + p4d + " --tolerance 0.1");
+  EXPECT_EQ(bad.code, 3) << bad.out;
+  EXPECT_NE(bad.out.find("NCCL 2.8.3"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("beyond tolerance"), std::string::npos) << bad.out;
+  // A log of another size of machine is refused (no device lines: the bandwidth columns say 8).
+  auto ranks = run("collective allreduce --cluster azure-nc12s-v3 --compare " + a100);
+  EXPECT_EQ(ranks.code, 2) << ranks.out;
+  EXPECT_NE(ranks.out.find("the log has 8 ranks (busbw/algbw"), std::string::npos) << ranks.out;
+  auto cal = run("calibrate " + p4d + " --cluster p4d");  // p4d preset is one node: 8 ranks, the log 16
+  EXPECT_EQ(cal.code, 2) << cal.out;
+  EXPECT_NE(cal.out.find("the log has 16 ranks"), std::string::npos) << cal.out;
 }
 
 TEST(Cli, ClusterFileWithBadNcclFieldsIsRefusedWithPaths) {

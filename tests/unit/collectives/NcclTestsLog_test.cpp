@@ -249,3 +249,21 @@ TEST(NcclTestsLog, NcclTestsBannerCarriesTheLibraryVersion) {
   // The pre-2.9 code scheme (major*1000 + minor*100 + patch).
   EXPECT_EQ(parse("# nccl-tests version 2.10.0 nccl-headers=2803 nccl-library=2803\n").nccl_version, 20803);
 }
+
+TEST(NcclTestsLog, RankCountFromThePrintedBandwidths) {
+  if (!std::filesystem::exists(data_file("aws-p4d_2x8_a100_efa.txt"))) GTEST_SKIP() << "shared data not found";
+  // busbw / algbw = 2(n-1)/n on the largest row: 232.44 / 132.82 = 1.75 -> 8; 32.71 / 17.44 -> 16.
+  EXPECT_EQ(parse_nccl_tests_log_file(data_file("a100-sxm4-80gb_1x8_nvswitch.txt").string()).nranks_from_bandwidths(),
+            8);
+  EXPECT_EQ(parse_nccl_tests_log_file(data_file("aws-p4d_2x8_a100_efa.txt").string()).nranks_from_bandwidths(), 16);
+  EXPECT_EQ(parse_nccl_tests_log_file(data_file("azure-nc12s-v3_1x2_v100_pcie.txt").string()).nranks_from_bandwidths(),
+            2);
+  EXPECT_EQ(
+      parse_nccl_tests_log_file(data_file("v100-sxm2_1x8_nvlink_cube_mesh.txt").string()).nranks_from_bandwidths(), 8);
+  // Nothing large enough to read a ratio from.
+  EXPECT_EQ(
+      parse("           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    "
+            "0.00      0\n")
+          .nranks_from_bandwidths(),
+      0);
+}
