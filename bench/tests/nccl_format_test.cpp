@@ -5,6 +5,8 @@
 
 #include <sstream>
 
+#include "collectives/nccl_tests_log.hpp"
+
 using namespace ddpbench;
 
 TEST(NcclFormat, AlgbwIsBytesOverTimeInDecimalGB) {
@@ -50,4 +52,36 @@ TEST(NcclFormat, RowHasNcclTestsColumns) {
   EXPECT_EQ(row.substr(0, 12), "     1048576");
   EXPECT_NE(nccl_tests_header().find("#wrong"), std::string::npos);
   EXPECT_NE(nccl_tests_footer({r}).find("# Avg bus bandwidth    : 7.505"), std::string::npos);
+}
+
+// What ddpbench allreduce prints is what `ddpsim calibrate` and `ddpsim collective --compare` read.
+TEST(NcclFormat, DdpsimParserReadsDdpbenchOutput) {
+  std::vector<AllreduceRow> rows;
+  for (uint64_t bytes : {8ULL, 1ULL << 20, 1ULL << 30}) {
+    AllreduceRow r;
+    r.bytes = bytes;
+    r.count = bytes / 4;
+    const double t = 20e-6 + static_cast<double>(bytes) / 100e9;
+    r.out_of_place = {t, algbw_GBps(bytes, t), allreduce_busbw_GBps(bytes, t, 8), 0};
+    r.in_place = {t * 1.01, algbw_GBps(bytes, t * 1.01), allreduce_busbw_GBps(bytes, t * 1.01, 8), 0};
+    rows.push_back(r);
+  }
+  std::ostringstream out;
+  out << "# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 1024(factor) warmup iters: 5 iters: 20\n";
+  out << nccl_tests_header();
+  for (const auto& r : rows) out << nccl_tests_row(r) << "\n";  // ddpbench prints one per line
+  out << nccl_tests_footer(rows);
+  std::istringstream in(out.str());
+  const auto log = ddpsim::collectives::parse_nccl_tests_log(in, "ddpbench.txt");
+  ASSERT_EQ(log.rows.size(), 3u);
+  ASSERT_EQ(log.runs.size(), 1u);
+  EXPECT_EQ(log.runs[0].ngpus, 1);
+  EXPECT_EQ(log.avg_bus_bandwidth.size(), 1u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_DOUBLE_EQ(log.rows[i].size_bytes, static_cast<double>(rows[i].bytes));
+    // Times are printed with 2, 1 or 0 decimals (nccl-tests): equal to that precision.
+    EXPECT_NEAR(log.rows[i].oop_time_us, rows[i].out_of_place.time_s * 1e6, 0.5) << i;
+    EXPECT_NEAR(log.rows[i].ip_time_us, rows[i].in_place.time_s * 1e6, 0.5) << i;
+  }
+  EXPECT_EQ(log.nranks_from_bandwidths(), 8);  // busbw / algbw = 2 x 7/8 on the 1 GiB row
 }
