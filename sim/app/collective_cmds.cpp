@@ -223,6 +223,49 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
            {"nccl_version", collectives::nccl_version_string(topo.nccl_version)},
            {"gpus_per_process", topo.gpus_per_process}};
   int status = 0;
+  if (!args.explain.empty()) {
+    if (!args.compare.empty()) throw core::ConfigError("--explain and --compare: give one of them");
+    const double bytes = std::max(4.0, std::floor(parse_size("--explain", args.explain) / 4) * 4);
+    std::vector<collectives::AllReduceEstimate> cands;
+    try {
+      cands = collectives::allreduce_candidates(topo, bytes, settings);
+    } catch (const std::invalid_argument& ex) {
+      throw core::ConfigError(std::string("collective: ") + ex.what());
+    }
+    if (cands.empty()) throw core::ConfigError("collective: no (algorithm, protocol) is enabled for this topology");
+    const auto tu = collectives::tune_model(topo, settings);
+    const bool thresholds = topo.nccl_version != 0 && topo.nccl_version < 20500;  // before the 2.5 tuner
+    table << "# " << fmt("%.0f", bytes) << " B: every enabled (algorithm, protocol)"
+          << (thresholds ? "; NCCL 2.4 picks by fixed size thresholds" : ", by NCCL's tuner time")
+          << "; NCCL runs the first. graph: ring " << tu.ring.nchannels << " x " << fmt("%.1f", tu.ring.bw_intra)
+          << " GB/s, tree " << tu.tree.nchannels << " x " << fmt("%.1f", tu.tree.bw_intra) << " GB/s; "
+          << tu.comm_channels << " channels\n";
+    table << "#  algo      proto    nccl model us  achieved us  busbw GB/s  channels  latency us  algbw GB/s\n";
+    Json cand_rows = Json::array();
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const auto& e = cands[i];
+      const double bus = collectives::busbw_allreduce(collectives::algbw(bytes, e.time), n) / 1e9;
+      char line[200];
+      std::snprintf(line, sizeof line, "%s %-9s %-7s %14.2f %12.2f %11.2f %9d %11.2f %11.2f\n", i == 0 ? "*" : " ",
+                    collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str(),
+                    e.nccl_model_time * 1e6, e.time * 1e6, bus, e.nchannels, e.latency * 1e6, e.bandwidth / 1e9);
+      table << line;
+      cand_rows.push_back({{"algo", collectives::to_string(e.algo)},
+                           {"proto", collectives::to_string(e.proto)},
+                           {"picked", i == 0},
+                           {"nccl_model_time_us", e.nccl_model_time * 1e6},
+                           {"time_us", e.time * 1e6},
+                           {"busbw_GBps", bus},
+                           {"channels", e.nchannels},
+                           {"latency_us", e.latency * 1e6},
+                           {"bandwidth_GBps", e.bandwidth / 1e9}});
+    }
+    doc["size_bytes"] = bytes;
+    doc["candidates"] = cand_rows;
+    if (!args.json_out.empty()) report::write_output(args.json_out, doc.dump(2));
+    if (args.json_out != "-") std::cout << table.str();
+    return 0;
+  }
   if (args.compare.empty()) {
     table << "#       size         count     time   algbw   busbw  algo      proto   channels\n";
     table << "#        (B)    (elements)     (us)  (GB/s)  (GB/s)\n";

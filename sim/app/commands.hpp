@@ -68,6 +68,7 @@ struct CollectiveArgs {
   std::string gpus_per_process;  // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
   std::string nccl_version;      // "2.8.3"; empty = the cluster's (current if unset)
   std::string compare;           // an all_reduce_perf log: predict its sizes and put them side by side
+  std::string explain;           // a size: list every (algorithm, protocol) NCCL weighs for it
   double tolerance = 0;          // with compare: exit 3 if the median busbw error for >= 1 MiB exceeds it
   std::string json_out;
 };

@@ -93,6 +93,9 @@ int main(int argc, char** argv) {
                        "(\"8,1\") unless the log's banner says");
   coll_cmd->add_option("--nccl-version", coll.nccl_version,
                        "NCCL release, e.g. 2.8.3 (default: the cluster's, or current)");
+  coll_cmd->add_option("--explain", coll.explain,
+                       "a size (64M, 1GiB, ...): every enabled (algorithm, protocol) with NCCL's tuner time and the "
+                       "achieved time, the pick first");
   coll_cmd->add_option("--compare", coll.compare,
                        "an all_reduce_perf log: predict its sizes (each run with its -g) and show the busbw error");
   coll_cmd

@@ -377,6 +377,28 @@ TEST(Cli, CollectiveComparesWithALogAndHoldsItToATolerance) {
   EXPECT_NE(cal.out.find("the log has 16 ranks"), std::string::npos) << cal.out;
 }
 
+TEST(Cli, CollectiveExplainListsNcclsCandidatesPickFirst) {
+  auto r = run("collective allreduce --cluster dgx-h100 --nodes 2 --explain 64M --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json doc = Json::parse(r.out);
+  const Json& c = doc["candidates"];
+  ASSERT_GE(c.size(), 2u);
+  EXPECT_TRUE(c[0]["picked"].get<bool>());
+  for (size_t i = 1; i < c.size(); ++i) {
+    EXPECT_FALSE(c[i]["picked"].get<bool>());
+    // Sorted by NCCL's own estimate: the pick has the least tuner time.
+    EXPECT_LE(c[i - 1]["nccl_model_time_us"].get<double>(), c[i]["nccl_model_time_us"].get<double>());
+  }
+  // The pick is what the table row for that size reports.
+  auto row = run("collective allreduce --cluster dgx-h100 --nodes 2 -b 64M -e 64M --json -");
+  const Json& rr = Json::parse(row.out)["rows"][0];
+  EXPECT_EQ(rr["algo"], c[0]["algo"]);
+  EXPECT_EQ(rr["proto"], c[0]["proto"]);
+  EXPECT_DOUBLE_EQ(rr["time_us"].get<double>(), c[0]["time_us"].get<double>());
+  auto both = run("collective allreduce --cluster dgx-h100 --explain 1M --compare x.txt");
+  EXPECT_EQ(both.code, 2) << both.out;
+}
+
 TEST(Cli, ClusterFileWithBadNcclFieldsIsRefusedWithPaths) {
   auto d = temp_dir("badnccl");
   std::ofstream(d / "c.json") << R"({"name": "x", "gpu": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 8,
