@@ -391,7 +391,8 @@ TEST(Cli, CollectiveExplainListsNcclsCandidatesPickFirst) {
   }
   // The pick is what the table row for that size reports.
   auto row = run("collective allreduce --cluster dgx-h100 --nodes 2 -b 64M -e 64M --json -");
-  const Json& rr = Json::parse(row.out)["rows"][0];
+  const Json row_doc = Json::parse(row.out);
+  const Json& rr = row_doc["rows"][0];
   EXPECT_EQ(rr["algo"], c[0]["algo"]);
   EXPECT_EQ(rr["proto"], c[0]["proto"]);
   EXPECT_DOUBLE_EQ(rr["time_us"].get<double>(), c[0]["time_us"].get<double>());
