@@ -41,12 +41,13 @@ std::string csv_escape(const std::string& s) {
 
 std::string bucket_csv(const report::StepReport& r) {
   std::ostringstream o;
-  o << "iteration,index,bytes,num_tensors,ready_s,launch_s,start_s,reduce_scatter_end_s,end_s,alone_s,exposed_s\n";
+  o << "iteration,index,bytes,num_tensors,ready_s,launch_s,start_s,reduce_scatter_end_s,end_s,alone_s,exposed_s,"
+       "algorithm,protocol,channels\n";
   auto rows = [&](const report::IterationReport& it) {
     for (const auto& b : it.buckets)
       o << it.iteration << ',' << b.index << ',' << b.bytes << ',' << b.num_tensors << ',' << b.ready_s << ','
         << b.launch_s << ',' << b.start_s << ',' << b.rs_end_s << ',' << b.end_s << ',' << b.alone_s << ','
-        << b.exposed_s << '\n';
+        << b.exposed_s << ',' << b.algorithm << ',' << b.protocol << ',' << b.channels << '\n';
   };
   if (r.has_iteration1) rows(r.iteration1);
   rows(r.steady);

@@ -852,6 +852,13 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     s.collective.nccl_proto = list("NCCL_PROTO", {"LL", "LL128", "Simple"});
     s.collective.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", 0, 0, 64));
     s.collective.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", 0, 0, 64));
+    if (auto v = kr.string("nccl_version", false)) {
+      try {
+        s.collective.nccl_version = collectives::parse_nccl_version(*v);
+      } catch (const std::invalid_argument& e) {
+        d.add("/collective/nccl_version", e.what());
+      }
+    }
     kr.finish();
   }
   if (const Json* sj = r.raw("simulation")) {

@@ -213,6 +213,7 @@ struct CollectiveSettings {
   std::vector<std::string> nccl_algo;   // NCCL_ALGO (empty: all)
   std::vector<std::string> nccl_proto;  // NCCL_PROTO (empty: NCCL's default set)
   int nccl_min_nchannels = 0, nccl_max_nchannels = 0;
+  int nccl_version = 0;  // NCCL release ("nccl_version": "2.18.5"); 0 = the cluster's
 };
 
 enum class Backend { ANALYTIC, FLOW };

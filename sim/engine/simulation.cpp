@@ -50,6 +50,8 @@ struct Job {
   int arrived = 0;
   double launch0 = 0, all_launched = 0, start = 0, rs_end = 0, end = 0, alone = 0;
   bool started = false, done = false;
+  std::string algorithm, protocol;  // of its (first) all-reduce, as NCCL picks them
+  int channels = 0;
 };
 
 struct RankStep {
@@ -420,7 +422,12 @@ class StepSimulator {
         const double rs_end = sg4::Engine::get_clock();
         if (!j.broadcast) run_phase(timing.all_gather, 0.0, load);
         const double t1 = sg4::Engine::get_clock();
-        if (first_collective) j.rs_end = rs_end;
+        if (first_collective) {
+          j.rs_end = rs_end;
+          j.algorithm = timing.algorithm;
+          j.protocol = timing.protocol;
+          j.channels = timing.channels;
+        }
         first_collective = false;
         j.alone += timing.total();
         if (opt_.collect_trace) {
@@ -505,6 +512,9 @@ class StepSimulator {
         row.end_s = j.end - rs.start;
         row.alone_s = j.alone;
         row.exposed_s = std::max(0.0, j.end - std::max(prev_end, rs.backward_done));
+        row.algorithm = j.algorithm;
+        row.protocol = j.protocol;
+        row.channels = j.channels;
         prev_end = std::max(prev_end, j.end);
         rep.buckets.push_back(row);
       }

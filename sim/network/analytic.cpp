@@ -9,7 +9,9 @@ AnalyticNetwork::AnalyticNetwork(const config::ClusterSpec& cluster, const confi
       nccl_(settings.model == "nccl"),
       base_latency_(settings.base_latency),
       topo_(collectives::nccl_topology(cluster)),
-      settings_(collectives::nccl_settings(settings)) {}
+      settings_(collectives::nccl_settings(settings)) {
+  if (settings.nccl_version != 0) topo_.nccl_version = settings.nccl_version;
+}
 
 collectives::AllReduceTiming AnalyticNetwork::allreduce(double bytes) const {
   if (!nccl_) return collectives::ring_allreduce_time(ring_, bytes, base_latency_);

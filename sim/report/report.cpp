@@ -54,7 +54,10 @@ Json iteration_json(const IterationReport& it, bool include_buckets) {
                       {"reduce_scatter_end_s", b.rs_end_s},
                       {"end_s", b.end_s},
                       {"alone_s", b.alone_s},
-                      {"exposed_s", b.exposed_s}});
+                      {"exposed_s", b.exposed_s},
+                      {"algorithm", b.algorithm},
+                      {"protocol", b.protocol},
+                      {"channels", b.channels}});
     }
     j["buckets"] = rows;
   }
@@ -153,15 +156,16 @@ std::string to_table(const StepReport& r) {
   }
   if (!s.buckets.empty()) {
     o << "\nsteady-state buckets (times from the iteration start)\n";
-    o << "  idx        size  tensors      ready      start        end    exposed\n";
+    o << "  idx        size  tensors      ready      start        end    exposed  nccl\n";
     const size_t shown = s.buckets.size() <= 12 ? s.buckets.size() : 10;
     for (size_t i = 0; i < shown; ++i) {
       const auto& b = s.buckets[i];
       char buf[200];
-      std::snprintf(buf, sizeof buf, "  %3d %11s %8d %10s %10s %10s %10s\n", b.index,
+      const std::string nccl = b.algorithm.empty() ? "" : b.algorithm + "/" + b.protocol;
+      std::snprintf(buf, sizeof buf, "  %3d %11s %8d %10s %10s %10s %10s  %s\n", b.index,
                     core::format_bytes(b.bytes).c_str(), b.num_tensors, core::format_time(b.ready_s).c_str(),
                     core::format_time(b.start_s).c_str(), core::format_time(b.end_s).c_str(),
-                    core::format_time(b.exposed_s).c_str());
+                    core::format_time(b.exposed_s).c_str(), nccl.c_str());
       o << buf;
     }
     if (shown < s.buckets.size()) o << "  ... " << (s.buckets.size() - shown) << " more (use --json for all)\n";

@@ -13,13 +13,15 @@ struct BucketRow {
   int index = 0;
   double bytes = 0;
   int num_tensors = 0;
-  double ready_s = 0;    // last gradient of the bucket copied in (relative to the iteration start)
-  double launch_s = 0;   // handed to the NCCL stream (in-order launch: after all lower buckets)
-  double start_s = 0;    // all-reduce started on the NCCL stream
-  double rs_end_s = 0;   // reduce-scatter phase finished
-  double end_s = 0;      // all-reduce finished
-  double alone_s = 0;    // its duration with nothing else running
-  double exposed_s = 0;  // part of its communication the compute stream waited for
+  double ready_s = 0;               // last gradient of the bucket copied in (relative to the iteration start)
+  double launch_s = 0;              // handed to the NCCL stream (in-order launch: after all lower buckets)
+  double start_s = 0;               // all-reduce started on the NCCL stream
+  double rs_end_s = 0;              // reduce-scatter phase finished
+  double end_s = 0;                 // all-reduce finished
+  double alone_s = 0;               // its duration with nothing else running
+  double exposed_s = 0;             // part of its communication the compute stream waited for
+  std::string algorithm, protocol;  // NCCL's pick for its all-reduce (first one, with comm hooks)
+  int channels = 0;
 };
 
 struct IterationReport {

@@ -7,6 +7,7 @@
 #include "app/sweep.hpp"
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
+#include "core/error.hpp"
 #include "engine/simulation.hpp"
 #include "gpu/contention.hpp"
 #include "report/report.hpp"
@@ -302,6 +303,39 @@ TEST(Knobs, ContentionSlowsOverlappedComputeByTheModelFactors) {
   EXPECT_GT(get(r[0], "step_time_s"), get(r[1], "step_time_s"));
   EXPECT_GT(get(r[0], "comm_busy_s"), get(r[1], "comm_busy_s"));  // the collective slowed too
   EXPECT_EQ(get(r[0], "compute_only_s"), get(r[1], "compute_only_s"));
+}
+
+}  // namespace
+}  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(Knobs, NcclVersionPicksNcclsTunerGenerationPerBucket) {
+  // The default scenario (dgx-a100 class, NCCL model): the current tuner runs the 8-30 MiB buckets
+  // with LL128 over NVLink; NCCL 2.4 had no LL128 (Ring Simple / LL by its thresholds).
+  auto r = run_all({bundled("default"), bundled("default", {"collective.nccl_version=2.4.8"})});
+  ASSERT_FALSE(r[0]["buckets"].empty());
+  int ll128_now = 0, ll128_24 = 0;
+  for (const auto& b : r[0]["buckets"]) ll128_now += b["protocol"] == "LL128";
+  for (const auto& b : r[1]["buckets"]) {
+    ll128_24 += b["protocol"] == "LL128";
+    EXPECT_FALSE(b["algorithm"].get<std::string>().empty());
+    EXPECT_GT(b["channels"].get<int>(), 0);
+  }
+  EXPECT_GT(ll128_now, 0);
+  EXPECT_EQ(ll128_24, 0);
+  EXPECT_NE(get(r[0], "comm_alone_s"), get(r[1], "comm_alone_s"));
+}
+
+TEST(Knobs, BadNcclVersionIsRefusedWithItsPath) {
+  try {
+    bundled("default", {"collective.nccl_version=2.x"});
+    FAIL() << "accepted";
+  } catch (const core::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/collective/nccl_version"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("MAJOR.MINOR.PATCH"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
