@@ -137,6 +137,9 @@ std::vector<int> launch_per_run(const std::string& flag, const collectives::Nccl
 // The log must come from a machine of the cluster's size: its "# Rank .. device" lines, or the
 // rank count its busbw/algbw ratio implies.
 void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& name, const config::ClusterSpec& c) {
+  if (!log.test_name.empty() && log.test_name != "all_reduce_perf")
+    throw core::ConfigError(name + ": the log is " + log.test_name +
+                            " output; ddpsim models all-reduce: give all_reduce_perf output");
   const int n = c.world_size();
   const bool listed = log.nranks() > 0;
   const int ranks = listed ? log.nranks() : log.nranks_from_bandwidths();

@@ -64,6 +64,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
       R"(^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
   static const std::regex kAvg(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
   static const std::regex kVersion(R"(NCCL version\s+(\d+)\.(\d+)\.(\d+))");
+  static const std::regex kTestName(R"(Collective test starting:\s*(\S+))");
   static const std::regex kDebug(R"(\bNCCL (INFO|WARN|TRACE)\b)");
   std::string raw;
   int lineno = 0;
@@ -98,6 +99,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     if (t[0] == '#') {
       read_version(t);
       std::smatch m;
+      if (log.test_name.empty() && std::regex_search(t, m, kTestName)) log.test_name = m[1];
       if (std::regex_search(t, m, kThreads)) {
         log.nthread = std::stoi(m[1]);
         log.ngpus = std::stoi(m[2]);

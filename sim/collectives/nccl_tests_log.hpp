@@ -50,6 +50,8 @@ struct NcclTestsLog {
   // NCCL_VERSION_CODE from a "NCCL version 2.8.3" line (NCCL_DEBUG=INFO output or a '#' comment);
   // 0 if the file does not say.
   int nccl_version = 0;
+  // "# Collective test starting: all_reduce_perf" (nccl-tests 2.14+); empty if the file does not say.
+  std::string test_name;
   std::vector<std::string> devices;       // GPU names from "#  Rank  0 Group ... device  0 [0x07] NAME" lines
   std::vector<double> avg_bus_bandwidth;  // "# Avg bus bandwidth : X" (one per run in the file)
   int nranks() const { return static_cast<int>(devices.size()); }  // 0 if the banner had no device lines

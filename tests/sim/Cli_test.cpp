@@ -414,6 +414,20 @@ TEST(Cli, ClusterFileWithBadNcclFieldsIsRefusedWithPaths) {
   fs::remove_all(d);
 }
 
+TEST(Cli, LogsOfOtherCollectivesAreRefused) {
+  auto d = temp_dir("rslog");
+  std::ofstream(d / "rs.txt")
+      << "# Collective test starting: reduce_scatter_perf\n"
+         "     1048576        262144     float     sum      -1    30.49   34.40   30.10      0    "
+         "30.79   34.06   29.80      0\n";
+  auto r = run("calibrate " + (d / "rs.txt").string() + " --cluster dgx-a100");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("the log is reduce_scatter_perf output"), std::string::npos) << r.out;
+  auto c = run("collective allreduce --cluster dgx-a100 --compare " + (d / "rs.txt").string());
+  EXPECT_EQ(c.code, 2) << c.out;
+  fs::remove_all(d);
+}
+
 TEST(Cli, CalibrateRejectsMalformedLogWithLineNumber) {
   auto d = temp_dir("badlog");
   std::ofstream(d / "bad.txt") << "# nThread 1 nGpus 2\n           8             2     float     sum    10.9  oops\n";

@@ -267,3 +267,8 @@ TEST(NcclTestsLog, RankCountFromThePrintedBandwidths) {
           .nranks_from_bandwidths(),
       0);
 }
+
+TEST(NcclTestsLog, ReadsWhichTestProducedTheLog) {
+  EXPECT_EQ(parse("# Collective test starting: reduce_scatter_perf\n").test_name, "reduce_scatter_perf");
+  EXPECT_EQ(parse("# nThread 1 nGpus 1 minBytes 8 maxBytes 16\n").test_name, "");
+}
