@@ -106,7 +106,7 @@ struct ClusterSpec {
   int nics_per_node = 0;
   int peer_links = 0;         // links between one GPU pair (NVLink meshes); 0 = links_per_gpu
   bool p2p = true;            // GPU peer-to-peer; false: NCCL stages through host memory
-  std::optional<bool> nvls;   // NVLink SHARP; unset = Hopper on NVSwitch
+  std::optional<bool> nvls;   // NVLink SHARP; unset = Hopper or Blackwell on NVSwitch
   std::string cpu = "intel";  // NCCL's tuning tables differ by CPU vendor (intel, amd)
   double net_latency = 0;     // extra seconds per inter-node hop (NCCL graph latencyInter)
   // NCCL release the cluster runs ("nccl_version": "2.8.3"); 0 = current. Picks NCCL's tuner era.
