@@ -409,17 +409,19 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   start.launch_overhead = collectives::kHostLaunchSeconds;
   start.achieved_all = {};
   start.achieved = {};
+  // The run's NCCL environment: the fit must see the (algorithm, protocol) the log ran.
+  const auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels);
   collectives::NcclFit fit;
   collectives::NcclTopology fitted;
   try {
-    fitted = collectives::calibrate(start, train, &fit);
+    fitted = collectives::calibrate(start, train, &fit, settings);
   } catch (const std::invalid_argument& e) {
     throw core::ConfigError(args.log + ": " + e.what());
   }
 
-  auto predict = [](collectives::NcclTopology t, const collectives::CalibrationPoint& p) {
+  auto predict = [&settings](collectives::NcclTopology t, const collectives::CalibrationPoint& p) {
     t.gpus_per_process = p.gpus_per_process;
-    return collectives::predict_allreduce(t, p.bytes);
+    return collectives::predict_allreduce(t, p.bytes, settings);
   };
   std::vector<double> before, after, test_err;
   for (const auto& pt : points) {

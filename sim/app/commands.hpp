@@ -83,6 +83,8 @@ struct CalibrateArgs {
   std::string gpus_per_process;        // nccl-tests -g per run ("8,1") or one for all; banners win
   std::string nccl_version;            // overrides the log's "NCCL version" line and the cluster's
   std::string times = "out-of-place";  // which measured times to fit: out-of-place, in-place, both
+  std::string algo, proto;             // NCCL_ALGO / NCCL_PROTO the log was run with
+  int min_channels = 0, max_channels = 0;
   std::string json_out;
 };
 int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args);

@@ -117,6 +117,12 @@ int main(int argc, char** argv) {
                       "'# nThread .. nGpus ..' banner wins");
   cal_cmd->add_option("--nccl-version", cal.nccl_version,
                       "NCCL release of the log, e.g. 2.8.3 (default: its 'NCCL version' line, else the cluster's)");
+  cal_cmd->add_option("--algo", cal.algo, "NCCL_ALGO the log was run with: comma list of Ring, Tree, NVLS, NVLSTree");
+  cal_cmd->add_option("--proto", cal.proto, "NCCL_PROTO the log was run with: comma list of LL, LL128, Simple");
+  cal_cmd->add_option("--min-channels", cal.min_channels, "NCCL_MIN_NCHANNELS the log was run with")
+      ->check(CLI::NonNegativeNumber);
+  cal_cmd->add_option("--max-channels", cal.max_channels, "NCCL_MAX_NCHANNELS the log was run with")
+      ->check(CLI::NonNegativeNumber);
   cal_cmd->add_option("--times", cal.times, "measured times to fit: out-of-place (default), in-place or both")
       ->check(CLI::IsMember({"out-of-place", "in-place", "both"}));
   cal_cmd->add_option("--json", cal.json_out, "write the fit as JSON to FILE or -");

@@ -298,6 +298,13 @@ TEST(Cli, CalibrateFitsTheTimeColumnsAsked) {
   EXPECT_EQ(ip_rows[0]["column"], "in-place");
   auto bad = run("calibrate " + log + " --cluster azure-nc12s-v3 --times sideways");
   EXPECT_EQ(bad.code, 2) << bad.out;
+  // The run's NCCL environment: with NCCL_ALGO=Tree every row is fitted as Tree.
+  auto tree = run("calibrate " + log + " --cluster azure-nc12s-v3 --algo Tree --json -");
+  ASSERT_EQ(tree.code, 0) << tree.out;
+  const Json tree_rows = Json::parse(tree.out)["rows"];
+  for (const auto& r : tree_rows) EXPECT_EQ(r["algo"], "Tree");
+  auto unknown = run("calibrate " + log + " --cluster azure-nc12s-v3 --algo Butterfly");
+  EXPECT_EQ(unknown.code, 2) << unknown.out;
 }
 
 TEST(Cli, CalibrateAndCollectiveRefuseBadLaunchFacts) {
