@@ -26,7 +26,7 @@ Method
 ------
 Layers are exactly the exporter's: `export_model.trace_model` is run once on the model (the same
 TorchDispatchMode + module-stack pass that made `model_json`), and its list of module calls is
-turned into layers with the same filter/sort/naming rules as `export_model.build_layers`; the
+turned into layers by export_model's own `kept_calls`/`layer_names` (as `build_layers`); the
 resulting names must equal `model_json["layers"][].name` (else ProfileError).  Module calls are
 identified by their position in the forward (the k-th forward-pre-hook of a pass is the k-th call
 of the trace), so the forward must call the same modules in the same order on every pass.
@@ -144,7 +144,7 @@ def _median(xs):
 
 
 # --------------------------------------------------------------------------------------------
-# Layer identification (same rules as export_model.build_layers)
+# Layer identification (export_model.kept_calls / layer_names, as build_layers)
 # --------------------------------------------------------------------------------------------
 
 def _layer_plan(model, x, model_json):
@@ -155,24 +155,9 @@ def _layer_plan(model, x, model_json):
     res = em.trace_model(model, x)   # (calls, ready, plist[, first_use]) depending on the version
     calls, plist = res[0], res[2]
     model.zero_grad(set_to_none=True)
-    pindex = {id(p): i for i, (_, p) in enumerate(plist)}
-    kept = []
-    for c in calls:
-        own = []
-        if c.module is not None:
-            own = [pindex[id(p)] for p in c.module.parameters(recurse=False) if id(p) in pindex]
-        if c.n_ops == 0 and not own:
-            continue
-        c.order = c.first_op_seq if c.first_op_seq is not None else c.start_seq
-        kept.append(c)
-    kept.sort(key=lambda c: c.order)
-    names = []
-    count = {}
-    for c in kept:
-        n = c.name if c.name else "<root>"
-        k = count.get(n, 0)
-        count[n] = k + 1
-        names.append(n if k == 0 else "%s#%d" % (n, k))
+    kept = em.kept_calls(calls, plist)
+    names = em.layer_names(kept)
+    kept = [c for c, _ in kept]
     # the exporter's zero-cost "<unused-params>" layer (front in older, end in newer versions)
     # never runs: it keeps 0 s
     json_idx = [i for i, l in enumerate(model_json["layers"]) if l["name"] != UNUSED_LAYER]

@@ -597,8 +597,10 @@ def _layer_type(torch, call):
     return "other"
 
 
-def build_layers(torch, calls, plist):
-    """Turn module calls into layers, in forward order, and assign parameters to layers."""
+def kept_calls(calls, plist):
+    """The module calls that become layers, in forward order, each with the indices of its own
+    (non-recursive) parameters: calls that run ops or own parameters (pure containers and
+    modules that only reshape drop out). ddpsim_profile.py maps its timed calls with this too."""
     pindex = {id(p): i for i, (_, p) in enumerate(plist)}
     kept = []
     for c in calls:
@@ -607,11 +609,28 @@ def build_layers(torch, calls, plist):
             own = [pindex[id(p)] for p in c.module.parameters(recurse=False) if id(p) in pindex]
         if c.n_ops == 0 and not own:
             continue  # pure container, or a module that only reshapes
-        if c.n_ops == 0 and c.fwd_flops == 0 and c.fwd_bytes == 0 and not own:
-            continue
         c.order = c.first_op_seq if c.first_op_seq is not None else c.start_seq
         kept.append((c, own))
     kept.sort(key=lambda co: co[0].order)
+    return kept
+
+
+def layer_names(kept):
+    """Layer names for kept calls: the module's qualified name ("<root>" for the model itself),
+    "#k" appended to its k-th repeated call."""
+    names = []
+    count = {}
+    for c, _ in kept:
+        n = c.name if c.name else "<root>"
+        k = count.get(n, 0)
+        count[n] = k + 1
+        names.append(n if k == 0 else "%s#%d" % (n, k))
+    return names
+
+
+def build_layers(torch, calls, plist):
+    """Turn module calls into layers, in forward order, and assign parameters to layers."""
+    kept = kept_calls(calls, plist)
 
     # candidate layers for each param: calls of its owning module, and calls whose ops read it
     first_use = {}
@@ -621,13 +640,9 @@ def build_layers(torch, calls, plist):
                 first_use[pi] = li
 
     layers = []
-    name_count = {}
-    for li, (c, own) in enumerate(kept):
-        n = c.name if c.name else "<root>"
-        k = name_count.get(n, 0)
-        name_count[n] = k + 1
+    for (c, own), name in zip(kept, layer_names(kept)):
         layers.append({
-            "name": n if k == 0 else "%s#%d" % (n, k),
+            "name": name,
             "type": _layer_type(torch, c),
             "params": [],
             "fwd_flops": float(c.fwd_flops),
