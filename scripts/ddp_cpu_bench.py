@@ -210,10 +210,7 @@ def _worker(rank, cfg, outdir):
             torch.manual_seed(cfg["seed"])
             model = em.load_model(cfg["spec"], cfg["kwargs"], seed=cfg["seed"])
             plist = em.ddp_param_list(model)
-            index_of = {}
-            for i, (_, p) in enumerate(plist):
-                index_of[id(p)] = i
-                index_of[("ptr", p.data_ptr())] = i
+            param_index = em.ddp_param_finder(plist)
             skip = [n for n, b in model.named_buffers() if b.dtype == torch.bool]
             if skip:  # gloo cannot broadcast bool buffers
                 DDP._set_params_and_buffers_to_ignore_for_model(model, skip)
@@ -229,10 +226,8 @@ def _worker(rank, cfg, outdir):
                 buf = bucket.buffer()
                 params = []
                 for p in bucket.parameters():
-                    i = index_of.get(id(p))
-                    if i is None:
-                        i = index_of.get(("ptr", p.data_ptr()), -1)
-                    params.append(i)
+                    i = param_index(p)
+                    params.append(-1 if i is None else i)
                 rec = {"index": int(bucket.index()), "bytes": int(buf.numel() * buf.element_size()),
                        "num_tensors": len(params), "dtype": em.dtype_str(buf.dtype), "params": params,
                        "ready_s": t_ready}

@@ -50,10 +50,7 @@ def _worker(rank, cfg, result_path):
     try:
         model = em.load_model(cfg["spec"], cfg["kwargs"], seed=cfg["seed"])
         plist = em.ddp_param_list(model)
-        index_of = {}
-        for i, (_, p) in enumerate(plist):
-            index_of[id(p)] = i
-            index_of[("ptr", p.data_ptr())] = i
+        param_index = em.ddp_param_finder(plist)
         ddp_kwargs = {}
         if cfg["bucket_cap_mb"] is not None:
             ddp_kwargs["bucket_cap_mb"] = cfg["bucket_cap_mb"]
@@ -81,9 +78,7 @@ def _worker(rank, cfg, result_path):
         def hook(state, bucket):
             idx = []
             for t in bucket.parameters():
-                i = index_of.get(id(t))
-                if i is None:
-                    i = index_of.get(("ptr", t.data_ptr()))
+                i = param_index(t)
                 if i is None:
                     raise RuntimeError("bucket %d holds a tensor that is not a model parameter"
                                        % bucket.index())

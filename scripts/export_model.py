@@ -26,7 +26,6 @@ See models/README.md for the output format and the FLOP/byte rules.
 
 import argparse
 import json
-import math
 import os
 import sys
 
@@ -180,6 +179,21 @@ def ddp_param_list(model):
             seen.add(id(p))
             out.append(((mname + "." + pname) if mname else pname, p))
     return out
+
+
+def ddp_param_finder(plist):
+    """A function giving a tensor's index in `plist` (ddp_param_list order), or None: by identity,
+    else by storage pointer (DDP's GradBucket.parameters() may hand back other tensor objects
+    over the same storage)."""
+    index_of = {}
+    for i, (_, p) in enumerate(plist):
+        index_of[id(p)] = i
+        index_of[("ptr", p.data_ptr())] = i
+
+    def find(t):
+        i = index_of.get(id(t))
+        return i if i is not None else index_of.get(("ptr", t.data_ptr()))
+    return find
 
 
 def find_vocab(model):
