@@ -257,6 +257,9 @@ struct Derived {
   // [algo][proto], as tuning.cc applies them (intra: NVLink or PCI row; inter: NET row plus the
   // graph's latencyInter and getNetOverhead()).
   std::array<std::array<double, kNumProtos>, kNumAlgos> hop_lat_intra{}, hop_lat_inter{};
+  // NCCL's one-node NVLS algorithm bandwidth on this node (B/s; 0 without NVLS): the bound on
+  // the intra-node half of an NVLS tree (achieved-time item 8).
+  double nvls_node_algbw = 0;
 };
 
 bool listed(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.end(), p) != v.end(); }
@@ -369,6 +372,8 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
         double bw = std::min(intra, inter);
         if (a == kNvlsTree) bw = std::min(bw, per_ch_nvls_tree);
         bus = g.nchannels * bw;
+        // The same node on its own (one node: bwInter is the intra speed), NVLS ratio 5/6.
+        if (a == kNvls) d.nvls_node_algbw = g.nchannels * std::min(intra, g.bw_intra) * 5.0 / 6.0 * kGB;
       } else if (v28) {  // NCCL 2.8 refinements (tuning.cc @ 2.8.3)
         const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
         bus = g.nchannels * bw;
@@ -512,6 +517,38 @@ struct SliceSchedule {
 // fixed_slices: NCCL 2.4's GenericOp (src/collectives/device/primitives.h @ f40ce73e) walks all
 // SLICESPERCHUNK slices of fixed size stepSize*SLICESTEPS and waits/posts for each, even when a
 // slice carries no data; later releases size slices to the chunk and stop when it is done.
+// NVLS kernels are pipelines of warp groups (src/device/all_reduce.h, RunWorkColl<AllReduce,
+// NVLS / NVLS_TREE, SIMPLE>) connected by step FIFOs (ProtoSimple<1,1>), each group walking the
+// channel's share one loop (nHeads chunks) at a time, so the last loop leaves the pipeline
+// (stages - 1) loop times after the first entered it. One-node NVLS: scatter to the heads, NVLS
+// reduce + multicast store, gather (3). NVLS tree: scatter, NVLS reduce + send up the tree, receive
+// from the tree + multicast store, gather (4). Chunk sizes from enqueue.cc: NVLS starts from
+// NCCL_NVLS_CHUNKSIZE (128 KiB), then 64/32/16 KiB below 64/8/2 x concurrentOps x chunk; NVLS tree
+// from 128 KiB (64 KiB on >= 4 nodes: NCCL_NVLSTREE_MAX_CHUNKSIZE -2), then 64/32 KiB below
+// 4/1 x concurrentOps x chunk; concurrentOps = nChannels x nHeads.
+constexpr double kNvlsChunkBytes = 128.0 * 1024;  // NCCL_NVLS_CHUNKSIZE default
+constexpr int kNvlsPipelineStages = 3;            // scatter, reduce/multicast, gather
+constexpr int kNvlsTreePipelineStages = 4;        // scatter, reduce/send up, receive/multicast, gather
+
+double nvls_loop_bytes(double bytes, int nchannels, int nheads) {
+  const double ops = static_cast<double>(nchannels) * nheads;
+  double chunk = kNvlsChunkBytes;
+  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  return ops * chunk;
+}
+
+double nvls_tree_loop_bytes(double bytes, int nchannels, int nheads, int nnodes) {
+  const double ops = static_cast<double>(nchannels) * nheads;
+  double chunk = nnodes >= 4 ? 65536 : kNvlsChunkBytes;  // NCCL_NVLSTREE_MAX_CHUNKSIZE default (-2)
+  if (bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
+  if (bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
+  if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+  return ops * chunk;
+}
+
 SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int nthreads, bool fixed_slices = false) {
   SliceSchedule s;
   const double step = kSimpleBuffBytes / kNcclSteps;
@@ -602,7 +639,21 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : 1.0;
     e.bandwidth = std::min(e.bandwidth, per_node / edge_factor);
   }
+  // (8) NVLS tree within a node: every byte goes through the node's NVLS reduce (multimem
+  // ld_reduce) and multicast store, as in a one-node NVLS all-reduce of the whole buffer, while the
+  // NICs carry the inter-node part; so the node's NVLS all-reduce rate bounds it. NCCL's NVLS-tree
+  // figure (bwInter doubled on two nodes, ratio .70) can exceed it.
+  if (a == kNvlsTree && d.nvls_node_algbw > 0) e.bandwidth = std::min(e.bandwidth, d.nvls_node_algbw);
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
+  // (9) NVLS / NVLS-tree pipeline fill: the stages behind the first add (stages - 1) loop times.
+  if (a == kNvls && topo.nnodes == 1) {
+    const double loop = std::min(bytes, nvls_loop_bytes(bytes, nc, d.ppn));
+    gpu_time += (kNvlsPipelineStages - 1) * loop / e.bandwidth;
+  }
+  if (a == kNvlsTree) {
+    const double loop = std::min(bytes, nvls_tree_loop_bytes(bytes, nc, d.ppn, topo.nnodes));
+    gpu_time += (kNvlsTreePipelineStages - 1) * loop / e.bandwidth;
+  }
   const double lat_scale = topo.latency_scale;
   if (a == kRing) {
     const int nranks = topo.nranks;

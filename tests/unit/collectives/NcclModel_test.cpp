@@ -237,6 +237,58 @@ TEST(NcclModel, HopperNvlsCandidate) {
   for (const auto& e : allreduce_candidates(t, 1 << 30)) EXPECT_NE(e.algo, Algo::NVLS);
 }
 
+TEST(NcclModel, NvlsPipelineFillOnOneNode) {
+  // H100 x 8 on NVSwitch: NVLS algorithm bandwidth 8 x 40 x 5/6 = 266.67 GB/s, tuner latency
+  // hwLat[NVLINK][NVLS][Simple] = 25 us. 16 NVLS channels x 8 heads = 128 concurrent ops.
+  NcclTopology t = a100_nvswitch_1x8();
+  t.arch = Arch::HOPPER;
+  t.intra_bw = 18 * 20.6e9;
+  t.nvls = true;
+  const double bw = 8 * 40.0 * 5 / 6 * 1e9;
+  const auto s = only(Algo::NVLS, Proto::SIMPLE);
+  // 8 MiB: chunk 128 KiB -> 64 KiB (< 64 x 128 x 128 KiB) -> 32 KiB (< 8 x 128 x 64 KiB), not 16 KiB
+  // (8 MiB is not < 2 x 128 x 32 KiB); a loop is 128 x 32 KiB = 4 MiB; two more stages behind it.
+  const double mib8 = 8.0 * 1024 * 1024;
+  EXPECT_NEAR(predict_allreduce(t, mib8, s).time, 25e-6 + mib8 / bw + 2 * (4.0 * 1024 * 1024) / bw, 1e-12);
+  // 2 MiB: 16 KiB chunks, the loop (2 MiB) is the whole buffer: three passes of it.
+  const double mib2 = 2.0 * 1024 * 1024;
+  EXPECT_NEAR(predict_allreduce(t, mib2, s).time, 25e-6 + 3 * mib2 / bw, 1e-12);
+  // 1 GiB: 128 KiB chunks (not < 64 x 128 x 128 KiB), loop 16 MiB.
+  const double gib = 1024.0 * 1024 * 1024;
+  EXPECT_NEAR(predict_allreduce(t, gib, s).time, 25e-6 + gib / bw + 2 * (16.0 * 1024 * 1024) / bw, 1e-12);
+  // NCCL's own estimate (used for the pick) stays its affine formula.
+  EXPECT_NEAR(predict_allreduce(t, gib, s).nccl_model_time, 25e-6 + gib / bw, 1e-12);
+}
+
+TEST(NcclModel, NvlsTreeBoundedByTheNodesNvlsRate) {
+  // Two H100 x 8 nodes, 8 x 400 Gb/s NICs. NCCL's NVLS-tree figure: per channel min(40 x .85 x
+  // 7/8 x 2 = 59.5, 2 x 40 (bwInter doubled on 2 nodes), perChMaxNvlsTreeBw 57.7) = 57.7, x 8
+  // channels x .70 = 323.1 GB/s. The node's NVLS all-reduce rate is 8 x 40 x 5/6 = 266.67 GB/s,
+  // and every byte of the NVLS tree goes through it; the NICs (400 GB/s per direction) are not the limit.
+  NcclTopology t = a100_nvswitch_1x8();
+  t.arch = Arch::HOPPER;
+  t.intra_bw = 18 * 20.6e9;
+  t.nvls = true;
+  t.nranks = 16;
+  t.nnodes = 2;
+  t.nic_bw = 50e9;
+  t.nics_per_node = 8;
+  const auto tu = tune_model(t);
+  const int tree = static_cast<int>(Algo::NVLS_TREE), simple = static_cast<int>(Proto::SIMPLE);
+  EXPECT_NEAR(tu.bandwidth[tree][simple], 8 * 57.7 * .70 * 1e9, 1e3);
+  const auto e = predict_allreduce(t, 8e9, only(Algo::NVLS_TREE, Proto::SIMPLE));
+  EXPECT_NEAR(e.bandwidth, 8 * 40.0 * 5 / 6 * 1e9, 1e3);
+  EXPECT_NEAR(e.nccl_model_time - tu.latency[tree][simple], 8e9 / (8 * 57.7 * .70 * 1e9), 1e-9);
+  // Achieved: that bandwidth, plus the fill of NVLS tree's four-stage pipeline: 8 GB is not below
+  // 4 x 128 ops x 128 KiB, so the chunk stays 128 KiB and a loop is 16 x 8 x 128 KiB = 16 MiB.
+  const double bw = 8 * 40.0 * 5 / 6 * 1e9, loop = 16.0 * 1024 * 1024;
+  EXPECT_NEAR(e.time - tu.latency[tree][simple], 8e9 / bw + 3 * loop / bw, 1e-9);
+  // 4 MiB: 4 MiB < 1 x 128 x 64 KiB = 8 MiB, so 32 KiB chunks, a 4 MiB loop = the whole buffer.
+  const double mib4 = 4.0 * 1024 * 1024;
+  const auto small = predict_allreduce(t, mib4, only(Algo::NVLS_TREE, Proto::SIMPLE));
+  EXPECT_NEAR(small.time - tu.latency[tree][simple], 4 * mib4 / bw, 1e-12);
+}
+
 TEST(NcclModel, NamesRoundTripAndErrors) {
   for (Algo a : {Algo::RING, Algo::TREE, Algo::NVLS, Algo::NVLS_TREE}) EXPECT_EQ(parse_algo(to_string(a)), a);
   for (Proto p : {Proto::LL, Proto::LL128, Proto::SIMPLE}) EXPECT_EQ(parse_proto(to_string(p)), p);
