@@ -666,7 +666,12 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const double ch_bw = e.bandwidth * nsteps / nranks / nc;
     if (p == kSimple) {
       const SliceSchedule sch = simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p], legacy24(topo));
-      gpu_time = (base + nsteps * sch.slices * hop_lat) * lat_scale + lat_offset + nsteps * sch.bytes / ch_bw;
+      // Every slice pays the GPU-side sync of a hop (fence + flag, NCCL's intra-node hwLat); the
+      // network part of an inter-node hop is paid once, since the NET proxies keep NCCL_STEPS
+      // slices in flight (their limit is the credit window of item 6).
+      const double slice_lat = d.hop_lat_intra[a][p];
+      gpu_time = (base + nsteps * (sch.slices * slice_lat + hop_lat - slice_lat)) * lat_scale + lat_offset +
+                 nsteps * sch.bytes / ch_bw;
     } else {
       gpu_time = (base + nsteps * hop_lat) * lat_scale + lat_offset + bytes / e.bandwidth;
     }
