@@ -64,6 +64,26 @@ TEST(NcclModel, MultiNodeRingLatencyHandComputed) {
   EXPECT_NEAR(tune_model(t).latency[0][2], (8.4 + 28 * 3.4 + 2 * (14.0 + 4.0)) * 1e-6, 1e-12);
 }
 
+TEST(NcclModel, RingSimpleNetworkLatencyPaidOncePerHopNotPerSlice) {
+  // 2 nodes x 8, Ring/Simple forced. A chunk crosses nodes on nsteps x nNodes / nRanks = 30 x 2/16
+  // = 3.75 of its 30 hops; net_latency enters a Simple NET hop twice (send + flush). The proxies
+  // keep NCCL_STEPS slices in flight, so a larger network latency costs 3.75 x 2 x delta once,
+  // whether the buffer is 64 MiB (few slices) or 1 GiB (many); per-slice costs stay the GPU's.
+  NcclTopology t = a100_nvswitch_1x8();
+  t.nranks = 16;
+  t.nnodes = 2;
+  t.nic_bw = 25e9;
+  t.nics_per_node = 8;
+  const auto s = only(Algo::RING, Proto::SIMPLE);
+  NcclTopology slow = t;
+  slow.net_latency = 2e-6;
+  for (double bytes : {64.0 * 1024 * 1024, 1024.0 * 1024 * 1024}) {
+    SCOPED_TRACE(bytes);
+    const double delta = predict_allreduce(slow, bytes, s).time - predict_allreduce(t, bytes, s).time;
+    EXPECT_NEAR(delta, 3.75 * 2 * 2e-6, 1e-10);
+  }
+}
+
 TEST(NcclModel, RingBandwidthHandComputed) {
   // busBw = 12 x 20 = 240 GB/s; algbw = busBw * n / nsteps = 240 * 8/14.
   const auto t = tune_model(a100_nvswitch_1x8());
