@@ -19,6 +19,15 @@ NcclTopology a100_nvswitch_1x8() {
   return t;
 }
 
+// The same node twice, with `nics` NICs of `nic_bw` B/s per node.
+NcclTopology two_nodes(NcclTopology t, double nic_bw, int nics) {
+  t.nranks = 2 * t.nranks;
+  t.nnodes = 2;
+  t.nic_bw = nic_bw;
+  t.nics_per_node = nics;
+  return t;
+}
+
 NcclSettings only(Algo a, Proto p) {
   NcclSettings s;
   s.algos = {a};
@@ -50,11 +59,7 @@ TEST(NcclModel, RingLatencyHandComputed) {
 TEST(NcclModel, MultiNodeRingLatencyHandComputed) {
   // 2 nodes x 8: nsteps 30, nInter 2; Simple: intraLat = max(3.4, 3 x netOverhead 1.0) = 3.4,
   // interLat = NET ring Simple 14.0.
-  NcclTopology t = a100_nvswitch_1x8();
-  t.nranks = 16;
-  t.nnodes = 2;
-  t.nic_bw = 25e9;
-  t.nics_per_node = 8;
+  NcclTopology t = two_nodes(a100_nvswitch_1x8(), 25e9, 8);
   const auto tu = tune_model(t);
   EXPECT_NEAR(tu.latency[0][2], (8.4 + 28 * 3.4 + 2 * 14.0) * 1e-6, 1e-12);
   // LL: intraLat = max(0.6, 1.0) = 1.0, interLat 2.7.
@@ -69,11 +74,7 @@ TEST(NcclModel, RingSimpleNetworkLatencyPaidOncePerHopNotPerSlice) {
   // = 3.75 of its 30 hops; net_latency enters a Simple NET hop twice (send + flush). The proxies
   // keep NCCL_STEPS slices in flight, so a larger network latency costs 3.75 x 2 x delta once,
   // whether the buffer is 64 MiB (few slices) or 1 GiB (many); per-slice costs stay the GPU's.
-  NcclTopology t = a100_nvswitch_1x8();
-  t.nranks = 16;
-  t.nnodes = 2;
-  t.nic_bw = 25e9;
-  t.nics_per_node = 8;
+  NcclTopology t = two_nodes(a100_nvswitch_1x8(), 25e9, 8);
   const auto s = only(Algo::RING, Proto::SIMPLE);
   NcclTopology slow = t;
   slow.net_latency = 2e-6;
@@ -289,10 +290,7 @@ TEST(NcclModel, NvlsTreeBoundedByTheNodesNvlsRate) {
   t.arch = Arch::HOPPER;
   t.intra_bw = 18 * 20.6e9;
   t.nvls = true;
-  t.nranks = 16;
-  t.nnodes = 2;
-  t.nic_bw = 50e9;
-  t.nics_per_node = 8;
+  t = two_nodes(t, 50e9, 8);
   const auto tu = tune_model(t);
   const int tree = static_cast<int>(Algo::NVLS_TREE), simple = static_cast<int>(Proto::SIMPLE);
   EXPECT_NEAR(tu.bandwidth[tree][simple], 8 * 57.7 * .70 * 1e9, 1e3);
@@ -403,11 +401,7 @@ TEST(NcclModel, CalibrateRejectsBadInput) {
 TEST(NcclModel, NetCreditWindowBoundsPerChannelBandwidth) {
   // net.cc: NCCL_STEPS slots per NET connection, each reusable one round trip (data + completion)
   // after it was sent: per channel bw <= 8 x 512 KiB / (2 x NET hop latency) for Simple.
-  NcclTopology t = a100_nvswitch_1x8();
-  t.nranks = 16;
-  t.nnodes = 2;
-  t.nic_bw = 25e9;
-  t.nics_per_node = 8;
+  NcclTopology t = two_nodes(a100_nvswitch_1x8(), 25e9, 8);
   const double bytes = 1073741824.0;
   const auto fast = predict_allreduce(t, bytes, only(Algo::RING, Proto::SIMPLE));
   // With NCCL's own NET latencies (14 us Simple) the window allows ~150 GB/s per channel: no cap.
@@ -432,11 +426,7 @@ TEST(NcclModel, NetCreditWindowBoundsPerChannelBandwidth) {
 namespace {
 // 2 x p4d.24xlarge as NCCL sees it: 8 A100 on NVSwitch per node, 4 x 100 Gb/s NICs per node.
 NcclTopology p4d_2nodes(int nccl_version) {
-  NcclTopology t = a100_nvswitch_1x8();
-  t.nranks = 16;
-  t.nnodes = 2;
-  t.nic_bw = 12.5e9;
-  t.nics_per_node = 4;
+  NcclTopology t = two_nodes(a100_nvswitch_1x8(), 12.5e9, 4);
   t.nccl_version = nccl_version;
   return t;
 }
