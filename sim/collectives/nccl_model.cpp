@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -507,6 +508,30 @@ constexpr int kSlicePerChunk = kAllReduceChunkSteps / kAllReduceSliceSteps;  // 
 constexpr double kLLStepPayload = 8.0 * 512 * 16 / 2;              // 32 KiB
 constexpr double kLL128StepPayload = 120.0 * 640 * 8 * 120 / 128;  // 576 000 B
 
+// NVLS kernels are pipelines of warp groups (src/device/all_reduce.h, RunWorkColl<AllReduce,
+// NVLS / NVLS_TREE, SIMPLE>) connected by step FIFOs (ProtoSimple<1,1>), each group walking the
+// channel's share one loop (nHeads chunks) at a time, so the last loop leaves the pipeline
+// (stages - 1) loop times after the first entered it. One-node NVLS: scatter to the heads, NVLS
+// reduce + multicast store, gather (3). NVLS tree: scatter, NVLS reduce + send up the tree, receive
+// from the tree + multicast store, gather (4). Chunk sizes from enqueue.cc: NVLS starts from
+// NCCL_NVLS_CHUNKSIZE (128 KiB), then 64/32/16 KiB below 64/8/2 x concurrentOps x chunk; NVLS tree
+// from 128 KiB (64 KiB on >= 4 nodes: NCCL_NVLSTREE_MAX_CHUNKSIZE -2), then 256/128/64/32 KiB below
+// 32/16/4/1 x concurrentOps x chunk; concurrentOps = nChannels x nHeads.
+constexpr double kNvlsChunkBytes = 128.0 * 1024;  // NCCL_NVLS_CHUNKSIZE default
+constexpr int kNvlsPipelineStages = 3;            // scatter, reduce/multicast, gather
+constexpr int kNvlsTreePipelineStages = 4;        // scatter, reduce/send up, receive/multicast, gather
+
+struct ChunkStep {
+  double times, chunk;  // below times x concurrentOps x (current chunk), shrink to chunk
+};
+
+// Bytes one loop of every channel and head moves (concurrentOps x chunk), enqueue.cc's rule.
+double nvls_loop_bytes(double bytes, double ops, double chunk, std::initializer_list<ChunkStep> steps) {
+  for (const ChunkStep& st : steps)
+    if (bytes < st.times * ops * chunk && chunk > st.chunk) chunk = st.chunk;
+  return ops * chunk;
+}
+
 // Simple ring all-reduce: per-channel slice schedule. Returns the sum over loops of
 // (slices, bytes) for one step of one channel; every one of the 2(N-1) steps repeats it.
 struct SliceSchedule {
@@ -517,38 +542,6 @@ struct SliceSchedule {
 // fixed_slices: NCCL 2.4's GenericOp (src/collectives/device/primitives.h @ f40ce73e) walks all
 // SLICESPERCHUNK slices of fixed size stepSize*SLICESTEPS and waits/posts for each, even when a
 // slice carries no data; later releases size slices to the chunk and stop when it is done.
-// NVLS kernels are pipelines of warp groups (src/device/all_reduce.h, RunWorkColl<AllReduce,
-// NVLS / NVLS_TREE, SIMPLE>) connected by step FIFOs (ProtoSimple<1,1>), each group walking the
-// channel's share one loop (nHeads chunks) at a time, so the last loop leaves the pipeline
-// (stages - 1) loop times after the first entered it. One-node NVLS: scatter to the heads, NVLS
-// reduce + multicast store, gather (3). NVLS tree: scatter, NVLS reduce + send up the tree, receive
-// from the tree + multicast store, gather (4). Chunk sizes from enqueue.cc: NVLS starts from
-// NCCL_NVLS_CHUNKSIZE (128 KiB), then 64/32/16 KiB below 64/8/2 x concurrentOps x chunk; NVLS tree
-// from 128 KiB (64 KiB on >= 4 nodes: NCCL_NVLSTREE_MAX_CHUNKSIZE -2), then 64/32 KiB below
-// 4/1 x concurrentOps x chunk; concurrentOps = nChannels x nHeads.
-constexpr double kNvlsChunkBytes = 128.0 * 1024;  // NCCL_NVLS_CHUNKSIZE default
-constexpr int kNvlsPipelineStages = 3;            // scatter, reduce/multicast, gather
-constexpr int kNvlsTreePipelineStages = 4;        // scatter, reduce/send up, receive/multicast, gather
-
-double nvls_loop_bytes(double bytes, int nchannels, int nheads) {
-  const double ops = static_cast<double>(nchannels) * nheads;
-  double chunk = kNvlsChunkBytes;
-  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
-  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
-  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
-  return ops * chunk;
-}
-
-double nvls_tree_loop_bytes(double bytes, int nchannels, int nheads, int nnodes) {
-  const double ops = static_cast<double>(nchannels) * nheads;
-  double chunk = nnodes >= 4 ? 65536 : kNvlsChunkBytes;  // NCCL_NVLSTREE_MAX_CHUNKSIZE default (-2)
-  if (bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
-  if (bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
-  if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
-  if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
-  return ops * chunk;
-}
-
 SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int nthreads, bool fixed_slices = false) {
   SliceSchedule s;
   const double step = kSimpleBuffBytes / kNcclSteps;
@@ -646,13 +639,13 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   if (a == kNvlsTree && d.nvls_node_algbw > 0) e.bandwidth = std::min(e.bandwidth, d.nvls_node_algbw);
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   // (9) NVLS / NVLS-tree pipeline fill: the stages behind the first add (stages - 1) loop times.
-  if (a == kNvls && topo.nnodes == 1) {
-    const double loop = std::min(bytes, nvls_loop_bytes(bytes, nc, d.ppn));
-    gpu_time += (kNvlsPipelineStages - 1) * loop / e.bandwidth;
-  }
-  if (a == kNvlsTree) {
-    const double loop = std::min(bytes, nvls_tree_loop_bytes(bytes, nc, d.ppn, topo.nnodes));
-    gpu_time += (kNvlsTreePipelineStages - 1) * loop / e.bandwidth;
+  if ((a == kNvls && topo.nnodes == 1) || a == kNvlsTree) {
+    const double ops = static_cast<double>(nc) * d.ppn;  // nChannels x nHeads (one head per local GPU)
+    const double loop = a == kNvls ? nvls_loop_bytes(bytes, ops, kNvlsChunkBytes, {{64, 65536}, {8, 32768}, {2, 16384}})
+                                   : nvls_loop_bytes(bytes, ops, topo.nnodes >= 4 ? 65536 : kNvlsChunkBytes,
+                                                     {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}});
+    const int stages = a == kNvls ? kNvlsPipelineStages : kNvlsTreePipelineStages;
+    gpu_time += (stages - 1) * std::min(bytes, loop) / e.bandwidth;
   }
   const double lat_scale = topo.latency_scale;
   if (a == kRing) {
