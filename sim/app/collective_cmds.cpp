@@ -22,16 +22,22 @@ using ddpsim::core::Json;
 namespace ddpsim::app {
 namespace {
 
-// nccl-tests sizes: a number with an optional K, M or G suffix (powers of 1024), or a unit ("8MiB").
-double parse_size(const std::string& flag, const std::string& text) {
-  if (auto q = core::parse_quantity(text, core::Quantity::BYTES)) return *q;
+// The number at the start of `text` into `v`; returns how many characters it took (0: none).
+size_t leading_number(const std::string& text, double& v) {
   size_t pos = 0;
-  double v = 0;
   try {
     v = std::stod(text, &pos);
   } catch (const std::exception&) {
     pos = 0;
   }
+  return pos;
+}
+
+// nccl-tests sizes: a number with an optional K, M or G suffix (powers of 1024), or a unit ("8MiB").
+double parse_size(const std::string& flag, const std::string& text) {
+  if (auto q = core::parse_quantity(text, core::Quantity::BYTES)) return *q;
+  double v = 0;
+  size_t pos = leading_number(text, v);
   double mult = 1;
   if (pos > 0 && pos + 1 == text.size()) {
     switch (text.back()) {
@@ -108,17 +114,12 @@ std::vector<int> launch_per_run(const std::string& flag, const collectives::Nccl
   std::vector<int> values;
   std::stringstream ss(flag);
   for (std::string item; !flag.empty() && std::getline(ss, item, ',');) {
-    size_t pos = 0;
-    int g = 0;
-    try {
-      g = std::stoi(item, &pos);
-    } catch (const std::exception&) {
-      pos = 0;
-    }
-    if (pos == 0 || pos != item.size() || g < 1 || g > cluster.gpus_per_node)
+    double g = 0;
+    const size_t pos = leading_number(item, g);
+    if (pos == 0 || pos != item.size() || g != std::floor(g) || g < 1 || g > cluster.gpus_per_node)
       throw core::ConfigError("--gpus-per-process: \"" + item + "\" is not an integer from 1 to " +
                               std::to_string(cluster.gpus_per_node) + " (GPUs per node of \"" + cluster.name + "\")");
-    values.push_back(g);
+    values.push_back(static_cast<int>(g));
   }
   if (values.size() > 1 && values.size() != log.runs.size())
     throw core::ConfigError("--gpus-per-process: " + std::to_string(values.size()) + " values for " +

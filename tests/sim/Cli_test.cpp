@@ -324,6 +324,9 @@ TEST(Cli, CalibrateAndCollectiveRefuseBadLaunchFacts) {
   auto many = run("collective allreduce --cluster dgx-a100 -g 9");
   EXPECT_EQ(many.code, 2) << many.out;
   EXPECT_NE(many.out.find("--gpus-per-process: \"9\" is not an integer from 1 to 8"), std::string::npos) << many.out;
+  auto frac = run("collective allreduce --cluster dgx-a100 -g 2.5");
+  EXPECT_EQ(frac.code, 2) << frac.out;
+  EXPECT_NE(frac.out.find("--gpus-per-process: \"2.5\" is not an integer from 1 to 8"), std::string::npos) << frac.out;
   auto list = run("collective allreduce --cluster dgx-a100 -g 8,1");
   EXPECT_EQ(list.code, 2) << list.out;
   EXPECT_NE(list.out.find("needs --compare LOG"), std::string::npos) << list.out;
