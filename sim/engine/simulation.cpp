@@ -1,23 +1,23 @@
 #include "engine/simulation.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <simgrid/s4u.hpp>
 #include <string>
 
+#include "collectives/collective_model.hpp"
 #include "core/error.hpp"
-#include "ddp/bucketizer.hpp"
-#include "ddp/comm_hooks.hpp"
+#include "ddp/reducer.hpp"
+#include "ddp/step_plan.hpp"
 #include "engine/gpu_share.hpp"
 #include "gpu/compute_model.hpp"
-#include "network/analytic.hpp"
 #include "network/flow.hpp"
+#include "network/registry.hpp"
+#include "report/metrics.hpp"
+#include "report/timeline.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -27,65 +27,34 @@ namespace {
 // Work amounts are seconds times this speed; SimGrid's work precision (1e-5) is then 1e-14 s.
 constexpr double kGpuSpeed = 1e9;
 
-// One forward/backward pass. An optimizer step is `micro_steps` of them; all but the last run
-// under no_sync() (no hooks, no communication).
-struct MicroStep {
-  int iteration = 1;  // DDP's iteration number of the optimizer step it belongs to
-  int report = 0;     // index of the report (optimizer step) it belongs to
-  bool sync = true;   // gradients are reduced in this pass
-  bool last = true;   // the optimizer runs after it
-  const std::vector<ddp::Bucket>* buckets = nullptr;
-  const std::vector<ddp::BucketComm>* comm = nullptr;
-  bool used_map_allreduce = false;
+// The calling SimGrid actor, as network backends see it.
+class ActorClock final : public network::Clock {
+ public:
+  void sleep_for(double seconds) override { sg4::this_actor::sleep_for(seconds); }
 };
 
 // A chain of collectives on one NCCL stream, shared by every simulated rank: it starts when
-// every rank has launched it and the stream is free.
+// every rank has launched it and the stream is free. Its times go to the Timeline record.
 struct Job {
   int stream = 0;
-  int bucket = -1;  // -1: buffer broadcast or used-map all-reduce
   std::string label;
   std::vector<ddp::HookOp> ops;
   bool broadcast = false;
   int arrived = 0;
-  double launch0 = 0, all_launched = 0, start = 0, rs_end = 0, end = 0, alone = 0;
   bool started = false, done = false;
-  std::string algorithm, protocol;  // of its (first) all-reduce, as NCCL picks them
-  int channels = 0;
+  sg4::ConditionVariablePtr changed;  // notified when it starts and when it is done
 };
 
-struct RankStep {
-  double start = 0, end = 0, fwd = 0, bwd = 0, finalize_wait = 0, bcast_wait = 0, stall = 0, opt = 0, copy = 0;
-  double compute_only = 0, contention = 0, traversal = 0, h2d = 0, backward_done = 0;
-  std::vector<double> ready, launch;  // per bucket
-};
-
-// Deterministic lognormal factors with mean 1 (Box-Muller on mt19937_64's raw output, so the
-// numbers do not depend on the standard library's distributions).
-class Jitter {
- public:
-  explicit Jitter(uint64_t seed) : rng_(seed) {}
-  double lognormal_mean_one(double cv) {
-    if (cv <= 0) return 1.0;
-    const double sigma2 = std::log(1 + cv * cv);
-    const double u1 = (static_cast<double>(rng_() >> 11) + 0.5) / 9007199254740992.0;
-    const double u2 = (static_cast<double>(rng_() >> 11) + 0.5) / 9007199254740992.0;
-    const double z = std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
-    return std::exp(-sigma2 / 2 + std::sqrt(sigma2) * z);
-  }
-
- private:
-  std::mt19937_64 rng_;
-};
-
+// The engine (DESIGN.md): one compute-stream actor per simulated rank drives a ddp::Reducer per
+// backward pass; one actor per NCCL stream runs the launched collectives in FIFO order and hands
+// each phase to the network backend; everything observed goes into a report::Timeline.
 class StepSimulator {
  public:
   StepSimulator(const config::Scenario& sc, const RunOptions& opt)
       : sc_(sc),
         opt_(opt),
         profile_(gpu::build_compute_profile(sc)),
-        plans_(ddp::plan_buckets(sc.model, sc.ddp)),
-        analytic_(sc.cluster, sc.collective),
+        model_(sc.cluster, sc.collective),
         world_(sc.cluster.world_size()),
         ranks_(sc.stragglers.explicit_ranks() && world_ > 1 ? world_ : 1),
         streams_(world_ > 1 ? sc.streams.comm_streams : 0) {
@@ -99,7 +68,7 @@ class StepSimulator {
       std::sort(layer_params_[l].begin(), layer_params_[l].end(),
                 [&](int a, int b) { return rank_in_order[a] < rank_in_order[b]; });
     }
-    for (const auto& b : sc.model.buffers) buffer_bytes_ += static_cast<double>(b.numel) * config::dtype_size(b.dtype);
+    broadcast_bytes_ = ddp::Reducer::forward_broadcast_bytes(sc.model, sc.ddp);
 
     contention_.enabled = sc.contention.enabled && world_ > 1;
     contention_.hbm_bytes_per_nccl_byte =
@@ -110,39 +79,30 @@ class StepSimulator {
     contention_.nccl_high_priority = sc.streams.nccl_high_priority;
 
     ddp::HookCosts costs{profile_.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute};
-    for (const auto& b : plans_.iteration1)
-      comm_iter1_.push_back(ddp::plan_bucket_comm(b, sc.model, sc.ddp, false, costs));
-    // PowerSGD compresses from start_powerSGD_iter on: the steady state reported is after it.
-    for (const auto& b : plans_.steady_state)
-      comm_steady_.push_back(ddp::plan_bucket_comm(b, sc.model, sc.ddp, true, costs));
+    ddp::plan_steps(plan_, sc, costs, ranks_, opt.simulate_iteration1);
 
-    // Straggler factors: per step (all micro-steps of it) and rank, drawn in a fixed order.
-    const int k = sc.training.gradient_accumulation_steps;
-    steady_steps_ = ranks_ > 1 ? sc.stragglers.steps : 1;
-    const int reports = (opt.simulate_iteration1 ? 1 : 0) + steady_steps_;
-    Jitter jitter(sc.simulation.seed);
-    factor_.assign(static_cast<size_t>(reports), std::vector<double>(static_cast<size_t>(ranks_), 1.0));
-    for (int s = 0; s < reports; ++s)
-      for (int r = 0; r < ranks_; ++r) {
-        double f = jitter.lognormal_mean_one(sc.stragglers.jitter_cv);
-        for (const auto& [rank, slow] : sc.stragglers.slow_ranks)
-          if (rank == r) f *= slow;
-        factor_[s][r] = f;
+    // The Timeline is sized once: actors hold references into it.
+    auto& t = timeline_;
+    t.world_size = world_;
+    t.batch_size = sc.training.batch_size;
+    t.report_iteration = plan_.report_iteration;
+    t.steady_steps = plan_.steady_steps;
+    t.has_iteration1 = plan_.has_iteration1;
+    t.loader_samples_per_s = sc.training.loader_samples_per_s.value_or(0.0);
+    for (const auto& st : plan_.steps) {
+      report::MicroStepInfo info;
+      info.report = st.report;
+      info.sync = st.sync;
+      for (const auto& b : *st.buckets) {
+        info.bucket_bytes.push_back(b.bytes);
+        info.bucket_tensors.push_back(static_cast<int>(b.param_indices.size()));
       }
-    const bool used_map = sc.ddp.find_unused_parameters && !sc.ddp.static_graph;
-    const int steady_iteration = plans_.rebuilt ? plans_.rebuild_iteration : 2;
-    int report = 0;
-    auto add_step = [&](int iteration, const std::vector<ddp::Bucket>& b, const std::vector<ddp::BucketComm>& c) {
-      for (int m = 0; m < k; ++m) steps_.push_back({iteration, report, m == k - 1, m == k - 1, &b, &c, used_map});
-      report_iteration_.push_back(iteration);
-      ++report;
-    };
-    if (opt.simulate_iteration1) add_step(1, plans_.iteration1, comm_iter1_);
-    for (int s = 0; s < steady_steps_; ++s) add_step(steady_iteration + s, plans_.steady_state, comm_steady_);
-    // Sized once: actors hold references to jobs while others arrive.
-    jobs_.resize(steps_.size());
-    for (size_t i = 0; i < steps_.size(); ++i) jobs_[i].resize(2 + steps_[i].buckets->size());
-    rank_steps_.assign(static_cast<size_t>(ranks_), std::vector<RankStep>(steps_.size()));
+      t.steps.push_back(std::move(info));
+      t.jobs.emplace_back(2 + st.buckets->size());
+    }
+    t.ranks.assign(static_cast<size_t>(ranks_), std::vector<report::RankStepRecord>(plan_.steps.size()));
+    jobs_.resize(plan_.steps.size());
+    for (size_t i = 0; i < plan_.steps.size(); ++i) jobs_[i].resize(2 + plan_.steps[i].buckets->size());
   }
 
   report::StepReport run() {
@@ -151,20 +111,30 @@ class StepSimulator {
     char* argv[] = {arg0.data(), log.data(), nullptr};
     int argc = 2;
     sg4::Engine e(&argc, argv);
-    network::FlowNetwork::configure(e);
+    network::FlowBackend::configure(e);
+    // One star zone: hosts for the simulated ranks' GPUs, and whatever the backend adds; routes
+    // are per endpoint (no N x N table).
+    auto* zone = sg4::create_star_zone("platform");
     const double speed = contention_.enabled ? kGpuSpeed * GpuShare::kCapacity : kGpuSpeed;
-    flow_ = std::make_unique<network::FlowNetwork>(e, sc_.cluster, analytic_.ring(), speed);
+    for (int r = 0; r < ranks_; ++r) hosts_.push_back(zone->create_host("compute" + std::to_string(r), speed)->seal());
+    backend_ = network::make_backend(config::to_string(sc_.simulation.backend),
+                                     {zone, sc_.cluster, model_.ring(), sc_.simulation});
+    zone->seal();
 
     mutex_ = sg4::Mutex::create();
-    cv_ = sg4::ConditionVariable::create();
+    // Created up front: creating one is a simcall, which would yield inside arrive().
+    for (auto& step : jobs_)
+      for (auto& j : step) j.changed = sg4::ConditionVariable::create();
     queues_.resize(static_cast<size_t>(std::max(streams_, 1)));
+    for (size_t s = 0; s < queues_.size(); ++s) stream_cv_.push_back(sg4::ConditionVariable::create());
     for (int r = 0; r < ranks_; ++r) {
-      shares_.push_back(std::make_unique<GpuShare>(flow_->host(r), kGpuSpeed, sc_.cluster.gpu,
+      shares_.push_back(std::make_unique<GpuShare>(hosts_[static_cast<size_t>(r)], kGpuSpeed, sc_.cluster.gpu,
                                                    sc_.compute.memory_efficiency, contention_));
-      sg4::Actor::create("compute-stream-" + std::to_string(r), flow_->host(r), [this, r] { compute_stream(r); });
+      sg4::Actor::create("compute-stream-" + std::to_string(r), hosts_[static_cast<size_t>(r)],
+                         [this, r] { compute_stream(r); });
     }
     for (int s = 0; s < streams_; ++s)
-      sg4::Actor::create("nccl-stream-" + std::to_string(s), flow_->host(0), [this, s] { comm_stream(s); });
+      sg4::Actor::create("nccl-stream-" + std::to_string(s), hosts_[0], [this, s] { comm_stream(s); });
     e.run();
     if (finished_ranks_ != ranks_) throw core::SimulationError("simulation ended before every rank finished its steps");
     return build_report();
@@ -174,7 +144,7 @@ class StepSimulator {
   // ------------------------------------------------------------------ compute stream
 
   double run_kernel(int rank, const gpu::Kernel& k, double factor, const std::string& name, const char* cat,
-                    RankStep& rs) {
+                    report::RankStepRecord& rs) {
     if (k.seconds <= 0) return 0;
     gpu::KernelShape shape = k.shape;
     shape.compute_s *= factor;
@@ -191,59 +161,60 @@ class StepSimulator {
     }
     rs.compute_only += alone;
     if (contention_.enabled) rs.contention += std::max(0.0, took - alone);
-    if (opt_.collect_trace && rank == 0) trace_.push_back({name, cat, 0, t0, took, nullptr});
+    if (opt_.collect_trace && rank == 0) timeline_.trace.push_back({name, cat, 0, t0, took, nullptr});
     return took;
   }
 
   template <class Pred>
-  void wait_until(Pred pred) {
+  void wait_until(const sg4::ConditionVariablePtr& cv, Pred pred) {
     std::unique_lock lock(*mutex_);
-    while (!pred()) cv_->wait(lock);
+    while (!pred()) cv->wait(lock);
   }
 
-  Job& arrive(size_t step, size_t index, int rank, const std::function<Job()>& make) {
+  // A rank hands job `index` of micro-step `step` to its NCCL stream; the first arrival creates it.
+  Job& arrive(size_t step, size_t index, const std::function<Job()>& make) {
     Job& j = jobs_[step].at(index);
+    report::CollectiveRecord& rec = timeline_.jobs[step].at(index);
+    // No SimGrid call before the count is updated: a simcall yields to the other ranks.
     if (j.arrived == 0) {
+      auto changed = j.changed;
       j = make();
+      j.changed = changed;
+      rec.present = true;
       queues_[static_cast<size_t>(j.stream)].push_back({step, index});
     }
-    const double now = sg4::Engine::get_clock();
-    if (rank == 0) j.launch0 = now;
-    if (++j.arrived == ranks_) j.all_launched = now;
-    cv_->notify_all();
+    if (++j.arrived == ranks_) stream_cv_[static_cast<size_t>(j.stream)]->notify_all();
     return j;
   }
 
-  size_t bucket_job(size_t b) const { return 1 + b; }
-  size_t used_map_job(size_t nbuckets) const { return 1 + nbuckets; }
+  static size_t bucket_job(size_t b) { return 1 + b; }
 
   void compute_stream(int rank) {
     const auto& m = sc_.model;
     const bool ddp = world_ > 1;
-    for (size_t si = 0; si < steps_.size(); ++si) {
-      const MicroStep& st = steps_[si];
-      RankStep& rs = rank_steps_[static_cast<size_t>(rank)][si];
-      const double f = factor_[static_cast<size_t>(st.report)][static_cast<size_t>(rank)];
+    for (size_t si = 0; si < plan_.steps.size(); ++si) {
+      const ddp::MicroStep& st = plan_.steps[si];
+      report::RankStepRecord& rs = timeline_.ranks[static_cast<size_t>(rank)][si];
+      const double f = plan_.factor[static_cast<size_t>(st.report)][static_cast<size_t>(rank)];
       const auto& buckets = *st.buckets;
-      const double t0 = sg4::Engine::get_clock();
-      rs.start = t0;
+      rs.start = sg4::Engine::get_clock();
 
       rs.h2d = run_kernel(rank, profile_.h2d, 1.0, "input to GPU", "data", rs);
       // DDP's forward broadcasts the module buffers from rank 0 (broadcast_buffers): the compute
       // stream waits for it.
-      if (ddp && sc_.ddp.broadcast_buffers && buffer_bytes_ > 0) {
+      if (ddp && broadcast_bytes_ > 0) {
         const double w0 = sg4::Engine::get_clock();
-        Job& j = arrive(si, 0, rank, [&] {
+        Job& j = arrive(si, 0, [&] {
           Job b;
           b.label = "broadcast buffers";
           b.broadcast = true;
           ddp::HookOp op;
-          op.bytes = buffer_bytes_;
+          op.bytes = broadcast_bytes_;
           op.name = "broadcast";
           b.ops.push_back(op);
           return b;
         });
-        wait_until([&] { return j.done; });
+        wait_until(j.changed, [&] { return j.done; });
         rs.bcast_wait = sg4::Engine::get_clock() - w0;
       }
       const double tf = sg4::Engine::get_clock();
@@ -257,43 +228,38 @@ class StepSimulator {
         rs.compute_only += rs.traversal;
       }
 
-      // Backward; with DDP active the hooks copy gradients into buckets and launch them in order.
+      // Backward; with DDP active the hooks copy gradients into buckets and the Reducer says
+      // which buckets to launch.
       const double tb = sg4::Engine::get_clock();
-      std::vector<int> pending(buckets.size()), locator(m.params.size(), -1);
-      for (size_t b = 0; b < buckets.size(); ++b) {
-        pending[b] = static_cast<int>(buckets[b].param_indices.size());
-        for (int p : buckets[b].param_indices) locator[p] = static_cast<int>(b);
-      }
+      ddp::Reducer reducer(buckets, m.params.size(),
+                           {ddp && st.sync, st.used_map_allreduce, sc_.ddp.gradient_as_bucket_view});
       rs.ready.assign(buckets.size(), 0);
       rs.launch.assign(buckets.size(), 0);
-      size_t next_launch = 0;
       for (size_t l = m.layers.size(); l-- > 0;) {
         run_kernel(rank, profile_.backward[l], f, m.layers[l].name, "backward", rs);
-        if (!ddp || !st.sync) continue;
+        if (!reducer.hooks_active()) continue;
         for (int p : layer_params_[l]) {
           rs.copy += run_kernel(rank, profile_.copy_in[p], f, "copy grad " + m.params[p].name, "ddp", rs);
-          const int b = locator[p];
-          if (b < 0 || --pending[b] > 0) continue;
-          rs.ready[b] = sg4::Engine::get_clock();
-          // Reducer::mark_variable_ready: launch every consecutive ready bucket, in index order.
-          while (next_launch < buckets.size() && pending[next_launch] == 0)
-            launch_bucket(rank, si, next_launch++, rs, f);
+          const auto r = reducer.mark_ready(p);
+          if (r.ready_bucket < 0) continue;
+          rs.ready[static_cast<size_t>(r.ready_bucket)] = sg4::Engine::get_clock();
+          for (size_t i = 0; i < r.launched.size(); ++i)
+            launch_bucket(rank, si, static_cast<size_t>(r.launched[i]), rs, f,
+                          r.launch_used_map && i + 1 == r.launched.size());
         }
       }
       rs.backward_done = sg4::Engine::get_clock();
       rs.bwd = rs.backward_done - tb;
 
-      if (ddp && st.sync) {
+      if (reducer.hooks_active()) {
         // finalize_backward: the compute stream waits for every bucket (and the used map).
         const double w0 = sg4::Engine::get_clock();
-        const size_t n = buckets.size() + (st.used_map_allreduce ? 1 : 0);
-        wait_until([&] {
-          for (size_t b = 0; b < n; ++b)
-            if (!jobs_[si][1 + b].done) return false;
-          return true;
-        });
+        for (size_t b = 0; b < reducer.finalize_waits(); ++b) {
+          Job& j = jobs_[si][bucket_job(b)];
+          wait_until(j.changed, [&] { return j.done; });
+        }
         rs.finalize_wait = sg4::Engine::get_clock() - w0;
-        if (!sc_.ddp.gradient_as_bucket_view) {
+        if (reducer.copies_out()) {
           for (size_t b = 0; b < buckets.size(); ++b) {
             gpu::Kernel k;
             for (int p : buckets[b].param_indices) {
@@ -316,32 +282,32 @@ class StepSimulator {
       rs.end = sg4::Engine::get_clock();
     }
     if (contention_.enabled) shares_[static_cast<size_t>(rank)]->close();
-    ++finished_ranks_;
-    cv_->notify_all();
+    if (++finished_ranks_ == ranks_)
+      for (auto& cv : stream_cv_) cv->notify_all();
   }
 
-  void launch_bucket(int rank, size_t si, size_t b, RankStep& rs, double f) {
-    const MicroStep& st = steps_[si];
+  void launch_bucket(int rank, size_t si, size_t b, report::RankStepRecord& rs, double f, bool then_used_map) {
+    const ddp::MicroStep& st = plan_.steps[si];
     const auto& comm = (*st.comm)[b];
     // The hook's own kernels (compression) run on the compute stream before the collective.
     for (const auto& op : comm.at_launch) run_kernel(rank, op.kernel, f, op.name, "comm hook", rs);
     rs.launch[b] = sg4::Engine::get_clock();
-    Job& j = arrive(si, bucket_job(b), rank, [&] {
+    Job& j = arrive(si, bucket_job(b), [&] {
       Job job;
       job.stream = static_cast<int>(b % static_cast<size_t>(streams_));
-      job.bucket = static_cast<int>(b);
       job.label = "bucket " + std::to_string(b);
       job.ops = comm.chain;
       return job;
     });
-    if (b + 1 == st.buckets->size() && st.used_map_allreduce) {
+    timeline_.jobs[si][bucket_job(b)].bucket = static_cast<int>(b);
+    if (then_used_map) {
       // find_unused_parameters: the int32 local-used map of every parameter is all-reduced too.
-      arrive(si, used_map_job(st.buckets->size()), rank, [&] {
+      arrive(si, bucket_job(st.buckets->size()), [&] {
         Job job;
         job.label = "local_used_map";
         ddp::HookOp op;
         op.name = "all-reduce used map";
-        op.bytes = 4.0 * static_cast<double>(sc_.model.params.size());
+        op.bytes = ddp::Reducer::used_map_bytes(sc_.model.params.size());
         job.ops.push_back(op);
         return job;
       });
@@ -350,7 +316,7 @@ class StepSimulator {
       // One hardware queue: kernels start in launch order, so the compute kernels launched after
       // this collective wait until it has started.
       const double w0 = sg4::Engine::get_clock();
-      wait_until([&] { return j.started; });
+      wait_until(j.changed, [&] { return j.started; });
       rs.stall += sg4::Engine::get_clock() - w0;
     }
   }
@@ -365,19 +331,14 @@ class StepSimulator {
     return l;
   }
 
-  // Runs one phase on the network (flows or a sleep) and, with contention, as NCCL kernels on
-  // every simulated GPU; returns when both are done.
-  void run_phase(const collectives::PhaseTiming& phase, double extra_latency, const gpu::CommLoad& load) {
+  // Runs one phase on the network backend and, with contention, as NCCL kernels on every
+  // simulated GPU; returns when both are done.
+  void run_phase(const collectives::PhaseTiming& phase, double start_latency, const gpu::CommLoad& load) {
     std::vector<sg4::ExecPtr> kernels;
-    const double alone = extra_latency + phase.total();
+    const double alone = start_latency + phase.total();
     if (contention_.enabled)
       for (auto& s : shares_) kernels.push_back(s->start_nccl(alone, load));
-    if (sc_.simulation.backend == config::Backend::ANALYTIC) {
-      if (!contention_.enabled) sg4::this_actor::sleep_for(alone);
-    } else {
-      sg4::this_actor::sleep_for(extra_latency);
-      flow_->ring_phase(phase, sc_.simulation.fidelity);
-    }
+    backend_->run_phase(clock_, {phase, start_latency});
     for (size_t r = 0; r < kernels.size(); ++r) shares_[r]->finish_nccl(kernels[r]);
   }
 
@@ -388,180 +349,60 @@ class StepSimulator {
         std::unique_lock lock(*mutex_);
         while (!(finished_ranks_ == ranks_ && q.empty()) &&
                (q.empty() || jobs_[q.front().first][q.front().second].arrived < ranks_))
-          cv_->wait(lock);
+          stream_cv_[static_cast<size_t>(s)]->wait(lock);
         if (q.empty()) return;
       }
       auto [si, ji] = q.front();
       q.pop_front();
       Job& j = jobs_[si][ji];
+      report::CollectiveRecord& rec = timeline_.jobs[si][ji];
       j.started = true;
-      j.start = sg4::Engine::get_clock();
-      cv_->notify_all();
+      rec.start = sg4::Engine::get_clock();
+      j.changed->notify_all();
       bool first_collective = true;
       for (const auto& op : j.ops) {
         if (op.kind == ddp::HookOp::Kind::KERNEL) {
           // Hook callbacks' kernels: on the NCCL stream's timeline, not contended.
           const double t0 = sg4::Engine::get_clock();
           sg4::this_actor::sleep_for(op.kernel.seconds);
-          j.alone += op.kernel.seconds;
-          if (opt_.collect_trace) trace_.push_back({op.name, "comm hook", 1, t0, op.kernel.seconds, nullptr});
+          rec.alone += op.kernel.seconds;
+          if (opt_.collect_trace) timeline_.trace.push_back({op.name, "comm hook", 1, t0, op.kernel.seconds, nullptr});
           continue;
         }
         const double t0 = sg4::Engine::get_clock();
-        collectives::AllReduceTiming timing;
-        if (j.broadcast) {
-          // Ring broadcast: one pass of the bytes around the ring, pipelined.
-          timing.algorithm = "Ring";
-          timing.reduce_scatter.latency = analytic_.ring().phase_latency;
-          timing.reduce_scatter.transfer = op.bytes / analytic_.ring().bottleneck_bw;
-        } else {
-          timing = analytic_.allreduce(op.bytes);
-        }
+        const collectives::AllReduceTiming timing = j.broadcast ? model_.broadcast(op.bytes) : model_.allreduce(op.bytes);
         const auto load = load_of(op.bytes, timing.total(), timing.channels);
         run_phase(timing.reduce_scatter, timing.base_latency, load);
         const double rs_end = sg4::Engine::get_clock();
         if (!j.broadcast) run_phase(timing.all_gather, 0.0, load);
         const double t1 = sg4::Engine::get_clock();
         if (first_collective) {
-          j.rs_end = rs_end;
-          j.algorithm = timing.algorithm;
-          j.protocol = timing.protocol;
-          j.channels = timing.channels;
+          rec.rs_end = rs_end;
+          rec.algorithm = timing.algorithm;
+          rec.protocol = timing.protocol;
+          rec.channels = timing.channels;
         }
         first_collective = false;
-        j.alone += timing.total();
+        rec.alone += timing.total();
         if (opt_.collect_trace) {
           core::Json args{{"bytes", op.bytes},
                           {"algorithm", timing.algorithm},
                           {"protocol", timing.protocol},
                           {"channels", timing.channels}};
-          trace_.push_back(
-              {j.label + " " + op.name, j.broadcast ? "broadcast" : "allreduce", 1 + j.stream, t0, t1 - t0, args});
-          trace_.push_back(
-              {j.broadcast ? "broadcast" : "reduce-scatter", "phase", 1 + j.stream, t0, rs_end - t0, args});
-          if (!j.broadcast) trace_.push_back({"all-gather", "phase", 1 + j.stream, rs_end, t1 - rs_end, args});
+          const int track = 1 + j.stream;
+          timeline_.trace.push_back(
+              {j.label + " " + op.name, j.broadcast ? "broadcast" : "allreduce", track, t0, t1 - t0, args});
+          timeline_.trace.push_back({j.broadcast ? "broadcast" : "reduce-scatter", "phase", track, t0, rs_end - t0, args});
+          if (!j.broadcast) timeline_.trace.push_back({"all-gather", "phase", track, rs_end, t1 - rs_end, args});
         }
       }
-      j.end = sg4::Engine::get_clock();
+      rec.end = sg4::Engine::get_clock();
       j.done = true;
-      cv_->notify_all();
+      j.changed->notify_all();
     }
   }
 
   // ------------------------------------------------------------------ report
-
-  static double percentile(std::vector<double> v, double q) {
-    std::sort(v.begin(), v.end());
-    // Nearest rank.
-    size_t idx = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-    idx = std::clamp<size_t>(idx, 1, v.size()) - 1;
-    return v[idx];
-  }
-
-  report::IterationReport report_for(int report) {
-    report::IterationReport rep;
-    rep.iteration = report_iteration_[static_cast<size_t>(report)];
-    const auto& r0 = rank_steps_[0];
-    bool first = true;
-    rep.micro_steps = 0;
-    for (size_t si = 0; si < steps_.size(); ++si) {
-      const MicroStep& st = steps_[si];
-      if (st.report != report) continue;
-      const RankStep& rs = r0[si];
-      if (first) rep.start_s = rs.start;
-      first = false;
-      ++rep.micro_steps;
-      rep.step_time_s = rs.end - rep.start_s;
-      rep.forward_s += rs.fwd;
-      rep.backward_compute_s += rs.bwd;
-      rep.ddp_copy_s += rs.copy;
-      rep.finalize_wait_s += rs.finalize_wait;
-      rep.optimizer_s += rs.opt;
-      rep.compute_only_s += rs.compute_only;
-      rep.contention_s += rs.contention;
-      rep.h2d_s += rs.h2d;
-      rep.autograd_traversal_s += rs.traversal;
-      rep.samples += sc_.training.batch_size;
-      double waits = rs.finalize_wait + rs.bcast_wait + rs.stall;
-      if (st.sync && ranks_ > 1) {
-        double slowest = 0;
-        for (const auto& rr : rank_steps_) slowest = std::max(slowest, rr[si].backward_done);
-        rep.straggler_wait_s += std::min(rs.finalize_wait, std::max(0.0, slowest - rs.backward_done));
-      }
-      rep.comm_exposed_s += waits;
-      const auto& jobs = jobs_[si];
-      for (const Job& j : jobs) {
-        if (j.arrived == 0) continue;
-        rep.comm_alone_s += j.alone;
-        rep.comm_busy_s += j.end - j.start;
-      }
-      if (!st.sync || world_ <= 1) continue;
-      // Bucket rows: the synced micro-step of this optimizer step.
-      rep.buckets.clear();
-      double prev_end = rs.backward_done;
-      for (size_t b = 0; b < st.buckets->size(); ++b) {
-        const Job& j = jobs[bucket_job(b)];
-        report::BucketRow row;
-        row.index = static_cast<int>(b);
-        row.bytes = (*st.buckets)[b].bytes;
-        row.num_tensors = static_cast<int>((*st.buckets)[b].param_indices.size());
-        row.ready_s = rs.ready[b] - rs.start;
-        row.launch_s = rs.launch[b] - rs.start;
-        row.start_s = j.start - rs.start;
-        row.rs_end_s = j.rs_end - rs.start;
-        row.end_s = j.end - rs.start;
-        row.alone_s = j.alone;
-        row.exposed_s = std::max(0.0, j.end - std::max(prev_end, rs.backward_done));
-        row.algorithm = j.algorithm;
-        row.protocol = j.protocol;
-        row.channels = j.channels;
-        prev_end = std::max(prev_end, j.end);
-        rep.buckets.push_back(row);
-      }
-    }
-    rep.comm_exposed_s -= rep.straggler_wait_s;
-    rep.exposed_comm_s = rep.step_time_s - rep.compute_only_s;
-    // The clock and the sums add the same durations in different orders: drop rounding noise.
-    if (std::abs(rep.exposed_comm_s) < 1e-12 * rep.step_time_s) rep.exposed_comm_s = 0.0;
-    if (rep.comm_alone_s > 0) rep.overlap_ratio = 1.0 - rep.exposed_comm_s / rep.comm_alone_s;
-    rep.comm_hidden_s = std::max(0.0, rep.comm_busy_s - rep.comm_exposed_s);
-    rep.micro_step_time_s = rep.step_time_s / rep.micro_steps;
-    rep.comm_alone_per_sample_s = rep.samples > 0 ? rep.comm_alone_s / rep.samples : 0.0;
-    // A data loader slower than the step holds every step to its pace (prefetching hides the rest).
-    if (sc_.training.loader_samples_per_s) {
-      const double need = rep.samples / *sc_.training.loader_samples_per_s;
-      if (need > rep.step_time_s) {
-        rep.data_wait_s = need - rep.step_time_s;
-        rep.step_time_s = need;
-        rep.exposed_comm_s = rep.step_time_s - rep.compute_only_s;
-        if (rep.comm_alone_s > 0) rep.overlap_ratio = 1.0 - rep.exposed_comm_s / rep.comm_alone_s;
-        rep.micro_step_time_s = rep.step_time_s / rep.micro_steps;
-      }
-    }
-    return rep;
-  }
-
-  static void accumulate(report::IterationReport& into, const report::IterationReport& x, double w) {
-    into.step_time_s += w * x.step_time_s;
-    into.forward_s += w * x.forward_s;
-    into.backward_compute_s += w * x.backward_compute_s;
-    into.ddp_copy_s += w * x.ddp_copy_s;
-    into.finalize_wait_s += w * x.finalize_wait_s;
-    into.optimizer_s += w * x.optimizer_s;
-    into.compute_only_s += w * x.compute_only_s;
-    into.comm_alone_s += w * x.comm_alone_s;
-    into.comm_busy_s += w * x.comm_busy_s;
-    into.exposed_comm_s += w * x.exposed_comm_s;
-    into.contention_s += w * x.contention_s;
-    into.straggler_wait_s += w * x.straggler_wait_s;
-    into.comm_exposed_s += w * x.comm_exposed_s;
-    into.data_wait_s += w * x.data_wait_s;
-    into.comm_hidden_s += w * x.comm_hidden_s;
-    into.h2d_s += w * x.h2d_s;
-    into.autograd_traversal_s += w * x.autograd_traversal_s;
-    into.micro_step_time_s += w * x.micro_step_time_s;
-    into.comm_alone_per_sample_s += w * x.comm_alone_per_sample_s;
-  }
 
   report::StepReport build_report() {
     report::StepReport r;
@@ -573,77 +414,43 @@ class StepSimulator {
     r.nodes = sc_.cluster.nodes;
     r.gpus_per_node = sc_.cluster.gpus_per_node;
     r.batch_size = sc_.training.batch_size;
-    r.backend = config::to_string(sc_.simulation.backend);
+    r.backend = backend_->name();
     r.fidelity = config::to_string(sc_.simulation.fidelity);
     r.bucket_cap_mb = sc_.ddp.bucket_cap_mb;
     r.grad_bytes = sc_.model.grad_bytes();
     r.num_params = static_cast<int>(sc_.model.params.size());
-    r.rebuilt = plans_.rebuilt;
-    r.has_iteration1 = opt_.simulate_iteration1;
+    r.rebuilt = plan_.buckets.rebuilt;
     r.comm_hook = sc_.ddp.comm_hook;
     r.explicit_ranks = ranks_ > 1;
     r.contention = contention_.enabled;
     r.compute_scale = profile_.compute_scale;
     r.measured_layers = profile_.measured_layers;
-    int first_steady = 0;
-    if (opt_.simulate_iteration1) {
-      r.iteration1 = report_for(0);
-      first_steady = 1;
-    }
-    if (steady_steps_ == 1) {
-      r.steady = report_for(first_steady);
-    } else {
-      // Explicit ranks: the mean over the steady steps, with the step-time distribution.
-      std::vector<double> times;
-      report::IterationReport mean;
-      for (int s = 0; s < steady_steps_; ++s) {
-        auto x = report_for(first_steady + s);
-        times.push_back(x.step_time_s);
-        accumulate(mean, x, 1.0 / steady_steps_);
-        if (s == steady_steps_ - 1) {
-          mean.buckets = x.buckets;
-          mean.iteration = x.iteration;
-          mean.micro_steps = x.micro_steps;
-          mean.samples = x.samples;
-        }
-      }
-      if (mean.comm_alone_s > 0) mean.overlap_ratio = 1.0 - mean.exposed_comm_s / mean.comm_alone_s;
-      mean.step_time_p50_s = percentile(times, 0.50);
-      mean.step_time_p95_s = percentile(times, 0.95);
-      mean.step_time_p99_s = percentile(times, 0.99);
-      mean.steps_simulated = steady_steps_;
-      r.steady = mean;
-    }
-    r.steady_iteration = r.steady.iteration;
-    r.trace = std::move(trace_);
-    r.flows = flow_->flows();
+    report::fill_iterations(timeline_, r);
+    r.trace = std::move(timeline_.trace);
+    r.flows = backend_->flows();
     return r;
   }
 
   const config::Scenario& sc_;
   RunOptions opt_;
   gpu::ComputeProfile profile_;
-  ddp::BucketPlans plans_;
-  network::AnalyticNetwork analytic_;
-  std::unique_ptr<network::FlowNetwork> flow_;
+  collectives::CollectiveModel model_;
   int world_;
   int ranks_;    // ranks simulated explicitly (1: the representative rank)
   int streams_;  // NCCL streams (process groups); 0 without DDP
   gpu::ContentionParams contention_;
-  double buffer_bytes_ = 0;
+  double broadcast_bytes_ = 0;
   std::vector<std::vector<int>> layer_params_;
-  std::vector<ddp::BucketComm> comm_iter1_, comm_steady_;
-  int steady_steps_ = 1;
-  std::vector<std::vector<double>> factor_;  // [report][rank]
-  std::vector<MicroStep> steps_;
-  std::vector<int> report_iteration_;
+  ddp::StepPlan plan_;
+  report::Timeline timeline_;
   std::vector<std::vector<Job>> jobs_;  // [micro-step][job]: 0 broadcast, 1+b bucket b, 1+B used map
-  std::vector<std::vector<RankStep>> rank_steps_;
+  std::vector<sg4::Host*> hosts_;       // one per simulated rank
+  std::unique_ptr<network::Backend> backend_;
+  ActorClock clock_;
   std::vector<std::unique_ptr<GpuShare>> shares_;
   std::vector<std::deque<std::pair<size_t, size_t>>> queues_;
-  std::vector<report::TraceEvent> trace_;
+  std::vector<sg4::ConditionVariablePtr> stream_cv_;
   sg4::MutexPtr mutex_;
-  sg4::ConditionVariablePtr cv_;
   int finished_ranks_ = 0;
 };
 

@@ -8,7 +8,15 @@ namespace sg4 = simgrid::s4u;
 
 namespace ddpsim::network {
 
-void FlowNetwork::configure(sg4::Engine& e) {
+// `all`: one actor per hop, each issuing its own flow when the phase's actor releases it.
+struct FlowBackend::HopActors {
+  std::vector<sg4::SemaphorePtr> start;
+  sg4::SemaphorePtr done = sg4::Semaphore::create(0);
+  uint64_t size = 0;
+  size_t remaining = 0;
+};
+
+void FlowBackend::configure(sg4::Engine& e) {
   // Pure max-min: no TCP-gamma window cap, no cross traffic, CM02 without LV08's factors.
   e.set_config("network/model:CM02");
   e.set_config("network/crosstraffic:0");
@@ -20,71 +28,108 @@ void FlowNetwork::configure(sg4::Engine& e) {
   e.set_config("surf/precision:1e-13");
 }
 
-FlowNetwork::FlowNetwork(sg4::Engine& /*engine*/, const config::ClusterSpec& c, const collectives::RingPlan& ring,
-                         double gpu_speed)
-    : ring_(ring) {
-  const int n = c.world_size();
-  auto* zone = sg4::create_full_zone("cluster");
-  hosts_.reserve(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) hosts_.push_back(zone->create_host("gpu" + std::to_string(r), gpu_speed)->seal());
-  if (n > 1) {
-    std::vector<sg4::Link*> tx(n), rx(n);
-    for (int r = 0; r < n; ++r) {
-      tx[r] = zone->create_link("gpu" + std::to_string(r) + "-tx", c.intra_bandwidth())->set_latency(0)->seal();
-      rx[r] = zone->create_link("gpu" + std::to_string(r) + "-rx", c.intra_bandwidth())->set_latency(0)->seal();
-    }
-    std::vector<sg4::Link*> nic_tx, nic_rx;
-    if (c.nodes > 1) {
-      for (int k = 0; k < c.nodes; ++k) {
-        nic_tx.push_back(
-            zone->create_link("node" + std::to_string(k) + "-nic-tx", c.inter_bandwidth())->set_latency(0)->seal());
-        nic_rx.push_back(
-            zone->create_link("node" + std::to_string(k) + "-nic-rx", c.inter_bandwidth())->set_latency(0)->seal());
-      }
-    }
-    for (const auto& h : ring_.hops) {
-      std::vector<sg4::LinkInRoute> links;
-      if (h.inter_node) {
-        links.emplace_back(nic_tx[static_cast<size_t>(h.src / c.gpus_per_node)]);
-        links.emplace_back(nic_rx[static_cast<size_t>(h.dst / c.gpus_per_node)]);
-      } else {
-        links.emplace_back(tx[static_cast<size_t>(h.src)]);
-        links.emplace_back(rx[static_cast<size_t>(h.dst)]);
-      }
-      if (h.src != h.dst)
-        zone->add_route(hosts_[h.src]->get_netpoint(), hosts_[h.dst]->get_netpoint(), nullptr, nullptr, links, false);
-    }
-  }
-  zone->seal();
+namespace {
+
+// A flow endpoint with its own transmit (up) and receive (down) link in the star zone.
+sg4::Host* endpoint(sg4::NetZone* zone, const std::string& name, double tx_bw, double rx_bw) {
+  sg4::Host* h = zone->create_host(name, 1.0)->seal();
+  sg4::Link* tx = zone->create_link(name + "-tx", tx_bw)->set_latency(0)->seal();
+  sg4::Link* rx = zone->create_link(name + "-rx", rx_bw)->set_latency(0)->seal();
+  zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(tx)}, false);
+  zone->add_route(nullptr, h->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(rx)}, false);
+  return h;
 }
 
-void FlowNetwork::ring_phase(const collectives::PhaseTiming& phase, config::Fidelity fidelity) {
+}  // namespace
+
+FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const collectives::RingPlan& ring,
+                         config::Fidelity fidelity, config::RankMode ranks)
+    : ring_(ring), fidelity_(fidelity) {
   const int n = ring_.nranks;
   if (n <= 1) return;
-  const double volume = phase.transfer * ring_.bottleneck_bw;
-  const int steps = n - 1;
-  std::vector<sg4::CommPtr> comms;
-  comms.reserve(ring_.hops.size());
-  auto round = [&](double bytes) {
-    if (bytes <= 0) return;
-    comms.clear();
-    // Flows carry whole bytes; the fraction of a byte left over is added as its transfer time so
-    // that the uncontended phase time is exact.
-    const double whole = std::floor(bytes);
-    const auto size = static_cast<uint64_t>(whole);
-    if (size > 0) {
-      for (const auto& h : ring_.hops) comms.push_back(sg4::Comm::sendto_async(hosts_[h.src], hosts_[h.dst], size));
-      flows_ += comms.size();
+  if (ranks == config::RankMode::REPRESENTATIVE) {
+    // One endpoint pair per hop class; the links take the class's hop bandwidth.
+    const collectives::Hop* intra = nullptr;
+    const collectives::Hop* inter = nullptr;
+    for (const auto& h : ring_.hops) (h.inter_node ? inter : intra) = &h;
+    if (intra)
+      routes_.push_back({endpoint(zone, "intra-src", intra->bandwidth, intra->bandwidth),
+                         endpoint(zone, "intra-dst", intra->bandwidth, intra->bandwidth)});
+    if (inter)
+      routes_.push_back({endpoint(zone, "inter-src", inter->bandwidth, inter->bandwidth),
+                         endpoint(zone, "inter-dst", inter->bandwidth, inter->bandwidth)});
+    return;
+  }
+  // Every hop: per-GPU port endpoints for intra-node hops, per-node NIC endpoints between nodes.
+  std::vector<sg4::Host*> gpu(static_cast<size_t>(n), nullptr), nic(static_cast<size_t>(c.nodes), nullptr);
+  auto gpu_ep = [&](int g, double bw) -> sg4::Host* {
+    auto& h = gpu[static_cast<size_t>(g)];
+    if (!h) h = endpoint(zone, "gpu" + std::to_string(g), bw, bw);
+    return h;
+  };
+  auto nic_ep = [&](int node, double bw) -> sg4::Host* {
+    auto& h = nic[static_cast<size_t>(node)];
+    if (!h) h = endpoint(zone, "node" + std::to_string(node) + "-nic", bw, bw);
+    return h;
+  };
+  for (const auto& h : ring_.hops) {
+    if (h.inter_node)
+      routes_.push_back({nic_ep(h.src / c.gpus_per_node, h.bandwidth), nic_ep(h.dst / c.gpus_per_node, h.bandwidth)});
+    else
+      routes_.push_back({gpu_ep(h.src, h.bandwidth), gpu_ep(h.dst, h.bandwidth)});
+  }
+  actors_ = std::make_unique<HopActors>();
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    actors_->start.push_back(sg4::Semaphore::create(0));
+    HopActors* a = actors_.get();
+    const Route r = routes_[i];
+    sg4::Actor::create("hop-" + std::to_string(i), r.src, [a, i, r] {
+      while (true) {
+        a->start[i]->acquire();
+        sg4::Comm::sendto(r.src, r.dst, a->size);
+        if (--a->remaining == 0) a->done->release();
+      }
+    })->daemonize();
+  }
+}
+
+FlowBackend::~FlowBackend() = default;
+
+void FlowBackend::round(double bytes) {
+  if (bytes <= 0) return;
+  // Flows carry whole bytes; the fraction of a byte left over is added as its transfer time so
+  // that the uncontended phase time is exact.
+  const double whole = std::floor(bytes);
+  const auto size = static_cast<uint64_t>(whole);
+  if (size > 0) {
+    flows_ += routes_.size();
+    if (actors_) {
+      actors_->size = size;
+      actors_->remaining = routes_.size();
+      for (auto& s : actors_->start) s->release();
+      actors_->done->acquire();
+    } else {
+      std::vector<sg4::CommPtr> comms;
+      comms.reserve(routes_.size());
+      for (const auto& r : routes_) comms.push_back(sg4::Comm::sendto_async(r.src, r.dst, size));
       sg4::Comm::wait_all(comms);
     }
-    if (bytes > whole) sg4::this_actor::sleep_for((bytes - whole) / ring_.bottleneck_bw);
-  };
-  if (fidelity == config::Fidelity::FUSED) {
-    sg4::this_actor::sleep_for(phase.latency);
+  }
+  if (bytes > whole) sg4::this_actor::sleep_for((bytes - whole) / ring_.bottleneck_bw);
+}
+
+void FlowBackend::run_phase(Clock& clock, const Phase& phase) {
+  clock.sleep_for(phase.start_latency);
+  const int n = ring_.nranks;
+  if (n <= 1) return;
+  const double volume = phase.timing.transfer * ring_.bottleneck_bw;
+  const int steps = n - 1;
+  if (fidelity_ == config::Fidelity::FUSED) {
+    clock.sleep_for(phase.timing.latency);
     round(volume);
   } else {
     for (int s = 0; s < steps; ++s) {
-      sg4::this_actor::sleep_for(phase.latency / steps);
+      clock.sleep_for(phase.timing.latency / steps);
       round(volume / steps);
     }
   }

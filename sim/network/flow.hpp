@@ -1,44 +1,66 @@
 #pragma once
-// The flow backend: a ring collective realised as SimGrid communications on the cluster's links,
-// so that collectives sharing links (or anything else on them) slow each other down. Links have
-// zero latency and SimGrid runs pure max-min sharing (REFERENCE.md §5); per-step latency is added
-// here with sleeps, which keeps the uncontended result equal to the closed form.
+// The flow backend: a ring phase realised as SimGrid communications on the cluster's links, so
+// that collectives sharing links slow each other down. Links have zero latency and SimGrid runs
+// pure max-min sharing (REFERENCE.md §5); a phase's latency is added here with sleeps, which keeps
+// the uncontended result equal to the closed form.
+//
+// Platform (linear in GPUs, REFERENCE.md §6): one star zone. Every flow endpoint has its own up
+// link (transmit) and down link (receive), so a route is the sender's transmit link plus the
+// receiver's receive link and no N x N table exists. Intra-node hops run between per-GPU
+// endpoints (the GPU's NVLink/PCIe ports), inter-node hops between per-node NIC endpoints.
+//
+// Ranks: `representative` puts one flow per hop class (intra-node, inter-node) on one endpoint
+// pair per class. On this fabric each link carries exactly one hop of a collective, so every hop
+// of a class moves at the same rate as its representative, and concurrent collectives share the
+// representative links as they share every real one: the result equals the every-flow simulation
+// (tested to 1e-9). `all` simulates every hop; each hop's flow is issued by its own actor, since
+// SimGrid removes a finished activity from its issuer's list linearly (CommImpl::finish), so one
+// actor holding N flows would pay O(N^2) per phase.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
-#include "collectives/ring.hpp"
 #include "config/specs.hpp"
+#include "network/backend.hpp"
 
 namespace simgrid::s4u {
 class Host;
-class Link;
+class NetZone;
 class Engine;
 }  // namespace simgrid::s4u
 
 namespace ddpsim::network {
 
-class FlowNetwork {
+class FlowBackend final : public Backend {
  public:
-  // Builds the platform in the (already configured) engine: one host per GPU, per-GPU intra-node
-  // transmit/receive links, per-node NIC transmit/receive links, and routes for the ring's hops.
-  FlowNetwork(simgrid::s4u::Engine& engine, const config::ClusterSpec& cluster, const collectives::RingPlan& ring,
-              double gpu_speed);
-  simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
-  // Runs one phase (reduce-scatter or all-gather) from the calling actor, blocking it in simulated
-  // time: its latency as a sleep, its transfer as flows on every ring hop, each hop carrying
-  // transfer x bottleneck bandwidth bytes, so that uncontended the phase takes exactly the model's
-  // time (for the ring model that volume is (N-1)/N of the bytes; other algorithms and protocols
-  // are carried as the wire volume that gives their bandwidth). Fused: one flow per hop for the
-  // whole phase; stepwise: N-1 rounds of one flow per hop, each after 1/(N-1) of the latency.
-  void ring_phase(const collectives::PhaseTiming& phase, config::Fidelity fidelity);
-  uint64_t flows() const { return flows_; }
+  // Builds its endpoints and links in `zone` (a star zone, not yet sealed).
+  FlowBackend(simgrid::s4u::NetZone* zone, const config::ClusterSpec& cluster, const collectives::RingPlan& ring,
+              config::Fidelity fidelity, config::RankMode ranks);
+  ~FlowBackend() override;
+  std::string name() const override { return "flow"; }
+  // Each hop carries transfer x bottleneck bandwidth bytes, so that uncontended the phase takes
+  // exactly its modelled time (for the ring model that volume is (N-1)/N of the bytes; other
+  // algorithms and protocols are carried as the wire volume that gives their bandwidth). Fused:
+  // one flow per hop for the whole phase; stepwise: N-1 rounds of one flow per hop, each after
+  // 1/(N-1) of the latency.
+  void run_phase(Clock& clock, const Phase& phase) override;
+  uint64_t flows() const override { return flows_; }
 
   // Applies the pure max-min settings; call on a fresh engine before building anything.
   static void configure(simgrid::s4u::Engine& engine);
 
  private:
+  struct Route {
+    simgrid::s4u::Host* src = nullptr;
+    simgrid::s4u::Host* dst = nullptr;
+  };
+  struct HopActors;  // the per-hop actors of `all`
+  void round(double bytes);
+
   collectives::RingPlan ring_;
-  std::vector<simgrid::s4u::Host*> hosts_;
+  config::Fidelity fidelity_;
+  std::vector<Route> routes_;  // one per flow a round starts
+  std::unique_ptr<HopActors> actors_;
   uint64_t flows_ = 0;
 };
 

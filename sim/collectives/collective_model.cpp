@@ -1,0 +1,43 @@
+#include "collectives/collective_model.hpp"
+
+#include "collectives/topology.hpp"
+
+namespace ddpsim::collectives {
+
+CollectiveModel::CollectiveModel(const config::ClusterSpec& cluster, const config::CollectiveSettings& settings)
+    : ring_(build_ring(cluster)),
+      nccl_(settings.model == "nccl"),
+      base_latency_(settings.base_latency),
+      topo_(nccl_topology(cluster)),
+      settings_(nccl_settings(settings)) {
+  if (settings.nccl_version != 0) topo_.nccl_version = settings.nccl_version;
+}
+
+AllReduceTiming CollectiveModel::allreduce(double bytes) const {
+  if (!nccl_) return ring_allreduce_time(ring_, bytes, base_latency_);
+  AllReduceTiming t;
+  if (ring_.nranks <= 1 || bytes <= 0) return t;
+  const auto e = predict_allreduce(topo_, bytes, settings_);
+  t.algorithm = to_string(e.algo);
+  t.protocol = to_string(e.proto);
+  t.channels = e.nchannels;
+  // Both phases move the same bytes over the same number of steps: split latency and transfer
+  // in proportion to NCCL's phase split.
+  const double rs_share = e.time > 0 ? e.reduce_scatter_time / e.time : 0.5;
+  const double transfer = e.time - e.latency;
+  t.reduce_scatter.latency = e.latency * rs_share;
+  t.reduce_scatter.transfer = transfer * rs_share;
+  t.all_gather.latency = e.latency - t.reduce_scatter.latency;
+  t.all_gather.transfer = transfer - t.reduce_scatter.transfer;
+  return t;
+}
+
+AllReduceTiming CollectiveModel::broadcast(double bytes) const {
+  AllReduceTiming t;
+  t.algorithm = "Ring";
+  t.reduce_scatter.latency = ring_.phase_latency;
+  t.reduce_scatter.transfer = bytes / ring_.bottleneck_bw;
+  return t;
+}
+
+}  // namespace ddpsim::collectives

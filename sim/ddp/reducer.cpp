@@ -1,0 +1,40 @@
+#include "ddp/reducer.hpp"
+
+#include "core/error.hpp"
+
+namespace ddpsim::ddp {
+
+Reducer::Reducer(const std::vector<Bucket>& buckets, size_t num_params, const Options& options)
+    : buckets_(buckets), options_(options), pending_(buckets.size()), locator_(num_params, -1) {
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    pending_[b] = static_cast<int>(buckets[b].param_indices.size());
+    for (int p : buckets[b].param_indices) locator_.at(static_cast<size_t>(p)) = static_cast<int>(b);
+  }
+}
+
+int Reducer::bucket_of(int param) const { return locator_.at(static_cast<size_t>(param)); }
+
+Reducer::Readiness Reducer::mark_ready(int param) {
+  Readiness r;
+  if (!options_.sync) return r;
+  const int b = bucket_of(param);
+  if (b < 0) return r;
+  if (pending_[static_cast<size_t>(b)] <= 0)
+    throw core::SimulationError("Reducer: gradient of parameter " + std::to_string(param) +
+                                " marked ready twice in one backward pass");
+  if (--pending_[static_cast<size_t>(b)] > 0) return r;
+  r.ready_bucket = b;
+  // Reducer::mark_bucket_ready: launch every consecutive ready bucket from the next one on.
+  while (next_launch_ < buckets_.size() && pending_[next_launch_] == 0) r.launched.push_back(static_cast<int>(next_launch_++));
+  r.launch_used_map = options_.used_map_allreduce && !r.launched.empty() && all_launched();
+  return r;
+}
+
+double Reducer::forward_broadcast_bytes(const config::ModelSpec& model, const config::DdpSettings& ddp) {
+  if (!ddp.broadcast_buffers) return 0;
+  double bytes = 0;
+  for (const auto& b : model.buffers) bytes += static_cast<double>(b.numel) * config::dtype_size(b.dtype);
+  return bytes;
+}
+
+}  // namespace ddpsim::ddp

@@ -1,0 +1,45 @@
+#pragma once
+// The network-backend seam (DESIGN.md): a backend realises the phases of a collective whose time
+// alone the collective model (collectives/collective_model) has already decided. Backends are
+// chosen by name from a registry (network/registry.hpp); the engine builds only the one it uses.
+// This header is SimGrid-free: a backend that needs SimGrid (flow) lives in network/flow.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/ring.hpp"
+
+namespace ddpsim::network {
+
+// The simulated actor a backend blocks while a phase runs; the engine implements it.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual void sleep_for(double seconds) = 0;
+};
+
+// One phase of a ring collective (reduce-scatter, all-gather or a broadcast pass).
+struct Phase {
+  collectives::PhaseTiming timing;  // its latency and transfer time with nothing else running
+  double start_latency = 0;         // paid first (the collective's launch latency)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // Realises one phase from the calling actor and returns when it is over in simulated time.
+  virtual void run_phase(Clock& clock, const Phase& phase) = 0;
+  virtual uint64_t flows() const { return 0; }  // flows simulated so far (0: closed form)
+};
+
+struct BackendInfo {
+  std::string name;
+  std::string description;
+};
+// Every registered backend, in a fixed order; `simulation.backend` takes these names.
+const std::vector<BackendInfo>& backend_infos();
+// "analytic, flow": for messages that list the valid names.
+std::string backend_names();
+
+}  // namespace ddpsim::network

@@ -1,0 +1,25 @@
+#pragma once
+// Backends by name (network/backend.hpp lists them): the engine asks for the one the scenario
+// names and builds nothing else. An unknown name is a ConfigError that lists the valid ones.
+#include <memory>
+#include <string>
+
+#include "config/specs.hpp"
+#include "network/backend.hpp"
+
+namespace simgrid::s4u {
+class NetZone;
+}
+
+namespace ddpsim::network {
+
+struct BackendContext {
+  simgrid::s4u::NetZone* zone = nullptr;  // the engine's platform zone, not yet sealed
+  const config::ClusterSpec& cluster;
+  const collectives::RingPlan& ring;
+  const config::SimulationSettings& simulation;
+};
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& context);
+
+}  // namespace ddpsim::network

@@ -1,0 +1,164 @@
+#include "report/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/stats.hpp"
+
+namespace ddpsim::report {
+namespace {
+
+// DESIGN.md: overlap_ratio = 1 - exposed_comm / comm_alone, unclamped; undefined without communication.
+std::optional<double> overlap_ratio(double exposed_comm, double comm_alone) {
+  if (comm_alone > 0) return 1.0 - exposed_comm / comm_alone;
+  return std::nullopt;
+}
+
+// The sums of an iteration, weighted (the mean over explicit ranks' steady steps).
+void accumulate(IterationReport& into, const IterationReport& x, double w) {
+  into.step_time_s += w * x.step_time_s;
+  into.forward_s += w * x.forward_s;
+  into.backward_compute_s += w * x.backward_compute_s;
+  into.ddp_copy_s += w * x.ddp_copy_s;
+  into.finalize_wait_s += w * x.finalize_wait_s;
+  into.optimizer_s += w * x.optimizer_s;
+  into.compute_only_s += w * x.compute_only_s;
+  into.comm_alone_s += w * x.comm_alone_s;
+  into.comm_busy_s += w * x.comm_busy_s;
+  into.exposed_comm_s += w * x.exposed_comm_s;
+  into.contention_s += w * x.contention_s;
+  into.straggler_wait_s += w * x.straggler_wait_s;
+  into.comm_exposed_s += w * x.comm_exposed_s;
+  into.data_wait_s += w * x.data_wait_s;
+  into.comm_hidden_s += w * x.comm_hidden_s;
+  into.h2d_s += w * x.h2d_s;
+  into.autograd_traversal_s += w * x.autograd_traversal_s;
+  into.micro_step_time_s += w * x.micro_step_time_s;
+  into.comm_alone_per_sample_s += w * x.comm_alone_per_sample_s;
+}
+
+}  // namespace
+
+void derive(IterationReport& it) {
+  it.exposed_comm_s = it.step_time_s - it.compute_only_s;
+  // The clock and the sums add the same durations in different orders: drop rounding noise.
+  if (std::abs(it.exposed_comm_s) < 1e-12 * it.step_time_s) it.exposed_comm_s = 0.0;
+  it.overlap_ratio = overlap_ratio(it.exposed_comm_s, it.comm_alone_s);
+  it.comm_hidden_s = std::max(0.0, it.comm_busy_s - it.comm_exposed_s);
+  it.micro_step_time_s = it.step_time_s / it.micro_steps;
+  it.comm_alone_per_sample_s = it.samples > 0 ? it.comm_alone_s / it.samples : 0.0;
+}
+
+IterationReport iteration_report(const Timeline& t, int report) {
+  IterationReport rep;
+  rep.iteration = t.report_iteration.at(static_cast<size_t>(report));
+  const auto& r0 = t.ranks.at(0);
+  const bool explicit_ranks = t.ranks.size() > 1;
+  bool first = true;
+  rep.micro_steps = 0;
+  for (size_t si = 0; si < t.steps.size(); ++si) {
+    const MicroStepInfo& st = t.steps[si];
+    if (st.report != report) continue;
+    const RankStepRecord& rs = r0[si];
+    if (first) rep.start_s = rs.start;
+    first = false;
+    ++rep.micro_steps;
+    rep.step_time_s = rs.end - rep.start_s;
+    rep.forward_s += rs.fwd;
+    rep.backward_compute_s += rs.bwd;
+    rep.ddp_copy_s += rs.copy;
+    rep.finalize_wait_s += rs.finalize_wait;
+    rep.optimizer_s += rs.opt;
+    rep.compute_only_s += rs.compute_only;
+    rep.contention_s += rs.contention;
+    rep.h2d_s += rs.h2d;
+    rep.autograd_traversal_s += rs.traversal;
+    rep.samples += t.batch_size;
+    const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall;
+    if (st.sync && explicit_ranks) {
+      // The part of rank 0's finalize wait spent waiting for the slowest rank's backward.
+      double slowest = 0;
+      for (const auto& rr : t.ranks) slowest = std::max(slowest, rr[si].backward_done);
+      rep.straggler_wait_s += std::min(rs.finalize_wait, std::max(0.0, slowest - rs.backward_done));
+    }
+    rep.comm_exposed_s += waits;
+    const auto& jobs = t.jobs.at(si);
+    for (const CollectiveRecord& j : jobs) {
+      if (!j.present) continue;
+      rep.comm_alone_s += j.alone;
+      rep.comm_busy_s += j.end - j.start;
+    }
+    if (!st.sync || t.world_size <= 1) continue;
+    // Bucket rows: the synced micro-step of this optimizer step.
+    rep.buckets.clear();
+    double prev_end = rs.backward_done;
+    for (size_t b = 0; b < st.bucket_bytes.size(); ++b) {
+      const CollectiveRecord& j = jobs.at(1 + b);
+      BucketRow row;
+      row.index = static_cast<int>(b);
+      row.bytes = st.bucket_bytes[b];
+      row.num_tensors = st.bucket_tensors[b];
+      row.ready_s = rs.ready[b] - rs.start;
+      row.launch_s = rs.launch[b] - rs.start;
+      row.start_s = j.start - rs.start;
+      row.rs_end_s = j.rs_end - rs.start;
+      row.end_s = j.end - rs.start;
+      row.alone_s = j.alone;
+      // Exposed: the part of its transfer after the backward and after the buckets before it.
+      row.exposed_s = std::max(0.0, j.end - std::max(prev_end, rs.backward_done));
+      row.algorithm = j.algorithm;
+      row.protocol = j.protocol;
+      row.channels = j.channels;
+      prev_end = std::max(prev_end, j.end);
+      rep.buckets.push_back(row);
+    }
+  }
+  rep.comm_exposed_s -= rep.straggler_wait_s;
+  derive(rep);
+  // A data loader slower than the step holds every step to its pace (prefetching hides the rest).
+  if (t.loader_samples_per_s > 0) {
+    const double need = rep.samples / t.loader_samples_per_s;
+    if (need > rep.step_time_s) {
+      rep.data_wait_s = need - rep.step_time_s;
+      rep.step_time_s = need;
+      derive(rep);
+    }
+  }
+  return rep;
+}
+
+void fill_iterations(const Timeline& t, StepReport& r) {
+  r.has_iteration1 = t.has_iteration1;
+  int first_steady = 0;
+  if (t.has_iteration1) {
+    r.iteration1 = iteration_report(t, 0);
+    first_steady = 1;
+  }
+  if (t.steady_steps == 1) {
+    r.steady = iteration_report(t, first_steady);
+  } else {
+    // Explicit ranks: the mean over the steady steps, with the step-time distribution.
+    std::vector<double> times;
+    IterationReport mean;
+    for (int s = 0; s < t.steady_steps; ++s) {
+      auto x = iteration_report(t, first_steady + s);
+      times.push_back(x.step_time_s);
+      accumulate(mean, x, 1.0 / t.steady_steps);
+      if (s == t.steady_steps - 1) {
+        mean.buckets = x.buckets;
+        mean.iteration = x.iteration;
+        mean.micro_steps = x.micro_steps;
+        mean.samples = x.samples;
+      }
+    }
+    mean.overlap_ratio = overlap_ratio(mean.exposed_comm_s, mean.comm_alone_s);
+    mean.step_time_p50_s = core::percentile(times, 0.50);
+    mean.step_time_p95_s = core::percentile(times, 0.95);
+    mean.step_time_p99_s = core::percentile(times, 0.99);
+    mean.steps_simulated = t.steady_steps;
+    r.steady = mean;
+  }
+  r.steady_iteration = r.steady.iteration;
+}
+
+}  // namespace ddpsim::report
