@@ -59,12 +59,17 @@ void GpuShare::rebalance() {
   }
   const bool both = compute_ && !nccl_.empty();
   if (!both) {
+    // Kernels start at weight 1: after a rebalance that set weight 1 everywhere nothing changes
+    // (each update is a simcall, and most kernels run with no NCCL kernel beside them).
+    if (!weighted_) return;
+    weighted_ = false;
     filler_->update_priority(1.0);
     if (compute_ && running(compute_)) compute_->update_priority(1.0);
     for (auto& n : nccl_)
       if (running(n.exec)) n.exec->update_priority(1.0);
     return;
   }
+  weighted_ = true;
   gpu::CommLoad load;
   for (const auto& n : nccl_) {
     load.channels += n.load.channels;

@@ -46,6 +46,7 @@ class GpuShare {
   };
   std::vector<Nccl> nccl_;
   simgrid::s4u::ExecPtr filler_;
+  bool weighted_ = false;  // priorities other than 1 are set (compute and NCCL kernels share the GPU)
   double contention_time_ = 0;
 };
 

@@ -428,6 +428,7 @@ class StepSimulator {
     report::fill_iterations(timeline_, r);
     r.trace = std::move(timeline_.trace);
     r.flows = backend_->flows();
+    r.ranks = sc_.simulation.ranks == config::RankMode::ALL ? "all" : "representative";
     return r;
   }
 

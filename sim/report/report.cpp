@@ -83,6 +83,8 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["samples_per_s"] = r.steady.step_time_s > 0 ? r.steady.samples * r.world_size / r.steady.step_time_s : 0.0;
   j["comm_hook"] = r.comm_hook;
   j["explicit_ranks"] = r.explicit_ranks;
+  j["ranks"] = r.ranks;
+  j["flows"] = r.flows;
   j["contention"] = r.contention;
   j["compute_scale"] = r.compute_scale;
   j["measured_layers"] = r.measured_layers;

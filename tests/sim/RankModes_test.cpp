@@ -1,0 +1,78 @@
+// Representative flow classes (simulation.ranks "representative", the default) against every
+// rank's flows ("all"): on the single-switch fabric each link carries one hop of a collective, so
+// both must give the same report to 1e-9, also with concurrent collectives (two NCCL streams),
+// stepwise rounds, explicit ranks and contention. Only the number of flows differs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "sim_builders.hpp"
+
+namespace ddpsim {
+namespace {
+
+using core::Json;
+
+void expect_equal(const Json& a, const Json& b, const std::string& path, int& diffs) {
+  if (a.is_object()) {
+    for (const auto& [k, v] : a.items())
+      if (k != "flows" && k != "ranks") expect_equal(v, b.at(k), path + "/" + k, diffs);
+  } else if (a.is_array()) {
+    ASSERT_EQ(a.size(), b.size()) << path;
+    for (size_t i = 0; i < a.size(); ++i) expect_equal(a[i], b[i], path + "/" + std::to_string(i), diffs);
+  } else if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    if (std::abs(x - y) > 1e-9 * std::max(std::abs(x), std::abs(y)) + 1e-15) {
+      ++diffs;
+      ADD_FAILURE() << path << ": representative " << x << ", all " << y;
+    }
+  } else {
+    EXPECT_EQ(a, b) << path;
+  }
+}
+
+struct ModeCase {
+  std::string scenario;
+  std::vector<std::string> overrides;
+};
+
+void check(const ModeCase& c) {
+  config::Catalog cat(config::Catalog::default_root());
+  auto rep = cat.load_scenario("scenarios/" + c.scenario + ".json", c.overrides);
+  auto all = rep;
+  ASSERT_EQ(rep.simulation.ranks, config::RankMode::REPRESENTATIVE);
+  all.simulation.ranks = config::RankMode::ALL;
+  auto out = testing::simulate_in_children({rep, all});
+  ASSERT_EQ(out.size(), 2u);
+  int diffs = 0;
+  expect_equal(out[0], out[1], "", diffs);
+  EXPECT_EQ(diffs, 0);
+  // Every hop is a flow in `all`: N per round instead of one per hop class.
+  const int world = out[0]["world_size"].get<int>();
+  if (world > 2) {
+    EXPECT_GT(out[1]["flows"].get<double>(), out[0]["flows"].get<double>());
+  }
+}
+
+TEST(RankModes, RepresentativeEqualsAllOnOneNode) { check({"bert-base-1x8-a100-contention", {}}); }
+TEST(RankModes, RepresentativeEqualsAllAcrossNodes) { check({"resnet50-2x8-a100-hdr", {}}); }
+TEST(RankModes, RepresentativeEqualsAllWithTwoConcurrentStreams) {
+  check({"gpt2-4x8-h100-ndr", {"streams.comm_streams=2", "training.batch_size=2"}});
+}
+TEST(RankModes, RepresentativeEqualsAllStepwise) {
+  check({"bert-base-2x8-v100-edr", {"simulation.fidelity=stepwise"}});
+}
+TEST(RankModes, RepresentativeEqualsAllWithExplicitRanks) {
+  check({"resnet50-2x8-a100-hdr", {"stragglers.jitter_cv=0.1", "stragglers.steps=3"}});
+}
+TEST(RankModes, RepresentativeEqualsAllWithOneGpuPerNode) {
+  check({"default", {"nodes=4", "gpus_per_node=1", "cluster=hgx-a100-1hdr"}});
+}
+TEST(RankModes, RepresentativeEqualsAllWithoutContention) {
+  check({"bert-base-2x8-v100-edr", {"contention.enabled=false", "ddp.bucket_cap_mb=5"}});
+}
+
+}  // namespace
+}  // namespace ddpsim
