@@ -25,7 +25,8 @@ Reducer::Readiness Reducer::mark_ready(int param) {
   if (--pending_[static_cast<size_t>(b)] > 0) return r;
   r.ready_bucket = b;
   // Reducer::mark_bucket_ready: launch every consecutive ready bucket from the next one on.
-  while (next_launch_ < buckets_.size() && pending_[next_launch_] == 0) r.launched.push_back(static_cast<int>(next_launch_++));
+  while (next_launch_ < buckets_.size() && pending_[next_launch_] == 0)
+    r.launched.push_back(static_cast<int>(next_launch_++));
   r.launch_used_map = options_.used_map_allreduce && !r.launched.empty() && all_launched();
   return r;
 }

@@ -22,8 +22,8 @@ namespace ddpsim::ddp {
 class Reducer {
  public:
   struct Options {
-    bool sync = true;                     // false: inside no_sync(), the hooks do nothing
-    bool used_map_allreduce = false;      // find_unused_parameters without static_graph
+    bool sync = true;                      // false: inside no_sync(), the hooks do nothing
+    bool used_map_allreduce = false;       // find_unused_parameters without static_graph
     bool gradient_as_bucket_view = false;  // no copy back out of the buckets
   };
 

@@ -17,9 +17,11 @@ double Jitter::lognormal_mean_one(double cv) {
 
 void plan_steps(StepPlan& p, const config::Scenario& sc, const HookCosts& costs, int ranks, bool simulate_iteration1) {
   p.buckets = plan_buckets(sc.model, sc.ddp);
-  for (const auto& b : p.buckets.iteration1) p.comm_iteration1.push_back(plan_bucket_comm(b, sc.model, sc.ddp, false, costs));
+  for (const auto& b : p.buckets.iteration1)
+    p.comm_iteration1.push_back(plan_bucket_comm(b, sc.model, sc.ddp, false, costs));
   // PowerSGD compresses from start_powerSGD_iter on: the steady state reported is after it.
-  for (const auto& b : p.buckets.steady_state) p.comm_steady.push_back(plan_bucket_comm(b, sc.model, sc.ddp, true, costs));
+  for (const auto& b : p.buckets.steady_state)
+    p.comm_steady.push_back(plan_bucket_comm(b, sc.model, sc.ddp, true, costs));
 
   // Straggler factors: per optimizer step (all its micro-steps) and rank, drawn in a fixed order.
   const int k = sc.training.gradient_accumulation_steps;

@@ -43,13 +43,14 @@ struct StepPlan {
   BucketPlans buckets;
   std::vector<BucketComm> comm_iteration1, comm_steady;
   std::vector<MicroStep> steps;
-  std::vector<int> report_iteration;         // DDP iteration number per report (optimizer step)
-  int steady_steps = 1;                      // steady-state optimizer steps simulated
+  std::vector<int> report_iteration;  // DDP iteration number per report (optimizer step)
+  int steady_steps = 1;               // steady-state optimizer steps simulated
   bool has_iteration1 = true;
   std::vector<std::vector<double>> factor;  // [report][rank]: compute time factor (stragglers)
 };
 
 // `ranks`: ranks simulated explicitly (1: the representative rank).
-void plan_steps(StepPlan& plan, const config::Scenario& sc, const HookCosts& costs, int ranks, bool simulate_iteration1);
+void plan_steps(StepPlan& plan, const config::Scenario& sc, const HookCosts& costs, int ranks,
+                bool simulate_iteration1);
 
 }  // namespace ddpsim::ddp

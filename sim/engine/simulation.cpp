@@ -370,7 +370,8 @@ class StepSimulator {
           continue;
         }
         const double t0 = sg4::Engine::get_clock();
-        const collectives::AllReduceTiming timing = j.broadcast ? model_.broadcast(op.bytes) : model_.allreduce(op.bytes);
+        const collectives::AllReduceTiming timing =
+            j.broadcast ? model_.broadcast(op.bytes) : model_.allreduce(op.bytes);
         const auto load = load_of(op.bytes, timing.total(), timing.channels);
         run_phase(timing.reduce_scatter, timing.base_latency, load);
         const double rs_end = sg4::Engine::get_clock();
@@ -392,7 +393,8 @@ class StepSimulator {
           const int track = 1 + j.stream;
           timeline_.trace.push_back(
               {j.label + " " + op.name, j.broadcast ? "broadcast" : "allreduce", track, t0, t1 - t0, args});
-          timeline_.trace.push_back({j.broadcast ? "broadcast" : "reduce-scatter", "phase", track, t0, rs_end - t0, args});
+          timeline_.trace.push_back(
+              {j.broadcast ? "broadcast" : "reduce-scatter", "phase", track, t0, rs_end - t0, args});
           if (!j.broadcast) timeline_.trace.push_back({"all-gather", "phase", track, rs_end, t1 - rs_end, args});
         }
       }

@@ -87,8 +87,8 @@ struct StepReport {
   double compute_scale = 1.0;  // compute scaled to a measured single-GPU step (1 = not calibrated)
   int measured_layers = 0;
   std::vector<TraceEvent> trace;
-  std::string ranks;              // how ranks were simulated: "representative" flow classes or "all" flows
-  unsigned long long flows = 0;   // flows the backend simulated (0: closed form)
+  std::string ranks;             // how ranks were simulated: "representative" flow classes or "all" flows
+  unsigned long long flows = 0;  // flows the backend simulated (0: closed form)
 };
 
 // The full report: steady-state fields at the top level, "iteration1" with the same fields.

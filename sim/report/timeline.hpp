@@ -12,14 +12,14 @@ namespace ddpsim::report {
 // One rank's compute stream in one micro-step (absolute simulated seconds; durations in seconds).
 struct RankStepRecord {
   double start = 0, end = 0;
-  double fwd = 0, bwd = 0, opt = 0;                      // phase durations on the compute stream
+  double fwd = 0, bwd = 0, opt = 0;                     // phase durations on the compute stream
   double finalize_wait = 0, bcast_wait = 0, stall = 0;  // waits for communication
   double copy = 0;                                      // DDP's copy kernels, as they took
   double compute_only = 0;                              // every kernel at its contention-free time
   double contention = 0;                                // time lost to NCCL kernels beside compute
   double traversal = 0, h2d = 0;
-  double backward_done = 0;                             // absolute time the backward pass ended
-  std::vector<double> ready, launch;                    // per bucket, absolute
+  double backward_done = 0;           // absolute time the backward pass ended
+  std::vector<double> ready, launch;  // per bucket, absolute
 };
 
 // One collective job (bucket chain, buffer broadcast or used-map all-reduce) in one micro-step.
@@ -43,11 +43,11 @@ struct Timeline {
   int world_size = 1;
   int batch_size = 0;
   std::vector<MicroStepInfo> steps;
-  std::vector<int> report_iteration;              // DDP iteration number per optimizer step
+  std::vector<int> report_iteration;  // DDP iteration number per optimizer step
   int steady_steps = 1;
   bool has_iteration1 = true;
-  std::vector<std::vector<RankStepRecord>> ranks;     // [rank][micro-step]; rank 0 is reported
-  std::vector<std::vector<CollectiveRecord>> jobs;    // [micro-step][job]: 0 broadcast, 1+b bucket b, then used map
+  std::vector<std::vector<RankStepRecord>> ranks;   // [rank][micro-step]; rank 0 is reported
+  std::vector<std::vector<CollectiveRecord>> jobs;  // [micro-step][job]: 0 broadcast, 1+b bucket b, then used map
   std::vector<TraceEvent> trace;
   double loader_samples_per_s = 0;  // 0: the data loader is never the bottleneck
 };
