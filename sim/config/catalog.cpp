@@ -113,6 +113,7 @@ std::string to_string(IntraFabric f) {
 }
 std::string to_string(Backend b) { return b == Backend::FLOW ? "flow" : "analytic"; }
 std::string to_string(Fidelity f) { return f == Fidelity::FUSED ? "fused" : "stepwise"; }
+std::string to_string(RankMode m) { return m == RankMode::ALL ? "all" : "representative"; }
 std::string to_string(Kind k) {
   switch (k) {
     case Kind::MODEL: return "model";
@@ -867,6 +868,9 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
         sr.string_or("backend", "flow", {"flow", "analytic"}) == "analytic" ? Backend::ANALYTIC : Backend::FLOW;
     s.simulation.fidelity =
         sr.string_or("fidelity", "fused", {"fused", "stepwise"}) == "stepwise" ? Fidelity::STEPWISE : Fidelity::FUSED;
+    s.simulation.ranks = sr.string_or("ranks", "representative", {"representative", "all"}) == "all"
+                             ? RankMode::ALL
+                             : RankMode::REPRESENTATIVE;
     s.simulation.seed = static_cast<uint64_t>(sr.integer_or("seed", 1, 0, (1LL << 53)));
     sr.finish();
   }

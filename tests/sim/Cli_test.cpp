@@ -115,6 +115,15 @@ TEST(Cli, ConfigErrorNamesFilePathValueAndExitsTwo) {
   EXPECT_NE(r.out.find("> 0"), std::string::npos) << r.out;
 }
 
+TEST(Cli, BadRankModeNamesFilePathValueAndAllowedOnes) {
+  auto r = run("run --set simulation.ranks=some");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("default.json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/simulation/ranks: \"some\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"representative\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"all\""), std::string::npos) << r.out;
+}
+
 TEST(Cli, UnknownScenarioListsBundledOnes) {
   auto r = run("run no-such-scenario");
   EXPECT_EQ(r.code, 2) << r.out;

@@ -31,6 +31,7 @@ TEST(ScenarioKnobs, DefaultsFollowPyTorchAndNccl) {
   EXPECT_FALSE(s.streams.nccl_high_priority);
   EXPECT_EQ(s.streams.comm_streams, 1);
   EXPECT_FALSE(s.stragglers.explicit_ranks());
+  EXPECT_EQ(s.simulation.ranks, config::RankMode::REPRESENTATIVE);
   EXPECT_GT(s.model.input_bytes_per_sample, 0);  // 3 x 224 x 224 float32 from the export input
   EXPECT_DOUBLE_EQ(s.model.input_bytes_per_sample, 3.0 * 224 * 224 * 4);
 }
