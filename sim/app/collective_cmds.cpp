@@ -13,6 +13,7 @@
 #include "collectives/topology.hpp"
 #include "config/catalog.hpp"
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "core/units.hpp"
 #include "report/writers.hpp"
 
@@ -21,6 +22,8 @@ using ddpsim::core::Json;
 
 namespace ddpsim::app {
 namespace {
+
+using core::median_abs;
 
 // The number at the start of `text` into `v`; returns how many characters it took (0: none).
 size_t leading_number(const std::string& text, double& v) {
@@ -36,25 +39,10 @@ size_t leading_number(const std::string& text, double& v) {
 // nccl-tests sizes: a number with an optional K, M or G suffix (powers of 1024), or a unit ("8MiB").
 double parse_size(const std::string& flag, const std::string& text) {
   if (auto q = core::parse_quantity(text, core::Quantity::BYTES)) return *q;
-  double v = 0;
-  size_t pos = leading_number(text, v);
-  double mult = 1;
-  if (pos > 0 && pos + 1 == text.size()) {
-    switch (text.back()) {
-      case 'K':
-      case 'k': mult = 1024.0; break;
-      case 'M':
-      case 'm': mult = 1048576.0; break;
-      case 'G':
-      case 'g': mult = 1073741824.0; break;
-      default: pos = 0;
-    }
-  } else if (pos != text.size()) {
-    pos = 0;
-  }
-  if (pos == 0 || !(v > 0))
+  auto v = core::parse_nccl_tests_size(text);
+  if (!v || !(*v > 0))
     throw core::ConfigError(flag + ": \"" + text + "\" is not a size; expected bytes like 8, 64K, 256M, 8G or 1MiB");
-  return v * mult;
+  return *v;
 }
 
 config::ClusterSpec load_cluster(const config::Catalog& cat, const std::string& name, int nodes, fs::path* file) {
@@ -150,14 +138,6 @@ void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& na
                             ") but cluster \"" + c.name + "\" has " + std::to_string(n) + " (" +
                             std::to_string(c.nodes) + " x " + std::to_string(c.gpus_per_node) +
                             "); give --nodes or another cluster");
-}
-
-double median_abs(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  for (auto& x : v) x = std::fabs(x);
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size();
-  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
 collectives::AllReduceEstimate predict(const collectives::NcclTopology& topo, double bytes,

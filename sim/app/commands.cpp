@@ -11,6 +11,7 @@
 #include "config/overrides.hpp"
 #include "config/trace_import.hpp"
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "core/units.hpp"
 #include "ddp/bucketizer.hpp"
 #include "engine/simulation.hpp"
@@ -428,11 +429,9 @@ int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
       walls.push_back(r.value["wall_s"].get<double>());
       last = r.value;
     }
-    std::vector<double> sorted = walls;
-    std::sort(sorted.begin(), sorted.end());
     Json c = last;
     c.erase("wall_s");
-    c["wall_s_per_step"] = sorted[sorted.size() / 2];
+    c["wall_s_per_step"] = core::median(walls);
     c["wall_s_runs"] = walls;
     cases.push_back(c);
   }
