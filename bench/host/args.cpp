@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "config/specs.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "errors.hpp"
 
@@ -197,11 +198,9 @@ void check_model_source(const ModelArgs& m) {
 
 std::vector<CapSpec> parse_caps(const std::string& v) {
   std::vector<CapSpec> caps;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const auto& item : ddpsim::core::split_list(v)) {
     if (item == "default") {
-      caps.push_back({25.0, true});
+      caps.push_back({ddpsim::config::DdpSettings{}.bucket_cap_mb, true});
       continue;
     }
     const std::string what = "a comma-separated list of bucket_cap_mb values > 0 or 'default'";

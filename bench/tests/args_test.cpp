@@ -38,8 +38,8 @@ TEST(Args, SizeThatIsNotWholeBytesIsRefused) {
       parse_size("-b", bad);
       ADD_FAILURE() << bad;
     } catch (const ArgError& e) {
-      EXPECT_EQ(std::string(e.what()), std::string("-b: '") + bad +
-                                           "' is not a size in bytes like 8, 64K, 1M, 8G (K/M/G = 1024-based)");
+      EXPECT_EQ(std::string(e.what()),
+                std::string("-b: '") + bad + "' is not a size in bytes like 8, 64K, 1M, 8G (K/M/G = 1024-based)");
     }
   }
 }

@@ -14,6 +14,7 @@
 #include "config/catalog.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/writers.hpp"
 
@@ -59,15 +60,8 @@ config::ClusterSpec load_cluster(const config::Catalog& cat, const std::string& 
 
 collectives::NcclSettings settings_from(const std::string& algo, const std::string& proto, int minc, int maxc) {
   config::CollectiveSettings s;
-  auto split = [](const std::string& v) {
-    std::vector<std::string> out;
-    std::stringstream ss(v);
-    std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(item);
-    return out;
-  };
-  s.nccl_algo = split(algo);
-  s.nccl_proto = split(proto);
+  s.nccl_algo = core::split_list(algo);
+  s.nccl_proto = core::split_list(proto);
   s.nccl_min_nchannels = minc;
   s.nccl_max_nchannels = maxc;
   try {

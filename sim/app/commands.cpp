@@ -9,12 +9,12 @@
 #include "app/sweep.hpp"
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
-#include "config/trace_import.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 #include "ddp/bucketizer.hpp"
 #include "engine/simulation.hpp"
+#include "profile/trace_import.hpp"
 #include "report/report.hpp"
 #include "report/writers.hpp"
 
@@ -324,10 +324,10 @@ int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args) {
   const auto model_file = cat.resolve(config::Kind::MODEL, args.model);
   cat.load_model(model_file);  // validate the model first
   Json model = core::read_json_file(model_file.string());
-  Json trace = config::read_trace_file(args.trace);
+  Json trace = profile::read_trace_file(args.trace);
   std::optional<int> batch;
   if (args.batch > 0) batch = args.batch;
-  auto res = config::import_trace(trace, args.trace, model, model_file.string(), batch);
+  auto res = profile::import_trace(trace, args.trace, model, model_file.string(), batch);
   // The result must load as a model before it is written.
   core::Diagnostics d(args.out.empty() ? "import-trace output" : args.out);
   config::parse_model(res.model, d);

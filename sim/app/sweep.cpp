@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace ddpsim::app {
 namespace {
@@ -114,15 +115,9 @@ SweepParam parse_sweep_param(const std::string& text) {
     throw core::ConfigError("--param " + text + ": expected PATH=V1,V2,..., e.g. ddp.bucket_cap_mb=1,5,25");
   SweepParam p;
   p.path = text.substr(0, eq);
-  std::string rest = text.substr(eq + 1);
-  size_t start = 0;
-  while (true) {
-    size_t comma = rest.find(',', start);
-    std::string v = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (auto& v : core::split_list(std::string_view(text).substr(eq + 1))) {
     if (v.empty()) throw core::ConfigError("--param " + text + ": empty value in the list");
-    p.values.push_back(v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+    p.values.push_back(std::move(v));
   }
   return p;
 }

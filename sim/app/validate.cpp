@@ -13,6 +13,7 @@
 #include "collectives/topology.hpp"
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
+#include "config/sections.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
@@ -188,7 +189,7 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
     const Json& cases = need(step, "cases", "/step", file);
     if (!cases.is_array() || cases.empty()) throw core::ConfigError(file + ": /step/cases: expected a non-empty array");
     std::string torch = hw.value("torch_version", doc.value("torch_version", ""));
-    const std::string pytorch = torch.rfind("1.", 0) == 0 ? "1.13" : "2.4";
+    const std::string pytorch = config::pytorch_rule_version(torch);
     Json base{
         {"name", "validate"},
         {"model", model},
