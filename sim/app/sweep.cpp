@@ -1,5 +1,6 @@
 #include "app/sweep.hpp"
 
+#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +77,7 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<core::J
       ::_exit(code);
     }
     ::close(fds[1]);
+    spdlog::debug("child process {} started for configuration {} of {}", pid, i + 1, work.size());
     running.push_back({pid, fds[0], i});
   };
   while (next < work.size() || !running.empty()) {
@@ -88,6 +90,7 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<core::J
     int status = 0;
     while (::waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
     }
+    spdlog::debug("child process {} (configuration {}) ended with status {}", r.pid, r.index + 1, status);
     ChildResult& out = results[r.index];
     try {
       auto j = core::Json::parse(text);
