@@ -70,9 +70,10 @@ if SCRIPT_DIR not in sys.path:
 import export_model as em  # noqa: E402
 import ddpsim_profile as dp  # noqa: E402
 from ddp_reference_buckets import _free_port  # noqa: E402  (one helper for both DDP launchers)
+import ddp_bucket_rule as rule  # noqa: E402  (the one Python copy of the first-bucket rule)
 
-FIRST_BUCKET_BYTES_1_13 = 1024 * 1024
-DEFAULT_CAP_MB = 25.0
+FIRST_BUCKET_BYTES_1_13 = rule.first_bucket_bytes(pytorch_version="1.13")
+DEFAULT_CAP_MB = rule.DEFAULT_CAP_MB
 BUCKET_RULE_1_13 = ("torch 1.13: iteration 1 = one bucket per dtype; rebuilt at iteration 2 in "
                     "gradient-ready order with limits [1 MiB, bucket_cap_mb] (first bucket 1 MiB for "
                     "the default and explicit caps alike)")
@@ -379,7 +380,8 @@ def build_document(cfg, ranks, argv, wall_s):
             b["alone_s"] = interp_time(ar_rows, b["bytes"], fit, ws) if ws > 1 else 0.0
         is_default = cap == "default"
         cap_mb = DEFAULT_CAP_MB if is_default else float(cap)
-        limits = [FIRST_BUCKET_BYTES_1_13, int(cap_mb * 1024 * 1024)]
+        explicit_mb = None if is_default else cap_mb
+        limits = [rule.first_bucket_bytes(explicit_mb, "1.13"), rule.cap_bytes(explicit_mb)]
         for b in buckets:
             b["size_limit"] = limits[0] if b["index"] == 0 else limits[1]
         step = _median(step_times)

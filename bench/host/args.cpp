@@ -4,6 +4,9 @@
 #include <functional>
 #include <sstream>
 
+#include "config/specs.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
 #include "errors.hpp"
 
 namespace ddpbench {
@@ -17,7 +20,7 @@ const char* dtype_name(DType d) {
   return "?";
 }
 
-int dtype_size(DType d) { return d == DType::FLOAT32 ? 4 : 2; }
+int dtype_size(DType d) { return ddpsim::config::dtype_size(*ddpsim::config::parse_dtype(dtype_name(d))); }
 
 namespace {
 
@@ -195,11 +198,9 @@ void check_model_source(const ModelArgs& m) {
 
 std::vector<CapSpec> parse_caps(const std::string& v) {
   std::vector<CapSpec> caps;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const auto& item : ddpsim::core::split_list(v)) {
     if (item == "default") {
-      caps.push_back({25.0, true});
+      caps.push_back({ddpsim::config::DdpSettings{}.bucket_cap_mb, true});
       continue;
     }
     const std::string what = "a comma-separated list of bucket_cap_mb values > 0 or 'default'";
@@ -289,30 +290,12 @@ FlagParser make_parser(const std::string& name, Command& c) {
 uint64_t parse_size(const std::string& flag, const std::string& text) {
   const std::string what = "a size in bytes like 8, 64K, 1M, 8G (K/M/G = 1024-based)";
   if (text.empty()) throw ArgError(flag + ": empty value (expected " + what + ")");
-  uint64_t mult = 1;
-  std::string digits = text;
-  switch (text.back()) {
-    case 'K':
-    case 'k':
-      mult = 1ULL << 10;
-      digits.pop_back();
-      break;
-    case 'M':
-    case 'm':
-      mult = 1ULL << 20;
-      digits.pop_back();
-      break;
-    case 'G':
-    case 'g':
-      mult = 1ULL << 30;
-      digits.pop_back();
-      break;
-    default: break;
-  }
-  const int64_t n = FlagParser::to_int(flag, digits, 1, what);
-  if (static_cast<uint64_t>(n) > (UINT64_MAX / mult)) throw ArgError(flag + ": '" + text + "' is too large");
-  (void)n;
-  return static_cast<uint64_t>(n) * mult;
+  // The simulator's parser (core/units) is the one reading of nccl-tests sizes; a benchmark
+  // buffer must be a whole number of bytes, at least one.
+  const auto v = ddpsim::core::parse_nccl_tests_size(text);
+  if (!v || *v < 1 || *v != std::floor(*v)) throw ArgError(flag + ": '" + text + "' is not " + what);
+  if (*v >= 18446744073709551616.0) throw ArgError(flag + ": '" + text + "' is too large");
+  return static_cast<uint64_t>(*v);
 }
 
 std::string usage(const std::string& command) {

@@ -42,13 +42,19 @@ std::vector<Bucket> assign_by_size(const std::vector<BucketTensor>& tensors, con
   return out;
 }
 
-uint64_t cap_bytes(double mb) { return static_cast<uint64_t>(mb * 1024.0 * 1024.0); }
+uint64_t cap_bytes(double mb) {
+  ddpsim::config::DdpSettings ddp;
+  ddp.bucket_cap_mb = mb;
+  return static_cast<uint64_t>(ddp.bucket_cap_bytes());
+}
 
 std::vector<uint64_t> rebuild_limits(const CapSpec& cap, double first_bucket_mb) {
-  const uint64_t c = cap_bytes(cap.mb);
-  uint64_t first = cap.is_default ? (1ULL << 20) : c;
-  if (first_bucket_mb > 0) first = cap_bytes(first_bucket_mb);
-  return {first, c};
+  // The simulator's DdpSettings holds PyTorch's first-bucket rule (one home, DESIGN.md).
+  ddpsim::config::DdpSettings ddp;
+  ddp.bucket_cap_mb = cap.mb;
+  ddp.bucket_cap_is_default = cap.is_default;
+  if (first_bucket_mb > 0) ddp.first_bucket_cap_mb = first_bucket_mb;
+  return {static_cast<uint64_t>(ddp.first_bucket_cap_bytes()), static_cast<uint64_t>(ddp.bucket_cap_bytes())};
 }
 
 std::vector<Bucket> rebuilt_plan(const Model& m, const CapSpec& cap, double first_bucket_mb) {

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/specs.hpp"
 #include "errors.hpp"
 
 namespace ddpbench {
@@ -17,13 +18,12 @@ uint64_t ModelParam::bytes() const {
   return static_cast<uint64_t>(numel()) * static_cast<uint64_t>(dtype_bytes(dtype));
 }
 
+// The simulator's dtype table (config/specs.hpp) is the one home of element sizes.
 int dtype_bytes(const std::string& dtype) {
-  if (dtype == "float32" || dtype == "int32") return 4;
-  if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
-  if (dtype == "float64" || dtype == "int64") return 8;
-  if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
-  throw ModelError("unknown dtype '" + dtype +
-                   "' (known: float32, float16, bfloat16, float64, int64, int32, int16, int8, uint8, bool)");
+  if (auto t = ddpsim::config::parse_dtype(dtype)) return ddpsim::config::dtype_size(*t);
+  std::string known;
+  for (const auto& n : ddpsim::config::dtype_names()) known += (known.empty() ? "" : ", ") + n;
+  throw ModelError("unknown dtype '" + dtype + "' (known: " + known + ")");
 }
 
 int64_t Model::token_seq_len() const {

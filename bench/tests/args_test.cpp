@@ -29,6 +29,19 @@ TEST(Args, AllreduceDefaultsAndSizes) {
   EXPECT_EQ(a.timing.warmup, 2);
   EXPECT_EQ(parse_size("-e", "8G"), 8ULL << 30);
   EXPECT_EQ(parse_size("-e", "64k"), 64u << 10);
+  EXPECT_EQ(parse_size("-e", "1.5K"), 1536u);  // the simulator's reading of nccl-tests sizes
+}
+
+TEST(Args, SizeThatIsNotWholeBytesIsRefused) {
+  for (const char* bad : {"0.5", "0", "1.0000001K"}) {
+    try {
+      parse_size("-b", bad);
+      ADD_FAILURE() << bad;
+    } catch (const ArgError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("-b: '") + bad + "' is not a size in bytes like 8, 64K, 1M, 8G (K/M/G = 1024-based)");
+    }
+  }
 }
 
 TEST(Args, StepCapsAndDefaults) {

@@ -14,6 +14,9 @@ struct CommonOptions {
   config::Catalog catalog() const;     // over data_dir
 };
 
+// A bundled scenario name or file; empty: scenarios/default.json.
+std::filesystem::path scenario_path(const config::Catalog& cat, const std::string& name);
+
 struct RunArgs {
   std::string scenario;  // empty: scenarios/default.json
   std::string json_out, trace_out, csv_out;
@@ -48,7 +51,8 @@ int cmd_show(const CommonOptions& common, const std::string& model, const std::s
 struct BenchArgs {
   std::string scenario = "bench-gpt2-1024";
   int repeat = 3;
-  std::vector<int> nodes;  // extra node counts to measure scaling
+  std::vector<int> nodes;  // node counts to time instead of the scenario's own
+  bool scaling = false;    // GPUs, flows, wall time and peak RSS per size (default sizes: cmd_bench.cpp)
   std::string json_out;
 };
 int cmd_bench(const CommonOptions& common, const BenchArgs& args);

@@ -1,5 +1,6 @@
 // ddpsim: predicts PyTorch DDP step time and communication/computation overlap.
 // Only main() turns exceptions into messages and exit codes: 0 ok, 2 bad input, 1 failure.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -14,11 +15,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "ddpsim 0.1.0");
   CommonOptions common;
-  std::string log_level = "warn";
+  std::string log_level = "warn";  // debug: files loaded, scenarios resolved, child processes
   app.add_option("--data-dir", common.data_dir,
                  "folder holding models/, configs/ and scenarios/ (default: $DDPSIM_DATA_DIR or the source tree)");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  app.add_option("--log-level", log_level, "messages on stderr: trace, debug, info, warn (default), error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
   RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "simulate a scenario and print its step time and overlap");
@@ -72,7 +73,10 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--scenario", bench.scenario, "scenario to time");
   bench_cmd->add_option("--repeat", bench.repeat, "runs (one process each); the median is reported")
       ->check(CLI::PositiveNumber);
-  bench_cmd->add_option("--nodes", bench.nodes, "also time these node counts (scaling)")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--nodes", bench.nodes, "time these node counts instead of the scenario's")
+      ->check(CLI::PositiveNumber);
+  bench_cmd->add_flag("--scaling", bench.scaling,
+                      "GPUs, flows, wall s per step and peak RSS per size (default nodes 128, 512, 2048, 16384)");
   bench_cmd->add_option("--set", common.overrides, "override a field: PATH=VALUE");
   bench_cmd->add_option("--json", bench.json_out, "write the figures as JSON to FILE or -");
 
@@ -142,6 +146,9 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  // Log lines go to stderr so that `--json -` output on stdout stays parseable.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("ddpsim"));
+  spdlog::set_pattern("ddpsim: %l: %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
   try {
     if (*run_cmd) return cmd_run(common, run);

@@ -1,5 +1,6 @@
 #include "app/sweep.hpp"
 
+#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace ddpsim::app {
 namespace {
@@ -75,6 +77,7 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<core::J
       ::_exit(code);
     }
     ::close(fds[1]);
+    spdlog::debug("child process {} started for configuration {} of {}", pid, i + 1, work.size());
     running.push_back({pid, fds[0], i});
   };
   while (next < work.size() || !running.empty()) {
@@ -87,6 +90,7 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<core::J
     int status = 0;
     while (::waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
     }
+    spdlog::debug("child process {} (configuration {}) ended with status {}", r.pid, r.index + 1, status);
     ChildResult& out = results[r.index];
     try {
       auto j = core::Json::parse(text);
@@ -114,15 +118,9 @@ SweepParam parse_sweep_param(const std::string& text) {
     throw core::ConfigError("--param " + text + ": expected PATH=V1,V2,..., e.g. ddp.bucket_cap_mb=1,5,25");
   SweepParam p;
   p.path = text.substr(0, eq);
-  std::string rest = text.substr(eq + 1);
-  size_t start = 0;
-  while (true) {
-    size_t comma = rest.find(',', start);
-    std::string v = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (auto& v : core::split_list(std::string_view(text).substr(eq + 1))) {
     if (v.empty()) throw core::ConfigError("--param " + text + ": empty value in the list");
-    p.values.push_back(v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+    p.values.push_back(std::move(v));
   }
   return p;
 }

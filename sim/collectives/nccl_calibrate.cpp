@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "collectives/nccl_model.hpp"
+#include "core/stats.hpp"
 
 namespace ddpsim::collectives {
 namespace {
@@ -18,13 +19,6 @@ std::string fmt(double v) {
   std::ostringstream os;
   os << v;
   return os.str();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -228,7 +222,7 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
       sq += r * r;
     }
     fit->rms_relative_error = std::sqrt(sq / pts.size());
-    fit->median_abs_relative_error = median(abs_err);
+    fit->median_abs_relative_error = core::median(abs_err);
     fit->iterations = iterations;
   }
   return fitted;

@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/nccl_names.hpp"
+
 namespace ddpsim::collectives {
 
-enum class Algo { RING, TREE, NVLS, NVLS_TREE };
-enum class Proto { LL, LL128, SIMPLE };
 // Ada uses NCCL's Ampere-class tables: tuning.cc picks the table by minCompCap >= 80 / >= 90,
 // and search.cc uses the sm90 speed arrays only for ccMin >= 90, so sm_89 falls in the Ampere class.
 enum class Arch { VOLTA, AMPERE, HOPPER, ADA, BLACKWELL };
@@ -122,18 +122,6 @@ std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, do
 // nccl-tests doc/PERFORMANCE.md definitions.
 double algbw(double bytes, double time);
 double busbw_allreduce(double algbw, int nranks);
-
-// "2.8.3" (also "2.8.3-1", "2.8.3+cuda11.2") -> 20803 (NCCL_VERSION_CODE for 2.x: major*10000 +
-// minor*100 + patch). Throws std::invalid_argument naming the text and the expected form.
-int parse_nccl_version(std::string_view text);
-std::string nccl_version_string(int code);  // 20803 -> "2.8.3"; 0 -> "current"
-
-std::string to_string(Algo algo);
-std::string to_string(Proto proto);
-// Case-insensitive, NCCL spellings ("Ring", "Tree", "NVLS", "NVLSTree", "LL", "LL128", "Simple").
-// Throws std::invalid_argument listing the valid names.
-Algo parse_algo(std::string_view name);
-Proto parse_proto(std::string_view name);
 
 // Result of calibrate(): the fitted knobs and how well they reproduce the measurements.
 struct NcclFit {

@@ -6,8 +6,9 @@
 #include <functional>
 #include <set>
 
-#include "collectives/nccl_model.hpp"
+#include "collectives/nccl_names.hpp"
 #include "config/overrides.hpp"
+#include "config/sections.hpp"
 #include "core/error.hpp"
 
 namespace fs = std::filesystem;
@@ -113,6 +114,7 @@ std::string to_string(IntraFabric f) {
 }
 std::string to_string(Backend b) { return b == Backend::FLOW ? "flow" : "analytic"; }
 std::string to_string(Fidelity f) { return f == Fidelity::FUSED ? "fused" : "stepwise"; }
+std::string to_string(RankMode m) { return m == RankMode::ALL ? "all" : "representative"; }
 std::string to_string(Kind k) {
   switch (k) {
     case Kind::MODEL: return "model";
@@ -140,7 +142,7 @@ double DdpSettings::bucket_cap_bytes() const {
   // distributed.py: int(bucket_cap_mb * 1024 * 1024)
   return static_cast<double>(static_cast<int64_t>(bucket_cap_mb * 1024 * 1024));
 }
-bool DdpSettings::recent_pytorch() const { return pytorch_version.rfind("1.", 0) != 0; }
+bool DdpSettings::recent_pytorch() const { return pytorch_rule_version(pytorch_version) != "1.13"; }
 double DdpSettings::first_bucket_cap_bytes() const {
   if (first_bucket_cap_mb) return static_cast<double>(static_cast<int64_t>(*first_bucket_cap_mb * 1024 * 1024));
   // dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB. Since PyTorch 2.x the Reducer is given the user's
@@ -624,8 +626,8 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
         for (size_t i = 0; i < list->size(); ++i) {
           ObjectReader ar((*list)[i], lpath + "/" + std::to_string(i), r.diagnostics());
           ClusterSpec::Calibration::PairAchieved pa;
-          pa.algo = ar.string("algo", true, {"Ring", "Tree", "NVLS", "NVLSTree"}).value_or("Ring");
-          pa.proto = ar.string("proto", true, {"LL", "LL128", "Simple"}).value_or("Simple");
+          pa.algo = ar.string("algo", true, collectives::algo_names()).value_or("Ring");
+          pa.proto = ar.string("proto", true, collectives::proto_names()).value_or("Simple");
           pa.achieved = achieved(ar);
           ar.finish();
           c.calibration.achieved.push_back(pa);
@@ -729,181 +731,15 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     d.add("/nodes", std::to_string(s.cluster.nodes) + " nodes need a cluster with an inter_node link; cluster \"" +
                         s.cluster.name + "\" has none");
 
-  if (const Json* dj = r.raw("ddp")) {
-    ObjectReader dr(*dj, "/ddp", d);
-    dr.accept("bucket_cap_mb");
-    if (dr.has("bucket_cap_mb")) {
-      s.ddp.bucket_cap_mb = dr.number_or("bucket_cap_mb", 25.0, 0.0, true);
-      s.ddp.bucket_cap_is_default = false;
-    }
-    if (const Json* f = dr.raw("first_bucket_cap_mb")) {
-      if (!(f->is_string() && f->get<std::string>() == "auto")) {
-        dr.accept("first_bucket_cap_mb");
-        if (f->is_number() && f->get<double>() > 0)
-          s.ddp.first_bucket_cap_mb = f->get<double>();
-        else
-          d.add_value("/ddp/first_bucket_cap_mb", *f, "a number > 0 (MiB) or \"auto\"");
-      }
-    }
-    s.ddp.find_unused_parameters = dr.boolean_or("find_unused_parameters", false);
-    s.ddp.broadcast_buffers = dr.boolean_or("broadcast_buffers", true);
-    s.ddp.comm_hook =
-        dr.string_or("comm_hook", "allreduce", {"allreduce", "fp16_compress", "bf16_compress", "powersgd"});
-    if (const Json* pj = dr.raw("powersgd")) {
-      ObjectReader pr(*pj, "/ddp/powersgd", d);
-      auto& ps = s.ddp.powersgd;
-      ps.matrix_approximation_rank = static_cast<int>(pr.integer_or("matrix_approximation_rank", 1, 1, 1024));
-      ps.start_powerSGD_iter = static_cast<int>(pr.integer_or("start_powerSGD_iter", 1000, 2, 1 << 30));
-      ps.use_error_feedback = pr.boolean_or("use_error_feedback", true);
-      ps.batched = pr.boolean_or("batched", false);
-      ps.min_compression_rate = pr.number_or("min_compression_rate", 2.0, 0.0, true);
-      pr.finish();
-    }
-    s.ddp.static_graph = dr.boolean_or("static_graph", false);
-    s.ddp.gradient_as_bucket_view = dr.boolean_or("gradient_as_bucket_view", false);
-    const std::vector<std::string> versions{"1.13", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7"};
-    if (const Json* v = dr.raw("pytorch_version"); v && v->is_number()) {
-      // `--set ddp.pytorch_version=1.13` arrives as a JSON number: read it as the version string.
-      std::string text = core::short_dump(*v);
-      if (std::find(versions.begin(), versions.end(), text) != versions.end())
-        s.ddp.pytorch_version = text;
-      else
-        d.add_value("/ddp/pytorch_version", *v, "one of \"1.13\", \"2.0\" ... \"2.7\"");
-    } else {
-      s.ddp.pytorch_version = dr.string_or("pytorch_version", "2.4", versions);
-    }
-    dr.finish();
-  }
-
-  if (const Json* tj = r.raw("training")) {
-    ObjectReader tr(*tj, "/training", d);
-    s.training.batch_size = static_cast<int>(tr.integer_or("batch_size", 32, 1, 1 << 24));
-    s.training.compute_dtype =
-        tr.string_or("compute_dtype", "float32", {"float32", "tf32", "bfloat16", "float16", "float64"});
-    s.training.optimizer = tr.string_or("optimizer", "sgd", {"sgd", "adam", "adamw"});
-    s.training.optimizer_impl = tr.string_or("optimizer_impl", "foreach", {"for_loop", "foreach", "fused"});
-    s.training.gradient_accumulation_steps =
-        static_cast<int>(tr.integer_or("gradient_accumulation_steps", 1, 1, 1 << 16));
-    s.training.clip_grad_norm = tr.boolean_or("clip_grad_norm", false);
-    s.training.zero_grad_set_to_none = tr.boolean_or("zero_grad_set_to_none", true);
-    s.training.grad_scaler = tr.boolean_or("grad_scaler", true);
-    s.training.pin_memory = tr.boolean_or("pin_memory", true);
-    s.training.non_blocking = tr.boolean_or("non_blocking", true);
-    if (auto v = tr.number("loader_samples_per_s", false, 0.0, true)) s.training.loader_samples_per_s = v;
-    if (auto v = tr.quantity("measured_single_gpu_step", Quantity::TIME, false))
-      s.training.measured_single_gpu_step_s = v;
-    if (auto v = tr.quantity("input_bytes_per_sample", Quantity::BYTES, false, true))
-      s.training.input_bytes_per_sample = v;
-    tr.finish();
-  }
-  if (const Json* cj = r.raw("compute")) {
-    ObjectReader cr(*cj, "/compute", d);
-    if (auto v = cr.number("flops_efficiency", false, 0.0, true, 1.0)) {
-      s.compute.flops_efficiency = *v;
-      s.compute.flops_efficiency_set = true;
-    }
-    if (const Json* bt = cr.raw("flops_efficiency_by_type")) {
-      ObjectReader br(*bt, "/compute/flops_efficiency_by_type", d);
-      for (const auto& t : layer_type_names())
-        if (auto v = br.number(t, false, 0.0, true, 1.0)) s.compute.flops_efficiency_by_type[t] = *v;
-      br.finish();
-    }
-    s.compute.memory_efficiency = cr.number_or("memory_efficiency", 0.8, 0.0, true, 1.0);
-    s.compute.use_measured = cr.boolean_or("use_measured", true);
-    s.compute.kernel_overhead = cr.quantity("kernel_overhead", Quantity::TIME, false, true).value_or(2e-6);
-    s.compute.launch_latency = cr.quantity("launch_latency", Quantity::TIME, false, true).value_or(5e-6);
-    s.compute.autograd_traversal_per_param =
-        cr.quantity("autograd_traversal_per_param", Quantity::TIME, false, true).value_or(0.2e-6);
-    cr.finish();
-  }
-  if (const Json* kj = r.raw("collective")) {
-    ObjectReader kr(*kj, "/collective", d);
-    s.collective.model = kr.string_or("model", "nccl", {"nccl", "ring"});
-    s.collective.base_latency = kr.quantity("base_latency", Quantity::TIME, false, true).value_or(8.4e-6);
-    auto list = [&](const char* key, const std::vector<std::string>& allowed) {
-      std::vector<std::string> out;
-      auto v = kr.string(key, false);
-      if (!v) return out;
-      size_t start = 0;
-      while (start <= v->size()) {
-        size_t comma = v->find(',', start);
-        std::string item = v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        std::string lower;
-        for (char ch : item) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        bool ok = false;
-        for (const auto& a : allowed) {
-          std::string al;
-          for (char ch : a) al += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-          if (al == lower) ok = true, item = a;
-        }
-        if (!ok) {
-          std::string what = "a comma-separated list of";
-          for (const auto& a : allowed) what += " " + a;
-          d.add_value(std::string("/collective/") + key, Json(*v), what);
-          return std::vector<std::string>{};
-        }
-        out.push_back(item);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-      return out;
-    };
-    s.collective.nccl_algo = list("NCCL_ALGO", {"Ring", "Tree", "NVLS", "NVLSTree"});
-    s.collective.nccl_proto = list("NCCL_PROTO", {"LL", "LL128", "Simple"});
-    s.collective.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", 0, 0, 64));
-    s.collective.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", 0, 0, 64));
-    if (auto v = kr.string("nccl_version", false)) {
-      try {
-        s.collective.nccl_version = collectives::parse_nccl_version(*v);
-      } catch (const std::invalid_argument& e) {
-        d.add("/collective/nccl_version", e.what());
-      }
-    }
-    kr.finish();
-  }
-  if (const Json* sj = r.raw("simulation")) {
-    ObjectReader sr(*sj, "/simulation", d);
-    s.simulation.backend =
-        sr.string_or("backend", "flow", {"flow", "analytic"}) == "analytic" ? Backend::ANALYTIC : Backend::FLOW;
-    s.simulation.fidelity =
-        sr.string_or("fidelity", "fused", {"fused", "stepwise"}) == "stepwise" ? Fidelity::STEPWISE : Fidelity::FUSED;
-    s.simulation.seed = static_cast<uint64_t>(sr.integer_or("seed", 1, 0, (1LL << 53)));
-    sr.finish();
-  }
-  if (const Json* cj = r.raw("contention")) {
-    ObjectReader cr(*cj, "/contention", d);
-    s.contention.enabled = cr.boolean_or("enabled", true);
-    if (auto v = cr.number("hbm_bytes_per_nccl_byte", false, 0.0)) s.contention.hbm_bytes_per_nccl_byte = v;
-    if (auto v = cr.number("comm_slowdown", false, 1.0)) s.contention.comm_slowdown = v;
-    s.contention.max_slowdown = cr.number_or("max_slowdown", 4.0, 1.0);
-    if (auto v = cr.number("compute_slowdown", false, 1.0)) s.contention.compute_slowdown = v;
-    cr.finish();
-  }
-  if (const Json* sj = r.raw("streams")) {
-    ObjectReader sr(*sj, "/streams", d);
-    s.streams.nccl_high_priority = sr.boolean_or("TORCH_NCCL_HIGH_PRIORITY", false);
-    s.streams.cuda_device_max_connections = static_cast<int>(sr.integer_or("CUDA_DEVICE_MAX_CONNECTIONS", 8, 1, 32));
-    s.streams.comm_streams = static_cast<int>(sr.integer_or("comm_streams", 1, 1, 16));
-    sr.finish();
-  }
-  if (const Json* gj = r.raw("stragglers")) {
-    ObjectReader gr(*gj, "/stragglers", d);
-    s.stragglers.jitter_cv = gr.number_or("jitter_cv", 0.0, 0.0, false, 2.0);
-    s.stragglers.steps = static_cast<int>(gr.integer_or("steps", 50, 1, 100000));
-    if (const Json* sl = gr.raw("slow_ranks")) {
-      if (!sl->is_array())
-        d.add_value("/stragglers/slow_ranks", *sl, "an array of {\"rank\": R, \"factor\": F}");
-      else
-        for (size_t i = 0; i < sl->size(); ++i) {
-          ObjectReader er((*sl)[i], "/stragglers/slow_ranks/" + std::to_string(i), d);
-          auto rank = er.integer("rank", true, 0, (1 << 20));
-          auto factor = er.number("factor", true, 0.0, true, 100.0);
-          er.finish();
-          if (rank && factor) s.stragglers.slow_ranks.emplace_back(static_cast<int>(*rank), *factor);
-        }
-    }
-    gr.finish();
-  }
+  // One parser per section (config/sections.hpp); absent sections keep the defaults.
+  if (const Json* v = r.raw("ddp")) s.ddp = parse_ddp(*v, d);
+  if (const Json* v = r.raw("training")) s.training = parse_training(*v, d);
+  if (const Json* v = r.raw("compute")) s.compute = parse_compute(*v, d);
+  if (const Json* v = r.raw("collective")) s.collective = parse_collective(*v, d);
+  if (const Json* v = r.raw("simulation")) s.simulation = parse_simulation(*v, d);
+  if (const Json* v = r.raw("contention")) s.contention = parse_contention(*v, d);
+  if (const Json* v = r.raw("streams")) s.streams = parse_streams(*v, d);
+  if (const Json* v = r.raw("stragglers")) s.stragglers = parse_stragglers(*v, d);
   r.finish();
   for (size_t i = 0; i < s.stragglers.slow_ranks.size(); ++i)
     if (d.ok() && s.stragglers.slow_ranks[i].first >= s.cluster.world_size())

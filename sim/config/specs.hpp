@@ -218,11 +218,12 @@ struct CollectiveSettings {
 
 enum class Backend { ANALYTIC, FLOW };
 enum class Fidelity { FUSED, STEPWISE };
-// REPRESENTATIVE: homogeneous ranks on a symmetric fabric simulated as representative flow
-// classes; ALL: every rank's flows.
+// REPRESENTATIVE: homogeneous ranks on a symmetric fabric simulated as representative flow classes
+// (each standing for its identical siblings); ALL: every rank's flows (DESIGN.md, "Decisions").
 enum class RankMode { REPRESENTATIVE, ALL };
 std::string to_string(Backend b);
 std::string to_string(Fidelity f);
+std::string to_string(RankMode m);
 
 struct SimulationSettings {
   Backend backend = Backend::FLOW;

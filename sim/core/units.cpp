@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 namespace ddpsim::core {
 namespace {
@@ -130,6 +132,30 @@ std::string format_bandwidth(double bps) {
   if (bps >= 1e9) return fmt("%.2f %s", bps / 1e9, "GB/s");
   if (bps >= 1e6) return fmt("%.2f %s", bps / 1e6, "MB/s");
   return fmt("%.0f %s", bps, "B/s");
+}
+
+std::optional<double> parse_nccl_tests_size(std::string_view text) {
+  const std::string t(text);
+  double v = 0;
+  size_t pos = 0;
+  try {
+    v = std::stod(t, &pos);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  // stod also reads "inf", "nan" and hex; nccl-tests takes decimal digits only.
+  if (!(std::isdigit(static_cast<unsigned char>(t[0])) || t[0] == '.') || !std::isfinite(v)) return std::nullopt;
+  if (pos == t.size()) return v;
+  if (pos + 1 != t.size()) return std::nullopt;
+  switch (t.back()) {
+    case 'K':
+    case 'k': return v * 1024.0;
+    case 'M':
+    case 'm': return v * 1048576.0;
+    case 'G':
+    case 'g': return v * 1073741824.0;
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace ddpsim::core

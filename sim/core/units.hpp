@@ -18,6 +18,10 @@ std::string format_bytes(double bytes);
 std::string format_time(double seconds);
 std::string format_bandwidth(double bytes_per_s);
 
+// nccl-tests' size spelling (-b/-e): a number with an optional K, M or G suffix, powers of 1024
+// ("8", "64K", "1.5M"); nullopt when `text` is not one. The simulator and ddpbench share it.
+std::optional<double> parse_nccl_tests_size(std::string_view text);
+
 std::string_view quantity_name(Quantity kind);
 std::string_view quantity_examples(Quantity kind);
 

@@ -430,7 +430,7 @@ class StepSimulator {
     report::fill_iterations(timeline_, r);
     r.trace = std::move(timeline_.trace);
     r.flows = backend_->flows();
-    r.ranks = sc_.simulation.ranks == config::RankMode::ALL ? "all" : "representative";
+    r.ranks = config::to_string(sc_.simulation.ranks);
     return r;
   }
 

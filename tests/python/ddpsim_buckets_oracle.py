@@ -18,10 +18,11 @@ stand-in --ddpsim for check_buckets_vs_ddp.py.
 
 import argparse
 import json
+import os
 import sys
 
-DTYPE_BYTES = {"float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2, "float64": 8,
-               "double": 8, "int64": 8, "int32": 4, "int8": 1, "uint8": 1, "bool": 1}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from ddp_bucket_rule import DTYPE_BYTES, cap_bytes, first_bucket_bytes  # noqa: E402
 
 
 def _numel(shape):
@@ -52,8 +53,8 @@ def assign(order, params, limits):
 
 def buckets_for(model, bucket_cap_mb=None, first_bucket_mb=1.0):
     params = model["params"]
-    cap = int((25 if bucket_cap_mb is None else float(bucket_cap_mb)) * 1024 * 1024)
-    first = int(first_bucket_mb * 1024 * 1024)
+    cap = cap_bytes(bucket_cap_mb)
+    first = first_bucket_bytes(bucket_cap_mb, "1.13", first_bucket_mb)
     rg = [i for i, p in enumerate(params) if p.get("requires_grad", True)]
     it1 = assign(rg, params, [sys.maxsize])
     it1.sort(key=lambda b: min(b["param_indices"]))

@@ -115,6 +115,15 @@ TEST(Cli, ConfigErrorNamesFilePathValueAndExitsTwo) {
   EXPECT_NE(r.out.find("> 0"), std::string::npos) << r.out;
 }
 
+TEST(Cli, BadRankModeNamesFilePathValueAndAllowedOnes) {
+  auto r = run("run --set simulation.ranks=some");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("default.json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/simulation/ranks: \"some\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"representative\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"all\""), std::string::npos) << r.out;
+}
+
 TEST(Cli, UnknownScenarioListsBundledOnes) {
   auto r = run("run no-such-scenario");
   EXPECT_EQ(r.code, 2) << r.out;
@@ -553,6 +562,70 @@ TEST(Cli, ImportTraceRefusesTheLegacyProfilerFormat) {
   auto r = run("import-trace tests/golden/traces/legacy_autograd_profiler.json --model resnet50");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("with_modules=True"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(CliBench, ScalingReportsGpusFlowsWallAndPeakRssPerSize) {
+  auto r = run("bench --scaling --nodes 1 --nodes 2 --repeat 1 --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json j = Json::parse(r.out);
+  ASSERT_TRUE(j.contains("scaling")) << r.out;
+  ASSERT_EQ(j["scaling"].size(), 2u);
+  EXPECT_EQ(j["scaling"][0]["world_size"], 8);
+  EXPECT_EQ(j["scaling"][1]["world_size"], 16);
+  for (const auto& c : j["scaling"]) {
+    EXPECT_GT(c["flows"].get<double>(), 0);
+    EXPECT_GT(c["wall_s_per_step"].get<double>(), 0);
+    EXPECT_GT(c["peak_rss_mib"].get<double>(), 1.0);  // a real process is more than 1 MiB
+  }
+  auto t = run("bench --scaling --nodes 1 --repeat 1");
+  ASSERT_EQ(t.code, 0) << t.out;
+  EXPECT_NE(t.out.find("GPUs       flows   wall s/step   peak RSS MiB"), std::string::npos) << t.out;
+}
+
+TEST(CliBench, PlainBenchHasAPeakRssColumn) {
+  auto r = run("bench --nodes 1 --repeat 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("peak RSS MiB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("world_size"), std::string::npos) << r.out;
+}
+
+TEST(CliLog, DebugLevelNamesScenarioAndChildProcessesOnStderr) {
+  auto quiet = run("run -q");
+  ASSERT_EQ(quiet.code, 0) << quiet.out;
+  EXPECT_EQ(quiet.out.find("ddpsim: debug:"), std::string::npos) << quiet.out;  // default: warn
+  auto dbg = run("--log-level debug run -q");
+  ASSERT_EQ(dbg.code, 0) << dbg.out;
+  EXPECT_NE(dbg.out.find("ddpsim: debug: scenario \"default\" is "), std::string::npos) << dbg.out;
+  EXPECT_NE(dbg.out.find("ddpsim: info: scenario "), std::string::npos) << dbg.out;
+  auto sweep = run("--log-level debug sweep default --param ddp.bucket_cap_mb=10,20 -j 1 --csv /dev/null");
+  ASSERT_EQ(sweep.code, 0) << sweep.out;
+  EXPECT_NE(sweep.out.find("child process "), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("started for configuration 2 of 2"), std::string::npos) << sweep.out;
+  // stdout stays clean JSON: log lines are on stderr.
+  const std::string json_only = bin() + " --log-level debug run -q --json - 2>/dev/null";
+  FILE* p = ::popen(json_only.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string text;
+  std::array<char, 4096> buf{};
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) text.append(buf.data(), n);
+  ::pclose(p);
+  EXPECT_NO_THROW(Json::parse(text)) << text;
+  auto off = run("--log-level off run -q");
+  EXPECT_EQ(off.code, 0);
+  EXPECT_EQ(off.out, "");
+}
+
+TEST(CliLog, UnknownLevelIsRefusedWithTheAllowedOnes) {
+  auto r = run("--log-level loud run");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("loud"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("debug"), std::string::npos) << r.out;
 }
 
 }  // namespace

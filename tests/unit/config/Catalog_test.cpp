@@ -218,7 +218,7 @@ TEST_F(CatalogTest, ReadsEverySection) {
   doc["compute"] = {
       {"flops_efficiency", 0.5}, {"memory_efficiency", 0.7}, {"use_measured", false}, {"kernel_overhead", "3us"}};
   doc["collective"] = {{"model", "ring"}, {"base_latency", "10us"}};
-  doc["simulation"] = {{"backend", "analytic"}, {"fidelity", "stepwise"}, {"seed", 7}};
+  doc["simulation"] = {{"backend", "analytic"}, {"fidelity", "stepwise"}, {"ranks", "all"}, {"seed", 7}};
   const Scenario s = load_scenario(doc);
   EXPECT_DOUBLE_EQ(s.ddp.bucket_cap_mb, 50);
   ASSERT_TRUE(s.ddp.first_bucket_cap_mb.has_value());
@@ -239,6 +239,8 @@ TEST_F(CatalogTest, ReadsEverySection) {
   EXPECT_DOUBLE_EQ(s.collective.base_latency, 10e-6);
   EXPECT_EQ(s.simulation.backend, ddpsim::config::Backend::ANALYTIC);
   EXPECT_EQ(s.simulation.fidelity, ddpsim::config::Fidelity::STEPWISE);
+  EXPECT_EQ(s.simulation.ranks, ddpsim::config::RankMode::ALL);
+  EXPECT_EQ(ddpsim::config::to_string(s.simulation.ranks), "all");
   EXPECT_EQ(s.simulation.seed, 7u);
 }
 
@@ -343,9 +345,9 @@ TEST_F(CatalogTest, BadTrainingComputeCollectiveSimulationValues) {
   doc["training"] = {{"batch_size", 0}, {"optimizer", "lamb"}, {"compute_dtype", "fp8"}, {"optimizer_impl", "x"}};
   doc["compute"] = {{"flops_efficiency", 1.5}, {"kernel_overhead", "2"}};
   doc["collective"] = {{"model", "tree"}};
-  doc["simulation"] = {{"backend", "ns3"}, {"seed", -1}};
+  doc["simulation"] = {{"backend", "ns3"}, {"ranks", "some"}, {"seed", -1}};
   const auto e = scenario_error(doc);
-  ASSERT_EQ(e.problems().size(), 9u) << e.what();
+  ASSERT_EQ(e.problems().size(), 10u) << e.what();
   const std::string msg = e.what();
   EXPECT_TRUE(contains_all(msg, {"/training/batch_size: 0", "[1, 16777216]"}));
   EXPECT_TRUE(contains_all(msg, {"/training/optimizer: \"lamb\"", "\"adamw\""}));
@@ -355,6 +357,7 @@ TEST_F(CatalogTest, BadTrainingComputeCollectiveSimulationValues) {
   EXPECT_TRUE(contains_all(msg, {"/compute/kernel_overhead: \"2\"", "us"}));
   EXPECT_TRUE(contains_all(msg, {"/collective/model: \"tree\"", "\"ring\"", "\"nccl\""}));
   EXPECT_TRUE(contains_all(msg, {"/simulation/backend: \"ns3\"", "\"analytic\""}));
+  EXPECT_TRUE(contains_all(msg, {"/simulation/ranks: \"some\"", "\"representative\"", "\"all\""}));
   EXPECT_TRUE(contains_all(msg, {"/simulation/seed: -1", "[0, "}));
   for (const auto& p : e.problems()) EXPECT_EQ(p.rfind(file_ + ": ", 0), 0u) << p;
 }

@@ -4,6 +4,7 @@
 
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
+#include "config/sections.hpp"
 #include "support/builders.hpp"
 
 namespace ddpsim {
@@ -31,6 +32,7 @@ TEST(ScenarioKnobs, DefaultsFollowPyTorchAndNccl) {
   EXPECT_FALSE(s.streams.nccl_high_priority);
   EXPECT_EQ(s.streams.comm_streams, 1);
   EXPECT_FALSE(s.stragglers.explicit_ranks());
+  EXPECT_EQ(s.simulation.ranks, config::RankMode::REPRESENTATIVE);
   EXPECT_GT(s.model.input_bytes_per_sample, 0);  // 3 x 224 x 224 float32 from the export input
   EXPECT_DOUBLE_EQ(s.model.input_bytes_per_sample, 3.0 * 224 * 224 * 4);
 }
@@ -95,6 +97,30 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"collective.NCCL_ALGO=\"Ring,Butterfly\"", "/collective/NCCL_ALGO", "Butterfly", "Tree"},
         BadCase{"collective.NCCL_PROTO=\"LL256\"", "/collective/NCCL_PROTO", "LL256", "Simple"},
         BadCase{"collective.model=\"magic\"", "/collective/model", "\"magic\"", "nccl"}));
+
+}  // namespace
+}  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(ScenarioKnobs, TorchReleaseMapsToItsFirstBucketRule) {
+  EXPECT_EQ(config::pytorch_rule_version("1.13.1+cpu"), "1.13");
+  EXPECT_EQ(config::pytorch_rule_version("2.3.0"), "2.4");
+  EXPECT_EQ(config::pytorch_rule_version(""), "2.4");
+}
+
+TEST(ScenarioKnobs, AbsentSectionsKeepTheSpecDefaults) {
+  core::Diagnostics d("defaults.json");
+  const auto empty = core::Json::object();
+  const config::DdpSettings ddp = config::parse_ddp(empty, d);
+  EXPECT_EQ(ddp.bucket_cap_mb, config::DdpSettings{}.bucket_cap_mb);
+  EXPECT_TRUE(ddp.bucket_cap_is_default);
+  EXPECT_EQ(config::parse_training(empty, d).batch_size, config::TrainingSettings{}.batch_size);
+  EXPECT_EQ(config::parse_stragglers(empty, d).steps, config::StragglerSettings{}.steps);
+  EXPECT_EQ(config::parse_simulation(empty, d).ranks, config::RankMode::REPRESENTATIVE);
+  EXPECT_TRUE(d.ok());
+}
 
 }  // namespace
 }  // namespace ddpsim

@@ -176,3 +176,19 @@ TEST(Units, FormatBandwidth) {
   EXPECT_EQ(ddpsim::core::format_bandwidth(3e6), "3.00 MB/s");
   EXPECT_EQ(ddpsim::core::format_bandwidth(512), "512 B/s");
 }
+
+namespace ddpsim::core {
+namespace {
+
+TEST(NcclTestsSize, NumberWithOptionalBinarySuffix) {
+  EXPECT_EQ(parse_nccl_tests_size("8"), 8.0);
+  EXPECT_EQ(parse_nccl_tests_size("64K"), 64.0 * 1024);
+  EXPECT_EQ(parse_nccl_tests_size("64k"), 64.0 * 1024);
+  EXPECT_EQ(parse_nccl_tests_size("1.5M"), 1.5 * 1048576);
+  EXPECT_EQ(parse_nccl_tests_size("8G"), 8.0 * 1073741824);
+  for (const char* bad : {"", "lots", "12Q", "1MiB", "8 G", "-8", "inf", "nan", "1KK"})
+    EXPECT_FALSE(parse_nccl_tests_size(bad).has_value()) << bad;
+}
+
+}  // namespace
+}  // namespace ddpsim::core

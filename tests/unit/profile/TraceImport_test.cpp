@@ -1,4 +1,4 @@
-// Unit tests for the torch.profiler trace importer (sim/config/trace_import.*). The fixtures in
+// Unit tests for the torch.profiler trace importer (sim/profile/trace_import.*). The fixtures in
 // tests/golden/traces/ are hand-designed Kineto traces (make_fixtures.py states every timestamp);
 // the expected times below are sums of the numbers written there.
 #include <gtest/gtest.h>
@@ -8,15 +8,15 @@
 #include <fstream>
 #include <string>
 
-#include "config/trace_import.hpp"
 #include "core/error.hpp"
+#include "profile/trace_import.hpp"
 
 namespace fs = std::filesystem;
-using ddpsim::config::import_trace;
-using ddpsim::config::read_trace_file;
-using ddpsim::config::TraceImportResult;
 using ddpsim::core::ConfigError;
 using ddpsim::core::Json;
+using ddpsim::profile::import_trace;
+using ddpsim::profile::read_trace_file;
+using ddpsim::profile::TraceImportResult;
 
 namespace {
 

@@ -1,5 +1,6 @@
 #pragma once
-// Measured per-layer times from a torch.profiler (Kineto) Chrome trace, for `ddpsim import-trace`.
+// profile/: measured per-layer times from a torch.profiler (Kineto) Chrome trace, for
+// `ddpsim import-trace` (the workload profile side of the inputs, not the scenario config).
 //
 // Input: what `torch.profiler.profile(activities=[CPU, CUDA], record_shapes=True, with_stack=True,
 // with_modules=True)` + `prof.export_chrome_trace(path)` writes: an object
@@ -68,7 +69,7 @@
 
 #include "core/json_reader.hpp"
 
-namespace ddpsim::config {
+namespace ddpsim::profile {
 
 struct TraceImportResult {
   // The input model JSON with fwd_time_s/bwd_time_s (seconds) set on every layer it could time,
@@ -90,4 +91,4 @@ TraceImportResult import_trace(const core::Json& trace, const std::string& trace
 // refused with a hint to decompress it; JSON syntax errors name the file, line and column.
 core::Json read_trace_file(const std::string& file);
 
-}  // namespace ddpsim::config
+}  // namespace ddpsim::profile

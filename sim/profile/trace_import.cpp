@@ -1,4 +1,4 @@
-#include "config/trace_import.hpp"
+#include "profile/trace_import.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include "core/error.hpp"
 
-namespace ddpsim::config {
+namespace ddpsim::profile {
 
 using core::ConfigError;
 using core::Diagnostics;
@@ -934,4 +934,4 @@ Json read_trace_file(const std::string& file) {
   return core::read_json_file(file);
 }
 
-}  // namespace ddpsim::config
+}  // namespace ddpsim::profile

@@ -13,7 +13,9 @@
 #include "collectives/topology.hpp"
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
+#include "config/sections.hpp"
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "core/units.hpp"
 #include "engine/simulation.hpp"
 #include "report/report.hpp"
@@ -24,13 +26,6 @@ using ddpsim::core::Json;
 
 namespace ddpsim::app {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -194,7 +189,7 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
     const Json& cases = need(step, "cases", "/step", file);
     if (!cases.is_array() || cases.empty()) throw core::ConfigError(file + ": /step/cases: expected a non-empty array");
     std::string torch = hw.value("torch_version", doc.value("torch_version", ""));
-    const std::string pytorch = torch.rfind("1.", 0) == 0 ? "1.13" : "2.4";
+    const std::string pytorch = config::pytorch_rule_version(torch);
     Json base{
         {"name", "validate"},
         {"model", model},
@@ -272,7 +267,7 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
                          : "n/a",
           po.is_number() ? (std::to_string(static_cast<int>(std::lround(po.get<double>() * 100))) + "%").c_str()
                          : "n/a",
-          median(bucket_errs) * 100, within ? "" : "   <- beyond tolerance",
+          core::median(bucket_errs) * 100, within ? "" : "   <- beyond tolerance",
           m.contains("buckets") && m["buckets"].size() != p["buckets"].size() ? "   (bucket count differs)" : "");
       out << line;
       rows.push_back({{"bucket_cap", inputs[i].label},
@@ -289,11 +284,11 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
                         {"compute_only_s", p["compute_only_s"]},
                         {"num_buckets", p["num_buckets"]}}},
                       {"step_time_error", step_err},
-                      {"bucket_end_median_abs_error", median(bucket_errs)},
+                      {"bucket_end_median_abs_error", core::median(bucket_errs)},
                       {"buckets", brows},
                       {"within_tolerance", within}});
     }
-    const double med = median(step_errors);
+    const double med = core::median(step_errors);
     out << "  median |step time error| " << (std::to_string(med * 100).substr(0, 5)) << " % over " << step_errors.size()
         << " case(s); tolerance " << args.tolerance * 100 << " %\n";
     report["cases"] = rows;
@@ -325,7 +320,7 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
                       {"busbw_predicted_GBps", pred / 1e9},
                       {"relative_error", err}});
     }
-    const double med = median(errs);
+    const double med = core::median(errs);
     ok = !errs.empty() && med <= args.tolerance;
     out << "  median |busbw error| " << std::to_string(med * 100).substr(0, 5) << " % over " << errs.size()
         << " sizes\n";

@@ -1,0 +1,92 @@
+// `ddpsim bench`: time the simulator itself (one child process per run).
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "app/commands.hpp"
+#include "config/catalog.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "report/writers.hpp"
+#include "app/sweep.hpp"
+#include "core/stats.hpp"
+#include "engine/simulation.hpp"
+#include "report/tables.hpp"
+
+namespace fs = std::filesystem;
+using ddpsim::core::Json;
+
+namespace ddpsim::app {
+
+int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
+  auto cat = common.catalog();
+  fs::path file = scenario_path(cat, args.scenario);
+  std::vector<int> node_counts = args.nodes;
+  // --scaling: 1,024 to 131,072 GPUs of the bench scenario (8 GPUs per node) unless --nodes says.
+  if (node_counts.empty() && args.scaling) node_counts = {128, 512, 2048, 16384};
+  if (node_counts.empty()) node_counts.push_back(-1);  // the scenario's own
+  Json cases = Json::array();
+  for (int nodes : node_counts) {
+    auto ov = common.overrides;
+    if (nodes > 0) ov.push_back("nodes=" + std::to_string(nodes));
+    cat.load_scenario(file, ov);  // validate before forking
+    std::vector<std::function<Json()>> work;
+    for (int i = 0; i < std::max(1, args.repeat); ++i)
+      work.push_back([&cat, file, ov] {
+        auto sc = cat.load_scenario(file, ov);
+        engine::RunOptions opt;
+        opt.simulate_iteration1 = false;
+        opt.collect_trace = false;
+        auto t0 = std::chrono::steady_clock::now();
+        auto rep = engine::simulate(sc, opt);
+        double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        // Peak resident set of this child (Linux: KiB), the simulation included.
+        struct rusage ru {};
+        ::getrusage(RUSAGE_SELF, &ru);
+        return Json{{"wall_s", wall},
+                    {"peak_rss_mib", static_cast<double>(ru.ru_maxrss) / 1024.0},
+                    {"world_size", rep.world_size},
+                    {"num_params", rep.num_params},
+                    {"num_buckets", rep.steady.buckets.size()},
+                    {"flows", rep.flows},
+                    {"step_time_s", rep.steady.step_time_s}};
+      });
+    // One at a time: timings of concurrent children would disturb each other.
+    auto results = run_in_children(work, 1);
+    std::vector<double> walls;
+    std::vector<double> rss;
+    Json last;
+    for (const auto& r : results) {
+      if (!r.ok) throw core::SimulationError("bench: " + r.error);
+      walls.push_back(r.value["wall_s"].get<double>());
+      rss.push_back(r.value["peak_rss_mib"].get<double>());
+      last = r.value;
+    }
+    spdlog::debug("bench: {} nodes, {} GPUs: median {:.4f} s per step", nodes, last["world_size"].get<int>(),
+                  core::median(walls));
+    Json c = last;
+    c.erase("wall_s");
+    c["wall_s_per_step"] = core::median(walls);
+    c["peak_rss_mib"] = *std::max_element(rss.begin(), rss.end());
+    c["wall_s_runs"] = walls;
+    cases.push_back(c);
+  }
+  Json out = cases.front();
+  out["scenario"] = file.string();
+  out["repeat"] = args.repeat;
+  out["note"] = "wall time of simulating one steady-state step (median of the runs), one process per run";
+  if (cases.size() > 1 || args.scaling) out["scaling"] = cases;
+  if (!args.json_out.empty()) report::write_output(args.json_out, out.dump(2));
+  if (args.json_out != "-")
+    std::cout << (args.scaling ? report::scaling_table(file.string(), args.repeat, cases)
+                               : report::bench_table(file.string(), args.repeat, cases));
+  return 0;
+}
+
+
+}  // namespace ddpsim::app

@@ -1,0 +1,41 @@
+// `ddpsim import-trace`: measured per-layer times from a torch.profiler trace into a model file.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "app/commands.hpp"
+#include "config/catalog.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "report/writers.hpp"
+#include "profile/trace_import.hpp"
+
+namespace fs = std::filesystem;
+using ddpsim::core::Json;
+
+namespace ddpsim::app {
+
+int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args) {
+  auto cat = common.catalog();
+  const auto model_file = cat.resolve(config::Kind::MODEL, args.model);
+  cat.load_model(model_file);  // validate the model first
+  Json model = core::read_json_file(model_file.string());
+  Json trace = profile::read_trace_file(args.trace);
+  std::optional<int> batch;
+  if (args.batch > 0) batch = args.batch;
+  auto res = profile::import_trace(trace, args.trace, model, model_file.string(), batch);
+  // The result must load as a model before it is written.
+  core::Diagnostics d(args.out.empty() ? "import-trace output" : args.out);
+  config::parse_model(res.model, d);
+  d.throw_if_any();
+  if (!args.out.empty()) report::write_output(args.out, res.model.dump(2));
+  std::cout << "import-trace: " << res.layers_timed << " of " << res.layers_total << " layers timed from " << args.trace
+            << " (forward " << core::format_time(res.trace_forward_s) << ", backward "
+            << core::format_time(res.trace_backward_s) << " in the trace)\n";
+  for (const auto& w : res.warnings) std::cout << "  warning: " << w << "\n";
+  if (args.out.empty()) std::cout << "  (no -o given: nothing written)\n";
+  return 0;
+}
+
+}  // namespace ddpsim::app

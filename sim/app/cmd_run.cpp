@@ -1,0 +1,41 @@
+// `ddpsim run`: simulate a scenario, print the summary, write JSON / trace / CSV.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "app/commands.hpp"
+#include "config/catalog.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "report/writers.hpp"
+#include "engine/simulation.hpp"
+#include "report/csv.hpp"
+#include "report/report.hpp"
+
+namespace fs = std::filesystem;
+using ddpsim::core::Json;
+
+namespace ddpsim::app {
+
+int cmd_run(const CommonOptions& common, const RunArgs& args) {
+  auto cat = common.catalog();
+  auto sc = cat.load_scenario(scenario_path(cat, args.scenario), common.overrides);
+  spdlog::info("scenario {}: model {} ({}), cluster {} ({}), {} GPUs, backend {}", sc.name, sc.model.name,
+               sc.model.file, sc.cluster.name, sc.cluster.file, sc.cluster.world_size(),
+               config::to_string(sc.simulation.backend));
+  engine::RunOptions opt;
+  opt.collect_trace = !args.trace_out.empty();
+  auto rep = engine::simulate(sc, opt);
+  // Everything is computed before anything is written: a failure leaves no partial output.
+  if (!args.json_out.empty()) report::write_output(args.json_out, report::to_json(rep).dump(2));
+  if (!args.trace_out.empty()) report::write_output(args.trace_out, report::to_chrome_trace(rep).dump());
+  if (!args.csv_out.empty()) report::write_output(args.csv_out, report::bucket_csv(rep));
+  if (!args.quiet && args.json_out != "-" && args.trace_out != "-" && args.csv_out != "-")
+    std::cout << report::to_table(rep);
+  return 0;
+}
+
+}  // namespace ddpsim::app

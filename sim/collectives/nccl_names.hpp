@@ -1,0 +1,28 @@
+#pragma once
+// NCCL's names: algorithms, protocols and release versions, as NCCL spells them (NCCL_ALGO,
+// NCCL_PROTO, NCCL_VERSION_CODE). A leaf (standard library only) so config/ can validate the
+// spellings of a scenario and a cluster without depending on the NCCL model.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddpsim::collectives {
+
+enum class Algo { RING, TREE, NVLS, NVLS_TREE };
+enum class Proto { LL, LL128, SIMPLE };
+
+std::string to_string(Algo algo);
+std::string to_string(Proto proto);
+// Case-insensitive, NCCL spellings ("Ring", "Tree", "NVLS", "NVLSTree", "LL", "LL128", "Simple").
+// Throws std::invalid_argument listing the valid names.
+Algo parse_algo(std::string_view name);
+Proto parse_proto(std::string_view name);
+std::vector<std::string> algo_names();   // Ring, Tree, NVLS, NVLSTree
+std::vector<std::string> proto_names();  // LL, LL128, Simple
+
+// "2.8.3" (also "2.8.3-1", "2.8.3+cuda11.2") -> 20803 (NCCL_VERSION_CODE for 2.x: major*10000 +
+// minor*100 + patch). Throws std::invalid_argument naming the text and the expected form.
+int parse_nccl_version(std::string_view text);
+std::string nccl_version_string(int code);  // 20803 -> "2.8.3"; 0 -> "current"
+
+}  // namespace ddpsim::collectives

@@ -1,0 +1,226 @@
+#include "config/sections.hpp"
+
+#include <algorithm>
+
+#include "collectives/nccl_names.hpp"
+#include "core/text.hpp"
+
+using ddpsim::core::Diagnostics;
+using ddpsim::core::Json;
+using ddpsim::core::ObjectReader;
+using ddpsim::core::Quantity;
+
+namespace ddpsim::config {
+
+std::string pytorch_rule_version(const std::string& torch_version) {
+  return torch_version.rfind("1.", 0) == 0 ? "1.13" : "2.4";
+}
+
+DdpSettings parse_ddp(const Json& j, Diagnostics& d) {
+  const DdpSettings def;
+  DdpSettings s;
+  ObjectReader dr(j, "/ddp", d);
+  dr.accept("bucket_cap_mb");
+  if (dr.has("bucket_cap_mb")) {
+    s.bucket_cap_mb = dr.number_or("bucket_cap_mb", def.bucket_cap_mb, 0.0, true);
+    s.bucket_cap_is_default = false;
+  }
+  if (const Json* f = dr.raw("first_bucket_cap_mb")) {
+    if (!(f->is_string() && f->get<std::string>() == "auto")) {
+      dr.accept("first_bucket_cap_mb");
+      if (f->is_number() && f->get<double>() > 0)
+        s.first_bucket_cap_mb = f->get<double>();
+      else
+        d.add_value("/ddp/first_bucket_cap_mb", *f, "a number > 0 (MiB) or \"auto\"");
+    }
+  }
+  s.find_unused_parameters = dr.boolean_or("find_unused_parameters", def.find_unused_parameters);
+  s.broadcast_buffers = dr.boolean_or("broadcast_buffers", def.broadcast_buffers);
+  s.comm_hook = dr.string_or("comm_hook", def.comm_hook, {"allreduce", "fp16_compress", "bf16_compress", "powersgd"});
+  if (const Json* pj = dr.raw("powersgd")) {
+    ObjectReader pr(*pj, "/ddp/powersgd", d);
+    const auto& pd = def.powersgd;
+    auto& ps = s.powersgd;
+    ps.matrix_approximation_rank =
+        static_cast<int>(pr.integer_or("matrix_approximation_rank", pd.matrix_approximation_rank, 1, 1024));
+    ps.start_powerSGD_iter = static_cast<int>(pr.integer_or("start_powerSGD_iter", pd.start_powerSGD_iter, 2, 1 << 30));
+    ps.use_error_feedback = pr.boolean_or("use_error_feedback", pd.use_error_feedback);
+    ps.batched = pr.boolean_or("batched", pd.batched);
+    ps.min_compression_rate = pr.number_or("min_compression_rate", pd.min_compression_rate, 0.0, true);
+    pr.finish();
+  }
+  s.static_graph = dr.boolean_or("static_graph", def.static_graph);
+  s.gradient_as_bucket_view = dr.boolean_or("gradient_as_bucket_view", def.gradient_as_bucket_view);
+  const std::vector<std::string> versions{"1.13", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7"};
+  if (const Json* v = dr.raw("pytorch_version"); v && v->is_number()) {
+    // `--set ddp.pytorch_version=1.13` arrives as a JSON number: read it as the version string.
+    std::string text = core::short_dump(*v);
+    if (std::find(versions.begin(), versions.end(), text) != versions.end())
+      s.pytorch_version = text;
+    else
+      d.add_value("/ddp/pytorch_version", *v, "one of \"1.13\", \"2.0\" ... \"2.7\"");
+  } else {
+    s.pytorch_version = dr.string_or("pytorch_version", def.pytorch_version, versions);
+  }
+  dr.finish();
+  return s;
+}
+
+TrainingSettings parse_training(const Json& j, Diagnostics& d) {
+  const TrainingSettings def;
+  TrainingSettings s;
+  ObjectReader tr(j, "/training", d);
+  s.batch_size = static_cast<int>(tr.integer_or("batch_size", def.batch_size, 1, 1 << 24));
+  s.compute_dtype =
+      tr.string_or("compute_dtype", def.compute_dtype, {"float32", "tf32", "bfloat16", "float16", "float64"});
+  s.optimizer = tr.string_or("optimizer", def.optimizer, {"sgd", "adam", "adamw"});
+  s.optimizer_impl = tr.string_or("optimizer_impl", def.optimizer_impl, {"for_loop", "foreach", "fused"});
+  s.gradient_accumulation_steps =
+      static_cast<int>(tr.integer_or("gradient_accumulation_steps", def.gradient_accumulation_steps, 1, 1 << 16));
+  s.clip_grad_norm = tr.boolean_or("clip_grad_norm", def.clip_grad_norm);
+  s.zero_grad_set_to_none = tr.boolean_or("zero_grad_set_to_none", def.zero_grad_set_to_none);
+  s.grad_scaler = tr.boolean_or("grad_scaler", def.grad_scaler);
+  s.pin_memory = tr.boolean_or("pin_memory", def.pin_memory);
+  s.non_blocking = tr.boolean_or("non_blocking", def.non_blocking);
+  if (auto v = tr.number("loader_samples_per_s", false, 0.0, true)) s.loader_samples_per_s = v;
+  if (auto v = tr.quantity("measured_single_gpu_step", Quantity::TIME, false)) s.measured_single_gpu_step_s = v;
+  if (auto v = tr.quantity("input_bytes_per_sample", Quantity::BYTES, false, true)) s.input_bytes_per_sample = v;
+  tr.finish();
+  return s;
+}
+
+ComputeSettings parse_compute(const Json& j, Diagnostics& d) {
+  const ComputeSettings def;
+  ComputeSettings s;
+  ObjectReader cr(j, "/compute", d);
+  if (auto v = cr.number("flops_efficiency", false, 0.0, true, 1.0)) {
+    s.flops_efficiency = *v;
+    s.flops_efficiency_set = true;
+  }
+  if (const Json* bt = cr.raw("flops_efficiency_by_type")) {
+    ObjectReader br(*bt, "/compute/flops_efficiency_by_type", d);
+    for (const auto& t : layer_type_names())
+      if (auto v = br.number(t, false, 0.0, true, 1.0)) s.flops_efficiency_by_type[t] = *v;
+    br.finish();
+  }
+  s.memory_efficiency = cr.number_or("memory_efficiency", def.memory_efficiency, 0.0, true, 1.0);
+  s.use_measured = cr.boolean_or("use_measured", def.use_measured);
+  s.kernel_overhead = cr.quantity("kernel_overhead", Quantity::TIME, false, true).value_or(def.kernel_overhead);
+  s.launch_latency = cr.quantity("launch_latency", Quantity::TIME, false, true).value_or(def.launch_latency);
+  s.autograd_traversal_per_param = cr.quantity("autograd_traversal_per_param", Quantity::TIME, false, true)
+                                       .value_or(def.autograd_traversal_per_param);
+  cr.finish();
+  return s;
+}
+
+namespace {
+
+// An NCCL_ALGO / NCCL_PROTO value: a comma list of NCCL's names, case-insensitive, stored in
+// NCCL's spelling. A bad item refuses the whole value (listing what is allowed).
+std::vector<std::string> nccl_name_list(ObjectReader& kr, const char* key, const std::vector<std::string>& allowed) {
+  std::vector<std::string> out;
+  auto v = kr.string(key, false);
+  if (!v) return out;
+  auto items = core::split_list(*v);
+  if (items.empty()) items.emplace_back();  // "" is refused like any other unknown name
+  for (const auto& item : items) {
+    const std::string lower = core::to_lower(item);
+    auto it = std::find_if(allowed.begin(), allowed.end(), [&](const auto& a) { return core::to_lower(a) == lower; });
+    if (it == allowed.end()) {
+      std::string what = "a comma-separated list of";
+      for (const auto& a : allowed) what += " " + a;
+      kr.diagnostics().add_value(std::string("/collective/") + key, Json(*v), what);
+      return {};
+    }
+    out.push_back(*it);
+  }
+  return out;
+}
+
+}  // namespace
+
+CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
+  const CollectiveSettings def;
+  CollectiveSettings s;
+  ObjectReader kr(j, "/collective", d);
+  s.model = kr.string_or("model", def.model, {"nccl", "ring"});
+  s.base_latency = kr.quantity("base_latency", Quantity::TIME, false, true).value_or(def.base_latency);
+  s.nccl_algo = nccl_name_list(kr, "NCCL_ALGO", collectives::algo_names());
+  s.nccl_proto = nccl_name_list(kr, "NCCL_PROTO", collectives::proto_names());
+  s.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", def.nccl_min_nchannels, 0, 64));
+  s.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", def.nccl_max_nchannels, 0, 64));
+  if (auto v = kr.string("nccl_version", false)) {
+    try {
+      s.nccl_version = collectives::parse_nccl_version(*v);
+    } catch (const std::invalid_argument& e) {
+      d.add("/collective/nccl_version", e.what());
+    }
+  }
+  kr.finish();
+  return s;
+}
+
+SimulationSettings parse_simulation(const Json& j, Diagnostics& d) {
+  const SimulationSettings def;
+  SimulationSettings s;
+  ObjectReader sr(j, "/simulation", d);
+  s.backend = sr.string_or("backend", to_string(def.backend), {"flow", "analytic"}) == "analytic" ? Backend::ANALYTIC
+                                                                                                  : Backend::FLOW;
+  s.fidelity = sr.string_or("fidelity", to_string(def.fidelity), {"fused", "stepwise"}) == "stepwise"
+                   ? Fidelity::STEPWISE
+                   : Fidelity::FUSED;
+  s.ranks = sr.string_or("ranks", to_string(def.ranks), {"representative", "all"}) == "all" ? RankMode::ALL
+                                                                                            : RankMode::REPRESENTATIVE;
+  s.seed = static_cast<uint64_t>(sr.integer_or("seed", static_cast<long long>(def.seed), 0, (1LL << 53)));
+  sr.finish();
+  return s;
+}
+
+ContentionSettings parse_contention(const Json& j, Diagnostics& d) {
+  const ContentionSettings def;
+  ContentionSettings s;
+  ObjectReader cr(j, "/contention", d);
+  s.enabled = cr.boolean_or("enabled", def.enabled);
+  if (auto v = cr.number("hbm_bytes_per_nccl_byte", false, 0.0)) s.hbm_bytes_per_nccl_byte = v;
+  if (auto v = cr.number("comm_slowdown", false, 1.0)) s.comm_slowdown = v;
+  s.max_slowdown = cr.number_or("max_slowdown", def.max_slowdown, 1.0);
+  if (auto v = cr.number("compute_slowdown", false, 1.0)) s.compute_slowdown = v;
+  cr.finish();
+  return s;
+}
+
+StreamSettings parse_streams(const Json& j, Diagnostics& d) {
+  const StreamSettings def;
+  StreamSettings s;
+  ObjectReader sr(j, "/streams", d);
+  s.nccl_high_priority = sr.boolean_or("TORCH_NCCL_HIGH_PRIORITY", def.nccl_high_priority);
+  s.cuda_device_max_connections =
+      static_cast<int>(sr.integer_or("CUDA_DEVICE_MAX_CONNECTIONS", def.cuda_device_max_connections, 1, 32));
+  s.comm_streams = static_cast<int>(sr.integer_or("comm_streams", def.comm_streams, 1, 16));
+  sr.finish();
+  return s;
+}
+
+StragglerSettings parse_stragglers(const Json& j, Diagnostics& d) {
+  const StragglerSettings def;
+  StragglerSettings s;
+  ObjectReader gr(j, "/stragglers", d);
+  s.jitter_cv = gr.number_or("jitter_cv", def.jitter_cv, 0.0, false, 2.0);
+  s.steps = static_cast<int>(gr.integer_or("steps", def.steps, 1, 100000));
+  if (const Json* sl = gr.raw("slow_ranks")) {
+    if (!sl->is_array())
+      d.add_value("/stragglers/slow_ranks", *sl, "an array of {\"rank\": R, \"factor\": F}");
+    else
+      for (size_t i = 0; i < sl->size(); ++i) {
+        ObjectReader er((*sl)[i], "/stragglers/slow_ranks/" + std::to_string(i), d);
+        auto rank = er.integer("rank", true, 0, (1 << 20));
+        auto factor = er.number("factor", true, 0.0, true, 100.0);
+        er.finish();
+        if (rank && factor) s.slow_ranks.emplace_back(static_cast<int>(*rank), *factor);
+      }
+  }
+  gr.finish();
+  return s;
+}
+
+}  // namespace ddpsim::config
