@@ -9,14 +9,14 @@
 #include <sstream>
 
 #include "app/commands.hpp"
+#include "app/sweep.hpp"
 #include "config/catalog.hpp"
 #include "core/error.hpp"
-#include "core/units.hpp"
-#include "report/writers.hpp"
-#include "app/sweep.hpp"
 #include "core/stats.hpp"
+#include "core/units.hpp"
 #include "engine/simulation.hpp"
 #include "report/tables.hpp"
+#include "report/writers.hpp"
 
 namespace fs = std::filesystem;
 using ddpsim::core::Json;
@@ -87,6 +87,5 @@ int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
                                : report::bench_table(file.string(), args.repeat, cases));
   return 0;
 }
-
 
 }  // namespace ddpsim::app

@@ -6,11 +6,11 @@
 
 #include "app/commands.hpp"
 #include "config/catalog.hpp"
+#include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
-#include "report/writers.hpp"
-#include "config/overrides.hpp"
 #include "ddp/bucketizer.hpp"
+#include "report/writers.hpp"
 
 namespace fs = std::filesystem;
 using ddpsim::core::Json;

@@ -8,8 +8,8 @@
 #include "config/catalog.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
-#include "report/writers.hpp"
 #include "profile/trace_import.hpp"
+#include "report/writers.hpp"
 
 namespace fs = std::filesystem;
 using ddpsim::core::Json;

@@ -10,10 +10,10 @@
 #include "config/catalog.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
-#include "report/writers.hpp"
 #include "engine/simulation.hpp"
 #include "report/csv.hpp"
 #include "report/report.hpp"
+#include "report/writers.hpp"
 
 namespace fs = std::filesystem;
 using ddpsim::core::Json;

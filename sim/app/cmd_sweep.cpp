@@ -5,16 +5,16 @@
 #include <sstream>
 
 #include "app/commands.hpp"
+#include "app/sweep.hpp"
 #include "config/catalog.hpp"
+#include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
-#include "report/writers.hpp"
-#include "app/sweep.hpp"
-#include "config/overrides.hpp"
 #include "engine/simulation.hpp"
 #include "report/csv.hpp"
 #include "report/report.hpp"
 #include "report/tables.hpp"
+#include "report/writers.hpp"
 
 namespace fs = std::filesystem;
 using ddpsim::core::Json;

@@ -1,7 +1,7 @@
 // What every subcommand shares: the catalog over --data-dir and the default scenario.
-#include "app/commands.hpp"
-
 #include <spdlog/spdlog.h>
+
+#include "app/commands.hpp"
 
 namespace fs = std::filesystem;
 
@@ -10,7 +10,6 @@ namespace ddpsim::app {
 config::Catalog CommonOptions::catalog() const {
   return config::Catalog(data_dir.empty() ? config::Catalog::default_root() : fs::path(data_dir));
 }
-
 
 fs::path scenario_path(const config::Catalog& cat, const std::string& s) {
   fs::path p = cat.resolve(config::Kind::SCENARIO, s.empty() ? "default" : s);

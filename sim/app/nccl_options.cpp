@@ -22,8 +22,6 @@ using ddpsim::core::Json;
 
 namespace ddpsim::app {
 
-
-
 // The number at the start of `text` into `v`; returns how many characters it took (0: none).
 size_t leading_number(const std::string& text, double& v) {
   size_t pos = 0;
@@ -82,7 +80,6 @@ std::string fmt(const char* f, double v) {
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
-
 
 // nccl-tests -g of each run in `log`: the run's own "# nThread .. nGpus .." banner, else `flag`
 // ("8,1": one value per run in file order, or one for all; empty = 1). Errors name the flag.

@@ -42,8 +42,8 @@ std::string sweep_table(const std::string& scenario_file, const std::vector<std:
 
 std::string bench_table(const std::string& scenario_file, int repeat, const core::Json& cases) {
   std::ostringstream o;
-  o << "bench: " << scenario_file << "\n  world_size    params   buckets       flows   wall s/step (median of " << repeat
-    << ")   peak RSS MiB\n";
+  o << "bench: " << scenario_file << "\n  world_size    params   buckets       flows   wall s/step (median of "
+    << repeat << ")   peak RSS MiB\n";
   for (const auto& c : cases) {
     char b[200];
     std::snprintf(b, sizeof b, "  %10d  %8d  %8lld  %10llu   %.4f%34.1f\n", c["world_size"].get<int>(),

@@ -51,7 +51,7 @@ TEST(Reducer, UsedMapAllReduceFollowsTheLastBucketWithFindUnusedParameters) {
   r.mark_ready(3);
   r.mark_ready(4);
   EXPECT_TRUE(r.mark_ready(5).launch_used_map);
-  EXPECT_EQ(r.finalize_waits(), 4u);  // three buckets and the used map
+  EXPECT_EQ(r.finalize_waits(), 4u);                   // three buckets and the used map
   EXPECT_DOUBLE_EQ(Reducer::used_map_bytes(6), 24.0);  // one int32 per parameter
   Reducer plain(b, 6, {});
   for (int p = 0; p < 6; ++p) EXPECT_FALSE(plain.mark_ready(p).launch_used_map);

@@ -1,9 +1,9 @@
 // ddp::plan_steps and the straggler jitter (no SimGrid).
-#include "ddp/step_plan.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "ddp/step_plan.hpp"
 
 namespace ddpsim::ddp {
 namespace {

@@ -1,10 +1,11 @@
 // The network-backend seam without SimGrid: the registry's names and the analytic backend.
+#include "network/backend.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "network/analytic.hpp"
-#include "network/backend.hpp"
 
 namespace ddpsim::network {
 namespace {
