@@ -7,6 +7,7 @@
 #include <set>
 
 #include "collectives/nccl_model.hpp"
+#include "config/kernel_records.hpp"  // [compute]
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 
@@ -122,6 +123,13 @@ std::string to_string(Kind k) {
     case Kind::SCENARIO: return "scenario";
   }
   return "?";
+}
+
+// [compute]
+bool ModelSpec::has_kernels() const {
+  for (const auto& l : layers)
+    if (!l.kernels.empty()) return true;
+  return false;
 }
 
 int64_t ModelSpec::total_numel() const {
@@ -291,6 +299,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
       l.bwd_bytes = lr.number_or("bwd_bytes", 0, 0.0);
       l.fwd_time = lr.number("fwd_time_s", false, 0.0);
       l.bwd_time = lr.number("bwd_time_s", false, 0.0);
+      // [compute] per-kernel records (config/kernel_records.cpp)
+      if (const Json* kr = lr.raw("kernels")) l.kernels = read_kernel_records(*kr, p + "/kernels", d);
       lr.finish();
       for (int pi : l.params) {
         if (owner[pi] >= 0)
@@ -308,6 +318,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
                              ") requires grad but no layer lists it; each such parameter belongs to one layer");
   }
 
+  // [compute] how the kernel records rescale (config/kernel_records.cpp)
+  if (const Json* ks = r.raw("kernel_scaling")) read_kernel_scaling(*ks, m, d);
   if (const Json* un = r.raw("unused_params")) {
     m.unused_params = read_indices(un, "/unused_params", d, np);
     for (int pi : m.unused_params)
@@ -794,6 +806,12 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
       s.training.measured_single_gpu_step_s = v;
     if (auto v = tr.quantity("input_bytes_per_sample", Quantity::BYTES, false, true))
       s.training.input_bytes_per_sample = v;
+    // [compute] per-kernel compute model settings (gpu/kernel_model)
+    if (auto v = tr.integer("seq_len", false, 1, 1 << 24)) s.training.seq_len = static_cast<int>(*v);
+    if (auto v = tr.integer("image_size", false, 1, 1 << 16)) s.training.image_size = static_cast<int>(*v);
+    s.training.attention = tr.string_or("attention", "eager", {"eager", "sdpa_flash", "sdpa_mem_efficient"});
+    s.training.cuda_graphs = tr.boolean_or("cuda_graphs", false);
+    s.training.fused_bias_gelu_dropout = tr.boolean_or("fused_bias_gelu_dropout", false);
     tr.finish();
   }
   if (const Json* cj = r.raw("compute")) {
