@@ -101,7 +101,8 @@ GemmEstimate gemm_estimate(double batch, double m, double n, double k, const Dev
     const double tiles = batch * std::ceil(m / t.m) * std::ceil(n / t.n);
     int max_split = 1;
     if (tiles < d.sms) {
-      max_split = static_cast<int>(std::min<double>({kMaxSplits, std::floor(d.sms / tiles), std::floor(k / kMinSplitK)}));
+      max_split =
+          static_cast<int>(std::min<double>({kMaxSplits, std::floor(d.sms / tiles), std::floor(k / kMinSplitK)}));
       max_split = std::max(1, max_split);
     }
     for (int s = 1; s <= max_split; ++s) {

@@ -26,8 +26,8 @@ struct DeviceRates {
   double hbm_bandwidth = 0;  // bytes/s, datasheet
   double math_peak = 0;      // FLOP/s of the math path (tensor cores when eligible)
   bool tensor_cores = false;
-  int align_elems = 1;       // leading dimensions must be multiples of this for full tensor-core speed
-  int elem_bytes = 4;        // operand element size
+  int align_elems = 1;             // leading dimensions must be multiples of this for full tensor-core speed
+  int elem_bytes = 4;              // operand element size
   double gemm_efficiency = 0.8;    // fraction of math_peak one full wave of large tiles reaches
   double memory_efficiency = 0.9;  // fraction of HBM bandwidth a large streaming kernel reaches
   double kernel_fixed_s = 2e-6;    // GPU-side cost of any kernel (launch to completion, empty)
@@ -70,11 +70,11 @@ struct LayerKernels {
 };
 
 struct KernelContext {
-  DeviceRates gemm;    // linear / matmul operands
-  DeviceRates conv;    // convolutions (cuDNN may use TF32 where cuBLAS does not)
-  DeviceRates memory;  // element-wise / normalisation / reductions
-  double batch_ratio = 1;  // scenario batch / export batch
-  double size_ratio = 1;   // scenario seq_len or image_size / export's
+  DeviceRates gemm;             // linear / matmul operands
+  DeviceRates conv;             // convolutions (cuDNN may use TF32 where cuBLAS does not)
+  DeviceRates memory;           // element-wise / normalisation / reductions
+  double batch_ratio = 1;       // scenario batch / export batch
+  double size_ratio = 1;        // scenario seq_len or image_size / export's
   double act_bytes_factor = 1;  // activation bytes vs the export dtype (0.5 under fp16/bf16 autocast)
   std::string attention = "eager";
   double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;

@@ -22,7 +22,7 @@ struct Usual {
   int batch;
   std::string dtype, optimizer, attention;
   int seq_len = 0;
-  const char* low_reason = nullptr;  // why MFU may fall below 15 % (on every GPU)
+  const char* low_reason = nullptr;      // why MFU may fall below 15 % (on every GPU)
   std::vector<std::string> low_on = {};  // GPUs on which `hopper_reason` lets MFU fall below 15 %
   const char* hopper_reason = nullptr;
 };
@@ -35,7 +35,14 @@ struct Usual {
 // ResNet-50 recipe uses 256 at AMP on 80 GB; 128 fits every preset), ViT batch 64/32, BERT
 // fine-tuning seq 128 batch 32, GPT-2 seq 1024 (its context), LLaMA-7B seq 2048 batch 1.
 const std::vector<Usual> kUsual = {
-    {"resnet50", 128, "float16", "sgd", "eager", 0, nullptr, {"h100-sxm"},
+    {"resnet50",
+     128,
+     "float16",
+     "sgd",
+     "eager",
+     0,
+     nullptr,
+     {"h100-sxm"},
      "BN/ReLU/add are memory-bound at 295 FLOP/B"},
     {"resnet101", 128, "float16", "sgd", "eager"},
     {"resnet152", 128, "float16", "sgd", "eager"},
@@ -44,9 +51,23 @@ const std::vector<Usual> kUsual = {
     {"vit-l16", 32, "float16", "adamw", "eager"},
     {"bert-base", 32, "float16", "adamw", "eager", 128},
     {"bert-large", 32, "float16", "adamw", "eager", 128},
-    {"gpt2", 8, "float16", "adamw", "eager", 1024, nullptr, {"h100-sxm", "h200"},
+    {"gpt2",
+     8,
+     "float16",
+     "adamw",
+     "eager",
+     1024,
+     nullptr,
+     {"h100-sxm", "h200"},
      "eager attention: the 8x12x1024x1024 score matrix is scaled, masked, softmaxed and dropped out in HBM"},
-    {"gpt2", 8, "float16", "adamw", "sdpa_flash", 1024, nullptr, {"h100-sxm"},
+    {"gpt2",
+     8,
+     "float16",
+     "adamw",
+     "sdpa_flash",
+     1024,
+     nullptr,
+     {"h100-sxm"},
      "FlashAttention-2 reaches ~35 % on Hopper; unfused GELU/dropout at 295 FLOP/B"},
     {"gpt2-medium", 8, "float16", "adamw", "sdpa_flash", 1024},
     {"gpt2-large", 4, "float16", "adamw", "sdpa_flash", 1024},
