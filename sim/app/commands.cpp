@@ -14,6 +14,7 @@
 #include "core/units.hpp"
 #include "ddp/bucketizer.hpp"
 #include "engine/simulation.hpp"
+#include "gpu/compute_model.hpp"  // [compute]
 #include "report/report.hpp"
 #include "report/writers.hpp"
 
@@ -71,12 +72,26 @@ Json buckets_json(const std::vector<ddp::Bucket>& buckets, const config::ModelSp
 
 }  // namespace
 
+// [compute] MFU, provenance and evaluated sizes from the compute profile (the engine reports times only).
+static void annotate_compute(report::StepReport& r, const config::Scenario& sc) {
+  const auto p = gpu::build_compute_profile(sc);
+  r.compute_provenance = p.provenance;
+  r.compute_scale_per = p.compute_scale_per;
+  r.model_flops_per_micro_step = p.model_flops;
+  r.mfu_peak_flops = p.mfu_peak;
+  r.mfu_peak_dtype = p.mfu_peak_dtype;
+  r.seq_len = p.seq_len;
+  r.image_size = p.image_size;
+  r.attention = p.attention;
+}
+
 int cmd_run(const CommonOptions& common, const RunArgs& args) {
   auto cat = common.catalog();
   auto sc = cat.load_scenario(scenario_path(cat, args.scenario), common.overrides);
   engine::RunOptions opt;
   opt.collect_trace = !args.trace_out.empty();
   auto rep = engine::simulate(sc, opt);
+  annotate_compute(rep, sc);  // [compute]
   // Everything is computed before anything is written: a failure leaves no partial output.
   if (!args.json_out.empty()) report::write_output(args.json_out, report::to_json(rep).dump(2));
   if (!args.trace_out.empty()) report::write_output(args.trace_out, report::to_chrome_trace(rep).dump());
@@ -279,6 +294,10 @@ int cmd_list(const CommonOptions& common, const std::string& what) {
                           numel / 1e6, m.params.size(), core::format_bytes(m.grad_bytes()).c_str(), m.layers.size(),
                           flops / m.batch_size / 1e9, m.measured_on.empty() ? "" : ", measured");
             detail = b;
+            // [compute] the size the layers were exported at
+            if (m.kernel_export_size > 0)
+              detail += (m.kernel_size_kind == "seq" ? ", exported at seq " : ", exported at image ") +
+                        std::to_string(m.kernel_export_size);
             break;
           }
           case config::Kind::GPU: {
