@@ -292,10 +292,49 @@ def _prod(xs):
     return r
 
 
+def _gemm_record(torch, name, kind, args, a, b, bias, out):
+    """One GEMM-like op as a kernel record: the dimensions a per-kernel model needs (tiles, waves,
+    alignment) and which operands need a gradient (the backward GEMMs follow from them)."""
+    def rg(t):
+        return 1 if isinstance(t, torch.Tensor) and t.requires_grad else 0
+    dt = dtype_str(a.dtype)
+    has_bias = 1 if isinstance(bias, torch.Tensor) else 0
+    if kind == "conv" and a.dim() == 4 and b.dim() == 4 and out is not None and out.dim() == 4:
+        groups = int(args[8]) if len(args) > 8 else 1
+        transposed = bool(args[6]) if len(args) > 6 else False
+        n, c, h, w = (int(x) for x in a.shape)
+        _, o, p, q = (int(x) for x in out.shape)
+        rec = {"op": "conv", "n": n, "c": c, "h": h, "w": w, "o": o, "r": int(b.shape[2]),
+               "s": int(b.shape[3]), "p": p, "q": q, "g": groups, "gi": rg(a), "gw": rg(b),
+               "bias": has_bias, "dt": dt}
+        if transposed:
+            rec["transposed"] = 1
+        return rec
+    # C[m, n] = A[m, k] B[k, n], batched over `b`
+    if name in ("bmm", "baddbmm"):
+        bb, m, k, n = int(a.shape[0]), int(a.shape[1]), int(a.shape[2]), int(b.shape[2])
+    elif name == "addbmm":
+        bb, m, k, n = int(a.shape[0]), int(a.shape[1]), int(a.shape[2]), int(b.shape[2])
+    elif a.dim() == 2 and b.dim() == 2:
+        bb, m, k, n = 1, int(a.shape[0]), int(a.shape[1]), int(b.shape[1])
+    elif a.dim() == 2 and b.dim() == 1:  # mv
+        bb, m, k, n = 1, int(a.shape[0]), int(a.shape[1]), 1
+    else:  # dot, or an unusual shape: as a 1 x k x 1 product per output element
+        bb, m, k, n = 1, max(1, int(out.numel()) if out is not None else 1), int(a.shape[-1]), 1
+    return {"op": "gemm", "b": bb, "m": m, "n": n, "k": k, "ga": rg(a), "gb": rg(b),
+            "bias": has_bias, "dt": dt}
+
+
+# Dimensions of a kernel record that can grow with the batch or the input size, and the byte /
+# FLOP fields of a memory-bound record.
+KERNEL_DIMS = {"gemm": ("b", "m", "n", "k"), "conv": ("n", "h", "w", "p", "q")}
+MEM_FIELDS = ("in", "out", "f")
+
+
 class _Call(object):
     """One execution of one module's forward."""
     __slots__ = ("module", "name", "start_seq", "first_op_seq", "fwd_flops", "bwd_flops",
-                 "fwd_bytes", "bwd_bytes", "kinds", "params_used", "n_ops", "order")
+                 "fwd_bytes", "bwd_bytes", "kinds", "params_used", "n_ops", "order", "kern")
 
     def __init__(self, module, name, seq):
         self.module = module
@@ -310,6 +349,7 @@ class _Call(object):
         self.params_used = set()
         self.n_ops = 0
         self.order = None
+        self.kern = []       # kernel records (see _kernel_record), in op order
 
 
 def trace_model(model, x, meta=False):
@@ -462,6 +502,7 @@ def trace_model(model, x, meta=False):
             if isinstance(bias, torch.Tensor) and bias.requires_grad:
                 bflops += out_numel
                 bbytes += out_b
+            call.kern.append(_gemm_record(torch, name, kind, args, a, b, bias, main_out))
             call.fwd_flops += flops
             call.bwd_flops += bflops
             call.fwd_bytes += fwd_bytes
@@ -506,6 +547,8 @@ def trace_model(model, x, meta=False):
             kind = "elementwise"
             flops = POINTWISE_COST.get(name, 1) * out_numel
             bf = flops
+        call.kern.append({"op": "mem", "name": name, "in": act_in_bytes, "out": out_bytes,
+                          "f": float(flops), "bwd": 1 if any_grad else 0})
         call.fwd_flops += flops
         call.fwd_bytes += fwd_bytes
         if any_grad:
@@ -685,7 +728,7 @@ def build_layers(torch, calls, plist):
 
 
 def export(spec, shape, input_dtype="float32", name=None, kwargs=None, vocab=None, seed=0,
-           meta=False, allow_unused=False):
+           meta=False, allow_unused=False, kernels=True):
     """meta=True: the analytic path -- build the model on the meta device and count every op of
     one forward from shapes alone; grad_ready_order is derived (reverse forward first-use order),
     not recorded.  allow_unused=True: parameters the forward never reads are exported in a final
@@ -739,7 +782,131 @@ def export(spec, shape, input_dtype="float32", name=None, kwargs=None, vocab=Non
     }
     if unused:
         doc["unused_params"] = unused
+    if kernels:
+        why = add_kernels(doc, kwargs, vocab, seed)
+        if why:
+            sys.stderr.write("export_model.py: warning: no kernel records (%s)\n" % why)
     return doc
+
+
+# --------------------------------------------------------------------------------------------
+# Kernel records (per layer, per GEMM/conv/memory-bound op) and how they scale
+# --------------------------------------------------------------------------------------------
+
+def _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed):
+    """One meta-device forward at `shape`: (layers, kernels per layer) -- shapes only, cheap."""
+    torch = _import_torch()
+    model = load_model(spec, kwargs, seed=seed, meta=True)
+    x = make_input(model, shape, input_dtype, vocab=vocab, seed=seed, meta=True)
+    calls, _, plist, _ = trace_model(model, x, meta=True)
+    layers = build_layers(torch, calls, plist)
+    kept = kept_calls(calls, plist)
+    kern = [list(c.kern) for c, _ in kept]
+    if len(kern) < len(layers):  # the "<unused-params>" layer has no ops
+        kern.append([])
+    return layers, kern
+
+
+def _size_probe_shapes(shape, input_dtype):
+    """Input shapes at 1/2 and 1/4 of the export's sequence length (token models, [B, S]) or
+    image side ([B, C, H, W]); None when the input has neither form."""
+    if input_dtype in ("int64", "long") and len(shape) == 2 and shape[1] % 4 == 0:
+        return "seq", shape[1], [[shape[0], shape[1] // 2], [shape[0], shape[1] // 4]]
+    if len(shape) == 4 and shape[2] == shape[3] and shape[2] % 4 == 0:
+        return "image", shape[2], [shape[:2] + [shape[2] // 2] * 2, shape[:2] + [shape[2] // 4] * 2]
+    return None, None, None
+
+
+def _same_structure(ka, kb):
+    if len(ka) != len(kb):
+        return False
+    for la, lb in zip(ka, kb):
+        if len(la) != len(lb) or any(x["op"] != y["op"] for x, y in zip(la, lb)):
+            return False
+    return True
+
+
+def _exponent(big, small, ratio):
+    """Integer exponent e with big ~ small * ratio**e (e in 0..2), from two probe values."""
+    import math
+    if small <= 0 or big <= 0:
+        return 0
+    e = math.log(float(big) / float(small)) / math.log(ratio)
+    return int(max(0, min(2, round(e))))
+
+
+def kernel_records(spec, shape, input_dtype, kwargs, vocab, seed, layers):
+    """Per-layer kernel records for `layers` (the export's), from meta-device forwards, plus the
+    top-level "kernel_scaling" note, or (None, reason) when they cannot be had.
+
+    GEMM/conv records carry their dimensions; `eb` / `es` give, per dimension (KERNEL_DIMS order),
+    the exponent with which it grows with the batch / with the sequence length or image side
+    (from probes at twice the batch and at 1/2 and 1/4 of the size).  Memory-bound records carry
+    bytes read (`in`), written (`out`) and FLOPs (`f`) at the export size; with size probes each
+    is a list [c0, c1, c2]: value at size ratio r = c0 + c1 r + c2 r^2 (attention's score matrix
+    is the r^2 term), solved exactly from the three sizes.  Batch scaling of memory-bound records
+    is linear (the file's rule for the four layer cost fields)."""
+    try:
+        base_layers, base = _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed)
+    except ExportError as e:
+        return None, "meta forward failed: %s" % e
+    same = (len(base_layers) == len(layers) and all(
+        a["name"] == b["name"] and a["fwd_flops"] == b["fwd_flops"] and a["fwd_bytes"] == b["fwd_bytes"]
+        for a, b in zip(base_layers, layers)))
+    if not same:
+        return None, "the meta forward's layers differ from the export's"
+    scaling = {}
+    try:
+        _, kb = _meta_layers_with_kernels(spec, [shape[0] * 2] + list(shape[1:]), input_dtype,
+                                          kwargs, vocab, seed)
+        batch_ok = _same_structure(base, kb)
+    except ExportError:
+        batch_ok = False
+    kind, size, probes = _size_probe_shapes(list(shape), input_dtype)
+    ks = []
+    if kind:
+        try:
+            ks = [_meta_layers_with_kernels(spec, pshape, input_dtype, kwargs, vocab, seed)[1]
+                  for pshape in probes]
+            if not all(_same_structure(base, k) for k in ks):
+                ks = []
+        except ExportError:
+            ks = []
+    if ks:
+        scaling = {"size": kind, "export": size, "probes": [size // 2, size // 4]}
+    for li, lk in enumerate(base):
+        for ki, rec in enumerate(lk):
+            dims = KERNEL_DIMS.get(rec["op"])
+            if dims:
+                if batch_ok:
+                    rec["eb"] = [_exponent(kb[li][ki][d], rec[d], 2.0) for d in dims]
+                if ks:
+                    rec["es"] = [_exponent(rec[d], ks[0][li][ki][d], 2.0) for d in dims]
+            elif ks:
+                for f in MEM_FIELDS:
+                    y1, y2, y4 = rec[f], ks[0][li][ki][f], ks[1][li][ki][f]
+                    # y(r) = c0 + c1 r + c2 r^2 at r = 1, 1/2, 1/4
+                    c2 = 8.0 * (y1 - 3.0 * y2 + 2.0 * y4) / 3.0
+                    c1 = 2.0 * (y1 - y2) - 1.5 * c2
+                    c0 = y1 - c1 - c2
+                    rec[f] = [c0, c1, c2]
+    note = {"method": "meta", "batch_exponents": bool(batch_ok)}
+    note.update(scaling)
+    return base, note
+
+
+def add_kernels(doc, kwargs=None, vocab=None, seed=0):
+    """Add `kernels` to every layer of an export `doc` (and the top-level `kernel_scaling`); no
+    other field changes.  Returns None on success, else the reason it could not be done."""
+    ew = doc["exported_with"]
+    kern, note = kernel_records(doc["source"], list(ew["input_shape"]), ew["input_dtype"], kwargs,
+                                vocab, seed, doc["layers"])
+    if kern is None:
+        return note
+    for layer, k in zip(doc["layers"], kern):
+        layer["kernels"] = k
+    doc["kernel_scaling"] = note
+    return None
 
 
 def write_json(doc, path):
@@ -788,7 +955,28 @@ def main(argv=None):
     ap.add_argument("--allow-unused", action="store_true",
                     help="export parameters the forward never uses (final zero-cost layer "
                          "'<unused-params>', first in grad_ready_order, top-level 'unused_params')")
+    ap.add_argument("--no-kernels", action="store_true",
+                    help="leave out the per-layer kernel records (GEMM/conv dimensions, memory-bound "
+                         "op bytes) that ddpsim's per-kernel compute model uses")
+    ap.add_argument("--add-kernels", action="store_true",
+                    help="SPEC is then an existing export (JSON file): add its kernel records (meta "
+                         "forwards at the recorded input shape) and rewrite it in place (or to -o); "
+                         "no other field changes")
     args = ap.parse_args(argv)
+    if args.add_kernels:
+        try:
+            with open(args.spec) as f:
+                doc = json.load(f)
+            _import_torch()
+            why = add_kernels(doc, parse_kwargs(args.kwargs), args.vocab, args.seed)
+            if why:
+                raise ExportError("%s: cannot add kernel records: %s" % (args.spec, why))
+            write_json(doc, args.output)
+        except ExportError as e:
+            _die(str(e))
+        sys.stderr.write("added kernel records to %s (%s) -> %s\n"
+                         % (args.spec, json.dumps(doc["kernel_scaling"]), args.output))
+        return 0
     try:
         shape = parse_shape(args.input)
         kwargs = parse_kwargs(args.kwargs)
@@ -796,7 +984,7 @@ def main(argv=None):
         if args.threads > 0:
             torch.set_num_threads(args.threads)
         doc = export(args.spec, shape, args.input_dtype, args.name, kwargs, args.vocab, args.seed,
-                     meta=args.meta, allow_unused=args.allow_unused)
+                     meta=args.meta, allow_unused=args.allow_unused, kernels=not args.no_kernels)
         write_json(doc, args.output)
     except ExportError as e:
         _die(str(e))

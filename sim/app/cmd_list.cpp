@@ -46,6 +46,10 @@ int cmd_list(const CommonOptions& common, const std::string& what) {
                           numel / 1e6, m.params.size(), core::format_bytes(m.grad_bytes()).c_str(), m.layers.size(),
                           flops / m.batch_size / 1e9, m.measured_on.empty() ? "" : ", measured");
             detail = b;
+            // The size the layers were exported at (training.seq_len / image_size rescale it).
+            if (m.kernel_export_size > 0)
+              detail += (m.kernel_size_kind == "seq" ? ", exported at seq " : ", exported at image ") +
+                        std::to_string(m.kernel_export_size);
             break;
           }
           case config::Kind::GPU: {

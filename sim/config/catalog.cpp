@@ -7,6 +7,7 @@
 #include <set>
 
 #include "collectives/nccl_names.hpp"
+#include "config/kernel_records.hpp"
 #include "config/overrides.hpp"
 #include "config/sections.hpp"
 #include "core/error.hpp"
@@ -124,6 +125,13 @@ std::string to_string(Kind k) {
     case Kind::SCENARIO: return "scenario";
   }
   return "?";
+}
+
+// [compute]
+bool ModelSpec::has_kernels() const {
+  for (const auto& l : layers)
+    if (!l.kernels.empty()) return true;
+  return false;
 }
 
 int64_t ModelSpec::total_numel() const {
@@ -293,6 +301,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
       l.bwd_bytes = lr.number_or("bwd_bytes", 0, 0.0);
       l.fwd_time = lr.number("fwd_time_s", false, 0.0);
       l.bwd_time = lr.number("bwd_time_s", false, 0.0);
+      // [compute] per-kernel records (config/kernel_records.cpp)
+      if (const Json* kr = lr.raw("kernels")) l.kernels = read_kernel_records(*kr, p + "/kernels", d);
       lr.finish();
       for (int pi : l.params) {
         if (owner[pi] >= 0)
@@ -310,6 +320,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
                              ") requires grad but no layer lists it; each such parameter belongs to one layer");
   }
 
+  // [compute] how the kernel records rescale (config/kernel_records.cpp)
+  if (const Json* ks = r.raw("kernel_scaling")) read_kernel_scaling(*ks, m, d);
   if (const Json* un = r.raw("unused_params")) {
     m.unused_params = read_indices(un, "/unused_params", d, np);
     for (int pi : m.unused_params)

@@ -85,6 +85,12 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
   if (auto v = tr.number("loader_samples_per_s", false, 0.0, true)) s.loader_samples_per_s = v;
   if (auto v = tr.quantity("measured_single_gpu_step", Quantity::TIME, false)) s.measured_single_gpu_step_s = v;
   if (auto v = tr.quantity("input_bytes_per_sample", Quantity::BYTES, false, true)) s.input_bytes_per_sample = v;
+  // The per-kernel compute model's settings (gpu/kernel_model).
+  if (auto v = tr.integer("seq_len", false, 1, 1 << 24)) s.seq_len = static_cast<int>(*v);
+  if (auto v = tr.integer("image_size", false, 1, 1 << 16)) s.image_size = static_cast<int>(*v);
+  s.attention = tr.string_or("attention", def.attention, {"eager", "sdpa_flash", "sdpa_mem_efficient"});
+  s.cuda_graphs = tr.boolean_or("cuda_graphs", def.cuda_graphs);
+  s.fused_bias_gelu_dropout = tr.boolean_or("fused_bias_gelu_dropout", def.fused_bias_gelu_dropout);
   tr.finish();
   return s;
 }

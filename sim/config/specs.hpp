@@ -34,6 +34,26 @@ enum class LayerType { CONV2D, LINEAR, MATMUL, BATCHNORM, LAYERNORM, EMBEDDING, 
 std::string to_string(LayerType t);
 std::vector<std::string> layer_type_names();
 
+// One kernel of a layer's forward pass, from the export's `layers[].kernels` (models/README.md,
+// "Kernel records"). The per-kernel compute model (gpu/kernel_model) derives the backward kernels.
+struct KernelRecord {
+  enum class Op { GEMM, CONV, MEM };
+  Op op = Op::MEM;
+  std::string name;               // aten op of a memory-bound record
+  std::string dtype = "float32";  // operand dtype at export (GEMM/CONV)
+  // GEMM: C[m, n] = A[m, k] B[k, n], `batch` times. CONV: input n x c x h x w, o filters of
+  // (c / g) x r x s, output n x o x p x q, g groups.
+  double batch = 1, m = 0, n = 0, k = 0;
+  double c = 0, h = 0, w = 0, o = 0, r = 0, s = 0, p = 0, q = 0, g = 1;
+  bool grad_a = false, grad_b = false, bias = false;  // input (A) / weight (B) / bias need a gradient
+  // Exponents with which each dimension grows with the batch / the input size, in the order
+  // GEMM {batch, m, n, k}, CONV {n, h, w, p, q}; empty when the export has no probes.
+  std::vector<int> batch_exp, size_exp;
+  // Memory-bound: bytes read, written and FLOPs as c0 + c1 r + c2 r^2 of the size ratio r.
+  double in[3] = {0, 0, 0}, out[3] = {0, 0, 0}, flops[3] = {0, 0, 0};
+  bool backward = false;  // has a backward kernel (some floating input requires grad)
+};
+
 struct LayerSpec {
   std::string name;
   LayerType type = LayerType::OTHER;
@@ -42,6 +62,7 @@ struct LayerSpec {
   double fwd_flops = 0, bwd_flops = 0;
   double fwd_bytes = 0, bwd_bytes = 0;       // activation traffic; parameter traffic is added by the simulator
   std::optional<double> fwd_time, bwd_time;  // measured seconds at batch_size, preferred when present
+  std::vector<KernelRecord> kernels;         // forward kernels (empty: export without records)
 };
 
 struct ModelSpec {
@@ -57,6 +78,12 @@ struct ModelSpec {
   std::vector<int> grad_ready_order;  // requires_grad param indices, as they became ready in backward
   double input_bytes_per_sample = 0;  // from exported_with.input_shape/input_dtype (0: unknown)
   std::vector<int> unused_params;     // trainable parameters the forward pass does not use
+  // Kernel records' scaling (top-level `kernel_scaling`): "seq" or "image" and the export's size
+  // (sequence length or image side); empty / 0 when the records cannot be rescaled.
+  std::string kernel_size_kind;
+  int kernel_export_size = 0;
+  bool kernel_batch_exponents = false;
+  bool has_kernels() const;
   int64_t total_numel() const;
   double grad_bytes() const;  // bytes of all requires_grad parameters
 };
@@ -171,6 +198,12 @@ struct TrainingSettings {
   std::optional<double> measured_single_gpu_step_s;
   std::optional<double> loader_samples_per_s;    // the data loader's throughput per rank (unset: never the bottleneck)
   std::optional<double> input_bytes_per_sample;  // overrides the model's
+  // Per-kernel compute model settings (gpu/kernel_model; README "Compute").
+  std::optional<int> seq_len;            // tokens per sample; rescales the model's kernel records
+  std::optional<int> image_size;         // image side in pixels; rescales the model's kernel records
+  std::string attention = "eager";       // eager, sdpa_flash, sdpa_mem_efficient
+  bool cuda_graphs = false;              // the step is replayed as a CUDA graph: no per-operator host cost
+  bool fused_bias_gelu_dropout = false;  // fused epilogues (one kernel for bias + GELU / dropout + add)
 };
 
 struct ContentionSettings {

@@ -427,6 +427,14 @@ class StepSimulator {
     r.contention = contention_.enabled;
     r.compute_scale = profile_.compute_scale;
     r.measured_layers = profile_.measured_layers;
+    r.compute_provenance = profile_.provenance;
+    r.compute_scale_per = profile_.compute_scale_per;
+    r.model_flops_per_micro_step = profile_.model_flops;
+    r.mfu_peak_flops = profile_.mfu_peak;
+    r.mfu_peak_dtype = profile_.mfu_peak_dtype;
+    r.seq_len = profile_.seq_len;
+    r.image_size = profile_.image_size;
+    r.attention = profile_.attention;
     report::fill_iterations(timeline_, r);
     r.trace = std::move(timeline_.trace);
     r.flows = backend_->flows();

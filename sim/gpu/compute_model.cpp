@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "gpu/kernel_model.hpp"
 
 namespace ddpsim::gpu {
 
@@ -74,45 +75,14 @@ Kernel measured_kernel(double seconds, config::LayerType t) {
 
 }  // namespace
 
-double flops_efficiency_for(const config::Scenario& sc, config::LayerType type) {
-  const std::string t = config::to_string(type);
-  const auto& cs = sc.compute;
-  if (auto it = cs.flops_efficiency_by_type.find(t); it != cs.flops_efficiency_by_type.end()) return it->second;
-  if (cs.flops_efficiency_set) return cs.flops_efficiency;
-  const auto& eff = sc.cluster.gpu.efficiency;
-  if (auto d = eff.find(sc.training.compute_dtype); d != eff.end())
-    if (auto it = d->second.find(t); it != d->second.end()) return it->second;
-  // Defaults: large GEMMs reach 70-90 % of peak (NVIDIA Matrix Multiplication Background User's
-  // Guide); convolutions run as implicit GEMMs with extra data movement, somewhat lower (NVIDIA
-  // Convolutional Layers User's Guide). The rest is memory-bound and rarely limited by FLOPs.
-  switch (type) {
-    case config::LayerType::LINEAR:
-    case config::LayerType::MATMUL: return 0.7;
-    case config::LayerType::CONV2D: return 0.55;
-    default: return cs.flops_efficiency;
-  }
-}
+namespace {
 
-ComputeProfile build_compute_profile(const config::Scenario& sc) {
-  ComputeProfile p;
+// The roofline per layer (model files without kernel records, or measured times).
+void legacy_layers(const config::Scenario& sc, ComputeProfile& p, double scale, double measured_scale,
+                   double act_factor) {
   const auto& m = sc.model;
-  const auto& gpu = sc.cluster.gpu;
   const auto& cs = sc.compute;
-  const double hbm = gpu.hbm_bandwidth;
-  p.compute_dtype = sc.training.compute_dtype;
-  p.peak_flops = peak_for(gpu, sc.training.compute_dtype);
-  p.autocast = sc.training.compute_dtype == "float16" || sc.training.compute_dtype == "bfloat16";
-  const double scale = static_cast<double>(sc.training.batch_size) / static_cast<double>(m.batch_size);
-  // Measured times refer to the batch they were measured at.
-  const double measured_scale = static_cast<double>(sc.training.batch_size) /
-                                static_cast<double>(m.measured_batch_size > 0 ? m.measured_batch_size : m.batch_size);
-  // Under autocast activations are half precision: half the activation traffic. GEMM-like layers
-  // read a half copy of their fp32 weights, made in forward (read 4 + write 2 bytes per element,
-  // then 2 read) and whose gradient is cast back to fp32 in backward.
-  const double act_factor = p.autocast ? 0.5 : 1.0;
-
-  p.forward.reserve(m.layers.size());
-  p.backward.reserve(m.layers.size());
+  const double hbm = sc.cluster.gpu.hbm_bandwidth;
   for (const auto& l : m.layers) {
     double param_bytes = 0;
     for (int pi : l.params) param_bytes += m.params[pi].bytes();
@@ -136,6 +106,219 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
     p.forward_total += f.seconds;
     p.backward_total += b.seconds;
   }
+
+  for (const auto& l : m.layers) p.model_flops += (l.fwd_flops + l.bwd_flops) * scale;
+  p.mfu_peak = p.peak_flops;
+  p.mfu_peak_dtype = p.compute_dtype;
+}
+
+Kernel sum(const std::vector<Kernel>& ks) {
+  Kernel t;
+  for (const auto& k : ks) {
+    t.seconds += k.seconds;
+    t.shape.compute_s += k.shape.compute_s;
+    t.shape.memory_s += k.shape.memory_s;
+    t.shape.overhead_s += k.shape.overhead_s;
+  }
+  return t;
+}
+
+// FlashAttention-2 (PyTorch's SDPA flash backend since 2.2) achieved fraction of the fp16/bf16
+// tensor-core peak: A100 forward up to 73 %, backward lower (Dao, arXiv 2307.08691, abstract and
+// Figures 4-6: we take 0.65 forward, 0.5 backward at head dim 64-128, seq >= 512); on H100 FA2
+// reaches about 35 % (Shah et al., "FlashAttention-3", arXiv 2407.08608, §1). The memory-efficient
+// backend (xFormers/CUTLASS FMHA) runs at roughly 0.55x FA2's throughput in the FA2 paper's
+// A100 benchmarks (Figure 4, "xformers" bars; approximate reading).
+void attention_efficiency(const config::GpuSpec& gpu, std::string& backend, const std::string& dtype, double& f,
+                          double& b) {
+  const bool half = dtype == "float16" || dtype == "bfloat16";
+  // PyTorch's SDPA dispatcher (sdp_utils.cpp, check_flash_attention_hardware_support /
+  // check_tensor_dtype): flash needs sm80+ and fp16/bf16; else it uses the memory-efficient kernel.
+  if (backend == "sdpa_flash" && (gpu.arch == config::GpuArch::VOLTA || !half)) backend = "sdpa_mem_efficient";
+  const bool hopper = gpu.arch == config::GpuArch::HOPPER || gpu.arch == config::GpuArch::BLACKWELL;
+  f = hopper ? 0.35 : 0.65;
+  b = hopper ? 0.30 : 0.50;
+  if (backend == "sdpa_mem_efficient") {
+    f *= 0.55;
+    b *= 0.55;
+  }
+}
+
+void kernel_model_layers(const config::Scenario& sc, ComputeProfile& p) {
+  const auto& m = sc.model;
+  const auto& gpu = sc.cluster.gpu;
+  const auto& tr = sc.training;
+  KernelContext c;
+  const std::string& dt = tr.compute_dtype;
+  // PyTorch defaults (docs, "TensorFloat-32 (TF32) on Ampere (and later) devices"):
+  // torch.backends.cuda.matmul.allow_tf32 = False (since 1.12), torch.backends.cudnn.allow_tf32 =
+  // True: in float32, convolutions use TF32 tensor cores where the GPU has them, GEMMs do not.
+  const bool half = dt == "float16" || dt == "bfloat16";
+  const std::string gemm_math = dt;
+  const std::string conv_math = (dt == "float32" && gpu.peak_flops.count("tf32")) ? "tf32" : dt;
+  c.gemm = device_rates(gpu, gemm_math, sc.compute.kernel_overhead);
+  c.conv = device_rates(gpu, conv_math, sc.compute.kernel_overhead);
+  c.memory = device_rates(gpu, "float32", sc.compute.kernel_overhead);
+  c.batch_ratio = static_cast<double>(tr.batch_size) / m.batch_size;
+  c.act_bytes_factor = half ? 0.5 : 1.0;
+  c.fuse_bias_gelu_dropout = tr.fused_bias_gelu_dropout;
+  c.attention = tr.attention;
+  attention_efficiency(gpu, c.attention, dt, c.attention_fwd_efficiency, c.attention_bwd_efficiency);
+  p.attention = c.attention;
+  // Sequence length / image size.
+  const char* key = tr.seq_len ? "seq_len" : "image_size";
+  const std::optional<int>& want = tr.seq_len ? tr.seq_len : tr.image_size;
+  const std::string kind = tr.seq_len ? "seq" : "image";
+  if (tr.seq_len && tr.image_size)
+    throw core::ConfigError(sc.file + ": /training: seq_len and image_size both given; a model has one input size");
+  if (want) {
+    if (m.kernel_size_kind != kind)
+      throw core::ConfigError(
+          sc.file + ": /training/" + key + ": " + std::to_string(*want) + " cannot be applied to " + m.name +
+          ": its kernel records " +
+          (m.kernel_size_kind.empty()
+               ? std::string("carry no size scaling")
+               : "scale with " + m.kernel_size_kind + (m.kernel_size_kind == "seq" ? " (seq_len)" : " (image_size)")) +
+          "; re-export the model at the size wanted");
+    c.size_ratio = static_cast<double>(*want) / m.kernel_export_size;
+  }
+  if (m.kernel_size_kind == "seq") p.seq_len = want.value_or(m.kernel_export_size);
+  if (m.kernel_size_kind == "image") p.image_size = want.value_or(m.kernel_export_size);
+
+  const auto lks = layer_kernels(m, c);
+  // Parameter traffic the records do not carry: under autocast each weight of a GEMM-like layer is
+  // cast to half in forward (read 4, write 2 bytes per element) and its half gradient cast back in
+  // backward; an embedding's backward zeroes and writes its whole weight gradient.
+  const HostCost host = sc.training.cuda_graphs ? HostCost{} : eager_host_cost();
+  double host_t = 0, gpu_t = 0;
+  // Host and GPU as one queue: kernel i is launched at host_t (the host's cumulative dispatch time)
+  // and starts at max(GPU free, launch). The GPU's wait for the host is charged to the kernel that
+  // waited (shape.overhead_s), so a launch-bound step's layers are as long as the host makes them.
+  // This walks forward then backward once, as one eager step does; the engine sees only durations.
+  auto issue = [&](Kernel k, double per_op) {
+    host_t += per_op;
+    const double start = std::max(gpu_t, host_t);
+    const double idle = start - gpu_t;
+    k.shape.overhead_s += idle;
+    k.seconds += idle;
+    p.gpu_idle_s += idle;
+    gpu_t = start + (k.seconds - idle);
+    return k;
+  };
+  std::vector<std::vector<Kernel>> fwd(m.layers.size()), bwd(m.layers.size());
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    const auto& l = m.layers[li];
+    auto f = lks[li].forward;
+    auto b = lks[li].backward;
+    double param_bytes = 0;
+    for (int pi : l.params) param_bytes += m.params[pi].bytes();
+    const bool gemm_like = l.type == config::LayerType::LINEAR || l.type == config::LayerType::CONV2D;
+    if (half && gemm_like && param_bytes > 0) {
+      f.insert(f.begin(), memory_kernel(1.5 * param_bytes, c.memory));
+      b.push_back(memory_kernel(1.5 * param_bytes, c.memory));
+    }
+    if (l.type == config::LayerType::EMBEDDING && param_bytes > 0)
+      b.push_back(memory_kernel(2 * param_bytes, c.memory));
+    if (f.empty()) f.push_back(Kernel{});  // a layer without kernels (unused parameters) costs nothing
+    fwd[li] = std::move(f);
+    bwd[li] = std::move(b);
+    p.model_flops += lks[li].flops_fwd + lks[li].flops_bwd;
+  }
+  for (auto& f : fwd)
+    for (auto& k : f) {
+      if (k.seconds > 0 || k.shape.overhead_s > 0) ++p.kernels_forward;
+      k = issue(k, (k.seconds > 0) ? host.forward_op_s : 0.0);
+    }
+  p.host_forward_s = host_t;
+  for (size_t li = m.layers.size(); li-- > 0;)
+    for (auto& k : bwd[li]) {
+      ++p.kernels_backward;
+      k = issue(k, host.backward_op_s);
+    }
+  p.host_backward_s = host_t - p.host_forward_s;
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    const Kernel f = sum(fwd[li]), b = sum(bwd[li]);
+    p.forward.push_back(f);
+    p.backward.push_back(b);
+    p.forward_total += f.seconds;
+    p.backward_total += b.seconds;
+  }
+  // MFU against the peak of the math path most of the FLOPs take.
+  double conv_flops = 0;
+  for (size_t li = 0; li < m.layers.size(); ++li)
+    if (m.layers[li].type == config::LayerType::CONV2D) conv_flops += lks[li].flops_fwd + lks[li].flops_bwd;
+  const bool conv_major = conv_flops > 0.5 * p.model_flops;
+  p.mfu_peak = conv_major ? c.conv.math_peak : c.gemm.math_peak;
+  p.mfu_peak_dtype = conv_major ? conv_math : gemm_math;
+  if (!c.gemm.tensor_cores && !conv_major) p.mfu_peak_dtype = "float32";
+}
+
+}  // namespace
+
+double flops_efficiency_for(const config::Scenario& sc, config::LayerType type) {
+  const std::string t = config::to_string(type);
+  const auto& cs = sc.compute;
+  if (auto it = cs.flops_efficiency_by_type.find(t); it != cs.flops_efficiency_by_type.end()) return it->second;
+  if (cs.flops_efficiency_set) return cs.flops_efficiency;
+  const auto& eff = sc.cluster.gpu.efficiency;
+  if (auto d = eff.find(sc.training.compute_dtype); d != eff.end())
+    if (auto it = d->second.find(t); it != d->second.end()) return it->second;
+  // Defaults: large GEMMs reach 70-90 % of peak (NVIDIA Matrix Multiplication Background User's
+  // Guide); convolutions run as implicit GEMMs with extra data movement, somewhat lower (NVIDIA
+  // Convolutional Layers User's Guide). The rest is memory-bound and rarely limited by FLOPs.
+  switch (type) {
+    case config::LayerType::LINEAR:
+    case config::LayerType::MATMUL: return 0.7;
+    case config::LayerType::CONV2D: return 0.55;
+    default: return cs.flops_efficiency;
+  }
+}
+
+double single_gpu_step(const ComputeProfile& p) {
+  return p.h2d.seconds + p.forward_total + p.backward_total + p.grad_unscale.seconds + p.clip.seconds +
+         p.optimizer.seconds + p.zero_grad.seconds;
+}
+
+double mfu(const ComputeProfile& p, double step_s, int micro_steps) {
+  if (step_s <= 0 || p.mfu_peak <= 0) return 0;
+  return p.model_flops * micro_steps / (step_s * p.mfu_peak);
+}
+
+ComputeProfile build_compute_profile(const config::Scenario& sc) {
+  ComputeProfile p;
+  const auto& m = sc.model;
+  const auto& gpu = sc.cluster.gpu;
+  const auto& cs = sc.compute;
+  const double hbm = gpu.hbm_bandwidth;
+  p.compute_dtype = sc.training.compute_dtype;
+  p.peak_flops = peak_for(gpu, sc.training.compute_dtype);
+  p.autocast = sc.training.compute_dtype == "float16" || sc.training.compute_dtype == "bfloat16";
+  const double scale = static_cast<double>(sc.training.batch_size) / static_cast<double>(m.batch_size);
+  // Measured times refer to the batch they were measured at.
+  const double measured_scale = static_cast<double>(sc.training.batch_size) /
+                                static_cast<double>(m.measured_batch_size > 0 ? m.measured_batch_size : m.batch_size);
+  // Under autocast activations are half precision: half the activation traffic. GEMM-like layers
+  // read a half copy of their fp32 weights, made in forward (read 4 + write 2 bytes per element,
+  // then 2 read) and whose gradient is cast back to fp32 in backward.
+  const double act_factor = p.autocast ? 0.5 : 1.0;
+
+  p.forward.reserve(m.layers.size());
+  p.backward.reserve(m.layers.size());
+  const bool any_measured = cs.use_measured && std::any_of(m.layers.begin(), m.layers.end(),
+                                                           [](const auto& l) { return l.fwd_time && l.bwd_time; });
+  if (m.has_kernels() && !any_measured) {
+    kernel_model_layers(sc, p);
+  } else {
+    if (sc.training.seq_len || sc.training.image_size)
+      throw core::ConfigError(sc.file + ": /training/" + (sc.training.seq_len ? "seq_len" : "image_size") + ": model " +
+                              m.name + " (" + m.file +
+                              ") has no kernel records to rescale (or uses measured times); re-export it with "
+                              "scripts/export_model.py (kernel records are on by default) or drop the setting");
+    legacy_layers(sc, p, scale, measured_scale, act_factor);
+  }
+  p.provenance = p.measured_layers > 0
+                     ? "measured" + (m.measured_on.empty() ? std::string() : " on " + m.measured_on)
+                     : (m.has_kernels() ? "estimated (per-kernel model)" : "estimated (roofline: no kernel records)");
 
   // reducer.cpp copy_grad_to_bucket (mul_out by 1/world_size) or, for gradient views, div_ in place:
   // either reads and writes the gradient once.

@@ -31,6 +31,20 @@ struct ComputeProfile {
   double peak_flops = 0;  // the peak used for the roofline
   bool autocast = false;
   double compute_scale = 1.0;  // applied to match training.measured_single_gpu_step (1 = none)
+  // Per micro-step: every kernel of one forward + backward (+ the optimizer on the last micro-step)
+  // is multiplied by compute_scale; the input copy is not.
+  std::string compute_scale_per = "micro-step";
+  // Where the times come from: "measured on <gpu>", "transferred from <gpu A> (per-kernel
+  // scaling)", "estimated (per-kernel model)" or "estimated (roofline: no kernel records)".
+  std::string provenance;
+  double model_flops = 0;  // forward + backward FLOPs of one micro-step (MFU's numerator)
+  double mfu_peak = 0;     // the peak MFU is taken against
+  std::string mfu_peak_dtype;
+  int seq_len = 0, image_size = 0;  // the sizes the layers are evaluated at (0: not applicable)
+  std::string attention = "eager";
+  double host_forward_s = 0, host_backward_s = 0;  // eager host dispatch time (0 with CUDA graphs)
+  double gpu_idle_s = 0;  // GPU time spent waiting for the host (launch-bound share), in the kernels
+  int kernels_forward = 0, kernels_backward = 0;
 };
 
 // Achieved fraction of peak FLOP/s for a layer type: the scenario's per-type value, else the
@@ -45,6 +59,12 @@ double roofline_time(double flops, double bytes, double peak_flops, double hbm_b
                      const config::ComputeSettings& s);
 
 ComputeProfile build_compute_profile(const config::Scenario& scenario);
+
+// One GPU, no DDP: input copy + forward + backward + unscale/clip + optimizer + zero_grad.
+double single_gpu_step(const ComputeProfile& p);
+
+// MFU of a step of `step_s` seconds holding `micro_steps` micro-steps: model FLOPs / (time x peak).
+double mfu(const ComputeProfile& p, double step_s, int micro_steps = 1);
 
 // Bytes an optimizer step moves per parameter element of `elem_size` bytes.
 double optimizer_bytes_per_element(const std::string& optimizer, int elem_size);

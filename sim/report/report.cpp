@@ -88,11 +88,26 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["contention"] = r.contention;
   j["compute_scale"] = r.compute_scale;
   j["measured_layers"] = r.measured_layers;
+  // [compute]
+  j["compute_scale_per"] = r.compute_scale_per;
+  j["compute_provenance"] = r.compute_provenance;
+  j["mfu"] = r.mfu();
+  j["mfu_peak_dtype"] = r.mfu_peak_dtype;
+  j["model_flops_per_micro_step"] = r.model_flops_per_micro_step;
+  j["seq_len"] = r.seq_len > 0 ? Json(r.seq_len) : Json(nullptr);
+  j["image_size"] = r.image_size > 0 ? Json(r.image_size) : Json(nullptr);
+  j["attention"] = r.attention;
   j["iteration1"] = r.has_iteration1 ? iteration_json(r.iteration1, include_buckets) : Json(nullptr);
   return j;
 }
 
 Json summary_json(const StepReport& r) { return to_json(r, false); }
+
+// [compute]
+double StepReport::mfu() const {
+  if (steady.step_time_s <= 0 || mfu_peak_flops <= 0) return 0;
+  return model_flops_per_micro_step * steady.micro_steps / (steady.step_time_s * mfu_peak_flops);
+}
 
 namespace {
 std::string pct(std::optional<double> v) {
@@ -110,12 +125,18 @@ std::string to_table(const StepReport& r) {
   const auto& s = r.steady;
   o << "ddpsim: " << r.scenario << "\n";
   o << "  model " << r.model << " (" << r.num_params << " parameter tensors, " << core::format_bytes(r.grad_bytes)
-    << " of gradients), batch " << r.batch_size << " per GPU\n";
+    << " of gradients), batch " << r.batch_size << " per GPU";
+  // [compute]
+  if (r.seq_len > 0) o << " x seq " << r.seq_len << " (attention " << r.attention << ")";
+  if (r.image_size > 0) o << " x " << r.image_size << "x" << r.image_size << " images";
+  o << "\n";
+  if (!r.compute_provenance.empty()) o << "  compute " << r.compute_provenance << "\n";
   o << "  cluster " << r.cluster << ": " << r.nodes << " node(s) x " << r.gpus_per_node << " " << r.gpu << " = "
     << r.world_size << " GPUs; backend " << r.backend << " (" << r.fidelity << ")\n";
   if (r.compute_scale != 1.0) {
-    char b[96];
-    std::snprintf(b, sizeof b, "  compute scaled x%.4f to match the measured single-GPU step\n", r.compute_scale);
+    char b[128];
+    std::snprintf(b, sizeof b, "  compute scaled x%.4f per %s to match the measured single-GPU step\n", r.compute_scale,
+                  r.compute_scale_per.c_str());
     o << b;
   }
   if (r.world_size == 1)
@@ -150,6 +171,13 @@ std::string to_table(const StepReport& r) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f", s.samples * r.world_size / s.step_time_s);
     o << "  throughput         " << buf << " samples/s\n";
+    // [compute]
+    if (r.mfu_peak_flops > 0) {
+      char m[96];
+      std::snprintf(m, sizeof m, "  MFU                %.1f %% of the %s peak\n", 100 * r.mfu(),
+                    r.mfu_peak_dtype.c_str());
+      o << m;
+    }
   }
   if (r.has_iteration1) {
     o << "\niteration 1 (" << r.iteration1.buckets.size() << " bucket(s))\n";

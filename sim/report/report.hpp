@@ -86,6 +86,15 @@ struct StepReport {
   bool contention = false;
   double compute_scale = 1.0;  // compute scaled to a measured single-GPU step (1 = not calibrated)
   int measured_layers = 0;
+  // [compute] filled by the app from gpu::ComputeProfile (the engine does not set them)
+  std::string compute_provenance;  // measured / transferred / estimated
+  std::string compute_scale_per = "micro-step";
+  double model_flops_per_micro_step = 0;  // forward + backward
+  double mfu_peak_flops = 0;
+  std::string mfu_peak_dtype;
+  int seq_len = 0, image_size = 0;  // sizes the model was evaluated at (0: n/a)
+  std::string attention;
+  double mfu() const;  // model FLOPs / (steady step time x peak)
   std::vector<TraceEvent> trace;
   std::string ranks;             // how ranks were simulated: "representative" flow classes or "all" flows
   unsigned long long flows = 0;  // flows the backend simulated (0: closed form)

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Writes tests/golden/reports/<case>.json: `ddpsim run ARGS --json -` for every line of cases.txt.
 # Arguments are read as shell words (quotes allowed), as the golden test passes them.
-# Usage: tests/golden/make_golden.sh DDPSIM [--data-dir DIR]. The committed files were made by the
-# engine before issue 11's rewrite (commit fa8208c); regenerate them only for a deliberate model
-# change, named in the commit.
+# Usage: tests/golden/make_golden.sh DDPSIM [--data-dir DIR]. Regenerate only for a deliberate model
+# change, named in the commit and in tests/golden/README.md.
 set -euo pipefail
 bin=$1; shift
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,0 +1,112 @@
+#include "config/kernel_records.hpp"
+
+namespace ddpsim::config {
+
+using core::Json;
+using core::ObjectReader;
+
+namespace {
+
+std::vector<int> read_exponents(const Json* j, const std::string& path, size_t n, core::Diagnostics& d) {
+  std::vector<int> out;
+  if (!j) return out;
+  if (!j->is_array() || j->size() != n) {
+    d.add_value(path, *j, "an array of " + std::to_string(n) + " integer exponents (0, 1 or 2)");
+    return out;
+  }
+  for (const auto& e : *j) {
+    if (!e.is_number_integer() || e.get<int>() < 0 || e.get<int>() > 2) {
+      d.add_value(path, *j, "integer exponents 0, 1 or 2");
+      return {};
+    }
+    out.push_back(e.get<int>());
+  }
+  return out;
+}
+
+// A number (the value at the export size) or [c0, c1, c2] (value at size ratio r = c0 + c1 r + c2 r^2).
+void read_poly(ObjectReader& r, const char* key, double (&c)[3]) {
+  const Json* j = r.raw(key);
+  const std::string p = r.path() + "/" + key;
+  if (!j) return;
+  if (j->is_number()) {
+    c[0] = j->get<double>();
+    return;
+  }
+  if (j->is_array() && j->size() == 3 && (*j)[0].is_number() && (*j)[1].is_number() && (*j)[2].is_number()) {
+    for (int i = 0; i < 3; ++i) c[i] = (*j)[i].get<double>();
+    return;
+  }
+  r.diagnostics().add_value(p, *j, "a number of bytes/FLOPs or [c0, c1, c2]");
+}
+
+}  // namespace
+
+std::vector<KernelRecord> read_kernel_records(const Json& j, const std::string& path, core::Diagnostics& d) {
+  std::vector<KernelRecord> out;
+  if (!j.is_array()) {
+    d.add_value(path, j, "an array of kernel records");
+    return out;
+  }
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string p = path + "/" + std::to_string(i);
+    ObjectReader r(j[i], p, d);
+    KernelRecord k;
+    const auto op = r.string("op", true, {"gemm", "conv", "mem"}).value_or("mem");
+    auto flag = [&](const char* key) { return r.integer_or(key, 0, 0, 1) == 1; };
+    if (op == "gemm") {
+      k.op = KernelRecord::Op::GEMM;
+      k.batch = r.number_or("b", 1, 1);
+      k.m = r.number_or("m", 1, 1);
+      k.n = r.number_or("n", 1, 1);
+      k.k = r.number_or("k", 1, 1);
+      k.grad_a = flag("ga");
+      k.grad_b = flag("gb");
+      k.bias = flag("bias");
+      k.dtype = r.string_or("dt", "float32");
+      k.batch_exp = read_exponents(r.raw("eb"), p + "/eb", 4, d);
+      k.size_exp = read_exponents(r.raw("es"), p + "/es", 4, d);
+    } else if (op == "conv") {
+      k.op = KernelRecord::Op::CONV;
+      k.n = r.number_or("n", 1, 1);
+      k.c = r.number_or("c", 1, 1);
+      k.h = r.number_or("h", 1, 1);
+      k.w = r.number_or("w", 1, 1);
+      k.o = r.number_or("o", 1, 1);
+      k.r = r.number_or("r", 1, 1);
+      k.s = r.number_or("s", 1, 1);
+      k.p = r.number_or("p", 1, 1);
+      k.q = r.number_or("q", 1, 1);
+      k.g = r.number_or("g", 1, 1);
+      k.grad_a = flag("gi");
+      k.grad_b = flag("gw");
+      k.bias = flag("bias");
+      r.integer_or("transposed", 0, 0, 1);
+      k.dtype = r.string_or("dt", "float32");
+      k.batch_exp = read_exponents(r.raw("eb"), p + "/eb", 5, d);
+      k.size_exp = read_exponents(r.raw("es"), p + "/es", 5, d);
+    } else {
+      k.op = KernelRecord::Op::MEM;
+      k.name = r.string_or("name", "");
+      read_poly(r, "in", k.in);
+      read_poly(r, "out", k.out);
+      read_poly(r, "f", k.flops);
+      k.backward = flag("bwd");
+    }
+    r.finish();
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+void read_kernel_scaling(const Json& j, ModelSpec& m, core::Diagnostics& d) {
+  ObjectReader r(j, "/kernel_scaling", d);
+  r.string_or("method", "meta");
+  m.kernel_batch_exponents = r.boolean_or("batch_exponents", false);
+  m.kernel_size_kind = r.string_or("size", "", {"", "seq", "image"});
+  m.kernel_export_size = static_cast<int>(r.integer_or("export", 0, 0, 1 << 24));
+  r.raw("probes");
+  r.finish();
+}
+
+}  // namespace ddpsim::config

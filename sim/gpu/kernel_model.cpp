@@ -1,0 +1,340 @@
+#include "gpu/kernel_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ddpsim::gpu {
+
+namespace {
+
+// Large-tile main-loop efficiency of a full wave. NVIDIA Matrix Multiplication Background User's
+// Guide (DU-09799-001, "Typical Tile Dimensions in cuBLAS and Performance"): large FP16 GEMMs on
+// A100 run at roughly 80 % of the 312 TFLOPS peak with 256x128 tiles; SGEMM (SIMT) on V100 reaches
+// ~14 of 15.7 TFLOPS (cuBLAS SGEMM figures quoted there and in the GTC'19 S9926 talk). These are
+// kernel-level figures, not training throughput.
+constexpr double kTensorCoreGemmEfficiency = 0.80;
+constexpr double kSimtGemmEfficiency = 0.85;
+// Large streaming kernels (copy/triad) reach ~90 % of the datasheet HBM bandwidth on V100, A100
+// and H100 (BabelStream results, Deakin et al., and NVIDIA's nvbandwidth device-local copy).
+constexpr double kStreamEfficiency = 0.90;
+
+// Relative main-loop efficiency of a CTA tile versus 256x128: smaller tiles re-read operands more
+// often per FLOP (arithmetic intensity tm*tn/(tm+tn)). Approximate reading of the guide's tile-size
+// comparison (Figure "Performance of different tile sizes", A100, cuBLAS 11).
+struct Tile {
+  int m, n;
+  double rel;
+};
+constexpr Tile kTensorCoreTiles[] = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.95},
+                                     {128, 64, 0.85}, {64, 128, 0.85}, {64, 64, 0.70}};
+constexpr Tile kSimtTiles[] = {{128, 128, 1.0}, {128, 64, 0.9}, {64, 64, 0.8}};
+
+// Tensor-core efficiency when a leading dimension (k of A, n of B/C) is not a multiple of 16 bytes:
+// the guide's "Tensor Core Requirements" (cuBLAS >= 11.0 uses tensor cores regardless, but fastest
+// with 16-byte multiples; Figure 2(b), k swept on A100, shows misaligned k at about half speed,
+// and odd k at roughly a quarter). Approximate readings of that figure.
+constexpr double kMisaligned4ByteFactor = 0.5;
+constexpr double kMisalignedFactor = 0.25;
+
+// Split-K: each split must keep at least this many k elements (CUTLASS's split-K examples use
+// k/split >= 128..256), at most this many splits.
+constexpr double kMinSplitK = 256;
+constexpr int kMaxSplits = 16;
+
+// Eager PyTorch's host cost per operator: measured on this repository's CPU with
+// scripts/measure_dispatch.py (torch 1.13, one thread: a chain of tiny element-wise ops on a tensor
+// that requires grad; median per op): 6.9 us forward (dispatcher + autograd recording), 8.5 us per
+// backward node. cudaLaunchKernel adds 1-3 us per launch on CUDA 12 drivers (NVIDIA CUDA Graphs
+// blog, "Getting Started with CUDA Graphs"; we take 2 us).
+constexpr double kHostForwardOp = 6.9e-6;
+constexpr double kHostBackwardOp = 8.5e-6;
+constexpr double kLaunch = 2.0e-6;
+
+double peak(const config::GpuSpec& gpu, const std::string& dtype) {
+  auto it = gpu.peak_flops.find(dtype);
+  return it != gpu.peak_flops.end() ? it->second : 0.0;
+}
+
+}  // namespace
+
+DeviceRates device_rates(const config::GpuSpec& gpu, const std::string& math, double kernel_fixed_s) {
+  DeviceRates d;
+  d.gpu = gpu.name;
+  d.sms = std::max(1, gpu.sm_count);
+  d.hbm_bandwidth = gpu.hbm_bandwidth;
+  d.memory_efficiency = kStreamEfficiency;
+  d.kernel_fixed_s = kernel_fixed_s;
+  const bool half = math == "float16" || math == "bfloat16";
+  if ((half || math == "tf32") && peak(gpu, math) > 0) {
+    d.tensor_cores = true;
+    d.math_peak = peak(gpu, math);
+    d.elem_bytes = half ? 2 : 4;
+    d.align_elems = 16 / d.elem_bytes;  // 8 for fp16/bf16, 4 for tf32
+    d.gemm_efficiency = kTensorCoreGemmEfficiency;
+  } else {
+    // No tensor-core path for this dtype on this GPU (e.g. bfloat16 or tf32 on Volta): FP32 SIMT.
+    const bool f64 = math == "float64";
+    d.math_peak = peak(gpu, f64 ? "float64" : "float32");
+    d.elem_bytes = f64 ? 8 : (half ? 2 : 4);
+    d.gemm_efficiency = kSimtGemmEfficiency;
+  }
+  return d;
+}
+
+GemmEstimate gemm_estimate(double batch, double m, double n, double k, const DeviceRates& d) {
+  GemmEstimate best;
+  best.seconds = std::numeric_limits<double>::infinity();
+  const double per_sm = d.math_peak / d.sms;
+  double align = 1;
+  if (d.tensor_cores) {
+    const auto a = static_cast<long long>(d.align_elems);
+    const auto ki = static_cast<long long>(k), ni = static_cast<long long>(n);
+    if (ki % a != 0 || ni % a != 0) {
+      const bool four = (ki * d.elem_bytes) % 4 == 0 && (ni * d.elem_bytes) % 4 == 0;
+      align = four ? kMisaligned4ByteFactor : kMisalignedFactor;
+    }
+  }
+  const double eb = d.elem_bytes;
+  const double operand_bytes = eb * batch * (m * k + k * n + m * n);
+  const auto consider = [&](const Tile& t) {
+    const double tiles = batch * std::ceil(m / t.m) * std::ceil(n / t.n);
+    int max_split = 1;
+    if (tiles < d.sms) {
+      max_split =
+          static_cast<int>(std::min<double>({kMaxSplits, std::floor(d.sms / tiles), std::floor(k / kMinSplitK)}));
+      max_split = std::max(1, max_split);
+    }
+    for (int s = 1; s <= max_split; ++s) {
+      const double ctas = tiles * s;
+      const double waves = std::ceil(ctas / d.sms);
+      const double kk = std::ceil(k / s);
+      const double tile_s = 2.0 * t.m * t.n * kk / (per_sm * d.gemm_efficiency * t.rel * align);
+      // Split-K writes s fp32 partial tiles and a reduction reads them back.
+      const double bytes = operand_bytes + (s > 1 ? 2.0 * 4.0 * batch * m * n * s : 0.0);
+      GemmEstimate e;
+      e.tile_m = t.m;
+      e.tile_n = t.n;
+      e.split_k = s;
+      e.ctas = ctas;
+      e.waves = waves;
+      e.alignment_factor = align;
+      e.flops = 2.0 * batch * m * n * k;
+      e.bytes = bytes;
+      e.shape.compute_s = waves * tile_s;
+      e.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
+      // A split-K GEMM is two kernels (partials, then the reduction).
+      e.shape.overhead_s = d.kernel_fixed_s * (s > 1 ? 2 : 1);
+      e.seconds = std::max(e.shape.compute_s, e.shape.memory_s) + e.shape.overhead_s;
+      if (e.seconds < best.seconds) best = e;
+    }
+  };
+  if (d.tensor_cores)
+    for (const auto& t : kTensorCoreTiles) consider(t);
+  else
+    for (const auto& t : kSimtTiles) consider(t);
+  return best;
+}
+
+Kernel memory_kernel(double bytes, const DeviceRates& d) {
+  Kernel k;
+  k.shape.memory_s = d.hbm_bandwidth > 0 ? bytes / (d.hbm_bandwidth * d.memory_efficiency) : 0.0;
+  k.shape.overhead_s = d.kernel_fixed_s;
+  k.seconds = k.shape.memory_s + k.shape.overhead_s;
+  return k;
+}
+
+Kernel fused_attention_kernel(double flops, double bytes, double efficiency, const DeviceRates& d) {
+  Kernel k;
+  k.shape.compute_s = d.math_peak > 0 ? flops / (d.math_peak * efficiency) : 0.0;
+  k.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
+  k.shape.overhead_s = d.kernel_fixed_s;
+  k.seconds = std::max(k.shape.compute_s, k.shape.memory_s) + k.shape.overhead_s;
+  return k;
+}
+
+HostCost eager_host_cost() { return {kHostForwardOp + kLaunch, kHostBackwardOp + kLaunch}; }
+
+double scaled_dim(double dim, int exp, double ratio) {
+  if (exp == 0 || ratio == 1.0) return dim;
+  return std::max(1.0, std::round(dim * std::pow(ratio, exp)));
+}
+
+namespace {
+
+Kernel from_gemm(const GemmEstimate& g) {
+  Kernel k;
+  k.seconds = g.seconds;
+  k.shape = g.shape;
+  return k;
+}
+
+double poly(const double (&c)[3], double r) { return c[0] + c[1] * r + c[2] * r * r; }
+
+// Dimension i of a record at the scenario's batch and size. Without batch exponents (exports whose
+// batch probe changed the op sequence) the batch rides on the first dimension that can carry it:
+// the bmm batch when > 1, else the GEMM rows (linear layers flatten batch x tokens into m).
+double dim(const config::KernelRecord& r, size_t i, double value, const KernelContext& c) {
+  int eb = 0;
+  if (!r.batch_exp.empty())
+    eb = r.batch_exp[i];
+  else if (r.op == config::KernelRecord::Op::CONV)
+    eb = i == 0 ? 1 : 0;
+  else
+    eb = (r.batch > 1) ? (i == 0 ? 1 : 0) : (i == 1 ? 1 : 0);
+  const int es = r.size_exp.empty() ? 0 : r.size_exp[i];
+  return scaled_dim(scaled_dim(value, eb, c.batch_ratio), es, c.size_ratio);
+}
+
+double round_up(double x, double a) { return std::ceil(x / a) * a; }
+
+struct Gemm4 {
+  double b, m, n, k;
+};
+
+Gemm4 gemm_dims(const config::KernelRecord& r, const KernelContext& c) {
+  return {dim(r, 0, r.batch, c), dim(r, 1, r.m, c), dim(r, 2, r.n, c), dim(r, 3, r.k, c)};
+}
+
+void add(LayerKernels& lk, bool fwd, const Kernel& k) { (fwd ? lk.forward : lk.backward).push_back(k); }
+
+void gemm_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKernels& lk) {
+  const auto g = gemm_dims(r, c);
+  const auto& d = c.gemm;
+  add(lk, true, from_gemm(gemm_estimate(g.b, g.m, g.n, g.k, d)));
+  lk.flops_fwd += 2 * g.b * g.m * g.n * g.k;
+  // autograd's mm/addmm/bmm backward: grad_A = grad_C B^T (m x k, inner n), grad_B = A^T grad_C
+  // (k x n, inner m), grad_bias = grad_C summed over the rows.
+  if (r.grad_a) {
+    add(lk, false, from_gemm(gemm_estimate(g.b, g.m, g.k, g.n, d)));
+    lk.flops_bwd += 2 * g.b * g.m * g.n * g.k;
+  }
+  if (r.grad_b) {
+    add(lk, false, from_gemm(gemm_estimate(g.b, g.k, g.n, g.m, d)));
+    lk.flops_bwd += 2 * g.b * g.m * g.n * g.k;
+  }
+  if (r.bias) add(lk, false, memory_kernel(d.elem_bytes * g.b * g.m * g.n + 4 * g.n, c.memory));
+}
+
+void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKernels& lk) {
+  const double n = dim(r, 0, r.n, c), h = dim(r, 1, r.h, c), w = dim(r, 2, r.w, c), p = dim(r, 3, r.p, c),
+               q = dim(r, 4, r.q, c);
+  const auto& d = c.conv;
+  const double cg = r.c / r.g, og = r.o / r.g;
+  // cuDNN pads channel counts to the tensor-core granularity (NVIDIA Convolutional Layers User's
+  // Guide, "Channels In And Out": C = 3 first layers are padded to 4 or 8).
+  const double a = d.tensor_cores ? d.align_elems : 1;
+  const double cp = round_up(cg, a), op = round_up(og, a);
+  const double eb = d.elem_bytes;
+  const double in_b = eb * n * r.c * h * w, out_b = eb * n * r.o * p * q, w_b = eb * r.o * cg * r.r * r.s;
+  // Implicit GEMM (Convolutional Layers guide, "Convolution Algorithms"): forward M = N*P*Q,
+  // N = K (filters), K = C*R*S; the operands are read from the tensors, not an im2col copy.
+  auto implicit = [&](double gm, double gn, double gk, double bytes) {
+    auto e = gemm_estimate(r.g, gm, gn, gk, d);
+    e.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
+    e.seconds = std::max(e.shape.compute_s, e.shape.memory_s) + e.shape.overhead_s;
+    return from_gemm(e);
+  };
+  const double f = 2 * n * p * q * r.o * cg * r.r * r.s;
+  add(lk, true, implicit(n * p * q, op, cp * r.r * r.s, in_b + w_b + out_b));
+  lk.flops_fwd += f;
+  // dgrad: M = N*H*W, N = C, K = K*R*S; wgrad: M = K, N = C*R*S, K = N*P*Q (guide, same section).
+  if (r.grad_a) {
+    add(lk, false, implicit(n * h * w, cp, op * r.r * r.s, out_b + w_b + in_b));
+    lk.flops_bwd += f;
+  }
+  if (r.grad_b) {
+    add(lk, false, implicit(op, cp * r.r * r.s, n * p * q, out_b + in_b + w_b));
+    lk.flops_bwd += f;
+  }
+  if (r.bias) add(lk, false, memory_kernel(out_b, c.memory));
+}
+
+// Flash / memory-efficient attention: the FLOPs of the two eager GEMMs, bytes of Q, K, V, O only.
+// Backward: FlashAttention-2's backward runs 5 GEMMs of the forward's size to the forward's 2
+// (recomputing the scores): 2.5x the FLOPs (Dao, "FlashAttention-2", arXiv 2307.08691, §3.2);
+// reads Q, K, V, O, dO and writes dQ, dK, dV.
+void fused_attention(const Gemm4& qk, const Gemm4& pv, const KernelContext& c, LayerKernels& lk) {
+  const auto& d = c.gemm;
+  const double eb = d.elem_bytes;
+  const double flops = 2 * qk.b * qk.m * qk.n * qk.k + 2 * pv.b * pv.m * pv.n * pv.k;
+  const double q = qk.b * qk.m * qk.k, kk = qk.b * qk.n * qk.k, v = pv.b * pv.k * pv.n, o = pv.b * pv.m * pv.n;
+  lk.forward.push_back(fused_attention_kernel(flops, eb * (q + kk + v + o), c.attention_fwd_efficiency, d));
+  lk.backward.push_back(
+      fused_attention_kernel(2.5 * flops, eb * (2 * (q + kk + v) + 2 * o), c.attention_bwd_efficiency, d));
+  lk.flops_fwd += flops;
+  lk.flops_bwd += 2 * flops;  // model FLOPs: recomputation is not useful work
+}
+
+bool is_bmm_of_activations(const config::KernelRecord& r) {
+  return r.op == config::KernelRecord::Op::GEMM && r.batch > 1 && r.grad_a && r.grad_b;
+}
+
+}  // namespace
+
+std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const KernelContext& c) {
+  std::vector<LayerKernels> out(m.layers.size());
+  const bool fused_attention_on = c.attention != "eager";
+  // SDPA rewrite state: after an activation x activation bmm (the scores Q K^T), the memory-bound
+  // ops on tensors of the score matrix's size (scale, mask, softmax, dropout) until the next such
+  // bmm (P V) are inside the fused kernel.
+  bool in_attention = false;
+  double score_bytes = 0;
+  Gemm4 qk{};
+  size_t qk_layer = 0;
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    const auto& layer = m.layers[li];
+    auto& lk = out[li];
+    std::vector<const config::KernelRecord*> mems;  // for the fused-epilogue option
+    for (const auto& r : layer.kernels) {
+      if (fused_attention_on && is_bmm_of_activations(r)) {
+        if (!in_attention) {
+          in_attention = true;
+          qk = gemm_dims(r, c);
+          qk_layer = li;
+          score_bytes = 4.0 * r.batch * r.m * r.n;  // at the export's size and dtype
+          continue;
+        }
+        in_attention = false;
+        fused_attention(qk, gemm_dims(r, c), c, out[qk_layer]);
+        continue;
+      }
+      if (in_attention && r.op == config::KernelRecord::Op::MEM && (r.in[0] + r.in[1] + r.in[2]) >= 0.5 * score_bytes)
+        continue;
+      switch (r.op) {
+        case config::KernelRecord::Op::GEMM: gemm_kernels(r, c, lk); break;
+        case config::KernelRecord::Op::CONV: conv_kernels(r, c, lk); break;
+        case config::KernelRecord::Op::MEM: {
+          const double s = c.batch_ratio * c.act_bytes_factor;
+          const double in = poly(r.in, c.size_ratio) * s, o = poly(r.out, c.size_ratio) * s;
+          const double fl = poly(r.flops, c.size_ratio) * c.batch_ratio;
+          lk.flops_fwd += fl;
+          if (c.fuse_bias_gelu_dropout && layer.type == config::LayerType::ELEMENTWISE) {
+            mems.push_back(&r);
+            break;
+          }
+          lk.forward.push_back(memory_kernel(in + o, c.memory));
+          // Backward (the export's byte rule): read grad_out, read what was saved, write grad_in.
+          if (r.backward) {
+            lk.backward.push_back(memory_kernel(in + 2 * o, c.memory));
+            lk.flops_bwd += fl;
+          }
+          break;
+        }
+      }
+    }
+    if (!mems.empty()) {
+      // Fused element-wise chain (one kernel, as torch.compile or a fused bias-GELU-dropout emits):
+      // reads the chain's first inputs and writes its last output; backward likewise.
+      const double s = c.batch_ratio * c.act_bytes_factor;
+      const double in = poly(mems.front()->in, c.size_ratio) * s, o = poly(mems.back()->out, c.size_ratio) * s;
+      lk.forward.push_back(memory_kernel(in + o, c.memory));
+      bool bwd = false;
+      for (const auto* r : mems) bwd = bwd || r->backward;
+      if (bwd) lk.backward.push_back(memory_kernel(in + 2 * o, c.memory));
+    }
+  }
+  return out;
+}
+
+}  // namespace ddpsim::gpu

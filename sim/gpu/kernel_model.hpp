@@ -1,0 +1,91 @@
+#pragma once
+// Per-kernel GPU time estimates from the hardware description alone (REFERENCE.md §8):
+// - GEMMs and implicit-GEMM convolutions run in output tiles; time = waves x one tile's main loop,
+//   waves = ceil(CTAs / SMs) (wave quantization), tensor cores only for eligible dtypes, reduced
+//   efficiency for leading dimensions that are not 16-byte multiples, split-K when the output has
+//   too few tiles to fill the GPU;
+// - memory-bound kernels: fixed cost + bytes / achieved HBM bandwidth, so the achieved bandwidth
+//   grows with the size (half the asymptote at bytes = fixed cost x bandwidth);
+// - backward kernels derived per forward kernel (linear: dgrad + wgrad GEMMs + bias reduction;
+//   conv: dgrad + wgrad implicit GEMMs; memory-bound: one kernel reading grad_out and what was
+//   saved, writing grad_in);
+// - SDPA attention backends fuse the score matrix away (one kernel forward, one backward).
+// Every constant is in kernel_model.cpp with its source; none is fitted to end-to-end training.
+#include <string>
+#include <vector>
+
+#include "config/specs.hpp"
+#include "gpu/compute_model.hpp"
+
+namespace ddpsim::gpu {
+
+// One GPU at one math mode (what a kernel runs on).
+struct DeviceRates {
+  std::string gpu;
+  int sms = 1;
+  double hbm_bandwidth = 0;  // bytes/s, datasheet
+  double math_peak = 0;      // FLOP/s of the math path (tensor cores when eligible)
+  bool tensor_cores = false;
+  int align_elems = 1;             // leading dimensions must be multiples of this for full tensor-core speed
+  int elem_bytes = 4;              // operand element size
+  double gemm_efficiency = 0.8;    // fraction of math_peak one full wave of large tiles reaches
+  double memory_efficiency = 0.9;  // fraction of HBM bandwidth a large streaming kernel reaches
+  double kernel_fixed_s = 2e-6;    // GPU-side cost of any kernel (launch to completion, empty)
+};
+
+// `math` is the operand/math mode: "float32" (SIMT FP32), "tf32", "float16", "bfloat16", "float64".
+DeviceRates device_rates(const config::GpuSpec& gpu, const std::string& math, double kernel_fixed_s);
+
+struct GemmEstimate {
+  double seconds = 0;
+  KernelShape shape;
+  int tile_m = 0, tile_n = 0, split_k = 1;
+  double ctas = 0, waves = 0;
+  double alignment_factor = 1;  // efficiency factor from operand alignment (1 = aligned)
+  double flops = 0, bytes = 0;
+};
+
+// C[m, n] = A[m, k] B[k, n], `batch` independent products (bmm). Row-major operands: the leading
+// dimensions are k (A) and n (B, C).
+GemmEstimate gemm_estimate(double batch, double m, double n, double k, const DeviceRates& d);
+
+// A streaming kernel moving `bytes` (read + written).
+Kernel memory_kernel(double bytes, const DeviceRates& d);
+
+// Fused attention (PyTorch SDPA flash / memory-efficient backends): FLOPs at an achieved fraction
+// of the tensor-core peak, bytes for Q, K, V, O (forward) or those plus their gradients (backward).
+Kernel fused_attention_kernel(double flops, double bytes, double efficiency, const DeviceRates& d);
+
+// Host side of eager PyTorch: CPU seconds per operator (dispatcher + autograd + cudaLaunchKernel).
+struct HostCost {
+  double forward_op_s = 0, backward_op_s = 0;
+};
+HostCost eager_host_cost();
+
+// Forward and backward kernels of one layer, from its kernel records, at the scenario's batch and
+// size (ratio = scenario size / export size). Both lists are in execution order.
+struct LayerKernels {
+  std::vector<Kernel> forward, backward;
+  double flops_fwd = 0, flops_bwd = 0;  // model FLOPs (GEMM work counted once, no padding)
+};
+
+struct KernelContext {
+  DeviceRates gemm;             // linear / matmul operands
+  DeviceRates conv;             // convolutions (cuDNN may use TF32 where cuBLAS does not)
+  DeviceRates memory;           // element-wise / normalisation / reductions
+  double batch_ratio = 1;       // scenario batch / export batch
+  double size_ratio = 1;        // scenario seq_len or image_size / export's
+  double act_bytes_factor = 1;  // activation bytes vs the export dtype (0.5 under fp16/bf16 autocast)
+  std::string attention = "eager";
+  double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
+  bool fuse_bias_gelu_dropout = false;
+};
+
+// Layers' kernels in forward order; the attention rewrite (SDPA) works across layer boundaries
+// because eager attention's softmax/dropout may be separate modules.
+std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const KernelContext& ctx);
+
+// Rescaled dimension: dim x ratio^exp, rounded, at least 1.
+double scaled_dim(double dim, int exp, double ratio);
+
+}  // namespace ddpsim::gpu

@@ -1,0 +1,249 @@
+// Unit tests for the per-kernel model (sim/gpu/kernel_model.*). Every expected time is worked out
+// by hand in the comment above it from the synthetic GPU below and the constants in
+// kernel_model.cpp (tile list and relative efficiencies, alignment factors, host cost).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "config/specs.hpp"
+#include "gpu/compute_model.hpp"
+#include "gpu/kernel_model.hpp"
+
+using ddpsim::config::KernelRecord;
+using ddpsim::gpu::DeviceRates;
+using ddpsim::gpu::gemm_estimate;
+using ddpsim::gpu::memory_kernel;
+
+namespace {
+
+// 10 SMs, fp16 tensor cores 100 TFLOPS (10 per SM), large-tile efficiency 0.8, HBM 1 TB/s at 0.9,
+// 2 us per kernel. One 256x128 tile at k = 4096: 2*256*128*4096 / (10e12 * 0.8) = 33.554432 us.
+DeviceRates gpu16() {
+  DeviceRates d;
+  d.sms = 10;
+  d.math_peak = 100e12;
+  d.tensor_cores = true;
+  d.elem_bytes = 2;
+  d.align_elems = 8;
+  d.gemm_efficiency = 0.8;
+  d.hbm_bandwidth = 1e12;
+  d.memory_efficiency = 0.9;
+  d.kernel_fixed_s = 2e-6;
+  return d;
+}
+
+constexpr double kTol = 1e-12;
+
+TEST(KernelModel, OneFullWaveOfLargeTiles) {
+  // m = 2560, n = 128: ten 256x128 tiles = one wave on 10 SMs: 33.554432 us of math; the operands
+  // (2 B x (2560*4096 + 4096*128 + 2560*128) = 22,675,456 B) take 25.19 us: compute-bound.
+  const auto e = gemm_estimate(1, 2560, 128, 4096, gpu16());
+  EXPECT_EQ(e.tile_m, 256);
+  EXPECT_EQ(e.waves, 1);
+  EXPECT_NEAR(e.shape.compute_s, 33.554432e-6, kTol);
+  EXPECT_NEAR(e.shape.memory_s, 22675456.0 / 0.9e12, kTol);
+  EXPECT_NEAR(e.seconds, 35.554432e-6, kTol);
+}
+
+TEST(KernelModel, WaveQuantizationStep) {
+  // m = 2816 (+10 %): 11 tiles of 256x128 need 2 waves (67.1 us). The best choice is 128x64 (or
+  // 64x128): 22 x 2 = 44 tiles, 5 waves of 2*128*64*4096 / (8e12 * 0.85) = 9.8689505 us
+  // = 49.344753 us; 128x128 gives 3 waves x 17.660 = 52.98 us, 64x64 9 waves x 5.9918 = 53.93 us.
+  // So 10 % more work costs 39 % more time.
+  const auto e = gemm_estimate(1, 2816, 128, 4096, gpu16());
+  const double wave = 2.0 * 128 * 64 * 4096 / (8e12 * 0.85);
+  EXPECT_EQ(e.waves, 5);
+  EXPECT_NEAR(e.shape.compute_s, 5 * wave, kTol);
+  EXPECT_NEAR(e.seconds, 5 * wave + 2e-6, kTol);
+  EXPECT_GT(e.seconds / gemm_estimate(1, 2560, 128, 4096, gpu16()).seconds, 1.38);
+}
+
+TEST(KernelModel, MisalignedLeadingDimensionHalvesTensorCoreRate) {
+  // k = 4100: not a multiple of 8 halves, but 8200 bytes is a multiple of 4: factor 0.5.
+  // One wave of 256x128: 2*256*128*4100 / (8e12 * 0.5) = 67.1744 us, + 2 us.
+  const auto e = gemm_estimate(1, 2560, 128, 4100, gpu16());
+  EXPECT_EQ(e.alignment_factor, 0.5);
+  EXPECT_NEAR(e.seconds, 2.0 * 256 * 128 * 4100 / 4e12 + 2e-6, kTol);
+  // An odd k: a quarter of the rate.
+  EXPECT_EQ(gemm_estimate(1, 2560, 128, 4099, gpu16()).alignment_factor, 0.25);
+  // k = 4104 is a multiple of 8 again: full rate.
+  EXPECT_EQ(gemm_estimate(1, 2560, 128, 4104, gpu16()).alignment_factor, 1.0);
+}
+
+TEST(KernelModel, SplitKFillsTheGpuForSmallOutputs) {
+  // 256 x 128 output, k = 65536: one 256x128 tile (536.9 us of math unsplit). Best: two 128x128
+  // tiles split 5 ways (floor(10 SMs / 2 tiles)), one wave of k = 13108:
+  // 2*128*128*13108 / (8e12 * 0.95) = 56.51 us; bytes = operands 2 x (256*65536 + 65536*128 +
+  // 256*128) = 50,397,184 + partials 2 x 4 B x 256*128*5 = 1,310,720 -> 57.45 us: memory-bound,
+  // + 2 kernels x 2 us = 61.45 us. (256x128 split 10: max(53.69, 58.91) + 4 = 62.91 us.)
+  const auto e = gemm_estimate(1, 256, 128, 65536, gpu16());
+  EXPECT_EQ(e.split_k, 5);
+  EXPECT_EQ(e.tile_m, 128);
+  EXPECT_NEAR(e.shape.compute_s, 2.0 * 128 * 128 * 13108 / (8e12 * 0.95), kTol);
+  const double bytes = 2.0 * (256.0 * 65536 + 65536.0 * 128 + 256.0 * 128) + 8.0 * 256 * 128 * 5;
+  EXPECT_NEAR(e.seconds, bytes / 0.9e12 + 4e-6, kTol);
+}
+
+TEST(KernelModel, MemoryBoundAchievedBandwidthGrowsWithSize) {
+  // t = 2 us + bytes / 0.9 TB/s: 1 MB -> 3.1111 us (0.32 TB/s achieved); 1 GB -> 1113.11 us (0.898).
+  EXPECT_NEAR(memory_kernel(1e6, gpu16()).seconds, 2e-6 + 1e6 / 0.9e12, kTol);
+  EXPECT_NEAR(memory_kernel(1e9, gpu16()).seconds, 2e-6 + 1e9 / 0.9e12, 1e-12);
+  EXPECT_NEAR(1e6 / memory_kernel(1e6, gpu16()).seconds, 1e6 / 3.1111111e-6, 1e6);
+}
+
+ddpsim::gpu::KernelContext context() {
+  ddpsim::gpu::KernelContext c;
+  c.gemm = c.conv = c.memory = gpu16();
+  return c;
+}
+
+ddpsim::config::ModelSpec one_layer(std::vector<KernelRecord> ks) {
+  ddpsim::config::ModelSpec m;
+  m.batch_size = 1;
+  ddpsim::config::LayerSpec l;
+  l.name = "l";
+  l.kernels = std::move(ks);
+  m.layers = {l};
+  return m;
+}
+
+KernelRecord linear(bool grad_input) {
+  KernelRecord r;
+  r.op = KernelRecord::Op::GEMM;
+  r.m = 2560;
+  r.n = 128;
+  r.k = 4096;
+  r.grad_a = grad_input;
+  r.grad_b = true;
+  r.bias = true;
+  return r;
+}
+
+TEST(KernelModel, LinearBackwardIsDgradWgradAndBiasReduction) {
+  // Forward 2560x128x4096 (35.554432 us, above). dgrad: m 2560, n 4096, k 128: 320 tiles of
+  // 256x128 = 32 waves x 2*256*128*128/8e12 (1.048576 us) = 33.554432 us, operands 25.19 us ->
+  // 35.554432 us. wgrad: m 4096, n 128, k 2560: 16 tiles -> 2 waves x 20.97152 us = 41.94304 us;
+  // (128x128: 32 tiles, 4 waves x 11.0376 = 44.15; 128x64 64 tiles 7 waves x 6.168 = 43.18):
+  // 41.94304 + 2 us. Bias: reads 2 B x 2560*128 and writes 4 B x 128: 2 us + 655,872 B / 0.9e12.
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({linear(true)}), context());
+  ASSERT_EQ(lk[0].forward.size(), 1u);
+  ASSERT_EQ(lk[0].backward.size(), 3u);
+  EXPECT_NEAR(lk[0].forward[0].seconds, 35.554432e-6, kTol);
+  EXPECT_NEAR(lk[0].backward[0].seconds, 35.554432e-6, kTol);
+  EXPECT_NEAR(lk[0].backward[1].seconds, 2 * 2.0 * 256 * 128 * 2560 / 8e12 + 2e-6, kTol);
+  EXPECT_NEAR(lk[0].backward[2].seconds, 2e-6 + (2.0 * 2560 * 128 + 4 * 128) / 0.9e12, kTol);
+  EXPECT_DOUBLE_EQ(lk[0].flops_bwd, 2 * lk[0].flops_fwd);
+  // A first layer (input needs no gradient): no dgrad GEMM.
+  EXPECT_EQ(ddpsim::gpu::layer_kernels(one_layer({linear(false)}), context())[0].backward.size(), 2u);
+}
+
+TEST(KernelModel, ConvBackwardIsDgradAndWgradImplicitGemms) {
+  // 3x3 conv, N 8, C 64 -> K 64, 56x56 -> 56x56. Forward implicit GEMM M = 8*56*56 = 25088,
+  // N = 64, K = 64*9 = 576; dgrad M = 25088, N = 64, K = 576; wgrad M = 64, N = 576, K = 25088.
+  KernelRecord r;
+  r.op = KernelRecord::Op::CONV;
+  r.n = 8;
+  r.c = 64;
+  r.h = r.w = r.p = r.q = 56;
+  r.o = 64;
+  r.r = r.s = 3;
+  r.grad_a = r.grad_b = true;
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({r}), context());
+  ASSERT_EQ(lk[0].backward.size(), 2u);
+  const auto d = gpu16();
+  EXPECT_NEAR(lk[0].forward[0].shape.compute_s, gemm_estimate(1, 25088, 64, 576, d).shape.compute_s, kTol);
+  EXPECT_NEAR(lk[0].backward[1].shape.compute_s, gemm_estimate(1, 64, 576, 25088, d).shape.compute_s, kTol);
+  // Bytes are the tensors, not an im2col copy: 2 B x (8*64*56*56 x 2 + 64*64*9).
+  EXPECT_NEAR(lk[0].forward[0].shape.memory_s, 2.0 * (2 * 8 * 64 * 56 * 56 + 64 * 64 * 9) / 0.9e12, kTol);
+  // Forward FLOPs 2 x 25088 x 64 x 576; backward twice that.
+  EXPECT_DOUBLE_EQ(lk[0].flops_fwd, 2.0 * 25088 * 64 * 576);
+  EXPECT_DOUBLE_EQ(lk[0].flops_bwd, 2 * lk[0].flops_fwd);
+}
+
+TEST(KernelModel, SequenceLengthScalesAttentionQuadratically) {
+  // Scores GEMM Q K^T: batch 12, m = n = 128 (both grow with the sequence), k = 64. At 4x the
+  // sequence: m = n = 512, so 16x the FLOPs; a softmax with in = out = c2 r^2 (c2 = 1e6 B)
+  // moves 16x the bytes; a memory op linear in r (c1 = 1e6) 4x.
+  KernelRecord qk;
+  qk.op = KernelRecord::Op::GEMM;
+  qk.batch = 12;
+  qk.m = qk.n = 128;
+  qk.k = 64;
+  qk.size_exp = {0, 1, 1, 0};
+  qk.batch_exp = {1, 0, 0, 0};
+  KernelRecord sm;
+  sm.in[2] = sm.out[2] = 1e6;
+  sm.backward = true;
+  KernelRecord lin;
+  lin.in[1] = lin.out[1] = 1e6;
+  auto c = context();
+  c.size_ratio = 4;
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({qk, sm, lin}), c);
+  EXPECT_DOUBLE_EQ(lk[0].flops_fwd, 2.0 * 12 * 512 * 512 * 64);
+  EXPECT_NEAR(lk[0].forward[1].seconds, 2e-6 + 32e6 / 0.9e12, kTol);
+  EXPECT_NEAR(lk[0].backward.back().seconds, 2e-6 + 48e6 / 0.9e12, kTol);  // in + 2 x out
+  EXPECT_NEAR(lk[0].forward[2].seconds, 2e-6 + 8e6 / 0.9e12, kTol);
+  // The batch doubles the bmm batch (exponent 1 on b), not m.
+  c.size_ratio = 1;
+  c.batch_ratio = 2;
+  EXPECT_DOUBLE_EQ(ddpsim::gpu::layer_kernels(one_layer({qk}), c)[0].flops_fwd, 2.0 * 24 * 128 * 128 * 64);
+}
+
+TEST(KernelModel, FlashAttentionRemovesTheScoreMatrix) {
+  // Eager: Q K^T, softmax on the 12x128x128 scores (786,432 B in fp32 per tensor), P V. SDPA flash:
+  // one forward kernel with both GEMMs' FLOPs (2 x 2*12*128*128*64) and no score traffic.
+  KernelRecord qk;
+  qk.op = KernelRecord::Op::GEMM;
+  qk.batch = 12;
+  qk.m = qk.n = 128;
+  qk.k = 64;
+  qk.grad_a = qk.grad_b = true;
+  KernelRecord sm;
+  sm.in[0] = sm.out[0] = 4.0 * 12 * 128 * 128;
+  sm.backward = true;
+  KernelRecord pv = qk;
+  pv.n = 64;
+  pv.k = 128;
+  auto c = context();
+  const auto eager = ddpsim::gpu::layer_kernels(one_layer({qk, sm, pv}), c);
+  EXPECT_EQ(eager[0].forward.size(), 3u);
+  c.attention = "sdpa_flash";
+  c.attention_fwd_efficiency = 0.5;
+  c.attention_bwd_efficiency = 0.4;
+  const auto flash = ddpsim::gpu::layer_kernels(one_layer({qk, sm, pv}), c);
+  ASSERT_EQ(flash[0].forward.size(), 1u);
+  ASSERT_EQ(flash[0].backward.size(), 1u);
+  const double f = 2 * 2.0 * 12 * 128 * 128 * 64;
+  // 50.331648 MFLOP at 0.5 x 100 TFLOPS = 1.00663296 us vs Q,K,V,O 4 x 2 B x 12*128*64 = 786,432 B
+  // = 0.8738 us: compute-bound, + 2 us.
+  EXPECT_NEAR(flash[0].forward[0].seconds, f / 50e12 + 2e-6, kTol);
+  EXPECT_NEAR(flash[0].forward[0].shape.memory_s, 4 * 2.0 * 12 * 128 * 64 / 0.9e12, kTol);
+  EXPECT_NEAR(flash[0].backward[0].shape.compute_s, 2.5 * f / (0.4 * 100e12), kTol);
+  EXPECT_DOUBLE_EQ(flash[0].flops_fwd, f);
+}
+
+TEST(KernelModel, LaunchBoundStepIsSetByTheHost) {
+  // Ten zero-byte element-wise kernels (2 us each on the GPU) behind an eager host that needs
+  // 6.9 + 2 = 8.9 us per operator: kernel i is launched at 8.9 i us, so the forward ends at
+  // 10 x 8.9 + 2 = 91 us. With CUDA graphs the GPU runs them back to back: 20 us.
+  ddpsim::config::Scenario s;
+  s.model.batch_size = 1;
+  s.cluster.gpu.peak_flops = {{"float32", 10e12}};
+  s.cluster.gpu.hbm_bandwidth = 1e12;
+  s.cluster.gpu.sm_count = 10;
+  s.training.batch_size = 1;
+  s.compute.kernel_overhead = 2e-6;
+  ddpsim::config::LayerSpec l;
+  l.name = "act";
+  l.type = ddpsim::config::LayerType::ELEMENTWISE;
+  l.kernels.assign(10, KernelRecord{});
+  s.model.layers = {l};
+  auto p = ddpsim::gpu::build_compute_profile(s);
+  EXPECT_NEAR(p.forward_total, 91e-6, 1e-12);
+  EXPECT_NEAR(p.gpu_idle_s, 71e-6, 1e-12);
+  s.training.cuda_graphs = true;
+  p = ddpsim::gpu::build_compute_profile(s);
+  EXPECT_NEAR(p.forward_total, 20e-6, 1e-12);
+}
+
+}  // namespace
