@@ -39,6 +39,14 @@ constexpr double kPciBw = 12.0;                // topo.h PCI_BW (GB/s), used for
 constexpr double kLocBw = 5000.0;              // topo.h LOC_BW
 constexpr int kNcclVersionLL128 = 20500;       // LL128 protocol first shipped in NCCL 2.5.6 (release notes)
 constexpr int kNcclVersionNvls = 21700;        // NVLS (NVLink SHARP) first shipped in NCCL 2.17 (release notes)
+// NCCL 2.28.3 rewrote the NVLS tuner rows (nvlsEfficiency, x2 for all-reduce's two pipelined
+// operations, perChMaxNVLSTreeBw) and converts NVLS / NVLS-tree bus bandwidth to algorithm bandwidth
+// by nRanks / nsteps like the ring; 2.17-2.27 used bw = min(bwIntra, bwInter) (NVLS tree: bwInter/2
+// beyond two nodes) and a fixed 5/6 (tuning.cc at v2.19.3-1, v2.27.3-1, v2.28.3-1).
+constexpr int kNcclVersionNvlsRatio = 22803;
+// NET hwLat of NVLS tree (Simple): 14 us up to 2.28.7, 20.9 us from 2.28.9 (tuning.cc at those tags).
+constexpr int kNcclVersionNvlsTreeLat = 22809;
+constexpr double kNvlsTreeNetLatOld = 14.0;
 
 // src/graph/search.cc speedArrayIntra / speedArrayInter / sm90SpeedArray* (GB/s per channel).
 const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
@@ -261,6 +269,9 @@ struct Derived {
   // NCCL's one-node NVLS algorithm bandwidth on this node (B/s; 0 without NVLS): the bound on
   // the intra-node half of an NVLS tree (achieved-time item 8).
   double nvls_node_algbw = 0;
+  // Algorithm bandwidth one communicator channel carries without the whole-communicator caps
+  // (llMaxBw, 2.8's compCap80 235 GB/s), B/s: what a shrunk channel count achieves per channel.
+  std::array<std::array<double, kNumProtos>, kNumAlgos> channel_bw{};
 };
 
 bool listed(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.end(), p) != v.end(); }
@@ -340,9 +351,27 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
           break;
         }
     }
+    // search.cc pass 2 for NVLS: raise bwInter (channel count kept) while it is < 2 x bwIntra and
+    // the graph still fits; across nodes the heads' NICs must carry it, inside one node nothing
+    // else limits it (the NVLS path check is on bwIntra).
+    {
+      const auto& arr = in.inter ? (in.blackwell ? kSm100SpeedInter : kSm90SpeedInter)
+                                 : (in.blackwell ? kSm100SpeedIntra : kSm90SpeedIntra);
+      for (auto it = arr.rbegin(); it != arr.rend(); ++it) {
+        const double v = *it;
+        if (v <= s_inter || !(s_inter < 2 * s)) continue;
+        if (in.inter && v * t.nvls.nchannels > in.nics * in.nic_bw + 1e-9) break;
+        s_inter = v;
+      }
+    }
     t.nvls.bw_inter = s_inter * bw_scale;
     t.nvls_channels = kNvlsChannelsSm90;  // enqueue.cc: nc = comm->nvlsChannels
+    // What one node's NVLS all-reduce achieves: NCCL 2.19-2.27's own one-node figure, nChannels x
+    // bwIntra x 5/6 (H100: 266.7 GB/s algbw = 466 GB/s busbw; measured 1 x 8 H100 ~480, the
+    // held-out DGX table). The newer tuner rows (nRanks/nsteps) are lower and only decide the pick.
+    d.nvls_node_algbw = t.nvls.nchannels * t.nvls.bw_intra * 5.0 / 6.0 * kGB;
   }
+  const bool nvls_old = topo.nccl_version != 0 && topo.nccl_version < kNcclVersionNvlsRatio;
 
   // ---- tuning.cc ncclTopoTuneModel, all-reduce only ----
   const bool v28 = era28(topo);
@@ -363,53 +392,67 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   for (int a = 0; a < kNumAlgos; ++a) {
     const NcclGraph& g = a == kRing ? t.ring : a == kTree ? t.tree : t.nvls;
     for (int p = 0; p < kNumProtos; ++p) {
-      double bus = 0;
       if ((a == kNvls || a == kNvlsTree) && p != kSimple) continue;
-      if (a == kNvls || a == kNvlsTree) {
-        if (!nvls_possible || g.nchannels < 2) continue;
-        double intra = g.bw_intra * kNvlsEfficiency[cc] * (g.nchannels - 1) / g.nchannels;
-        intra *= 2.0;  // all-reduce pipelines two operations
-        const double inter = g.bw_inter * ((nnodes <= 2 && a == kNvlsTree) ? 2 : 1);
-        double bw = std::min(intra, inter);
-        if (a == kNvlsTree) bw = std::min(bw, per_ch_nvls_tree);
-        bus = g.nchannels * bw;
-        // The same node on its own (one node: bwInter is the intra speed), NVLS ratio 5/6.
-        if (a == kNvls) d.nvls_node_algbw = g.nchannels * std::min(intra, g.bw_intra) * 5.0 / 6.0 * kGB;
-      } else if (v28) {  // NCCL 2.8 refinements (tuning.cc @ 2.8.3)
-        const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
-        bus = g.nchannels * bw;
-        if (cc28) bus = std::min(bus, kCompCap80MaxBusBw28);
-        if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus / 4.0);  // all-reduce: 1/4
-        if (a == kRing && p == kLL128)
-          bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), kLL128MaxBwPerCh28AllReduce * g.nchannels);
-        if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
-        if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
-        if (a == kTree && p == kLL128)
-          bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 0.915), kLL128MaxBwPerCh28AllReduce * g.nchannels);
-      } else {
-        const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
-        bus = g.nchannels * bw;
-        if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus * .5);
-        if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, g.nchannels * per_ch_ring_ll128);
-        if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
-        if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
-        if (a == kTree && p == kLL128)
-          bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.nchannels * per_ch_tree_ll128);
-        // search.cc degrades BALANCED_TREE to TREE on Hopper+ across nodes; tuning.cc then takes 15 % off.
-        if (a == kTree && hopper && nnodes > 1) bus *= .85;
-      }
+      if ((a == kNvls || a == kNvlsTree) && (!nvls_possible || g.nchannels < 2)) continue;
+      // ll_max_bw and the 2.8 compCap80 cap bound the whole communicator, not a channel: the
+      // achieved time of a shrunk channel count (estimate()) needs the figure without them.
+      auto refine = [&](double ll_max_bw, double cc80_cap) {
+        double bus = 0;
+        if (a == kNvls || a == kNvlsTree) {
+          double bw = 0;
+          if (nvls_old) {  // 2.17-2.27
+            bw = a == kNvls ? std::min(g.bw_intra, g.bw_inter)
+                            : std::min(g.bw_intra, nnodes <= 2 ? g.bw_inter : g.bw_inter / 2);
+          } else {
+            double intra = g.bw_intra * kNvlsEfficiency[cc] * (g.nchannels - 1) / g.nchannels;
+            intra *= 2.0;  // all-reduce pipelines two operations
+            const double inter = g.bw_inter * ((nnodes <= 2 && a == kNvlsTree) ? 2 : 1);
+            bw = std::min(intra, inter);
+            if (a == kNvlsTree) bw = std::min(bw, per_ch_nvls_tree);
+          }
+          bus = g.nchannels * bw;
+        } else if (v28) {  // NCCL 2.8 refinements (tuning.cc @ 2.8.3)
+          const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
+          bus = g.nchannels * bw;
+          if (cc28) bus = std::min(bus, cc80_cap);
+          if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus / 4.0);  // all-reduce: 1/4
+          if (a == kRing && p == kLL128)
+            bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), kLL128MaxBwPerCh28AllReduce * g.nchannels);
+          if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
+          if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
+          if (a == kTree && p == kLL128)
+            bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 0.915), kLL128MaxBwPerCh28AllReduce * g.nchannels);
+        } else {
+          const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
+          bus = g.nchannels * bw;
+          if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus * .5);
+          if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, g.nchannels * per_ch_ring_ll128);
+          if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
+          if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
+          if (a == kTree && p == kLL128)
+            bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.nchannels * per_ch_tree_ll128);
+          // search.cc degrades BALANCED_TREE to TREE on Hopper+ across nodes; tuning.cc then takes 15 % off.
+          if (a == kTree && hopper && nnodes > 1) bus *= .85;
+        }
+        return bus;
+      };
+      const double bus = refine(ll_max_bw, kCompCap80MaxBusBw28);
+      const double bus_per_channel =
+          refine(std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()) / d.natural_channels;
       // Bus -> algorithm bandwidth (tuning.cc "Convert bus BW to algorithm BW"): ring nRanks/nsteps,
       // tree .5, NVLS 5/6, NVLS tree .70 x nNodes / (2 (nNodes - 1)) (as quoted from NCCL in
       // NVIDIA/nccl-tests#279, 2025).
-      const double ratio = a == kTree       ? .5
-                           : a == kNvls     ? 5.0 / 6.0
-                           : a == kNvlsTree ? .70 * nnodes / (2.0 * (nnodes - 1))
-                                            : static_cast<double>(nranks) / nsteps;
+      const double ratio = a == kTree                                   ? .5
+                           : (a == kNvls || a == kNvlsTree) && nvls_old ? 5.0 / 6.0
+                                                                        : static_cast<double>(nranks) / nsteps;
       t.bandwidth[a][p] = bus * ratio * kGB;  // algorithm bandwidth, B/s
+      d.channel_bw[a][p] = bus_per_channel * ratio * kGB;
 
       double lat = v28 ? kBaseLat28[a][p] : kBaseLat[a][p];
       double intra_lat = v28 ? kHwLat28[intra_hw][a][p] : kHwLat[intra_hw][a][p];
       double inter_lat = v28 ? kHwLat28[2][a][p] : ppn == 1 ? kHwLat[2][kTree][p] : kHwLat[2][a][p];
+      if (a == kNvlsTree && topo.nccl_version != 0 && topo.nccl_version < kNcclVersionNvlsTreeLat)
+        inter_lat = kNvlsTreeNetLatOld;
       if (v28 && nnodes > 1 && p == kLL) intra_lat *= 1.8;
       inter_lat += net_latency_us;
       if (p == kSimple) inter_lat += net_latency_us;  // flush
@@ -613,6 +656,9 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     channel_factor = used / modelled;
   }
   e.bandwidth = bw * channel_factor;
+  if ((a == kRing || a == kTree) && channel_factor < 1)
+    e.bandwidth = std::min(bw, std::min(nc, d.natural_channels) * d.channel_bw[a][p] * bw /
+                                   (t.bandwidth[a][p] * d.nccl_model_bw_factor));  // x tree correction
   // (5) NET credit window: per-channel, per-direction cap across nodes.
   if (topo.nnodes > 1 && (a == kRing || a == kTree) && d.hop_lat_inter[a][p] > 0) {
     const double payload = p == kSimple ? kSimpleBuffBytes / kNcclSteps : p == kLL ? kLLStepPayload : kLL128StepPayload;
@@ -625,18 +671,25 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   }
   // (7) The node's NICs at line rate: NCCL's tuner figures can exceed them (NVLS tree counts its
   // inter-node bandwidth twice on two nodes), the wire cannot. Per all-reduce byte a node sends,
-  // in each direction, 2(N-1)/N bytes on a ring (one inter-node edge out per channel) and 1 byte
-  // on a tree or NVLS tree (its partial up, the result down).
+  // in each direction, 2(N-1)/N bytes on a ring (one inter-node edge out per channel) and 1
+  // (two nodes) or 2 bytes on a tree or NVLS tree (below).
+  // (8) NVLS and NVLS tree run at what the hardware does, not at NCCL's tuner figure (which since
+  // 2.28 converts with nRanks/nsteps, and before used a ratio that fell with the node count): every
+  // byte goes through the node's NVLS reduce (multimem ld_reduce) and multicast store, as in a
+  // one-node NVLS all-reduce of the whole buffer, so the node's NVLS rate bounds both; the NICs
+  // carry an NVLS tree's inter-node part (item 7 below).
+  if ((a == kNvls || a == kNvlsTree) && d.nvls_node_algbw > 0) e.bandwidth = d.nvls_node_algbw;
   if (topo.nnodes > 1 && a != kNvls) {
     const double per_node = topo.nics_per_node * topo.nic_bw * topo.bw_scale_inter;
-    const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : 1.0;
+    // A double binary tree over nodes (NCCL's trees and NVLS tree's inter-node part): a node that
+    // is inner in one tree (two children) and a leaf of the other sends, per byte of its share,
+    // half up + both children's halves down in the first and half up in the second = 2 bytes in
+    // each direction; on two nodes each tree is a pair (1 byte). For NVLS tree on 8 x 400 Gb/s
+    // H100 this gives 200 GB/s algbw (~390 GB/s busbw) beyond two nodes, NVIDIA's GTC 2024 figure
+    // for NVLS tree at scale is 370-380 GB/s busbw (quoted in NVIDIA/nccl#1649).
+    const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : topo.nnodes <= 2 ? 1.0 : 2.0;
     e.bandwidth = std::min(e.bandwidth, per_node / edge_factor);
   }
-  // (8) NVLS tree within a node: every byte goes through the node's NVLS reduce (multimem
-  // ld_reduce) and multicast store, as in a one-node NVLS all-reduce of the whole buffer, while the
-  // NICs carry the inter-node part; so the node's NVLS all-reduce rate bounds it. NCCL's NVLS-tree
-  // figure (bwInter doubled on two nodes, ratio .70) can exceed it.
-  if (a == kNvlsTree && d.nvls_node_algbw > 0) e.bandwidth = std::min(e.bandwidth, d.nvls_node_algbw);
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   // (9) NVLS / NVLS-tree pipeline fill: the stages behind the first add (stages - 1) loop times.
   if ((a == kNvls && topo.nnodes == 1) || a == kNvlsTree) {

@@ -246,10 +246,17 @@ TEST(NcclModel, HopperNvlsCandidate) {
   for (const auto& e : allreduce_candidates(t, 1 << 30)) has_nvls |= e.algo == Algo::NVLS;
   EXPECT_TRUE(has_nvls);
   // One NVLS channel per GPU at the fastest sm90 speed the 370.8 GB/s port holds 8 times (40);
-  // bw = min(40 x .85 x 7/8 x 2, 40) per channel, x 8 channels, x 5/6 to algorithm bandwidth.
+  // search.cc pass 2 raises bwInter to 60 (< 2 x 40). tuning.cc (2.28+): bw = min(40 x .85 x 7/8
+  // x 2 = 59.5, 60) per channel, x 8 channels, x nRanks/nsteps = 8/14 to algorithm bandwidth.
   const auto tu = tune_model(t);
   EXPECT_EQ(tu.nvls.nchannels, 8);
-  EXPECT_NEAR(tu.bandwidth[static_cast<int>(Algo::NVLS)][static_cast<int>(Proto::SIMPLE)], 8 * 40.0 * 5 / 6 * 1e9, 1e3);
+  EXPECT_DOUBLE_EQ(tu.nvls.bw_inter, 60.0);
+  EXPECT_NEAR(tu.bandwidth[static_cast<int>(Algo::NVLS)][static_cast<int>(Proto::SIMPLE)], 8 * 59.5 * 8 / 14 * 1e9,
+              1e3);
+  // NCCL 2.17-2.27: bw = min(bwIntra, bwInter) = 40, x 8, x 5/6.
+  t.nccl_version = 22602;
+  EXPECT_NEAR(tune_model(t).bandwidth[static_cast<int>(Algo::NVLS)][static_cast<int>(Proto::SIMPLE)],
+              8 * 40.0 * 5 / 6 * 1e9, 1e3);
   // Older NCCL (before NVLS shipped in 2.17) has no NVLS.
   t.nccl_version = 21606;
   for (const auto& e : allreduce_candidates(t, 1 << 30)) EXPECT_NE(e.algo, Algo::NVLS);
@@ -277,8 +284,9 @@ TEST(NcclModel, NvlsPipelineFillOnOneNode) {
   // 1 GiB: 128 KiB chunks (not < 64 x 128 x 128 KiB), loop 16 MiB.
   const double gib = 1024.0 * 1024 * 1024;
   EXPECT_NEAR(predict_allreduce(t, gib, s).time, 25e-6 + gib / bw + 2 * (16.0 * 1024 * 1024) / bw, 1e-12);
-  // NCCL's own estimate (used for the pick) stays its affine formula.
-  EXPECT_NEAR(predict_allreduce(t, gib, s).nccl_model_time, 25e-6 + gib / bw, 1e-12);
+  // NCCL's own estimate (used for the pick) stays its affine formula, with its own bandwidth
+  // (8 x 59.5 x 8/14, HopperNvlsCandidate), lower than what the node achieves.
+  EXPECT_NEAR(predict_allreduce(t, gib, s).nccl_model_time, 25e-6 + gib / (8 * 59.5 * 8 / 14 * 1e9), 1e-12);
 }
 
 TEST(NcclModel, NvlsTreeBoundedByTheNodesNvlsRate) {
@@ -293,10 +301,11 @@ TEST(NcclModel, NvlsTreeBoundedByTheNodesNvlsRate) {
   t = two_nodes(t, 50e9, 8);
   const auto tu = tune_model(t);
   const int tree = static_cast<int>(Algo::NVLS_TREE), simple = static_cast<int>(Proto::SIMPLE);
-  EXPECT_NEAR(tu.bandwidth[tree][simple], 8 * 57.7 * .70 * 1e9, 1e3);
+  // tuning.cc 2.28+: x nRanks/nsteps = 16/30 (bwInter 48 after search.cc's NVLS pass 2).
+  EXPECT_NEAR(tu.bandwidth[tree][simple], 8 * 57.7 * 16 / 30 * 1e9, 1e3);
   const auto e = predict_allreduce(t, 8e9, only(Algo::NVLS_TREE, Proto::SIMPLE));
   EXPECT_NEAR(e.bandwidth, 8 * 40.0 * 5 / 6 * 1e9, 1e3);
-  EXPECT_NEAR(e.nccl_model_time - tu.latency[tree][simple], 8e9 / (8 * 57.7 * .70 * 1e9), 1e-9);
+  EXPECT_NEAR(e.nccl_model_time - tu.latency[tree][simple], 8e9 / (8 * 57.7 * 16 / 30 * 1e9), 1e-9);
   // Achieved: that bandwidth, plus the fill of NVLS tree's four-stage pipeline: 8 GB is not below
   // 4 x 128 ops x 128 KiB, so the chunk stays 128 KiB and a loop is 16 x 8 x 128 KiB = 16 MiB.
   const double bw = 8 * 40.0 * 5 / 6 * 1e9, loop = 16.0 * 1024 * 1024;
@@ -494,7 +503,7 @@ TEST(NcclModel, BlackwellTablesAndNicLineRateCap) {
   // sm100 intra speeds {90, 80, ...}: 8 x 90 = 720 <= 721.8; bw = min(90 x .74 x 7/8 x 2, 90) = 90.
   EXPECT_EQ(tu.nvls.nchannels, 8);
   EXPECT_DOUBLE_EQ(tu.nvls.bw_intra, 90.0);
-  EXPECT_NEAR(tu.bandwidth[nvls][simple], 8 * 90.0 * 5 / 6 * 1e9, 1e3);
+  EXPECT_NEAR(tu.bandwidth[nvls][simple], 8 * 90.0 * 8 / 14 * 1e9, 1e3);  // x nRanks/nsteps (2.28+)
   // Blackwell llMaxBw single node = 2 x 141 GB/s (ring LL: min(282, busBw / 2)).
   EXPECT_NEAR(tu.bandwidth[static_cast<int>(Algo::RING)][static_cast<int>(Proto::LL)],
               std::min(282.0, tu.ring.nchannels * tu.ring.bw_intra * .5) * 8 / 14 * 1e9, 1e3);
@@ -505,7 +514,7 @@ TEST(NcclModel, BlackwellTablesAndNicLineRateCap) {
   t.nic_bw = 50e9;
   t.nics_per_node = 8;
   const auto tu2 = tune_model(t);
-  EXPECT_NEAR(tu2.bandwidth[static_cast<int>(Algo::NVLS_TREE)][simple], 8 * 96.0 * .7 * 1e9, 1e3);
+  EXPECT_NEAR(tu2.bandwidth[static_cast<int>(Algo::NVLS_TREE)][simple], 8 * 96.0 * 16 / 30 * 1e9, 1e3);
   const auto e = predict_allreduce(t, 8e9);
   EXPECT_EQ(e.algo, Algo::NVLS_TREE);
   EXPECT_NEAR(e.bandwidth, 400e9, 1e3);
