@@ -15,6 +15,8 @@ constexpr int kRing = static_cast<int>(Algo::RING);
 constexpr int kTree = static_cast<int>(Algo::TREE);
 constexpr int kNvls = static_cast<int>(Algo::NVLS);
 constexpr int kNvlsTree = static_cast<int>(Algo::NVLS_TREE);
+constexpr int kCollnetDirect = static_cast<int>(Algo::COLLNET_DIRECT);
+constexpr int kCollnetChain = static_cast<int>(Algo::COLLNET_CHAIN);
 constexpr int kLL = static_cast<int>(Proto::LL);
 constexpr int kLL128 = static_cast<int>(Proto::LL128);
 constexpr int kSimple = static_cast<int>(Proto::SIMPLE);
@@ -59,20 +61,33 @@ const std::vector<double> kSm100SpeedIntra = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0
 const std::vector<double> kSm100SpeedInter = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
                                               17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 
-// src/graph/tuning.cc ncclTunerConstantsDefaults, rows Tree, Ring, NVLS, NVLSTree (CollNet/PAT omitted).
-// Our Algo order is Ring, Tree, NVLS, NVLS_TREE. Microseconds.
+// src/graph/tuning.cc ncclTunerConstantsDefaults, rows Tree, Ring, CollNetDirect, CollNetChain, NVLS,
+// NVLSTree (PAT omitted; read at v2.30.7). Our Algo order is Ring, Tree, NVLS, NVLS_TREE,
+// COLLNET_DIRECT, COLLNET_CHAIN. Microseconds.
 constexpr double kBaseLat[kNumAlgos][kNumProtos] = {
     {6.6, 14.0, 8.4},  // Ring
     {6.8, 14.0, 8.4},  // Tree
     {0, 0, 0},         // NVLS
     {0, 0, 0},         // NVLS Tree
+    {0, 0, 0},         // CollNet Direct
+    {0, 0, 0},         // CollNet Chain
 };
 // [hw: NVLINK, PCI, NET][algo][proto]
 constexpr double kHwLat[3][kNumAlgos][kNumProtos] = {
-    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}},   // NVLINK
-    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}},      // PCI
-    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}},  // NET
+    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}, {0, 0, 3.7}, {0, 0, 2.8}},  // NVLINK
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 3.7}, {0, 0, 2.8}},     // PCI
+    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 31}, {0, 0, 30}},   // NET
 };
+// CollNet (tuning.cc): CollNetDirect bus bw / (GPU:NIC ratio f, f -= (f-1)/2), x .85 on sm90+;
+// latency + 0.4 us per local rank ("arity serialization"). enqueue.cc: CollNetDirect and
+// CollNetChain only with <= NCCL_MAX_DIRECT_ARITY + 1 = 8 local GPUs (device.h); search.cc: the
+// CollNetDirect graph has at most NCCL_MAX_DIRECT_ARITY + 1 channels (one head GPU + NIC each).
+constexpr double kCollnetDirectHopperFactor = 0.85;
+constexpr double kCollnetArityLatUs = 0.4;
+constexpr int kMaxDirectArity = 7;
+constexpr int kCollnetThreadThreshold = 512;  // comm->threadThresholds[COLLNET_*][SIMPLE]
+// The current CollNet tables are the only ones read; older releases run without CollNet here.
+constexpr int kNcclVersionCollnet = 21800;
 // [compcap idx: Volta, Ampere, Hopper, Blackwell][scale: 1 node, 2 nodes, >=4 nodes], GB/s. The
 // Blackwell rows are those of the newest tuning tables (ncclTunerConstantsDefaults with
 // BLACKWELL_COMPCAP_IDX; nvlsEfficiency Blackwell 0.74).
@@ -373,6 +388,35 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   }
   const bool nvls_old = topo.nccl_version != 0 && topo.nccl_version < kNcclVersionNvlsRatio;
 
+  // CollNet (NCCL_COLLNET_ENABLE=1 with a CollNet plugin whose NICs reduce in the network, SHARP):
+  // only across nodes (a one-node communicator has no network to reduce in).
+  const bool collnet_on = topo.sharp && settings.collnet_enable && nnodes > 1 &&
+                          (topo.nccl_version == 0 || topo.nccl_version >= kNcclVersionCollnet);
+  if (collnet_on) {
+    // CollNetDirect graph (search.cc, pattern COLLNET_DIRECT, maxChannels = min(8, local GPUs)):
+    // one channel per head GPU, each with its own NIC; the inter-node speed array; the heads'
+    // NVLink ports carry every channel's intra-node traffic, as for the NVLS graph.
+    NcclGraph& g = t.collnet_direct;
+    g.nchannels = std::min({ppn, kMaxDirectArity + 1, std::max(topo.nics_per_node, 1)});
+    const auto& arr = in.blackwell ? kSm100SpeedInter : hopper ? kSm90SpeedInter : kSpeedInter;
+    double s = 0;
+    for (double v : arr)
+      if (v <= in.nic_bw + 1e-9 && (ppn == 1 || v * g.nchannels <= in.intra_bw + 1e-9)) {
+        s = v;
+        break;
+      }
+    if (s == 0) s = arr.back();
+    // Pass 2 (search.cc "increase bwIntra for trees (2 nodes or collnet)"): raise bwIntra while
+    // < 2 x bwInter and the node's fabric holds it.
+    double s_intra = s;
+    for (auto it = arr.rbegin(); it != arr.rend(); ++it)
+      if (*it > s_intra && s_intra < 2 * s && (ppn == 1 || *it * g.nchannels <= in.intra_bw + 1e-9)) s_intra = *it;
+    g.bw_intra = s_intra * bw_scale * staged;
+    g.bw_inter = s * bw_scale * staged;
+    // CollNetChain: the tree pattern on CollNet-capable NICs (search.cc collNet=1, pattern TREE).
+    t.collnet_chain = t.tree;
+  }
+
   // ---- tuning.cc ncclTopoTuneModel, all-reduce only ----
   const bool v28 = era28(topo);
   // 2.8: compCap80 = every GPU is sm_80; anything else (Volta, Ada, Hopper) takes the Volta rows.
@@ -390,10 +434,15 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   const double net_overhead = nnodes > 1 ? (topo.amd_cpu ? 2.0 : 1.0) : 0.0;         // getNetOverhead()
 
   for (int a = 0; a < kNumAlgos; ++a) {
-    const NcclGraph& g = a == kRing ? t.ring : a == kTree ? t.tree : t.nvls;
+    const NcclGraph& g = a == kRing            ? t.ring
+                         : a == kTree          ? t.tree
+                         : a == kCollnetDirect ? t.collnet_direct
+                         : a == kCollnetChain  ? t.collnet_chain
+                                               : t.nvls;
     for (int p = 0; p < kNumProtos; ++p) {
       if ((a == kNvls || a == kNvlsTree) && p != kSimple) continue;
       if ((a == kNvls || a == kNvlsTree) && (!nvls_possible || g.nchannels < 2)) continue;
+      if ((a == kCollnetDirect || a == kCollnetChain) && (p != kSimple || !collnet_on)) continue;  // Simple only
       // ll_max_bw and the 2.8 compCap80 cap bound the whole communicator, not a channel: the
       // achieved time of a shrunk channel count (estimate()) needs the figure without them.
       auto refine = [&](double ll_max_bw, double cc80_cap) {
@@ -411,6 +460,15 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
             if (a == kNvlsTree) bw = std::min(bw, per_ch_nvls_tree);
           }
           bus = g.nchannels * bw;
+        } else if (a == kCollnetDirect || a == kCollnetChain) {
+          bus = g.nchannels * g.bw_intra;  // "bw = nNodes <= 2 || collnet ? bwIntra : bwInter"
+          if (a == kCollnetDirect) {
+            // "Collnet+Direct requires all GPUs to have a local NIC to work at full speed"
+            double factor = static_cast<double>(ppn) / g.nchannels;
+            factor -= (factor - 1) / 2;
+            bus /= factor;
+            if (hopper) bus *= kCollnetDirectHopperFactor;
+          }
         } else if (v28) {  // NCCL 2.8 refinements (tuning.cc @ 2.8.3)
           const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
           bus = g.nchannels * bw;
@@ -442,8 +500,8 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
       // Bus -> algorithm bandwidth (tuning.cc "Convert bus BW to algorithm BW"): ring nRanks/nsteps,
       // tree .5, NVLS 5/6, NVLS tree .70 x nNodes / (2 (nNodes - 1)) (as quoted from NCCL in
       // NVIDIA/nccl-tests#279, 2025).
-      const double ratio = a == kTree                                   ? .5
-                           : (a == kNvls || a == kNvlsTree) && nvls_old ? 5.0 / 6.0
+      const double ratio = a == kTree || a == kCollnetDirect || a == kCollnetChain ? .5
+                           : (a == kNvls || a == kNvlsTree) && nvls_old            ? 5.0 / 6.0
                                                                         : static_cast<double>(nranks) / nsteps;
       t.bandwidth[a][p] = bus * ratio * kGB;  // algorithm bandwidth, B/s
       d.channel_bw[a][p] = bus_per_channel * ratio * kGB;
@@ -466,6 +524,10 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
       } else if (a == kTree) {
         d.hop_lat_intra[a][p] = intra_lat * kUs;
         lat += 2 * ((ppn - 1) * intra_lat + log2i(nnodes) * inter_lat);
+      } else if (a == kCollnetDirect) {
+        lat += 2 * (std::min(1, ppn - 1) * intra_lat + (ppn - 1) * kCollnetArityLatUs) + inter_lat;
+      } else if (a == kCollnetChain) {
+        lat += 2 * (ppn - 1) * intra_lat + inter_lat;
       } else if (a == kNvls) {
         lat = intra_lat + (nnodes > 1 ? inter_lat : 0);
       } else {
@@ -479,7 +541,11 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   for (int a = 0; a < kNumAlgos; ++a) {
     bool algo_on = settings.algos.empty() || listed(settings.algos, static_cast<Algo>(a));
     if (a == kNvlsTree && nnodes == 1) algo_on = false;  // NVLS tree needs several nodes
-    if (a == kNvls && nnodes > 1) algo_on = false;       // multi-node NVLS needs CollNet (not modelled)
+    // Multi-node NVLS (NVLS + SHARP) and the CollNet algorithms need CollNet (tuning.cc); CollNetDirect
+    // needs an NVSwitch node, both <= 8 local GPUs (enqueue.cc, NCCL_MAX_DIRECT_ARITY + 1).
+    if ((a == kNvls && nnodes > 1) || a == kCollnetDirect || a == kCollnetChain) algo_on = algo_on && collnet_on;
+    if (a == kCollnetDirect && !topo.nvswitch) algo_on = false;
+    if ((a == kCollnetDirect || a == kCollnetChain) && ppn > kMaxDirectArity + 1) algo_on = false;
     for (int p = 0; p < kNumProtos; ++p) {
       bool proto_on = settings.protos.empty() || listed(settings.protos, static_cast<Proto>(p));
       if (p == kLL128 && settings.protos.empty()) {
@@ -501,6 +567,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
                         a == kRing ? simple_ring_threads : (a == kTree ? kSimpleMaxThreads : kMaxThreads)};
     t.thread_threshold[a] = {kLLThreadThreshold, kLL128ThreadThreshold, kSimpleThreadThreshold};
   }
+  for (int a : {kCollnetDirect, kCollnetChain}) t.thread_threshold[a][kSimple] = kCollnetThreadThreshold;
   t.thread_threshold[kRing][kLL] *= nranks;
   return d;
 }
@@ -639,7 +706,19 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   // topoGetAlgoInfo: nc = comm->nChannels, shrunk while nBytes < nc * nt * threadThreshold.
   int nc = t.comm_channels;
   if (a == kNvls || a == kNvlsTree) {
-    nc = t.nvls_channels;
+    // "NVLS should not need more than 16 channels"; multi-node NVLS: min(nvlsChannels, nChannels).
+    nc = (a == kNvls && topo.nnodes > 1) ? std::min(t.nvls_channels, t.comm_channels) : t.nvls_channels;
+  } else if (a == kCollnetDirect) {
+    // enqueue.cc "CollNet channel tuning": shrink towards 16, 8, ... channels, halving the
+    // threshold at 1.5 x each switch point; per head GPU.
+    const double nt = t.max_threads[a][p], heads = std::max(1, t.collnet_direct.nchannels);
+    double thr = t.thread_threshold[a][p];
+    bool flag = true;
+    for (int sw = 16; sw >= 1 && flag; sw /= 2)
+      while ((flag = bytes < nc * nt * heads * thr) && nc > sw) {
+        if (nc == sw + sw / 2) thr /= 2;
+        --nc;
+      }
   } else if (forced_nc > 0) {
     nc = std::min(forced_nc, t.comm_channels);
   } else {
@@ -679,15 +758,21 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   // one-node NVLS all-reduce of the whole buffer, so the node's NVLS rate bounds both; the NICs
   // carry an NVLS tree's inter-node part (item 7 below).
   if ((a == kNvls || a == kNvlsTree) && d.nvls_node_algbw > 0) e.bandwidth = d.nvls_node_algbw;
-  if (topo.nnodes > 1 && a != kNvls) {
+  if (topo.nnodes > 1) {
     const double per_node = topo.nics_per_node * topo.nic_bw * topo.bw_scale_inter;
+    // In-network reduction (CollNet, multi-node NVLS through CollNet): a node sends its part once
+    // and receives the reduced result once, whatever the node count (the switches reduce).
+    const bool in_network = a == kNvls || a == kCollnetDirect || a == kCollnetChain;
     // A double binary tree over nodes (NCCL's trees and NVLS tree's inter-node part): a node that
     // is inner in one tree (two children) and a leaf of the other sends, per byte of its share,
     // half up + both children's halves down in the first and half up in the second = 2 bytes in
     // each direction; on two nodes each tree is a pair (1 byte). For NVLS tree on 8 x 400 Gb/s
     // H100 this gives 200 GB/s algbw (~390 GB/s busbw) beyond two nodes, NVIDIA's GTC 2024 figure
     // for NVLS tree at scale is 370-380 GB/s busbw (quoted in NVIDIA/nccl#1649).
-    const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : topo.nnodes <= 2 ? 1.0 : 2.0;
+    const double edge_factor = a == kRing         ? 2.0 * (topo.nranks - 1) / topo.nranks
+                               : in_network       ? 1.0
+                               : topo.nnodes <= 2 ? 1.0
+                                                  : 2.0;
     e.bandwidth = std::min(e.bandwidth, per_node / edge_factor);
   }
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
@@ -837,7 +922,8 @@ std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, do
   // enqueue.cc picks the first strictly smaller time scanning algo-major in NCCL's order
   // (Tree before Ring); stable_sort keeps that order among ties.
   auto nccl_order = [](const AllReduceEstimate& e) {
-    static constexpr int kOrder[kNumAlgos] = {1, 0, 4, 5};  // NCCL_ALGO_TREE=0, RING=1, NVLS=4, NVLS_TREE=5
+    // NCCL_ALGO_TREE=0, RING=1, COLLNET_DIRECT=2, COLLNET_CHAIN=3, NVLS=4, NVLS_TREE=5
+    static constexpr int kOrder[kNumAlgos] = {1, 0, 4, 5, 2, 3};
     return kOrder[static_cast<int>(e.algo)] * kNumProtos + static_cast<int>(e.proto);
   };
   std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return nccl_order(x) < nccl_order(y); });
@@ -923,6 +1009,8 @@ std::string to_string(Algo algo) {
     case Algo::TREE: return "Tree";
     case Algo::NVLS: return "NVLS";
     case Algo::NVLS_TREE: return "NVLSTree";
+    case Algo::COLLNET_DIRECT: return "CollNetDirect";
+    case Algo::COLLNET_CHAIN: return "CollNetChain";
   }
   return "?";
 }
@@ -942,8 +1030,10 @@ Algo parse_algo(std::string_view name) {
   if (n == "tree") return Algo::TREE;
   if (n == "nvls") return Algo::NVLS;
   if (n == "nvlstree" || n == "nvls_tree") return Algo::NVLS_TREE;
+  if (n == "collnetdirect") return Algo::COLLNET_DIRECT;
+  if (n == "collnetchain") return Algo::COLLNET_CHAIN;
   throw std::invalid_argument("unknown NCCL algorithm \"" + std::string(name) +
-                              "\"; valid: Ring, Tree, NVLS, NVLSTree");
+                              "\"; valid: Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain");
 }
 
 Proto parse_proto(std::string_view name) {

@@ -584,8 +584,9 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     bool present = false;
     LinkSpec l = link(nr, "link", true, &present);
     if (present) c.inter_link = l;
-    c.nics_per_node = static_cast<int>(nr.integer("nics_per_node", true, 1, 64).value_or(1));
+    c.nics_per_node = static_cast<int>(nr.integer("nics_per_node", true, 1, 1024).value_or(1));
     c.net_latency = nr.quantity("extra_latency", Quantity::TIME, false, true).value_or(0.0);
+    c.sharp = nr.boolean_or("sharp", false);
     nr.finish();
   }
   c.cpu = r.string_or("cpu", "intel", {"intel", "amd"});
@@ -848,10 +849,11 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
       }
       return out;
     };
-    s.collective.nccl_algo = list("NCCL_ALGO", {"Ring", "Tree", "NVLS", "NVLSTree"});
+    s.collective.nccl_algo = list("NCCL_ALGO", {"Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", "CollNetChain"});
     s.collective.nccl_proto = list("NCCL_PROTO", {"LL", "LL128", "Simple"});
     s.collective.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", 0, 0, 64));
     s.collective.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", 0, 0, 64));
+    s.collective.nccl_collnet_enable = static_cast<int>(kr.integer_or("NCCL_COLLNET_ENABLE", 0, 0, 1));
     if (auto v = kr.string("nccl_version", false)) {
       try {
         s.collective.nccl_version = collectives::parse_nccl_version(*v);

@@ -86,7 +86,8 @@ TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
         // channels and shrinks the channel count only after the pick, so a pick that runs on
         // fewer channels is slower than NCCL thought while the others are unaffected.
         const NcclTuning tuning = tune_model(topo);
-        const bool shrunk = (pick.algo == Algo::RING || pick.algo == Algo::TREE) && pick.nchannels < tuning.comm_channels;
+        const bool shrunk =
+            (pick.algo == Algo::RING || pick.algo == Algo::TREE) && pick.nchannels < tuning.comm_channels;
         // Exception B (the model): NVLS tree below 64 MiB pays item 9's pipeline fill (NOTES.md);
         // the 2-node H100 table (tests/data/published_nccl_tests) shows the model 17-31 % slow at
         // 2-16 MiB, i.e. the fill is over-estimated there.
@@ -109,18 +110,18 @@ TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
         }
         if (gap > worst) {
           worst = gap;
-          worst_where = where(p.name, nodes, bytes) + " pick " + to_string(c.front().algo) + "/" +
-                        to_string(c.front().proto);
+          worst_where =
+              where(p.name, nodes, bytes) + " pick " + to_string(c.front().algo) + "/" + to_string(c.front().proto);
           worst_at = checked;
         }
-        EXPECT_LE(gap, kPickSlack) << where(p.name, nodes, bytes) << ": NCCL picks " << to_string(c.front().algo)
-                                   << "/" << to_string(c.front().proto) << " achieving " << c.front().time * 1e6
+        EXPECT_LE(gap, kPickSlack) << where(p.name, nodes, bytes) << ": NCCL picks " << to_string(c.front().algo) << "/"
+                                   << to_string(c.front().proto) << " achieving " << c.front().time * 1e6
                                    << " us, best candidate " << best * 1e6 << " us";
       }
     }
   }
-  std::printf("[consistency] P1 %d points (%d excepted), worst pick gap %.1f %% at %s\n", checked, excepted, 100 * worst,
-              worst_where.c_str());
+  std::printf("[consistency] P1 %d points (%d excepted), worst pick gap %.1f %% at %s\n", checked, excepted,
+              100 * worst, worst_where.c_str());
   (void)worst_at;
 }
 
