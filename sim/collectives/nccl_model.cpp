@@ -778,7 +778,9 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   // (9) NVLS / NVLS-tree pipeline fill: the stages behind the first add (stages - 1) loop times.
   if ((a == kNvls && topo.nnodes == 1) || a == kNvlsTree) {
-    const double ops = static_cast<double>(nc) * d.ppn;  // nChannels x nHeads (one head per local GPU)
+    // nChannels x nHeads; the heads are the NVLS graph's channels, one per local GPU up to
+    // NCCL_MAX_NVLS_ARITY = 32 (search.cc maxChannels = min(NCCL_MAX_NVLS_ARITY, ngpus)).
+    const double ops = static_cast<double>(nc) * std::max(1, t.nvls.nchannels);
     const double loop = a == kNvls ? nvls_loop_bytes(bytes, ops, kNvlsChunkBytes, {{64, 65536}, {8, 32768}, {2, 16384}})
                                    : nvls_loop_bytes(bytes, ops, topo.nnodes >= 4 ? 65536 : kNvlsChunkBytes,
                                                      {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}});

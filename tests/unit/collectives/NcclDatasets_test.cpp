@@ -204,6 +204,11 @@ TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
       {"rtx4090-8x-pcie-no-p2p-epyc7542.json", "pcie-4090x8", false, 0.12 /* NOT reached */, 0.08},
       {"rtx4090-8x-pcie-p2p-tinygrad-epyc7542.json", "pcie-4090x8", true, 0.08, 0.05},
       {"aws-p4d-2x8-efa-nccl2.19-ring.json", "p4d", false, 0.03, 0},
+      // Added with CollNet and the NVL72 presets (session 5), checked once they were written.
+      {"h100-8x8-coreweave-sharp-collnetchain.json", "dgx-h100-sharp", false, 0.02, 0},
+      {"gb200-nvl72-1rack-coreweave.json", "gb200-nvl72", false, 0.34 /* NOT reached */, 0},
+      {"gb200-nvl72-2racks-coreweave.json", "gb200-nvl72", false, 0.38 /* NOT reached */, 0},
+      {"gb200-nvl72-20racks-coreweave.json", "gb200-nvl72", false, 2.21 /* NOT reached */, 0},
   };
   const auto cat = ddpsim::test_support::source_catalog();
   for (const auto& p : sets) {
@@ -220,6 +225,8 @@ TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
     NcclSettings settings;
     if (doc["env"].contains("NCCL_ALGO")) settings.algos = {parse_algo(doc["env"]["NCCL_ALGO"].get<std::string>())};
     if (doc["env"].contains("NCCL_PROTO")) settings.protos = {parse_proto(doc["env"]["NCCL_PROTO"].get<std::string>())};
+    if (doc["env"].contains("NCCL_COLLNET_ENABLE"))
+      settings.collnet_enable = doc["env"]["NCCL_COLLNET_ENABLE"].get<std::string>() == "1";
     if (doc["env"].contains("NCCL_MIN_CTAS"))
       settings.min_channels = std::stoi(doc["env"]["NCCL_MIN_CTAS"].get<std::string>());
     std::vector<double> large, small;
