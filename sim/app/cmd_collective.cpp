@@ -36,7 +36,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   if (!(args.factor > 1)) throw core::ConfigError("--factor: " + fmt("%g", args.factor) + " is not > 1");
   if (args.tolerance > 0 && args.compare.empty())
     throw core::ConfigError("--tolerance: only with --compare LOG (the measurements to hold the prediction to)");
-  auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels);
+  auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels, args.collnet_enable);
   auto topo = collectives::nccl_topology(cluster);
   const int n = cluster.world_size();
 
@@ -99,13 +99,13 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
           << "; NCCL runs the first. graph: ring " << tu.ring.nchannels << " x " << fmt("%.1f", tu.ring.bw_intra)
           << " GB/s, tree " << tu.tree.nchannels << " x " << fmt("%.1f", tu.tree.bw_intra) << " GB/s; "
           << tu.comm_channels << " channels\n";
-    table << "#  algo      proto    nccl model us  achieved us  busbw GB/s  channels  latency us  algbw GB/s\n";
+    table << "#  algo          proto    nccl model us  achieved us  busbw GB/s  channels  latency us  algbw GB/s\n";
     Json cand_rows = Json::array();
     for (size_t i = 0; i < cands.size(); ++i) {
       const auto& e = cands[i];
       const double bus = collectives::busbw_allreduce(collectives::algbw(bytes, e.time), n) / 1e9;
       char line[200];
-      std::snprintf(line, sizeof line, "%s %-9s %-7s %14.2f %12.2f %11.2f %9d %11.2f %11.2f\n", i == 0 ? "*" : " ",
+      std::snprintf(line, sizeof line, "%s %-13s %-7s %14.2f %12.2f %11.2f %9d %11.2f %11.2f\n", i == 0 ? "*" : " ",
                     collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str(),
                     e.nccl_model_time * 1e6, e.time * 1e6, bus, e.nchannels, e.latency * 1e6, e.bandwidth / 1e9);
       table << line;
@@ -126,7 +126,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     return 0;
   }
   if (args.compare.empty()) {
-    table << "#       size         count     time   algbw   busbw  algo      proto   channels\n";
+    table << "#       size         count     time   algbw   busbw  algo          proto   channels\n";
     table << "#        (B)    (elements)     (us)  (GB/s)  (GB/s)\n";
     for (double size = lo; size <= hi * (1 + 1e-12); size *= args.factor) {
       // nccl-tests rounds the size down to whole float elements.
@@ -135,7 +135,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
       const double alg = collectives::algbw(bytes, e.time) / 1e9;
       const double bus = collectives::busbw_allreduce(alg, n);
       char line[200];
-      std::snprintf(line, sizeof line, "%12.0f  %12.0f %8.2f %7.2f %7.2f  %-9s %-7s %8d\n", bytes, bytes / 4,
+      std::snprintf(line, sizeof line, "%12.0f  %12.0f %8.2f %7.2f %7.2f  %-13s %-7s %8d\n", bytes, bytes / 4,
                     e.time * 1e6, alg, bus, collectives::to_string(e.algo).c_str(),
                     collectives::to_string(e.proto).c_str(), e.nchannels);
       table << line;
@@ -151,7 +151,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   } else {
     // Side by side with the log: every run with its own launch mode (banner nGpus, else -g).
     table << "# against " << args.compare << " (out-of-place times; busbw error = predicted / measured - 1)\n";
-    table << "# run        size    pred us    meas us  pred busbw  meas busbw   err %  algo      proto\n";
+    table << "# run        size    pred us    meas us  pred busbw  meas busbw   err %  algo          proto\n";
     std::vector<double> large, small;
     for (size_t r = 0; r < log.runs.size(); ++r) {
       collectives::NcclTopology t = topo;
@@ -166,7 +166,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
         const double err = pred / meas - 1;
         (row.size_bytes >= 1048576 ? large : small).push_back(err);
         char line[220];
-        std::snprintf(line, sizeof line, "%5zu %11.0f %10.2f %10.2f %11.2f %11.2f %7.1f  %-9s %-7s\n", r,
+        std::snprintf(line, sizeof line, "%5zu %11.0f %10.2f %10.2f %11.2f %11.2f %7.1f  %-13s %-7s\n", r,
                       row.size_bytes, e.time * 1e6, row.oop_time_us, pred, meas, err * 100,
                       collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str());
         table << line;

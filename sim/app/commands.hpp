@@ -69,6 +69,7 @@ struct CollectiveArgs {
   double factor = 2;
   std::string algo, proto;  // NCCL_ALGO / NCCL_PROTO
   int min_channels = 0, max_channels = 0;
+  bool collnet_enable = false;   // NCCL_COLLNET_ENABLE=1 (CollNet on a cluster with inter_node.sharp)
   std::string gpus_per_process;  // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
   std::string nccl_version;      // "2.8.3"; empty = the cluster's (current if unset)
   std::string compare;           // an all_reduce_perf log: predict its sizes and put them side by side

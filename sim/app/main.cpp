@@ -88,7 +88,10 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("-b,--min-bytes", coll.min_bytes, "smallest size (8, 64K, 1M, 1MiB...)");
   coll_cmd->add_option("-e,--max-bytes", coll.max_bytes, "largest size (default 8G)");
   coll_cmd->add_option("-f,--factor", coll.factor, "size multiplier between rows (default 2)");
-  coll_cmd->add_option("--algo", coll.algo, "NCCL_ALGO: comma list of Ring, Tree, NVLS, NVLSTree");
+  coll_cmd->add_option("--algo", coll.algo,
+                       "NCCL_ALGO: comma list of Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain");
+  coll_cmd->add_flag("--collnet-enable", coll.collnet_enable,
+                     "NCCL_COLLNET_ENABLE=1: CollNet (SHARP) where the cluster has inter_node.sharp");
   coll_cmd->add_option("--proto", coll.proto, "NCCL_PROTO: comma list of LL, LL128, Simple");
   coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(CLI::NonNegativeNumber);
   coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(CLI::NonNegativeNumber);

@@ -54,8 +54,10 @@ config::ClusterSpec load_cluster(const config::Catalog& cat, const std::string& 
   return c;
 }
 
-collectives::NcclSettings settings_from(const std::string& algo, const std::string& proto, int minc, int maxc) {
+collectives::NcclSettings settings_from(const std::string& algo, const std::string& proto, int minc, int maxc,
+                                        bool collnet) {
   config::CollectiveSettings s;
+  s.nccl_collnet_enable = collnet ? 1 : 0;
   s.nccl_algo = core::split_list(algo);
   s.nccl_proto = core::split_list(proto);
   s.nccl_min_nchannels = minc;

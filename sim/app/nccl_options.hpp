@@ -20,7 +20,9 @@ double parse_size(const std::string& flag, const std::string& text);
 config::ClusterSpec load_cluster(const config::Catalog& cat, const std::string& name, int nodes,
                                  std::filesystem::path* file);
 
-collectives::NcclSettings settings_from(const std::string& algo, const std::string& proto, int minc, int maxc);
+// `collnet`: NCCL_COLLNET_ENABLE=1 (CollNet where the cluster has inter_node.sharp).
+collectives::NcclSettings settings_from(const std::string& algo, const std::string& proto, int minc, int maxc,
+                                        bool collnet = false);
 
 int version_from(const std::string& flag, const std::string& text);
 

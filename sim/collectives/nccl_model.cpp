@@ -15,6 +15,8 @@ constexpr int kRing = static_cast<int>(Algo::RING);
 constexpr int kTree = static_cast<int>(Algo::TREE);
 constexpr int kNvls = static_cast<int>(Algo::NVLS);
 constexpr int kNvlsTree = static_cast<int>(Algo::NVLS_TREE);
+constexpr int kCollnetDirect = static_cast<int>(Algo::COLLNET_DIRECT);
+constexpr int kCollnetChain = static_cast<int>(Algo::COLLNET_CHAIN);
 constexpr int kLL = static_cast<int>(Proto::LL);
 constexpr int kLL128 = static_cast<int>(Proto::LL128);
 constexpr int kSimple = static_cast<int>(Proto::SIMPLE);
@@ -39,6 +41,14 @@ constexpr double kPciBw = 12.0;                // topo.h PCI_BW (GB/s), used for
 constexpr double kLocBw = 5000.0;              // topo.h LOC_BW
 constexpr int kNcclVersionLL128 = 20500;       // LL128 protocol first shipped in NCCL 2.5.6 (release notes)
 constexpr int kNcclVersionNvls = 21700;        // NVLS (NVLink SHARP) first shipped in NCCL 2.17 (release notes)
+// NCCL 2.28.3 rewrote the NVLS tuner rows (nvlsEfficiency, x2 for all-reduce's two pipelined
+// operations, perChMaxNVLSTreeBw) and converts NVLS / NVLS-tree bus bandwidth to algorithm bandwidth
+// by nRanks / nsteps like the ring; 2.17-2.27 used bw = min(bwIntra, bwInter) (NVLS tree: bwInter/2
+// beyond two nodes) and a fixed 5/6 (tuning.cc at v2.19.3-1, v2.27.3-1, v2.28.3-1).
+constexpr int kNcclVersionNvlsRatio = 22803;
+// NET hwLat of NVLS tree (Simple): 14 us up to 2.28.7, 20.9 us from 2.28.9 (tuning.cc at those tags).
+constexpr int kNcclVersionNvlsTreeLat = 22809;
+constexpr double kNvlsTreeNetLatOld = 14.0;
 
 // src/graph/search.cc speedArrayIntra / speedArrayInter / sm90SpeedArray* (GB/s per channel).
 const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
@@ -51,20 +61,33 @@ const std::vector<double> kSm100SpeedIntra = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0
 const std::vector<double> kSm100SpeedInter = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
                                               17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 
-// src/graph/tuning.cc ncclTunerConstantsDefaults, rows Tree, Ring, NVLS, NVLSTree (CollNet/PAT omitted).
-// Our Algo order is Ring, Tree, NVLS, NVLS_TREE. Microseconds.
+// src/graph/tuning.cc ncclTunerConstantsDefaults, rows Tree, Ring, CollNetDirect, CollNetChain, NVLS,
+// NVLSTree (PAT omitted; read at v2.30.7). Our Algo order is Ring, Tree, NVLS, NVLS_TREE,
+// COLLNET_DIRECT, COLLNET_CHAIN. Microseconds.
 constexpr double kBaseLat[kNumAlgos][kNumProtos] = {
     {6.6, 14.0, 8.4},  // Ring
     {6.8, 14.0, 8.4},  // Tree
     {0, 0, 0},         // NVLS
     {0, 0, 0},         // NVLS Tree
+    {0, 0, 0},         // CollNet Direct
+    {0, 0, 0},         // CollNet Chain
 };
 // [hw: NVLINK, PCI, NET][algo][proto]
 constexpr double kHwLat[3][kNumAlgos][kNumProtos] = {
-    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}},   // NVLINK
-    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}},      // PCI
-    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}},  // NET
+    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}, {0, 0, 3.7}, {0, 0, 2.8}},  // NVLINK
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 3.7}, {0, 0, 2.8}},     // PCI
+    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 31}, {0, 0, 30}},   // NET
 };
+// CollNet (tuning.cc): CollNetDirect bus bw / (GPU:NIC ratio f, f -= (f-1)/2), x .85 on sm90+;
+// latency + 0.4 us per local rank ("arity serialization"). enqueue.cc: CollNetDirect and
+// CollNetChain only with <= NCCL_MAX_DIRECT_ARITY + 1 = 8 local GPUs (device.h); search.cc: the
+// CollNetDirect graph has at most NCCL_MAX_DIRECT_ARITY + 1 channels (one head GPU + NIC each).
+constexpr double kCollnetDirectHopperFactor = 0.85;
+constexpr double kCollnetArityLatUs = 0.4;
+constexpr int kMaxDirectArity = 7;
+constexpr int kCollnetThreadThreshold = 512;  // comm->threadThresholds[COLLNET_*][SIMPLE]
+// The current CollNet tables are the only ones read; older releases run without CollNet here.
+constexpr int kNcclVersionCollnet = 21800;
 // [compcap idx: Volta, Ampere, Hopper, Blackwell][scale: 1 node, 2 nodes, >=4 nodes], GB/s. The
 // Blackwell rows are those of the newest tuning tables (ncclTunerConstantsDefaults with
 // BLACKWELL_COMPCAP_IDX; nvlsEfficiency Blackwell 0.74).
@@ -255,6 +278,9 @@ struct Derived {
   // NCCL's one-node NVLS algorithm bandwidth on this node (B/s; 0 without NVLS): the bound on
   // the intra-node half of an NVLS tree (achieved-time item 8).
   double nvls_node_algbw = 0;
+  // Algorithm bandwidth one communicator channel carries without the whole-communicator caps
+  // (llMaxBw, 2.8's compCap80 235 GB/s), B/s: what a shrunk channel count achieves per channel.
+  std::array<std::array<double, kNumProtos>, kNumAlgos> channel_bw{};
 };
 
 bool listed(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.end(), p) != v.end(); }
@@ -334,8 +360,55 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
           break;
         }
     }
+    // search.cc pass 2 for NVLS: raise bwInter (channel count kept) while it is < 2 x bwIntra and
+    // the graph still fits; across nodes the heads' NICs must carry it, inside one node nothing
+    // else limits it (the NVLS path check is on bwIntra).
+    {
+      const auto& arr = in.inter ? (in.blackwell ? kSm100SpeedInter : kSm90SpeedInter)
+                                 : (in.blackwell ? kSm100SpeedIntra : kSm90SpeedIntra);
+      for (auto it = arr.rbegin(); it != arr.rend(); ++it) {
+        const double v = *it;
+        if (v <= s_inter || !(s_inter < 2 * s)) continue;
+        if (in.inter && v * t.nvls.nchannels > in.nics * in.nic_bw + 1e-9) break;
+        s_inter = v;
+      }
+    }
     t.nvls.bw_inter = s_inter * bw_scale;
     t.nvls_channels = kNvlsChannelsSm90;  // enqueue.cc: nc = comm->nvlsChannels
+    // What one node's NVLS all-reduce achieves: NCCL 2.19-2.27's own one-node figure, nChannels x
+    // bwIntra x 5/6 (H100: 266.7 GB/s algbw = 466 GB/s busbw; measured 1 x 8 H100 ~480, the
+    // held-out DGX table). The newer tuner rows (nRanks/nsteps) are lower and only decide the pick.
+    d.nvls_node_algbw = t.nvls.nchannels * t.nvls.bw_intra * 5.0 / 6.0 * kGB;
+  }
+  const bool nvls_old = topo.nccl_version != 0 && topo.nccl_version < kNcclVersionNvlsRatio;
+
+  // CollNet (NCCL_COLLNET_ENABLE=1 with a CollNet plugin whose NICs reduce in the network, SHARP):
+  // only across nodes (a one-node communicator has no network to reduce in).
+  const bool collnet_on = topo.sharp && settings.collnet_enable && nnodes > 1 &&
+                          (topo.nccl_version == 0 || topo.nccl_version >= kNcclVersionCollnet);
+  if (collnet_on) {
+    // CollNetDirect graph (search.cc, pattern COLLNET_DIRECT, maxChannels = min(8, local GPUs)):
+    // one channel per head GPU, each with its own NIC; the inter-node speed array; the heads'
+    // NVLink ports carry every channel's intra-node traffic, as for the NVLS graph.
+    NcclGraph& g = t.collnet_direct;
+    g.nchannels = std::min({ppn, kMaxDirectArity + 1, std::max(topo.nics_per_node, 1)});
+    const auto& arr = in.blackwell ? kSm100SpeedInter : hopper ? kSm90SpeedInter : kSpeedInter;
+    double s = 0;
+    for (double v : arr)
+      if (v <= in.nic_bw + 1e-9 && (ppn == 1 || v * g.nchannels <= in.intra_bw + 1e-9)) {
+        s = v;
+        break;
+      }
+    if (s == 0) s = arr.back();
+    // Pass 2 (search.cc "increase bwIntra for trees (2 nodes or collnet)"): raise bwIntra while
+    // < 2 x bwInter and the node's fabric holds it.
+    double s_intra = s;
+    for (auto it = arr.rbegin(); it != arr.rend(); ++it)
+      if (*it > s_intra && s_intra < 2 * s && (ppn == 1 || *it * g.nchannels <= in.intra_bw + 1e-9)) s_intra = *it;
+    g.bw_intra = s_intra * bw_scale * staged;
+    g.bw_inter = s * bw_scale * staged;
+    // CollNetChain: the tree pattern on CollNet-capable NICs (search.cc collNet=1, pattern TREE).
+    t.collnet_chain = t.tree;
   }
 
   // ---- tuning.cc ncclTopoTuneModel, all-reduce only ----
@@ -355,55 +428,83 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   const double net_overhead = nnodes > 1 ? (topo.amd_cpu ? 2.0 : 1.0) : 0.0;         // getNetOverhead()
 
   for (int a = 0; a < kNumAlgos; ++a) {
-    const NcclGraph& g = a == kRing ? t.ring : a == kTree ? t.tree : t.nvls;
+    const NcclGraph& g = a == kRing            ? t.ring
+                         : a == kTree          ? t.tree
+                         : a == kCollnetDirect ? t.collnet_direct
+                         : a == kCollnetChain  ? t.collnet_chain
+                                               : t.nvls;
     for (int p = 0; p < kNumProtos; ++p) {
-      double bus = 0;
       if ((a == kNvls || a == kNvlsTree) && p != kSimple) continue;
-      if (a == kNvls || a == kNvlsTree) {
-        if (!nvls_possible || g.nchannels < 2) continue;
-        double intra = g.bw_intra * kNvlsEfficiency[cc] * (g.nchannels - 1) / g.nchannels;
-        intra *= 2.0;  // all-reduce pipelines two operations
-        const double inter = g.bw_inter * ((nnodes <= 2 && a == kNvlsTree) ? 2 : 1);
-        double bw = std::min(intra, inter);
-        if (a == kNvlsTree) bw = std::min(bw, per_ch_nvls_tree);
-        bus = g.nchannels * bw;
-        // The same node on its own (one node: bwInter is the intra speed), NVLS ratio 5/6.
-        if (a == kNvls) d.nvls_node_algbw = g.nchannels * std::min(intra, g.bw_intra) * 5.0 / 6.0 * kGB;
-      } else if (v28) {  // NCCL 2.8 refinements (tuning.cc @ 2.8.3)
-        const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
-        bus = g.nchannels * bw;
-        if (cc28) bus = std::min(bus, kCompCap80MaxBusBw28);
-        if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus / 4.0);  // all-reduce: 1/4
-        if (a == kRing && p == kLL128)
-          bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), kLL128MaxBwPerCh28AllReduce * g.nchannels);
-        if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
-        if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
-        if (a == kTree && p == kLL128)
-          bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 0.915), kLL128MaxBwPerCh28AllReduce * g.nchannels);
-      } else {
-        const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
-        bus = g.nchannels * bw;
-        if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus * .5);
-        if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, g.nchannels * per_ch_ring_ll128);
-        if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
-        if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
-        if (a == kTree && p == kLL128)
-          bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.nchannels * per_ch_tree_ll128);
-        // search.cc degrades BALANCED_TREE to TREE on Hopper+ across nodes; tuning.cc then takes 15 % off.
-        if (a == kTree && hopper && nnodes > 1) bus *= .85;
-      }
+      if ((a == kNvls || a == kNvlsTree) && (!nvls_possible || g.nchannels < 2)) continue;
+      if ((a == kCollnetDirect || a == kCollnetChain) && (p != kSimple || !collnet_on)) continue;  // Simple only
+      // ll_max_bw and the 2.8 compCap80 cap bound the whole communicator, not a channel: the
+      // achieved time of a shrunk channel count (estimate()) needs the figure without them.
+      auto refine = [&](double ll_max_bw, double cc80_cap) {
+        double bus = 0;
+        if (a == kNvls || a == kNvlsTree) {
+          double bw = 0;
+          if (nvls_old) {  // 2.17-2.27
+            bw = a == kNvls ? std::min(g.bw_intra, g.bw_inter)
+                            : std::min(g.bw_intra, nnodes <= 2 ? g.bw_inter : g.bw_inter / 2);
+          } else {
+            double intra = g.bw_intra * kNvlsEfficiency[cc] * (g.nchannels - 1) / g.nchannels;
+            intra *= 2.0;  // all-reduce pipelines two operations
+            const double inter = g.bw_inter * ((nnodes <= 2 && a == kNvlsTree) ? 2 : 1);
+            bw = std::min(intra, inter);
+            if (a == kNvlsTree) bw = std::min(bw, per_ch_nvls_tree);
+          }
+          bus = g.nchannels * bw;
+        } else if (a == kCollnetDirect || a == kCollnetChain) {
+          bus = g.nchannels * g.bw_intra;  // "bw = nNodes <= 2 || collnet ? bwIntra : bwInter"
+          if (a == kCollnetDirect) {
+            // "Collnet+Direct requires all GPUs to have a local NIC to work at full speed"
+            double factor = static_cast<double>(ppn) / g.nchannels;
+            factor -= (factor - 1) / 2;
+            bus /= factor;
+            if (hopper) bus *= kCollnetDirectHopperFactor;
+          }
+        } else if (v28) {  // NCCL 2.8 refinements (tuning.cc @ 2.8.3)
+          const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
+          bus = g.nchannels * bw;
+          if (cc28) bus = std::min(bus, cc80_cap);
+          if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus / 4.0);  // all-reduce: 1/4
+          if (a == kRing && p == kLL128)
+            bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), kLL128MaxBwPerCh28AllReduce * g.nchannels);
+          if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
+          if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
+          if (a == kTree && p == kLL128)
+            bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 0.915), kLL128MaxBwPerCh28AllReduce * g.nchannels);
+        } else {
+          const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
+          bus = g.nchannels * bw;
+          if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus * .5);
+          if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, g.nchannels * per_ch_ring_ll128);
+          if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
+          if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
+          if (a == kTree && p == kLL128)
+            bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.nchannels * per_ch_tree_ll128);
+          // search.cc degrades BALANCED_TREE to TREE on Hopper+ across nodes; tuning.cc then takes 15 % off.
+          if (a == kTree && hopper && nnodes > 1) bus *= .85;
+        }
+        return bus;
+      };
+      const double bus = refine(ll_max_bw, kCompCap80MaxBusBw28);
+      const double bus_per_channel =
+          refine(std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()) / d.natural_channels;
       // Bus -> algorithm bandwidth (tuning.cc "Convert bus BW to algorithm BW"): ring nRanks/nsteps,
       // tree .5, NVLS 5/6, NVLS tree .70 x nNodes / (2 (nNodes - 1)) (as quoted from NCCL in
       // NVIDIA/nccl-tests#279, 2025).
-      const double ratio = a == kTree       ? .5
-                           : a == kNvls     ? 5.0 / 6.0
-                           : a == kNvlsTree ? .70 * nnodes / (2.0 * (nnodes - 1))
-                                            : static_cast<double>(nranks) / nsteps;
+      const double ratio = a == kTree || a == kCollnetDirect || a == kCollnetChain ? .5
+                           : (a == kNvls || a == kNvlsTree) && nvls_old            ? 5.0 / 6.0
+                                                                        : static_cast<double>(nranks) / nsteps;
       t.bandwidth[a][p] = bus * ratio * kGB;  // algorithm bandwidth, B/s
+      d.channel_bw[a][p] = bus_per_channel * ratio * kGB;
 
       double lat = v28 ? kBaseLat28[a][p] : kBaseLat[a][p];
       double intra_lat = v28 ? kHwLat28[intra_hw][a][p] : kHwLat[intra_hw][a][p];
       double inter_lat = v28 ? kHwLat28[2][a][p] : ppn == 1 ? kHwLat[2][kTree][p] : kHwLat[2][a][p];
+      if (a == kNvlsTree && topo.nccl_version != 0 && topo.nccl_version < kNcclVersionNvlsTreeLat)
+        inter_lat = kNvlsTreeNetLatOld;
       if (v28 && nnodes > 1 && p == kLL) intra_lat *= 1.8;
       inter_lat += net_latency_us;
       if (p == kSimple) inter_lat += net_latency_us;  // flush
@@ -417,6 +518,10 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
       } else if (a == kTree) {
         d.hop_lat_intra[a][p] = intra_lat * kUs;
         lat += 2 * ((ppn - 1) * intra_lat + log2i(nnodes) * inter_lat);
+      } else if (a == kCollnetDirect) {
+        lat += 2 * (std::min(1, ppn - 1) * intra_lat + (ppn - 1) * kCollnetArityLatUs) + inter_lat;
+      } else if (a == kCollnetChain) {
+        lat += 2 * (ppn - 1) * intra_lat + inter_lat;
       } else if (a == kNvls) {
         lat = intra_lat + (nnodes > 1 ? inter_lat : 0);
       } else {
@@ -430,7 +535,11 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   for (int a = 0; a < kNumAlgos; ++a) {
     bool algo_on = settings.algos.empty() || listed(settings.algos, static_cast<Algo>(a));
     if (a == kNvlsTree && nnodes == 1) algo_on = false;  // NVLS tree needs several nodes
-    if (a == kNvls && nnodes > 1) algo_on = false;       // multi-node NVLS needs CollNet (not modelled)
+    // Multi-node NVLS (NVLS + SHARP) and the CollNet algorithms need CollNet (tuning.cc); CollNetDirect
+    // needs an NVSwitch node, both <= 8 local GPUs (enqueue.cc, NCCL_MAX_DIRECT_ARITY + 1).
+    if ((a == kNvls && nnodes > 1) || a == kCollnetDirect || a == kCollnetChain) algo_on = algo_on && collnet_on;
+    if (a == kCollnetDirect && !topo.nvswitch) algo_on = false;
+    if ((a == kCollnetDirect || a == kCollnetChain) && ppn > kMaxDirectArity + 1) algo_on = false;
     for (int p = 0; p < kNumProtos; ++p) {
       bool proto_on = settings.protos.empty() || listed(settings.protos, static_cast<Proto>(p));
       if (p == kLL128 && settings.protos.empty()) {
@@ -452,6 +561,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
                         a == kRing ? simple_ring_threads : (a == kTree ? kSimpleMaxThreads : kMaxThreads)};
     t.thread_threshold[a] = {kLLThreadThreshold, kLL128ThreadThreshold, kSimpleThreadThreshold};
   }
+  for (int a : {kCollnetDirect, kCollnetChain}) t.thread_threshold[a][kSimple] = kCollnetThreadThreshold;
   t.thread_threshold[kRing][kLL] *= nranks;
   return d;
 }
@@ -590,7 +700,19 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   // topoGetAlgoInfo: nc = comm->nChannels, shrunk while nBytes < nc * nt * threadThreshold.
   int nc = t.comm_channels;
   if (a == kNvls || a == kNvlsTree) {
-    nc = t.nvls_channels;
+    // "NVLS should not need more than 16 channels"; multi-node NVLS: min(nvlsChannels, nChannels).
+    nc = (a == kNvls && topo.nnodes > 1) ? std::min(t.nvls_channels, t.comm_channels) : t.nvls_channels;
+  } else if (a == kCollnetDirect) {
+    // enqueue.cc "CollNet channel tuning": shrink towards 16, 8, ... channels, halving the
+    // threshold at 1.5 x each switch point; per head GPU.
+    const double nt = t.max_threads[a][p], heads = std::max(1, t.collnet_direct.nchannels);
+    double thr = t.thread_threshold[a][p];
+    bool flag = true;
+    for (int sw = 16; sw >= 1 && flag; sw /= 2)
+      while ((flag = bytes < nc * nt * heads * thr) && nc > sw) {
+        if (nc == sw + sw / 2) thr /= 2;
+        --nc;
+      }
   } else if (forced_nc > 0) {
     nc = std::min(forced_nc, t.comm_channels);
   } else {
@@ -607,6 +729,9 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     channel_factor = used / modelled;
   }
   e.bandwidth = bw * channel_factor;
+  if ((a == kRing || a == kTree) && channel_factor < 1)
+    e.bandwidth = std::min(bw, std::min(nc, d.natural_channels) * d.channel_bw[a][p] * bw /
+                                   (t.bandwidth[a][p] * d.nccl_model_bw_factor));  // x tree correction
   // (5) NET credit window: per-channel, per-direction cap across nodes.
   if (topo.nnodes > 1 && (a == kRing || a == kTree) && d.hop_lat_inter[a][p] > 0) {
     const double payload = p == kSimple ? kSimpleBuffBytes / kNcclSteps : p == kLL ? kLLStepPayload : kLL128StepPayload;
@@ -619,22 +744,37 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   }
   // (7) The node's NICs at line rate: NCCL's tuner figures can exceed them (NVLS tree counts its
   // inter-node bandwidth twice on two nodes), the wire cannot. Per all-reduce byte a node sends,
-  // in each direction, 2(N-1)/N bytes on a ring (one inter-node edge out per channel) and 1 byte
-  // on a tree or NVLS tree (its partial up, the result down).
-  if (topo.nnodes > 1 && a != kNvls) {
+  // in each direction, 2(N-1)/N bytes on a ring (one inter-node edge out per channel) and 1
+  // (two nodes) or 2 bytes on a tree or NVLS tree (below).
+  // (8) NVLS and NVLS tree run at what the hardware does, not at NCCL's tuner figure (which since
+  // 2.28 converts with nRanks/nsteps, and before used a ratio that fell with the node count): every
+  // byte goes through the node's NVLS reduce (multimem ld_reduce) and multicast store, as in a
+  // one-node NVLS all-reduce of the whole buffer, so the node's NVLS rate bounds both; the NICs
+  // carry an NVLS tree's inter-node part (item 7 below).
+  if ((a == kNvls || a == kNvlsTree) && d.nvls_node_algbw > 0) e.bandwidth = d.nvls_node_algbw;
+  if (topo.nnodes > 1) {
     const double per_node = topo.nics_per_node * topo.nic_bw * topo.bw_scale_inter;
-    const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : 1.0;
+    // In-network reduction (CollNet, multi-node NVLS through CollNet): a node sends its part once
+    // and receives the reduced result once, whatever the node count (the switches reduce).
+    const bool in_network = a == kNvls || a == kCollnetDirect || a == kCollnetChain;
+    // A double binary tree over nodes (NCCL's trees and NVLS tree's inter-node part): a node that
+    // is inner in one tree (two children) and a leaf of the other sends, per byte of its share,
+    // half up + both children's halves down in the first and half up in the second = 2 bytes in
+    // each direction; on two nodes each tree is a pair (1 byte). For NVLS tree on 8 x 400 Gb/s
+    // H100 this gives 200 GB/s algbw (~390 GB/s busbw) beyond two nodes, NVIDIA's GTC 2024 figure
+    // for NVLS tree at scale is 370-380 GB/s busbw (quoted in NVIDIA/nccl#1649).
+    const double edge_factor = a == kRing         ? 2.0 * (topo.nranks - 1) / topo.nranks
+                               : in_network       ? 1.0
+                               : topo.nnodes <= 2 ? 1.0
+                                                  : 2.0;
     e.bandwidth = std::min(e.bandwidth, per_node / edge_factor);
   }
-  // (8) NVLS tree within a node: every byte goes through the node's NVLS reduce (multimem
-  // ld_reduce) and multicast store, as in a one-node NVLS all-reduce of the whole buffer, while the
-  // NICs carry the inter-node part; so the node's NVLS all-reduce rate bounds it. NCCL's NVLS-tree
-  // figure (bwInter doubled on two nodes, ratio .70) can exceed it.
-  if (a == kNvlsTree && d.nvls_node_algbw > 0) e.bandwidth = std::min(e.bandwidth, d.nvls_node_algbw);
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   // (9) NVLS / NVLS-tree pipeline fill: the stages behind the first add (stages - 1) loop times.
   if ((a == kNvls && topo.nnodes == 1) || a == kNvlsTree) {
-    const double ops = static_cast<double>(nc) * d.ppn;  // nChannels x nHeads (one head per local GPU)
+    // nChannels x nHeads; the heads are the NVLS graph's channels, one per local GPU up to
+    // NCCL_MAX_NVLS_ARITY = 32 (search.cc maxChannels = min(NCCL_MAX_NVLS_ARITY, ngpus)).
+    const double ops = static_cast<double>(nc) * std::max(1, t.nvls.nchannels);
     const double loop = a == kNvls ? nvls_loop_bytes(bytes, ops, kNvlsChunkBytes, {{64, 65536}, {8, 32768}, {2, 16384}})
                                    : nvls_loop_bytes(bytes, ops, topo.nnodes >= 4 ? 65536 : kNvlsChunkBytes,
                                                      {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}});
@@ -778,7 +918,8 @@ std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, do
   // enqueue.cc picks the first strictly smaller time scanning algo-major in NCCL's order
   // (Tree before Ring); stable_sort keeps that order among ties.
   auto nccl_order = [](const AllReduceEstimate& e) {
-    static constexpr int kOrder[kNumAlgos] = {1, 0, 4, 5};  // NCCL_ALGO_TREE=0, RING=1, NVLS=4, NVLS_TREE=5
+    // NCCL_ALGO_TREE=0, RING=1, COLLNET_DIRECT=2, COLLNET_CHAIN=3, NVLS=4, NVLS_TREE=5
+    static constexpr int kOrder[kNumAlgos] = {1, 0, 4, 5, 2, 3};
     return kOrder[static_cast<int>(e.algo)] * kNumProtos + static_cast<int>(e.proto);
   };
   std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return nccl_order(x) < nccl_order(y); });

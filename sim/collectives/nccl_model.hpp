@@ -25,7 +25,7 @@ namespace ddpsim::collectives {
 enum class Arch { VOLTA, AMPERE, HOPPER, ADA, BLACKWELL };
 enum class LinkClass { NVLINK, PCI, NET };  // NCCL_HW_NVLINK / NCCL_HW_PCI / NCCL_HW_NET
 
-inline constexpr int kNumAlgos = 4;
+inline constexpr int kNumAlgos = 6;
 inline constexpr int kNumProtos = 3;
 
 // Host cost of one ncclAllReduce call on one GPU (NCCL enqueue + cudaLaunchKernel), seconds.
@@ -48,7 +48,11 @@ struct NcclTopology {
   double nic_bw = 0;      // bytes/s per NIC, one direction
   int nics_per_node = 0;
   double net_latency = 0;  // extra seconds per inter-node hop beyond NCCL's NET hw latency (graph latencyInter)
-  bool amd_cpu = false;    // tuning.cc: llMaxBws row and getNetOverhead() depend on the CPU vendor (multi-node)
+  // The inter-node fabric reduces in the network (InfiniBand SHARP switches with NCCL's CollNet
+  // plugin, Mellanox/nccl-rdma-sharp-plugins): CollNet algorithms exist, used with
+  // NcclSettings::collnet_enable (NCCL_COLLNET_ENABLE=1).
+  bool sharp = false;
+  bool amd_cpu = false;  // tuning.cc: llMaxBws row and getNetOverhead() depend on the CPU vendor (multi-node)
   // GPUs one host thread drives (nccl-tests -g G in single-process mode). The host enqueues and
   // launches one kernel per GPU per call, so back-to-back calls cannot run faster than
   // gpus_per_process * kHostLaunchSeconds. DDP (one process per GPU) is 1.
@@ -78,6 +82,7 @@ struct NcclSettings {                      // names follow NCCL env vars
   std::vector<Algo> algos;                 // empty = all enabled (NCCL_ALGO)
   std::vector<Proto> protos;               // empty = NCCL default set (NCCL_PROTO); listing LL128 forces it on
   int min_channels = 0, max_channels = 0;  // 0 = NCCL default (NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS)
+  bool collnet_enable = false;             // NCCL_COLLNET_ENABLE (default 0); needs NcclTopology::sharp
 };
 
 struct AllReduceEstimate {
@@ -100,7 +105,7 @@ struct NcclGraph {
 
 // Everything ncclTopoTuneModel produces for all-reduce, plus the inputs it used.
 struct NcclTuning {
-  NcclGraph ring, tree, nvls;
+  NcclGraph ring, tree, nvls, collnet_direct, collnet_chain;
   int comm_channels = 1;  // comm->nChannels after ncclTopoPostset doubling and MIN/MAX_NCHANNELS
   int nvls_channels = 0;
   // [algo][proto]; bandwidth 0 = disabled. latency in seconds, bandwidth in bytes/s (algorithm bw).

@@ -43,6 +43,8 @@ std::string to_string(Algo algo) {
     case Algo::TREE: return "Tree";
     case Algo::NVLS: return "NVLS";
     case Algo::NVLS_TREE: return "NVLSTree";
+    case Algo::COLLNET_DIRECT: return "CollNetDirect";
+    case Algo::COLLNET_CHAIN: return "CollNetChain";
   }
   return "?";
 }
@@ -62,11 +64,13 @@ Algo parse_algo(std::string_view name) {
   if (n == "tree") return Algo::TREE;
   if (n == "nvls") return Algo::NVLS;
   if (n == "nvlstree" || n == "nvls_tree") return Algo::NVLS_TREE;
+  if (n == "collnetdirect") return Algo::COLLNET_DIRECT;
+  if (n == "collnetchain") return Algo::COLLNET_CHAIN;
   throw std::invalid_argument("unknown NCCL algorithm \"" + std::string(name) +
-                              "\"; valid: Ring, Tree, NVLS, NVLSTree");
+                              "\"; valid: Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain");
 }
 
-std::vector<std::string> algo_names() { return {"Ring", "Tree", "NVLS", "NVLSTree"}; }
+std::vector<std::string> algo_names() { return {"Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", "CollNetChain"}; }
 std::vector<std::string> proto_names() { return {"LL", "LL128", "Simple"}; }
 
 Proto parse_proto(std::string_view name) {

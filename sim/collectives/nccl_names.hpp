@@ -8,16 +8,18 @@
 
 namespace ddpsim::collectives {
 
-enum class Algo { RING, TREE, NVLS, NVLS_TREE };
+// COLLNET_*: NCCL's CollNet algorithms (in-network reduction through a CollNet plugin, e.g. SHARP).
+enum class Algo { RING, TREE, NVLS, NVLS_TREE, COLLNET_DIRECT, COLLNET_CHAIN };
 enum class Proto { LL, LL128, SIMPLE };
 
 std::string to_string(Algo algo);
 std::string to_string(Proto proto);
-// Case-insensitive, NCCL spellings ("Ring", "Tree", "NVLS", "NVLSTree", "LL", "LL128", "Simple").
+// Case-insensitive, NCCL spellings ("Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect",
+// "CollNetChain", "LL", "LL128", "Simple").
 // Throws std::invalid_argument listing the valid names.
 Algo parse_algo(std::string_view name);
 Proto parse_proto(std::string_view name);
-std::vector<std::string> algo_names();   // Ring, Tree, NVLS, NVLSTree
+std::vector<std::string> algo_names();   // Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain
 std::vector<std::string> proto_names();  // LL, LL128, Simple
 
 // "2.8.3" (also "2.8.3-1", "2.8.3+cuda11.2") -> 20803 (NCCL_VERSION_CODE for 2.x: major*10000 +

@@ -27,6 +27,7 @@ NcclTopology nccl_topology(const config::ClusterSpec& c) {
     t.nics_per_node = c.nics_per_node;
   }
   t.net_latency = c.net_latency;
+  t.sharp = c.sharp;
   t.amd_cpu = c.cpu == "amd";
   t.bw_scale_intra = c.calibration.bw_scale_intra;
   t.bw_scale_inter = c.calibration.bw_scale_inter;
@@ -50,6 +51,7 @@ NcclSettings nccl_settings(const config::CollectiveSettings& s) {
   for (const auto& p : s.nccl_proto) n.protos.push_back(parse_proto(p));
   n.min_channels = s.nccl_min_nchannels;
   n.max_channels = s.nccl_max_nchannels;
+  n.collnet_enable = s.nccl_collnet_enable != 0;
   return n;
 }
 

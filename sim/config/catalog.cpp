@@ -598,8 +598,9 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     bool present = false;
     LinkSpec l = link(nr, "link", true, &present);
     if (present) c.inter_link = l;
-    c.nics_per_node = static_cast<int>(nr.integer("nics_per_node", true, 1, 64).value_or(1));
+    c.nics_per_node = static_cast<int>(nr.integer("nics_per_node", true, 1, 1024).value_or(1));
     c.net_latency = nr.quantity("extra_latency", Quantity::TIME, false, true).value_or(0.0);
+    c.sharp = nr.boolean_or("sharp", false);
     nr.finish();
   }
   c.cpu = r.string_or("cpu", "intel", {"intel", "amd"});

@@ -155,6 +155,7 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
   s.nccl_proto = nccl_name_list(kr, "NCCL_PROTO", collectives::proto_names());
   s.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", def.nccl_min_nchannels, 0, 64));
   s.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", def.nccl_max_nchannels, 0, 64));
+  s.nccl_collnet_enable = static_cast<int>(kr.integer_or("NCCL_COLLNET_ENABLE", def.nccl_collnet_enable, 0, 1));
   if (auto v = kr.string("nccl_version", false)) {
     try {
       s.nccl_version = collectives::parse_nccl_version(*v);

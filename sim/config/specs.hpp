@@ -136,6 +136,7 @@ struct ClusterSpec {
   std::optional<bool> nvls;   // NVLink SHARP; unset = Hopper or Blackwell on NVSwitch
   std::string cpu = "intel";  // NCCL's tuning tables differ by CPU vendor (intel, amd)
   double net_latency = 0;     // extra seconds per inter-node hop (NCCL graph latencyInter)
+  bool sharp = false;         // inter_node.sharp: switches reduce in the network (SHARP, NCCL CollNet)
   // NCCL release the cluster runs ("nccl_version": "2.8.3"); 0 = current. Picks NCCL's tuner era.
   int nccl_version = 0;
   // Fitted by `ddpsim calibrate` against the user's nccl-tests output (identity by default).
@@ -246,7 +247,8 @@ struct CollectiveSettings {
   std::vector<std::string> nccl_algo;   // NCCL_ALGO (empty: all)
   std::vector<std::string> nccl_proto;  // NCCL_PROTO (empty: NCCL's default set)
   int nccl_min_nchannels = 0, nccl_max_nchannels = 0;
-  int nccl_version = 0;  // NCCL release ("nccl_version": "2.18.5"); 0 = the cluster's
+  int nccl_collnet_enable = 0;  // NCCL_COLLNET_ENABLE (0/1): CollNet on a cluster with inter_node.sharp
+  int nccl_version = 0;         // NCCL release ("nccl_version": "2.18.5"); 0 = the cluster's
 };
 
 enum class Backend { ANALYTIC, FLOW };

