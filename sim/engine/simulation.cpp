@@ -122,6 +122,9 @@ class StepSimulator {
     zone->seal();
 
     mutex_ = sg4::Mutex::create();
+    queued_.resize(static_cast<size_t>(ranks_));
+    rate_factor_.resize(static_cast<size_t>(ranks_));
+    outstanding_.assign(static_cast<size_t>(ranks_), 0);
     // Created up front: creating one is a simcall, which would yield inside arrive().
     for (auto& step : jobs_)
       for (auto& j : step) j.changed = sg4::ConditionVariable::create();
@@ -143,26 +146,104 @@ class StepSimulator {
  private:
   // ------------------------------------------------------------------ compute stream
 
-  double run_kernel(int rank, const gpu::Kernel& k, double factor, const std::string& name, const char* cat,
-                    report::RankStepRecord& rs) {
-    if (k.seconds <= 0) return 0;
-    gpu::KernelShape shape = k.shape;
-    shape.compute_s *= factor;
-    shape.memory_s *= factor;
-    shape.overhead_s *= factor;
-    const double alone = k.seconds * factor;
-    const double t0 = sg4::Engine::get_clock();
-    double took;
-    if (contention_.enabled) {
-      took = shares_[static_cast<size_t>(rank)]->run_compute(alone, shape);
-    } else {
-      sg4::this_actor::execute(alone * kGpuSpeed);
-      took = sg4::Engine::get_clock() - t0;
+  // Kernels a compute stream has issued but not yet simulated. They are simulated when the rank
+  // next needs the clock (a launch, a wait, a phase boundary): as one timed wait while the NCCL
+  // kernels on its GPU stay the same, each kernel taking its contention-free time times its
+  // slowdown (GpuShare), re-planned whenever an NCCL kernel starts or finishes beside them. This is
+  // the arithmetic of one Exec per kernel at a fraction of the activities.
+  struct Queued {
+    gpu::Kernel kernel;  // already scaled by the rank's straggler factor
+    std::string name;    // only when tracing rank 0
+    const char* category = "";
+    double* took = nullptr;  // where the time it took is added (copy, h2d), if anywhere
+  };
+
+  bool tracing(int rank) const { return opt_.collect_trace && rank == 0; }
+
+  template <class Name>  // a callable giving the kernel's name, called only when tracing
+  void run_kernel(int rank, const gpu::Kernel& k, double factor, const Name& name, const char* cat,
+                  double* took = nullptr) {
+    if (k.seconds <= 0) return;
+    Queued q;
+    q.kernel.seconds = k.seconds * factor;
+    q.kernel.shape = k.shape;
+    q.kernel.shape.compute_s *= factor;
+    q.kernel.shape.memory_s *= factor;
+    q.kernel.shape.overhead_s *= factor;
+    if (tracing(rank)) q.name = name();
+    q.category = cat;
+    q.took = took;
+    queued_[static_cast<size_t>(rank)].push_back(std::move(q));
+  }
+
+  // Simulates the queued kernels of `rank`; returns the clock after them.
+  double now(int rank, report::RankStepRecord& rs) {
+    auto& q = queued_[static_cast<size_t>(rank)];
+    if (q.empty()) return sg4::Engine::get_clock();
+    if (!contention_.enabled) {
+      double total = 0;
+      for (const auto& k : q) total += k.kernel.seconds;
+      double t = sg4::Engine::get_clock();
+      sg4::this_actor::sleep_for(total);
+      for (const auto& k : q) {
+        account(rank, rs, k, t, k.kernel.seconds);
+        t += k.kernel.seconds;
+      }
+      q.clear();
+      return sg4::Engine::get_clock();
     }
-    rs.compute_only += alone;
-    if (contention_.enabled) rs.contention += std::max(0.0, took - alone);
-    if (opt_.collect_trace && rank == 0) timeline_.trace.push_back({name, cat, 0, t0, took, nullptr});
-    return took;
+    GpuShare& share = *shares_[static_cast<size_t>(rank)];
+    share.compute_begin();
+    size_t i = 0;
+    double done = 0;                          // alone-seconds of q[i] already computed
+    double took = 0;                          // time q[i] has taken so far
+    double start = sg4::Engine::get_clock();  // when q[i] began
+    // Slowdown of each kernel under the current NCCL set; per rank, since other ranks run while
+    // this one waits.
+    auto& rate_factor = rate_factor_[static_cast<size_t>(rank)];
+    rate_factor.resize(q.size());
+    while (i < q.size()) {
+      const double t0 = sg4::Engine::get_clock();
+      double total = 0;
+      for (size_t k = i; k < q.size(); ++k) {
+        rate_factor[k] = share.slowdown(q[k].kernel.shape);
+        total += (q[k].kernel.seconds - (k == i ? done : 0.0)) * rate_factor[k];
+      }
+      const double passed = share.wait_compute(total);
+      double t = 0;  // into this wait
+      while (i < q.size()) {
+        const double rest = (q[i].kernel.seconds - done) * rate_factor[i];
+        if (t + rest > passed + 1e-15) {
+          // Cut by a change of the NCCL set: keep what it computed, re-plan the rest.
+          done += (passed - t) / rate_factor[i];
+          took += passed - t;
+          break;
+        }
+        took += rest;
+        t += rest;
+        account(rank, rs, q[i], start, took);
+        ++i;
+        done = 0;
+        took = 0;
+        start = t0 + t;
+      }
+    }
+    q.clear();
+    return sg4::Engine::get_clock();
+  }
+
+  // The compute stream stops issuing kernels (it waits for communication or the host): NCCL
+  // kernels on its GPU run at full speed meanwhile. Between two kernels it stays busy (no time
+  // passes there), which spares a rebalance per flush.
+  void idle(int rank) {
+    if (contention_.enabled) shares_[static_cast<size_t>(rank)]->compute_end();
+  }
+
+  void account(int rank, report::RankStepRecord& rs, const Queued& k, double start, double took) {
+    rs.compute_only += k.kernel.seconds;
+    if (contention_.enabled) rs.contention += std::max(0.0, took - k.kernel.seconds);
+    if (k.took) *k.took += took;
+    if (tracing(rank)) timeline_.trace.push_back({k.name, k.category, 0, start, took, nullptr});
   }
 
   template <class Pred>
@@ -172,7 +253,7 @@ class StepSimulator {
   }
 
   // A rank hands job `index` of micro-step `step` to its NCCL stream; the first arrival creates it.
-  Job& arrive(size_t step, size_t index, const std::function<Job()>& make) {
+  Job& arrive(size_t step, size_t index, int rank, const std::function<Job()>& make) {
     Job& j = jobs_[step].at(index);
     report::CollectiveRecord& rec = timeline_.jobs[step].at(index);
     // No SimGrid call before the count is updated: a simcall yields to the other ranks.
@@ -183,6 +264,7 @@ class StepSimulator {
       rec.present = true;
       queues_[static_cast<size_t>(j.stream)].push_back({step, index});
     }
+    ++outstanding_[static_cast<size_t>(rank)];
     if (++j.arrived == ranks_) stream_cv_[static_cast<size_t>(j.stream)]->notify_all();
     return j;
   }
@@ -197,14 +279,15 @@ class StepSimulator {
       report::RankStepRecord& rs = timeline_.ranks[static_cast<size_t>(rank)][si];
       const double f = plan_.factor[static_cast<size_t>(st.report)][static_cast<size_t>(rank)];
       const auto& buckets = *st.buckets;
-      rs.start = sg4::Engine::get_clock();
+      rs.start = now(rank, rs);
 
-      rs.h2d = run_kernel(rank, profile_.h2d, 1.0, "input to GPU", "data", rs);
+      run_kernel(
+          rank, profile_.h2d, 1.0, [] { return std::string("input to GPU"); }, "data", &rs.h2d);
       // DDP's forward broadcasts the module buffers from rank 0 (broadcast_buffers): the compute
       // stream waits for it.
       if (ddp && broadcast_bytes_ > 0) {
-        const double w0 = sg4::Engine::get_clock();
-        Job& j = arrive(si, 0, [&] {
+        const double w0 = now(rank, rs);
+        Job& j = arrive(si, 0, rank, [&] {
           Job b;
           b.label = "broadcast buffers";
           b.broadcast = true;
@@ -214,51 +297,57 @@ class StepSimulator {
           b.ops.push_back(op);
           return b;
         });
+        idle(rank);
         wait_until(j.changed, [&] { return j.done; });
-        rs.bcast_wait = sg4::Engine::get_clock() - w0;
+        rs.bcast_wait = now(rank, rs) - w0;
       }
-      const double tf = sg4::Engine::get_clock();
+      const double tf = now(rank, rs);
       for (size_t l = 0; l < m.layers.size(); ++l)
-        run_kernel(rank, profile_.forward[l], f, m.layers[l].name, "forward", rs);
-      rs.fwd = sg4::Engine::get_clock() - tf;
+        run_kernel(
+            rank, profile_.forward[l], f, [&] { return m.layers[l].name; }, "forward");
+      rs.fwd = now(rank, rs) - tf;
       if (ddp && st.sync && sc_.ddp.find_unused_parameters) {
         // prepare_for_backward walks the autograd graph to find unused parameters (host side).
         rs.traversal = sc_.compute.autograd_traversal_per_param * static_cast<double>(m.params.size());
+        idle(rank);
         sg4::this_actor::sleep_for(rs.traversal);
         rs.compute_only += rs.traversal;
       }
 
       // Backward; with DDP active the hooks copy gradients into buckets and the Reducer says
       // which buckets to launch.
-      const double tb = sg4::Engine::get_clock();
+      const double tb = now(rank, rs);
       ddp::Reducer reducer(buckets, m.params.size(),
                            {ddp && st.sync, st.used_map_allreduce, sc_.ddp.gradient_as_bucket_view});
       rs.ready.assign(buckets.size(), 0);
       rs.launch.assign(buckets.size(), 0);
       for (size_t l = m.layers.size(); l-- > 0;) {
-        run_kernel(rank, profile_.backward[l], f, m.layers[l].name, "backward", rs);
+        run_kernel(
+            rank, profile_.backward[l], f, [&] { return m.layers[l].name; }, "backward");
         if (!reducer.hooks_active()) continue;
         for (int p : layer_params_[l]) {
-          rs.copy += run_kernel(rank, profile_.copy_in[p], f, "copy grad " + m.params[p].name, "ddp", rs);
+          run_kernel(
+              rank, profile_.copy_in[p], f, [&] { return "copy grad " + m.params[p].name; }, "ddp", &rs.copy);
           const auto r = reducer.mark_ready(p);
           if (r.ready_bucket < 0) continue;
-          rs.ready[static_cast<size_t>(r.ready_bucket)] = sg4::Engine::get_clock();
+          rs.ready[static_cast<size_t>(r.ready_bucket)] = now(rank, rs);
           for (size_t i = 0; i < r.launched.size(); ++i)
             launch_bucket(rank, si, static_cast<size_t>(r.launched[i]), rs, f,
                           r.launch_used_map && i + 1 == r.launched.size());
         }
       }
-      rs.backward_done = sg4::Engine::get_clock();
+      rs.backward_done = now(rank, rs);
       rs.bwd = rs.backward_done - tb;
 
       if (reducer.hooks_active()) {
         // finalize_backward: the compute stream waits for every bucket (and the used map).
-        const double w0 = sg4::Engine::get_clock();
+        const double w0 = now(rank, rs);
         for (size_t b = 0; b < reducer.finalize_waits(); ++b) {
           Job& j = jobs_[si][bucket_job(b)];
+          if (!j.done) idle(rank);
           wait_until(j.changed, [&] { return j.done; });
         }
-        rs.finalize_wait = sg4::Engine::get_clock() - w0;
+        rs.finalize_wait = now(rank, rs) - w0;
         if (reducer.copies_out()) {
           for (size_t b = 0; b < buckets.size(); ++b) {
             gpu::Kernel k;
@@ -267,20 +356,27 @@ class StepSimulator {
               k.shape.memory_s += profile_.copy_out[p].shape.memory_s;
               k.shape.overhead_s += profile_.copy_out[p].shape.overhead_s;
             }
-            rs.copy += run_kernel(rank, k, f, "copy bucket " + std::to_string(b) + " to grads", "ddp", rs);
+            run_kernel(
+                rank, k, f, [&] { return "copy bucket " + std::to_string(b) + " to grads"; }, "ddp", &rs.copy);
           }
         }
       }
       if (st.last) {
-        const double to = sg4::Engine::get_clock();
-        run_kernel(rank, profile_.grad_unscale, f, "GradScaler unscale_", "optimizer", rs);
-        run_kernel(rank, profile_.clip, f, "clip_grad_norm_", "optimizer", rs);
-        run_kernel(rank, profile_.optimizer, f, "optimizer step (" + sc_.training.optimizer + ")", "optimizer", rs);
-        run_kernel(rank, profile_.zero_grad, f, "zero_grad", "optimizer", rs);
-        rs.opt = sg4::Engine::get_clock() - to;
+        const double to = now(rank, rs);
+        run_kernel(
+            rank, profile_.grad_unscale, f, [] { return std::string("GradScaler unscale_"); }, "optimizer");
+        run_kernel(
+            rank, profile_.clip, f, [] { return std::string("clip_grad_norm_"); }, "optimizer");
+        run_kernel(
+            rank, profile_.optimizer, f, [&] { return "optimizer step (" + sc_.training.optimizer + ")"; },
+            "optimizer");
+        run_kernel(
+            rank, profile_.zero_grad, f, [] { return std::string("zero_grad"); }, "optimizer");
+        rs.opt = now(rank, rs) - to;
       }
-      rs.end = sg4::Engine::get_clock();
+      rs.end = now(rank, rs);
     }
+    idle(rank);
     if (contention_.enabled) shares_[static_cast<size_t>(rank)]->close();
     if (++finished_ranks_ == ranks_)
       for (auto& cv : stream_cv_) cv->notify_all();
@@ -290,9 +386,11 @@ class StepSimulator {
     const ddp::MicroStep& st = plan_.steps[si];
     const auto& comm = (*st.comm)[b];
     // The hook's own kernels (compression) run on the compute stream before the collective.
-    for (const auto& op : comm.at_launch) run_kernel(rank, op.kernel, f, op.name, "comm hook", rs);
-    rs.launch[b] = sg4::Engine::get_clock();
-    Job& j = arrive(si, bucket_job(b), [&] {
+    for (const auto& op : comm.at_launch)
+      run_kernel(
+          rank, op.kernel, f, [&] { return op.name; }, "comm hook");
+    rs.launch[b] = now(rank, rs);
+    Job& j = arrive(si, bucket_job(b), rank, [&] {
       Job job;
       job.stream = static_cast<int>(b % static_cast<size_t>(streams_));
       job.label = "bucket " + std::to_string(b);
@@ -302,7 +400,7 @@ class StepSimulator {
     timeline_.jobs[si][bucket_job(b)].bucket = static_cast<int>(b);
     if (then_used_map) {
       // find_unused_parameters: the int32 local-used map of every parameter is all-reduced too.
-      arrive(si, bucket_job(st.buckets->size()), [&] {
+      arrive(si, bucket_job(st.buckets->size()), rank, [&] {
         Job job;
         job.label = "local_used_map";
         ddp::HookOp op;
@@ -315,9 +413,10 @@ class StepSimulator {
     if (sc_.streams.cuda_device_max_connections == 1) {
       // One hardware queue: kernels start in launch order, so the compute kernels launched after
       // this collective wait until it has started.
-      const double w0 = sg4::Engine::get_clock();
+      const double w0 = now(rank, rs);
+      if (!j.started) idle(rank);
       wait_until(j.changed, [&] { return j.started; });
-      rs.stall += sg4::Engine::get_clock() - w0;
+      rs.stall += now(rank, rs) - w0;
     }
   }
 
@@ -334,7 +433,7 @@ class StepSimulator {
   // Runs one phase on the network backend and, with contention, as NCCL kernels on every
   // simulated GPU; returns when both are done.
   void run_phase(const collectives::PhaseTiming& phase, double start_latency, const gpu::CommLoad& load) {
-    std::vector<sg4::ExecPtr> kernels;
+    std::vector<int> kernels;
     const double alone = start_latency + phase.total();
     if (contention_.enabled)
       for (auto& s : shares_) kernels.push_back(s->start_nccl(alone, load));
@@ -400,6 +499,7 @@ class StepSimulator {
       }
       rec.end = sg4::Engine::get_clock();
       j.done = true;
+      for (auto& o : outstanding_) --o;  // every rank had launched it
       j.changed->notify_all();
     }
   }
@@ -463,6 +563,9 @@ class StepSimulator {
   std::vector<sg4::ConditionVariablePtr> stream_cv_;
   sg4::MutexPtr mutex_;
   int finished_ranks_ = 0;
+  std::vector<std::vector<Queued>> queued_;       // per simulated rank
+  std::vector<std::vector<double>> rate_factor_;  // per simulated rank: scratch for now()
+  std::vector<int> outstanding_;                  // per simulated rank: launched collectives not yet done
 };
 
 }  // namespace
