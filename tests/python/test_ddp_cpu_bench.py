@@ -205,7 +205,7 @@ class BenchTest(unittest.TestCase):
         self.assertLessEqual(set(model), {"format", "name", "source", "exported_with", "batch_size",
                                           "params", "buffers", "layers", "grad_ready_order",
                                           "unused_params", "description", "measured_on",
-                                          "measured_batch_size"})
+                                          "measured_batch_size", "kernel_scaling"})
         pc = step["profile_check"]
         for k in ("forward_whole_s", "forward_sum_layers_s", "backward_whole_s", "backward_sum_layers_s"):
             self.assertGreater(pc[k], 0.0, k)
