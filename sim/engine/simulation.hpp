@@ -1,6 +1,13 @@
 #pragma once
 // One simulation = one SimGrid Engine (REFERENCE.md §5: one Engine per process). The caller
 // must not run two simulations in one process; sweeps fork a child per configuration.
+//
+// The engine (DESIGN.md): a SimGrid actor per simulated rank's compute stream drives a
+// ddp::Reducer per backward pass (ddp/reducer.hpp) over the plan of ddp/step_plan.hpp; an actor per
+// NCCL stream runs the launched collectives FIFO, timing each with collectives::CollectiveModel and
+// realising its phases with the network::Backend the scenario names (network/registry.hpp); GPU
+// sharing between compute and NCCL kernels is engine/gpu_share.hpp. Everything observed goes into
+// a report::Timeline, which report/metrics.hpp turns into the report.
 #include "config/specs.hpp"
 #include "report/report.hpp"
 
@@ -11,8 +18,8 @@ struct RunOptions {
   bool collect_trace = true;
 };
 
-// Simulates iteration 1 and the steady state of one representative rank (homogeneous data
-// parallelism is symmetric, DESIGN.md) with its collectives on the whole fabric.
+// Simulates iteration 1 and the steady state: one representative rank, or every rank when
+// stragglers make them differ, with its collectives on the whole fabric.
 report::StepReport simulate(const config::Scenario& scenario, const RunOptions& options = {});
 
 }  // namespace ddpsim::engine
