@@ -21,8 +21,8 @@ int cmd_merge(const CommonOptions&, const MergeArgs& args) {
   for (size_t i = 0; i < parts.size(); ++i) {
     const auto& h = parts[i].header;
     if (!h.same_sweep(header)) {
-      problems.push_back(args.inputs[i] + ": another sweep (" + h.to_json().dump() + ") than " + args.inputs[0] +
-                         " (" + parts[0].header.to_json().dump() + ")");
+      problems.push_back(args.inputs[i] + ": another sweep (" + h.to_json().dump() + ") than " + args.inputs[0] + " (" +
+                         parts[0].header.to_json().dump() + ")");
       continue;
     }
     if (h.shard.n != parts[0].header.shard.n)

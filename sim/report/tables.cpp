@@ -111,7 +111,11 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
     const long long nb = r["num_buckets"].get<long long>();
     const double dstep = num(r, "step_time_s") - num(b, "step_time_s");
     std::string kind, text = params_label(r, param_paths) + ": +" + core::format_time(dstep) + "; ";
-    if (nb > b_nb && exp > b_exp) {
+    if (num(r, "data_wait_s") > num(b, "data_wait_s") + 0.5 * (exp - b_exp) && exp > b_exp) {
+      kind = "data-loader-bound";
+      text += "data-loader-bound: waits " + core::format_time(num(r, "data_wait_s")) + " for input per step vs " +
+              core::format_time(num(b, "data_wait_s"));
+    } else if (nb > b_nb && exp > b_exp) {
       kind = "latency-bound";
       text += "latency-bound: " + std::to_string(nb) + " all-reduces instead of " + std::to_string(b_nb) +
               " (comm alone " + core::format_time(num(r, "comm_alone_s")) + " vs " +

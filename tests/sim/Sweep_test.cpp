@@ -1,5 +1,7 @@
 // `ddpsim sweep` as a long-running job: children collected as they finish, progress on stderr,
 // rows written as they finish, kill + --resume, --shard + merge, failures as rows.
+#include "app/sweep.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -14,7 +16,6 @@
 #include <sstream>
 #include <thread>
 
-#include "app/sweep.hpp"
 #include "core/error.hpp"
 #include "core/json_reader.hpp"
 
@@ -126,7 +127,8 @@ class Proc {
 bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 // Eight cheap points of ResNet-50 on two A100 nodes (analytic backend: ~0.1 s each).
-const std::string kFast = "sweep resnet50-2x8-a100-hdr --set simulation.backend=analytic --param ddp.bucket_cap_mb=1,2,5,10,25,50,100,200";
+const std::string kFast =
+    "sweep resnet50-2x8-a100-hdr --set simulation.backend=analytic --param ddp.bucket_cap_mb=1,2,5,10,25,50,100,200";
 
 TEST(SweepRunner, CollectsChildrenInCompletionOrder) {
   // Job 0 sleeps; with two at a time the three quick ones finish (and are reported) before it.
@@ -251,7 +253,8 @@ TEST(Sweep, KilledAfterKPointsKeepsThemAndResumeEqualsUninterrupted) {
       EXPECT_EQ(slurp(d / (tag + ext)), slurp(d / (std::string("whole") + ext))) << tag << ext;
   }
   // --resume against another sweep's rows is refused.
-  Proc other("sweep resnet50-2x8-a100-hdr --param ddp.bucket_cap_mb=1,2 --resume --out " + (d / "whole.jsonl").string());
+  Proc other("sweep resnet50-2x8-a100-hdr --param ddp.bucket_cap_mb=1,2 --resume --out " +
+             (d / "whole.jsonl").string());
   EXPECT_EQ(other.wait(), 2);
   EXPECT_TRUE(has(other.all(), "holds rows of another sweep")) << other.all();
   fs::remove_all(d);
@@ -290,7 +293,8 @@ TEST(Sweep, ShardedThenMergedEqualsUnsharded) {
   ASSERT_EQ(whole.wait(), 0);
   std::string shards;
   for (int k = 1; k <= 3; ++k) {
-    Proc s(kFast + " -q -j 2 --shard " + std::to_string(k) + "/3 --out " + (d / ("s" + std::to_string(k) + ".jsonl")).string());
+    Proc s(kFast + " -q -j 2 --shard " + std::to_string(k) + "/3 --out " +
+           (d / ("s" + std::to_string(k) + ".jsonl")).string());
     ASSERT_EQ(s.wait(), 0) << s.all();
     shards += " " + (d / ("s" + std::to_string(k) + ".jsonl")).string();
   }
@@ -330,6 +334,32 @@ TEST(Sweep, FailedPointIsARowAndTheExitCodeSaysSo) {
   EXPECT_TRUE(j.rows.at(1).contains("step_time_s"));
   std::string csv = slurp(d / "rows.csv");
   EXPECT_TRUE(has(csv, ",137,child process killed by signal 9")) << csv;
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(Sweep, RecommendationNamesWhyTheBestWinsAndTheRuleOfThumb) {
+  auto d = temp_dir("rec");
+  Proc p("sweep resnet50-2x8-a100-hdr -q --param ddp.bucket_cap_mb=1,25,100 --json " + (d / "s.json").string(),
+         d / "table.txt");
+  ASSERT_EQ(p.wait(), 0) << p.all();
+  Json j = Json::parse(slurp(d / "s.json"));
+  const auto& rec = j["recommendation"];
+  EXPECT_EQ(j["best"]["params"]["ddp.bucket_cap_mb"], 25);
+  ASSERT_EQ(rec["losers"].size(), 2u);
+  EXPECT_EQ(rec["losers"][0]["kind"], "latency-bound") << rec.dump(2);  // 1 MiB: 35 small all-reduces
+  EXPECT_EQ(rec["losers"][1]["kind"], "overlap-bound") << rec.dump(2);  // 100 MiB: one bucket at the end
+  ASSERT_EQ(rec["rule_of_thumb"].size(), 1u);
+  EXPECT_EQ(rec["rule_of_thumb"][0]["inter_node_gbps"], 200.0);  // one HDR NIC per node
+  EXPECT_EQ(rec["rule_of_thumb"][0]["range_mb"], Json::array({25.0, 50.0}));
+  std::string table = slurp(d / "table.txt");
+  EXPECT_TRUE(has(table, "why the best wins")) << table;
+  EXPECT_TRUE(has(table, "simulated best 25 MB: within it")) << table;
   fs::remove_all(d);
 }
 
