@@ -7,6 +7,9 @@ packages=(
   g++ cmake make pkg-config
   libsimgrid-dev nlohmann-json3-dev libcli11-dev libspdlog-dev googletest libgtest-dev
   python3 python3-torch python3-torchvision
+  # [sweep] SLURM job arrays (tests/slurm), plots (scripts/ddpsim-plot), the HTML report's test
+  slurmctld slurmd slurm-client munge python3-matplotlib chromium
+  # [/sweep]
 )
 
 missing=()

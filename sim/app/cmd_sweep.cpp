@@ -1,19 +1,26 @@
-// `ddpsim sweep`: a scenario for each combination of parameter values, one child process each.
+// `ddpsim sweep`: a scenario for each combination of parameter values, one child process each,
+// collected as they finish. Every finished row is appended at once to --out (JSONL) and --csv, so
+// an interrupted sweep keeps what it finished and --resume runs only the rest; at the end the
+// files are rewritten in point order, so a resumed, a sharded-then-merged and a plain sweep write
+// the same bytes.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
-#include <sstream>
+#include <set>
 
 #include "app/commands.hpp"
 #include "app/sweep.hpp"
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
-#include "core/units.hpp"
 #include "engine/simulation.hpp"
 #include "report/csv.hpp"
 #include "report/report.hpp"
-#include "report/tables.hpp"
 #include "report/writers.hpp"
 
 namespace fs = std::filesystem;
@@ -22,11 +29,137 @@ using ddpsim::core::Json;
 namespace ddpsim::app {
 
 namespace {
-std::vector<std::string> params_paths(const std::vector<SweepParam>& params) {
-  std::vector<std::string> out;
-  for (const auto& p : params) out.push_back(p.path);
-  return out;
+
+using Clock = std::chrono::steady_clock;
+
+std::string duration_text(double s) {
+  char b[32];
+  if (s < 10)
+    std::snprintf(b, sizeof b, "%.2f s", s);
+  else if (s < 60)
+    std::snprintf(b, sizeof b, "%.1f s", s);
+  else if (s < 3600)
+    std::snprintf(b, sizeof b, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else
+    std::snprintf(b, sizeof b, "%dh%02dm", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
+  return b;
 }
+
+// Progress on stderr: one line rewritten in place on a terminal, plain lines otherwise.
+class Progress {
+ public:
+  Progress(bool quiet, size_t total, size_t already_done)
+      : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1), total_(total), done_(already_done), start_(Clock::now()) {}
+  void started(const std::string& what) {
+    if (quiet_) return;
+    std::fprintf(stderr, "sweep: %s\n", what.c_str());
+    std::fflush(stderr);
+  }
+  void point_done(bool ok, const std::string& label, double wall_s) {
+    ++done_;
+    ++done_now_;
+    if (!ok) ++failed_;
+    if (quiet_) return;
+    if (tty_) {
+      if (!ok) std::fprintf(stderr, "\r\033[Ksweep: FAILED %s\n", label.c_str());
+      status("");
+    } else {
+      status((ok ? "finished " : "FAILED ") + label + " in " + duration_text(wall_s));
+    }
+  }
+  void tick() {
+    if (!quiet_ && tty_) status("");
+  }
+  void close() {
+    if (!quiet_ && tty_ && drawn_) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+  size_t failed() const { return failed_; }
+  void status(const std::string& event) {
+    if (quiet_) return;
+    double el = std::chrono::duration<double>(Clock::now() - start_).count();
+    std::string eta = "?";
+    if (done_now_ > 0) eta = duration_text(el / static_cast<double>(done_now_) * static_cast<double>(total_ - done_));
+    if (done_ == total_) eta = "0 s";
+    char b[256];
+    std::snprintf(b, sizeof b, "sweep: %zu/%zu done, %zu failed, %s elapsed, ETA %s", done_, total_, failed_,
+                  duration_text(el).c_str(), eta.c_str());
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s", b);
+      drawn_ = true;
+    } else {
+      std::fprintf(stderr, "%s%s%s\n", b, event.empty() ? "" : ": ", event.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+ private:
+  bool quiet_, tty_;
+  size_t total_, done_, done_now_ = 0, failed_ = 0;
+  Clock::time_point start_;
+  bool drawn_ = false;
+};
+
+// A file rows are appended to, one write() per row, so a kill leaves whole lines.
+class AppendFile {
+ public:
+  explicit AppendFile(const std::string& path) : path_(path) {
+    if (path.empty() || path == "-") return;
+    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd_ < 0) throw core::SimulationError(path + ": cannot append: " + std::strerror(errno));
+  }
+  ~AppendFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  AppendFile(const AppendFile&) = delete;
+  AppendFile& operator=(const AppendFile&) = delete;
+  void append(const std::string& s) {
+    if (fd_ < 0) return;
+    size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = ::write(fd_, s.data() + off, s.size() - off);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw core::SimulationError(path_ + ": write failed: " + std::strerror(errno));
+      }
+      off += static_cast<size_t>(n);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+std::string label_of(const std::vector<std::pair<std::string, std::string>>& point) {
+  std::string s;
+  for (const auto& [k, v] : point) s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s;
+}
+
+// The report fields plus what the recommendation needs from the buckets and the network.
+Json sweep_row_value(const config::Scenario& sc) {
+  engine::RunOptions opt;
+  opt.collect_trace = false;
+  auto rep = engine::simulate(sc, opt);
+  Json row = report::summary_json(rep);
+  const auto& bs = rep.steady.buckets;
+  double last_ready = 0;
+  for (const auto& b : bs) last_ready = std::max(last_ready, b.ready_s);
+  if (!bs.empty()) {
+    const auto& last =
+        *std::max_element(bs.begin(), bs.end(), [](const auto& a, const auto& b) { return a.launch_s < b.launch_s; });
+    row["last_bucket_bytes"] = last.bytes;
+    row["last_bucket_launch_s"] = last.launch_s;
+    row["last_bucket_alone_s"] = last.alone_s;
+    row["last_bucket_exposed_s"] = last.exposed_s;
+    row["last_gradient_ready_s"] = last_ready;
+  }
+  const auto& c = sc.cluster;
+  row["inter_node_gbps"] = c.nodes > 1 ? c.inter_bandwidth() * 8 / 1e9 : 0.0;
+  return row;
+}
+
 }  // namespace
 
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
@@ -35,52 +168,111 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   std::vector<SweepParam> params;
   for (const auto& p : args.params) params.push_back(parse_sweep_param(p));
   if (params.empty()) throw core::ConfigError("sweep: give at least one --param PATH=V1,V2,...");
-  auto grid = sweep_grid(params);
-  // Validate every configuration before simulating any of them.
-  std::vector<std::vector<std::string>> override_sets;
+  if (args.resume && args.out.empty())
+    throw core::ConfigError("sweep --resume: give --out FILE.jsonl, the rows of the run to resume");
+  if (args.out == "-") throw core::ConfigError("sweep --out -: the row journal must be a file");
+  const auto grid = sweep_grid(params);
+  SweepHeader header;
+  header.scenario = file.string();
+  header.overrides = common.overrides;
+  for (const auto& p : params) header.params.push_back(p.path);
+  header.points = grid.size();
+  header.shard = args.shard.empty() ? Shard{} : parse_shard(args.shard);
+  const auto mine = shard_points(grid.size(), header.shard);
+
+  // Rows a previous run of the same sweep finished (failed ones run again).
+  std::map<size_t, Json> rows;
+  if (args.resume && fs::exists(args.out)) {
+    auto j = read_journal(args.out);
+    if (!j.header.same_sweep(header) || j.header.shard.k != header.shard.k || j.header.shard.n != header.shard.n)
+      throw core::ConfigError(args.out + ": holds rows of another sweep (" + j.header.to_json().dump() + "), not of " +
+                              header.to_json().dump());
+    for (auto& [point, row] : j.rows)
+      if (!row.contains("error")) rows.emplace(point, std::move(row));
+  }
+  std::vector<size_t> todo;
+  for (size_t i : mine)
+    if (!rows.count(i)) todo.push_back(i);
+
+  Progress progress(args.quiet, mine.size(), mine.size() - todo.size());
+  {
+    char b[200];
+    std::snprintf(
+        b, sizeof b, "%zu points%s%s, %zu to run", mine.size(),
+        header.shard.whole() ? "" : (" (shard " + args.shard + " of " + std::to_string(grid.size()) + ")").c_str(),
+        rows.empty() ? "" : (", " + std::to_string(rows.size()) + " already in " + args.out).c_str(), todo.size());
+    progress.started(b);
+  }
+
+  // Validate every configuration to run before simulating any of them.
+  std::vector<std::vector<std::string>> override_sets(grid.size());
   std::vector<std::string> problems;
-  for (const auto& row : grid) {
+  for (size_t i : todo) {
     auto ov = common.overrides;
-    for (const auto& [k, v] : row) ov.push_back(k + "=" + v);
+    for (const auto& [k, v] : grid[i]) ov.push_back(k + "=" + v);
     try {
       cat.load_scenario(file, ov);
     } catch (const core::ConfigError& e) {
       problems.insert(problems.end(), e.problems().begin(), e.problems().end());
     }
-    override_sets.push_back(std::move(ov));
+    override_sets[i] = std::move(ov);
   }
   if (!problems.empty()) throw core::ConfigError(problems);
+  if (args.dry_run) {
+    for (size_t i : todo) std::cout << "point " << i << ": " << label_of(grid[i]) << "\n";
+    return 0;
+  }
 
-  std::vector<std::function<Json()>> work;
-  for (const auto& ov : override_sets)
-    work.push_back([&cat, file, ov] {
-      auto sc = cat.load_scenario(file, ov);
-      engine::RunOptions opt;
-      opt.collect_trace = false;
-      return report::summary_json(engine::simulate(sc, opt));
-    });
-  auto results = run_in_children(work, args.jobs);
-  for (const auto& r : results)
-    if (!r.ok) throw core::SimulationError("sweep: a configuration failed: " + r.error);
-
-  Json rows = Json::array();
-  size_t best = 0;
-  for (size_t i = 0; i < results.size(); ++i) {
-    Json row = results[i].value;
+  // Streams: rewritten with what is kept, then appended to as points finish.
+  SweepOutputs outputs{args.out, args.csv_out, args.json_out};
+  auto params_json = [&](size_t i) {
     Json p = Json::object();
     for (const auto& [k, v] : grid[i]) p[k] = config::parse_override_value(v);
-    Json out{{"params", p}};
-    for (auto it = row.begin(); it != row.end(); ++it) out[it.key()] = it.value();
-    rows.push_back(out);
-    if (rows[i]["step_time_s"].get<double>() < rows[best]["step_time_s"].get<double>()) best = i;
+    return p;
+  };
+  {
+    SweepOutputs partial{args.out, args.csv_out == "-" ? "" : args.csv_out, ""};
+    finish_sweep(header, rows, partial);
   }
-  Json doc{{"scenario", file.string()}, {"metric", "step_time_s"}, {"rows", rows}, {"best", rows[best]}};
+  AppendFile out_stream(args.out), csv_stream(args.csv_out);
 
-  const std::string csv = report::sweep_csv(params_paths(params), grid, rows, best);
-  if (!args.json_out.empty()) report::write_output(args.json_out, doc.dump(2));
-  if (!args.csv_out.empty()) report::write_output(args.csv_out, csv);
-  if (args.json_out != "-" && args.csv_out != "-")
-    std::cout << report::sweep_table(file.string(), params_paths(params), grid, rows, best);
+  std::vector<std::function<Json()>> work(grid.size());
+  for (size_t i : todo)
+    work[i] = [&cat, file, ov = override_sets[i]] { return sweep_row_value(cat.load_scenario(file, ov)); };
+  ChildEvents ev;
+  ev.on_done = [&](size_t i, ChildResult r) {
+    Json row{{"point", i}, {"params", params_json(i)}};
+    if (r.ok)
+      for (auto it = r.value.begin(); it != r.value.end(); ++it) row[it.key()] = it.value();
+    else {
+      row["error"] = r.error;
+      row["exit_code"] = r.exit_code;
+    }
+    out_stream.append(row.dump() + "\n");
+    std::string csv = report::sweep_csv(header.params, Json::array({row}), std::nullopt);
+    csv_stream.append(csv.substr(csv.find('\n') + 1));
+    rows[i] = std::move(row);
+    progress.point_done(r.ok, "point " + std::to_string(i) + " " + label_of(grid[i]), r.wall_s);
+  };
+  ev.on_tick = [&] { progress.tick(); };
+  int sig = todo.empty() ? 0 : run_children(work, args.jobs, ev, &todo);
+  progress.close();
+
+  if (sig != 0) {
+    SweepOutputs partial{args.out, args.csv_out == "-" ? "" : args.csv_out, ""};
+    finish_sweep(header, rows, partial);
+    std::fprintf(stderr, "sweep: stopped by signal %d: %zu of %zu points done%s\n", sig,
+                 static_cast<size_t>(std::count_if(mine.begin(), mine.end(), [&](size_t i) { return rows.count(i); })),
+                 mine.size(), args.out.empty() ? "" : ("; rerun with --resume to finish " + args.out).c_str());
+    return 128 + sig;
+  }
+  std::string table = finish_sweep(header, rows, outputs);
+  if (args.json_out != "-" && args.csv_out != "-") std::cout << table;
+  if (progress.failed() > 0) {
+    std::fprintf(stderr, "sweep: %zu of %zu points failed (their rows carry the error and exit code)\n",
+                 progress.failed(), mine.size());
+    return 4;
+  }
   return 0;
 }
 

@@ -36,9 +36,22 @@ struct SweepArgs {
   std::string scenario;
   std::vector<std::string> params;
   std::string csv_out, json_out;
+  std::string out;    // the row journal (JSONL), appended to as points finish
+  std::string shard;  // "K/N": the K-th of N deterministic slices
+  bool resume = false;
+  bool quiet = false;    // no progress on stderr
+  bool dry_run = false;  // validate the points to run and list them; simulate nothing
   int jobs = 0;
 };
+// Exit 0; 4 when some points failed (their rows carry the error); 128 + N when stopped by signal N.
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args);
+
+struct MergeArgs {
+  std::vector<std::string> inputs;  // the shards' --out journals
+  std::string out, csv_out, json_out;
+  bool quiet = false;
+};
+int cmd_merge(const CommonOptions& common, const MergeArgs& args);
 
 int cmd_list(const CommonOptions& common, const std::string& what);
 struct ImportTraceArgs {

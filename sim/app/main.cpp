@@ -42,13 +42,29 @@ int main(int argc, char** argv) {
   SweepArgs sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "run a scenario for each combination of parameter values");
   sweep_cmd->add_option("scenario", sweep.scenario, "bundled scenario name or file")->required();
-  sweep_cmd->add_option("--param", sweep.params, "PATH=V1,V2,... (repeatable: the cartesian product is run)")
+  sweep_cmd
+      ->add_option("--param", sweep.params,
+                   "PATH=V1,V2,... or PATH=[JSON list] for values with commas, e.g. "
+                   "'collective.NCCL_ALGO=[\"Ring,Tree\",\"Ring\"]' (repeatable: the cartesian product is run)")
       ->required();
   sweep_cmd->add_option("--set", common.overrides, "override a field for every run: PATH=VALUE");
   sweep_cmd->add_option("--csv", sweep.csv_out, "write the rows as CSV to FILE or -");
   sweep_cmd->add_option("--json", sweep.json_out, "write {rows, best} JSON to FILE or -");
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "parallel child processes (default: all cores)")
       ->check(CLI::NonNegativeNumber);
+  sweep_cmd->add_option("--out", sweep.out, "append each finished row to FILE.jsonl at once (point order at the end)");
+  sweep_cmd->add_flag("--resume", sweep.resume, "skip the points whose rows --out already holds");
+  sweep_cmd->add_option("--shard", sweep.shard, "run only the K-th of N slices (K/N, 1 <= K <= N); join with merge");
+  sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress on stderr");
+  sweep_cmd->add_flag("--dry-run", sweep.dry_run, "validate the points to run and list them; simulate nothing");
+
+  MergeArgs merge;
+  auto* merge_cmd = app.add_subcommand("merge", "join sweep --shard outputs into what the unsharded sweep writes");
+  merge_cmd->add_option("inputs", merge.inputs, "the shards' --out FILE.jsonl")->required();
+  merge_cmd->add_option("--out", merge.out, "write the merged rows (JSONL) to FILE");
+  merge_cmd->add_option("--csv", merge.csv_out, "write the rows as CSV to FILE or -");
+  merge_cmd->add_option("--json", merge.json_out, "write {rows, best} JSON to FILE or -");
+  merge_cmd->add_flag("-q,--quiet", merge.quiet, "do not print the table");
 
   std::string list_what;
   auto* list_cmd = app.add_subcommand("list", "list bundled models, GPUs, links, clusters and scenarios");
@@ -157,6 +173,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(common, run);
     if (*buckets_cmd) return cmd_buckets(common, buckets);
     if (*sweep_cmd) return cmd_sweep(common, sweep);
+    if (*merge_cmd) return cmd_merge(common, merge);
     if (*list_cmd) return cmd_list(common, list_what);
     if (*show_cmd) return cmd_show(common, show_model, show_json);
     if (*imp_cmd) return cmd_import_trace(common, imp);

@@ -1,7 +1,11 @@
 #pragma once
 // Runs independent jobs in forked child processes (one SimGrid Engine per process), at most
-// `jobs` at a time, and collects each child's JSON result over a pipe.
+// `jobs` at a time, and collects each child's JSON result over a pipe in completion order.
+// Also the sweep's grid (--param lists, --shard slices) and its row journal (--out rows.jsonl),
+// which `sweep`, `sweep --resume` and `merge` share.
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,13 +17,30 @@ struct ChildResult {
   bool ok = false;
   core::Json value;   // the job's JSON when ok
   std::string error;  // the child's error message otherwise
-  int exit_code = 0;
+  int exit_code = 0;  // 2 bad input, 1 failure, 128 + N killed by signal N
+  double wall_s = 0;  // seconds from the child's start to its end
 };
 
+// What run_children reports to its caller, in the parent process, as it goes.
+struct ChildEvents {
+  std::function<void(size_t index)> on_start;                     // a child was forked for work[index]
+  std::function<void(size_t index, ChildResult result)> on_done;  // work[index] ended (completion order)
+  std::function<void()> on_tick;                                  // about every tick_s while children run
+  double tick_s = 1.0;
+};
+
+// Runs work[i] for every i in `*order` (all of them, in index order, when null). Returns 0 when
+// every job ran, or the signal (SIGINT, SIGTERM) that stopped it: the running children are then
+// killed and waited for, and the jobs not yet ended are not reported. `jobs` <= 0: all cores.
+int run_children(const std::vector<std::function<core::Json()>>& work, int jobs, const ChildEvents& events,
+                 const std::vector<size_t>* order = nullptr);
+
 // Each job runs in its own child; results come back in job order. `jobs` <= 0 means all cores.
+// SIGINT/SIGTERM kill the children and then the process, as before this runner handled them.
 std::vector<ChildResult> run_in_children(const std::vector<std::function<core::Json()>>& work, int jobs);
 
-// Splits "ddp.bucket_cap_mb=1,2,5" into the path and its values (each a JSON value or string).
+// "ddp.bucket_cap_mb=1,2,5" or, for values holding commas, a JSON list:
+// 'collective.NCCL_ALGO=["Ring,Tree","Ring"]'. Each value is kept as --set text.
 struct SweepParam {
   std::string path;
   std::vector<std::string> values;
@@ -27,5 +48,48 @@ struct SweepParam {
 SweepParam parse_sweep_param(const std::string& text);
 // The cartesian product of the parameters' values, as --set override lists, in row-major order.
 std::vector<std::vector<std::pair<std::string, std::string>>> sweep_grid(const std::vector<SweepParam>& params);
+
+// --shard K/N: K in 1..N. Point i belongs to shard (i mod N) + 1, so every shard gets a share of
+// each parameter's values (costly values spread over the shards).
+struct Shard {
+  int k = 1, n = 1;
+  bool whole() const { return n == 1; }
+};
+Shard parse_shard(const std::string& text);
+std::vector<size_t> shard_points(size_t points, Shard shard);
+
+// What a finished (or interrupted) sweep writes, from its rows alone: `merge` writes the same.
+struct SweepOutputs {
+  std::string out;   // FILE.jsonl: the journal, rows in point order
+  std::string csv;   // FILE or -
+  std::string json;  // FILE or -: {scenario, metric, rows, best, failed, recommendation}
+};
+
+// The journal of a sweep: a header line, then one JSON line per finished point (completion order
+// while it runs; point order once it ends). A header names the sweep, so --resume and merge can
+// tell whether rows belong to it.
+struct SweepHeader {
+  std::string scenario;
+  std::vector<std::string> overrides;  // --set, in order
+  std::vector<std::string> params;     // swept paths
+  size_t points = 0;                   // of the whole (unsharded) sweep
+  Shard shard;
+  core::Json to_json() const;
+  static SweepHeader from_json(const core::Json& j, const std::string& origin);
+  bool same_sweep(const SweepHeader& o) const;  // equal but for the shard
+};
+struct SweepJournal {
+  SweepHeader header;
+  std::map<size_t, core::Json> rows;  // by point
+  size_t dropped_partial_lines = 0;   // a last line cut short by a kill
+};
+// Reads FILE.jsonl; throws ConfigError naming the file and line for anything else malformed.
+SweepJournal read_journal(const std::string& path);
+// Header line + rows in point order, each line JSON without spaces.
+std::string journal_text(const SweepHeader& header, const std::map<size_t, core::Json>& rows);
+// Writes the outputs named in `outputs` (each whole: temporary file, then rename) and returns the
+// table with the recommendation, for stdout.
+std::string finish_sweep(const SweepHeader& header, const std::map<size_t, core::Json>& rows,
+                         const SweepOutputs& outputs);
 
 }  // namespace ddpsim::app

@@ -1,6 +1,7 @@
 #pragma once
 // CSV forms of the reports (`run --csv`, `sweep --csv`): one header row, then one row per bucket
 // or per configuration; numbers as the stream prints them.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,11 +17,16 @@ std::string csv_escape(const std::string& s);
 // Per-bucket rows of iteration 1 (when simulated) and the steady state.
 std::string bucket_csv(const StepReport& r);
 
-// One configuration of a sweep: (parameter path, value text) per swept parameter.
-using SweepPoint = std::vector<std::pair<std::string, std::string>>;
+// A number as CSV text: integral values as integers (bytes, counts), others in the shortest form
+// that reads back to the same double.
+std::string csv_number(double v);
+// A JSON value as CSV text: numbers by csv_number, strings quoted when needed, null empty.
+std::string csv_value(const core::Json& v);
+// A swept value as text (strings bare, other JSON as written).
+std::string param_text(const core::Json& v);
 
-// `rows` are the sweep's summary rows (report::summary_json plus "params"); `best` marks one.
-std::string sweep_csv(const std::vector<std::string>& param_paths, const std::vector<SweepPoint>& grid,
-                      const core::Json& rows, size_t best);
+// `rows`: the sweep's rows in point order ("point", "params", report::summary_json's fields, or
+// "error" and "exit_code" for a point that failed); `best` indexes `rows` (none: no row succeeded).
+std::string sweep_csv(const std::vector<std::string>& param_paths, const core::Json& rows, std::optional<size_t> best);
 
 }  // namespace ddpsim::report

@@ -1,42 +1,219 @@
 #include "report/tables.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "core/units.hpp"
 
 namespace ddpsim::report {
 
-std::string sweep_table(const std::string& scenario_file, const std::vector<std::string>& param_paths,
-                        const std::vector<SweepPoint>& grid, const core::Json& rows, size_t best) {
-  std::ostringstream o;
-  o << "sweep of " << scenario_file << " (" << rows.size() << " configurations; best = least step time)\n";
-  std::string head;
-  for (const auto& p : param_paths) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%22s", p.c_str());
-    head += b;
+namespace {
+
+std::string pct1(double v) {
+  char b[32];
+  double p = v * 100.0;
+  if (std::abs(p) < 0.05) p = 0.0;
+  std::snprintf(b, sizeof b, "%.1f%%", p);
+  return b;
+}
+
+double num(const core::Json& r, const char* k, double def = 0) {
+  return r.contains(k) && r[k].is_number() ? r[k].get<double>() : def;
+}
+
+std::string params_label(const core::Json& r, const std::vector<std::string>& paths) {
+  std::string out;
+  for (const auto& p : paths) {
+    if (!out.empty()) out += ", ";
+    out += p + "=" + param_text(r["params"].value(p, core::Json()));
   }
-  o << head << "   step time  exposed comm   overlap  buckets\n";
+  return out;
+}
+
+}  // namespace
+
+std::string sweep_table(const std::string& scenario_file, const std::vector<std::string>& param_paths,
+                        const core::Json& rows, std::optional<size_t> best) {
+  // Short headers: the last path component unless two parameters share it.
+  std::vector<std::string> heads;
+  for (const auto& p : param_paths) heads.push_back(p.substr(p.rfind('.') == std::string::npos ? 0 : p.rfind('.') + 1));
+  for (size_t i = 0; i < heads.size(); ++i)
+    for (size_t k = 0; k < heads.size(); ++k)
+      if (i != k && heads[i] == heads[k]) heads[i] = param_paths[i];
+  bool sizes_vary = false;
+  for (const auto& r : rows)
+    if (r.contains("world_size") && rows[0].contains("world_size") && r["world_size"] != rows[0]["world_size"])
+      sizes_vary = true;
+  std::vector<std::string> head = heads;
+  if (sizes_vary) head.push_back("GPUs");
+  for (const char* h : {"step time", "exposed comm", "overlap", "buckets"}) head.push_back(h);
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> notes;
+  size_t failed = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    std::string line;
-    for (const auto& [k, v] : grid[i]) {
-      char b[64];
-      std::snprintf(b, sizeof b, "%22s", v.c_str());
-      line += b;
+    std::vector<std::string> c;
+    for (const auto& p : param_paths) c.push_back(param_text(r["params"].value(p, core::Json())));
+    if (r.contains("error")) {
+      ++failed;
+      if (sizes_vary) c.push_back("-");
+      for (int k = 0; k < 4; ++k) c.push_back("-");
+      std::string msg = r["error"].get<std::string>();
+      if (auto nl = msg.find('\n'); nl != std::string::npos) msg = msg.substr(0, nl) + " ...";
+      notes.push_back("   FAILED (exit " + std::to_string(r.value("exit_code", 1)) + "): " + msg);
+    } else {
+      if (sizes_vary) c.push_back(std::to_string(r["world_size"].get<long long>()));
+      c.push_back(core::format_time(num(r, "step_time_s")));
+      c.push_back(core::format_time(num(r, "exposed_comm_s")));
+      c.push_back(r["overlap_ratio"].is_null() ? "n/a" : pct1(r["overlap_ratio"].get<double>()));
+      c.push_back(std::to_string(r["num_buckets"].get<long long>()));
+      notes.push_back(best && *best == i ? "   <- best" : "");
     }
-    char b[160];
-    std::snprintf(
-        b, sizeof b, "  %10s  %12s  %8s  %7lld%s\n", core::format_time(r["step_time_s"].get<double>()).c_str(),
-        core::format_time(r["exposed_comm_s"].get<double>()).c_str(),
-        r["overlap_ratio"].is_null()
-            ? "n/a"
-            : (std::to_string(static_cast<int>(r["overlap_ratio"].get<double>() * 1000) / 10.0).substr(0, 5) + "%")
-                  .c_str(),
-        r["num_buckets"].get<long long>(), i == best ? "   <- best" : "");
-    o << line << b;
+    cells.push_back(std::move(c));
   }
+  std::vector<size_t> width(head.size());
+  for (size_t k = 0; k < head.size(); ++k) {
+    width[k] = head[k].size();
+    for (const auto& c : cells) width[k] = std::max(width[k], c[k].size());
+  }
+  std::ostringstream o;
+  o << "sweep of " << scenario_file << " (" << rows.size() << " configurations";
+  if (failed) o << ", " << failed << " failed";
+  o << "; best = least step time)\n";
+  auto line = [&](const std::vector<std::string>& c) {
+    std::string l;
+    for (size_t k = 0; k < c.size(); ++k)
+      l += std::string(k ? 2 : 0, ' ') + std::string(width[k] - c[k].size(), ' ') + c[k];
+    return l;
+  };
+  o << line(head) << "\n";
+  for (size_t i = 0; i < cells.size(); ++i) o << line(cells[i]) << notes[i] << "\n";
+  return o.str();
+}
+
+core::Json sweep_recommendation(const std::vector<std::string>& param_paths, const core::Json& rows,
+                                std::optional<size_t> best) {
+  core::Json rec = core::Json::object();
+  if (!best) return rec;
+  const auto& b = rows[*best];
+  rec["best_point"] = b["point"];
+  rec["best_params"] = b["params"];
+  const double b_exp = num(b, "exposed_comm_s");
+  const long long b_nb = b["num_buckets"].get<long long>();
+  core::Json losers = core::Json::array();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    if (i == *best || r.contains("error")) continue;
+    const double exp = num(r, "exposed_comm_s");
+    const long long nb = r["num_buckets"].get<long long>();
+    const double dstep = num(r, "step_time_s") - num(b, "step_time_s");
+    std::string kind, text = params_label(r, param_paths) + ": +" + core::format_time(dstep) + "; ";
+    if (num(r, "data_wait_s") > num(b, "data_wait_s") + 0.5 * (exp - b_exp) && exp > b_exp) {
+      kind = "data-loader-bound";
+      text += "data-loader-bound: waits " + core::format_time(num(r, "data_wait_s")) + " for input per step vs " +
+              core::format_time(num(b, "data_wait_s"));
+    } else if (nb > b_nb && exp > b_exp) {
+      kind = "latency-bound";
+      text += "latency-bound: " + std::to_string(nb) + " all-reduces instead of " + std::to_string(b_nb) +
+              " (comm alone " + core::format_time(num(r, "comm_alone_s")) + " vs " +
+              core::format_time(num(b, "comm_alone_s")) + "), exposed comm " + core::format_time(exp) + " vs " +
+              core::format_time(b_exp);
+    } else if (nb < b_nb && exp > b_exp) {
+      kind = "overlap-bound";
+      const double launch = num(r, "last_bucket_launch_s"), ready = num(r, "last_gradient_ready_s");
+      text +=
+          "overlap-bound: " + std::to_string(nb) + " bucket(s); the last (" +
+          core::format_bytes(num(r, "last_bucket_bytes")) + ", " + core::format_time(num(r, "last_bucket_alone_s")) +
+          " alone) launches at " + core::format_time(launch) +
+          (launch >= ready - 1e-9 ? ", when the last gradient is ready: nothing is left to hide it"
+                                  : ", " + core::format_time(ready - launch) + " before the last gradient is ready") +
+          "; " + core::format_time(num(r, "last_bucket_exposed_s")) + " of it exposed, exposed comm " +
+          core::format_time(exp) + " vs " + core::format_time(b_exp);
+    } else if (exp > b_exp) {
+      kind = "comm";
+      text += "exposed comm " + core::format_time(exp) + " vs " + core::format_time(b_exp) + " with " +
+              std::to_string(nb) + " buckets, comm alone " + core::format_time(num(r, "comm_alone_s")) + " vs " +
+              core::format_time(num(b, "comm_alone_s"));
+    } else {
+      kind = "compute";
+      text += "compute only " + core::format_time(num(r, "compute_only_s")) + " vs " +
+              core::format_time(num(b, "compute_only_s")) + " (exposed comm " + core::format_time(exp) + " vs " +
+              core::format_time(b_exp) + ")";
+    }
+    losers.push_back({{"point", r["point"]}, {"kind", kind}, {"text", text}});
+  }
+  rec["losers"] = losers;
+  const double alone = num(b, "comm_alone_s"), bwd = num(b, "backward_compute_s");
+  std::string regime, rt;
+  if (b["overlap_ratio"].is_null()) {
+    regime = "no-communication";
+    rt = "no communication (one GPU)";
+  } else if (alone > bwd) {
+    regime = "bandwidth-bound";
+    rt = "bandwidth-bound: its communication alone (" + core::format_time(alone) + ") outlasts the backward (" +
+         core::format_time(bwd) + "), so nothing can hide all of it; " + core::format_time(b_exp) + " stays exposed";
+  } else if (b["overlap_ratio"].get<double>() >= 0.9) {
+    regime = "hidden";
+    rt = "communication hidden: overlap " + pct1(b["overlap_ratio"].get<double>()) + ", exposed comm " +
+         core::format_time(b_exp);
+  } else {
+    regime = "balanced";
+    rt = "balanced between per-collective latency and overlap: " + std::to_string(b_nb) + " buckets, exposed comm " +
+         core::format_time(b_exp) + " of " + core::format_time(alone) + " alone; the last bucket (" +
+         core::format_bytes(num(b, "last_bucket_bytes")) + ") launches at " +
+         core::format_time(num(b, "last_bucket_launch_s")) + ", the last gradient is ready at " +
+         core::format_time(num(b, "last_gradient_ready_s"));
+  }
+  rec["regime"] = regime;
+  rec["regime_text"] = rt;
+  // The seeds' rule of thumb for bucket_cap_mb by inter-node bandwidth, per network in the sweep.
+  if (std::find(param_paths.begin(), param_paths.end(), "ddp.bucket_cap_mb") != param_paths.end()) {
+    std::map<double, size_t> best_by_net;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].contains("error") || !rows[i].contains("inter_node_gbps")) continue;
+      double g = rows[i]["inter_node_gbps"].get<double>();
+      auto it = best_by_net.find(g);
+      if (it == best_by_net.end() || num(rows[i], "step_time_s") < num(rows[it->second], "step_time_s"))
+        best_by_net[g] = i;
+    }
+    core::Json rules = core::Json::array();
+    for (const auto& [g, i] : best_by_net) {
+      double cap = num(rows[i], "bucket_cap_mb");
+      core::Json rule{{"inter_node_gbps", g}, {"best_mb", cap}, {"best_point", rows[i]["point"]}};
+      char t[256];
+      if (g <= 0) {
+        rule["range_mb"] = nullptr;
+        rule["within"] = nullptr;
+        std::snprintf(t, sizeof t, "one node, no inter-node network: the rule of thumb does not apply (best %g MB)",
+                      cap);
+      } else {
+        double lo = g >= 200 ? 25 : g >= 100 ? 10 : 5, hi = g >= 200 ? 50 : g >= 100 ? 25 : 10;
+        bool within = cap >= lo && cap <= hi;
+        rule["range_mb"] = {lo, hi};
+        rule["within"] = within;
+        std::snprintf(t, sizeof t,
+                      "rule of thumb for %g Gb/s per node (>= 200: 25-50 MB; 100-200: 10-25; < 100: 5-10): %g-%g MB; "
+                      "simulated best %g MB: %s",
+                      g, lo, hi, cap, within ? "within it" : "outside it");
+      }
+      rule["text"] = t;
+      rules.push_back(rule);
+    }
+    rec["rule_of_thumb"] = rules;
+  }
+  return rec;
+}
+
+std::string recommendation_text(const core::Json& rec) {
+  if (!rec.contains("best_point")) return "";
+  std::ostringstream o;
+  o << "why the best wins: " << rec["regime_text"].get<std::string>() << "\n";
+  for (const auto& l : rec["losers"]) o << "  " << l["text"].get<std::string>() << "\n";
+  if (rec.contains("rule_of_thumb"))
+    for (const auto& r : rec["rule_of_thumb"]) o << r["text"].get<std::string>() << "\n";
   return o.str();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Text tables of the commands that compare several runs (sweep, bench). The run summary itself is
 // report::to_table (report.hpp).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,8 +10,21 @@
 
 namespace ddpsim::report {
 
+// `rows` as for sweep_csv. One column per swept parameter headed by its last path component (the
+// whole path when two would read the same), every column as wide as its widest cell.
 std::string sweep_table(const std::string& scenario_file, const std::vector<std::string>& param_paths,
-                        const std::vector<SweepPoint>& grid, const core::Json& rows, size_t best);
+                        const core::Json& rows, std::optional<size_t> best);
+
+// Why the best row wins, from the rows' own figures: each other row's loss is latency-bound (more,
+// smaller collectives: their count and exposed comm), overlap-bound (fewer, larger buckets: the
+// last one launched when the backward is nearly over) or something else the figures name; the
+// best's own regime (bandwidth-bound when its communication alone outlasts the backward); and,
+// when ddp.bucket_cap_mb is swept, the seeds' rule of thumb for the inter-node network next to the
+// simulated best. {"best_point", "losers": [{point, kind, text}], "regime", "regime_text",
+// "rule_of_thumb": [{inter_node_gbps, range_mb, best_mb, within, text}]}.
+core::Json sweep_recommendation(const std::vector<std::string>& param_paths, const core::Json& rows,
+                                std::optional<size_t> best);
+std::string recommendation_text(const core::Json& rec);
 
 // `cases`: objects with world_size, num_params, num_buckets, flows, wall_s_per_step, peak_rss_mib.
 std::string bench_table(const std::string& scenario_file, int repeat, const core::Json& cases);

@@ -1,0 +1,367 @@
+// `ddpsim sweep` as a long-running job: children collected as they finish, progress on stderr,
+// rows written as they finish, kill + --resume, --shard + merge, failures as rows.
+#include "app/sweep.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/json_reader.hpp"
+
+namespace ddpsim {
+namespace {
+
+namespace fs = std::filesystem;
+using core::Json;
+using Clock = std::chrono::steady_clock;
+
+std::string bin() {
+  const char* b = std::getenv("DDPSIM_BIN");
+  return b ? b : DDPSIM_BIN_PATH;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("ddpsim-sweep-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+// A ddpsim process whose stderr lines are read as they come, each with the time it arrived.
+class Proc {
+ public:
+  explicit Proc(const std::string& args, const fs::path& stdout_file = "/dev/null") {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe");
+    start_ = Clock::now();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(fds[1], 2);
+      int out = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(out, 1);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      std::string cmd = "exec " + bin() + " " + args;
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    fd_ = fds[0];
+  }
+  ~Proc() {
+    if (fd_ >= 0) ::close(fd_);
+    if (pid_ > 0 && code_ == -2) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  // The next stderr line (without '\n'), or nullopt at EOF / after timeout_s.
+  std::optional<std::string> next_line(double timeout_s = 120) {
+    auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+    while (true) {
+      auto nl = buf_.find('\n');
+      if (nl != std::string::npos) {
+        std::string l = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        lines_.push_back(l);
+        times_.push_back(std::chrono::duration<double>(Clock::now() - start_).count());
+        return l;
+      }
+      int left = static_cast<int>(std::chrono::duration<double>(deadline - Clock::now()).count() * 1000);
+      if (left <= 0) return std::nullopt;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, left) <= 0) continue;
+      char b[4096];
+      ssize_t n = ::read(fd_, b, sizeof b);
+      if (n <= 0) return std::nullopt;
+      buf_.append(b, static_cast<size_t>(n));
+    }
+  }
+  int wait() {
+    while (next_line()) {
+    }
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return code_;
+  }
+  void signal(int sig) { ::kill(pid_, sig); }
+  const std::vector<std::string>& lines() const { return lines_; }
+  const std::vector<double>& times() const { return times_; }
+  std::string all() const {
+    std::string s;
+    for (const auto& l : lines_) s += l + "\n";
+    return s;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  int code_ = -2;
+  std::string buf_;
+  std::vector<std::string> lines_;
+  std::vector<double> times_;
+  Clock::time_point start_;
+};
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+// Eight cheap points of ResNet-50 on two A100 nodes (analytic backend: ~0.1 s each).
+const std::string kFast =
+    "sweep resnet50-2x8-a100-hdr --set simulation.backend=analytic --param ddp.bucket_cap_mb=1,2,5,10,25,50,100,200";
+
+TEST(SweepRunner, CollectsChildrenInCompletionOrder) {
+  // Job 0 sleeps; with two at a time the three quick ones finish (and are reported) before it.
+  std::vector<std::function<Json()>> work;
+  work.push_back([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    return Json(0);
+  });
+  for (int i = 1; i <= 3; ++i) work.push_back([i] { return Json(i); });
+  std::vector<size_t> order;
+  app::ChildEvents ev;
+  ev.on_done = [&](size_t i, app::ChildResult r) {
+    EXPECT_TRUE(r.ok);
+    EXPECT_EQ(r.value, static_cast<int>(i));
+    order.push_back(i);
+  };
+  ASSERT_EQ(app::run_children(work, 2, ev), 0);
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_EQ(order.back(), 0u) << "the slow job was collected before quick ones that finished earlier";
+}
+
+TEST(SweepRunner, FailuresCarryMessageAndExitCode) {
+  std::vector<std::function<Json()>> work{[]() -> Json { throw core::ConfigError("bad value here"); },
+                                          []() -> Json { throw core::SimulationError("engine broke"); },
+                                          []() -> Json {
+                                            ::raise(SIGKILL);
+                                            return Json(1);
+                                          },
+                                          [] { return Json("fine"); }};
+  auto r = app::run_in_children(work, 2);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_FALSE(r[0].ok);
+  EXPECT_EQ(r[0].exit_code, 2);
+  EXPECT_EQ(r[0].error, "bad value here");
+  EXPECT_EQ(r[1].exit_code, 1);
+  EXPECT_EQ(r[1].error, "engine broke");
+  EXPECT_EQ(r[2].exit_code, 128 + SIGKILL);
+  EXPECT_TRUE(has(r[2].error, "killed by signal 9")) << r[2].error;
+  EXPECT_TRUE(r[3].ok);
+}
+
+TEST(SweepParams, JsonListKeepsCommasAndRejectsDuplicates) {
+  auto p = app::parse_sweep_param(R"(collective.NCCL_ALGO=["Ring,Tree","Ring"])");
+  EXPECT_EQ(p.path, "collective.NCCL_ALGO");
+  ASSERT_EQ(p.values.size(), 2u);
+  EXPECT_EQ(p.values[0], "\"Ring,Tree\"");
+  auto q = app::parse_sweep_param("ddp.bucket_cap_mb=[1, 2.5]");
+  EXPECT_EQ(q.values, (std::vector<std::string>{"1", "2.5"}));
+  EXPECT_THROW(app::parse_sweep_param("ddp.bucket_cap_mb=1,5,1"), core::ConfigError);
+  EXPECT_THROW(app::parse_sweep_param("ddp.bucket_cap_mb=[1,"), core::ConfigError);
+  EXPECT_THROW(app::parse_sweep_param("ddp.bucket_cap_mb=[]"), core::ConfigError);
+}
+
+TEST(SweepParams, ShardsPartitionThePoints) {
+  std::vector<int> seen(10, 0);
+  for (int k = 1; k <= 3; ++k)
+    for (size_t i : app::shard_points(10, {k, 3})) ++seen[i];
+  for (int s : seen) EXPECT_EQ(s, 1);
+  EXPECT_THROW(app::parse_shard("0/3"), core::ConfigError);
+  EXPECT_THROW(app::parse_shard("4/3"), core::ConfigError);
+  EXPECT_THROW(app::parse_shard("1/x"), core::ConfigError);
+  EXPECT_EQ(app::parse_shard("2/3").k, 2);
+}
+
+TEST(Sweep, ProgressWithinOneSecondAndAtEachPoint) {
+  auto d = temp_dir("progress");
+  Proc p(kFast + " -j 2 --out " + (d / "rows.jsonl").string());
+  auto first = p.next_line(10);
+  ASSERT_TRUE(first) << "no progress line";
+  EXPECT_LT(p.times()[0], 1.0) << "first progress line after " << p.times()[0] << " s: " << *first;
+  ASSERT_EQ(p.wait(), 0) << p.all();
+  size_t finished = 0;
+  for (const auto& l : p.lines())
+    if (has(l, "finished point ")) ++finished;
+  EXPECT_EQ(finished, 8u) << p.all();
+  EXPECT_TRUE(has(p.all(), "sweep: 8/8 done, 0 failed")) << p.all();
+  EXPECT_TRUE(has(p.all(), "ETA")) << p.all();
+  // -q: nothing on stderr.
+  Proc q(kFast + " -q -j 2");
+  EXPECT_EQ(q.wait(), 0);
+  EXPECT_TRUE(q.lines().empty()) << q.all();
+  fs::remove_all(d);
+}
+
+TEST(Sweep, KilledAfterKPointsKeepsThemAndResumeEqualsUninterrupted) {
+  auto d = temp_dir("resume");
+  auto outs = [&](const std::string& tag) {
+    return " --out " + (d / (tag + ".jsonl")).string() + " --csv " + (d / (tag + ".csv")).string() + " --json " +
+           (d / (tag + ".json")).string();
+  };
+  Proc whole(kFast + " -q -j 2" + outs("whole"), d / "whole.txt");
+  ASSERT_EQ(whole.wait(), 0);
+  for (int sig : {SIGTERM, SIGKILL}) {
+    const std::string tag = sig == SIGTERM ? "term" : "kill";
+    Proc p(kFast + " -j 1" + outs(tag));
+    const size_t k = 3;
+    size_t finished = 0;
+    while (finished < k) {
+      auto l = p.next_line(60);
+      ASSERT_TRUE(l) << p.all();
+      if (has(*l, "finished point ")) ++finished;
+    }
+    p.signal(sig);
+    int code = p.wait();
+    if (sig == SIGTERM) {
+      EXPECT_EQ(code, 128 + SIGTERM) << p.all();
+      EXPECT_TRUE(has(p.all(), "stopped by signal 15")) << p.all();
+    }
+    // Header + exactly the rows reported finished before the signal took effect.
+    size_t done = 0;
+    for (const auto& l : p.lines())
+      if (has(l, "finished point ")) ++done;
+    ASSERT_GE(done, k);
+    ASSERT_LT(done, 8u) << "the sweep ended before the signal";
+    std::string rows = slurp(d / (tag + ".jsonl"));
+    EXPECT_EQ(count_lines(rows), done + 1) << rows;
+    EXPECT_EQ(count_lines(slurp(d / (tag + ".csv"))), done + 1);
+    Proc r(kFast + " -j 2 --resume" + outs(tag), d / (tag + ".txt"));
+    ASSERT_EQ(r.wait(), 0) << r.all();
+    EXPECT_TRUE(has(r.all(), std::to_string(done) + " already in")) << r.all();
+    for (const char* ext : {".jsonl", ".csv", ".json", ".txt"})
+      EXPECT_EQ(slurp(d / (tag + ext)), slurp(d / (std::string("whole") + ext))) << tag << ext;
+  }
+  // --resume against another sweep's rows is refused.
+  Proc other("sweep resnet50-2x8-a100-hdr --param ddp.bucket_cap_mb=1,2 --resume --out " +
+             (d / "whole.jsonl").string());
+  EXPECT_EQ(other.wait(), 2);
+  EXPECT_TRUE(has(other.all(), "holds rows of another sweep")) << other.all();
+  fs::remove_all(d);
+}
+
+// Point 0 simulates every rank of 8 nodes for 10 steps (jitter): seconds; the others, one
+// representative rank (their "steps" change nothing without jitter), take ~0.05 s each.
+const std::string kOneSlow =
+    "sweep resnet50-2x8-a100-hdr -j 2 --set simulation.backend=analytic --set nodes=8 "
+    "--param 'stragglers=[{\"jitter_cv\":0.3,\"steps\":10},{\"steps\":1},{\"steps\":2},{\"steps\":3},"
+    "{\"steps\":4},{\"steps\":5}]'";
+
+TEST(Sweep, SlowPointDoesNotBlockTheOthers) {
+  Proc p(kOneSlow);
+  ASSERT_EQ(p.wait(), 0) << p.all();
+  std::vector<std::string> finished;
+  std::vector<double> at;
+  for (size_t i = 0; i < p.lines().size(); ++i)
+    if (has(p.lines()[i], "finished point ")) {
+      finished.push_back(p.lines()[i]);
+      at.push_back(p.times()[i]);
+    }
+  ASSERT_EQ(finished.size(), 6u) << p.all();
+  // The five quick points are reported first, while the slow one still runs on the other core.
+  EXPECT_TRUE(has(finished.back(), "finished point 0 ")) << p.all();
+  EXPECT_LT(at[4], 0.5 * at[5]) << p.all();
+}
+
+TEST(Sweep, ShardedThenMergedEqualsUnsharded) {
+  auto d = temp_dir("shard");
+  auto outs = [&](const std::string& tag) {
+    return " --out " + (d / (tag + ".jsonl")).string() + " --csv " + (d / (tag + ".csv")).string() + " --json " +
+           (d / (tag + ".json")).string();
+  };
+  Proc whole(kFast + " -q -j 2" + outs("whole"), d / "whole.txt");
+  ASSERT_EQ(whole.wait(), 0);
+  std::string shards;
+  for (int k = 1; k <= 3; ++k) {
+    Proc s(kFast + " -q -j 2 --shard " + std::to_string(k) + "/3 --out " +
+           (d / ("s" + std::to_string(k) + ".jsonl")).string());
+    ASSERT_EQ(s.wait(), 0) << s.all();
+    shards += " " + (d / ("s" + std::to_string(k) + ".jsonl")).string();
+  }
+  EXPECT_EQ(count_lines(slurp(d / "s1.jsonl")), 1u + 3u);  // points 0, 3, 6
+  Proc m("merge" + shards + outs("merged"), d / "merged.txt");
+  ASSERT_EQ(m.wait(), 0) << m.all();
+  for (const char* ext : {".jsonl", ".csv", ".json", ".txt"})
+    EXPECT_EQ(slurp(d / (std::string("merged") + ext)), slurp(d / (std::string("whole") + ext))) << ext;
+  // A missing shard is named, not silently merged.
+  Proc bad("merge " + (d / "s1.jsonl").string() + " " + (d / "s2.jsonl").string());
+  EXPECT_EQ(bad.wait(), 2);
+  EXPECT_TRUE(has(bad.all(), "points have no row")) << bad.all();
+  fs::remove_all(d);
+}
+
+TEST(Sweep, FailedPointIsARowAndTheExitCodeSaysSo) {
+  // A child killed from outside (as the OOM killer would) becomes a row with its error.
+  auto d = temp_dir("fail");
+  Proc p("--log-level debug " + kOneSlow + " --out " + (d / "rows.jsonl").string() + " --csv " +
+         (d / "rows.csv").string());
+  pid_t victim = -1;
+  while (auto l = p.next_line(60)) {
+    auto at = l->find("child process ");
+    if (at != std::string::npos && has(*l, "started for configuration 1 of")) {
+      victim = std::stoi(l->substr(at + 14));
+      ::kill(victim, SIGKILL);
+      break;
+    }
+  }
+  ASSERT_GT(victim, 0) << p.all();
+  EXPECT_EQ(p.wait(), 4) << p.all();
+  EXPECT_TRUE(has(p.all(), "1 of 6 points failed")) << p.all();
+  auto j = app::read_journal((d / "rows.jsonl").string());
+  ASSERT_EQ(j.rows.size(), 6u);
+  EXPECT_EQ(j.rows.at(0)["exit_code"], 137);
+  EXPECT_TRUE(has(j.rows.at(0)["error"].get<std::string>(), "killed by signal 9"));
+  EXPECT_TRUE(j.rows.at(1).contains("step_time_s"));
+  std::string csv = slurp(d / "rows.csv");
+  EXPECT_TRUE(has(csv, ",137,child process killed by signal 9")) << csv;
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+TEST(Sweep, RecommendationNamesWhyTheBestWinsAndTheRuleOfThumb) {
+  auto d = temp_dir("rec");
+  Proc p("sweep resnet50-2x8-a100-hdr -q --param ddp.bucket_cap_mb=1,25,100 --json " + (d / "s.json").string(),
+         d / "table.txt");
+  ASSERT_EQ(p.wait(), 0) << p.all();
+  Json j = Json::parse(slurp(d / "s.json"));
+  const auto& rec = j["recommendation"];
+  EXPECT_EQ(j["best"]["params"]["ddp.bucket_cap_mb"], 25);
+  ASSERT_EQ(rec["losers"].size(), 2u);
+  EXPECT_EQ(rec["losers"][0]["kind"], "latency-bound") << rec.dump(2);  // 1 MiB: 35 small all-reduces
+  EXPECT_EQ(rec["losers"][1]["kind"], "overlap-bound") << rec.dump(2);  // 100 MiB: one bucket at the end
+  ASSERT_EQ(rec["rule_of_thumb"].size(), 1u);
+  EXPECT_EQ(rec["rule_of_thumb"][0]["inter_node_gbps"], 200.0);  // one HDR NIC per node
+  EXPECT_EQ(rec["rule_of_thumb"][0]["range_mb"], Json::array({25.0, 50.0}));
+  std::string table = slurp(d / "table.txt");
+  EXPECT_TRUE(has(table, "why the best wins")) << table;
+  EXPECT_TRUE(has(table, "simulated best 25 MB: within it")) << table;
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace ddpsim
