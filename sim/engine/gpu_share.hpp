@@ -1,18 +1,15 @@
 #pragma once
-// Realises the contention model (gpu/contention.hpp) on one GPU with SimGrid. The GPU is a host
-// whose capacity is kCapacity times a unit rate. Every running NCCL kernel is an Exec bounded to
-// the unit rate; while the compute stream is busy beside it, its priority is 1/g (the collective's
-// slowdown) and a filler Exec takes the rest of the capacity, so SimGrid's weighted max-min
-// sharing gives it exactly that rate.
-//
-// The compute stream itself is not an Exec: while the set of NCCL kernels on the GPU does not
-// change, each compute kernel takes its contention-free time times the slowdown f for its shape
-// and the current NCCL load, so a run of kernels is one timed wait; a change of the NCCL set (a
-// kernel starting or finishing) interrupts the wait, and the compute stream re-plans the rest at
-// the new rates. This is the same arithmetic as one Exec per kernel whose priority follows the NCCL
-// set, at one activity per change instead of one per kernel. With contention disabled nothing of
-// this is created.
-#include <memory>
+// Realises the contention model (gpu/contention.hpp) on one GPU. Its rates are fixed for as long
+// as the GPU's state holds (which NCCL kernels run, whether the compute stream is busy): a compute
+// kernel runs at 1/f (f from its shape and the NCCL load), an NCCL kernel at 1/g while the compute
+// stream is busy beside it and at full speed otherwise. So the engine integrates those rates
+// between state changes itself, in simulated time: the compute stream waits for its kernels' time
+// at the current rates (one timed wait for many kernels), an NCCL stream waits for an NCCL kernel's
+// remaining work, and every state change interrupts the waits it affects, which re-plan at the new
+// rates. This is the arithmetic of one SimGrid Exec per kernel with priorities set to those rates
+// (the previous realisation, which the golden reports were made with), without an activity per
+// kernel: at 1,024 explicit ranks that was the whole cost. SimGrid still owns the clock, and the
+// sharing of every link. With contention disabled nothing of this is created.
 #include <simgrid/s4u.hpp>
 #include <vector>
 
@@ -23,10 +20,7 @@ namespace ddpsim::engine {
 
 class GpuShare {
  public:
-  static constexpr double kCapacity = 16.0;  // units of the unit rate; > the sum of any target rates
-
-  GpuShare(simgrid::s4u::Host* host, double unit_speed, const config::GpuSpec& gpu, double memory_efficiency,
-           const gpu::ContentionParams& params);
+  GpuShare(const config::GpuSpec& gpu, double memory_efficiency, const gpu::ContentionParams& params);
 
   // The compute stream starts or stops running kernels (NCCL kernels slow down while it runs).
   void compute_begin();
@@ -38,51 +32,35 @@ class GpuShare {
   double wait_compute(double seconds);
 
   // Starts an NCCL kernel worth `seconds` alone, taking `load` from the GPU while it runs; returns
-  // its handle. The Exec is issued by an actor of this GPU's own: SimGrid removes a finished
-  // activity from its issuer's list linearly, so one NCCL-stream actor issuing a kernel on every
-  // simulated GPU would pay O(GPUs) per kernel.
+  // its handle.
   int start_nccl(double seconds, const gpu::CommLoad& load);
-  // Wait for a started NCCL kernel and forget it.
+  // Waits until that NCCL kernel has done its work, then forgets it (until then its load counts).
   void finish_nccl(int handle);
-  // Ends the filler; call once the GPU's compute stream is done.
-  void close();
 
  private:
-  void rebalance();
-  void apply_weights();
-  void changed();  // the NCCL set changed: interrupt a compute wait
+  struct Nccl {
+    int id = 0;
+    double remaining = 0;  // seconds of work at full speed
+    double tolerance = 0;  // below this much remaining work it is done (rounding)
+    gpu::CommLoad load;
+  };
+  void advance();  // brings every NCCL kernel's remaining work to the current time
+  void changed();  // the NCCL set changed: new load, interrupt a compute wait
+  double nccl_rate() const;
 
-  simgrid::s4u::Host* host_;
-  double unit_;
   const config::GpuSpec& gpu_;
   double memory_efficiency_;
   gpu::ContentionParams params_;
   bool computing_ = false;
-  struct Nccl {
-    simgrid::s4u::ExecPtr exec;
-    gpu::CommLoad load;
-    const bool* finished = nullptr;  // its runner has seen it complete (no priority to update)
-    double weight = 1.0;             // the priority last set
-  };
   std::vector<Nccl> nccl_;
   gpu::CommLoad load_;  // the sum over nccl_
-  struct Runner {       // an actor that issues one NCCL kernel at a time on this GPU
-    simgrid::s4u::SemaphorePtr start = simgrid::s4u::Semaphore::create(0);
-    simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);
-    double seconds = 0;
-    gpu::CommLoad load;
-    simgrid::s4u::ExecPtr exec;
-    bool busy = false;
-    bool finished = false;
-  };
-  std::vector<std::unique_ptr<Runner>> runners_;
-  simgrid::s4u::ExecPtr filler_;
-  bool weighted_ = false;  // NCCL priorities other than 1 are set
-  double filler_weight_ = 1.0;
-  bool rebalancing_ = false, rebalance_again_ = false;
+  int next_id_ = 0;
+  double last_ = 0;  // time advance() last ran
   simgrid::s4u::MutexPtr mutex_ = simgrid::s4u::Mutex::create();
-  simgrid::s4u::ConditionVariablePtr interrupt_ = simgrid::s4u::ConditionVariable::create();
-  bool waiting_ = false, interrupted_ = false;
+  simgrid::s4u::ConditionVariablePtr compute_cv_ = simgrid::s4u::ConditionVariable::create();
+  simgrid::s4u::ConditionVariablePtr nccl_cv_ = simgrid::s4u::ConditionVariable::create();
+  bool compute_waiting_ = false, compute_interrupted_ = false;
+  int nccl_waiting_ = 0;
 };
 
 }  // namespace ddpsim::engine

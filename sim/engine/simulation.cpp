@@ -24,9 +24,6 @@ namespace sg4 = simgrid::s4u;
 namespace ddpsim::engine {
 namespace {
 
-// Work amounts are seconds times this speed; SimGrid's work precision (1e-5) is then 1e-14 s.
-constexpr double kGpuSpeed = 1e9;
-
 // The calling SimGrid actor, as network backends see it.
 class ActorClock final : public network::Clock {
  public:
@@ -115,8 +112,8 @@ class StepSimulator {
     // One star zone: hosts for the simulated ranks' GPUs, and whatever the backend adds; routes
     // are per endpoint (no N x N table).
     auto* zone = sg4::create_star_zone("platform");
-    const double speed = contention_.enabled ? kGpuSpeed * GpuShare::kCapacity : kGpuSpeed;
-    for (int r = 0; r < ranks_; ++r) hosts_.push_back(zone->create_host("compute" + std::to_string(r), speed)->seal());
+    // GPU work is timed waits (GpuShare), not Execs: the hosts only place the actors.
+    for (int r = 0; r < ranks_; ++r) hosts_.push_back(zone->create_host("compute" + std::to_string(r), 1.0)->seal());
     backend_ = network::make_backend(config::to_string(sc_.simulation.backend),
                                      {zone, sc_.cluster, model_.ring(), sc_.simulation});
     zone->seal();
@@ -131,8 +128,7 @@ class StepSimulator {
     queues_.resize(static_cast<size_t>(std::max(streams_, 1)));
     for (size_t s = 0; s < queues_.size(); ++s) stream_cv_.push_back(sg4::ConditionVariable::create());
     for (int r = 0; r < ranks_; ++r) {
-      shares_.push_back(std::make_unique<GpuShare>(hosts_[static_cast<size_t>(r)], kGpuSpeed, sc_.cluster.gpu,
-                                                   sc_.compute.memory_efficiency, contention_));
+      shares_.push_back(std::make_unique<GpuShare>(sc_.cluster.gpu, sc_.compute.memory_efficiency, contention_));
       sg4::Actor::create("compute-stream-" + std::to_string(r), hosts_[static_cast<size_t>(r)],
                          [this, r] { compute_stream(r); });
     }
@@ -377,7 +373,6 @@ class StepSimulator {
       rs.end = now(rank, rs);
     }
     idle(rank);
-    if (contention_.enabled) shares_[static_cast<size_t>(rank)]->close();
     if (++finished_ranks_ == ranks_)
       for (auto& cv : stream_cv_) cv->notify_all();
   }
