@@ -87,7 +87,9 @@ FabricSpec parse_fabric(const Json& j, const std::string& path, Diagnostics& d) 
   if (auto v = r.quantity("core_link_bandwidth", Quantity::BANDWIDTH, false)) f.core_link_bandwidth = v;
   f.switch_latency = r.quantity("switch_latency", Quantity::TIME, false, true).value_or(def.switch_latency);
   const auto routing = r.string_or("routing", to_string(def.routing), {"dmodk", "ecmp", "adaptive"});
-  f.routing = routing == "ecmp" ? FabricRouting::ECMP : routing == "adaptive" ? FabricRouting::ADAPTIVE : FabricRouting::DMODK;
+  f.routing = routing == "ecmp"       ? FabricRouting::ECMP
+              : routing == "adaptive" ? FabricRouting::ADAPTIVE
+                                      : FabricRouting::DMODK;
   f.routing_seed = static_cast<uint64_t>(r.integer_or("routing_seed", 1, 0, 1LL << 53));
   const auto placement = r.string_or("placement", to_string(def.placement), {"packed", "spread", "random"});
   f.placement = placement == "spread"   ? FabricPlacement::SPREAD

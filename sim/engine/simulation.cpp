@@ -118,7 +118,7 @@ class StepSimulator {
     const double speed = contention_.enabled ? kGpuSpeed * GpuShare::kCapacity : kGpuSpeed;
     for (int r = 0; r < ranks_; ++r) hosts_.push_back(zone->create_host("compute" + std::to_string(r), speed)->seal());
     backend_ = network::make_backend(config::to_string(sc_.simulation.backend),
-                                     {zone, sc_.cluster, model_.ring(), sc_.simulation});
+                                     {zone, sc_.cluster, model_.ring(), sc_.simulation, sc_.collective.nccl_cross_nic});
     zone->seal();
 
     mutex_ = sg4::Mutex::create();

@@ -94,8 +94,8 @@ Fabric::Fabric(const config::FabricSpec& spec, int servers, int nics, double nic
   leaves_per_pod_ = leaves_;
   if (spec.tiers == 3 && spec.leaves_per_pod > 0) leaves_per_pod_ = std::min(spec.leaves_per_pod, leaves_);
   pods_ = (leaves_ + leaves_per_pod_ - 1) / leaves_per_pod_;
-  const int plane_leaves = spec.topology == FabricTopology::DUAL_TOR && spec.planes == 2 ? leaves_per_pod_ / 2
-                                                                                         : leaves_per_pod_;
+  const int plane_leaves =
+      spec.topology == FabricTopology::DUAL_TOR && spec.planes == 2 ? leaves_per_pod_ / 2 : leaves_per_pod_;
   if (spec.tiers == 2 && plane_leaves > spec.switch_radix)
     throw core::ConfigError("fabric: " + std::to_string(plane_leaves) + " leaves exceed a spine's switch_radix " +
                             std::to_string(spec.switch_radix) +
@@ -204,7 +204,8 @@ std::string Fabric::link_name(int id) const {
   };
   const bool adaptive = lanes_ == 1 && spec_.routing == FabricRouting::ADAPTIVE;
   auto spine = [&](int j) { return adaptive ? std::string("spines") : "spine" + std::to_string(j); };
-  if (id < nic_ports_) return nic(id) + ">leaf" + std::to_string(leaf_of(id / ports_ / nics_, id / ports_ % nics_, id % ports_));
+  if (id < nic_ports_)
+    return nic(id) + ">leaf" + std::to_string(leaf_of(id / ports_ / nics_, id / ports_ % nics_, id % ports_));
   if (id < 2 * nic_ports_) {
     const int i = id - nic_ports_;
     return "leaf" + std::to_string(leaf_of(i / ports_ / nics_, i / ports_ % nics_, i % ports_)) + ">" + nic(i);

@@ -99,7 +99,7 @@ class Fabric {
   config::FabricSpec spec_;
   int servers_ = 0, nics_ = 0, ports_ = 1, group_ = 1;
   int leaves_ = 0, leaves_per_pod_ = 1, pods_ = 1;
-  int lanes_ = 0, core_lanes_ = 0;           // in the graph
+  int lanes_ = 0, core_lanes_ = 0;            // in the graph
   int phys_lanes_ = 0, phys_core_lanes_ = 0;  // cables
   int nic_ports_ = 0, core_base_ = 0;
   std::vector<Link> links_;

@@ -73,11 +73,11 @@ TEST(FabricSection, EveryBadValueIsListed) {
           "fabric.background_load=1.5", "fabric.uplink_bandwidth=fast", "fabric.tiers=4", "fabric.colour=red",
           "collective.NCCL_CROSS_NIC=3"});
   });
-  EXPECT_TRUE(contains_all(e.what(), {"fabric.json", "/fabric/topology: \"torus\"", "rail_optimized",
-                                      "/fabric/oversubscription: \"1:2\"", "\"D:U\" with D >= U",
-                                      "/fabric/routing: \"ospf\"", "adaptive", "/fabric/placement: \"tight\"",
-                                      "/fabric/background_load: 1.5", "/fabric/uplink_bandwidth", "/fabric/tiers: 4",
-                                      "/fabric/colour", "/collective/NCCL_CROSS_NIC: 3"}));
+  EXPECT_TRUE(contains_all(
+      e.what(), {"fabric.json", "/fabric/topology: \"torus\"", "rail_optimized", "/fabric/oversubscription: \"1:2\"",
+                 "\"D:U\" with D >= U", "/fabric/routing: \"ospf\"", "adaptive", "/fabric/placement: \"tight\"",
+                 "/fabric/background_load: 1.5", "/fabric/uplink_bandwidth", "/fabric/tiers: 4", "/fabric/colour",
+                 "/collective/NCCL_CROSS_NIC: 3"}));
 }
 
 TEST(FabricSection, WiringProblemsNameTheFabric) {

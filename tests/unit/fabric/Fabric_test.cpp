@@ -139,9 +139,8 @@ TEST(Fabric, TorRingRoutesEveryHop) {
     EXPECT_EQ(fl.dst_nic, fl.src_nic);
     const bool same_leaf = fl.src_node / 4 == fl.dst_node / 4;
     ASSERT_EQ(p.size(), same_leaf ? 2u : 4u) << fl.src_node;
-    EXPECT_EQ(f.link_name(p.front()),
-              "server" + std::to_string(fl.src_node) + ".nic" + std::to_string(fl.src_nic) + ">leaf" +
-                  std::to_string(fl.src_node / 4));
+    EXPECT_EQ(f.link_name(p.front()), "server" + std::to_string(fl.src_node) + ".nic" + std::to_string(fl.src_nic) +
+                                          ">leaf" + std::to_string(fl.src_node / 4));
     if (!same_leaf) {
       const int lane = (fl.dst_node * 8 + fl.dst_nic) % 32;
       EXPECT_EQ(f.link_name(p[1]), "leaf" + std::to_string(fl.src_node / 4) + ">spine" + std::to_string(lane));
@@ -182,10 +181,10 @@ TEST(Fabric, ThreeTierCrossPodRoute) {
   ASSERT_EQ(r.links.size(), 6u);
   EXPECT_EQ(r.switches, 5);
   const int lane = 127 % 4, m = 127 / 4 % 4;
-  EXPECT_EQ(f.link_name(r.links[2]), "pod0.spine" + std::to_string(lane) + ">core" + std::to_string(lane) + "." +
-                                         std::to_string(m));
-  EXPECT_EQ(f.link_name(r.links[3]), "core" + std::to_string(lane) + "." + std::to_string(m) + ">pod7.spine" +
-                                         std::to_string(lane));
+  EXPECT_EQ(f.link_name(r.links[2]),
+            "pod0.spine" + std::to_string(lane) + ">core" + std::to_string(lane) + "." + std::to_string(m));
+  EXPECT_EQ(f.link_name(r.links[3]),
+            "core" + std::to_string(lane) + "." + std::to_string(m) + ">pod7.spine" + std::to_string(lane));
   EXPECT_EQ(f.route(0, 0, 5, 0, 0)[0].links.size(), 4u);  // same pod, other leaf
 }
 
