@@ -142,8 +142,8 @@ TEST(FabricFlow, RailOptimizedEqualsTorOnRailsAndDiffersAcross) {
 // ECMP: the slowest flow shares the busiest link, so the phase takes kT x its flow count.
 TEST(FabricFlow, EcmpPhaseIsSetByTheBusiestLink) {
   for (int seed : {1, 2, 3}) {
-    const auto c = cluster(16, {"topology=fat_tree", "routing=ecmp", "placement=spread",
-                                "routing_seed=" + std::to_string(seed)});
+    const auto c =
+        cluster(16, {"topology=fat_tree", "routing=ecmp", "placement=spread", "routing_seed=" + std::to_string(seed)});
     const auto& fs = c.inter_fabric;
     fabric::Fabric f(fs, fabric::Fabric::servers_for(fs, 16, 8), 8, kNic);
     const auto n = fabric::link_counts(f, fabric::ring_flows(f, f.place(16), 16, 2, 1));
@@ -169,7 +169,9 @@ std::vector<Json> steps(const std::vector<std::vector<std::string>>& sets) {
 double step(const Json& r) { return r["step_time_s"].get<double>(); }
 
 TEST(FabricFlow, StepOnNonBlockingFatTreeEqualsSingleSwitch) {
-  const auto r = steps({{}, {"fabric.topology=fat_tree"}, {"fabric.topology=fat_tree", "fabric.routing=adaptive"},
+  const auto r = steps({{},
+                        {"fabric.topology=fat_tree"},
+                        {"fabric.topology=fat_tree", "fabric.routing=adaptive"},
                         {"fabric.topology=rail_optimized", "collective.NCCL_CROSS_NIC=0"}});
   for (size_t i = 1; i < r.size(); ++i) expect_rel(step(r[i]), step(r[0]));
   config::Catalog cat(config::Catalog::default_root());
@@ -181,16 +183,15 @@ TEST(FabricFlow, StepOnNonBlockingFatTreeEqualsSingleSwitch) {
 }
 
 TEST(FabricFlow, MoreOversubscriptionOrBackgroundNeverFaster) {
-  const std::vector<std::string> base{"fabric.topology=fat_tree", "fabric.placement=spread",
-                                      "training.batch_size=2"};
+  const std::vector<std::string> base{"fabric.topology=fat_tree", "fabric.placement=spread", "training.batch_size=2"};
   auto with = [&](std::vector<std::string> extra) {
     extra.insert(extra.begin(), base.begin(), base.end());
     return extra;
   };
   const auto r = steps({with({"fabric.oversubscription=1:1"}), with({"fabric.oversubscription=2:1"}),
                         with({"fabric.oversubscription=4:1"}), with({"fabric.background_load=0.3"}),
-                        with({"fabric.background_load=0.6"}), with({"fabric.oversubscription=4:1",
-                                                                    "fabric.background_load=0.6"})});
+                        with({"fabric.background_load=0.6"}),
+                        with({"fabric.oversubscription=4:1", "fabric.background_load=0.6"})});
   EXPECT_LE(step(r[0]), step(r[1]));
   EXPECT_LE(step(r[1]), step(r[2]));
   EXPECT_LT(step(r[0]), step(r[2]));  // the step is communication-bound enough to notice
@@ -200,15 +201,15 @@ TEST(FabricFlow, MoreOversubscriptionOrBackgroundNeverFaster) {
 }
 
 TEST(FabricFlow, PlacementMattersOnlyAcrossLeaves) {
-  const auto r = steps({{"fabric.topology=fat_tree", "fabric.oversubscription=4:1", "training.batch_size=2"},
-                        {"fabric.topology=fat_tree", "fabric.oversubscription=4:1", "training.batch_size=2",
-                         "fabric.placement=spread"},
-                        {"fabric.topology=fat_tree", "fabric.oversubscription=4:1", "training.batch_size=2",
-                         "fabric.nics_per_leaf=128", "fabric.switch_radix=256", "fabric.placement=spread"},
-                        {"fabric.topology=fat_tree", "fabric.oversubscription=4:1", "training.batch_size=2",
-                         "fabric.nics_per_leaf=128", "fabric.switch_radix=256", "fabric.placement=random"}});
-  EXPECT_LT(step(r[0]), step(r[1]));    // 4 leaves: spreading the ring makes every hop cross them
-  expect_rel(step(r[2]), step(r[0]));   // one leaf of 16 servers: placement cannot matter
+  const auto r = steps(
+      {{"fabric.topology=fat_tree", "fabric.oversubscription=4:1", "training.batch_size=2"},
+       {"fabric.topology=fat_tree", "fabric.oversubscription=4:1", "training.batch_size=2", "fabric.placement=spread"},
+       {"fabric.topology=fat_tree", "fabric.oversubscription=4:1", "training.batch_size=2", "fabric.nics_per_leaf=128",
+        "fabric.switch_radix=256", "fabric.placement=spread"},
+       {"fabric.topology=fat_tree", "fabric.oversubscription=4:1", "training.batch_size=2", "fabric.nics_per_leaf=128",
+        "fabric.switch_radix=256", "fabric.placement=random"}});
+  EXPECT_LT(step(r[0]), step(r[1]));   // 4 leaves: spreading the ring makes every hop cross them
+  expect_rel(step(r[2]), step(r[0]));  // one leaf of 16 servers: placement cannot matter
   expect_rel(step(r[3]), step(r[0]));
 }
 
