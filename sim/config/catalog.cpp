@@ -7,6 +7,7 @@
 #include <set>
 
 #include "collectives/nccl_names.hpp"
+#include "config/fabric_section.hpp"
 #include "config/kernel_records.hpp"
 #include "config/overrides.hpp"
 #include "config/sections.hpp"
@@ -603,6 +604,10 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     c.sharp = nr.boolean_or("sharp", false);
     nr.finish();
   }
+  if (const Json* fj = r.raw("fabric")) {
+    c.inter_fabric = parse_fabric(*fj, join_path(r.path(), "fabric"), r.diagnostics());
+    c.fabric_json = fj->dump();
+  }
   c.cpu = r.string_or("cpu", "intel", {"intel", "amd"});
   if (auto v = r.string("nccl_version", false)) {
     try {
@@ -743,6 +748,18 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
   if (d.ok() && s.cluster.nodes > 1 && !s.cluster.inter_link)
     d.add("/nodes", std::to_string(s.cluster.nodes) + " nodes need a cluster with an inter_node link; cluster \"" +
                         s.cluster.name + "\" has none");
+  // A scenario's `fabric` overrides its cluster's key by key (config/fabric_section.hpp).
+  if (const Json* fj = r.raw("fabric")) {
+    Json merged = s.cluster.fabric_json.empty() ? Json::object() : Json::parse(s.cluster.fabric_json);
+    if (fj->is_object())
+      merged.merge_patch(*fj);
+    else
+      d.add_value("/fabric", *fj, "an object of fabric settings");
+    s.cluster.inter_fabric = parse_fabric(merged, "/fabric", d);
+  }
+  if (d.ok())
+    check_fabric_wiring(s.cluster.inter_fabric, s.cluster.nodes, s.cluster.nics_per_node,
+                        s.cluster.inter_link ? s.cluster.inter_link->bandwidth : 0.0, "/fabric", d);
 
   // One parser per section (config/sections.hpp); absent sections keep the defaults.
   if (const Json* v = r.raw("ddp")) s.ddp = parse_ddp(*v, d);

@@ -156,6 +156,7 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
   s.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", def.nccl_min_nchannels, 0, 64));
   s.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", def.nccl_max_nchannels, 0, 64));
   s.nccl_collnet_enable = static_cast<int>(kr.integer_or("NCCL_COLLNET_ENABLE", def.nccl_collnet_enable, 0, 1));
+  s.nccl_cross_nic = static_cast<int>(kr.integer_or("NCCL_CROSS_NIC", def.nccl_cross_nic, 0, 2));
   if (auto v = kr.string("nccl_version", false)) {
     try {
       s.nccl_version = collectives::parse_nccl_version(*v);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "config/fabric_spec.hpp"
+
 namespace ddpsim::config {
 
 enum class DType { FLOAT64, FLOAT32, FLOAT16, BFLOAT16, INT64, INT32, INT16, INT8, UINT8, BOOL };
@@ -157,6 +159,8 @@ struct ClusterSpec {
     std::string source;
   } calibration;
   double price_per_gpu_hour = 0;  // optional, for cost comparisons (USD)
+  FabricSpec inter_fabric;        // the inter-node fabric (config/fabric_section); default single_switch
+  std::string fabric_json;        // the cluster file's `fabric` object as written (a scenario's overrides it)
   int world_size() const { return nodes * gpus_per_node; }
   double intra_bandwidth() const { return intra_link.bandwidth * links_per_gpu; }
   double inter_bandwidth() const { return inter_link ? inter_link->bandwidth * nics_per_node : 0.0; }
@@ -249,6 +253,7 @@ struct CollectiveSettings {
   int nccl_min_nchannels = 0, nccl_max_nchannels = 0;
   int nccl_collnet_enable = 0;  // NCCL_COLLNET_ENABLE (0/1): CollNet on a cluster with inter_node.sharp
   int nccl_version = 0;         // NCCL release ("nccl_version": "2.18.5"); 0 = the cluster's
+  int nccl_cross_nic = 2;       // NCCL_CROSS_NIC 0/1/2: rings keep their NIC (rail) between nodes unless 1
 };
 
 enum class Backend { ANALYTIC, FLOW };

@@ -115,7 +115,7 @@ class StepSimulator {
     // GPU work is timed waits (GpuShare), not Execs: the hosts only place the actors.
     for (int r = 0; r < ranks_; ++r) hosts_.push_back(zone->create_host("compute" + std::to_string(r), 1.0)->seal());
     backend_ = network::make_backend(config::to_string(sc_.simulation.backend),
-                                     {zone, sc_.cluster, model_.ring(), sc_.simulation});
+                                     {zone, sc_.cluster, model_.ring(), sc_.simulation, sc_.collective.nccl_cross_nic});
     zone->seal();
 
     mutex_ = sg4::Mutex::create();

@@ -15,7 +15,8 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendCont
       {"analytic", [](const BackendContext&) { return std::make_unique<AnalyticBackend>(); }},
       {"flow",
        [](const BackendContext& c) {
-         return std::make_unique<FlowBackend>(c.zone, c.cluster, c.ring, c.simulation.fidelity, c.simulation.ranks);
+         return std::make_unique<FlowBackend>(c.zone, c.cluster, c.ring, c.simulation.fidelity, c.simulation.ranks,
+                                              c.cross_nic);
        }},
   };
   auto it = factories.find(name);

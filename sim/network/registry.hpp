@@ -18,6 +18,7 @@ struct BackendContext {
   const config::ClusterSpec& cluster;
   const collectives::RingPlan& ring;
   const config::SimulationSettings& simulation;
+  int cross_nic = 2;  // collective.NCCL_CROSS_NIC: how rings map to NICs on a fabric
 };
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& context);
