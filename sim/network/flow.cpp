@@ -15,12 +15,14 @@ namespace sg4 = simgrid::s4u;
 
 namespace ddpsim::network {
 
-// `all`: one actor per hop, each issuing its own flow when the phase's actor releases it.
+// `all`: one actor per hop, each issuing its own flow when the phase's actor releases it. One set
+// per phase in flight: collectives on several NCCL streams run phases at the same time.
 struct FlowBackend::HopActors {
   std::vector<sg4::SemaphorePtr> start;
   sg4::SemaphorePtr done = sg4::Semaphore::create(0);
   uint64_t size = 0;
   size_t remaining = 0;
+  bool busy = false;
 };
 
 void FlowBackend::configure(sg4::Engine& e) {
@@ -89,10 +91,16 @@ FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const
     else
       routes_.push_back({gpu_ep(h.src, h.bandwidth), gpu_ep(h.dst, h.bandwidth)});
   }
-  actors_ = std::make_unique<HopActors>();
+  every_hop_ = true;
+}
+
+FlowBackend::HopActors& FlowBackend::free_hop_actors() {
+  for (auto& a : actor_sets_)
+    if (!a->busy) return *a;
+  actor_sets_.push_back(std::make_unique<HopActors>());
+  HopActors* a = actor_sets_.back().get();
   for (size_t i = 0; i < routes_.size(); ++i) {
-    actors_->start.push_back(sg4::Semaphore::create(0));
-    HopActors* a = actors_.get();
+    a->start.push_back(sg4::Semaphore::create(0));
     const Route r = routes_[i];
     sg4::Actor::create("hop-" + std::to_string(i), r.src, [a, i, r] {
       while (true) {
@@ -102,6 +110,7 @@ FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const
       }
     })->daemonize();
   }
+  return *a;
 }
 
 // ------------------------------------------------------------------ fabric mode
@@ -358,11 +367,14 @@ void FlowBackend::round(double bytes) {
   const auto size = static_cast<uint64_t>(whole);
   if (size > 0) {
     flows_ += routes_.size();
-    if (actors_) {
-      actors_->size = size;
-      actors_->remaining = routes_.size();
-      for (auto& s : actors_->start) s->release();
-      actors_->done->acquire();
+    if (every_hop_) {
+      HopActors& a = free_hop_actors();
+      a.busy = true;
+      a.size = size;
+      a.remaining = routes_.size();
+      for (auto& s : a.start) s->release();
+      a.done->acquire();
+      a.busy = false;
     } else {
       std::vector<sg4::CommPtr> comms;
       comms.reserve(routes_.size());

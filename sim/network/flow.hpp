@@ -100,8 +100,10 @@ class FlowBackend final : public Backend {
 
   collectives::RingPlan ring_;
   config::Fidelity fidelity_;
-  std::vector<Route> routes_;  // one per flow a round starts
-  std::unique_ptr<HopActors> actors_;
+  std::vector<Route> routes_;    // one per flow a round starts
+  HopActors& free_hop_actors();  // a set not running a phase (created on first need)
+  std::vector<std::unique_ptr<HopActors>> actor_sets_;
+  bool every_hop_ = false;  // `all` on the single switch: flows issued by per-hop actors
   uint64_t flows_ = 0;
 };
 

@@ -61,6 +61,22 @@ TEST(RankModes, RepresentativeEqualsAllAcrossNodes) { check({"resnet50-2x8-a100-
 TEST(RankModes, RepresentativeEqualsAllWithTwoConcurrentStreams) {
   check({"gpt2-4x8-h100-ndr", {"streams.comm_streams=2", "training.batch_size=2"}});
 }
+TEST(RankModes, RepresentativeEqualsAllWhenTwoStreamsRunPhasesAtOnce) {
+  // EDR between the nodes, 5 MiB buckets, batch 1: the collectives queue up and the two NCCL streams
+  // run phases at the same time (checked below), each on its own set of hop actors.
+  check({"bert-base-2x8-v100-edr", {"streams.comm_streams=2", "ddp.bucket_cap_mb=5", "training.batch_size=1"}});
+  config::Catalog cat(config::Catalog::default_root());
+  auto sc = cat.load_scenario("scenarios/bert-base-2x8-v100-edr.json",
+                              {"streams.comm_streams=2", "ddp.bucket_cap_mb=5", "training.batch_size=1"});
+  sc.simulation.ranks = config::RankMode::ALL;
+  auto out = testing::simulate_in_children({sc});
+  ASSERT_EQ(out.size(), 1u);
+  const auto& b = out[0]["buckets"];
+  bool overlap = false;
+  for (size_t i = 0; i + 1 < b.size(); ++i)
+    if (b[i + 1]["start_s"].get<double>() < b[i]["end_s"].get<double>()) overlap = true;
+  EXPECT_TRUE(overlap) << "no two consecutive buckets' collectives overlapped";
+}
 TEST(RankModes, RepresentativeEqualsAllStepwise) {
   check({"bert-base-2x8-v100-edr", {"simulation.fidelity=stepwise"}});
 }
