@@ -1,8 +1,8 @@
 #include "args.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cmath>
-#include <functional>
-#include <sstream>
+#include <limits>
 
 #include "config/specs.hpp"
 #include "core/text.hpp"
@@ -24,197 +24,205 @@ int dtype_size(DType d) { return ddpsim::config::dtype_size(*ddpsim::config::par
 
 namespace {
 
-const char* const kCommands = "allreduce, layers, contention, step";
+using ddpsim::core::split_list;
 
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
+// ---- values: each check returns "" or what is wrong with the value (CLI11 prefixes the flag) ----
+
+std::string quoted(const std::string& v) { return "'" + v + "'"; }
+
+std::string integer_problem(const std::string& v, int64_t min_value, int64_t max_value) {
+  const std::string what = "an integer >= " + std::to_string(min_value);
+  size_t pos = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &pos);
+  } catch (const std::exception&) {
+    return quoted(v) + " is not " + what;
+  }
+  if (pos != v.size() || x < min_value) return quoted(v) + " is not " + what;
+  if (x > max_value) return quoted(v) + " is too large (at most " + std::to_string(max_value) + ")";
+  return {};
 }
 
-// A flag table: each flag has names, a value description for messages, and a setter that throws
-// ArgError with the flag's name on a bad value. Boolean flags take no value.
-class FlagParser {
- public:
-  explicit FlagParser(std::string command) : command_(std::move(command)) {}
-
-  void add(std::vector<std::string> names, std::string what, std::function<void(const std::string&)> set) {
-    flags_.push_back({std::move(names), std::move(what), std::move(set), false});
-  }
-  void add_bool(std::vector<std::string> names, bool& target) {
-    flags_.push_back({std::move(names), "", [&target](const std::string&) { target = true; }, true});
-  }
-  void add_int(std::vector<std::string> names, int& target, int min_value) {
-    auto label = names.front();
-    add(names, "an integer >= " + std::to_string(min_value), [&target, min_value, label](const std::string& v) {
-      target = static_cast<int>(to_int(label, v, min_value, "an integer >= " + std::to_string(min_value)));
-    });
-  }
-  void add_int64(std::vector<std::string> names, int64_t& target, int64_t min_value) {
-    auto label = names.front();
-    add(names, "an integer >= " + std::to_string(min_value), [&target, min_value, label](const std::string& v) {
-      target = to_int(label, v, min_value, "an integer >= " + std::to_string(min_value));
-    });
-  }
-  void add_choice(std::vector<std::string> names, std::string& target, std::vector<std::string> allowed) {
-    auto label = names.front();
-    add(names, "one of " + join(allowed), [&target, allowed, label](const std::string& v) {
-      for (const auto& a : allowed)
-        if (a == v) {
-          target = v;
-          return;
-        }
-      throw ArgError(label + ": '" + v + "' is not one of " + join(allowed));
-    });
-  }
-  void add_dtype(std::vector<std::string> names, DType& target) {
-    auto label = names.front();
-    add(names, "one of float32, float16, bfloat16", [&target, label](const std::string& v) {
-      if (v == "float32")
-        target = DType::FLOAT32;
-      else if (v == "float16")
-        target = DType::FLOAT16;
-      else if (v == "bfloat16")
-        target = DType::BFLOAT16;
-      else
-        throw ArgError(label + ": '" + v + "' is not one of float32, float16, bfloat16");
-    });
-  }
-  void add_string(std::vector<std::string> names, std::string& target, std::string what) {
-    auto label = names.front();
-    add(names, what, [&target, label, what](const std::string& v) {
-      if (v.empty()) throw ArgError(label + ": empty value (expected " + what + ")");
-      target = v;
-    });
-  }
-
-  // Returns true when help was requested.
-  bool parse(const std::vector<std::string>& args, size_t first) {
-    for (size_t i = first; i < args.size(); ++i) {
-      std::string a = args[i];
-      if (a == "-h" || a == "--help") return true;
-      std::string value;
-      bool has_inline = false;
-      if (a.rfind("--", 0) == 0) {
-        auto eq = a.find('=');
-        if (eq != std::string::npos) {
-          value = a.substr(eq + 1);
-          a = a.substr(0, eq);
-          has_inline = true;
-        }
-      }
-      const Flag* f = find(a);
-      if (!f) {
-        throw ArgError("ddpbench " + command_ + ": unknown flag '" + a + "' (allowed: " + allowed_list() + ")");
-      }
-      if (f->is_bool) {
-        if (has_inline) throw ArgError(a + ": takes no value");
-        f->set("");
-        continue;
-      }
-      if (!has_inline) {
-        if (i + 1 >= args.size()) throw ArgError(a + ": missing value (expected " + f->what + ")");
-        value = args[++i];
-      }
-      f->set(value);
-    }
-    return false;
-  }
-
-  std::string help() const {
-    std::ostringstream os;
-    for (const auto& f : flags_) os << "  " << join(f.names, ", ") << (f.is_bool ? "" : "  <" + f.what + ">") << "\n";
-    return os.str();
-  }
-
-  static int64_t to_int(const std::string& flag, const std::string& v, int64_t min_value, const std::string& what) {
-    size_t pos = 0;
-    long long x = 0;
-    try {
-      x = std::stoll(v, &pos);
-    } catch (const std::exception&) {
-      throw ArgError(flag + ": '" + v + "' is not " + what);
-    }
-    if (pos != v.size() || x < min_value) throw ArgError(flag + ": '" + v + "' is not " + what);
-    return x;
-  }
-
- private:
-  struct Flag {
-    std::vector<std::string> names;
-    std::string what;
-    std::function<void(const std::string&)> set;
-    bool is_bool;
-  };
-  const Flag* find(const std::string& name) const {
-    for (const auto& f : flags_)
-      for (const auto& n : f.names)
-        if (n == name) return &f;
-    return nullptr;
-  }
-  std::string allowed_list() const {
-    std::vector<std::string> all;
-    for (const auto& f : flags_) all.push_back(join(f.names, "/"));
-    all.push_back("-h/--help");
-    return join(all);
-  }
-  std::string command_;
-  std::vector<Flag> flags_;
-};
-
-double to_double(const std::string& flag, const std::string& v, const std::string& what) {
+std::string number_above_problem(const std::string& v, double bound, const std::string& bound_text) {
   size_t pos = 0;
   double x = 0;
+  bool ok = true;
   try {
     x = std::stod(v, &pos);
   } catch (const std::exception&) {
-    throw ArgError(flag + ": '" + v + "' is not " + what);
+    ok = false;
   }
-  if (pos != v.size() || !std::isfinite(x)) throw ArgError(flag + ": '" + v + "' is not " + what);
-  return x;
+  if (!ok || pos != v.size() || !std::isfinite(x) || x <= bound) return quoted(v) + " is not a number > " + bound_text;
+  return {};
 }
 
-void add_timing(FlagParser& p, TimingArgs& t) {
-  p.add_int({"-n", "--iters"}, t.iters, 1);
-  p.add_int({"-w", "--warmup"}, t.warmup, 0);
-  p.add_string({"--json"}, t.json_path, "a file path");
+const char* const kSizeWhat = "a size in bytes like 8, 64K, 1M, 8G (K/M/G = 1024-based)";
+
+// The simulator's parser (core/units) is the one reading of nccl-tests sizes; a benchmark buffer
+// must be a whole number of bytes, at least one.
+std::string size_problem(const std::string& text, uint64_t* bytes) {
+  if (text.empty()) return std::string("empty value (expected ") + kSizeWhat + ")";
+  const auto v = ddpsim::core::parse_nccl_tests_size(text);
+  if (!v || *v < 1 || *v != std::floor(*v)) return quoted(text) + " is not " + kSizeWhat;
+  if (*v >= 18446744073709551616.0) return quoted(text) + " is too large";
+  if (bytes) *bytes = static_cast<uint64_t>(*v);
+  return {};
 }
 
-void add_model(FlagParser& p, ModelArgs& m) {
-  p.add_string({"--model"}, m.model_path, "a ddpsim-model/1 JSON file");
-  p.add_string({"--synthetic"}, m.synthetic, "mlp:LAYERS:HIDDEN");
-  p.add_int64({"--batch"}, m.batch, 1);
-  p.add_dtype({"--dtype"}, m.dtype);
-  p.add_choice({"--conv"}, m.conv, {"auto", "cudnn", "gemm"});
-  p.add_bool({"--tf32"}, m.tf32);
-  p.add_int64({"--seq-len"}, m.seq_len, 1);
-  p.add_int64({"--head-dim"}, m.head_dim, 1);
+// --caps: bucket_cap_mb values or "default" (PyTorch's default cap with its 1 MiB first bucket).
+std::string caps_problem(const std::string& v, std::vector<CapSpec>* caps) {
+  std::vector<CapSpec> out;
+  for (const auto& item : split_list(v)) {
+    if (item == "default") {
+      out.push_back({ddpsim::config::DdpSettings{}.bucket_cap_mb, true});
+      continue;
+    }
+    if (!number_above_problem(item, 0, "0").empty())
+      return quoted(item) + " in " + quoted(v) + " is not a number > 0 or 'default'";
+    out.push_back({std::stod(item), false});
+  }
+  if (out.empty()) return quoted(v) + " is empty (expected e.g. 1,5,25,100 or default)";
+  if (caps) *caps = std::move(out);
+  return {};
+}
+
+// ---- CLI11 validators over those checks (CLI11 2.1's PositiveNumber prints a range up to 1.8e308) ----
+
+CLI::Validator integer_at_least(int64_t min_value, int64_t max_value) {
+  return CLI::Validator([=](std::string& v) { return integer_problem(v, min_value, max_value); },
+                        "INT>=" + std::to_string(min_value));
+}
+
+CLI::Validator number_above(double bound, const std::string& bound_text) {
+  return CLI::Validator([=](std::string& v) { return number_above_problem(v, bound, bound_text); },
+                        "NUM>" + bound_text);
+}
+
+// Rewrites "64K" as "65536" before CLI11 converts the value to an integer.
+CLI::Validator byte_size() {
+  return CLI::Validator(
+      [](std::string& v) {
+        uint64_t bytes = 0;
+        std::string problem = size_problem(v, &bytes);
+        if (problem.empty()) v = std::to_string(bytes);
+        return problem;
+      },
+      "SIZE");
+}
+
+CLI::Validator non_empty(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& v) { return v.empty() ? "empty value (expected " + what + ")" : std::string(); }, "");
+}
+
+std::vector<std::string> dtype_choices() { return {"float32", "float16", "bfloat16"}; }
+
+DType to_dtype(const std::string& v) {
+  if (v == "float16") return DType::FLOAT16;
+  if (v == "bfloat16") return DType::BFLOAT16;
+  return DType::FLOAT32;  // the only other value IsMember lets through
+}
+
+// ---- the subcommands' flags ----
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+void add_timing(CLI::App& c, TimingArgs& t) {
+  c.add_option("-n,--iters", t.iters, "timed iterations; the median is reported")
+      ->check(integer_at_least(1, kIntMax))
+      ->capture_default_str();
+  c.add_option("-w,--warmup", t.warmup, "untimed iterations first")
+      ->check(integer_at_least(0, kIntMax))
+      ->capture_default_str();
+  c.add_option("--json", t.json_path, "write a ddpbench-results/1 file here")->check(non_empty("a file path"));
+}
+
+void add_dtype(CLI::App& c, DType& target, const std::string& help) {
+  c.add_option_function<std::string>(
+       "--dtype", [&target](const std::string& v) { target = to_dtype(v); }, help)
+      ->check(CLI::IsMember(dtype_choices()))
+      ->default_str(dtype_name(target));
+}
+
+void add_ngpus(CLI::App& c, int& ngpus, const std::string& help) {
+  c.add_option("-g,--ngpus", ngpus, help)->check(integer_at_least(0, kIntMax))->capture_default_str();
+}
+
+void add_model(CLI::App& c, ModelArgs& m) {
+  c.add_option("--model", m.model_path, "a ddpsim-model/1 file (models/README.md)")
+      ->check(non_empty("a ddpsim-model/1 JSON file"));
+  c.add_option("--synthetic", m.synthetic, "a synthetic MLP instead of --model: mlp:LAYERS:HIDDEN")
+      ->check(non_empty("mlp:LAYERS:HIDDEN"));
+  c.add_option("--batch", m.batch, "batch size (default: the model's batch_size; 64 for --synthetic)")
+      ->check(integer_at_least(1, kInt64Max));
+  add_dtype(c, m.dtype, "compute precision (activation bytes scale with it)");
+  c.add_option("--conv", m.conv, "conv2d as cuDNN convolutions (auto: when built with cuDNN) or implicit GEMMs")
+      ->check(CLI::IsMember({"auto", "cudnn", "gemm"}))
+      ->capture_default_str();
+  c.add_flag("--tf32", m.tf32, "TF32 tensor cores for float32 GEMMs (PyTorch's matmul default is off)");
+  c.add_option("--seq-len", m.seq_len, "sequence length of attention matmuls (default: a token model's input_shape[1])")
+      ->check(integer_at_least(1, kInt64Max));
+  c.add_option("--head-dim", m.head_dim, "k of the attention-like batched GEMMs")
+      ->check(integer_at_least(1, kInt64Max))
+      ->capture_default_str();
+}
+
+void add_allreduce(CLI::App& c, AllreduceArgs& a) {
+  add_ngpus(c, a.ngpus, "GPUs, one thread each (0 = every visible GPU)");
+  c.add_option("-b,--minbytes", a.min_bytes, "smallest size (8, 64K, 1M, 8G; 1024-based)")
+      ->transform(byte_size())
+      ->default_str("8");
+  c.add_option("-e,--maxbytes", a.max_bytes, "largest size")->transform(byte_size())->default_str("8G");
+  c.add_option("-f,--stepfactor", a.step_factor, "size multiplier between rows")
+      ->check(number_above(1, "1"))
+      ->capture_default_str();
+  c.add_option("-c,--check", a.check, "count wrong elements after the timed loop (0 skips it)")
+      ->check(CLI::IsMember({"0", "1"}))
+      ->default_str("1");
+  add_timing(c, a.timing);
+}
+
+void add_layers(CLI::App& c, LayersArgs& a) {
+  add_model(c, a.model);
+  c.add_option("-d,--device", a.device, "which GPU")->check(integer_at_least(0, kIntMax))->capture_default_str();
+  add_timing(c, a.timing);
+}
+
+void add_contention(CLI::App& c, ContentionArgs& a) {
+  add_ngpus(c, a.ngpus, "GPUs (0 = every visible GPU; 1: a copy kernel is the background)");
+  add_dtype(c, a.dtype, "precision of the foreground kernels");
+  c.add_option("--bytes", a.bytes, "size of one background all-reduce / copy (at least 1K)")
+      ->transform(byte_size())
+      ->default_str("256M");
+  c.add_option("--hog-blocks", a.hog_blocks, "CTAs of the background copy kernel (NCCL takes one per channel)")
+      ->check(integer_at_least(1, kIntMax))
+      ->capture_default_str();
+  add_timing(c, a.timing);
+}
+
+void add_step(CLI::App& c, StepArgs& a) {
+  add_model(c, a.model);
+  add_ngpus(c, a.ngpus, "GPUs, one thread each (0 = every visible GPU)");
+  c.add_option_function<std::string>(
+       "--caps", [&a](const std::string& v) { (void)caps_problem(v, &a.caps); },
+       "bucket_cap_mb values to sweep, comma-separated; 'default' = PyTorch's default (25 with a 1 MiB first bucket)")
+      ->check(CLI::Validator([](std::string& v) { return caps_problem(v, nullptr); }, "LIST"))
+      ->default_str("1,5,25,100");
+  c.add_option("--first-bucket-mb", a.first_bucket_mb,
+               "first bucket's limit in MiB (default: PyTorch's rule; 1 reproduces older releases)")
+      ->check(number_above(0, "0"));
+  c.add_flag("--bucket-view", a.bucket_view, "gradient_as_bucket_view=True: no copy out of the buckets");
+  c.add_option("--optimizer", a.optimizer, "update after the step")
+      ->check(CLI::IsMember({"none", "sgd"}))
+      ->capture_default_str();
+  add_timing(c, a.timing);
 }
 
 void check_model_source(const ModelArgs& m) {
   if (m.model_path.empty() == m.synthetic.empty())
     throw ArgError("--model/--synthetic: exactly one is required (--model FILE.json or --synthetic mlp:LAYERS:HIDDEN)");
-}
-
-std::vector<CapSpec> parse_caps(const std::string& v) {
-  std::vector<CapSpec> caps;
-  for (const auto& item : ddpsim::core::split_list(v)) {
-    if (item == "default") {
-      caps.push_back({ddpsim::config::DdpSettings{}.bucket_cap_mb, true});
-      continue;
-    }
-    const std::string what = "a comma-separated list of bucket_cap_mb values > 0 or 'default'";
-    double x = 0;
-    try {
-      x = to_double("--caps", item, what);
-    } catch (const ArgError&) {
-      throw ArgError("--caps: '" + item + "' in '" + v + "' is not a number > 0 or 'default'");
-    }
-    if (x <= 0) throw ArgError("--caps: '" + item + "' in '" + v + "' is not a number > 0 or 'default'");
-    caps.push_back({x, false});
-  }
-  if (caps.empty()) throw ArgError("--caps: '" + v + "' is empty (expected e.g. 1,5,25,100 or default)");
-  return caps;
 }
 
 nlohmann::json timing_json(const TimingArgs& t) {
@@ -226,105 +234,73 @@ nlohmann::json model_json(const ModelArgs& m) {
           {"conv", m.conv},        {"tf32", m.tf32},           {"seq_len", m.seq_len}, {"head_dim", m.head_dim}};
 }
 
-std::string overview() {
-  return "usage: ddpbench <command> [flags]   (ddpbench <command> --help for its flags)\n"
-         "commands:\n"
-         "  allreduce   nccl-tests-style ncclAllReduce size sweep\n"
-         "  layers      forward/backward time of each layer of a ddpsim-model/1 file\n"
-         "  contention  compute kernels alone vs beside an all-reduce (or a copy kernel)\n"
-         "  step        synthetic DDP step with PyTorch's bucket plan, swept over bucket caps\n";
-}
-
-// Builds the flag table of one command over `c` (used both to parse and to print help).
-FlagParser make_parser(const std::string& name, Command& c) {
-  FlagParser p(name);
-  if (name == "allreduce") {
-    auto& a = c.emplace<AllreduceArgs>();
-    p.add_int({"-g", "--ngpus"}, a.ngpus, 0);
-    p.add({"-b", "--minbytes"}, "a size like 8, 64K, 1M, 8G",
-          [&a](const std::string& v) { a.min_bytes = parse_size("-b", v); });
-    p.add({"-e", "--maxbytes"}, "a size like 8, 64K, 1M, 8G",
-          [&a](const std::string& v) { a.max_bytes = parse_size("-e", v); });
-    p.add({"-f", "--stepfactor"}, "a number > 1", [&a](const std::string& v) {
-      a.step_factor = to_double("-f", v, "a number > 1");
-      if (a.step_factor <= 1.0) throw ArgError("-f: '" + v + "' is not a number > 1");
-    });
-    p.add({"-c", "--check"}, "0 or 1", [&a](const std::string& v) {
-      if (v != "0" && v != "1") throw ArgError("-c: '" + v + "' is not one of 0, 1");
-      a.check = v == "1";
-    });
-    add_timing(p, a.timing);
-  } else if (name == "layers") {
-    auto& a = c.emplace<LayersArgs>();
-    add_model(p, a.model);
-    p.add_int({"-d", "--device"}, a.device, 0);
-    add_timing(p, a.timing);
-  } else if (name == "contention") {
-    auto& a = c.emplace<ContentionArgs>();
-    p.add_int({"-g", "--ngpus"}, a.ngpus, 0);
-    p.add_dtype({"--dtype"}, a.dtype);
-    p.add({"--bytes"}, "a size like 64M, 1G", [&a](const std::string& v) { a.bytes = parse_size("--bytes", v); });
-    p.add_int({"--hog-blocks"}, a.hog_blocks, 1);
-    add_timing(p, a.timing);
-  } else if (name == "step") {
-    auto& a = c.emplace<StepArgs>();
-    add_model(p, a.model);
-    p.add_int({"-g", "--ngpus"}, a.ngpus, 0);
-    p.add({"--caps"}, "a comma-separated list of bucket_cap_mb values > 0 or 'default'",
-          [&a](const std::string& v) { a.caps = parse_caps(v); });
-    p.add({"--first-bucket-mb"}, "a number > 0", [&a](const std::string& v) {
-      a.first_bucket_mb = to_double("--first-bucket-mb", v, "a number > 0");
-      if (a.first_bucket_mb <= 0) throw ArgError("--first-bucket-mb: '" + v + "' is not a number > 0");
-    });
-    p.add_bool({"--bucket-view"}, a.bucket_view);
-    p.add_choice({"--optimizer"}, a.optimizer, {"none", "sgd"});
-    add_timing(p, a.timing);
-  } else {
-    throw ArgError("unknown command '" + name + "' (allowed: " + kCommands + ")");
-  }
-  return p;
-}
-
 }  // namespace
 
 uint64_t parse_size(const std::string& flag, const std::string& text) {
-  const std::string what = "a size in bytes like 8, 64K, 1M, 8G (K/M/G = 1024-based)";
-  if (text.empty()) throw ArgError(flag + ": empty value (expected " + what + ")");
-  // The simulator's parser (core/units) is the one reading of nccl-tests sizes; a benchmark
-  // buffer must be a whole number of bytes, at least one.
-  const auto v = ddpsim::core::parse_nccl_tests_size(text);
-  if (!v || *v < 1 || *v != std::floor(*v)) throw ArgError(flag + ": '" + text + "' is not " + what);
-  if (*v >= 18446744073709551616.0) throw ArgError(flag + ": '" + text + "' is too large");
-  return static_cast<uint64_t>(*v);
-}
-
-std::string usage(const std::string& command) {
-  if (command.empty()) return overview();
-  Command c;
-  FlagParser p = make_parser(command, c);
-  return "usage: ddpbench " + command + " [flags]\n" + p.help();
+  uint64_t bytes = 0;
+  if (std::string problem = size_problem(text, &bytes); !problem.empty()) throw ArgError(flag + ": " + problem);
+  return bytes;
 }
 
 Command parse_command(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") return HelpRequest{overview()};
-  Command c;
-  FlagParser p = make_parser(args[0], c);
-  if (p.parse(args, 1)) return HelpRequest{usage(args[0])};
+  AllreduceArgs allreduce;
+  LayersArgs layers;
+  ContentionArgs contention;
+  StepArgs step;
+  CLI::App app{"ddpbench: measures on real GPUs what ddpsim simulates (bench/README.md)", "ddpbench"};
+  app.require_subcommand(0, 1);
+  auto* help_cmd = app.add_subcommand("help", "print this overview");
+  auto* allreduce_cmd = app.add_subcommand("allreduce", "nccl-tests-style ncclAllReduce size sweep");
+  add_allreduce(*allreduce_cmd, allreduce);
+  auto* layers_cmd = app.add_subcommand("layers", "forward/backward time of each layer of a ddpsim-model/1 file");
+  add_layers(*layers_cmd, layers);
+  auto* contention_cmd =
+      app.add_subcommand("contention", "compute kernels alone vs beside an all-reduce (or a copy kernel)");
+  add_contention(*contention_cmd, contention);
+  auto* step_cmd = app.add_subcommand("step", "synthetic DDP step with PyTorch's bucket plan, swept over bucket caps");
+  add_step(*step_cmd, step);
 
-  // Cross-flag validation.
-  if (auto* a = std::get_if<AllreduceArgs>(&c)) {
-    if (a->min_bytes > a->max_bytes)
-      throw ArgError("-b: " + std::to_string(a->min_bytes) + " bytes is larger than -e " +
-                     std::to_string(a->max_bytes));
-  } else if (auto* l = std::get_if<LayersArgs>(&c)) {
-    check_model_source(l->model);
-  } else if (auto* s = std::get_if<StepArgs>(&c)) {
-    check_model_source(s->model);
-    if (s->caps.empty()) s->caps = {{1, false}, {5, false}, {25, false}, {100, false}};
-  } else if (auto* k = std::get_if<ContentionArgs>(&c)) {
-    if (k->bytes < 1024) throw ArgError("--bytes: " + std::to_string(k->bytes) + " is below the minimum 1K");
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the vector back to front
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    return HelpRequest{app.help()};  // the chosen subcommand's help, or the overview
+  } catch (const CLI::ExtrasError& e) {
+    if (app.get_subcommands().empty() && !args.empty() && args[0].rfind('-', 0) != 0) {
+      std::string names;
+      for (const auto* c : {allreduce_cmd, layers_cmd, contention_cmd, step_cmd})
+        names += (names.empty() ? "" : ", ") + c->get_name();
+      throw ArgError("unknown command '" + args[0] + "' (allowed: " + names + ")");
+    }
+    throw ArgError(e.what());
+  } catch (const CLI::ParseError& e) {
+    throw ArgError(e.what());
   }
-  return c;
+
+  // Checks across flags.
+  if (*allreduce_cmd) {
+    if (allreduce.min_bytes > allreduce.max_bytes)
+      throw ArgError("-b: " + std::to_string(allreduce.min_bytes) + " bytes is larger than -e " +
+                     std::to_string(allreduce.max_bytes));
+    return allreduce;
+  }
+  if (*layers_cmd) {
+    check_model_source(layers.model);
+    return layers;
+  }
+  if (*contention_cmd) {
+    if (contention.bytes < 1024)
+      throw ArgError("--bytes: " + std::to_string(contention.bytes) + " is below the minimum 1K");
+    return contention;
+  }
+  if (*step_cmd) {
+    check_model_source(step.model);
+    if (step.caps.empty()) step.caps = {{1, false}, {5, false}, {25, false}, {100, false}};
+    return step;
+  }
+  // `ddpbench help` and `ddpbench` alone: the overview (app.help() would describe `help` itself).
+  (void)help_cmd;
+  return HelpRequest{app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal)};
 }
 
 std::string command_name(const Command& c) {

@@ -1,5 +1,6 @@
 #pragma once
-// Command-line parsing and validation for every ddpbench subcommand. Pure host code: no CUDA.
+// Command-line parsing (CLI11, as sim/app/main.cpp) and validation for every ddpbench subcommand.
+// Pure host code: no CUDA.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -72,13 +73,15 @@ struct StepArgs {
   TimingArgs timing;
 };
 
+// `--help`, `help` or no command at all: the text to print (exit status 0).
 struct HelpRequest {
   std::string text;
 };
 
 using Command = std::variant<HelpRequest, AllreduceArgs, LayersArgs, ContentionArgs, StepArgs>;
 
-// Parses argv[1..] (the subcommand first). Throws ArgError naming the flag and the allowed values.
+// Parses argv[1..] (the subcommand first) with CLI11. A bad command line throws ArgError whose
+// message names the flag, quotes the bad value and says what is allowed (main() exits with 2).
 Command parse_command(const std::vector<std::string>& args);
 
 // The subcommand name of a parsed command ("allreduce", ...; "help").
@@ -87,10 +90,8 @@ std::string command_name(const Command& c);
 // Every flag of a parsed command with its effective value, for the results file.
 nlohmann::json config_json(const Command& c);
 
-// "8", "8K", "8M", "8G" (binary multiples, as nccl-tests) -> bytes. Throws ArgError naming `flag`.
+// "8", "8K", "8M", "8G" (binary multiples, as nccl-tests; core::parse_nccl_tests_size) -> bytes,
+// a whole number >= 1. Throws ArgError naming `flag`.
 uint64_t parse_size(const std::string& flag, const std::string& text);
-
-// Usage text for one subcommand ("" = the overview).
-std::string usage(const std::string& command);
 
 }  // namespace ddpbench

@@ -59,10 +59,10 @@ std::vector<uint64_t> rebuild_limits(const CapSpec& cap, double first_bucket_mb)
 
 std::vector<Bucket> rebuilt_plan(const Model& m, const CapSpec& cap, double first_bucket_mb) {
   std::vector<BucketTensor> tensors;
-  for (int idx : m.grad_ready_order) {
-    const auto& p = m.params[static_cast<size_t>(idx)];
+  for (int idx : m.spec.grad_ready_order) {
+    const auto& p = m.spec.params[static_cast<size_t>(idx)];
     if (!p.requires_grad) continue;
-    tensors.push_back({idx, p.bytes(), p.dtype});
+    tensors.push_back({idx, static_cast<uint64_t>(p.bytes()), ddpsim::config::to_string(p.dtype)});
   }
   return assign_by_size(tensors, rebuild_limits(cap, first_bucket_mb));
 }

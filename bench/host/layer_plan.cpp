@@ -6,6 +6,10 @@
 
 namespace ddpbench {
 
+using ddpsim::config::LayerSpec;
+using ddpsim::config::LayerType;
+using ddpsim::config::ParamSpec;
+
 const char* op_kind_name(OpKind k) {
   switch (k) {
     case OpKind::GEMM: return "gemm";
@@ -149,19 +153,19 @@ GemmShape cube_gemm(double flops) {
   return {d, d, d, 1, false, false};
 }
 
-const ModelParam* param_of_rank(const Model& m, const ModelLayer& l, size_t rank) {
+const ParamSpec* param_of_rank(const Model& m, const LayerSpec& l, size_t rank) {
   for (int idx : l.params) {
-    const auto& p = m.params[static_cast<size_t>(idx)];
+    const auto& p = m.spec.params[static_cast<size_t>(idx)];
     if (p.shape.size() == rank) return &p;
   }
   return nullptr;
 }
 
-void plan_linear(const Model& m, const ModelLayer& l, const PlanOptions& o, double scale, int e, int64_t seq,
+void plan_linear(const Model& m, const LayerSpec& l, const PlanOptions& o, double scale, int e, int64_t seq,
                  LayerPlan& p) {
   const double f = l.fwd_flops * scale, bf = l.bwd_flops * scale;
   const double fb = p.fwd_bytes, bb = p.bwd_bytes;
-  const ModelParam* w = param_of_rank(m, l, 2);
+  const ParamSpec* w = param_of_rank(m, l, 2);
   const bool bias = param_of_rank(m, l, 1) != nullptr;
   int64_t rows = 0, in = 0, out = 0;
   bool weight_grad = true;
@@ -175,7 +179,8 @@ void plan_linear(const Model& m, const ModelLayer& l, const PlanOptions& o, doub
     // No own 2-D weight (e.g. GPT-2's lm_head, tied to the embedding): tokens x (n, k) from the
     // FLOPs (2 T n k) and the activation bytes (T (n + k) elements).
     const double elems = l.fwd_bytes * scale / 4.0;
-    const double tokens = seq > 0 ? static_cast<double>((o.batch > 0 ? o.batch : m.batch_size) * seq) : 0.0;
+    const double tokens =
+        seq > 0 ? static_cast<double>((o.batch > 0 ? o.batch : int64_t{m.spec.batch_size}) * seq) : 0.0;
     auto [a, b] =
         tokens > 0 ? roots_from_sum_product(elems / tokens, f / (2 * tokens)) : std::pair<double, double>{0, 0};
     if (a >= 1 && b >= 1) {
@@ -211,7 +216,7 @@ void plan_linear(const Model& m, const ModelLayer& l, const PlanOptions& o, doub
   add_rest(p.bwd, bb, covered, 2.0 / 3.0);
 }
 
-void plan_matmul(const ModelLayer& l, double scale, int e, int64_t seq, int64_t head_dim, LayerPlan& p) {
+void plan_matmul(const LayerSpec& l, double scale, int e, int64_t seq, int64_t head_dim, LayerPlan& p) {
   const double f = l.fwd_flops * scale, bf = l.bwd_flops * scale;
   const double s = static_cast<double>(seq), d = static_cast<double>(head_dim);
   const double bh = seq > 0 ? f / (4 * d * s * s) : 0;
@@ -237,10 +242,10 @@ void plan_matmul(const ModelLayer& l, double scale, int e, int64_t seq, int64_t 
   }
 }
 
-void plan_conv(const Model& m, const ModelLayer& l, const PlanOptions& o, double scale, int e, int64_t batch,
+void plan_conv(const Model& m, const LayerSpec& l, const PlanOptions& o, double scale, int e, int64_t batch,
                LayerPlan& p) {
   const double f = l.fwd_flops * scale, bf = l.bwd_flops * scale;
-  const ModelParam* w = param_of_rank(m, l, 4);
+  const ParamSpec* w = param_of_rank(m, l, 4);
   if (!w || w->shape[0] < 1 || w->shape[1] < 1) {
     p.fwd.push_back(gemm_op(cube_gemm(f)));
     if (bf > 0) p.bwd.push_back(gemm_op(cube_gemm(bf)));
@@ -304,8 +309,8 @@ void plan_rownorm(std::vector<Op>& ops, double bytes, int64_t cols, int e, doubl
   add_rest(ops, bytes, 2.0 * static_cast<double>(rows * cols * e), read_share);
 }
 
-void plan_embedding(const Model& m, const ModelLayer& l, double scale, int e, LayerPlan& p) {
-  const ModelParam* w = param_of_rank(m, l, 2);
+void plan_embedding(const Model& m, const LayerSpec& l, double scale, int e, LayerPlan& p) {
+  const ParamSpec* w = param_of_rank(m, l, 2);
   if (!w) {
     if (p.fwd_bytes > 0) p.fwd.push_back(stream_op(p.fwd_bytes / 2, p.fwd_bytes / 2));
     if (p.bwd_bytes > 0) p.bwd.push_back(stream_op(p.bwd_bytes * 2 / 3, p.bwd_bytes / 3));
@@ -331,15 +336,15 @@ void plan_embedding(const Model& m, const ModelLayer& l, double scale, int e, La
 }  // namespace
 
 LayerPlan plan_layer(const Model& m, size_t index, const PlanOptions& o) {
-  const ModelLayer& l = m.layers.at(index);
-  const int64_t batch = o.batch > 0 ? o.batch : m.batch_size;
-  const double scale = static_cast<double>(batch) / static_cast<double>(m.batch_size);
+  const LayerSpec& l = m.spec.layers.at(index);
+  const int64_t batch = o.batch > 0 ? o.batch : int64_t{m.spec.batch_size};
+  const double scale = static_cast<double>(batch) / static_cast<double>(m.spec.batch_size);
   const int e = dtype_size(o.dtype);
   const double byte_scale = scale * e / 4.0;  // counts are at float32 activations
   const int64_t seq = o.seq_len > 0 ? o.seq_len : m.token_seq_len();
   LayerPlan p;
   p.name = l.name;
-  p.type = l.type;
+  p.type = ddpsim::config::to_string(l.type);
   p.fwd_flops = l.fwd_flops * scale;
   p.bwd_flops = l.bwd_flops * scale;
   p.fwd_bytes = l.fwd_bytes * byte_scale;
@@ -348,19 +353,19 @@ LayerPlan plan_layer(const Model& m, size_t index, const PlanOptions& o) {
     p.note = "no work recorded: nothing launched";
     return p;
   }
-  if (l.type == "linear") {
+  if (l.type == LayerType::LINEAR) {
     plan_linear(m, l, o, scale, e, seq, p);
-  } else if (l.type == "matmul") {
+  } else if (l.type == LayerType::MATMUL) {
     plan_matmul(l, scale, e, seq, o.head_dim, p);
-  } else if (l.type == "conv2d") {
+  } else if (l.type == LayerType::CONV2D) {
     plan_conv(m, l, o, scale, e, batch, p);
-  } else if (l.type == "layernorm" || l.type == "softmax") {
-    const ModelParam* g = param_of_rank(m, l, 1);
+  } else if (l.type == LayerType::LAYERNORM || l.type == LayerType::SOFTMAX) {
+    const ParamSpec* g = param_of_rank(m, l, 1);
     const int64_t cols = g ? std::max<int64_t>(1, g->shape[0]) : (seq > 0 ? seq : 1024);
     if (p.fwd_bytes > 0) plan_rownorm(p.fwd, p.fwd_bytes, cols, e, 0.5);
     if (p.bwd_bytes > 0) plan_rownorm(p.bwd, p.bwd_bytes, cols, e, 2.0 / 3.0);
     p.note = "row-wise normalisation kernel, row length " + std::to_string(cols);
-  } else if (l.type == "embedding") {
+  } else if (l.type == LayerType::EMBEDDING) {
     plan_embedding(m, l, scale, e, p);
   } else {
     // batchnorm, elementwise, pool, other: bandwidth-bound; forward reads as much as it writes,
@@ -374,7 +379,7 @@ LayerPlan plan_layer(const Model& m, size_t index, const PlanOptions& o) {
 
 std::vector<LayerPlan> plan_model(const Model& m, const PlanOptions& o) {
   std::vector<LayerPlan> out;
-  for (size_t i = 0; i < m.layers.size(); ++i) out.push_back(plan_layer(m, i, o));
+  for (size_t i = 0; i < m.spec.layers.size(); ++i) out.push_back(plan_layer(m, i, o));
   return out;
 }
 

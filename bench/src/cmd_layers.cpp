@@ -8,7 +8,7 @@ namespace ddpbench {
 Model load_model_arg(const ModelArgs& m) {
   if (!m.synthetic.empty()) {
     const auto j = synthetic_model(m.synthetic, m.batch > 0 ? m.batch : 64);
-    return parse_model(j, "--synthetic " + m.synthetic);
+    return model_from_json(j, "--synthetic " + m.synthetic);
   }
   return load_model(m.model_path);
 }
@@ -74,7 +74,7 @@ void write_results(const ResultsWriter& w, const std::string& path) {
 void cmd_layers(const LayersArgs& a, const Command& cmd) {
   const Model model = load_model_arg(a.model);
   const PlanOptions opts = plan_options(a.model);
-  const int64_t batch = opts.batch > 0 ? opts.batch : model.batch_size;
+  const int64_t batch = opts.batch > 0 ? opts.batch : int64_t{model.spec.batch_size};
   if (a.device >= device_count()) throw ArgError("-d: device " + std::to_string(a.device) + " is not visible");
   CUDACHECK(cudaSetDevice(a.device));
   const HardwareInfo hw = query_hardware(1, a.device);
@@ -88,7 +88,7 @@ void cmd_layers(const LayersArgs& a, const Command& cmd) {
     times = time_layers(runner, ctx.compute, a.timing);
     plans = runner.plans();
   }
-  std::printf("# ddpbench layers: %s on %s, batch %ld, %s, median of %d iterations\n", model.name.c_str(),
+  std::printf("# ddpbench layers: %s on %s, batch %ld, %s, median of %d iterations\n", model.spec.name.c_str(),
               hw.gpu_name.c_str(), static_cast<long>(batch), dtype_name(a.model.dtype), a.timing.iters);
   std::printf("# %-4s %-40s %-12s %12s %12s %10s %10s\n", "idx", "layer", "type", "fwd (us)", "bwd (us)", "fwd TF/s",
               "fwd GB/s");

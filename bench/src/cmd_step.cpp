@@ -42,8 +42,9 @@ class StepRunner {
       uint64_t off = 0;
       for (int p : buckets_[b].params) {
         slot_[p] = {static_cast<int>(b), off};
-        off += m_.params[static_cast<size_t>(p)].bytes();
-        max_param = std::max<uint64_t>(max_param, static_cast<uint64_t>(m_.params[static_cast<size_t>(p)].numel()) * 8);
+        const auto& mp = m_.spec.params[static_cast<size_t>(p)];
+        off += static_cast<uint64_t>(mp.bytes());
+        max_param = std::max<uint64_t>(max_param, static_cast<uint64_t>(mp.numel) * 8);
       }
       total_bytes_ += buckets_[b].bytes;
     }
@@ -54,10 +55,10 @@ class StepRunner {
     }
     // Which layer completes which gradients (models/README.md: layers[].params); the rest at the end.
     std::map<int, int> layer_of;
-    for (size_t l = 0; l < m_.layers.size(); ++l)
-      for (int p : m_.layers[l].params) layer_of.emplace(p, static_cast<int>(l));
-    after_layer_.resize(m_.layers.size());
-    for (int p : m_.grad_ready_order) {
+    for (size_t l = 0; l < m_.spec.layers.size(); ++l)
+      for (int p : m_.spec.layers[l].params) layer_of.emplace(p, static_cast<int>(l));
+    after_layer_.resize(m_.spec.layers.size());
+    for (int p : m_.spec.grad_ready_order) {
       if (!slot_.count(p)) continue;
       auto it = layer_of.find(p);
       if (it == layer_of.end())
@@ -85,15 +86,15 @@ class StepRunner {
     for (size_t b = 0; b < buckets_.size(); ++b) pending[b] = buckets_[b].params.size();
     size_t next = 0;
     CUDACHECK(cudaEventRecord(ev_[ev_start()], cs));
-    for (size_t l = 0; l < m_.layers.size(); ++l) runner_.forward(l, cs);
+    for (size_t l = 0; l < m_.spec.layers.size(); ++l) runner_.forward(l, cs);
     CUDACHECK(cudaEventRecord(ev_[ev_fwd()], cs));
     auto grads_ready = [&](const std::vector<int>& params) {
       for (int p : params) {
         const Slot& s = slot_.at(p);
-        const auto& mp = m_.params[static_cast<size_t>(p)];
-        const int ge = dtype_bytes(mp.dtype);
+        const auto& mp = m_.spec.params[static_cast<size_t>(p)];
+        const int ge = ddpsim::config::dtype_size(mp.dtype);
         char* dst = bufs_[static_cast<size_t>(s.bucket)].as<char>() + s.offset_bytes;
-        launch_convert_copy(scratch_, runner_.elem_size(), dst, ge, mp.numel(), 1.0f / static_cast<float>(ctx_.nranks),
+        launch_convert_copy(scratch_, runner_.elem_size(), dst, ge, mp.numel, 1.0f / static_cast<float>(ctx_.nranks),
                             cs);
         if (--pending[static_cast<size_t>(s.bucket)] == 0)
           CUDACHECK(cudaEventRecord(ev_[ev_ready(static_cast<size_t>(s.bucket))], cs));
@@ -112,7 +113,7 @@ class StepRunner {
         ++next;
       }
     };
-    for (size_t l = m_.layers.size(); l-- > 0;) {
+    for (size_t l = m_.spec.layers.size(); l-- > 0;) {
       runner_.backward(l, cs);
       grads_ready(after_layer_[l]);
     }
@@ -121,9 +122,10 @@ class StepRunner {
     if (with_comm && !buckets_.empty()) CUDACHECK(cudaStreamWaitEvent(cs, ev_[ev_done(buckets_.size() - 1)], 0));
     if (!a_.bucket_view)
       for (const auto& [p, s] : slot_) {
-        const auto& mp = m_.params[static_cast<size_t>(p)];
-        launch_convert_copy(bufs_[static_cast<size_t>(s.bucket)].as<char>() + s.offset_bytes, dtype_bytes(mp.dtype),
-                            const_cast<void*>(scratch_), runner_.elem_size(), mp.numel(), 1.0f, cs);
+        const auto& mp = m_.spec.params[static_cast<size_t>(p)];
+        launch_convert_copy(bufs_[static_cast<size_t>(s.bucket)].as<char>() + s.offset_bytes,
+                            ddpsim::config::dtype_size(mp.dtype), const_cast<void*>(scratch_), runner_.elem_size(),
+                            mp.numel, 1.0f, cs);
       }
     if (a_.optimizer == "sgd") {
       uint64_t off = 0;
@@ -166,10 +168,10 @@ class StepRunner {
 void cmd_step(const StepArgs& a, const Command& cmd) {
   const Model model = load_model_arg(a.model);
   const PlanOptions opts = plan_options(a.model);
-  const int64_t batch = opts.batch > 0 ? opts.batch : model.batch_size;
+  const int64_t batch = opts.batch > 0 ? opts.batch : int64_t{model.spec.batch_size};
   const int ngpus = resolve_ngpus(a.ngpus);
   const HardwareInfo hw = query_hardware(ngpus);
-  for (const auto& p : model.params) (void)nccl_type(p.dtype);
+  for (const auto& p : model.spec.params) (void)nccl_type(ddpsim::config::to_string(p.dtype));
 
   LayerTimes layer_times;
   std::vector<StepCase> cases;
@@ -235,8 +237,8 @@ void cmd_step(const StepArgs& a, const Command& cmd) {
     }
   });
 
-  std::printf("# ddpbench step: %s, batch %ld per GPU, %s, %d x %s%s\n", model.name.c_str(), static_cast<long>(batch),
-              dtype_name(a.model.dtype), ngpus, hw.gpu_name.c_str(),
+  std::printf("# ddpbench step: %s, batch %ld per GPU, %s, %d x %s%s\n", model.spec.name.c_str(),
+              static_cast<long>(batch), dtype_name(a.model.dtype), ngpus, hw.gpu_name.c_str(),
               ngpus == 1 ? " (1 rank: NCCL all-reduce is a local copy)" : "");
   std::printf("# %-10s %8s %12s %12s %12s %12s %9s\n", "cap (MB)", "buckets", "step (ms)", "compute (ms)", "comm (ms)",
               "exposed (ms)", "overlap");

@@ -22,9 +22,9 @@ Model small_model() {
                         {{"name", "p3"}, {"shape", {200, 1000}}, {"dtype", "float32"}, {"requires_grad", true}},
                         {{"name", "p4"}, {"shape", {10}}, {"dtype", "float32"}, {"requires_grad", true}},
                         {{"name", "p5"}, {"shape", {10}}, {"dtype", "float32"}, {"requires_grad", false}}}},
-                      {"layers", nlohmann::json::array()},
+                      {"layers", {{{"name", "all"}, {"type", "other"}, {"params", {0, 1, 2, 3, 4}}}}},
                       {"grad_ready_order", {4, 3, 2, 1, 0}}};
-  return parse_model(j, "small.json");
+  return model_from_json(j, "small.json");
 }
 }  // namespace
 

@@ -4,15 +4,22 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "errors.hpp"
 #include "model.hpp"
 
 using namespace ddpbench;
 
+namespace {
+// The simulator's reader wants at least one parameter; a frozen one belongs to no layer.
+const nlohmann::json kFrozenParam = {
+    {{"name", "frozen"}, {"shape", {1}}, {"dtype", "float32"}, {"requires_grad", false}}};
+}  // namespace
+
 TEST(LayerPlan, SyntheticMlpLinearShapes) {
-  const Model m = parse_model(synthetic_model("mlp:3:256", 32), "synthetic");
-  ASSERT_EQ(m.layers.size(), 6u);
+  const Model m = model_from_json(synthetic_model("mlp:3:256", 32), "synthetic");
+  ASSERT_EQ(m.spec.layers.size(), 6u);
   PlanOptions o;
   const auto first = plan_layer(m, 0, o);
   ASSERT_EQ(first.fwd.size(), 1u);
@@ -41,8 +48,10 @@ TEST(LayerPlan, SyntheticMlpLinearShapes) {
 TEST(LayerPlan, ConvShapeRecoveredFromCounts) {
   // ResNet-50 conv1 at export batch 2: 3->64, 7x7, stride 2, pad 3, 224x224 input.
   nlohmann::json j = {{"format", "ddpsim-model/1"},
+                      {"name", "conv"},
                       {"batch_size", 2},
                       {"params", {{{"name", "conv1.weight"}, {"shape", {64, 3, 7, 7}}, {"dtype", "float32"}}}},
+                      {"grad_ready_order", {0}},
                       {"layers",
                        {{{"name", "conv1"},
                          {"type", "conv2d"},
@@ -51,7 +60,7 @@ TEST(LayerPlan, ConvShapeRecoveredFromCounts) {
                          {"bwd_flops", 472055808.0},
                          {"fwd_bytes", 7626752.0},
                          {"bwd_bytes", 7626752.0}}}}};
-  const Model m = parse_model(j, "conv.json");
+  const Model m = model_from_json(j, "conv.json");
   PlanOptions o;
   const auto p = plan_layer(m, 0, o);
   ASSERT_EQ(p.fwd.size(), 1u);
@@ -74,9 +83,11 @@ TEST(LayerPlan, AttentionLikeMatmulUsesSeqAndHeadDim) {
   // BERT-base attention at batch 2, seq 128, 12 heads, head_dim 64: 2 bmms of 2*24*128*128*64.
   const double f = 2 * 2.0 * 24 * 128 * 128 * 64;
   nlohmann::json j = {{"format", "ddpsim-model/1"},
+                      {"name", "attn"},
                       {"batch_size", 2},
                       {"exported_with", {{"input_shape", {2, 128}}, {"input_dtype", "int64"}}},
-                      {"params", nlohmann::json::array()},
+                      {"params", kFrozenParam},
+                      {"grad_ready_order", nlohmann::json::array()},
                       {"layers",
                        {{{"name", "attn"},
                          {"type", "matmul"},
@@ -85,7 +96,8 @@ TEST(LayerPlan, AttentionLikeMatmulUsesSeqAndHeadDim) {
                          {"bwd_flops", 2 * f},
                          {"fwd_bytes", 3e7},
                          {"bwd_bytes", 5e7}}}}};
-  const Model m = parse_model(j, "attn.json");
+  const Model m = model_from_json(j, "attn.json");
+  EXPECT_EQ(m.token_seq_len(), 128);
   const auto p = plan_layer(m, 0, PlanOptions{});
   ASSERT_GE(p.fwd.size(), 2u);
   EXPECT_EQ(p.fwd[0].gemm.batch, 24);
@@ -98,9 +110,11 @@ TEST(LayerPlan, TiedLinearWithoutWeightSolvesShapeFromTokens) {
   // GPT-2 lm_head: 2 x 1024 tokens, 768 -> 50257, weight tied elsewhere.
   const double t = 2048, k = 768, n = 50257;
   nlohmann::json j = {{"format", "ddpsim-model/1"},
+                      {"name", "lm"},
                       {"batch_size", 2},
                       {"exported_with", {{"input_shape", {2, 1024}}, {"input_dtype", "int64"}}},
-                      {"params", nlohmann::json::array()},
+                      {"params", kFrozenParam},
+                      {"grad_ready_order", nlohmann::json::array()},
                       {"layers",
                        {{{"name", "lm_head"},
                          {"type", "linear"},
@@ -109,7 +123,7 @@ TEST(LayerPlan, TiedLinearWithoutWeightSolvesShapeFromTokens) {
                          {"bwd_flops", 4 * t * k * n},
                          {"fwd_bytes", 4 * t * (k + n)},
                          {"bwd_bytes", 8 * t * (k + n)}}}}};
-  const auto p = plan_layer(parse_model(j, "lm.json"), 0, PlanOptions{});
+  const auto p = plan_layer(model_from_json(j, "lm.json"), 0, PlanOptions{});
   ASSERT_EQ(p.fwd.size(), 1u);
   EXPECT_EQ(p.fwd[0].gemm.m, 50257);
   EXPECT_EQ(p.fwd[0].gemm.n, 2048);
@@ -117,21 +131,78 @@ TEST(LayerPlan, TiedLinearWithoutWeightSolvesShapeFromTokens) {
 }
 
 TEST(LayerPlan, ModelErrorsNameFileAndPath) {
+  // Read by the simulator's parser (config::parse_model): every problem, with file and JSON path.
   nlohmann::json j = {
       {"format", "ddpsim-model/2"},
+      {"name", "bad"},
       {"batch_size", 0},
-      {"params", nlohmann::json::array()},
+      {"params", kFrozenParam},
+      {"grad_ready_order", nlohmann::json::array()},
       {"layers", {{{"name", "x"}, {"type", "linear"}, {"params", {3}}, {"fwd_flops", -1}, {"bwd_flops", 0}}}}};
   try {
-    (void)parse_model(j, "bad.json");
+    (void)model_from_json(j, "bad.json");
     FAIL();
   } catch (const ModelError& e) {
     const std::string s = e.what();
-    EXPECT_NE(s.find("bad.json: /format: \"ddpsim-model/2\" is not \"ddpsim-model/1\""), std::string::npos) << s;
-    EXPECT_NE(s.find("bad.json: /batch_size: 0 is not an integer >= 1"), std::string::npos) << s;
-    EXPECT_NE(s.find("bad.json: /layers/0/params/0: 3 is not a parameter index in [0, 0)"), std::string::npos) << s;
-    EXPECT_NE(s.find("bad.json: /layers/0/fwd_flops: -1 is not >= 0"), std::string::npos) << s;
+    EXPECT_NE(s.find("bad.json: /format: \"ddpsim-model/2\" is not allowed; expected one of \"ddpsim-model/1\""),
+              std::string::npos)
+        << s;
+    EXPECT_NE(s.find("bad.json: /batch_size: 0 is not allowed; expected an integer in [1, "), std::string::npos) << s;
+    EXPECT_NE(s.find("bad.json: /layers/0/params/0: 3 is not allowed; expected a parameter index in [0, 1)"),
+              std::string::npos)
+        << s;
+    EXPECT_NE(s.find("bad.json: /layers/0/fwd_flops: -1 is not allowed; expected a number >= 0"), std::string::npos)
+        << s;
   }
+}
+
+TEST(LayerPlan, ModelFileErrorsNameTheFile) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string missing = (dir / "ddpbench_no_such_model.json").string();
+  try {
+    (void)load_model(missing);
+    FAIL();
+  } catch (const ModelError& e) {
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot open file");
+  }
+  const std::string broken = (dir / "ddpbench_broken_model.json").string();
+  std::ofstream(broken) << "{\"format\": \"ddpsim-model/1\",\n  \"name\": }\n";
+  try {
+    (void)load_model(broken);
+    FAIL();
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find(broken + ":2:"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(broken);
+  // A key the format does not have (a misspelt field) is refused, not ignored.
+  nlohmann::json j = synthetic_model("mlp:1:8", 4);
+  j["batchsize"] = 4;
+  try {
+    (void)model_from_json(j, "typo.json");
+    FAIL();
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("typo.json: /batchsize: unknown key"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LayerPlan, MeasuredProfileReadsBackWithTheSimulatorsParser) {
+  const Model m = model_from_json(synthetic_model("mlp:2:16", 8), "synthetic");
+  const size_t n = m.spec.layers.size();
+  std::vector<double> fwd(n), bwd(n);
+  for (size_t i = 0; i < n; ++i) {
+    fwd[i] = 1e-6 * static_cast<double>(i + 1);
+    bwd[i] = 2e-6 * static_cast<double>(i + 1);
+  }
+  const auto profile = measured_profile(m, fwd, bwd, "NVIDIA H100", 16, "bfloat16");
+  const Model back = model_from_json(profile, "profile.json");
+  EXPECT_EQ(back.spec.batch_size, 16);  // rescaled to the measured batch, counts with it
+  EXPECT_DOUBLE_EQ(back.spec.layers[0].fwd_flops, 2 * m.spec.layers[0].fwd_flops);
+  EXPECT_EQ(back.spec.measured_on, "NVIDIA H100");
+  EXPECT_EQ(back.spec.measured_batch_size, 16);
+  EXPECT_EQ(back.spec.measured_dtype, "bfloat16");
+  ASSERT_TRUE(back.spec.layers[1].fwd_time.has_value());
+  EXPECT_DOUBLE_EQ(*back.spec.layers[1].fwd_time, 2e-6);
+  EXPECT_DOUBLE_EQ(*back.spec.layers[1].bwd_time, 4e-6);
 }
 
 TEST(LayerPlan, SyntheticSpecErrorsNameTheFlag) {
@@ -149,7 +220,7 @@ TEST(LayerPlan, RepositoryModelsPlanWithoutSurprises) {
     if (!std::filesystem::exists(path)) continue;
     const Model m = load_model(path);
     const auto plans = plan_model(m, PlanOptions{});
-    ASSERT_EQ(plans.size(), m.layers.size());
+    ASSERT_EQ(plans.size(), m.spec.layers.size());
     for (const auto& p : plans) {
       for (const auto* ops : {&p.fwd, &p.bwd})
         for (const auto& op : *ops) {

@@ -224,13 +224,19 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
         else
           elems *= (*shape)[i].get<double>();
       }
-      if (ok) m.input_bytes_per_sample = elems * dtype_size(*dt);
+      if (ok) {
+        m.input_bytes_per_sample = elems * dtype_size(*dt);
+        m.input_dtype = dt;
+        if ((*shape)[0].is_number_integer())
+          for (const auto& x : *shape) m.input_shape.push_back(x.get<int64_t>());
+      }
     }
   }
   r.raw("description");
   m.measured_on = r.string_or("measured_on", "");
   m.batch_size = static_cast<int>(r.integer("batch_size", true, 1, 1 << 24).value_or(1));
   m.measured_batch_size = static_cast<int>(r.integer_or("measured_batch_size", 0, 1, 1 << 24));
+  m.measured_dtype = r.string_or("measured_dtype", "", dtype_names());
 
   const Json* params = r.raw("params");
   if (!params)

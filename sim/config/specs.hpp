@@ -74,11 +74,14 @@ struct ModelSpec {
   int batch_size = 1;
   std::string measured_on;      // device the measured times come from, if any
   int measured_batch_size = 0;  // batch the measured times were taken at (0: batch_size)
+  std::string measured_dtype;   // compute precision of the measured times (ddpbench layers), if given
   std::vector<ParamSpec> params;
   std::vector<BufferSpec> buffers;
   std::vector<LayerSpec> layers;
   std::vector<int> grad_ready_order;  // requires_grad param indices, as they became ready in backward
   double input_bytes_per_sample = 0;  // from exported_with.input_shape/input_dtype (0: unknown)
+  std::vector<int64_t> input_shape;   // exported_with.input_shape, batch first (empty: unknown)
+  std::optional<DType> input_dtype;   // exported_with.input_dtype
   std::vector<int> unused_params;     // trainable parameters the forward pass does not use
   // Kernel records' scaling (top-level `kernel_scaling`): "seq" or "image" and the export's size
   // (sequence length or image side); empty / 0 when the records cannot be rescaled.

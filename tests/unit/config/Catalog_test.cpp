@@ -569,6 +569,30 @@ TEST_F(CatalogTest, ValidModelFileLoads) {
   EXPECT_FALSE(m.layers[0].fwd_time.has_value());
 }
 
+TEST_F(CatalogTest, MeasuredProfileFieldsAndExportInput) {
+  // A measured profile as ddpbench layers writes it (bench/host/model.cpp, measured_profile).
+  Json j = model_json();
+  j["exported_with"] = {{"script", "ddpbench"}, {"input_shape", {2, 128}}, {"input_dtype", "int64"}};
+  j["measured_on"] = "NVIDIA H100";
+  j["measured_batch_size"] = 2;
+  j["measured_dtype"] = "bfloat16";
+  j["layers"][0]["fwd_time_s"] = 1e-5;
+  file_ = tmp_.write("model.json", j).string();
+  const ModelSpec m = cat_.load_model(file_);
+  EXPECT_EQ(m.measured_on, "NVIDIA H100");
+  EXPECT_EQ(m.measured_dtype, "bfloat16");
+  EXPECT_EQ(m.input_shape, (std::vector<int64_t>{2, 128}));
+  EXPECT_EQ(m.input_dtype, ddpsim::config::DType::INT64);
+  EXPECT_DOUBLE_EQ(m.input_bytes_per_sample, 128 * 8);
+  EXPECT_TRUE(cat_.load_model(tmp_.write("plain.json", model_json()).string()).input_shape.empty());
+}
+
+TEST_F(CatalogTest, UnknownMeasuredDtype) {
+  Json m = model_json();
+  m["measured_dtype"] = "fp8";
+  EXPECT_TRUE(contains_all(only(model_error(m)), {file_, "/measured_dtype", "fp8", "bfloat16"}));
+}
+
 TEST_F(CatalogTest, NegativeLayerTime) {
   Json m = model_json();
   m["layers"][0]["fwd_time_s"] = -1;
