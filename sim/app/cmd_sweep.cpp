@@ -30,6 +30,12 @@ std::vector<std::string> params_paths(const std::vector<SweepParam>& params) {
 }  // namespace
 
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
+  {
+    std::vector<std::string> out_paths;
+    for (const std::string* p : {&args.json_out, &args.csv_out})
+      if (!p->empty()) out_paths.push_back(*p);
+    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
+  }
   auto cat = common.catalog();
   fs::path file = scenario_path(cat, args.scenario);
   std::vector<SweepParam> params;
@@ -77,8 +83,10 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   Json doc{{"scenario", file.string()}, {"metric", "step_time_s"}, {"rows", rows}, {"best", rows[best]}};
 
   const std::string csv = report::sweep_csv(params_paths(params), grid, rows, best);
-  if (!args.json_out.empty()) report::write_output(args.json_out, doc.dump(2));
-  if (!args.csv_out.empty()) report::write_output(args.csv_out, csv);
+  std::vector<report::Output> outs;
+  if (!args.json_out.empty()) outs.push_back({args.json_out, report::json_text(doc, 2, "sweep")});
+  if (!args.csv_out.empty()) outs.push_back({args.csv_out, csv});
+  report::write_outputs(outs);
   if (args.json_out != "-" && args.csv_out != "-")
     std::cout << report::sweep_table(file.string(), params_paths(params), grid, rows, best);
   return 0;
