@@ -197,7 +197,12 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
                       {"median_abs_busbw_error_large", large.empty() ? Json(nullptr) : Json(ml)},
                       {"median_abs_busbw_error_small", small.empty() ? Json(nullptr) : Json(ms)}};
     if (args.tolerance > 0) {
-      const bool within = large.empty() || ml <= args.tolerance;
+      // A tolerance that nothing is checked against would always pass.
+      if (large.empty())
+        throw core::ConfigError(args.compare + ": no rows of 1 MiB or more, so --tolerance " +
+                                fmt("%g", args.tolerance) +
+                                " has nothing to check; expected a log with sizes >= 1 MiB (or no --tolerance)");
+      const bool within = ml <= args.tolerance;
       doc["compare"]["tolerance"] = args.tolerance;
       doc["compare"]["within_tolerance"] = within;
       if (!within) {

@@ -55,20 +55,19 @@ void check_limits(const Scenario& s, core::Diagnostics& d) {
   if (s.simulation.ranks == RankMode::ALL && gpus > 1) {
     const double t = seconds_all_ranks(gpus);
     if (t > L.max_seconds)
-      d.add("/simulation/ranks", "\"all\" builds a host, a link and an actor per GPU: " + g +
-                                     " GPUs would take about " + num(t) + " s, more than limits.max_seconds " +
-                                     num(L.max_seconds) +
-                                     "; use \"representative\", fewer nodes, or raise it with --set limits.max_seconds=" +
-                                     raise_to(t));
+      d.add("/simulation/ranks",
+            "\"all\" builds a host, a link and an actor per GPU: " + g + " GPUs would take about " + num(t) +
+                " s, more than limits.max_seconds " + num(L.max_seconds) +
+                "; use \"representative\", fewer nodes, or raise it with --set limits.max_seconds=" + raise_to(t));
   }
   if (s.stragglers.explicit_ranks() && gpus > 1) {
     const double t = seconds_explicit_ranks(gpus, s.stragglers.steps);
     if (t > L.max_seconds)
-      d.add("/stragglers", "explicit ranks (jitter_cv or slow_ranks) simulate every rank's compute for stragglers.steps: " +
-                               g + " GPUs x " + std::to_string(s.stragglers.steps) + " steps would take about " +
-                               num(t) + " s, more than limits.max_seconds " + num(L.max_seconds) +
-                               "; lower stragglers.steps or nodes, or raise it with --set limits.max_seconds=" +
-                               raise_to(t));
+      d.add("/stragglers",
+            "explicit ranks (jitter_cv or slow_ranks) simulate every rank's compute for stragglers.steps: " + g +
+                " GPUs x " + std::to_string(s.stragglers.steps) + " steps would take about " + num(t) +
+                " s, more than limits.max_seconds " + num(L.max_seconds) +
+                "; lower stragglers.steps or nodes, or raise it with --set limits.max_seconds=" + raise_to(t));
   }
   const long long tensors = static_cast<long long>(s.model.params.size());
   if (tensors > L.max_tensors)

@@ -25,6 +25,13 @@ fs::path real_target(const std::string& path) {
   if (ec) throw core::ConfigError(path + ": not a usable output path (" + ec.message() + ")");
   fs::path real = fs::weakly_canonical(abs, ec);
   if (ec) throw core::ConfigError(path + ": not a usable output path (" + ec.message() + ")");
+  // A dangling symlink: weakly_canonical stops at the link itself; write where it points.
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(real, ec)); ++hops) {
+    fs::path to = fs::read_symlink(real, ec);
+    if (ec) break;
+    real = fs::weakly_canonical(to.is_absolute() ? to : real.parent_path() / to, ec);
+    if (ec) throw core::ConfigError(path + ": not a usable output path (" + ec.message() + ")");
+  }
   return real;
 }
 
@@ -39,7 +46,7 @@ fs::path check_one(const std::string& path) {
                             (fs::is_directory(st) ? std::string("a directory")
                                                   : std::string("not a regular file (a device, fifo or socket)")) +
                             "; expected a regular file or a new file name (it is left as it is)");
-  if (fs::is_symlink(fs::symlink_status(real, ec)))  // a dangling link to a link: weakly_canonical stops there
+  if (fs::is_symlink(fs::symlink_status(real, ec)))  // a loop of links
     throw core::ConfigError(path + ": a symlink whose target cannot be resolved; expected a regular file");
   const fs::path dir = real.parent_path();
   if (!fs::is_directory(dir, ec))

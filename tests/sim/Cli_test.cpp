@@ -589,7 +589,9 @@ TEST(CliLog, DebugLevelNamesScenarioAndChildProcessesOnStderr) {
   ASSERT_EQ(dbg.code, 0) << dbg.out;
   EXPECT_NE(dbg.out.find("ddpsim: debug: scenario \"default\" is "), std::string::npos) << dbg.out;
   EXPECT_NE(dbg.out.find("ddpsim: info: scenario "), std::string::npos) << dbg.out;
-  auto sweep = run("--log-level debug sweep default --param ddp.bucket_cap_mb=10,20 -j 1 --csv /dev/null");
+  // Not --csv /dev/null: a device is refused as an output (it was replaced by a regular file before).
+  const fs::path csv = temp_dir("log-sweep") / "sweep.csv";
+  auto sweep = run("--log-level debug sweep default --param ddp.bucket_cap_mb=10,20 -j 1 --csv " + csv.string());
   ASSERT_EQ(sweep.code, 0) << sweep.out;
   EXPECT_NE(sweep.out.find("child process "), std::string::npos) << sweep.out;
   EXPECT_NE(sweep.out.find("started for configuration 2 of 2"), std::string::npos) << sweep.out;

@@ -17,9 +17,9 @@
 namespace ddpsim::testing {
 
 struct CliResult {
-  int code = -1;     // exit status; 128 + N when killed by signal N
-  std::string out;   // stdout, then stderr (sanitizer runtime warnings removed)
-  std::string err;   // stderr alone (filtered the same way)
+  int code = -1;    // exit status; 128 + N when killed by signal N
+  std::string out;  // stdout, then stderr (sanitizer runtime warnings removed)
+  std::string err;  // stderr alone (filtered the same way)
 };
 
 inline std::string ddpsim_bin() {
