@@ -7,6 +7,9 @@ packages=(
   g++ cmake make pkg-config
   libsimgrid-dev nlohmann-json3-dev libcli11-dev libspdlog-dev googletest libgtest-dev
   python3 python3-torch python3-torchvision
+  # --- sanitizer and fuzzing (issue 14): libFuzzer and its sanitizer runtimes come with clang 14 ---
+  clang-14 libclang-rt-14-dev
+  # --- end of sanitizer and fuzzing packages ---
 )
 
 missing=()
