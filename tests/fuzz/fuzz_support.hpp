@@ -10,14 +10,14 @@
 #include "collectives/nccl_tests_log.hpp"
 #include "core/error.hpp"
 
-#define DDPSIM_FUZZ_TARGET(body)                                                  \
-  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {       \
-    const std::string text(reinterpret_cast<const char*>(data), size);            \
-    try {                                                                         \
-      body                                                                        \
-    } catch (const ddpsim::core::ConfigError& e) {                                \
-      if (e.problems().empty()) __builtin_trap(); /* a refusal must say why */    \
-    } catch (const ddpsim::collectives::NcclLogError&) {                          \
-    }                                                                             \
-    return 0;                                                                     \
+#define DDPSIM_FUZZ_TARGET(body)                                               \
+  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {    \
+    const std::string text(reinterpret_cast<const char*>(data), size);         \
+    try {                                                                      \
+      body                                                                     \
+    } catch (const ddpsim::core::ConfigError& e) {                             \
+      if (e.problems().empty()) __builtin_trap(); /* a refusal must say why */ \
+    } catch (const ddpsim::collectives::NcclLogError&) {                       \
+    }                                                                          \
+    return 0;                                                                  \
   }

@@ -7,7 +7,8 @@
 using namespace ddpsim;
 
 DDPSIM_FUZZ_TARGET({
-  for (auto kind : {core::Quantity::BYTES, core::Quantity::BANDWIDTH, core::Quantity::TIME, core::Quantity::FLOP_RATE}) {
+  for (auto kind :
+       {core::Quantity::BYTES, core::Quantity::BANDWIDTH, core::Quantity::TIME, core::Quantity::FLOP_RATE}) {
     std::string why;
     if (auto v = core::parse_quantity(text, kind, &why)) {
       const auto [lo, hi] = core::quantity_range(kind);

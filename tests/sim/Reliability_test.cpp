@@ -29,7 +29,8 @@ CliResult run(const std::string& args) { return testing::run_cli(args); }
 void expect_refused(const std::string& args, std::initializer_list<std::string> fragments) {
   const auto r = run(args);
   EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
-  for (const auto& f : fragments) EXPECT_NE(r.out.find(f), std::string::npos) << args << "\nwanted: " << f << "\n" << r.out;
+  for (const auto& f : fragments)
+    EXPECT_NE(r.out.find(f), std::string::npos) << args << "\nwanted: " << f << "\n" << r.out;
 }
 
 fs::path temp_dir(const std::string& name) {
@@ -121,8 +122,8 @@ TEST(Reliability, B8AcceptedNonsenseIsRefused) {
   expect_refused("buckets --model resnet50 --set ddp.bucket_cap_mb=1e13", {"/ddp/bucket_cap_mb:", "<= 1000000000"});
   expect_refused("buckets --model resnet50 --bucket-cap-mb 1e15", {"--bucket-cap-mb: 1e15 is not allowed"});
   const std::string log = "../shared/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
-  expect_refused("collective allreduce --cluster dgx-a100 -b 1M -e 4M -g 8,1 --tolerance nan --compare " +
-                     kDir + "collective-compare-cut.txt",
+  expect_refused("collective allreduce --cluster dgx-a100 -b 1M -e 4M -g 8,1 --tolerance nan --compare " + kDir +
+                     "collective-compare-cut.txt",
                  {"--tolerance: nan is not allowed; expected a finite number > 0"});
   expect_refused("collective allreduce --cluster dgx-a100 --tolerance inf", {"--tolerance: inf is not allowed"});
   expect_refused("validate x.json --tolerance nan", {"--tolerance: nan is not allowed"});
@@ -137,8 +138,7 @@ TEST(Reliability, B8AcceptedNonsenseIsRefused) {
   // CLI11's own range message no longer prints the double maximum in full.
   const auto r = run("collective allreduce --cluster dgx-a100 --min-channels -1");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.out.find("--min-channels: -1 is not allowed; expected a finite number >= 0 and <= 64"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("--min-channels: -1 is not allowed; expected a finite number >= 0 and <= 64"), std::string::npos)
       << r.out;
   EXPECT_LT(r.out.size(), 300u) << r.out;
 }
@@ -201,9 +201,9 @@ TEST(Reliability, B10NonRegularInputsAreRefusedAtOnce) {
   const auto d = temp_dir("b10");
   ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0600), 0);
   for (const std::string& in : {std::string("/dev/zero"), (d / "fifo").string(), d.string()}) {
-    for (const std::string& cmd : {"calibrate " + in + " --cluster dgx-a100", "validate " + in,
-                                   "import-trace " + in + " --model resnet50",
-                                   "collective allreduce --cluster dgx-a100 --compare " + in}) {
+    for (const std::string& cmd :
+         {"calibrate " + in + " --cluster dgx-a100", "validate " + in, "import-trace " + in + " --model resnet50",
+          "collective allreduce --cluster dgx-a100 --compare " + in}) {
       const auto t0 = std::chrono::steady_clock::now();
       expect_refused(cmd, {in + ": is ", "expected a regular file"});
       EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0) << cmd;
