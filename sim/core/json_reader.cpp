@@ -252,7 +252,9 @@ class StrictSax final : public nlohmann::json_sax<Json> {
       const Frame& f = stack_[i];
       if (object_only && i + 1 == stack_.size()) break;
       if (p.size() > 200) return p + "/...";
-      p = f.node->is_object() ? core::join_path(p, f.key) : p + "/" + std::to_string(f.node->size());
+      // An array's open child is already its last element; the top frame's next value is not yet.
+      const std::size_t index = f.node->size() - (i + 1 < stack_.size() && f.node->size() > 0 ? 1 : 0);
+      p = f.node->is_object() ? core::join_path(p, f.key) : p + "/" + std::to_string(index);
     }
     return p.empty() && !object_only ? "/" : p;
   }
