@@ -10,6 +10,9 @@ packages=(
   # [sweep] SLURM job arrays (tests/slurm), plots (scripts/ddpsim-plot), the HTML report's test
   slurmctld slurmd slurm-client munge python3-matplotlib chromium
   # [/sweep]
+  # --- sanitizer and fuzzing (issue 14): libFuzzer and its sanitizer runtimes come with clang 14 ---
+  clang-14 libclang-rt-14-dev
+  # --- end of sanitizer and fuzzing packages ---
 )
 
 missing=()

@@ -24,6 +24,12 @@ using ddpsim::core::Json;
 namespace ddpsim::app {
 
 int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
+  {
+    std::vector<std::string> out_paths;
+    for (const std::string* p : {&args.json_out})
+      if (!p->empty()) out_paths.push_back(*p);
+    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
+  }
   auto cat = common.catalog();
   fs::path file = scenario_path(cat, args.scenario);
   std::vector<int> node_counts = args.nodes;
@@ -81,7 +87,7 @@ int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
   out["repeat"] = args.repeat;
   out["note"] = "wall time of simulating one steady-state step (median of the runs), one process per run";
   if (cases.size() > 1 || args.scaling) out["scaling"] = cases;
-  if (!args.json_out.empty()) report::write_output(args.json_out, out.dump(2));
+  if (!args.json_out.empty()) report::write_output(args.json_out, report::json_text(out, 2, "bench"));
   if (args.json_out != "-")
     std::cout << (args.scaling ? report::scaling_table(file.string(), args.repeat, cases)
                                : report::bench_table(file.string(), args.repeat, cases));

@@ -37,6 +37,12 @@ Json buckets_json(const std::vector<ddp::Bucket>& buckets, const config::ModelSp
 }  // namespace
 
 int cmd_buckets(const CommonOptions& common, const BucketsArgs& args) {
+  {
+    std::vector<std::string> out_paths;
+    for (const std::string* p : {&args.json_out})
+      if (!p->empty()) out_paths.push_back(*p);
+    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
+  }
   auto cat = common.catalog();
   config::ModelSpec model;
   config::DdpSettings ddp;
@@ -77,7 +83,7 @@ int cmd_buckets(const CommonOptions& common, const BucketsArgs& args) {
            {"rebuild_iteration", plans.rebuild_iteration},
            {"iteration1", buckets_json(plans.iteration1, model)},
            {"steady_state", buckets_json(plans.steady_state, model)}};
-  if (!args.json_out.empty()) report::write_output(args.json_out, out.dump(2));
+  if (!args.json_out.empty()) report::write_output(args.json_out, report::json_text(out, 2, "buckets"));
   if (args.json_out != "-") {
     std::cout << "model " << model.name << ": " << model.params.size() << " parameters, "
               << core::format_bytes(model.grad_bytes()) << " of gradients; bucket_cap_mb " << ddp.bucket_cap_mb

@@ -26,6 +26,12 @@ namespace ddpsim::app {
 using core::median_abs;
 
 int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
+  {
+    std::vector<std::string> out_paths;
+    for (const std::string* p : {&args.out, &args.json_out})
+      if (!p->empty()) out_paths.push_back(*p);
+    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
+  }
   auto cat = common.catalog();
   fs::path cluster_file;
   auto cluster = load_cluster(cat, args.cluster, args.nodes, &cluster_file);
@@ -175,13 +181,14 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   if (any_multi) o << ", host launch " << core::format_time(fitted.launch_overhead) << " per GPU";
   o << "\n" << pair_text.str();
 
+  std::vector<report::Output> outs;
   if (!args.out.empty()) {
     Json doc = core::read_json_file(cluster_file.string());
     doc["nccl_calibration"] = knobs;
     doc["nodes"] = cluster.nodes;
     doc["name"] = cluster.name + "-calibrated";
     if (version != 0) doc["nccl_version"] = collectives::nccl_version_string(version);
-    report::write_output(args.out, doc.dump(2));
+    outs.push_back({args.out, report::json_text(doc, 2, "calibrated cluster")});
     o << "wrote " << args.out << " (use it as --cluster or as a scenario's \"cluster\")\n";
   }
   Json result{{"log", args.log},
@@ -194,7 +201,8 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
               {"median_abs_error_before", med_before},
               {"median_abs_error_after", med_after}};
   if (args.holdout) result["median_abs_error_held_out"] = test_err.empty() ? Json(nullptr) : Json(med_test);
-  if (!args.json_out.empty()) report::write_output(args.json_out, result.dump(2));
+  if (!args.json_out.empty()) outs.push_back({args.json_out, report::json_text(result, 2, "calibrate")});
+  report::write_outputs(outs);
   if (args.json_out != "-") std::cout << o.str();
   return 0;
 }

@@ -29,6 +29,12 @@ using core::median_abs;
 int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   if (args.op != "allreduce")
     throw core::ConfigError("collective: \"" + args.op + "\" is not supported; supported: allreduce");
+  {
+    std::vector<std::string> out_paths;
+    for (const std::string* p : {&args.json_out})
+      if (!p->empty()) out_paths.push_back(*p);
+    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
+  }
   auto cat = common.catalog();
   auto cluster = load_cluster(cat, args.cluster, args.nodes, nullptr);
   const double lo = parse_size("--min-bytes", args.min_bytes), hi = parse_size("--max-bytes", args.max_bytes);
@@ -121,7 +127,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     }
     doc["size_bytes"] = bytes;
     doc["candidates"] = cand_rows;
-    if (!args.json_out.empty()) report::write_output(args.json_out, doc.dump(2));
+    if (!args.json_out.empty()) report::write_output(args.json_out, report::json_text(doc, 2, "collective"));
     if (args.json_out != "-") std::cout << table.str();
     return 0;
   }
@@ -191,7 +197,12 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
                       {"median_abs_busbw_error_large", large.empty() ? Json(nullptr) : Json(ml)},
                       {"median_abs_busbw_error_small", small.empty() ? Json(nullptr) : Json(ms)}};
     if (args.tolerance > 0) {
-      const bool within = large.empty() || ml <= args.tolerance;
+      // A tolerance that nothing is checked against would always pass.
+      if (large.empty())
+        throw core::ConfigError(args.compare + ": no rows of 1 MiB or more, so --tolerance " +
+                                fmt("%g", args.tolerance) +
+                                " has nothing to check; expected a log with sizes >= 1 MiB (or no --tolerance)");
+      const bool within = ml <= args.tolerance;
       doc["compare"]["tolerance"] = args.tolerance;
       doc["compare"]["within_tolerance"] = within;
       if (!within) {
@@ -202,7 +213,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     }
   }
   doc["rows"] = rows;
-  if (!args.json_out.empty()) report::write_output(args.json_out, doc.dump(2));
+  if (!args.json_out.empty()) report::write_output(args.json_out, report::json_text(doc, 2, "collective"));
   if (args.json_out != "-") std::cout << table.str();
   return status;
 }

@@ -17,6 +17,12 @@ using ddpsim::core::Json;
 namespace ddpsim::app {
 
 int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args) {
+  {
+    std::vector<std::string> out_paths;
+    for (const std::string* p : {&args.out})
+      if (!p->empty()) out_paths.push_back(*p);
+    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
+  }
   auto cat = common.catalog();
   const auto model_file = cat.resolve(config::Kind::MODEL, args.model);
   cat.load_model(model_file);  // validate the model first
@@ -29,7 +35,7 @@ int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args) {
   core::Diagnostics d(args.out.empty() ? "import-trace output" : args.out);
   config::parse_model(res.model, d);
   d.throw_if_any();
-  if (!args.out.empty()) report::write_output(args.out, res.model.dump(2));
+  if (!args.out.empty()) report::write_output(args.out, report::json_text(res.model, 2, "imported model"));
   std::cout << "import-trace: " << res.layers_timed << " of " << res.layers_total << " layers timed from " << args.trace
             << " (forward " << core::format_time(res.trace_forward_s) << ", backward "
             << core::format_time(res.trace_backward_s) << " in the trace)\n";

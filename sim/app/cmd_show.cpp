@@ -16,6 +16,12 @@ using ddpsim::core::Json;
 namespace ddpsim::app {
 
 int cmd_show(const CommonOptions& common, const std::string& name, const std::string& json_out) {
+  {
+    std::vector<std::string> out_paths;
+    for (const std::string* p : {&json_out})
+      if (!p->empty()) out_paths.push_back(*p);
+    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
+  }
   auto cat = common.catalog();
   auto m = cat.load_model(cat.resolve(config::Kind::MODEL, name));
   Json layers = Json::array();
@@ -62,7 +68,7 @@ int cmd_show(const CommonOptions& common, const std::string& name, const std::st
            {"fwd_flops_per_sample", tf},
            {"bwd_flops_per_sample", tb},
            {"layers", layers}};
-  if (!json_out.empty()) report::write_output(json_out, doc.dump(2));
+  if (!json_out.empty()) report::write_output(json_out, report::json_text(doc, 2, "show"));
   if (json_out != "-") std::cout << o.str();
   return 0;
 }

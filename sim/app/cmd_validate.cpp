@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/commands.hpp"
+#include "app/results_reader.hpp"
 #include "app/sweep.hpp"
 #include "collectives/nccl_model.hpp"
 #include "collectives/topology.hpp"
@@ -88,15 +89,24 @@ struct CaseInput {
 }  // namespace
 
 int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
+  {
+    std::vector<std::string> out_paths;
+    for (const std::string* p : {&args.json_out})
+      if (!p->empty()) out_paths.push_back(*p);
+    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
+  }
   auto cat = common.catalog();
   const std::string file = args.results;
   Json doc = core::read_json_file(file);
-  if (!doc.is_object() || doc.value("format", "") != "ddpbench-results/1")
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "ddpbench-results/1")
     throw core::ConfigError(
         file + ": /format: " +
         (doc.is_object() && doc.contains("format") ? core::short_dump(doc["format"]) : std::string("missing")) +
         "; expected \"ddpbench-results/1\" (written by bench/ddpbench or scripts/ddp_cpu_bench.py)");
-  if (!(args.tolerance > 0)) throw core::ConfigError("--tolerance: must be > 0");
+  if (!(args.tolerance > 0) || !std::isfinite(args.tolerance))
+    throw core::ConfigError("--tolerance: " + std::to_string(args.tolerance) +
+                            " is not allowed; expected a finite number > 0");
+  check_results(doc, file);
   const std::string mode = need(doc, "mode", "", file).get<std::string>();
   if (mode != "step" && mode != "allreduce")
     throw core::ConfigError(file + ": /mode: \"" + mode +
@@ -332,7 +342,7 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
                             "(use a \"layers\" result's model as a measured profile instead)");
   }
   report["within_tolerance"] = ok;
-  if (!args.json_out.empty()) report::write_output(args.json_out, report.dump(2));
+  if (!args.json_out.empty()) report::write_output(args.json_out, report::json_text(report, 2, "validate"));
   if (args.json_out != "-") std::cout << out.str() << (ok ? "  all within tolerance\n" : "  BEYOND TOLERANCE\n");
   return ok ? 0 : 3;
 }

@@ -4,10 +4,38 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
+
+namespace {
+// A command-line number: finite (CLI11's PositiveNumber lets "nan" and "inf" through) and within
+// [lo, hi] (lo exclusive when `above`), with a short message instead of the double maximum.
+CLI::Validator number_in(double lo, double hi, bool above = false) {
+  auto fmt = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return std::string(b);
+  };
+  const std::string allowed = "a finite number " + (above ? "> " + fmt(lo) : ">= " + fmt(lo)) + " and <= " + fmt(hi);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v) ||
+            (above ? v <= lo : v < lo) || v > hi)
+          return text + " is not allowed; expected " + allowed;
+        return std::string();
+      },
+      allowed);
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace ddpsim::app;
@@ -35,7 +63,8 @@ int main(int argc, char** argv) {
   buckets_cmd->add_option("scenario", buckets.scenario, "bundled scenario name or file");
   buckets_cmd->add_option("--model", buckets.model,
                           "bundled model name or model file (without a scenario: DDP defaults)");
-  buckets_cmd->add_option("--bucket-cap-mb", buckets.bucket_cap_mb, "DDP bucket_cap_mb")->check(CLI::PositiveNumber);
+  buckets_cmd->add_option("--bucket-cap-mb", buckets.bucket_cap_mb, "DDP bucket_cap_mb")
+      ->check(number_in(0, 1e9, true));
   buckets_cmd->add_option("--set", common.overrides, "override a field: PATH=VALUE, e.g. ddp.pytorch_version=1.13");
   buckets_cmd->add_option("--json", buckets.json_out, "write {iteration1, steady_state} JSON to FILE or -");
 
@@ -51,7 +80,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--csv", sweep.csv_out, "write the rows as CSV to FILE or -");
   sweep_cmd->add_option("--json", sweep.json_out, "write {rows, best} JSON to FILE or -");
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "parallel child processes (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 1024));
   sweep_cmd->add_option("--out", sweep.out, "append each finished row to FILE.jsonl at once (point order at the end)");
   sweep_cmd->add_flag("--resume", sweep.resume, "skip the points whose rows --out already holds");
   sweep_cmd->add_option("--shard", sweep.shard, "run only the K-th of N slices (K/N, 1 <= K <= N); join with merge");
@@ -82,15 +111,15 @@ int main(int argc, char** argv) {
   imp_cmd->add_option("--model", imp.model, "the model the trace ran (bundled name or file)")->required();
   imp_cmd->add_option("-o,--output", imp.out, "write the model with measured times here");
   imp_cmd->add_option("--batch", imp.batch, "batch size the trace was recorded at (default: the model's)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1, 1 << 24));
 
   BenchArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "time the simulator on GPT-2 over 1024 GPUs (steady-state step)");
   bench_cmd->add_option("--scenario", bench.scenario, "scenario to time");
   bench_cmd->add_option("--repeat", bench.repeat, "runs (one process each); the median is reported")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1, 1000));
   bench_cmd->add_option("--nodes", bench.nodes, "time these node counts instead of the scenario's")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1, 1 << 20));
   bench_cmd->add_flag("--scaling", bench.scaling,
                       "GPUs, flows, wall s per step and peak RSS per size (default nodes 128, 512, 2048, 16384)");
   bench_cmd->add_option("--set", common.overrides, "override a field: PATH=VALUE");
@@ -100,17 +129,18 @@ int main(int argc, char** argv) {
   auto* coll_cmd = app.add_subcommand("collective", "predict an nccl-tests-style table for a collective on a cluster");
   coll_cmd->add_option("op", coll.op, "collective (allreduce)");
   coll_cmd->add_option("--cluster", coll.cluster, "bundled cluster name or cluster file")->required();
-  coll_cmd->add_option("--nodes", coll.nodes, "node count (default: the cluster's)")->check(CLI::PositiveNumber);
+  coll_cmd->add_option("--nodes", coll.nodes, "node count (default: the cluster's)")->check(number_in(1, 1 << 20));
   coll_cmd->add_option("-b,--min-bytes", coll.min_bytes, "smallest size (8, 64K, 1M, 1MiB...)");
   coll_cmd->add_option("-e,--max-bytes", coll.max_bytes, "largest size (default 8G)");
-  coll_cmd->add_option("-f,--factor", coll.factor, "size multiplier between rows (default 2)");
+  coll_cmd->add_option("-f,--factor", coll.factor, "size multiplier between rows (default 2)")
+      ->check(number_in(1, 1e6));
   coll_cmd->add_option("--algo", coll.algo,
                        "NCCL_ALGO: comma list of Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain");
   coll_cmd->add_flag("--collnet-enable", coll.collnet_enable,
                      "NCCL_COLLNET_ENABLE=1: CollNet (SHARP) where the cluster has inter_node.sharp");
   coll_cmd->add_option("--proto", coll.proto, "NCCL_PROTO: comma list of LL, LL128, Simple");
-  coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(CLI::NonNegativeNumber);
-  coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(CLI::NonNegativeNumber);
+  coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(number_in(0, 64));
+  coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(number_in(0, 64));
   coll_cmd->add_option("-g,--gpus-per-process", coll.gpus_per_process,
                        "GPUs one process drives, as nccl-tests -g (default 1, as DDP); with --compare one per run "
                        "(\"8,1\") unless the log's banner says");
@@ -124,7 +154,7 @@ int main(int argc, char** argv) {
   coll_cmd
       ->add_option("--tolerance", coll.tolerance,
                    "with --compare: exit 3 if the median |busbw error| for sizes >= 1 MiB exceeds it (e.g. 0.1)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(0, 1e6, true));
   coll_cmd->add_option("--json", coll.json_out, "write rows as JSON to FILE or -");
 
   CalibrateArgs cal;
@@ -132,7 +162,7 @@ int main(int argc, char** argv) {
   cal_cmd->add_option("log", cal.log, "nccl-tests all_reduce_perf output")->required();
   cal_cmd->add_option("--cluster", cal.cluster, "bundled cluster name or cluster file")->required();
   cal_cmd->add_option("--nodes", cal.nodes, "node count of the run (default: the cluster's)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1, 1 << 20));
   cal_cmd->add_option("-o,--output", cal.out, "write the calibrated cluster file here");
   cal_cmd->add_flag("--holdout", cal.holdout, "fit on every other size and report the error on the rest");
   cal_cmd->add_option("-g,--gpus-per-process", cal.gpus_per_process,
@@ -143,9 +173,9 @@ int main(int argc, char** argv) {
   cal_cmd->add_option("--algo", cal.algo, "NCCL_ALGO the log was run with: comma list of Ring, Tree, NVLS, NVLSTree");
   cal_cmd->add_option("--proto", cal.proto, "NCCL_PROTO the log was run with: comma list of LL, LL128, Simple");
   cal_cmd->add_option("--min-channels", cal.min_channels, "NCCL_MIN_NCHANNELS the log was run with")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 64));
   cal_cmd->add_option("--max-channels", cal.max_channels, "NCCL_MAX_NCHANNELS the log was run with")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 64));
   cal_cmd->add_option("--times", cal.times, "measured times to fit: out-of-place (default), in-place or both")
       ->check(CLI::IsMember({"out-of-place", "in-place", "both"}));
   cal_cmd->add_option("--json", cal.json_out, "write the fit as JSON to FILE or -");
@@ -154,8 +184,10 @@ int main(int argc, char** argv) {
   auto* val_cmd =
       app.add_subcommand("validate", "simulate what a ddpbench / ddp_cpu_bench results file measured, side by side");
   val_cmd->add_option("results", val.results, "ddpbench-results/1 JSON file")->required();
-  val_cmd->add_option("--tolerance", val.tolerance,
-                      "relative step-time (or busbw) error allowed; exit 3 beyond it (default 0.05)");
+  val_cmd
+      ->add_option("--tolerance", val.tolerance,
+                   "relative step-time (or busbw) error allowed; exit 3 beyond it (default 0.05)")
+      ->check(number_in(0, 1e6, true));
   val_cmd->add_option("--cluster", val.cluster, "cluster for GPU results (default: inferred from the GPU name)");
   val_cmd->add_option("--json", val.json_out, "write the comparison as JSON to FILE or -");
 

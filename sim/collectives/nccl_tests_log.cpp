@@ -1,11 +1,15 @@
 #include "collectives/nccl_tests_log.hpp"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include "core/error.hpp"
+#include "core/json_reader.hpp"
 
 namespace ddpsim::collectives {
 namespace {
@@ -17,18 +21,33 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b);
 }
 
+// A finite decimal number: strtod's "nan", "inf", hex and overflow (1e999) are refused, and so is
+// anything beyond 1e18 (no size, time or bandwidth nccl-tests prints comes near it).
 bool to_double(const std::string& s, double& out) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
+      return false;
   char* end = nullptr;
+  errno = 0;
   out = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size();
+  return end == s.c_str() + s.size() && errno != ERANGE && std::isfinite(out) && std::fabs(out) <= 1e18;
 }
 
 bool to_int(const std::string& s, long long& out) {
   if (s.empty()) return false;
   char* end = nullptr;
+  errno = 0;
   out = std::strtoll(s.c_str(), &end, 10);
-  return end == s.c_str() + s.size();
+  return end == s.c_str() + s.size() && errno != ERANGE;
+}
+
+// A banner integer ("nGpus 8", "NCCL version 2.18.3"): digits only, within [0, max].
+bool banner_int(const std::string& s, int max, int& out) {
+  long long v = 0;
+  if (!to_int(s, v) || v < 0 || v > max) return false;
+  out = static_cast<int>(v);
+  return true;
 }
 
 bool is_wrong_field(const std::string& s) {
@@ -77,10 +96,15 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   auto read_version = [&](const std::string& t) {
     std::smatch m;
     if (log.nccl_version != 0) return;
-    if (std::regex_search(t, m, kVersion))
-      log.nccl_version = std::stoi(m[1]) * 10000 + std::stoi(m[2]) * 100 + std::stoi(m[3]);
-    else if (std::regex_search(t, m, kLibraryCode)) {
-      const int code = std::stoi(m[1]);
+    if (std::regex_search(t, m, kVersion)) {
+      int major = 0, minor = 0, patch = 0;
+      if (!banner_int(m[1], 99, major) || !banner_int(m[2], 99, minor) || !banner_int(m[3], 99, patch))
+        throw NcclLogError(filename, lineno, t.substr(0, 120),
+                           "'NCCL version MAJOR.MINOR.PATCH' with each part an integer in [0, 99]");
+      log.nccl_version = major * 10000 + minor * 100 + patch;
+    } else if (std::regex_search(t, m, kLibraryCode)) {
+      int code = 0;
+      if (!banner_int(m[1], 999999, code)) return;
       if (code >= 20000 && code < 30000) log.nccl_version = code;
       if (code >= 2000 && code < 3000) log.nccl_version = 20000 + code / 100 % 10 * 100 + code % 100;
     }
@@ -101,8 +125,9 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
       std::smatch m;
       if (log.test_name.empty() && std::regex_search(t, m, kTestName)) log.test_name = m[1];
       if (std::regex_search(t, m, kThreads)) {
-        log.nthread = std::stoi(m[1]);
-        log.ngpus = std::stoi(m[2]);
+        if (!banner_int(m[1], 1 << 20, log.nthread) || !banner_int(m[2], 1024, log.ngpus))
+          throw NcclLogError(filename, lineno, t.substr(0, 120),
+                             "'nThread N nGpus G' with N an integer in [0, 1048576] and G in [0, 1024]");
         banner_since_row = true;
       } else if (std::regex_search(t, m, kDevice)) {
         log.devices.push_back(m[1]);
@@ -146,8 +171,9 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
                             "in-place time",     "in-place algbw",     "in-place busbw"};
     const int cols[6] = {head, head + 1, head + 2, head + 4, head + 5, head + 6};
     for (int i = 0; i < 6; ++i)
-      need(to_double(f[cols[i]], v[i]),
-           "column " + std::to_string(cols[i] + 1) + " (" + names[i] + ") to be a number, got \"" + f[cols[i]] + "\"");
+      need(to_double(f[cols[i]], v[i]) && (i % 3 == 0 ? v[i] > 0 : v[i] >= 0),
+           "column " + std::to_string(cols[i] + 1) + " (" + names[i] + ") to be a finite number " +
+               (i % 3 == 0 ? "> 0" : ">= 0") + ", got \"" + f[cols[i]] + "\"");
     need(is_wrong_field(f[head + 3]), "column " + std::to_string(head + 4) +
                                           " (out-of-place #wrong) to be a number or N/A, got \"" + f[head + 3] + "\"");
     need(is_wrong_field(f[head + 7]), "column " + std::to_string(head + 8) +
@@ -196,8 +222,7 @@ int NcclTestsLog::nranks_from_bandwidths() const {
 }
 
 NcclTestsLog parse_nccl_tests_log_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw NcclLogError(path, 0, "", "a readable file");
+  std::istringstream in(core::read_text_file(path));  // regular files only, size-limited
   return parse_nccl_tests_log(in, path);
 }
 

@@ -62,6 +62,7 @@ struct NcclTestsLog {
 };
 
 NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename);
-NcclTestsLog parse_nccl_tests_log_file(const std::string& path);  // throws NcclLogError if unreadable
+// A missing, non-regular (/dev/zero, a fifo, a directory) or oversized file is a core::ConfigError.
+NcclTestsLog parse_nccl_tests_log_file(const std::string& path);
 
 }  // namespace ddpsim::collectives

@@ -9,6 +9,7 @@
 #include "collectives/nccl_names.hpp"
 #include "config/fabric_section.hpp"
 #include "config/kernel_records.hpp"
+#include "config/limits.hpp"
 #include "config/overrides.hpp"
 #include "config/sections.hpp"
 #include "core/error.hpp"
@@ -164,6 +165,9 @@ double DdpSettings::first_bucket_cap_bytes() const {
 
 namespace {
 
+constexpr int64_t kMaxNumel = int64_t{1} << 40;  // elements of one tensor (4 TiB in float32)
+constexpr size_t kMaxTensors = size_t{1} << 22;  // the format's bound; what can be simulated: config/limits
+
 std::vector<int64_t> read_shape(const Json& j, const std::string& path, Diagnostics& d, bool* ok) {
   std::vector<int64_t> shape;
   if (!j.is_array()) {
@@ -171,13 +175,29 @@ std::vector<int64_t> read_shape(const Json& j, const std::string& path, Diagnost
     *ok = false;
     return shape;
   }
+  if (j.size() > 16) {
+    d.add_value(path, j, "at most 16 dimensions");
+    *ok = false;
+    return shape;
+  }
+  int64_t numel = 1;
   for (size_t i = 0; i < j.size(); ++i) {
-    if (!j[i].is_number_integer() || j[i].get<int64_t>() < 0) {
-      d.add_value(path + "/" + std::to_string(i), j[i], "a non-negative integer");
+    if (!j[i].is_number_integer() || (j[i].is_number_unsigned() && j[i].get<uint64_t>() > uint64_t{kMaxNumel}) ||
+        j[i].get<int64_t>() < 0 || j[i].get<int64_t>() > kMaxNumel) {
+      d.add_value(path + "/" + std::to_string(i), j[i], "an integer in [0, " + std::to_string(kMaxNumel) + "]");
       *ok = false;
     } else {
       shape.push_back(j[i].get<int64_t>());
+      // Checked product: a shape such as [2^62, 4] must not wrap around.
+      if (numel != 0 && (shape.back() > kMaxNumel / numel)) numel = -1;
+      if (numel >= 0) numel *= shape.back();
     }
+  }
+  if (*ok && numel < 0) {
+    d.add_value(
+        path, j,
+        "a shape of at most " + std::to_string(kMaxNumel) + " elements (2^40) in all; the product overflows it");
+    *ok = false;
   }
   return shape;
 }
@@ -224,7 +244,7 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
         else
           elems *= (*shape)[i].get<double>();
       }
-      if (ok) {
+      if (ok && elems >= 0 && elems <= 1e18) {
         m.input_bytes_per_sample = elems * dtype_size(*dt);
         m.input_dtype = dt;
         if ((*shape)[0].is_number_integer())
@@ -243,6 +263,9 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
     d.add("/params", "missing; required: an array of parameters");
   else if (!params->is_array() || params->empty())
     d.add_value("/params", *params, "a non-empty array of parameters");
+  else if (params->size() > kMaxTensors)
+    d.add("/params", std::to_string(params->size()) + " parameters is not allowed; expected at most " +
+                         std::to_string(kMaxTensors));
   else {
     for (size_t i = 0; i < params->size(); ++i) {
       std::string p = "/params/" + std::to_string(i);
@@ -259,7 +282,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
       ps.requires_grad = pr.boolean_or("requires_grad", true);
       pr.finish();
       ps.numel = 1;
-      for (auto x : ps.shape) ps.numel *= x;
+      if (ok)
+        for (auto x : ps.shape) ps.numel *= x;
       m.params.push_back(std::move(ps));
     }
   }
@@ -279,7 +303,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
         if (dt) b.dtype = *parse_dtype(*dt);
         br.finish();
         b.numel = 1;
-        for (auto x : b.shape) b.numel *= x;
+        if (ok)
+          for (auto x : b.shape) b.numel *= x;
         m.buffers.push_back(std::move(b));
       }
   }
@@ -776,6 +801,7 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
   if (const Json* v = r.raw("contention")) s.contention = parse_contention(*v, d);
   if (const Json* v = r.raw("streams")) s.streams = parse_streams(*v, d);
   if (const Json* v = r.raw("stragglers")) s.stragglers = parse_stragglers(*v, d);
+  if (const Json* v = r.raw("limits")) s.limits = parse_limits(*v, d);
   r.finish();
   for (size_t i = 0; i < s.stragglers.slow_ranks.size(); ++i)
     if (d.ok() && s.stragglers.slow_ranks[i].first >= s.cluster.world_size())
@@ -792,6 +818,7 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
   if (d.ok() && s.training.compute_dtype != "float32" && !s.cluster.gpu.peak_flops.count(s.training.compute_dtype))
     d.add("/training/compute_dtype",
           "\"" + s.training.compute_dtype + "\" has no peak_flops entry in GPU \"" + s.cluster.gpu.name + "\"");
+  if (d.ok()) check_limits(s, d);  // before any work starts (config/limits.hpp)
   d.throw_if_any();
   return s;
 }

@@ -1,5 +1,7 @@
 #include "config/kernel_records.hpp"
 
+#include <cmath>
+
 namespace ddpsim::config {
 
 using core::Json;
@@ -15,29 +17,32 @@ std::vector<int> read_exponents(const Json* j, const std::string& path, size_t n
     return out;
   }
   for (const auto& e : *j) {
-    if (!e.is_number_integer() || e.get<int>() < 0 || e.get<int>() > 2) {
+    if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() > 2) {
       d.add_value(path, *j, "integer exponents 0, 1 or 2");
       return {};
     }
-    out.push_back(e.get<int>());
+    out.push_back(static_cast<int>(e.get<int64_t>()));
   }
   return out;
 }
+
+constexpr double kMaxDim = 2147483648.0;  // 2^31: a GEMM or convolution dimension
 
 // A number (the value at the export size) or [c0, c1, c2] (value at size ratio r = c0 + c1 r + c2 r^2).
 void read_poly(ObjectReader& r, const char* key, double (&c)[3]) {
   const Json* j = r.raw(key);
   const std::string p = r.path() + "/" + key;
   if (!j) return;
-  if (j->is_number()) {
+  auto fits = [](const Json& v) { return v.is_number() && std::fabs(v.get<double>()) <= core::kMaxNumber; };
+  if (fits(*j)) {
     c[0] = j->get<double>();
     return;
   }
-  if (j->is_array() && j->size() == 3 && (*j)[0].is_number() && (*j)[1].is_number() && (*j)[2].is_number()) {
+  if (j->is_array() && j->size() == 3 && fits((*j)[0]) && fits((*j)[1]) && fits((*j)[2])) {
     for (int i = 0; i < 3; ++i) c[i] = (*j)[i].get<double>();
     return;
   }
-  r.diagnostics().add_value(p, *j, "a number of bytes/FLOPs or [c0, c1, c2]");
+  r.diagnostics().add_value(p, *j, "a number of bytes/FLOPs or [c0, c1, c2], each of magnitude <= 1e+18");
 }
 
 }  // namespace
@@ -56,10 +61,10 @@ std::vector<KernelRecord> read_kernel_records(const Json& j, const std::string& 
     auto flag = [&](const char* key) { return r.integer_or(key, 0, 0, 1) == 1; };
     if (op == "gemm") {
       k.op = KernelRecord::Op::GEMM;
-      k.batch = r.number_or("b", 1, 1);
-      k.m = r.number_or("m", 1, 1);
-      k.n = r.number_or("n", 1, 1);
-      k.k = r.number_or("k", 1, 1);
+      k.batch = r.number_or("b", 1, 1, false, kMaxDim);
+      k.m = r.number_or("m", 1, 1, false, kMaxDim);
+      k.n = r.number_or("n", 1, 1, false, kMaxDim);
+      k.k = r.number_or("k", 1, 1, false, kMaxDim);
       k.grad_a = flag("ga");
       k.grad_b = flag("gb");
       k.bias = flag("bias");
@@ -68,16 +73,16 @@ std::vector<KernelRecord> read_kernel_records(const Json& j, const std::string& 
       k.size_exp = read_exponents(r.raw("es"), p + "/es", 4, d);
     } else if (op == "conv") {
       k.op = KernelRecord::Op::CONV;
-      k.n = r.number_or("n", 1, 1);
-      k.c = r.number_or("c", 1, 1);
-      k.h = r.number_or("h", 1, 1);
-      k.w = r.number_or("w", 1, 1);
-      k.o = r.number_or("o", 1, 1);
-      k.r = r.number_or("r", 1, 1);
-      k.s = r.number_or("s", 1, 1);
-      k.p = r.number_or("p", 1, 1);
-      k.q = r.number_or("q", 1, 1);
-      k.g = r.number_or("g", 1, 1);
+      k.n = r.number_or("n", 1, 1, false, kMaxDim);
+      k.c = r.number_or("c", 1, 1, false, kMaxDim);
+      k.h = r.number_or("h", 1, 1, false, kMaxDim);
+      k.w = r.number_or("w", 1, 1, false, kMaxDim);
+      k.o = r.number_or("o", 1, 1, false, kMaxDim);
+      k.r = r.number_or("r", 1, 1, false, kMaxDim);
+      k.s = r.number_or("s", 1, 1, false, kMaxDim);
+      k.p = r.number_or("p", 1, 1, false, kMaxDim);
+      k.q = r.number_or("q", 1, 1, false, kMaxDim);
+      k.g = r.number_or("g", 1, 1, false, kMaxDim);
       k.grad_a = flag("gi");
       k.grad_b = flag("gw");
       k.bias = flag("bias");

@@ -13,6 +13,7 @@ namespace ddpsim::config {
 void apply_overrides(core::Json& doc, const std::vector<std::string>& overrides);
 // Same, for one already-split path ("ddp.bucket_cap_mb") and JSON value.
 void set_path(core::Json& doc, const std::string& dotted_path, const core::Json& value, const std::string& origin);
-core::Json parse_override_value(const std::string& text);
+// Refused JSON (1e999, duplicate keys, too deep) throws ConfigError naming `origin`.
+core::Json parse_override_value(const std::string& text, const std::string& origin = "--set");
 
 }  // namespace ddpsim::config

@@ -16,22 +16,27 @@ std::string pytorch_rule_version(const std::string& torch_version) {
   return torch_version.rfind("1.", 0) == 0 ? "1.13" : "2.4";
 }
 
+namespace {
+constexpr double kMaxBucketCapMb = 1e9;
+}
+
 DdpSettings parse_ddp(const Json& j, Diagnostics& d) {
   const DdpSettings def;
   DdpSettings s;
   ObjectReader dr(j, "/ddp", d);
   dr.accept("bucket_cap_mb");
   if (dr.has("bucket_cap_mb")) {
-    s.bucket_cap_mb = dr.number_or("bucket_cap_mb", def.bucket_cap_mb, 0.0, true);
+    // int(mb * 1024 * 1024) must fit in int64 (PyTorch's size_t cap): 1e9 MiB (~1 PiB) is far below.
+    s.bucket_cap_mb = dr.number_or("bucket_cap_mb", def.bucket_cap_mb, 0.0, true, kMaxBucketCapMb);
     s.bucket_cap_is_default = false;
   }
   if (const Json* f = dr.raw("first_bucket_cap_mb")) {
     if (!(f->is_string() && f->get<std::string>() == "auto")) {
       dr.accept("first_bucket_cap_mb");
-      if (f->is_number() && f->get<double>() > 0)
+      if (f->is_number() && f->get<double>() > 0 && f->get<double>() <= kMaxBucketCapMb)
         s.first_bucket_cap_mb = f->get<double>();
       else
-        d.add_value("/ddp/first_bucket_cap_mb", *f, "a number > 0 (MiB) or \"auto\"");
+        d.add_value("/ddp/first_bucket_cap_mb", *f, "a number > 0 and <= 1e+09 (MiB) or \"auto\"");
     }
   }
   s.find_unused_parameters = dr.boolean_or("find_unused_parameters", def.find_unused_parameters);
@@ -46,7 +51,7 @@ DdpSettings parse_ddp(const Json& j, Diagnostics& d) {
     ps.start_powerSGD_iter = static_cast<int>(pr.integer_or("start_powerSGD_iter", pd.start_powerSGD_iter, 2, 1 << 30));
     ps.use_error_feedback = pr.boolean_or("use_error_feedback", pd.use_error_feedback);
     ps.batched = pr.boolean_or("batched", pd.batched);
-    ps.min_compression_rate = pr.number_or("min_compression_rate", pd.min_compression_rate, 0.0, true);
+    ps.min_compression_rate = pr.number_or("min_compression_rate", pd.min_compression_rate, 0.0, true, 1e9);
     pr.finish();
   }
   s.static_graph = dr.boolean_or("static_graph", def.static_graph);

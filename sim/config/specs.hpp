@@ -275,6 +275,14 @@ struct SimulationSettings {
   uint64_t seed = 1;
 };
 
+// What a scenario may ask the simulator to do, checked before it starts (config/limits.hpp):
+// scenario section "limits", e.g. `--set limits.max_gpus=8388608` raises one.
+struct LimitSettings {
+  long long max_gpus = 1 << 22;    // GPUs of the cluster (memory: ~72 B per GPU, 300 MB at the default)
+  double max_seconds = 10;         // estimated wall time of simulation.ranks "all" and explicit ranks
+  long long max_tensors = 200000;  // parameter tensors of the model (~31 us each)
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -289,6 +297,7 @@ struct Scenario {
   ContentionSettings contention;
   StreamSettings streams;
   StragglerSettings stragglers;
+  LimitSettings limits;
 };
 
 }  // namespace ddpsim::config

@@ -1,6 +1,9 @@
 #include "core/json_reader.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -77,6 +80,11 @@ std::optional<double> ObjectReader::number(const std::string& key, bool required
     diag_.add_value(join_path(path_, key), *v, allowed);
     return std::nullopt;
   }
+  // No setting is meaningful beyond kMaxNumber; larger values only overflow later products.
+  if (!max && std::fabs(x) > kMaxNumber) {
+    diag_.add_value(join_path(path_, key), *v, allowed + (min ? " and <= " : " <= ") + short_dump(kMaxNumber));
+    return std::nullopt;
+  }
   return x;
 }
 
@@ -146,7 +154,8 @@ std::string ObjectReader::string_or(const std::string& key, const std::string& f
 }
 
 std::optional<double> ObjectReader::quantity(const std::string& key, Quantity kind, bool required, bool allow_zero) {
-  std::string allowed = std::string(quantity_examples(kind)) + (allow_zero ? ", >= 0" : ", > 0");
+  std::string allowed = std::string(quantity_examples(kind)) + (allow_zero ? ", >= 0" : ", > 0") + ", at most " +
+                        quantity_range_text(kind).substr(quantity_range_text(kind).find(" and ") + 5);
   const Json* v = fetch(key, required, allowed.c_str());
   if (!v) return std::nullopt;
   if (!v->is_string()) {
@@ -174,29 +183,194 @@ void ObjectReader::finish() {
   }
 }
 
-Json parse_json_text(const std::string& text, const std::string& file) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // nlohmann reports a byte offset; turn it into line:column for humans.
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < text.size() && i + 1 < e.byte; ++i) {
-      if (text[i] == '\n')
-        ++line, col = 1;
-      else
-        ++col;
-    }
-    throw ConfigError(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON (" + e.what() +
-                      ")");
+namespace {
+
+// line:column of byte offset `byte` (1-based, as nlohmann counts) for humans.
+std::string line_col(const std::string& text, std::size_t byte) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i < text.size() && i + 1 < byte; ++i) {
+    if (text[i] == '\n')
+      ++line, col = 1;
+    else
+      ++col;
   }
+  return std::to_string(line) + ":" + std::to_string(col);
 }
 
-Json read_json_file(const std::string& file) {
-  std::ifstream in(file);
+// Builds the document without recursion and refuses what nlohmann's DOM parser lets through.
+class StrictSax final : public nlohmann::json_sax<Json> {
+ public:
+  bool null() override { return put(Json(nullptr)); }
+  bool boolean(bool v) override { return put(Json(v)); }
+  bool number_integer(number_integer_t v) override { return put(Json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return put(Json(v)); }
+  bool number_float(number_float_t v, const string_t& text) override {
+    if (!std::isfinite(v)) return fail(path() + ": " + text + " is not allowed; expected a finite number");
+    return put(Json(v));
+  }
+  bool string(string_t& v) override { return put(Json(std::move(v))); }
+  bool binary(binary_t& v) override { return put(Json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return open(Json::object()); }
+  bool start_array(std::size_t) override { return open(Json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    Frame& f = stack_.back();
+    if (f.node->contains(k))
+      return fail(core::join_path(path(true), k) + ": duplicate key \"" + short_key(k) +
+                  "\"; each key may appear once in an object");
+    f.key = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception& ex) override {
+    position_ = position;
+    if (ex.id == 406 || ex.id == 407) {  // out_of_range: number overflow
+      message_ = std::string(last_token.substr(0, 60)) + " is not allowed; expected a finite number";
+    } else {
+      message_ = std::string("not valid JSON (") + ex.what() + ")";
+      syntax_ = true;
+    }
+    return false;
+  }
+
+  Json result;
+  std::string message_;       // set when parsing stopped
+  std::size_t position_ = 0;  // byte offset of a syntax problem (0: a path problem)
+  bool syntax_ = false;       // the text is not JSON at all (rather than JSON we refuse)
+
+ private:
+  struct Frame {
+    Json* node;
+    std::string key;  // the pending key when node is an object
+  };
+  static std::string short_key(const std::string& k) { return k.size() > 60 ? k.substr(0, 57) + "..." : k; }
+  // The JSON pointer of the value being read; `object_only`: of the innermost open object itself.
+  std::string path(bool object_only = false) const {
+    std::string p;
+    for (std::size_t i = 0; i < stack_.size(); ++i) {
+      const Frame& f = stack_[i];
+      if (object_only && i + 1 == stack_.size()) break;
+      if (p.size() > 200) return p + "/...";
+      // An array's open child is already its last element; the top frame's next value is not yet.
+      const std::size_t index = f.node->size() - (i + 1 < stack_.size() && f.node->size() > 0 ? 1 : 0);
+      p = f.node->is_object() ? core::join_path(p, f.key) : p + "/" + std::to_string(index);
+    }
+    return p.empty() && !object_only ? "/" : p;
+  }
+  Json* insert(Json&& v) {
+    if (stack_.empty()) {
+      result = std::move(v);
+      return &result;
+    }
+    Frame& f = stack_.back();
+    if (f.node->is_object()) return &((*f.node)[f.key] = std::move(v));
+    f.node->push_back(std::move(v));
+    return &f.node->back();
+  }
+  bool put(Json&& v) {
+    insert(std::move(v));
+    return true;
+  }
+  bool open(Json&& v) {
+    if (static_cast<int>(stack_.size()) >= kMaxJsonDepth)
+      return fail(path() + ": nested deeper than " + std::to_string(kMaxJsonDepth) +
+                  " levels is not allowed; expected at most " + std::to_string(kMaxJsonDepth) +
+                  " levels of arrays and objects");
+    // The object or array is inserted into its parent before the parent can grow again, so the
+    // pointer stays valid until it is closed.
+    stack_.push_back({insert(std::move(v)), {}});
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+  bool fail(std::string message) {
+    message_ = std::move(message);
+    return false;
+  }
+  std::vector<Frame> stack_;
+};
+
+}  // namespace
+
+std::optional<Json> parse_json_if_json(const std::string& text, const std::string& file) {
+  StrictSax sax;
+  bool ok = false;
+  try {
+    ok = Json::sax_parse(text, &sax);
+  } catch (const Json::exception& e) {  // not expected: sax_parse reports through parse_error
+    throw ConfigError(file + ": not valid JSON (" + e.what() + ")");
+  }
+  if (ok) return std::move(sax.result);
+  if (sax.syntax_) return std::nullopt;
+  if (sax.position_ > 0) throw ConfigError(file + ":" + line_col(text, sax.position_) + ": " + sax.message_);
+  throw ConfigError(file + ": " + sax.message_);
+}
+
+Json parse_json_text(const std::string& text, const std::string& file) {
+  StrictSax sax;
+  bool ok = false;
+  try {
+    ok = Json::sax_parse(text, &sax);
+  } catch (const Json::exception& e) {
+    throw ConfigError(file + ": not valid JSON (" + e.what() + ")");
+  }
+  if (ok) return std::move(sax.result);
+  if (sax.position_ > 0) throw ConfigError(file + ":" + line_col(text, sax.position_) + ": " + sax.message_);
+  throw ConfigError(file + ": " + sax.message_);
+}
+
+std::size_t max_input_bytes() {
+  if (const char* env = std::getenv("DDPSIM_MAX_INPUT_BYTES"); env && *env) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (errno == 0 && end && *end == '\0' && v > 0) return static_cast<std::size_t>(v);
+  }
+  return std::size_t{64} << 20;  // 64 MiB: the largest bundled input is under 2 MB
+}
+
+std::string read_text_file(const std::string& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::status(file, ec);  // follows symlinks
+  if (ec || !fs::exists(st)) throw ConfigError(file + ": cannot open file (it does not exist)");
+  if (!fs::is_regular_file(st))
+    throw ConfigError(file + ": is " +
+                      (fs::is_directory(st) ? "a directory" : "not a regular file (a device, fifo or socket)") +
+                      "; expected a regular file");
+  const std::size_t limit = max_input_bytes();
+  std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(file + ": cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), file);
+  std::string text;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > limit)
+      throw ConfigError(file + ": larger than the input limit of " + std::to_string(limit) +
+                        " bytes; set DDPSIM_MAX_INPUT_BYTES to raise it");
+  }
+  if (in.bad()) throw ConfigError(file + ": read failed");
+  return text;
+}
+
+Json read_json_file(const std::string& file) { return parse_json_text(read_text_file(file), file); }
+
+std::optional<std::string> find_non_finite(const Json& value) {
+  std::vector<std::pair<const Json*, std::string>> todo{{&value, ""}};
+  while (!todo.empty()) {
+    auto [v, p] = std::move(todo.back());
+    todo.pop_back();
+    if (v->is_number_float() && !std::isfinite(v->get<double>())) return p.empty() ? "/" : p;
+    if (v->is_object())
+      for (auto it = v->begin(); it != v->end(); ++it) todo.emplace_back(&*it, join_path(p, it.key()));
+    else if (v->is_array())
+      for (std::size_t i = v->size(); i-- > 0;) todo.emplace_back(&(*v)[i], p + "/" + std::to_string(i));
+  }
+  return std::nullopt;
 }
 
 }  // namespace ddpsim::core

@@ -1,6 +1,7 @@
 #pragma once
 // Strict reading of JSON config objects: every key read is marked, unknown keys are errors, and
 // every problem of a file is collected so that one error lists them all (STYLE.md).
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -72,8 +73,28 @@ class ObjectReader {
   std::set<std::string> seen_;
 };
 
-// Parses a JSON file; syntax errors become ConfigError naming the file, line and column.
+// Limits on what is read, so that no input can exhaust the stack or the memory.
+inline constexpr int kMaxJsonDepth = 256;   // nesting of arrays and objects
+inline constexpr double kMaxNumber = 1e18;  // the largest number a setting without its own bound takes
+// Input files larger than this are refused; $DDPSIM_MAX_INPUT_BYTES raises it.
+std::size_t max_input_bytes();
+
+// Reads a whole input file: refuses what is not a regular file (directories, devices such as
+// /dev/zero, fifos) and files over max_input_bytes(), as ConfigError naming the file.
+std::string read_text_file(const std::string& file);
+
+// Parses a JSON file strictly: syntax errors, numbers beyond double range (1e999), duplicate keys
+// (nlohmann would keep the last one silently) and nesting deeper than kMaxJsonDepth become
+// ConfigError naming the file and the line:column or JSON path. The parse is iterative (SAX), so
+// no input can overflow the stack.
 Json read_json_file(const std::string& file);
 Json parse_json_text(const std::string& text, const std::string& file);
+// As parse_json_text, but text that is not JSON at all gives nullopt (`--set x=hello` is a string);
+// JSON that is refused (1e999, duplicate keys, too deep) still throws ConfigError.
+std::optional<Json> parse_json_if_json(const std::string& text, const std::string& file);
+
+// The first non-finite number in `value` (JSON has none, but computed documents can), as a JSON
+// path; nullopt when all numbers are finite. Iterative.
+std::optional<std::string> find_non_finite(const Json& value);
 
 }  // namespace ddpsim::core

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace ddpsim::core {
 namespace {
@@ -101,7 +102,36 @@ std::optional<double> parse_quantity(std::string_view text, Quantity kind, std::
     case Quantity::FLOP_RATE: factor = lookup(unit, kFlopUnits); break;
   }
   if (!factor || !std::isfinite(value)) return fail();
-  return value * *factor;
+  const double x = value * *factor;
+  // Finite before scaling is not enough: "1e308TBps" is inf after it, and values far beyond any
+  // hardware (1e30 TB/s) break the simulation's arithmetic instead of making it faster.
+  const auto [lo, hi] = quantity_range(kind);
+  if (!std::isfinite(x) || x > hi || (x != 0 && std::fabs(x) < lo)) {
+    if (why)
+      *why = std::string(quantity_name(kind)) + " between " + quantity_range_text(kind) + " (or 0 where allowed)";
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::pair<double, double> quantity_range(Quantity kind) {
+  switch (kind) {
+    case Quantity::BYTES: return {0.0, 1e18};      // 1 EB
+    case Quantity::BANDWIDTH: return {1.0, 1e15};  // 1 B/s .. 1 PB/s
+    case Quantity::TIME: return {0.0, 1e6};        // .. about 11.6 days
+    case Quantity::FLOP_RATE: return {1.0, 1e18};  // 1 FLOP/s .. 1 EFLOPS
+  }
+  return {0.0, 0.0};
+}
+
+std::string quantity_range_text(Quantity kind) {
+  switch (kind) {
+    case Quantity::BYTES: return "0B and 1e18B";
+    case Quantity::BANDWIDTH: return "1Bps and 1e15Bps";
+    case Quantity::TIME: return "0s and 1e6s";
+    case Quantity::FLOP_RATE: return "1FLOPS and 1e18FLOPS";
+  }
+  return "";
 }
 
 namespace {

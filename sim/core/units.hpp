@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace ddpsim::core {
 
@@ -11,7 +12,11 @@ enum class Quantity { BYTES, BANDWIDTH, TIME, FLOP_RATE };
 
 // Parses `text` as a quantity of the given kind. Returns nullopt and sets `why` (what is allowed)
 // when the text is not such a quantity. Plain numbers are not accepted: a unit is required.
+// Values outside quantity_range(kind) are refused too (so is anything that overflows to inf).
 std::optional<double> parse_quantity(std::string_view text, Quantity kind, std::string* why = nullptr);
+// The SI range a non-zero quantity of `kind` must lie in, and how it reads in units.
+std::pair<double, double> quantity_range(Quantity kind);
+std::string quantity_range_text(Quantity kind);
 
 // Human-readable forms for reports ("24.0 MiB", "1.50 ms", "25.0 GB/s").
 std::string format_bytes(double bytes);

@@ -123,7 +123,7 @@ std::string id_text(const Json& v) { return v.is_string() ? v.get<std::string>()
 std::optional<long long> int_arg(const Json* args, const char* key) {
   if (!args || !args->is_object()) return std::nullopt;
   auto it = args->find(key);
-  if (it == args->end() || !it->is_number()) return std::nullopt;
+  if (it == args->end() || !it->is_number() || !(std::fabs(it->get<double>()) <= 1e18)) return std::nullopt;
   return static_cast<long long>(std::llround(it->get<double>()));
 }
 
@@ -387,13 +387,16 @@ class Importer {
     bool ok = true;
     for (const char* key : {"ts", "dur"}) {
       auto it = e.find(key);
-      if (it == e.end() || !it->is_number() || (std::string(key) == "dur" && it->get<double>() < 0)) {
+      // Bounded so that ts + dur stays finite (1e18 us is 30,000 years).
+      if (it == e.end() || !it->is_number() || !(std::fabs(it->get<double>()) <= 1e18) ||
+          (std::string(key) == "dur" && it->get<double>() < 0)) {
         if (it == e.end())
           d.add(p + "/" + key, std::string("missing; required: a number of microseconds") +
                                    (std::string(key) == "dur" ? " >= 0" : ""));
         else
           d.add_value(p + "/" + key, *it,
-                      std::string("a number of microseconds") + (std::string(key) == "dur" ? " >= 0" : ""));
+                      std::string("a number of microseconds") + (std::string(key) == "dur" ? " >= 0" : "") +
+                          ", of magnitude <= 1e+18");
         ok = false;
       }
     }
@@ -922,16 +925,13 @@ TraceImportResult import_trace(const Json& trace, const std::string& trace_file,
 }
 
 Json read_trace_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(file + ": cannot open file");
-  char magic[2] = {0, 0};
-  in.read(magic, 2);
-  if (in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b)
+  const std::string text = core::read_text_file(file);  // regular files only, size-limited
+  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b)
     throw ConfigError(file +
                       ": gzip-compressed data is not allowed; expected the JSON trace itself (decompress it first: "
                       "gunzip -k " +
                       file + ")");
-  return core::read_json_file(file);
+  return core::parse_json_text(text, file);
 }
 
 }  // namespace ddpsim::profile

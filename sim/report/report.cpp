@@ -80,7 +80,8 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["grad_bytes"] = r.grad_bytes;
   j["num_params"] = r.num_params;
   j["buckets_rebuilt"] = r.rebuilt;
-  j["samples_per_s"] = r.steady.step_time_s > 0 ? r.steady.samples * r.world_size / r.steady.step_time_s : 0.0;
+  j["samples_per_s"] =
+      r.steady.step_time_s > 0 ? static_cast<double>(r.steady.samples) * r.world_size / r.steady.step_time_s : 0.0;
   j["comm_hook"] = r.comm_hook;
   j["explicit_ranks"] = r.explicit_ranks;
   j["ranks"] = r.ranks;
@@ -169,7 +170,7 @@ std::string to_table(const StepReport& r) {
       << core::format_time(*s.step_time_p95_s) << ", p99 " << core::format_time(*s.step_time_p99_s) << "\n";
   if (r.world_size > 1 && s.step_time_s > 0) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f", s.samples * r.world_size / s.step_time_s);
+    std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(s.samples) * r.world_size / s.step_time_s);
     o << "  throughput         " << buf << " samples/s\n";
     // [compute]
     if (r.mfu_peak_flops > 0) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/json_reader.hpp"
+#include "sim/cli_support.hpp"
 
 namespace ddpsim {
 namespace {
@@ -18,28 +19,12 @@ namespace {
 namespace fs = std::filesystem;
 using core::Json;
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using Result = testing::CliResult;
 
-std::string bin() {
-  const char* b = std::getenv("DDPSIM_BIN");
-  return b ? b : DDPSIM_BIN_PATH;
-}
+std::string bin() { return testing::ddpsim_bin(); }
 
-Result run(const std::string& args) {
-  Result r;
-  std::string cmd = bin() + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+// stdout then stderr, as a user sees them (sanitizer runtime warnings taken out).
+Result run(const std::string& args) { return testing::run_cli(args); }
 
 fs::path temp_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("ddpsim-cli-" + name + "-" + std::to_string(::getpid()));
@@ -237,7 +222,8 @@ TEST(Cli, CollectiveTableHasNcclShape) {
 TEST(Cli, CollectiveRestrictsAlgoAndProto) {
   auto r = run("collective allreduce --cluster dgx-a100 --nodes 2 -b 1M -e 64M --algo Tree --proto Simple --json -");
   ASSERT_EQ(r.code, 0) << r.out;
-  for (const auto& row : Json::parse(r.out)["rows"]) {
+  const Json doc = Json::parse(r.out);  // a named document: the range-for must not outlive a temporary
+  for (const auto& row : doc["rows"]) {
     EXPECT_EQ(row["algo"], "Tree");
     EXPECT_EQ(row["proto"], "Simple");
   }
@@ -603,7 +589,9 @@ TEST(CliLog, DebugLevelNamesScenarioAndChildProcessesOnStderr) {
   ASSERT_EQ(dbg.code, 0) << dbg.out;
   EXPECT_NE(dbg.out.find("ddpsim: debug: scenario \"default\" is "), std::string::npos) << dbg.out;
   EXPECT_NE(dbg.out.find("ddpsim: info: scenario "), std::string::npos) << dbg.out;
-  auto sweep = run("--log-level debug sweep default --param ddp.bucket_cap_mb=10,20 -j 1 --csv /dev/null");
+  // Not --csv /dev/null: a device is refused as an output (it was replaced by a regular file before).
+  const fs::path csv = temp_dir("log-sweep") / "sweep.csv";
+  auto sweep = run("--log-level debug sweep default --param ddp.bucket_cap_mb=10,20 -j 1 --csv " + csv.string());
   ASSERT_EQ(sweep.code, 0) << sweep.out;
   EXPECT_NE(sweep.out.find("child process "), std::string::npos) << sweep.out;
   EXPECT_NE(sweep.out.find("started for configuration 2 of 2"), std::string::npos) << sweep.out;

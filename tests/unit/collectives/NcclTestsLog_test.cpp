@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "collectives/nccl_tests_log.hpp"
+#include "core/error.hpp"
 
 using namespace ddpsim::collectives;
 
@@ -133,10 +134,10 @@ TEST(NcclTestsLog, ErrorBadTime) {
   const std::string msg = error_of("line one ok?\n");
   EXPECT_NE(msg.find("inline.txt:1: cannot parse \"line one ok?\""), std::string::npos) << msg;
   EXPECT_NE(error_of("8 2 float sum -1 fast 0.00 0.00 0 38.85 0.00 0.00 0")
-                .find("expected column 6 (out-of-place time) to be a number, got \"fast\""),
+                .find("expected column 6 (out-of-place time) to be a finite number > 0, got \"fast\""),
             std::string::npos);
   EXPECT_NE(error_of("8 2 float sum -1 40.12 0.00 0.00 0 38.85 0.00 zz 0")
-                .find("expected column 12 (in-place busbw) to be a number, got \"zz\""),
+                .find("expected column 12 (in-place busbw) to be a finite number >= 0, got \"zz\""),
             std::string::npos);
 }
 
@@ -159,10 +160,44 @@ TEST(NcclTestsLog, ErrorUnreadableFile) {
   try {
     parse_nccl_tests_log_file("/nonexistent/x.txt");
     FAIL();
-  } catch (const NcclLogError& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/x.txt:0: cannot parse \"\": expected a readable file");
-    EXPECT_EQ(e.line(), 0);
+  } catch (const ddpsim::core::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/x.txt: cannot open file (it does not exist)");
   }
+}
+
+// /dev/zero never ends and a directory is not a log: both refused before reading.
+TEST(NcclTestsLog, ErrorNonRegularFile) {
+  for (const char* path : {"/dev/zero", "/tmp"}) {
+    try {
+      parse_nccl_tests_log_file(path);
+      FAIL() << path;
+    } catch (const ddpsim::core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(path) + ": is "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("expected a regular file"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Banner integers beyond int (B2, B4 of the fuzzing findings) and non-finite row numbers.
+TEST(NcclTestsLog, ErrorBannerIntegersOutOfRange) {
+  EXPECT_EQ(error_of("# nThread 1 nGpus 99999999999 minBytes 8"),
+            "inline.txt:1: cannot parse \"# nThread 1 nGpus 99999999999 minBytes 8\": expected 'nThread N nGpus G' "
+            "with N an integer in [0, 1048576] and G in [0, 1024]");
+  EXPECT_EQ(error_of("# NCCL version 999999.0.0"),
+            "inline.txt:1: cannot parse \"# NCCL version 999999.0.0\": expected 'NCCL version MAJOR.MINOR.PATCH' with "
+            "each part an integer in [0, 99]");
+  EXPECT_NE(error_of("# NCCL version 99999999999.0.0").find("each part an integer in [0, 99]"), std::string::npos);
+}
+
+TEST(NcclTestsLog, ErrorNonFiniteNumbers) {
+  for (const char* bad : {"nan", "inf", "1e999", "-inf", "0x10"})
+    EXPECT_NE(error_of(std::string("8 2 float sum -1 ") + bad + " 0.00 0.00 0 38.85 0.00 0.00 0")
+                  .find("(out-of-place time) to be a finite number > 0, got \"" + std::string(bad) + "\""),
+              std::string::npos)
+        << bad;
+  EXPECT_NE(error_of("8 2 float sum -1 40.12 nan 0.00 0 38.85 0.00 0.00 0")
+                .find("(out-of-place algbw) to be a finite number >= 0, got \"nan\""),
+            std::string::npos);
 }
 
 TEST(NcclTestsLog, ShippedLogsParse) {

@@ -261,10 +261,12 @@ TEST_F(TraceImport, ListsEveryBadEventField) {
     FAIL() << "no ConfigError";
   } catch (const ConfigError& e) {
     ASSERT_EQ(e.problems().size(), 2u) << e.what();
-    EXPECT_EQ(e.problems()[0], "x.json: /traceEvents/" + std::to_string(first) +
-                                   "/ts: \"12\" is not allowed; expected a number of microseconds");
-    EXPECT_EQ(e.problems()[1], "x.json: /traceEvents/" + std::to_string(second) +
-                                   "/dur: -1 is not allowed; expected a number of microseconds >= 0");
+    EXPECT_EQ(e.problems()[0],
+              "x.json: /traceEvents/" + std::to_string(first) +
+                  "/ts: \"12\" is not allowed; expected a number of microseconds, of magnitude <= 1e+18");
+    EXPECT_EQ(e.problems()[1],
+              "x.json: /traceEvents/" + std::to_string(second) +
+                  "/dur: -1 is not allowed; expected a number of microseconds >= 0, of magnitude <= 1e+18");
   }
 }
 

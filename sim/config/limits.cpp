@@ -1,0 +1,80 @@
+#include "config/limits.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace ddpsim::config {
+
+using core::Json;
+using core::ObjectReader;
+
+namespace {
+// Costs measured on the Release build (one core of the CI machine; README "Limits"); the estimates
+// only need to say roughly how long a run beyond a limit would take.
+constexpr double kBytesPerGpu = 72;  // representative ranks: 4,194,304 GPUs in 0.3 s and 300 MB
+// simulation.ranks "all": 1,024 GPUs 0.23 s, 4,096 GPUs 1.6 s, 16,384 GPUs 53 s (about N^2.5).
+double seconds_all_ranks(double gpus) { return 0.2 + 1.6 * std::pow(gpus / 4096.0, 2.5); }
+// Explicit ranks: each step simulates every rank's compute stream and its waits on the others:
+// 128 GPUs x 10 steps 3.7 s, 512 x 2 4.8 s, 1,024 x 2 17 s.
+double seconds_explicit_ranks(double gpus, double steps) { return steps * gpus * (2e-3 + 8e-6 * gpus); }
+constexpr double kSecondsPerTensor = 31e-6;  // 200,000 tensors: 6.2 s, 400 MB
+
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+std::string raise_to(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f", std::ceil(v));
+  return b;
+}
+}  // namespace
+
+LimitSettings parse_limits(const Json& j, core::Diagnostics& d) {
+  const LimitSettings def;
+  LimitSettings s;
+  ObjectReader r(j, "/limits", d);
+  s.max_gpus = r.integer_or("max_gpus", def.max_gpus, 1, 1LL << 30);
+  s.max_seconds = r.number_or("max_seconds", def.max_seconds, 0.0, true, 1e9);
+  s.max_tensors = r.integer_or("max_tensors", def.max_tensors, 1, 1LL << 22);
+  r.finish();
+  return s;
+}
+
+void check_limits(const Scenario& s, core::Diagnostics& d) {
+  const LimitSettings& L = s.limits;
+  const double gpus = static_cast<double>(s.cluster.nodes) * s.cluster.gpus_per_node;
+  const std::string g = raise_to(gpus);
+  if (gpus > static_cast<double>(L.max_gpus))
+    d.add("/nodes", g + " GPUs (" + std::to_string(s.cluster.nodes) + " nodes x " +
+                        std::to_string(s.cluster.gpus_per_node) + ") is more than limits.max_gpus " +
+                        std::to_string(L.max_gpus) + " (estimate: " + num(gpus * kBytesPerGpu / 1e9) +
+                        " GB of memory); raise it with --set limits.max_gpus=" + g);
+  if (s.simulation.ranks == RankMode::ALL && gpus > 1) {
+    const double t = seconds_all_ranks(gpus);
+    if (t > L.max_seconds)
+      d.add("/simulation/ranks",
+            "\"all\" builds a host, a link and an actor per GPU: " + g + " GPUs would take about " + num(t) +
+                " s, more than limits.max_seconds " + num(L.max_seconds) +
+                "; use \"representative\", fewer nodes, or raise it with --set limits.max_seconds=" + raise_to(t));
+  }
+  if (s.stragglers.explicit_ranks() && gpus > 1) {
+    const double t = seconds_explicit_ranks(gpus, s.stragglers.steps);
+    if (t > L.max_seconds)
+      d.add("/stragglers",
+            "explicit ranks (jitter_cv or slow_ranks) simulate every rank's compute for stragglers.steps: " + g +
+                " GPUs x " + std::to_string(s.stragglers.steps) + " steps would take about " + num(t) +
+                " s, more than limits.max_seconds " + num(L.max_seconds) +
+                "; lower stragglers.steps or nodes, or raise it with --set limits.max_seconds=" + raise_to(t));
+  }
+  const long long tensors = static_cast<long long>(s.model.params.size());
+  if (tensors > L.max_tensors)
+    d.add("/model", "model \"" + s.model.name + "\" has " + std::to_string(tensors) +
+                        " parameter tensors, more than limits.max_tensors " + std::to_string(L.max_tensors) +
+                        " (estimate: " + num(tensors * kSecondsPerTensor) +
+                        " s); raise it with --set limits.max_tensors=" + std::to_string(tensors));
+}
+
+}  // namespace ddpsim::config

@@ -1,0 +1,141 @@
+// Properties over randomly generated valid scenarios (seeded, so the same cases every run): each
+// runs through the command line, as a user would, and must give finite numbers (no NaN written as
+// null) and the README's invariants:
+//   step_time_s = compute_only_s + contention_s + straggler_wait_s + comm_exposed_s + data_wait_s
+//   overlap_ratio in [0, 1] without contention (and without stragglers)
+//   one GPU: no communication
+//   more bandwidth (every link twice as fast) is never slower (without contention)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "core/json_reader.hpp"
+#include "sim/cli_support.hpp"
+
+namespace ddpsim {
+namespace {
+
+namespace fs = std::filesystem;
+using core::Json;
+
+constexpr unsigned kSeed = 20240614;
+constexpr int kCases = 24;
+
+Json read(const fs::path& p) {
+  std::ifstream in(p);
+  return Json::parse(in);
+}
+
+struct Generated {
+  std::string scenario;
+  std::vector<std::string> sets;
+  bool contention = true;
+  bool one_gpu = false;
+  std::string cluster;  // bundled name
+  std::string args() const {
+    std::string a = "run " + scenario + " -q --json -";
+    for (const auto& s : sets) a += " --set " + s;
+    return a;
+  }
+};
+
+Generated generate(std::mt19937& rng) {
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  Generated g;
+  g.scenario = pick({"default", "resnet50-2x8-a100-hdr", "bert-base-2x8-v100-edr", "bert-base-1x8-a100-contention",
+                     "gpt2-4x8-h100-ndr"});
+  const Json sc = read("scenarios/" + g.scenario + ".json");
+  g.cluster = sc["cluster"].get<std::string>();
+  const int nodes = static_cast<int>(rng() % 3) == 0 ? 1 : static_cast<int>(1u << (rng() % 3));
+  const int gpn = pick({"1", "2", "8", "8"}) == "1" ? 1 : static_cast<int>(rng() % 2 ? 8 : 4);
+  g.one_gpu = nodes == 1 && gpn == 1;
+  g.sets.push_back("nodes=" + std::to_string(nodes));
+  g.sets.push_back("gpus_per_node=" + std::to_string(gpn));
+  g.sets.push_back("ddp.bucket_cap_mb=" + pick({"1", "5", "25", "100"}));
+  g.sets.push_back("training.batch_size=" + pick({"1", "8", "32"}));
+  g.sets.push_back("training.gradient_accumulation_steps=" + pick({"1", "1", "2"}));
+  g.sets.push_back("ddp.comm_hook=" + pick({"allreduce", "allreduce", "fp16_compress"}));
+  g.sets.push_back("ddp.gradient_as_bucket_view=" + pick({"true", "false"}));
+  g.sets.push_back("simulation.backend=" + pick({"flow", "flow", "analytic"}));
+  g.contention = rng() % 2 == 0;
+  g.sets.push_back(std::string("contention.enabled=") + (g.contention ? "true" : "false"));
+  g.sets.push_back("simulation.seed=" + std::to_string(rng() % 1000));
+  return g;
+}
+
+// The cluster with every link (intra and inter node) at twice its bandwidth, as a file.
+fs::path faster_cluster(const std::string& name, const fs::path& dir) {
+  Json c = read("configs/clusters/" + name + ".json");
+  for (const char* part : {"intra_node", "inter_node"}) {
+    if (!c.contains(part) || !c[part].contains("link")) continue;
+    Json& l = c[part]["link"];
+    if (l.is_string()) l = read("configs/links/" + l.get<std::string>() + ".json");
+    std::string bw = l["bandwidth"].get<std::string>();
+    size_t n = 0;
+    const double v = std::stod(bw, &n);
+    l["bandwidth"] = std::to_string(2 * v) + bw.substr(n);
+  }
+  c["gpu"] = c["gpu"].is_string() ? Json("configs/gpus/" + c["gpu"].get<std::string>() + ".json") : c["gpu"];
+  c["gpu"] = fs::absolute(c["gpu"].get<std::string>()).string();
+  const fs::path p = dir / (name + "-2x.json");
+  std::ofstream(p) << c.dump();
+  return p;
+}
+
+double num(const Json& j, const char* key) {
+  EXPECT_TRUE(j.contains(key) && j[key].is_number()) << key << " is " << (j.contains(key) ? j[key].dump() : "absent");
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
+}
+
+TEST(Properties, RandomValidScenariosKeepTheReadmeInvariants) {
+  std::mt19937 rng(kSeed);
+  const fs::path dir = fs::temp_directory_path() / ("ddpsim-prop-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  int with_comm = 0, no_contention = 0, compared = 0;
+  for (int i = 0; i < kCases; ++i) {
+    const Generated g = generate(rng);
+    SCOPED_TRACE("case " + std::to_string(i) + ": ddpsim " + g.args());
+    const auto r = testing::run_cli(g.args());
+    ASSERT_EQ(r.code, 0) << r.out;
+    const Json j = Json::parse(r.out);
+    EXPECT_FALSE(core::find_non_finite(j).has_value());
+    const double step = num(j, "step_time_s");
+    EXPECT_TRUE(std::isfinite(step) && step > 0) << step;
+    const double parts = num(j, "compute_only_s") + num(j, "contention_s") + num(j, "straggler_wait_s") +
+                         num(j, "comm_exposed_s") + num(j, "data_wait_s");
+    EXPECT_NEAR(step, parts, 1e-9 + 1e-6 * step);
+    if (g.one_gpu) {
+      EXPECT_EQ(num(j, "comm_alone_s"), 0.0);
+      EXPECT_EQ(num(j, "comm_busy_s"), 0.0);
+      EXPECT_TRUE(j["overlap_ratio"].is_null()) << j["overlap_ratio"];
+      continue;
+    }
+    ++with_comm;
+    ASSERT_TRUE(j["overlap_ratio"].is_number()) << j["overlap_ratio"];
+    if (!g.contention) {
+      ++no_contention;
+      EXPECT_GE(j["overlap_ratio"].get<double>(), -1e-9);
+      EXPECT_LE(j["overlap_ratio"].get<double>(), 1 + 1e-9);
+    }
+    // Every link twice as fast: never slower. Checked without contention: with it, a faster link
+    // can make the step up to ~1 % slower (case 2 of this seed: 7.944 -> 7.998 ms), a finding of
+    // the contention model reported to its owners, not asserted here.
+    if (g.contention) continue;
+    const auto fast = testing::run_cli(g.args() + " --set cluster=" + faster_cluster(g.cluster, dir).string());
+    ASSERT_EQ(fast.code, 0) << fast.out;
+    const double fast_step = num(Json::parse(fast.out), "step_time_s");
+    EXPECT_LE(fast_step, step * (1 + 1e-9)) << "twice the bandwidth: " << fast_step << " s vs " << step << " s";
+    ++compared;
+  }
+  fs::remove_all(dir);
+  // The generator covers what the properties are about.
+  EXPECT_GT(with_comm, kCases / 3);
+  EXPECT_GT(no_contention, 0);
+  EXPECT_GT(compared, 0);
+}
+
+}  // namespace
+}  // namespace ddpsim
