@@ -8,12 +8,12 @@
 using namespace ddpsim;
 
 namespace {
-const config::Catalog& catalog() {
+[[maybe_unused]] const config::Catalog& catalog() {
   static const config::Catalog cat(DDPSIM_SOURCE_DIR);
   return cat;
 }
 // A two-parameter model inline, so that a fuzzed cluster does not read a model file per input.
-const core::Json& tiny_model() {
+[[maybe_unused]] const core::Json& tiny_model() {
   static const core::Json m = core::Json::parse(R"({"format": "ddpsim-model/1", "name": "tiny", "batch_size": 4,
     "params": [{"name": "w", "shape": [4, 4], "dtype": "float32"}, {"name": "b", "shape": [4], "dtype": "float32"}],
     "layers": [{"name": "fc", "type": "linear", "params": [0, 1], "fwd_flops": 128, "bwd_flops": 256}],

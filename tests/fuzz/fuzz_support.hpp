@@ -10,11 +10,11 @@
 #include "collectives/nccl_tests_log.hpp"
 #include "core/error.hpp"
 
-#define DDPSIM_FUZZ_TARGET(body)                                               \
+#define DDPSIM_FUZZ_TARGET(...)                                                \
   extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {    \
     const std::string text(reinterpret_cast<const char*>(data), size);         \
     try {                                                                      \
-      body                                                                     \
+      __VA_ARGS__                                                              \
     } catch (const ddpsim::core::ConfigError& e) {                             \
       if (e.problems().empty()) __builtin_trap(); /* a refusal must say why */ \
     } catch (const ddpsim::collectives::NcclLogError&) {                       \

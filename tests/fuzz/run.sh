@@ -46,7 +46,7 @@ for f in $fuzzers; do
   if [ -n "${FUZZ_RUNS:-}" ]; then limit=(-runs="$FUZZ_RUNS"); else limit=(-max_total_time="$secs"); fi
   echo "fuzz: $f (${FUZZ_RUNS:-$secs s})"
   log=$build/findings/$f.log
-  if ! ASAN_OPTIONS=detect_leaks=1 "$build/$f" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  if ! ASAN_OPTIONS=detect_leaks=1 "$build/tests/fuzz/$f" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" >"$log" 2>&1; then
     echo "fuzz: $f FOUND A PROBLEM (see $log and $findings/)"
     tail -40 "$log"
