@@ -163,7 +163,7 @@ TEST(LayerPlan, ModelFileErrorsNameTheFile) {
     (void)load_model(missing);
     FAIL();
   } catch (const ModelError& e) {
-    EXPECT_EQ(std::string(e.what()), missing + ": cannot open file");
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot open file (it does not exist)");
   }
   const std::string broken = (dir / "ddpbench_broken_model.json").string();
   std::ofstream(broken) << "{\"format\": \"ddpsim-model/1\",\n  \"name\": }\n";

@@ -15,9 +15,11 @@ namespace {
 constexpr double kBytesPerGpu = 72;  // representative ranks: 4,194,304 GPUs in 0.3 s and 300 MB
 // simulation.ranks "all": 1,024 GPUs 0.23 s, 4,096 GPUs 1.6 s, 16,384 GPUs 53 s (about N^2.5).
 double seconds_all_ranks(double gpus) { return 0.2 + 1.6 * std::pow(gpus / 4096.0, 2.5); }
-// Explicit ranks: each step simulates every rank's compute stream and its waits on the others:
-// 128 GPUs x 10 steps 3.7 s, 512 x 2 4.8 s, 1,024 x 2 17 s.
-double seconds_explicit_ranks(double gpus, double steps) { return steps * gpus * (2e-3 + 8e-6 * gpus); }
+// Explicit ranks: each step simulates every rank's compute stream and its waits on the others.
+// With the compute stream's kernels as one timed wait per GPU-state change (engine/gpu_share):
+// 64 GPUs x 150 steps (ResNet-50) 0.9 s, GPT-2 on 1,024 GPUs 0.32-0.43 s per step (README
+// Performance); this over-estimates both a little.
+double seconds_explicit_ranks(double gpus, double steps) { return steps * gpus * (2e-4 + 2e-7 * gpus); }
 constexpr double kSecondsPerTensor = 31e-6;  // 200,000 tensors: 6.2 s, 400 MB
 
 std::string num(double v) {

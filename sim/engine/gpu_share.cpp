@@ -82,7 +82,9 @@ void GpuShare::finish_nccl(int handle) {
     const auto it = find();
     if (it == nccl_.end() || it->remaining <= it->tolerance) break;
     // Its end at the current rate; a change of the compute stream's state wakes us to re-plan.
-    const double end = sg4::Engine::get_clock() + it->remaining / nccl_rate();
+    const double now = sg4::Engine::get_clock();
+    const double end = now + it->remaining / nccl_rate();
+    if (end <= now * (1 + 1e-15)) break;  // below the clock's resolution: done
     ++nccl_waiting_;
     nccl_cv_->wait_until(lock, end);
     --nccl_waiting_;

@@ -206,10 +206,13 @@ class StepSimulator {
         total += (q[k].kernel.seconds - (k == i ? done : 0.0)) * rate_factor[k];
       }
       const double passed = share.wait_compute(total);
+      // Rounding of the clock: at large simulated times a wait shorter than its resolution does
+      // not advance it, so what is left below that counts as done.
+      const double eps = 1e-12 * std::max(1.0, t0 + total);
       double t = 0;  // into this wait
       while (i < q.size()) {
         const double rest = (q[i].kernel.seconds - done) * rate_factor[i];
-        if (t + rest > passed + 1e-15) {
+        if (t + rest > passed + eps) {
           // Cut by a change of the NCCL set: keep what it computed, re-plan the rest.
           done += (passed - t) / rate_factor[i];
           took += passed - t;
