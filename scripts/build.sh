@@ -9,5 +9,10 @@ cuda=()
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   cuda=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDDPSIM_WERROR=ON "${cuda[@]}" >/dev/null
+# ccache, when installed, caches compiles across checkouts (worktrees); nothing requires it.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDDPSIM_WERROR=ON "${cuda[@]}" "${launcher[@]}" >/dev/null
 cmake --build build -j"$jobs"
