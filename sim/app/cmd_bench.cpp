@@ -24,12 +24,7 @@ using ddpsim::core::Json;
 namespace ddpsim::app {
 
 int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
-  {
-    std::vector<std::string> out_paths;
-    for (const std::string* p : {&args.json_out})
-      if (!p->empty()) out_paths.push_back(*p);
-    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
-  }
+  check_outputs({args.json_out});
   auto cat = common.catalog();
   fs::path file = scenario_path(cat, args.scenario);
   std::vector<int> node_counts = args.nodes;

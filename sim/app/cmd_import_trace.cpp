@@ -17,12 +17,7 @@ using ddpsim::core::Json;
 namespace ddpsim::app {
 
 int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args) {
-  {
-    std::vector<std::string> out_paths;
-    for (const std::string* p : {&args.out})
-      if (!p->empty()) out_paths.push_back(*p);
-    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
-  }
+  check_outputs({args.out});
   auto cat = common.catalog();
   const auto model_file = cat.resolve(config::Kind::MODEL, args.model);
   cat.load_model(model_file);  // validate the model first

@@ -163,12 +163,7 @@ Json sweep_row_value(const config::Scenario& sc) {
 }  // namespace
 
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
-  {
-    std::vector<std::string> out_paths;
-    for (const std::string* p : {&args.json_out, &args.csv_out})
-      if (!p->empty()) out_paths.push_back(*p);
-    report::check_output_paths(out_paths);  // before the work, so a bad path costs nothing
-  }
+  check_outputs({args.json_out, args.csv_out});
   auto cat = common.catalog();
   fs::path file = scenario_path(cat, args.scenario);
   std::vector<SweepParam> params;

@@ -1,10 +1,12 @@
 #pragma once
 // The `ddpsim` subcommands. Each returns the process exit code; errors are thrown as
 // core::ConfigError (exit 2) or other exceptions (exit 1) and reported by main().
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "config/catalog.hpp"
+#include "report/rendered.hpp"
 
 namespace ddpsim::app {
 
@@ -13,6 +15,14 @@ struct CommonOptions {
   std::vector<std::string> overrides;  // --set
   config::Catalog catalog() const;     // over data_dir
 };
+
+// Refuses unusable output paths (an empty one: not asked for) before any work, so a bad path
+// costs nothing (report::check_output_paths).
+void check_outputs(std::initializer_list<std::string> paths);
+
+// `r.doc` to `json_out` when given, `r.text` to standard output unless the JSON goes there ("-");
+// returns `r.status`.
+int emit(const report::Rendered& r, const std::string& json_out, const std::string& what);
 
 // A bundled scenario name or file; empty: scenarios/default.json.
 std::filesystem::path scenario_path(const config::Catalog& cat, const std::string& name);

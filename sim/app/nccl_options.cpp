@@ -128,13 +128,4 @@ void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& na
                             "); give --nodes or another cluster");
 }
 
-collectives::AllReduceEstimate predict(const collectives::NcclTopology& topo, double bytes,
-                                       const collectives::NcclSettings& settings) {
-  try {
-    return collectives::predict_allreduce(topo, bytes, settings);
-  } catch (const std::invalid_argument& ex) {
-    throw core::ConfigError(std::string("collective: ") + ex.what());
-  }
-}
-
 }  // namespace ddpsim::app

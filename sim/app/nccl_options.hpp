@@ -38,7 +38,4 @@ std::vector<int> launch_per_run(const std::string& flag, const collectives::Nccl
 // rank count its busbw/algbw ratio implies.
 void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& name, const config::ClusterSpec& c);
 
-collectives::AllReduceEstimate predict(const collectives::NcclTopology& topo, double bytes,
-                                       const collectives::NcclSettings& settings);
-
 }  // namespace ddpsim::app

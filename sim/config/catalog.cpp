@@ -13,6 +13,7 @@
 #include "config/overrides.hpp"
 #include "config/sections.hpp"
 #include "core/error.hpp"
+#include "core/names.hpp"
 
 namespace fs = std::filesystem;
 using ddpsim::core::Diagnostics;
@@ -85,39 +86,45 @@ std::string to_string(LayerType t) {
 }
 std::vector<std::string> layer_type_names() { return names_of(layer_table()); }
 
-std::string to_string(GpuArch a) {
-  switch (a) {
-    case GpuArch::VOLTA: return "volta";
-    case GpuArch::AMPERE: return "ampere";
-    case GpuArch::ADA: return "ada";
-    case GpuArch::HOPPER: return "hopper";
-    case GpuArch::BLACKWELL: return "blackwell";
-  }
-  return "?";
+const core::Names<GpuArch>& gpu_arch_names() {
+  static const core::Names<GpuArch> t{{"volta", GpuArch::VOLTA},
+                                      {"ampere", GpuArch::AMPERE},
+                                      {"ada", GpuArch::ADA},
+                                      {"hopper", GpuArch::HOPPER},
+                                      {"blackwell", GpuArch::BLACKWELL}};
+  return t;
 }
-std::string to_string(LinkKind k) {
-  switch (k) {
-    case LinkKind::NVLINK: return "nvlink";
-    case LinkKind::PCIE: return "pcie";
-    case LinkKind::INFINIBAND: return "infiniband";
-    case LinkKind::ETHERNET: return "ethernet";
-    case LinkKind::ROCE: return "roce";
-    case LinkKind::EFA: return "efa";
-  }
-  return "?";
+const core::Names<LinkKind>& link_kind_names() {
+  static const core::Names<LinkKind> t{
+      {"nvlink", LinkKind::NVLINK},     {"pcie", LinkKind::PCIE}, {"infiniband", LinkKind::INFINIBAND},
+      {"ethernet", LinkKind::ETHERNET}, {"roce", LinkKind::ROCE}, {"efa", LinkKind::EFA}};
+  return t;
 }
-std::string to_string(IntraFabric f) {
-  switch (f) {
-    case IntraFabric::NVSWITCH: return "nvswitch";
-    case IntraFabric::NVLINK_MESH: return "nvlink_mesh";
-    case IntraFabric::PCIE: return "pcie";
-    case IntraFabric::NONE: return "none";
-  }
-  return "?";
+const core::Names<IntraFabric>& intra_fabric_names() {
+  static const core::Names<IntraFabric> t{{"nvswitch", IntraFabric::NVSWITCH},
+                                          {"nvlink_mesh", IntraFabric::NVLINK_MESH},
+                                          {"pcie", IntraFabric::PCIE},
+                                          {"none", IntraFabric::NONE}};
+  return t;
 }
-std::string to_string(Backend b) { return b == Backend::FLOW ? "flow" : "analytic"; }
-std::string to_string(Fidelity f) { return f == Fidelity::FUSED ? "fused" : "stepwise"; }
-std::string to_string(RankMode m) { return m == RankMode::ALL ? "all" : "representative"; }
+const core::Names<Backend>& backend_names() {
+  static const core::Names<Backend> t{{"flow", Backend::FLOW}, {"analytic", Backend::ANALYTIC}};
+  return t;
+}
+const core::Names<Fidelity>& fidelity_names() {
+  static const core::Names<Fidelity> t{{"fused", Fidelity::FUSED}, {"stepwise", Fidelity::STEPWISE}};
+  return t;
+}
+const core::Names<RankMode>& rank_mode_names() {
+  static const core::Names<RankMode> t{{"representative", RankMode::REPRESENTATIVE}, {"all", RankMode::ALL}};
+  return t;
+}
+std::string to_string(GpuArch a) { return gpu_arch_names().name(a); }
+std::string to_string(LinkKind k) { return link_kind_names().name(k); }
+std::string to_string(IntraFabric f) { return intra_fabric_names().name(f); }
+std::string to_string(Backend b) { return backend_names().name(b); }
+std::string to_string(Fidelity f) { return fidelity_names().name(f); }
+std::string to_string(RankMode m) { return rank_mode_names().name(m); }
 std::string to_string(Kind k) {
   switch (k) {
     case Kind::MODEL: return "model";
@@ -390,17 +397,7 @@ GpuSpec parse_gpu(const Json& j, const std::string& path, Diagnostics& d) {
   GpuSpec g;
   ObjectReader r(j, path, d);
   g.name = r.string("name", true).value_or("");
-  auto arch = r.string("arch", true, {"volta", "ampere", "ada", "hopper", "blackwell"});
-  if (arch == "volta")
-    g.arch = GpuArch::VOLTA;
-  else if (arch == "ada")
-    g.arch = GpuArch::ADA;
-  else if (arch == "hopper")
-    g.arch = GpuArch::HOPPER;
-  else if (arch == "blackwell")
-    g.arch = GpuArch::BLACKWELL;
-  else
-    g.arch = GpuArch::AMPERE;
+  g.arch = gpu_arch_names().value(r.string("arch", true, gpu_arch_names().all()).value_or(""), GpuArch::AMPERE);
   if (const Json* pf = r.raw("peak_flops")) {
     ObjectReader pr(*pf, join_path(path, "peak_flops"), d);
     for (const char* k : {"float64", "float32", "tf32", "bfloat16", "float16"}) {
@@ -448,19 +445,7 @@ LinkSpec parse_link(const Json& j, const std::string& path, Diagnostics& d) {
   LinkSpec l;
   ObjectReader r(j, path, d);
   l.name = r.string("name", true).value_or("");
-  auto kind = r.string("kind", true, {"nvlink", "pcie", "infiniband", "ethernet", "roce", "efa"});
-  if (kind == "pcie")
-    l.kind = LinkKind::PCIE;
-  else if (kind == "infiniband")
-    l.kind = LinkKind::INFINIBAND;
-  else if (kind == "ethernet")
-    l.kind = LinkKind::ETHERNET;
-  else if (kind == "roce")
-    l.kind = LinkKind::ROCE;
-  else if (kind == "efa")
-    l.kind = LinkKind::EFA;
-  else
-    l.kind = LinkKind::NVLINK;
+  l.kind = link_kind_names().value(r.string("kind", true, link_kind_names().all()).value_or(""), LinkKind::NVLINK);
   l.bandwidth = r.quantity("bandwidth", Quantity::BANDWIDTH, true).value_or(1e9);
   l.latency = r.quantity("latency", Quantity::TIME, true, true).value_or(0);
   r.raw("sources");
@@ -609,11 +594,8 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
   c.price_per_gpu_hour = r.number_or("price_per_gpu_hour", 0, 0.0);
   if (const Json* intra = r.raw("intra_node")) {
     ObjectReader ir(*intra, join_path(r.path(), "intra_node"), r.diagnostics());
-    auto fab = ir.string_or("fabric", "nvswitch", {"nvswitch", "nvlink_mesh", "pcie", "none"});
-    c.fabric = fab == "pcie"          ? IntraFabric::PCIE
-               : fab == "none"        ? IntraFabric::NONE
-               : fab == "nvlink_mesh" ? IntraFabric::NVLINK_MESH
-                                      : IntraFabric::NVSWITCH;
+    c.fabric = intra_fabric_names().value(ir.string_or("fabric", "nvswitch", intra_fabric_names().all()),
+                                          IntraFabric::NVSWITCH);
     c.intra_link = link(ir, "link", true, nullptr);
     c.links_per_gpu = static_cast<int>(ir.integer_or("links_per_gpu", 1, 1, 64));
     c.peer_links = static_cast<int>(ir.integer_or("peer_links", 0, 1, 64));

@@ -13,22 +13,6 @@ using ddpsim::core::Quantity;
 
 namespace ddpsim::config {
 
-std::string to_string(FabricTopology t) {
-  switch (t) {
-    case FabricTopology::SINGLE_SWITCH: return "single_switch";
-    case FabricTopology::FAT_TREE: return "fat_tree";
-    case FabricTopology::RAIL_OPTIMIZED: return "rail_optimized";
-    case FabricTopology::DUAL_TOR: return "dual_tor";
-  }
-  return "?";
-}
-std::string to_string(FabricRouting r) {
-  return r == FabricRouting::ECMP ? "ecmp" : r == FabricRouting::ADAPTIVE ? "adaptive" : "dmodk";
-}
-std::string to_string(FabricPlacement p) {
-  return p == FabricPlacement::SPREAD ? "spread" : p == FabricPlacement::RANDOM ? "random" : "packed";
-}
-
 namespace {
 
 // "2:1", "1:1", 2, 2.5: downlink over uplink bandwidth, >= 1.
@@ -59,12 +43,8 @@ FabricSpec parse_fabric(const Json& j, const std::string& path, Diagnostics& d) 
   ObjectReader r(j, path, d);
   r.raw("description");
   r.raw("sources");
-  const auto topo =
-      r.string_or("topology", to_string(def.topology), {"single_switch", "fat_tree", "rail_optimized", "dual_tor"});
-  f.topology = topo == "fat_tree"         ? FabricTopology::FAT_TREE
-               : topo == "rail_optimized" ? FabricTopology::RAIL_OPTIMIZED
-               : topo == "dual_tor"       ? FabricTopology::DUAL_TOR
-                                          : FabricTopology::SINGLE_SWITCH;
+  f.topology = fabric::topology_names().value(
+      r.string_or("topology", to_string(def.topology), fabric::topology_names().all()), def.topology);
   f.tiers = static_cast<int>(r.integer_or("tiers", def.tiers, 2, 3));
   f.nics_per_leaf = static_cast<int>(r.integer_or("nics_per_leaf", def.nics_per_leaf, 1, 1 << 12));
   f.leaves_per_pod = static_cast<int>(r.integer_or("leaves_per_pod", def.leaves_per_pod, 1, 1 << 12));
@@ -86,15 +66,11 @@ FabricSpec parse_fabric(const Json& j, const std::string& path, Diagnostics& d) 
   if (auto v = r.quantity("uplink_bandwidth", Quantity::BANDWIDTH, false)) f.uplink_bandwidth = v;
   if (auto v = r.quantity("core_link_bandwidth", Quantity::BANDWIDTH, false)) f.core_link_bandwidth = v;
   f.switch_latency = r.quantity("switch_latency", Quantity::TIME, false, true).value_or(def.switch_latency);
-  const auto routing = r.string_or("routing", to_string(def.routing), {"dmodk", "ecmp", "adaptive"});
-  f.routing = routing == "ecmp"       ? FabricRouting::ECMP
-              : routing == "adaptive" ? FabricRouting::ADAPTIVE
-                                      : FabricRouting::DMODK;
+  f.routing = fabric::routing_names().value(
+      r.string_or("routing", to_string(def.routing), fabric::routing_names().all()), def.routing);
   f.routing_seed = static_cast<uint64_t>(r.integer_or("routing_seed", 1, 0, 1LL << 53));
-  const auto placement = r.string_or("placement", to_string(def.placement), {"packed", "spread", "random"});
-  f.placement = placement == "spread"   ? FabricPlacement::SPREAD
-                : placement == "random" ? FabricPlacement::RANDOM
-                                        : FabricPlacement::PACKED;
+  f.placement = fabric::placement_names().value(
+      r.string_or("placement", to_string(def.placement), fabric::placement_names().all()), def.placement);
   f.placement_seed = static_cast<uint64_t>(r.integer_or("placement_seed", 1, 0, 1LL << 53));
   f.servers = static_cast<int>(r.integer_or("servers", def.servers, 1, 1 << 20));
   if (auto v = r.number("background_load", false, 0.0, false, 0.95)) f.background_load = *v;

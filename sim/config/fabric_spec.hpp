@@ -1,47 +1,14 @@
 #pragma once
-// The inter-node fabric a cluster's NICs plug into (a cluster file's `fabric` object, overridden
-// per scenario): typed and in SI units; parsed by config/fabric_section, built into a graph by
-// sim/fabric. The default is today's single ideal switch.
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
+// The fabric description's types live in fabric/spec.hpp (fabric is below config); the cluster and
+// scenario specs name them as config:: types.
+#include "fabric/spec.hpp"
 
 namespace ddpsim::config {
 
-enum class FabricTopology { SINGLE_SWITCH, FAT_TREE, RAIL_OPTIMIZED, DUAL_TOR };
-// DMODK: destination-based deterministic up-port choice (InfiniBand subnet managers, OpenSM
-// ftree/updn); ECMP: per-flow hash (Ethernet/RoCE); ADAPTIVE: ideal per-packet spreading.
-enum class FabricRouting { DMODK, ECMP, ADAPTIVE };
-enum class FabricPlacement { PACKED, SPREAD, RANDOM };
-std::string to_string(FabricTopology t);
-std::string to_string(FabricRouting r);
-std::string to_string(FabricPlacement p);
-
-struct FabricSpec {
-  FabricTopology topology = FabricTopology::SINGLE_SWITCH;
-  int tiers = 2;  // switch tiers of a fat-tree: 2 (leaf, spine) or 3 (leaf, spine, core)
-  // NIC ports under one leaf (SimAI's nics_per_aswitch). ToR and dual-ToR: servers per leaf =
-  // nics_per_leaf / NICs per server; rail-optimized: servers per scalable unit = nics_per_leaf.
-  int nics_per_leaf = 32;
-  int leaves_per_pod = 0;  // 3 tiers: leaves under one spine group (SimAI asw_per_psw); 0 = 2 tiers: all
-  int switch_radix = 64;   // ports per switch (bill of materials, and how many spines a tier needs)
-  int planes = 1;          // dual_tor: 1 = both ToRs of a pair on the same spines, 2 = dual-plane
-  // Downlink / uplink bandwidth per tier above the NICs: [leaf, spine]; 2.0 = "2:1".
-  double leaf_oversubscription = 1.0, spine_oversubscription = 1.0;
-  std::optional<double> uplink_bandwidth;     // bytes/s of one leaf-spine link (default: the NIC's)
-  std::optional<double> core_link_bandwidth;  // bytes/s of one spine-core link (default: the uplink's)
-  double switch_latency = 0;                  // seconds per switch crossed beyond the first
-  FabricRouting routing = FabricRouting::DMODK;
-  uint64_t routing_seed = 1;
-  FabricPlacement placement = FabricPlacement::PACKED;
-  uint64_t placement_seed = 1;
-  int servers = 0;             // servers wired to the fabric (0: the job's nodes, rounded up to whole leaves/units)
-  double background_load = 0;  // share [0, 1) of every upper-tier link another job keeps busy
-  int flows_per_nic = 1;       // NCCL connections (QPs) per NIC per ring hop that routing sees separately
-  // Unit prices for the bill of materials (USD; 0: not given).
-  double price_per_switch = 0, price_per_cable = 0, price_per_nic = 0;
-  bool is_single_switch() const { return topology == FabricTopology::SINGLE_SWITCH; }
-};
+using fabric::FabricPlacement;
+using fabric::FabricRouting;
+using fabric::FabricSpec;
+using fabric::FabricTopology;
+using fabric::to_string;
 
 }  // namespace ddpsim::config

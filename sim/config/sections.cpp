@@ -177,13 +177,11 @@ SimulationSettings parse_simulation(const Json& j, Diagnostics& d) {
   const SimulationSettings def;
   SimulationSettings s;
   ObjectReader sr(j, "/simulation", d);
-  s.backend = sr.string_or("backend", to_string(def.backend), {"flow", "analytic"}) == "analytic" ? Backend::ANALYTIC
-                                                                                                  : Backend::FLOW;
-  s.fidelity = sr.string_or("fidelity", to_string(def.fidelity), {"fused", "stepwise"}) == "stepwise"
-                   ? Fidelity::STEPWISE
-                   : Fidelity::FUSED;
-  s.ranks = sr.string_or("ranks", to_string(def.ranks), {"representative", "all"}) == "all" ? RankMode::ALL
-                                                                                            : RankMode::REPRESENTATIVE;
+  s.backend =
+      backend_names().value(sr.string_or("backend", to_string(def.backend), backend_names().all()), def.backend);
+  s.fidelity =
+      fidelity_names().value(sr.string_or("fidelity", to_string(def.fidelity), fidelity_names().all()), def.fidelity);
+  s.ranks = rank_mode_names().value(sr.string_or("ranks", to_string(def.ranks), rank_mode_names().all()), def.ranks);
   s.seed = static_cast<uint64_t>(sr.integer_or("seed", static_cast<long long>(def.seed), 0, (1LL << 53)));
   sr.finish();
   return s;

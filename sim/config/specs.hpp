@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/fabric_spec.hpp"
+#include "core/names.hpp"
 
 namespace ddpsim::config {
 
@@ -264,6 +265,11 @@ enum class Fidelity { FUSED, STEPWISE };
 // REPRESENTATIVE: homogeneous ranks on a symmetric fabric simulated as representative flow classes
 // (each standing for its identical siblings); ALL: every rank's flows (DESIGN.md, "Decisions").
 enum class RankMode { REPRESENTATIVE, ALL };
+// The names a scenario may give (simulation.backend, .fidelity, .ranks); network's registry has one
+// factory per backend name (tests/unit/network/Backend_test.cpp checks that they agree).
+const core::Names<Backend>& backend_names();
+const core::Names<Fidelity>& fidelity_names();
+const core::Names<RankMode>& rank_mode_names();
 std::string to_string(Backend b);
 std::string to_string(Fidelity f);
 std::string to_string(RankMode m);

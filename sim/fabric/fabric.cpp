@@ -8,9 +8,6 @@
 
 namespace ddpsim::fabric {
 
-using config::FabricRouting;
-using config::FabricTopology;
-
 std::string to_string(LinkClass c) {
   switch (c) {
     case LinkClass::NIC_UP: return "nic up";
@@ -34,7 +31,7 @@ uint64_t splitmix(uint64_t x) {
 
 int ceil_div(double a, double b) { return std::max(1, static_cast<int>(std::ceil(a / b - 1e-9))); }
 
-int leaf_domain(const config::FabricSpec& s, int nics) {
+int leaf_domain(const FabricSpec& s, int nics) {
   switch (s.topology) {
     case FabricTopology::SINGLE_SWITCH: return 0;
     case FabricTopology::RAIL_OPTIMIZED: return s.nics_per_leaf;
@@ -46,14 +43,14 @@ int leaf_domain(const config::FabricSpec& s, int nics) {
 
 }  // namespace
 
-int Fabric::servers_for(const config::FabricSpec& spec, int job_nodes, int nics) {
+int Fabric::servers_for(const FabricSpec& spec, int job_nodes, int nics) {
   if (spec.servers > 0) return std::max(spec.servers, job_nodes);
   const int g = leaf_domain(spec, std::max(nics, 1));
   if (g <= 0) return job_nodes;
   return (job_nodes + g - 1) / g * g;
 }
 
-Fabric::Fabric(const config::FabricSpec& spec, int servers, int nics, double nic_bw)
+Fabric::Fabric(const FabricSpec& spec, int servers, int nics, double nic_bw)
     : spec_(spec), servers_(servers), nics_(std::max(nics, 1)) {
   const bool single = spec.topology == FabricTopology::SINGLE_SWITCH;
   ports_ = spec.topology == FabricTopology::DUAL_TOR ? 2 : 1;
@@ -172,17 +169,17 @@ std::vector<int> Fabric::place(int job_nodes) const {
   const int g = std::max(group_, 1);
   const int groups = (servers_ + g - 1) / g;
   switch (spec_.placement) {
-    case config::FabricPlacement::PACKED:
+    case FabricPlacement::PACKED:
       for (int i = 0; i < servers_; ++i) order.push_back(i);
       break;
-    case config::FabricPlacement::SPREAD:
+    case FabricPlacement::SPREAD:
       // Round-robin over leaf domains: consecutive job nodes (ring neighbours) on different leaves.
       for (int t = 0; t < groups * g; ++t) {
         const int s = (t % groups) * g + t / groups;
         if (s < servers_) order.push_back(s);
       }
       break;
-    case config::FabricPlacement::RANDOM: {
+    case FabricPlacement::RANDOM: {
       order.resize(static_cast<size_t>(servers_));
       std::iota(order.begin(), order.end(), 0);
       uint64_t state = spec_.placement_seed;

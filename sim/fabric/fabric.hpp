@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "config/fabric_spec.hpp"
+#include "fabric/spec.hpp"
 
 namespace ddpsim::fabric {
 
@@ -53,11 +53,11 @@ class Fabric {
  public:
   // `servers` wired (>= the job's nodes), `nics` per server of `nic_bandwidth` bytes/s each.
   // Throws core::ConfigError when the wiring cannot be built (e.g. 2 tiers beyond a spine's radix).
-  Fabric(const config::FabricSpec& spec, int servers, int nics, double nic_bandwidth);
+  Fabric(const FabricSpec& spec, int servers, int nics, double nic_bandwidth);
   // Servers a job of `job_nodes` nodes needs wired: rounded up to whole leaves / scalable units.
-  static int servers_for(const config::FabricSpec& spec, int job_nodes, int nics);
+  static int servers_for(const FabricSpec& spec, int job_nodes, int nics);
 
-  const config::FabricSpec& spec() const { return spec_; }
+  const FabricSpec& spec() const { return spec_; }
   int servers() const { return servers_; }
   int nics() const { return nics_; }
   int ports() const { return ports_; }  // ports per NIC (2 on dual_tor)
@@ -96,7 +96,7 @@ class Fabric {
   int pod_of(int leaf) const { return leaf / leaves_per_pod_; }
   int choose(uint64_t key, int dst_port, int n, int tier) const;
 
-  config::FabricSpec spec_;
+  FabricSpec spec_;
   int servers_ = 0, nics_ = 0, ports_ = 1, group_ = 1;
   int leaves_ = 0, leaves_per_pod_ = 1, pods_ = 1;
   int lanes_ = 0, core_lanes_ = 0;            // in the graph

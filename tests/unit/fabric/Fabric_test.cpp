@@ -14,11 +14,6 @@
 namespace ddpsim::fabric {
 namespace {
 
-using config::FabricPlacement;
-using config::FabricRouting;
-using config::FabricSpec;
-using config::FabricTopology;
-
 FabricSpec spec(FabricTopology t, int nics_per_leaf = 32, double over = 1.0) {
   FabricSpec s;
   s.topology = t;

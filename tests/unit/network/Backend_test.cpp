@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
+#include "config/specs.hpp"
 #include "network/analytic.hpp"
 
 namespace ddpsim::network {
@@ -22,6 +25,17 @@ TEST(Backend, RegistryListsAnalyticAndFlowWithDescriptions) {
   EXPECT_EQ(backend_infos()[1].name, "flow");
   for (const auto& b : backend_infos()) EXPECT_FALSE(b.description.empty());
   EXPECT_EQ(backend_names(), "analytic, flow");
+}
+
+// A scenario's simulation.backend is checked against config's names when it is read; each must
+// have a registered backend, and every registered backend must be nameable.
+TEST(Backend, ConfigNamesEqualTheRegistry) {
+  std::vector<std::string> registered;
+  for (const auto& b : backend_infos()) registered.push_back(b.name);
+  auto config_names = config::backend_names().all();
+  std::sort(config_names.begin(), config_names.end());
+  std::sort(registered.begin(), registered.end());
+  EXPECT_EQ(config_names, registered);
 }
 
 TEST(Backend, AnalyticPhaseTakesItsLatencyPlusTransfer) {

@@ -1,8 +1,8 @@
-#include "app/results_reader.hpp"
+#include "validate/results_reader.hpp"
 
 #include <cmath>
 
-namespace ddpsim::app {
+namespace ddpsim::validate {
 
 using core::Json;
 
@@ -147,4 +147,4 @@ class ResultsChecker {
 
 void check_results(const Json& doc, const std::string& file) { ResultsChecker(file).check(doc); }
 
-}  // namespace ddpsim::app
+}  // namespace ddpsim::validate

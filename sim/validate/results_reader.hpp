@@ -6,9 +6,9 @@
 
 #include "core/json_reader.hpp"
 
-namespace ddpsim::app {
+namespace ddpsim::validate {
 
 // Throws core::ConfigError listing every problem ("file: /step/cases/3/buckets/0: ... expected ...").
 void check_results(const core::Json& doc, const std::string& file);
 
-}  // namespace ddpsim::app
+}  // namespace ddpsim::validate

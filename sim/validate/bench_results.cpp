@@ -1,0 +1,350 @@
+#include "validate/bench_results.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "collectives/topology.hpp"
+#include "config/sections.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+#include "core/units.hpp"
+#include "validate/results_reader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpsim::validate {
+
+using core::Json;
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+const Json& need(const Json& j, const std::string& key, const std::string& path, const std::string& file) {
+  if (!j.is_object() || !j.contains(key))
+    throw core::ConfigError(file + ": " + path + "/" + key + ": missing; a ddpbench-results/1 file needs it");
+  return j.at(key);
+}
+
+double need_number(const Json& j, const std::string& key, const std::string& path, const std::string& file) {
+  const Json& v = need(j, key, path, file);
+  if (!v.is_number())
+    throw core::ConfigError(file + ": " + path + "/" + key + ": " + core::short_dump(v) + " is not a number");
+  return v.get<double>();
+}
+
+// The bundled GPU whose name matches the device name the benchmark recorded ("NVIDIA H200",
+// "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-32GB", ...).
+std::string gpu_for(const config::Catalog& cat, const std::string& device) {
+  const std::string d = lower(device);
+  std::string best;
+  size_t best_score = 0;
+  for (const auto& name : cat.names(config::Kind::GPU)) {
+    // Every dash-separated token of the bundled name must appear in the device name.
+    size_t score = 0;
+    bool all = true;
+    std::stringstream ss(name);
+    std::string tok;
+    while (std::getline(ss, tok, '-')) {
+      if (d.find(tok) == std::string::npos)
+        all = false;
+      else
+        score += tok.size();
+    }
+    if (all && score > best_score) best = name, best_score = score;
+  }
+  if (best.empty()) {
+    // Fall back to the family token alone (h200, h100, a100, v100, 4090).
+    for (const auto& name : cat.names(config::Kind::GPU)) {
+      const std::string family = name.substr(0, name.find('-'));
+      if (d.find(family) != std::string::npos) return name;
+    }
+    std::string list;
+    for (const auto& n : cat.names(config::Kind::GPU)) list += (list.empty() ? "" : ", ") + n;
+    throw core::ConfigError("validate: no bundled GPU matches \"" + device + "\" (bundled: " + list +
+                            "); give --cluster with a cluster file for this machine");
+  }
+  return best;
+}
+
+}  // namespace
+
+Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, const std::string& cluster_arg,
+          double tolerance) {
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "ddpbench-results/1")
+    throw core::ConfigError(
+        file + ": /format: " +
+        (doc.is_object() && doc.contains("format") ? core::short_dump(doc["format"]) : std::string("missing")) +
+        "; expected \"ddpbench-results/1\" (written by bench/ddpbench or scripts/ddp_cpu_bench.py)");
+  if (!(tolerance > 0) || !std::isfinite(tolerance))
+    throw core::ConfigError("--tolerance: " + std::to_string(tolerance) +
+                            " is not allowed; expected a finite number > 0");
+  check_results(doc, file);
+  Plan p;
+  p.file = file;
+  p.mode = need(doc, "mode", "", file).get<std::string>();
+  if (p.mode != "step" && p.mode != "allreduce")
+    throw core::ConfigError(file + ": /mode: \"" + p.mode +
+                            "\" has nothing to validate against a simulation; expected \"step\" or \"allreduce\" "
+                            "(use a \"layers\" result's model as a measured profile instead)");
+  const Json& hw = need(doc, "hardware", "", file);
+  const bool cpu = hw.value("device", "") == "cpu";
+  const int ranks = static_cast<int>(need_number(hw, "ngpus", "/hardware", file));
+  const int nodes = hw.value("nnodes", 1);
+  if (ranks < 1 || nodes < 1 || ranks % nodes != 0)
+    throw core::ConfigError(file + ": /hardware: ngpus " + std::to_string(ranks) + " and nnodes " +
+                            std::to_string(nodes) + " do not describe nodes of equal size");
+  p.ranks = ranks;
+
+  // The cluster: from the run's own calibration (CPU), from --cluster, or from the GPU's name.
+  Json cluster;
+  Json collective = Json::object();
+  Json compute = Json::object();
+  Json cpu_contention = {{"enabled", false}};
+  if (cpu) {
+    const Json& cal = need(doc, "calibration", "", file);
+    const Json& fit = need(cal, "ring_fit", "/calibration", file);
+    const double copy_bw = need_number(cal, "copy_bandwidth_Bps", "/calibration", file);
+    const double overhead = need_number(cal, "op_overhead_s", "/calibration", file);
+    const double bw = need_number(fit, "bandwidth_Bps", "/calibration/ring_fit", file);
+    const double alpha = need_number(fit, "step_latency_s", "/calibration/ring_fit", file);
+    const double base = need_number(fit, "base_latency_s", "/calibration/ring_fit", file);
+    auto q = [](double v, const char* unit) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.17g%s", v, unit);
+      return std::string(b);
+    };
+    // A copy of B bytes reads and writes them: the memory rate is twice the copy rate.
+    cluster = {{"name", "cpu-loopback"},
+               {"gpu",
+                {{"name", hw.value("cpu_name", "cpu")},
+                 {"arch", "ampere"},
+                 {"peak_flops", {{"float32", "1TFLOPS"}}},
+                 {"hbm_bandwidth", q(2 * copy_bw, "Bps")}}},
+               {"nodes", 1},
+               {"gpus_per_node", ranks},
+               {"intra_node",
+                {{"fabric", "pcie"},
+                 {"link",
+                  {{"name", "gloo-loopback"},
+                   {"kind", "ethernet"},
+                   {"bandwidth", q(bw, "Bps")},
+                   {"latency", q(alpha, "s")}}}}}};
+    collective = {{"model", "ring"}, {"base_latency", q(base, "s")}};
+    // Each rank runs its compute threads and gloo's thread; when they outnumber the cores, the
+    // two share them while a collective runs beside compute: each gets cores / threads of them.
+    const double threads = ranks * (hw.value("threads_per_rank", 1) + 1.0);
+    const double cores = hw.value("logical_cpus", 0);
+    const double share = cores > 0 ? std::max(1.0, threads / cores) : 1.0;
+    cpu_contention = {{"enabled", share > 1.0}, {"compute_slowdown", share}, {"comm_slowdown", share}};
+    compute = {{"memory_efficiency", 1.0}, {"kernel_overhead", q(overhead, "s")}};
+    p.cluster_note = "CPU ranks over gloo/loopback, figures from the run's calibration";
+  } else if (!cluster_arg.empty()) {
+    cluster = cluster_arg;
+    p.cluster_note = "--cluster " + cluster_arg;
+  } else {
+    const std::string gpu = gpu_for(cat, hw.value("gpu_name", ""));
+    const bool p2p = hw.contains("nvlink") && hw["nvlink"].value("all_pairs_peer_capable", false);
+    const auto g = cat.load_gpu(cat.resolve(config::Kind::GPU, gpu));
+    // NVLink generation and count by architecture for SXM parts (NVSwitch systems).
+    std::string link = "nvlink3";
+    int links = 12;
+    if (g.arch == config::GpuArch::HOPPER) link = "nvlink4", links = 18;
+    if (g.arch == config::GpuArch::BLACKWELL) link = "nvlink5", links = 18;
+    if (g.arch == config::GpuArch::VOLTA) link = "nvlink2", links = 6;
+    Json intra = p2p && gpu.find("pcie") == std::string::npos && gpu.find("4090") == std::string::npos
+                     ? Json{{"fabric", "nvswitch"}, {"link", link}, {"links_per_gpu", links}}
+                     : Json{{"fabric", "pcie"}, {"link", "pcie-gen4-x16"}, {"p2p", p2p}};
+    cluster = {{"name", gpu + "-node"},
+               {"gpu", gpu},
+               {"nodes", nodes},
+               {"gpus_per_node", ranks / nodes},
+               {"intra_node", intra}};
+    if (nodes > 1) cluster["inter_node"] = {{"link", "ib-ndr"}, {"nics_per_node", ranks / nodes}};
+    p.cluster_note = "GPU \"" + gpu + "\" matched from \"" + hw.value("gpu_name", "") + "\"";
+  }
+
+  if (p.mode == "step") {
+    const Json& step = need(doc, "step", "", file);
+    const Json& model = need(step, "model", "/step", file);
+    const Json& cases = need(step, "cases", "/step", file);
+    if (!cases.is_array() || cases.empty()) throw core::ConfigError(file + ": /step/cases: expected a non-empty array");
+    std::string torch = hw.value("torch_version", doc.value("torch_version", ""));
+    const std::string pytorch = config::pytorch_rule_version(torch);
+    Json base{
+        {"name", "validate"},
+        {"model", model},
+        {"cluster", cluster},
+        {"collective", collective},
+        {"compute", compute},
+        {"training",
+         {{"batch_size", model.value("measured_batch_size", model.value("batch_size", 1))}, {"optimizer", "sgd"}}},
+        {"ddp", {{"pytorch_version", pytorch}}},
+        {"contention", cpu ? cpu_contention : Json{{"enabled", true}}}};
+    if (cpu) base["training"]["input_bytes_per_sample"] = "0B";  // the input never leaves the host
+    if (doc.contains("config") && doc["config"].contains("zero_grad_set_to_none") &&
+        doc["config"]["zero_grad_set_to_none"].is_boolean())
+      base["training"]["zero_grad_set_to_none"] = doc["config"]["zero_grad_set_to_none"];
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const Json& c = cases[i];
+      Json d = base;
+      std::string label = "default";
+      if (!c.value("bucket_cap_is_default", false) && c.contains("bucket_cap_mb") && c["bucket_cap_mb"].is_number()) {
+        d["ddp"]["bucket_cap_mb"] = c["bucket_cap_mb"];
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", c["bucket_cap_mb"].get<double>());
+        label = b;
+      }
+      p.steps.push_back(
+          {c, label,
+           cat.scenario_from_json(d, file + " /step/cases/" + std::to_string(i), fs::path(file).parent_path())});
+    }
+  } else {
+    p.allreduce_rows = need(doc, "allreduce", "", file);
+    Json sc{{"model", "resnet50"}, {"cluster", cluster}};
+    auto scenario = cat.scenario_from_json(sc, file, fs::path(file).parent_path());
+    p.topology = collectives::nccl_topology(scenario.cluster);
+  }
+  return p;
+}
+
+namespace {
+
+Json header(const Plan& p, double tolerance) {
+  return {{"results", p.file}, {"mode", p.mode}, {"cluster", p.cluster_note}, {"tolerance", tolerance}};
+}
+
+std::string percent_or_na(const Json& v) {
+  return v.is_number() ? std::to_string(static_cast<int>(std::lround(v.get<double>() * 100))) + "%" : "n/a";
+}
+
+void verdict(report::Rendered& r, bool ok) {
+  r.doc["within_tolerance"] = ok;
+  r.text += ok ? "  all within tolerance\n" : "  BEYOND TOLERANCE\n";
+  r.status = ok ? 0 : 3;
+}
+
+}  // namespace
+
+report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predicted, double tolerance) {
+  if (predicted.size() != plan.steps.size())
+    throw core::SimulationError("validate: " + std::to_string(predicted.size()) + " predictions for " +
+                                std::to_string(plan.steps.size()) + " cases");
+  const std::string& file = plan.file;
+  std::ostringstream out;
+  out << "validate " << file << ": " << plan.mode << ", " << plan.ranks << " rank(s); " << plan.cluster_note << "\n";
+  out << "  cap MiB   step meas    step pred   err %   exposed meas  exposed pred   overlap meas/pred   bucket end "
+         "err % (median)\n";
+  Json rows = Json::array();
+  std::vector<double> step_errors;
+  bool ok = true;
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    const Json& p = predicted[i];
+    const Json& m = plan.steps[i].measured;
+    const double ms = need_number(m, "step_time_s", "/step/cases/" + std::to_string(i), file);
+    const double ps = p["step_time_s"].get<double>();
+    const double step_err = (ps - ms) / ms;
+    step_errors.push_back(std::fabs(step_err));
+    const double me = m.value("exposed_comm_s", 0.0), pe = p["exposed_comm_s"].get<double>();
+    Json mo = m.value("overlap_ratio", Json(nullptr)), po = p["overlap_ratio"];
+    // Per-bucket end times: the measured and predicted buckets come from the same plan.
+    std::vector<double> bucket_errs;
+    Json brows = Json::array();
+    if (m.contains("buckets") && m["buckets"].is_array()) {
+      const auto& mb = m["buckets"];
+      const auto& pb = p["buckets"];
+      for (size_t b = 0; b < std::min(mb.size(), pb.size()); ++b) {
+        const double me_end = mb[b].value("end_s", 0.0), pe_end = pb[b]["end_s"].get<double>();
+        const double err = me_end > 0 ? (pe_end - me_end) / me_end : 0.0;
+        if (me_end > 0) bucket_errs.push_back(std::fabs(err));
+        brows.push_back({{"index", b},
+                         {"bytes_measured", mb[b].value("bytes", 0.0)},
+                         {"bytes_predicted", pb[b]["bytes"]},
+                         {"end_measured_s", me_end},
+                         {"end_predicted_s", pe_end},
+                         {"relative_error", err}});
+      }
+    }
+    const bool within = std::fabs(step_err) <= tolerance;
+    ok = ok && within;
+    char line[240];
+    std::snprintf(
+        line, sizeof line, "  %7s %11s %11s %7.1f %13s %13s   %8s / %-8s   %6.1f%s%s\n", plan.steps[i].label.c_str(),
+        core::format_time(ms).c_str(), core::format_time(ps).c_str(), step_err * 100, core::format_time(me).c_str(),
+        core::format_time(pe).c_str(), percent_or_na(mo).c_str(), percent_or_na(po).c_str(),
+        core::median(bucket_errs) * 100, within ? "" : "   <- beyond tolerance",
+        m.contains("buckets") && m["buckets"].size() != p["buckets"].size() ? "   (bucket count differs)" : "");
+    out << line;
+    rows.push_back({{"bucket_cap", plan.steps[i].label},
+                    {"measured",
+                     {{"step_time_s", ms},
+                      {"exposed_comm_s", me},
+                      {"overlap_ratio", mo},
+                      {"compute_only_s", m.value("compute_only_s", 0.0)},
+                      {"num_buckets", m.contains("buckets") ? m["buckets"].size() : 0}}},
+                    {"predicted",
+                     {{"step_time_s", ps},
+                      {"exposed_comm_s", pe},
+                      {"overlap_ratio", po},
+                      {"compute_only_s", p["compute_only_s"]},
+                      {"num_buckets", p["num_buckets"]}}},
+                    {"step_time_error", step_err},
+                    {"bucket_end_median_abs_error", core::median(bucket_errs)},
+                    {"buckets", brows},
+                    {"within_tolerance", within}});
+  }
+  const double med = core::median(step_errors);
+  out << "  median |step time error| " << (std::to_string(med * 100).substr(0, 5)) << " % over " << step_errors.size()
+      << " case(s); tolerance " << tolerance * 100 << " %\n";
+  report::Rendered r;
+  r.doc = header(plan, tolerance);
+  r.doc["cases"] = rows;
+  r.doc["median_abs_step_time_error"] = med;
+  r.text = out.str();
+  verdict(r, ok);
+  return r;
+}
+
+report::Rendered compare_allreduce(const Plan& plan, double tolerance) {
+  std::vector<double> errs;
+  Json rows = Json::array();
+  std::ostringstream out;
+  const int ranks = plan.ranks;
+  out << "validate " << plan.file << ": allreduce, " << ranks << " ranks; " << plan.cluster_note << "\n";
+  out << "        size   busbw meas   busbw pred   err %\n";
+  for (const auto& r : plan.allreduce_rows) {
+    const double size = r.value("size_bytes", 0.0);
+    const Json& oop = r.contains("out_of_place") ? r["out_of_place"] : r;
+    const double t = oop.value("time_s", oop.value("time_us", 0.0) * 1e-6);
+    if (size <= 0 || t <= 0 || ranks < 2) continue;
+    const double meas = collectives::busbw_allreduce(collectives::algbw(size, t), ranks);
+    const double pred = collectives::busbw_allreduce(
+        collectives::algbw(size, collectives::predict_allreduce(plan.topology, size).time), ranks);
+    const double err = (pred - meas) / meas;
+    errs.push_back(std::fabs(err));
+    char line[160];
+    std::snprintf(line, sizeof line, "%12.0f %12.2f %12.2f %7.1f\n", size, meas / 1e9, pred / 1e9, err * 100);
+    out << line;
+    rows.push_back({{"size_bytes", size},
+                    {"busbw_measured_GBps", meas / 1e9},
+                    {"busbw_predicted_GBps", pred / 1e9},
+                    {"relative_error", err}});
+  }
+  const double med = core::median(errs);
+  out << "  median |busbw error| " << std::to_string(med * 100).substr(0, 5) << " % over " << errs.size() << " sizes\n";
+  report::Rendered r;
+  r.doc = header(plan, tolerance);
+  r.doc["rows"] = rows;
+  r.doc["median_abs_busbw_error"] = med;
+  r.text = out.str();
+  verdict(r, !errs.empty() && med <= tolerance);
+  return r;
+}
+
+}  // namespace ddpsim::validate

@@ -1,0 +1,196 @@
+#include "validate/nccl_tests.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+#include "collectives/topology.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+
+namespace ddpsim::validate {
+
+using core::Json;
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// The title line and the fields every collective document starts with.
+report::Rendered start(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo) {
+  report::Rendered r;
+  std::ostringstream t;
+  t << "# ddpsim collective allreduce: " << cluster.name << ", " << cluster.nodes << " x " << cluster.gpus_per_node
+    << " " << cluster.gpu.name << " = " << cluster.world_size() << " ranks (predicted, float sum; NCCL "
+    << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process << " GPU(s) per process)\n";
+  r.text = t.str();
+  r.doc = {{"cluster", cluster.name},
+           {"world_size", cluster.world_size()},
+           {"nodes", cluster.nodes},
+           {"nccl_version", collectives::nccl_version_string(topo.nccl_version)},
+           {"gpus_per_process", topo.gpus_per_process}};
+  return r;
+}
+
+}  // namespace
+
+collectives::AllReduceEstimate predict(const collectives::NcclTopology& topo, double bytes,
+                                       const collectives::NcclSettings& settings) {
+  try {
+    return collectives::predict_allreduce(topo, bytes, settings);
+  } catch (const std::invalid_argument& ex) {
+    throw core::ConfigError(std::string("collective: ") + ex.what());
+  }
+}
+
+report::Rendered allreduce_table(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo,
+                                 const collectives::NcclSettings& settings, double lo, double hi, double factor) {
+  report::Rendered r = start(cluster, topo);
+  const int n = cluster.world_size();
+  std::ostringstream table;
+  table << "#       size         count     time   algbw   busbw  algo          proto   channels\n";
+  table << "#        (B)    (elements)     (us)  (GB/s)  (GB/s)\n";
+  Json rows = Json::array();
+  for (double size = lo; size <= hi * (1 + 1e-12); size *= factor) {
+    // nccl-tests rounds the size down to whole float elements.
+    const double bytes = std::max(4.0, std::floor(size / 4) * 4);
+    const auto e = predict(topo, bytes, settings);
+    const double alg = collectives::algbw(bytes, e.time) / 1e9;
+    const double bus = collectives::busbw_allreduce(alg, n);
+    char line[200];
+    std::snprintf(line, sizeof line, "%12.0f  %12.0f %8.2f %7.2f %7.2f  %-13s %-7s %8d\n", bytes, bytes / 4,
+                  e.time * 1e6, alg, bus, collectives::to_string(e.algo).c_str(),
+                  collectives::to_string(e.proto).c_str(), e.nchannels);
+    table << line;
+    rows.push_back({{"size_bytes", bytes},
+                    {"count", bytes / 4},
+                    {"time_us", e.time * 1e6},
+                    {"algbw_GBps", alg},
+                    {"busbw_GBps", bus},
+                    {"algo", collectives::to_string(e.algo)},
+                    {"proto", collectives::to_string(e.proto)},
+                    {"channels", e.nchannels}});
+  }
+  r.text += table.str();
+  r.doc["rows"] = rows;
+  return r;
+}
+
+report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo,
+                                   const collectives::NcclSettings& settings, double bytes) {
+  report::Rendered r = start(cluster, topo);
+  const int n = cluster.world_size();
+  std::vector<collectives::AllReduceEstimate> cands;
+  try {
+    cands = collectives::allreduce_candidates(topo, bytes, settings);
+  } catch (const std::invalid_argument& ex) {
+    throw core::ConfigError(std::string("collective: ") + ex.what());
+  }
+  if (cands.empty()) throw core::ConfigError("collective: no (algorithm, protocol) is enabled for this topology");
+  const auto tu = collectives::tune_model(topo, settings);
+  const bool thresholds = topo.nccl_version != 0 && topo.nccl_version < 20500;  // before the 2.5 tuner
+  std::ostringstream table;
+  table << "# " << fmt("%.0f", bytes) << " B: every enabled (algorithm, protocol)"
+        << (thresholds ? "; NCCL 2.4 picks by fixed size thresholds" : ", by NCCL's tuner time")
+        << "; NCCL runs the first. graph: ring " << tu.ring.nchannels << " x " << fmt("%.1f", tu.ring.bw_intra)
+        << " GB/s, tree " << tu.tree.nchannels << " x " << fmt("%.1f", tu.tree.bw_intra) << " GB/s; "
+        << tu.comm_channels << " channels\n";
+  table << "#  algo          proto    nccl model us  achieved us  busbw GB/s  channels  latency us  algbw GB/s\n";
+  Json cand_rows = Json::array();
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const auto& e = cands[i];
+    const double bus = collectives::busbw_allreduce(collectives::algbw(bytes, e.time), n) / 1e9;
+    char line[200];
+    std::snprintf(line, sizeof line, "%s %-13s %-7s %14.2f %12.2f %11.2f %9d %11.2f %11.2f\n", i == 0 ? "*" : " ",
+                  collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str(),
+                  e.nccl_model_time * 1e6, e.time * 1e6, bus, e.nchannels, e.latency * 1e6, e.bandwidth / 1e9);
+    table << line;
+    cand_rows.push_back({{"algo", collectives::to_string(e.algo)},
+                         {"proto", collectives::to_string(e.proto)},
+                         {"picked", i == 0},
+                         {"nccl_model_time_us", e.nccl_model_time * 1e6},
+                         {"time_us", e.time * 1e6},
+                         {"busbw_GBps", bus},
+                         {"channels", e.nchannels},
+                         {"latency_us", e.latency * 1e6},
+                         {"bandwidth_GBps", e.bandwidth / 1e9}});
+  }
+  r.text += table.str();
+  r.doc["size_bytes"] = bytes;
+  r.doc["candidates"] = cand_rows;
+  return r;
+}
+
+report::Rendered compare_with_log(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo,
+                                  const collectives::NcclSettings& settings, const collectives::NcclTestsLog& log,
+                                  const std::string& log_name, const std::vector<int>& run_g, double tolerance) {
+  report::Rendered r = start(cluster, topo);
+  const int n = cluster.world_size();
+  std::ostringstream table;
+  // Side by side with the log: every run with its own launch mode (banner nGpus, else -g).
+  table << "# against " << log_name << " (out-of-place times; busbw error = predicted / measured - 1)\n";
+  table << "# run        size    pred us    meas us  pred busbw  meas busbw   err %  algo          proto\n";
+  std::vector<double> large, small;
+  Json rows = Json::array();
+  for (size_t run = 0; run < log.runs.size(); ++run) {
+    collectives::NcclTopology t = topo;
+    t.gpus_per_process = run_g[run];
+    for (size_t i = 0; i < log.runs[run].row_count; ++i) {
+      const auto& row = log.rows[log.runs[run].first_row + i];
+      if (!(row.size_bytes > 0) || !(row.oop_time_us > 0)) continue;
+      const auto e = predict(t, row.size_bytes, settings);
+      const double pred = collectives::busbw_allreduce(collectives::algbw(row.size_bytes, e.time), n) / 1e9;
+      const double meas =
+          collectives::busbw_allreduce(collectives::algbw(row.size_bytes, row.oop_time_us * 1e-6), n) / 1e9;
+      const double err = pred / meas - 1;
+      (row.size_bytes >= 1048576 ? large : small).push_back(err);
+      char line[220];
+      std::snprintf(line, sizeof line, "%5zu %11.0f %10.2f %10.2f %11.2f %11.2f %7.1f  %-13s %-7s\n", run,
+                    row.size_bytes, e.time * 1e6, row.oop_time_us, pred, meas, err * 100,
+                    collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str());
+      table << line;
+      rows.push_back({{"run", run},
+                      {"size_bytes", row.size_bytes},
+                      {"gpus_per_process", t.gpus_per_process},
+                      {"time_us", e.time * 1e6},
+                      {"measured_time_us", row.oop_time_us},
+                      {"busbw_GBps", pred},
+                      {"measured_busbw_GBps", meas},
+                      {"busbw_error", err},
+                      {"algo", collectives::to_string(e.algo)},
+                      {"proto", collectives::to_string(e.proto)},
+                      {"channels", e.nchannels}});
+    }
+  }
+  const double ml = core::median_abs(large), ms = core::median_abs(small);
+  table << "median |busbw error|: " << (large.empty() ? std::string("-") : fmt("%.1f %%", ml * 100))
+        << " for sizes >= 1 MiB (" << large.size() << " rows), "
+        << (small.empty() ? std::string("-") : fmt("%.1f %%", ms * 100)) << " below (" << small.size() << " rows)\n";
+  r.doc["compare"] = {{"log", log_name},
+                      {"median_abs_busbw_error_large", large.empty() ? Json(nullptr) : Json(ml)},
+                      {"median_abs_busbw_error_small", small.empty() ? Json(nullptr) : Json(ms)}};
+  if (tolerance > 0) {
+    // A tolerance that nothing is checked against would always pass.
+    if (large.empty())
+      throw core::ConfigError(log_name + ": no rows of 1 MiB or more, so --tolerance " + fmt("%g", tolerance) +
+                              " has nothing to check; expected a log with sizes >= 1 MiB (or no --tolerance)");
+    const bool within = ml <= tolerance;
+    r.doc["compare"]["tolerance"] = tolerance;
+    r.doc["compare"]["within_tolerance"] = within;
+    if (!within) {
+      table << "beyond tolerance: " << fmt("%.1f %%", ml * 100) << " > " << fmt("%.1f %%", tolerance * 100) << "\n";
+      r.status = 3;
+    }
+  }
+  r.text += table.str();
+  r.doc["rows"] = rows;
+  return r;
+}
+
+}  // namespace ddpsim::validate
