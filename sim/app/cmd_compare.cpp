@@ -70,9 +70,9 @@ Exec exec_collect(const std::string& exe, const std::vector<std::string>& args) 
   ::close(pe[1]);
   Exec r;
   pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-  int open = 2;
+  int open_fds = 2;
   char buf[65536];
-  while (open > 0) {
+  while (open_fds > 0) {
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       break;
@@ -85,7 +85,7 @@ Exec exec_collect(const std::string& exe, const std::vector<std::string>& args) 
       } else if (n == 0 || errno != EINTR) {
         ::close(fds[k].fd);
         fds[k].fd = -1;
-        --open;
+        --open_fds;
       }
     }
   }
@@ -124,7 +124,8 @@ Json run_report(const std::string& exe, const std::vector<std::string>& args) {
 // A Python that has matplotlib: $DDPSIM_PYTHON, python3 on PATH, or /usr/bin/python3. Returns the
 // executable and the arguments that come before the script's.
 std::vector<std::string> plot_python() {
-  for (const char* c : {std::getenv("DDPSIM_PYTHON"), "python3", "/usr/bin/python3"}) {
+  const char* env = std::getenv("DDPSIM_PYTHON");
+  for (const char* c : {env, static_cast<const char*>("python3"), static_cast<const char*>("/usr/bin/python3")}) {
     if (!c || !*c) continue;
     std::vector<std::string> cmd;
     if (std::string(c).find('/') == std::string::npos)
@@ -220,7 +221,9 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
     work.push_back([&, a = run_args(compare::point_overrides(common.overrides, opt, grid[i].nodes))] {
       return run_report(exe, a);
     });
-    labels.push_back(opt.label + (grid[i].nodes > 0 ? " on " + std::to_string(grid[i].nodes) + " nodes" : ""));
+    labels.push_back(
+        opt.label +
+        (grid[i].nodes > 0 ? " on " + std::to_string(grid[i].nodes) + (grid[i].nodes == 1 ? " node" : " nodes") : ""));
     order.push_back(options.size() + i);
   }
 

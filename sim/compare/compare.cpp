@@ -63,11 +63,15 @@ std::string long_duration(double s) {
   return fmt("%.1f days", s / 86400);
 }
 
+// 1e6 -> "1M", 2.5e9 -> "2.5B", 1e12 -> "1T"; below a million as written.
 std::string amount_text(double n) {
-  // 1e9 -> "1e+09"; whole numbers below 1e15 exactly.
-  if (n == std::floor(n) && n < 1e15) return fmt("%.0f", n);
+  if (n >= 1e12) return fmt("%gT", n / 1e12);
+  if (n >= 1e9) return fmt("%gB", n / 1e9);
+  if (n >= 1e6) return fmt("%gM", n / 1e6);
   return fmt("%g", n);
 }
+
+std::string money(double v) { return v < 100 ? fmt("$%.2f", v) : fmt("$%.0f", v); }
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string out;
@@ -108,9 +112,11 @@ ClusterOption parse_cluster_option(const std::string& text) {
   ClusterOption o;
   o.text = text;
   std::string rest = text;
-  const size_t colon = rest.find(':');
+  // LABEL= is the text before the first '=' unless that text reads CLUSTER:PATH (an override).
   const size_t eq = rest.find('=');
-  if (eq != std::string::npos && (colon == std::string::npos || eq < colon)) {
+  const size_t colon = eq == std::string::npos ? std::string::npos : rest.substr(0, eq).find(':');
+  if (eq != std::string::npos &&
+      (colon == std::string::npos || (colon + 1 < eq && !starts_override(rest.substr(0, eq) + "=", colon + 1)))) {
     o.label = rest.substr(0, eq);
     if (o.label.empty()) throw bad("empty LABEL before '='");
     rest = rest.substr(eq + 1);
@@ -338,8 +344,12 @@ Json mark_best(Json& rows) {
       if (r.contains("error")) continue;
       if (r.contains("fits") && r["fits"].is_boolean() && !r["fits"].get<bool>()) continue;
       if (!has_num(r, c.key)) continue;
+      // Figures equal to 1e-9 (relative) are a tie, which the first row wins: a 1:1 fat-tree and
+      // the ideal switch differ only in the last digits of the flow solver.
       const double v = r[c.key].get<double>();
-      if (!pick || (c.larger ? v > rows[*pick][c.key].get<double>() : v < rows[*pick][c.key].get<double>())) pick = i;
+      const double p = pick ? rows[*pick][c.key].get<double>() : 0.0;
+      const double tol = 1e-9 * std::max(std::abs(v), std::abs(p));
+      if (!pick || (c.larger ? v > p + tol : v < p - tol)) pick = i;
     }
     best[c.name] = pick ? Json(*pick) : Json(nullptr);
     if (pick) rows[*pick]["best"].push_back(c.name);
@@ -404,7 +414,7 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     c.push_back(opt_text(r["cost_per_million_samples"], [](double v) { return fmt("%.2f", v); }));
     if (target.kind != Target::NONE) {
       c.push_back(opt_text(r["train_time_s"], long_duration));
-      c.push_back(opt_text(r["train_cost"], [](double v) { return fmt("$%.0f", v); }));
+      c.push_back(opt_text(r["train_cost"], money));
     }
     std::vector<std::string> marks;
     for (const auto& m : r["best"]) marks.push_back(m.get<std::string>());
@@ -563,7 +573,7 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
         {"cost_per_million_samples", "price_per_hour x step_time_s / 3600 / samples_per_step x 1e6"},
         {"train_time_s", "N / samples_per_s (--samples) or N / tokens_per_s (--tokens)"},
         {"train_cost", "price_per_hour x train_time_s / 3600"},
-        {"best", "among rows that ran and whose fits is not false; ties go to the first row"}}},
+        {"best", "among rows that ran and whose fits is not false; ties (equal to 1e-9) go to the first row"}}},
       {"rows", rows},
       {"best", best},
       {"failed", failed}};

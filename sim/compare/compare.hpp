@@ -101,7 +101,8 @@ core::Json failed_row(const Point& point, const ClusterOption& option, const std
 // Marks the best rows in place (`best`: list of criteria per row) and returns {criterion: row
 // index or null}. Criteria: "fastest" (most samples/s, i.e. least time to train N), "cheapest"
 // (least cost per million samples; rows with a price), "best scaling" (highest scaling
-// efficiency). Rows that failed or whose `fits` is false are excluded; ties go to the first row.
+// efficiency). Rows that failed or whose `fits` is false are excluded; ties (equal to
+// 1e-9, relative) go to the first row.
 core::Json mark_best(core::Json& rows);
 
 // The outputs: text table(s) for stdout, CSV, and the JSON document.

@@ -57,7 +57,7 @@ TEST(Compare, TableCsvJsonAreTheRunsReports) {
                         "fits",
                         "$/h",
                         "$/M samples",
-                        "time to 1000000 samples",
+                        "time to 1M samples",
                         "p4d",
                         "dgx-a100",
                         "ndr21",

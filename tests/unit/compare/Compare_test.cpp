@@ -196,6 +196,20 @@ TEST(CompareBest, RowsThatDoNotFitAreExcluded) {
   EXPECT_EQ(again.json.dump(), out.json.dump());
 }
 
+TEST(CompareBest, FiguresEqualToNineDigitsAreATieTheFirstRowWins) {
+  auto a = parse_cluster_option("a=dgx-h100");
+  Json rows = Json::array();
+  rows.push_back(compare_row({0, 4}, a, fake_report(4, 8, 0.1, 32), nullptr, {}, {}));
+  rows.push_back(compare_row({0, 4}, a, fake_report(4, 8, 0.1 * (1 - 1e-12), 32), nullptr, {}, {}));
+  rows.push_back(compare_row({0, 4}, a, fake_report(4, 8, 0.1 * (1 + 1e-6), 32), nullptr, {}, {}));
+  EXPECT_EQ(mark_best(rows)["fastest"], 0);
+  Json rows2 = Json::array();
+  rows2.push_back(rows[0]["run"]);
+  rows2[0] = compare_row({0, 4}, a, fake_report(4, 8, 0.1, 32), nullptr, {}, {});
+  rows2.push_back(compare_row({0, 4}, a, fake_report(4, 8, 0.1 * (1 - 1e-6), 32), nullptr, {}, {}));
+  EXPECT_EQ(mark_best(rows2)["fastest"], 1);  // a real difference wins
+}
+
 TEST(CompareFacts, FatTreeBillOfMaterialsByHand) {
   config::ClusterSpec c;
   c.name = "x";
