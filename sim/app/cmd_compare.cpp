@@ -283,8 +283,9 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
     const fs::path tmp_json = fs::temp_directory_path() / ("ddpsim-compare-" + std::to_string(::getpid()) + ".json");
     report::write_output(tmp_json.string(), json_text);
     const std::string title = "ddpsim compare: " + file.stem().string();
-    Exec p = exec_collect(
-        "/usr/bin/env", {"python3", plot_script.string(), tmp_json.string(), "-o", tmp_png.string(), "--title", title});
+    std::vector<std::string> pa(py.begin() + 1, py.end());
+    pa.insert(pa.end(), {plot_script.string(), tmp_json.string(), "-o", tmp_png.string(), "--title", title});
+    Exec p = exec_collect(py[0], pa);
     fs::remove(tmp_json);
     if (p.code != 0) {
       std::error_code ec;
