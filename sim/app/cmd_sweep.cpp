@@ -32,74 +32,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string duration_text(double s) {
-  char b[32];
-  if (s < 10)
-    std::snprintf(b, sizeof b, "%.2f s", s);
-  else if (s < 60)
-    std::snprintf(b, sizeof b, "%.1f s", s);
-  else if (s < 3600)
-    std::snprintf(b, sizeof b, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  else
-    std::snprintf(b, sizeof b, "%dh%02dm", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
-  return b;
-}
-
-// Progress on stderr: one line rewritten in place on a terminal, plain lines otherwise.
-class Progress {
- public:
-  Progress(bool quiet, size_t total, size_t already_done)
-      : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1), total_(total), done_(already_done), start_(Clock::now()) {}
-  void started(const std::string& what) {
-    if (quiet_) return;
-    std::fprintf(stderr, "sweep: %s\n", what.c_str());
-    std::fflush(stderr);
-  }
-  void point_done(bool ok, const std::string& label, double wall_s) {
-    ++done_;
-    ++done_now_;
-    if (!ok) ++failed_;
-    if (quiet_) return;
-    if (tty_) {
-      if (!ok) std::fprintf(stderr, "\r\033[Ksweep: FAILED %s\n", label.c_str());
-      status("");
-    } else {
-      status((ok ? "finished " : "FAILED ") + label + " in " + duration_text(wall_s));
-    }
-  }
-  void tick() {
-    if (!quiet_ && tty_) status("");
-  }
-  void close() {
-    if (!quiet_ && tty_ && drawn_) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  }
-  size_t failed() const { return failed_; }
-  void status(const std::string& event) {
-    if (quiet_) return;
-    double el = std::chrono::duration<double>(Clock::now() - start_).count();
-    std::string eta = "?";
-    if (done_now_ > 0) eta = duration_text(el / static_cast<double>(done_now_) * static_cast<double>(total_ - done_));
-    if (done_ == total_) eta = "0 s";
-    char b[256];
-    std::snprintf(b, sizeof b, "sweep: %zu/%zu done, %zu failed, %s elapsed, ETA %s", done_, total_, failed_,
-                  duration_text(el).c_str(), eta.c_str());
-    if (tty_) {
-      std::fprintf(stderr, "\r\033[K%s", b);
-      drawn_ = true;
-    } else {
-      std::fprintf(stderr, "%s%s%s\n", b, event.empty() ? "" : ": ", event.c_str());
-    }
-    std::fflush(stderr);
-  }
-
- private:
-  bool quiet_, tty_;
-  size_t total_, done_, done_now_ = 0, failed_ = 0;
-  Clock::time_point start_;
-  bool drawn_ = false;
-};
-
 // A file rows are appended to, one write() per row, so a kill leaves whole lines.
 class AppendFile {
  public:
@@ -195,7 +127,7 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   for (size_t i : mine)
     if (!rows.count(i)) todo.push_back(i);
 
-  Progress progress(args.quiet, mine.size(), mine.size() - todo.size());
+  Progress progress("sweep", args.quiet, mine.size(), mine.size() - todo.size());
   {
     char b[200];
     std::snprintf(

@@ -56,6 +56,18 @@ struct SweepArgs {
 // Exit 0; 4 when some points failed (their rows carry the error); 128 + N when stopped by signal N.
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args);
 
+struct CompareArgs {
+  std::string scenario;
+  std::vector<std::string> clusters;  // [LABEL=]CLUSTER[:PATH=VALUE,...] (compare/compare.hpp)
+  std::string nodes;                  // "1,16,64"; empty: the scenario's own
+  double samples = 0, tokens = 0;     // time and cost to train this many (0: not asked)
+  std::string json_out, csv_out, plot_out;
+  int jobs = 0;
+  bool quiet = false;  // no progress on stderr
+};
+// Exit 0; 4 when some runs failed (their rows carry the error); 128 + N when stopped by signal N.
+int cmd_compare(const CommonOptions& common, const CompareArgs& args);
+
 struct MergeArgs {
   std::vector<std::string> inputs;  // the shards' --out journals
   std::string out, csv_out, json_out;

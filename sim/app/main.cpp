@@ -87,6 +87,39 @@ int main(int argc, char** argv) {
   sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress on stderr");
   sweep_cmd->add_flag("--dry-run", sweep.dry_run, "validate the points to run and list them; simulate nothing");
 
+  CompareArgs cmp;
+  auto* cmp_cmd = app.add_subcommand(
+      "compare", "run a scenario on several clusters and node counts side by side: speed, scaling, cost, fit, fabric");
+  cmp_cmd->add_option("scenario", cmp.scenario, "bundled scenario name or file")->required();
+  cmp_cmd
+      ->add_option("--cluster", cmp.clusters,
+                   "an option: [LABEL=]CLUSTER[:PATH=VALUE,...], a bundled cluster or file with --set overrides of "
+                   "its own, e.g. 'ndr-2:1=dgx-h100:fabric.topology=fat_tree,fabric.oversubscription=2:1' "
+                   "(repeatable)")
+      ->required();
+  cmp_cmd->add_option("--nodes", cmp.nodes,
+                      "node counts to run each option at, e.g. 1,16,64 (default: the scenario's)");
+  auto* cmp_samples = cmp_cmd->add_option("--samples", cmp.samples, "time and cost to train this many samples")
+                          ->check(number_in(0, 1e30, true));
+  auto* cmp_tokens =
+      cmp_cmd->add_option("--tokens", cmp.tokens, "time and cost to train this many tokens (sequence models)")
+          ->check(number_in(0, 1e30, true));
+  cmp_samples->excludes(cmp_tokens);
+  cmp_cmd->add_option("--set", common.overrides, "override a field for every run: PATH=VALUE");
+  cmp_cmd->add_option("--json", cmp.json_out, "write {options, rows, best} JSON to FILE or -");
+  cmp_cmd->add_option("--csv", cmp.csv_out, "write one row per run as CSV to FILE or -");
+  cmp_cmd->add_option("--plot", cmp.plot_out,
+                      "draw the options side by side (scripts/ddpsim-plot) to FILE.png or .svg");
+  cmp_cmd->add_option("-j,--jobs", cmp.jobs, "parallel child processes (default: all cores)")
+      ->check(number_in(0, 1024));
+  cmp_cmd->add_flag("-q,--quiet", cmp.quiet, "no progress on stderr");
+  cmp_cmd->footer(
+      "Each option runs at every --nodes count, plus once on 1 node with 1 GPU (nodes=1, gpus_per_node=1).\n"
+      "scaling = (samples/s / GPUs) / samples/s on that 1 GPU: throughput per GPU relative to one GPU of the\n"
+      "same cluster. $/h = price_per_gpu_hour x GPUs; $/M samples = $/h x step time / 3600 / samples per step\n"
+      "x 1e6. Best per criterion (fastest, cheapest, best scaling) among runs that do not fail to fit\n"
+      "(memory_per_gpu_bytes/fits from the run report; '-' when unknown).");
+
   MergeArgs merge;
   auto* merge_cmd = app.add_subcommand("merge", "join sweep --shard outputs into what the unsharded sweep writes");
   merge_cmd->add_option("inputs", merge.inputs, "the shards' --out FILE.jsonl")->required();
@@ -206,6 +239,7 @@ int main(int argc, char** argv) {
     if (*buckets_cmd) return cmd_buckets(common, buckets);
     if (*sweep_cmd) return cmd_sweep(common, sweep);
     if (*merge_cmd) return cmd_merge(common, merge);
+    if (*cmp_cmd) return cmd_compare(common, cmp);
     if (*list_cmd) return cmd_list(common, list_what);
     if (*show_cmd) return cmd_show(common, show_model, show_json);
     if (*imp_cmd) return cmd_import_trace(common, imp);

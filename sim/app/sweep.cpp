@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -107,6 +108,73 @@ ChildResult decode(const std::string& text, int status) {
 }
 
 }  // namespace
+
+std::string duration_text(double s) {
+  char b[32];
+  if (s < 10)
+    std::snprintf(b, sizeof b, "%.2f s", s);
+  else if (s < 60)
+    std::snprintf(b, sizeof b, "%.1f s", s);
+  else if (s < 3600)
+    std::snprintf(b, sizeof b, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else
+    std::snprintf(b, sizeof b, "%dh%02dm", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
+  return b;
+}
+
+Progress::Progress(std::string name, bool quiet, size_t total, size_t already_done)
+    : name_(std::move(name)),
+      quiet_(quiet),
+      tty_(::isatty(STDERR_FILENO) == 1),
+      total_(total),
+      done_(already_done),
+      start_(Clock::now()) {}
+
+void Progress::started(const std::string& what) {
+  if (quiet_) return;
+  std::fprintf(stderr, "%s: %s\n", name_.c_str(), what.c_str());
+  std::fflush(stderr);
+}
+
+void Progress::point_done(bool ok, const std::string& label, double wall_s) {
+  ++done_;
+  ++done_now_;
+  if (!ok) ++failed_;
+  if (quiet_) return;
+  if (tty_) {
+    if (!ok) std::fprintf(stderr, "\r\033[K%s: FAILED %s\n", name_.c_str(), label.c_str());
+    status("");
+  } else {
+    status((ok ? "finished " : "FAILED ") + label + " in " + duration_text(wall_s));
+  }
+}
+
+void Progress::tick() {
+  if (!quiet_ && tty_) status("");
+}
+
+void Progress::close() {
+  if (!quiet_ && tty_ && drawn_) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+void Progress::status(const std::string& event) {
+  if (quiet_) return;
+  double el = std::chrono::duration<double>(Clock::now() - start_).count();
+  std::string eta = "?";
+  if (done_now_ > 0) eta = duration_text(el / static_cast<double>(done_now_) * static_cast<double>(total_ - done_));
+  if (done_ == total_) eta = "0 s";
+  char b[256];
+  std::snprintf(b, sizeof b, "%s: %zu/%zu done, %zu failed, %s elapsed, ETA %s", name_.c_str(), done_, total_, failed_,
+                duration_text(el).c_str(), eta.c_str());
+  if (tty_) {
+    std::fprintf(stderr, "\r\033[K%s", b);
+    drawn_ = true;
+  } else {
+    std::fprintf(stderr, "%s%s%s\n", b, event.empty() ? "" : ": ", event.c_str());
+  }
+  std::fflush(stderr);
+}
 
 int run_children(const std::vector<std::function<core::Json()>>& work, int jobs, const ChildEvents& events,
                  const std::vector<size_t>* order_in) {

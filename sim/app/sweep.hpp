@@ -3,6 +3,7 @@
 // `jobs` at a time, and collects each child's JSON result over a pipe in completion order.
 // Also the sweep's grid (--param lists, --shard slices) and its row journal (--out rows.jsonl),
 // which `sweep`, `sweep --resume` and `merge` share.
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -38,6 +39,28 @@ int run_children(const std::vector<std::function<core::Json()>>& work, int jobs,
 // Each job runs in its own child; results come back in job order. `jobs` <= 0 means all cores.
 // SIGINT/SIGTERM kill the children and then the process, as before this runner handled them.
 std::vector<ChildResult> run_in_children(const std::vector<std::function<core::Json()>>& work, int jobs);
+
+// Progress of a pool of children on stderr, as `NAME: 3/8 done, 0 failed, 1.20 s elapsed, ETA ..`:
+// one line rewritten in place on a terminal, one line per finished job otherwise. `name` is the
+// command ("sweep", "compare"); `already_done` counts jobs finished by an earlier run.
+std::string duration_text(double seconds);
+class Progress {
+ public:
+  Progress(std::string name, bool quiet, size_t total, size_t already_done);
+  void started(const std::string& what);
+  void point_done(bool ok, const std::string& label, double wall_s);
+  void tick();
+  void close();
+  size_t failed() const { return failed_; }
+  void status(const std::string& event);
+
+ private:
+  std::string name_;
+  bool quiet_, tty_;
+  size_t total_, done_, done_now_ = 0, failed_ = 0;
+  std::chrono::steady_clock::time_point start_;
+  bool drawn_ = false;
+};
 
 // "ddp.bucket_cap_mb=1,2,5" or, for values holding commas, a JSON list:
 // 'collective.NCCL_ALGO=["Ring,Tree","Ring"]'. Each value is kept as --set text.

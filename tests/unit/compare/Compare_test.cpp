@@ -1,0 +1,246 @@
+// `ddpsim compare`'s domain half without SimGrid: option parsing, the grid, the arithmetic of
+// cost, scaling and time to train (against hand computations), best-per-criterion with fit
+// exclusion, and the rendered outputs.
+#include "compare/compare.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace ddpsim::compare {
+namespace {
+
+using core::Json;
+
+TEST(CompareOption, PlainNameIsItsOwnLabel) {
+  auto o = parse_cluster_option("dgx-h100");
+  EXPECT_EQ(o.cluster, "dgx-h100");
+  EXPECT_EQ(o.label, "dgx-h100");
+  EXPECT_TRUE(o.overrides.empty());
+}
+
+TEST(CompareOption, LabelAndOverridesWithColonsAndCommasInValues) {
+  auto o = parse_cluster_option("ndr-2:1=dgx-h100:fabric.topology=fat_tree,fabric.oversubscription=2:1");
+  EXPECT_EQ(o.label, "ndr-2:1");
+  EXPECT_EQ(o.cluster, "dgx-h100");
+  ASSERT_EQ(o.overrides.size(), 2u);
+  EXPECT_EQ(o.overrides[0], "fabric.topology=fat_tree");
+  EXPECT_EQ(o.overrides[1], "fabric.oversubscription=2:1");
+  // A comma not followed by PATH= stays inside the value (JSON lists).
+  auto j = parse_cluster_option("dgx-h100:collective.NCCL_ALGO=[\"Ring\",\"Tree\"],nodes=4");
+  ASSERT_EQ(j.overrides.size(), 2u);
+  EXPECT_EQ(j.overrides[0], "collective.NCCL_ALGO=[\"Ring\",\"Tree\"]");
+  EXPECT_EQ(j.overrides[1], "nodes=4");
+  EXPECT_EQ(j.label, j.text);
+}
+
+TEST(CompareOption, BadTextsAreRefusedWithTheForm) {
+  for (const char* bad :
+       {"", "=dgx-h100", "x=", "dgx-h100:", "dgx-h100:fabric.topology", "dgx-h100:=3", "dgx-h100:cluster=dgx-a100"}) {
+    try {
+      parse_cluster_option(bad);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("--cluster"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("expected [LABEL=]CLUSTER"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(check_distinct_labels({parse_cluster_option("a=dgx-h100"), parse_cluster_option("a=dgx-a100")}),
+               core::ConfigError);
+  EXPECT_NO_THROW(check_distinct_labels({parse_cluster_option("dgx-h100"), parse_cluster_option("dgx-a100")}));
+}
+
+TEST(CompareNodes, ListsAndErrors) {
+  EXPECT_EQ(parse_nodes("16,1,64"), (std::vector<int>{16, 1, 64}));
+  for (const char* bad : {"", "0", "1,,2", "1,x", "-4", "1,1", "2.5", "99999999"}) {
+    try {
+      parse_nodes(bad);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("--nodes"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(CompareGrid, OptionMajorAndOverridesInOrder) {
+  auto g = option_grid(2, {1, 16});
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g[1].option, 0u);
+  EXPECT_EQ(g[1].nodes, 16);
+  EXPECT_EQ(g[2].option, 1u);
+  EXPECT_EQ(g[2].nodes, 1);
+  EXPECT_EQ(option_grid(3, {}).size(), 3u);
+  auto o = parse_cluster_option("dgx-h100:fabric.topology=fat_tree");
+  EXPECT_EQ(
+      point_overrides({"training.batch_size=8"}, o, 16),
+      (std::vector<std::string>{"training.batch_size=8", "cluster=dgx-h100", "fabric.topology=fat_tree", "nodes=16"}));
+  EXPECT_EQ(baseline_overrides({}, o),
+            (std::vector<std::string>{"cluster=dgx-h100", "fabric.topology=fat_tree", "nodes=1", "gpus_per_node=1"}));
+}
+
+TEST(CompareArithmetic, CostPerMillionSamplesByHand) {
+  // 128 GPUs at 6.88 USD per GPU-hour = 880.64 USD/h. Steps of 0.5 s of 4096 samples: a million
+  // samples take 1e6 / 4096 steps = 244.140625 steps = 122.0703125 s = 0.0339084201... h, so
+  // they cost 880.64 x 122.0703125 / 3600 = 29.861111... USD.
+  const double expected = 880.64 * 122.0703125 / 3600.0;
+  EXPECT_NEAR(cost_per_million_samples(880.64, 0.5, 4096), expected, 1e-12 * expected);
+  EXPECT_NEAR(expected, 29.8611111111, 1e-9);
+  // Twice the price or twice the step time doubles it; twice the samples per step halves it.
+  EXPECT_DOUBLE_EQ(cost_per_million_samples(2 * 880.64, 0.5, 4096), 2 * expected);
+  EXPECT_DOUBLE_EQ(cost_per_million_samples(880.64, 1.0, 4096), 2 * expected);
+  EXPECT_DOUBLE_EQ(cost_per_million_samples(880.64, 0.5, 8192), expected / 2);
+}
+
+TEST(CompareArithmetic, ScalingEfficiencyIsThroughputPerGpuOverOneGpu) {
+  // 3000 samples/s on 128 GPUs = 23.4375 per GPU; one GPU alone does 30: 78.125 %.
+  EXPECT_DOUBLE_EQ(scaling_efficiency(3000, 128, 30), 0.78125);
+  EXPECT_DOUBLE_EQ(scaling_efficiency(3840, 128, 30), 1.0);
+}
+
+Json fake_report(int nodes, int gpn, double step, int per_rank, std::optional<int> seq = std::nullopt) {
+  const int world = nodes * gpn;
+  Json r{{"nodes", nodes},
+         {"gpus_per_node", gpn},
+         {"world_size", world},
+         {"step_time_s", step},
+         {"samples_per_rank", per_rank},
+         {"samples_per_s", per_rank * world / step},
+         {"overlap_ratio", 0.5},
+         {"exposed_comm_s", 0.01},
+         {"compute_only_s", step * 0.9},
+         {"num_buckets", 10},
+         {"seq_len", seq ? Json(*seq) : Json(nullptr)}};
+  return r;
+}
+
+TEST(CompareRow, DerivedFiguresFromTheReport) {
+  auto opt = parse_cluster_option("h100=dgx-h100");
+  OptionFacts f;
+  f.price_per_gpu_hour = 6.88;
+  f.has_fabric = true;
+  f.topology = "fat_tree";
+  const Json rep = fake_report(16, 8, 0.5, 32, 512);  // 4096 samples per step, 8192 samples/s
+  const Json base = fake_report(1, 1, 0.4, 32, 512);  // 80 samples/s on one GPU
+  Target t{Target::TOKENS, 1e9};
+  Json row = compare_row({0, 16}, opt, rep, &base, f, t);
+  EXPECT_EQ(row["label"], "h100 x16");
+  EXPECT_DOUBLE_EQ(row["samples_per_step"].get<double>(), 4096);
+  EXPECT_DOUBLE_EQ(row["tokens_per_s"].get<double>(), 8192.0 * 512);
+  EXPECT_DOUBLE_EQ(row["scaling_efficiency"].get<double>(), (8192.0 / 128) / 80);  // 0.8
+  EXPECT_DOUBLE_EQ(row["price_per_hour"].get<double>(), 6.88 * 128);
+  // cost per million samples = price x time / samples, the definition itself.
+  EXPECT_NEAR(row["cost_per_million_samples"].get<double>(), 880.64 * 0.5 / 4096 / 3600 * 1e6, 1e-9);
+  // 1e9 tokens at 8192 x 512 tokens/s = 238.418579... s; cost = 880.64 USD/h for that long.
+  EXPECT_NEAR(row["train_time_s"].get<double>(), 1e9 / (8192.0 * 512), 1e-9);
+  EXPECT_NEAR(row["train_cost"].get<double>(), 880.64 * 1e9 / (8192.0 * 512) / 3600, 1e-9);
+  // Memory absent from the report: unknown, not guessed.
+  EXPECT_TRUE(row["memory_per_gpu_bytes"].is_null());
+  EXPECT_TRUE(row["fits"].is_null());
+  // No price: cost unknown; no baseline: scaling unknown.
+  f.price_per_gpu_hour = 0;
+  Json r2 = compare_row({0, 16}, opt, rep, nullptr, f, {Target::SAMPLES, 1e6});
+  EXPECT_TRUE(r2["price_per_hour"].is_null());
+  EXPECT_TRUE(r2["cost_per_million_samples"].is_null());
+  EXPECT_TRUE(r2["train_cost"].is_null());
+  EXPECT_TRUE(r2["scaling_efficiency"].is_null());
+  EXPECT_NEAR(r2["train_time_s"].get<double>(), 1e6 / 8192.0, 1e-12);
+  // Tokens asked of a model without a sequence length: time unknown.
+  Json r3 = compare_row({0, 16}, opt, fake_report(16, 8, 0.5, 32), nullptr, f, t);
+  EXPECT_TRUE(r3["tokens_per_s"].is_null());
+  EXPECT_TRUE(r3["train_time_s"].is_null());
+}
+
+TEST(CompareBest, RowsThatDoNotFitAreExcluded) {
+  auto a = parse_cluster_option("a=dgx-h100");
+  auto b = parse_cluster_option("b=dgx-a100");
+  OptionFacts priced, free_;
+  priced.price_per_gpu_hour = 2;
+  Json rows = Json::array();
+  Json fast = fake_report(4, 8, 0.1, 32);  // fastest, but does not fit
+  fast["memory_per_gpu_bytes"] = 100e9;
+  fast["gpu_memory_bytes"] = 80e9;
+  fast["fits"] = false;
+  rows.push_back(compare_row({0, 4}, a, fast, nullptr, priced, {}));
+  rows.push_back(compare_row({0, 2}, a, fake_report(2, 8, 0.2, 32), &rows[0]["run"], priced, {}));
+  Json fits = fake_report(4, 8, 0.15, 32);
+  fits["fits"] = true;
+  rows.push_back(compare_row({1, 4}, b, fits, nullptr, free_, {}));
+  rows.push_back(failed_row({1, 8}, b, "boom", 1));
+  Json best = mark_best(rows);
+  EXPECT_EQ(best["fastest"], 2);       // row 0 is faster but does not fit
+  EXPECT_EQ(best["cheapest"], 1);      // the only priced row that fits
+  EXPECT_EQ(best["best scaling"], 1);  // the only row with a baseline
+  EXPECT_EQ(rows[2]["best"], Json::array({"fastest"}));
+  EXPECT_TRUE(rows[0]["best"].empty());
+  EXPECT_FALSE(rows[3].contains("best"));
+
+  auto out = render("s.json", {a, b}, {}, {}, rows, Json::array({Json::object(), Json{{"error", "x"}}}));
+  EXPECT_NE(out.table.find("does not fit: excluded from best"), std::string::npos) << out.table;
+  EXPECT_NE(out.table.find("FAILED (exit 1): boom"), std::string::npos) << out.table;
+  EXPECT_NE(out.table.find("mem/GPU"), std::string::npos);
+  EXPECT_NE(out.table.find("<- fastest"), std::string::npos);
+  EXPECT_NE(out.table.find("no price_per_gpu_hour in the cluster file of b"), std::string::npos) << out.table;
+  // One CSV line per row plus the header; the failed row keeps its error.
+  EXPECT_EQ(std::count(out.csv.begin(), out.csv.end(), '\n'), 5);
+  EXPECT_NE(out.csv.find(",boom,1\n"), std::string::npos) << out.csv;
+  EXPECT_EQ(out.json["best"], best);
+  EXPECT_EQ(out.json["failed"], 1);
+  // Deterministic: the same rows render the same bytes.
+  auto again = render("s.json", {a, b}, {}, {}, rows, Json::array({Json::object(), Json{{"error", "x"}}}));
+  EXPECT_EQ(again.table, out.table);
+  EXPECT_EQ(again.csv, out.csv);
+  EXPECT_EQ(again.json.dump(), out.json.dump());
+}
+
+TEST(CompareBest, FiguresEqualToNineDigitsAreATieTheFirstRowWins) {
+  auto a = parse_cluster_option("a=dgx-h100");
+  Json rows = Json::array();
+  rows.push_back(compare_row({0, 4}, a, fake_report(4, 8, 0.1, 32), nullptr, {}, {}));
+  rows.push_back(compare_row({0, 4}, a, fake_report(4, 8, 0.1 * (1 - 1e-12), 32), nullptr, {}, {}));
+  rows.push_back(compare_row({0, 4}, a, fake_report(4, 8, 0.1 * (1 + 1e-6), 32), nullptr, {}, {}));
+  EXPECT_EQ(mark_best(rows)["fastest"], 0);
+  Json rows2 = Json::array();
+  rows2.push_back(rows[0]["run"]);
+  rows2[0] = compare_row({0, 4}, a, fake_report(4, 8, 0.1, 32), nullptr, {}, {});
+  rows2.push_back(compare_row({0, 4}, a, fake_report(4, 8, 0.1 * (1 - 1e-6), 32), nullptr, {}, {}));
+  EXPECT_EQ(mark_best(rows2)["fastest"], 1);  // a real difference wins
+}
+
+TEST(CompareFacts, FatTreeBillOfMaterialsByHand) {
+  config::ClusterSpec c;
+  c.name = "x";
+  c.nodes = 16;
+  c.gpus_per_node = 8;
+  c.nics_per_node = 8;
+  config::LinkSpec l;
+  l.bandwidth = 50e9;
+  c.inter_link = l;
+  c.price_per_gpu_hour = 3;
+  c.inter_fabric.topology = config::FabricTopology::FAT_TREE;
+  c.inter_fabric.nics_per_leaf = 32;
+  c.inter_fabric.switch_radix = 64;
+  // 16 servers x 8 NICs = 128 NIC cables; 4 servers (32 NICs) per leaf: 4 leaves; 1:1 gives each
+  // leaf 32 uplinks, 128 in all, on spines of 64 ports taking one uplink of each of the 4 leaves
+  // per lane: 64 / 4 = 16 lanes a spine, 32 lanes / 16 = 2 spines.
+  auto f = option_facts(c);
+  EXPECT_TRUE(f.has_fabric);
+  EXPECT_EQ(f.topology, "fat_tree");
+  EXPECT_EQ(f.bom.nics, 128);
+  EXPECT_EQ(f.bom.leaves, 4);
+  EXPECT_EQ(f.bom.spines, 2);
+  EXPECT_EQ(f.bom.cables_nic_leaf, 128);
+  EXPECT_EQ(f.bom.cables_leaf_spine, 128);
+  EXPECT_FALSE(f.capex_priced);
+  c.inter_fabric.price_per_switch = 1000;
+  c.inter_fabric.price_per_cable = 10;
+  f = option_facts(c);
+  EXPECT_TRUE(f.capex_priced);
+  EXPECT_DOUBLE_EQ(f.bom.capex, 6 * 1000 + 256 * 10);
+}
+
+}  // namespace
+}  // namespace ddpsim::compare
