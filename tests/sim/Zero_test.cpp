@@ -3,11 +3,16 @@
 // Expected values come from the closed forms: the collective model's broadcast time for the
 // bytes of each broadcast, the optimizer kernel of the shard, PyTorch's partition.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "cli_support.hpp"
 #include "collectives/collective_model.hpp"
 #include "gpu/compute_model.hpp"
 #include "memory/memory_model.hpp"
@@ -140,6 +145,30 @@ TEST(Zero, OverlapWithDdpStepsEachBucketInTheHookAfterWarmUp) {
   expect_step_identity(r);
   for (const char* k : {"step_time_s", "zero_broadcast_s", "zero_broadcast_wait_s", "comm_exposed_s", "optimizer_s"})
     EXPECT_NEAR(out[0][k].get<double>(), out[1][k].get<double>(), near(out[0][k].get<double>())) << k;
+}
+
+// `ddpsim run`: LLaMA-7B with AdamW under plain DDP on one DGX H100 does not fit; the summary says
+// so, stderr carries one warning line (total, the GPU's memory, the largest term), the exit code
+// stays 0, and the JSON has the fields `ddpsim compare` reads.
+TEST(Zero, RunWarnsOnStderrWhenTheJobDoesNotFit) {
+  const auto file = std::filesystem::temp_directory_path() / ("ddpsim-zero-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"model": "llama-7b", "cluster": "dgx-h100", "simulation": {"backend": "analytic"},
+      "training": {"batch_size": 1, "compute_dtype": "bfloat16", "optimizer": "adamw"}})";
+  const auto r = testing::run_cli("run " + file.string() + " --json -");
+  const auto text = testing::run_cli("run " + file.string());
+  std::filesystem::remove(file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out.substr(0, r.out.size() - r.err.size()));
+  EXPECT_FALSE(j["fits"].get<bool>());
+  EXPECT_GT(j["memory_per_gpu_bytes"].get<double>(), j["gpu_memory_bytes"].get<double>());
+  EXPECT_DOUBLE_EQ(j["gpu_memory_bytes"].get<double>(), 80.0 * 1024 * 1024 * 1024);
+  for (const char* k : {"parameters", "gradients", "buckets", "optimizer_state", "activations", "allowance"})
+    EXPECT_TRUE(j["memory"][k].is_number()) << k;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const char* part : {"warning", "per GPU", "80.00 GiB", "h100-sxm", "largest term"})
+    EXPECT_NE(r.err.find(part), std::string::npos) << part << "\n" << r.err;
+  EXPECT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("does NOT fit"), std::string::npos) << text.out;
 }
 
 }  // namespace
