@@ -40,6 +40,7 @@ int cmd_run(const CommonOptions& common, const RunArgs& args) {
     outs.push_back({args.trace_out, report::json_text(report::to_chrome_trace(rep), -1, "run trace")});
   if (!args.csv_out.empty()) outs.push_back({args.csv_out, report::bucket_csv(rep)});
   report::write_outputs(outs);
+  if (const auto w = report::memory_warning(rep); !w.empty()) std::cerr << w << "\n";
   if (!args.quiet && args.json_out != "-" && args.trace_out != "-" && args.csv_out != "-")
     std::cout << report::to_table(rep);
   return 0;

@@ -800,6 +800,7 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
   if (d.ok() && s.training.compute_dtype != "float32" && !s.cluster.gpu.peak_flops.count(s.training.compute_dtype))
     d.add("/training/compute_dtype",
           "\"" + s.training.compute_dtype + "\" has no peak_flops entry in GPU \"" + s.cluster.gpu.name + "\"");
+  if (d.ok()) check_zero_redundancy_optimizer(s, d);
   if (d.ok()) check_limits(s, d);  // before any work starts (config/limits.hpp)
   d.throw_if_any();
   return s;

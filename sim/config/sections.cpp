@@ -12,6 +12,37 @@ using ddpsim::core::Quantity;
 
 namespace ddpsim::config {
 
+void check_zero_redundancy_optimizer(const Scenario& s, Diagnostics& d) {
+  const auto& z = s.training.zero_redundancy_optimizer;
+  if (!z.enabled) return;
+  const std::string p = "/training/zero_redundancy_optimizer";
+  // zero_redundancy_optimizer.py, _verify_same_dense_param_type: one dense type for all parameters.
+  for (const auto& prm : s.model.params)
+    if (!s.model.params.empty() && prm.dtype != s.model.params[0].dtype) {
+      d.add(p, "true, but model \"" + s.model.name + "\" mixes parameter dtypes (" +
+                   to_string(s.model.params[0].dtype) + " " + s.model.params[0].name + ", " + to_string(prm.dtype) +
+                   " " + prm.name +
+                   "); ZeroRedundancyOptimizer requires one dense type for all parameters; expected false");
+      break;
+    }
+  if (!z.overlap_with_ddp) return;
+  // ddp_zero_hook.py: ZeRO initializes once DDP has rebuilt its buckets, which it never does with
+  // find_unused_parameters (unless static_graph): no step would ever run.
+  if (s.ddp.find_unused_parameters && !s.ddp.static_graph)
+    d.add(p + "/overlap_with_ddp",
+          "true with ddp.find_unused_parameters and no static_graph: DDP never rebuilds its buckets, so the hook "
+          "never initializes ZeRO and no optimizer step runs; expected false (or ddp.static_graph true)");
+  // The step runs inside the comm hook, before the training loop could unscale or clip the gradients.
+  if (s.training.clip_grad_norm)
+    d.add(p + "/overlap_with_ddp",
+          "true with training.clip_grad_norm: the step runs inside DDP's comm hook, before clip_grad_norm_ "
+          "could run; expected false (or clip_grad_norm false)");
+  if (s.training.compute_dtype == "float16" && s.training.grad_scaler)
+    d.add(p + "/overlap_with_ddp",
+          "true with float16 and training.grad_scaler: the step runs inside DDP's comm hook, so "
+          "GradScaler.unscale_/step cannot wrap it; expected false (or grad_scaler false, or bfloat16)");
+}
+
 std::string pytorch_rule_version(const std::string& torch_version) {
   return torch_version.rfind("1.", 0) == 0 ? "1.13" : "2.4";
 }
@@ -80,6 +111,24 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
       tr.string_or("compute_dtype", def.compute_dtype, {"float32", "tf32", "bfloat16", "float16", "float64"});
   s.optimizer = tr.string_or("optimizer", def.optimizer, {"sgd", "adam", "adamw"});
   s.optimizer_impl = tr.string_or("optimizer_impl", def.optimizer_impl, {"for_loop", "foreach", "fused"});
+  s.sgd_momentum = tr.boolean_or("sgd_momentum", def.sgd_momentum);
+  if (const Json* z = tr.raw("zero_redundancy_optimizer")) {
+    auto& zs = s.zero_redundancy_optimizer;
+    if (z->is_boolean()) {
+      zs.enabled = z->get<bool>();
+    } else if (z->is_object()) {
+      ObjectReader zr(*z, "/training/zero_redundancy_optimizer", d);
+      zs.enabled = zr.boolean_or("enabled", true);
+      zs.overlap_with_ddp = zr.boolean_or("overlap_with_ddp", def.zero_redundancy_optimizer.overlap_with_ddp);
+      zs.parameters_as_bucket_view =
+          zr.boolean_or("parameters_as_bucket_view", def.zero_redundancy_optimizer.parameters_as_bucket_view);
+      zr.finish();
+    } else {
+      d.add_value("/training/zero_redundancy_optimizer", *z,
+                  "true, false or an object {\"enabled\": true, \"overlap_with_ddp\": false, "
+                  "\"parameters_as_bucket_view\": false}");
+    }
+  }
   s.gradient_accumulation_steps =
       static_cast<int>(tr.integer_or("gradient_accumulation_steps", def.gradient_accumulation_steps, 1, 1 << 16));
   s.clip_grad_norm = tr.boolean_or("clip_grad_norm", def.clip_grad_norm);

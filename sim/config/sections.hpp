@@ -19,6 +19,9 @@ StreamSettings parse_streams(const core::Json& j, core::Diagnostics& d);
 // Ranks are checked against the cluster by the caller (the section does not know it).
 StragglerSettings parse_stragglers(const core::Json& j, core::Diagnostics& d);
 
+// ZeroRedundancyOptimizer settings that the model or other sections rule out.
+void check_zero_redundancy_optimizer(const Scenario& s, core::Diagnostics& d);
+
 // The DDP pytorch_version whose first-bucket rule a measured run's torch release follows
 // ("1.13.1" -> "1.13", anything else -> "2.4"); see DdpSettings::first_bucket_cap_bytes.
 std::string pytorch_rule_version(const std::string& torch_version);

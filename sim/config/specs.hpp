@@ -196,6 +196,7 @@ struct TrainingSettings {
   int batch_size = 32;  // per GPU
   std::string compute_dtype = "float32";
   std::string optimizer = "sgd";           // sgd (momentum), adam, adamw
+  bool sgd_momentum = true;                // sgd: a momentum buffer per parameter (torch.optim.SGD momentum != 0)
   std::string optimizer_impl = "foreach";  // for_loop, foreach, fused
   int gradient_accumulation_steps = 1;     // micro-steps per optimizer step; all but the last under no_sync()
   bool clip_grad_norm = false;             // torch.nn.utils.clip_grad_norm_ before the optimizer
@@ -213,6 +214,12 @@ struct TrainingSettings {
   std::string attention = "eager";       // eager, sdpa_flash, sdpa_mem_efficient
   bool cuda_graphs = false;              // the step is replayed as a CUDA graph: no per-operator host cost
   bool fused_bias_gelu_dropout = false;  // fused epilogues (one kernel for bias + GELU / dropout + add)
+  // torch.distributed.optim.ZeroRedundancyOptimizer wrapping the optimizer (README "Memory and ZeRO").
+  struct Zero {
+    bool enabled = false;
+    bool overlap_with_ddp = false;           // step + broadcasts in DDP's comm hook (ddp_zero_hook.hook_with_zero_step)
+    bool parameters_as_bucket_view = false;  // one broadcast per rank's shard instead of one per parameter
+  } zero_redundancy_optimizer;
 };
 
 struct ContentionSettings {

@@ -14,6 +14,7 @@
 #include "ddp/step_plan.hpp"
 #include "engine/gpu_share.hpp"
 #include "gpu/compute_model.hpp"
+#include "memory/memory_model.hpp"
 #include "network/flow.hpp"
 #include "network/registry.hpp"
 #include "report/metrics.hpp"
@@ -37,6 +38,7 @@ struct Job {
   std::string label;
   std::vector<ddp::HookOp> ops;
   bool broadcast = false;
+  double not_before = -1;  // ZeRO: the other ranks' shards are stepped by then (representative rank)
   int arrived = 0;
   bool started = false, done = false;
   sg4::ConditionVariablePtr changed;  // notified when it starts and when it is done
@@ -77,6 +79,7 @@ class StepSimulator {
 
     ddp::HookCosts costs{profile_.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute};
     ddp::plan_steps(plan_, sc, costs, ranks_, opt.simulate_iteration1);
+    setup_zero();
 
     // The Timeline is sized once: actors hold references into it.
     auto& t = timeline_;
@@ -95,11 +98,11 @@ class StepSimulator {
         info.bucket_tensors.push_back(static_cast<int>(b.param_indices.size()));
       }
       t.steps.push_back(std::move(info));
-      t.jobs.emplace_back(2 + st.buckets->size());
+      t.jobs.emplace_back(2 + st.buckets->size() + zero_jobs_);
     }
     t.ranks.assign(static_cast<size_t>(ranks_), std::vector<report::RankStepRecord>(plan_.steps.size()));
     jobs_.resize(plan_.steps.size());
-    for (size_t i = 0; i < plan_.steps.size(); ++i) jobs_[i].resize(2 + plan_.steps[i].buckets->size());
+    for (size_t i = 0; i < plan_.steps.size(); ++i) jobs_[i].resize(2 + plan_.steps[i].buckets->size() + zero_jobs_);
   }
 
   report::StepReport run() {
@@ -337,6 +340,7 @@ class StepSimulator {
       }
       rs.backward_done = now(rank, rs);
       rs.bwd = rs.backward_done - tb;
+      if (zero_overlap_ && st.sync && st.last && st.report >= first_steady_report_) zero_hook_step(rank, si, rs, f);
 
       if (reducer.hooks_active()) {
         // finalize_backward: the compute stream waits for every bucket (and the used map).
@@ -366,12 +370,10 @@ class StepSimulator {
             rank, profile_.grad_unscale, f, [] { return std::string("GradScaler unscale_"); }, "optimizer");
         run_kernel(
             rank, profile_.clip, f, [] { return std::string("clip_grad_norm_"); }, "optimizer");
-        run_kernel(
-            rank, profile_.optimizer, f, [&] { return "optimizer step (" + sc_.training.optimizer + ")"; },
-            "optimizer");
+        const double waited = optimizer_step(rank, si, rs, f);
         run_kernel(
             rank, profile_.zero_grad, f, [] { return std::string("zero_grad"); }, "optimizer");
-        rs.opt = now(rank, rs) - to;
+        rs.opt += now(rank, rs) - to - waited;
       }
       rs.end = now(rank, rs);
     }
@@ -453,6 +455,7 @@ class StepSimulator {
       q.pop_front();
       Job& j = jobs_[si][ji];
       report::CollectiveRecord& rec = timeline_.jobs[si][ji];
+      if (rec.zero) zero_gate(si, ji, j);
       j.started = true;
       rec.start = sg4::Engine::get_clock();
       j.changed->notify_all();
@@ -502,6 +505,182 @@ class StepSimulator {
     }
   }
 
+  // ------------------------------------------------------------------ ZeroRedundancyOptimizer
+  // torch/distributed/optim/zero_redundancy_optimizer.py and, with overlap_with_ddp,
+  // torch/distributed/algorithms/ddp_comm_hooks/ddp_zero_hook.py (hook_with_zero_step).
+
+  void setup_zero() {
+    const auto& z = sc_.training.zero_redundancy_optimizer;
+    if (!z.enabled || world_ <= 1) return;
+    zero_ = true;
+    zero_overlap_ = z.overlap_with_ddp;
+    first_steady_report_ = plan_.has_iteration1 ? 1 : 0;
+    const auto& m = sc_.model;
+    auto scaled = [&](gpu::Kernel k) {
+      k.seconds *= profile_.compute_scale;
+      k.shape.compute_s *= profile_.compute_scale;
+      k.shape.memory_s *= profile_.compute_scale;
+      k.shape.overhead_s *= profile_.compute_scale;
+      return k;
+    };
+    if (!zero_overlap_) {
+      // step(): the local optimizer on this rank's partition, then _sync_params: for every rank,
+      // its parameters (or, with parameters_as_bucket_view, its one flat bucket; a rank holding
+      // nothing broadcasts a 1-element dummy) broadcast from it, all on one process group.
+      const auto shards = memory::zero_partition(m, world_);
+      for (const auto& sh : shards) {
+        shard_step_.push_back(scaled(gpu::optimizer_kernel(sc_, sh, profile_.peak_flops)));
+        max_shard_step_ = std::max(max_shard_step_, shard_step_.back().seconds);
+      }
+      for (size_t r = 0; r < static_cast<size_t>(world_); ++r) {
+        if (z.parameters_as_bucket_view) {
+          ddp::HookOp op;
+          op.name = "rank " + std::to_string(r) + " bucket";
+          op.bytes = 4;  // torch.zeros(1) for a rank without parameters
+          if (r < shards.size()) {
+            double b = 0;
+            for (int p : shards[r])
+              if (m.params[static_cast<size_t>(p)].requires_grad) b += m.params[static_cast<size_t>(p)].bytes();
+            if (b > 0) op.bytes = b;
+          }
+          zero_ops_.push_back(op);
+        } else if (r < shards.size()) {
+          for (int p : shards[r]) {
+            ddp::HookOp op;
+            op.name = m.params[static_cast<size_t>(p)].name;
+            op.bytes = m.params[static_cast<size_t>(p)].bytes();
+            zero_ops_.push_back(op);
+          }
+        }
+      }
+      zero_jobs_ = 1;
+      return;
+    }
+    // overlap_with_ddp: the first iterations are warm-up (no step: ZeRO waits for DDP's rebuilt
+    // buckets, saves them in the next iteration and initializes at the one after), so the steady
+    // state reported is one iteration later than DDP's own.
+    for (size_t r = static_cast<size_t>(first_steady_report_); r < plan_.report_iteration.size(); ++r)
+      ++plan_.report_iteration[r];
+    for (auto& st : plan_.steps)
+      if (st.report >= first_steady_report_) ++st.iteration;
+    // Bucket i belongs to rank i % world (shard_buckets=False): its step over the bucket's
+    // parameters and one broadcast of their flattened data from that rank.
+    for (const auto& b : plan_.buckets.steady_state) {
+      bucket_step_.push_back(scaled(gpu::optimizer_kernel(sc_, b.param_indices, profile_.peak_flops)));
+      bucket_bytes_.push_back(b.bytes);
+    }
+    zero_jobs_ = bucket_step_.size();
+  }
+
+  size_t zero_job(size_t si, size_t k) const { return 2 + plan_.steps[si].buckets->size() + k; }
+
+  // A ZeRO broadcast job: `ops` broadcast in order on NCCL stream 0.
+  Job& arrive_zero(size_t si, size_t k, int rank, std::vector<ddp::HookOp> ops, double not_before) {
+    // Marked inside `make`: arrive() may yield to the NCCL stream once the job is queued.
+    return arrive(si, zero_job(si, k), rank, [&] {
+      auto& rec = timeline_.jobs[si][zero_job(si, k)];
+      rec.zero = true;
+      rec.zero_broadcasts = static_cast<int>(ops.size());
+      rec.zero_bytes = 0;
+      for (const auto& op : ops) rec.zero_bytes += op.bytes;
+      Job b;
+      b.label = "ZeRO broadcast";
+      b.broadcast = true;
+      b.ops = ops;
+      b.not_before = not_before;
+      return b;
+    });
+  }
+
+  void wait_zero_jobs(int rank, size_t si, report::RankStepRecord& rs, double& waited) {
+    const double w0 = now(rank, rs);
+    for (size_t k = 0; k < zero_jobs_; ++k) {
+      Job& j = jobs_[si][zero_job(si, k)];
+      if (!j.done) idle(rank);
+      wait_until(j.changed, [&] { return j.done; });
+    }
+    const double w = now(rank, rs) - w0;
+    rs.zero_wait += w;
+    waited += w;
+  }
+
+  // The optimizer step after the backward (the training loop's optimizer.step()); returns the time
+  // the compute stream waited for communication in it.
+  double optimizer_step(int rank, size_t si, report::RankStepRecord& rs, double f) {
+    if (!zero_) {
+      run_kernel(
+          rank, profile_.optimizer, f, [&] { return "optimizer step (" + sc_.training.optimizer + ")"; }, "optimizer");
+      return 0;
+    }
+    if (zero_overlap_) return 0;  // the step runs in DDP's comm hook (zero_hook_step), or not yet (warm-up)
+    const double t0 = now(rank, rs);
+    const size_t r = static_cast<size_t>(rank);
+    if (r < shard_step_.size())
+      run_kernel(
+          rank, shard_step_[r], f,
+          [&] {
+            return "ZeRO optimizer step on rank " + std::to_string(rank) + "'s shard (" + sc_.training.optimizer + ")";
+          },
+          "optimizer");
+    now(rank, rs);
+    // The representative rank stands for all: the broadcasts start once the largest shard is stepped.
+    const double not_before = ranks_ < world_ ? t0 + max_shard_step_ * f : -1;
+    arrive_zero(si, 0, rank, zero_ops_, not_before);
+    double waited = 0;
+    wait_zero_jobs(rank, si, rs, waited);
+    return waited;
+  }
+
+  // hook_with_zero_step, in the last bucket's hook (the end of the backward): for every bucket in
+  // order, the rank owning it waits for its all-reduce and steps it; every rank then issues that
+  // bucket's broadcast; then wait_for_broadcasts.
+  void zero_hook_step(int rank, size_t si, report::RankStepRecord& rs, double f) {
+    zero_hook_time_ = now(rank, rs);
+    const double waits_before = rs.zero_wait;
+    for (size_t b = 0; b < bucket_step_.size(); ++b) {
+      if (b % static_cast<size_t>(world_) == static_cast<size_t>(rank)) {
+        Job& ar = jobs_[si][bucket_job(b)];
+        const double w0 = now(rank, rs);
+        if (!ar.done) idle(rank);
+        wait_until(ar.changed, [&] { return ar.done; });
+        rs.zero_wait += now(rank, rs) - w0;
+        run_kernel(
+            rank, bucket_step_[b], f, [&] { return "ZeRO optimizer step, bucket " + std::to_string(b); }, "optimizer");
+        now(rank, rs);
+      }
+      ddp::HookOp op;
+      op.name = "bucket " + std::to_string(b) + " from rank " + std::to_string(b % static_cast<size_t>(world_));
+      op.bytes = bucket_bytes_[b];
+      arrive_zero(si, b, rank, {op}, -1);
+    }
+    double waited = 0;
+    wait_zero_jobs(rank, si, rs, waited);
+    rs.opt += now(rank, rs) - zero_hook_time_ - (rs.zero_wait - waits_before);  // the steps, not the waits
+  }
+
+  // On the NCCL stream, before a ZeRO broadcast: with a representative rank, the ranks it stands
+  // for must have stepped their shard (not_before) or, with overlap_with_ddp, the owner of this
+  // bucket its buckets up to this one, each after its all-reduce.
+  void zero_gate(size_t si, size_t ji, Job& j) {
+    double gate = j.not_before;
+    if (zero_overlap_ && ranks_ < world_) {
+      const size_t b = ji - zero_job(si, 0);
+      const size_t owner = b % static_cast<size_t>(world_);
+      if (owner != 0) {
+        const double f = plan_.factor[static_cast<size_t>(plan_.steps[si].report)][0];
+        double t = zero_hook_time_;
+        for (size_t k = owner; k <= b; k += static_cast<size_t>(world_)) {
+          Job& ar = jobs_[si][bucket_job(k)];
+          wait_until(ar.changed, [&] { return ar.done; });
+          t = std::max(t, timeline_.jobs[si][bucket_job(k)].end) + bucket_step_[k].seconds * f;
+        }
+        gate = t;
+      }
+    }
+    const double now_s = sg4::Engine::get_clock();
+    if (gate > now_s) sg4::this_actor::sleep_for(gate - now_s);
+  }
+
   // ------------------------------------------------------------------ report
 
   report::StepReport build_report() {
@@ -537,6 +716,9 @@ class StepSimulator {
     r.trace = std::move(timeline_.trace);
     r.flows = backend_->flows();
     r.ranks = config::to_string(sc_.simulation.ranks);
+    r.memory = memory::estimate_memory(sc_);
+    const auto& z = sc_.training.zero_redundancy_optimizer;
+    r.zero_redundancy_optimizer = !z.enabled ? "off" : z.overlap_with_ddp ? "overlap_with_ddp" : "on";
     return r;
   }
 
@@ -549,6 +731,16 @@ class StepSimulator {
   int streams_;  // NCCL streams (process groups); 0 without DDP
   gpu::ContentionParams contention_;
   double broadcast_bytes_ = 0;
+  // ZeroRedundancyOptimizer (setup_zero)
+  bool zero_ = false, zero_overlap_ = false;
+  int first_steady_report_ = 0;
+  size_t zero_jobs_ = 0;                  // ZeRO broadcast jobs per micro-step, after the used map
+  std::vector<gpu::Kernel> shard_step_;   // per rank holding parameters: its shard's step
+  double max_shard_step_ = 0;             // the largest of them
+  std::vector<ddp::HookOp> zero_ops_;     // _sync_params' broadcasts, in order
+  std::vector<gpu::Kernel> bucket_step_;  // overlap_with_ddp: per steady-state bucket, its step
+  std::vector<double> bucket_bytes_;      // and its bytes
+  double zero_hook_time_ = 0;             // when the representative rank ran the hook
   std::vector<std::vector<int>> layer_params_;
   ddp::StepPlan plan_;
   report::Timeline timeline_;

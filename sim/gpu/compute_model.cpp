@@ -23,11 +23,35 @@ double roofline_time(double flops, double bytes, double peak_flops, double hbm_b
   return roofline_kernel(flops, bytes, peak_flops, hbm_bandwidth, s).seconds;
 }
 
-double optimizer_bytes_per_element(const std::string& optimizer, int elem_size) {
-  // SGD with momentum reads param, grad, momentum and writes param, momentum: 5 tensors.
+double optimizer_bytes_per_element(const std::string& optimizer, int elem_size, bool sgd_momentum) {
+  // SGD with momentum reads param, grad, momentum and writes param, momentum: 5 tensors (without
+  // momentum: param, grad read, param written: 3).
   // Adam/AdamW read param, grad, exp_avg, exp_avg_sq and write param, exp_avg, exp_avg_sq: 7.
   if (optimizer == "adam" || optimizer == "adamw") return 7.0 * elem_size;
-  return 5.0 * elem_size;
+  return (sgd_momentum ? 5.0 : 3.0) * elem_size;
+}
+
+namespace {
+double optimizer_kernels(const std::string& optimizer, const std::string& impl, size_t tensors);
+}  // namespace
+
+Kernel optimizer_kernel(const config::Scenario& sc, const std::vector<int>& params, double peak_flops) {
+  double opt_bytes = 0;
+  size_t trainable = 0;
+  for (int i : params) {
+    const auto& prm = sc.model.params[static_cast<size_t>(i)];
+    if (!prm.requires_grad) continue;
+    ++trainable;
+    opt_bytes +=
+        static_cast<double>(prm.numel) *
+        optimizer_bytes_per_element(sc.training.optimizer, config::dtype_size(prm.dtype), sc.training.sgd_momentum);
+  }
+  if (trainable == 0) return Kernel{};
+  const double kernels = optimizer_kernels(sc.training.optimizer, sc.training.optimizer_impl, trainable);
+  Kernel k = roofline_kernel(0, opt_bytes, peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute);
+  k.shape.overhead_s = sc.compute.kernel_overhead * kernels;
+  k.seconds = k.shape.memory_s + k.shape.overhead_s;
+  return k;
 }
 
 double input_bytes_per_sample(const config::Scenario& sc) {
@@ -324,22 +348,17 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   // either reads and writes the gradient once.
   p.copy_in.assign(m.params.size(), Kernel{});
   p.copy_out.assign(m.params.size(), Kernel{});
-  double opt_bytes = 0, grad_bytes = 0;
-  size_t trainable = 0;
+  double grad_bytes = 0;
+  std::vector<int> all(m.params.size());
   for (size_t i = 0; i < m.params.size(); ++i) {
+    all[i] = static_cast<int>(i);
     const auto& prm = m.params[i];
     if (!prm.requires_grad) continue;
-    ++trainable;
     grad_bytes += prm.bytes();
     p.copy_in[i] = roofline_kernel(0, 2 * prm.bytes(), p.peak_flops, hbm, cs);
     p.copy_out[i] = p.copy_in[i];
-    opt_bytes += static_cast<double>(prm.numel) *
-                 optimizer_bytes_per_element(sc.training.optimizer, config::dtype_size(prm.dtype));
   }
-  const double kernels = optimizer_kernels(sc.training.optimizer, sc.training.optimizer_impl, trainable);
-  p.optimizer = roofline_kernel(0, opt_bytes, p.peak_flops, hbm, cs);
-  p.optimizer.shape.overhead_s = cs.kernel_overhead * kernels;
-  p.optimizer.seconds = p.optimizer.shape.memory_s + p.optimizer.shape.overhead_s;
+  p.optimizer = optimizer_kernel(sc, all, p.peak_flops);
 
   // torch.cuda.amp.GradScaler.unscale_: one foreach pass reading and writing every gradient.
   if (sc.training.compute_dtype == "float16" && sc.training.grad_scaler)

@@ -67,7 +67,11 @@ double single_gpu_step(const ComputeProfile& p);
 double mfu(const ComputeProfile& p, double step_s, int micro_steps = 1);
 
 // Bytes an optimizer step moves per parameter element of `elem_size` bytes.
-double optimizer_bytes_per_element(const std::string& optimizer, int elem_size);
+double optimizer_bytes_per_element(const std::string& optimizer, int elem_size, bool sgd_momentum = true);
+// The optimizer step over the parameters `params` (indices into the model's; frozen ones are
+// skipped): one memory-bound pass over their elements plus the kernel count of the implementation
+// (ZeroRedundancyOptimizer steps a shard or a DDP bucket with it). Not scaled by compute_scale.
+Kernel optimizer_kernel(const config::Scenario& scenario, const std::vector<int>& params, double peak_flops);
 // Bytes of one input sample (from the model's export input unless the scenario gives it).
 double input_bytes_per_sample(const config::Scenario& scenario);
 

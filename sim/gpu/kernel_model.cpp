@@ -337,4 +337,74 @@ std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const Kernel
   return out;
 }
 
+namespace {
+
+// What the backward of a memory-bound op keeps from its forward (tools/autograd/derivatives.yaml):
+// 0 = nothing that grows with the activations, 1 = its inputs (`in`), 2 = its result (`out`).
+int saved_kind(const std::string& op) {
+  static const char* nothing[] = {"add",          "add_",  "sub",        "neg",      "div",  "div_",
+                                  "_unsafe_view", "clone", "cat",        "_to_copy", "triu", "where",
+                                  "embedding",    "mean",  "bernoulli_", "copy_",    "view"};
+  static const char* result[] = {"_softmax", "relu", "relu_", "rsqrt", "reciprocal", "tanh", "sigmoid", "exp"};
+  for (const char* n : nothing)
+    if (op == n) return 0;
+  for (const char* n : result)
+    if (op == n) return 2;
+  return 1;  // mul (both operands), pow, silu, gelu, native_layer_norm, native_batch_norm, pooling, ...
+}
+
+}  // namespace
+
+std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelContext& c) {
+  std::vector<double> out(m.layers.size(), 0.0);
+  const bool fused_attention_on = c.attention != "eager";
+  // The SDPA rewrite of layer_kernels: the score matrix and the ops on it are never stored; the
+  // fused kernel keeps Q, K, V and its output (and a per-row logsumexp, left out: 1/head_dim of it).
+  bool in_attention = false;
+  double score_bytes = 0;
+  Gemm4 qk{};
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    for (const auto& r : m.layers[li].kernels) {
+      if (fused_attention_on && is_bmm_of_activations(r)) {
+        if (!in_attention) {
+          in_attention = true;
+          qk = gemm_dims(r, c);
+          score_bytes = 4.0 * r.batch * r.m * r.n;
+          continue;
+        }
+        in_attention = false;
+        const auto pv = gemm_dims(r, c);
+        out[li] +=
+            c.gemm.elem_bytes * (qk.b * qk.m * qk.k + qk.b * qk.n * qk.k + pv.b * pv.k * pv.n + pv.b * pv.m * pv.n);
+        continue;
+      }
+      if (in_attention && r.op == config::KernelRecord::Op::MEM && (r.in[0] + r.in[1] + r.in[2]) >= 0.5 * score_bytes)
+        continue;
+      switch (r.op) {
+        case config::KernelRecord::Op::GEMM: {
+          // mm/bmm backward: grad_B = A^T grad_C needs A; grad_A = grad_C B^T needs B (an
+          // activation only for activation x activation products).
+          const auto g = gemm_dims(r, c);
+          if (r.grad_b) out[li] += c.gemm.elem_bytes * g.b * g.m * g.k;
+          if (r.grad_a && is_bmm_of_activations(r)) out[li] += c.gemm.elem_bytes * g.b * g.k * g.n;
+          break;
+        }
+        case config::KernelRecord::Op::CONV:
+          // convolution_backward's weight gradient needs the input.
+          if (r.grad_b) out[li] += c.conv.elem_bytes * dim(r, 0, r.n, c) * r.c * dim(r, 1, r.h, c) * dim(r, 2, r.w, c);
+          break;
+        case config::KernelRecord::Op::MEM: {
+          if (!r.backward) break;
+          const int kind = saved_kind(r.name);
+          const double s = c.batch_ratio * c.act_bytes_factor;
+          if (kind == 1) out[li] += poly(r.in, c.size_ratio) * s;
+          if (kind == 2) out[li] += poly(r.out, c.size_ratio) * s;
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace ddpsim::gpu

@@ -85,6 +85,13 @@ struct KernelContext {
 // because eager attention's softmax/dropout may be separate modules.
 std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const KernelContext& ctx);
 
+// Activation bytes each layer's forward keeps for its backward, per layer in forward order, at the
+// context's batch, size and dtype: a linear/bmm keeps its input operand(s), a convolution its
+// input, a memory-bound op its inputs or its result as its derivative needs (derivatives.yaml;
+// ops whose backward needs neither keep nothing). A tensor kept by two ops counts twice (the
+// records carry no tensor identity). With an SDPA backend: Q, K, V and the output, no score matrix.
+std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelContext& ctx);
+
 // Rescaled dimension: dim x ratio^exp, rounded, at least 1.
 double scaled_dim(double dim, int exp, double ratio);
 

@@ -35,6 +35,8 @@ void accumulate(IterationReport& into, const IterationReport& x, double w) {
   into.autograd_traversal_s += w * x.autograd_traversal_s;
   into.micro_step_time_s += w * x.micro_step_time_s;
   into.comm_alone_per_sample_s += w * x.comm_alone_per_sample_s;
+  into.zero_broadcast_s += w * x.zero_broadcast_s;
+  into.zero_broadcast_wait_s += w * x.zero_broadcast_wait_s;
 }
 
 }  // namespace
@@ -74,7 +76,8 @@ IterationReport iteration_report(const Timeline& t, int report) {
     rep.h2d_s += rs.h2d;
     rep.autograd_traversal_s += rs.traversal;
     rep.samples += t.batch_size;
-    const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall;
+    const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall + rs.zero_wait;
+    rep.zero_broadcast_wait_s += rs.zero_wait;
     if (st.sync && explicit_ranks) {
       // The part of rank 0's finalize wait spent waiting for the slowest rank's backward.
       double slowest = 0;
@@ -87,6 +90,11 @@ IterationReport iteration_report(const Timeline& t, int report) {
       if (!j.present) continue;
       rep.comm_alone_s += j.alone;
       rep.comm_busy_s += j.end - j.start;
+      if (j.zero) {
+        rep.zero_broadcast_s += j.alone;
+        rep.zero_broadcasts += j.zero_broadcasts;
+        rep.zero_broadcast_bytes += j.zero_bytes;
+      }
     }
     if (!st.sync || t.world_size <= 1) continue;
     // Bucket rows: the synced micro-step of this optimizer step.
@@ -149,6 +157,8 @@ void fill_iterations(const Timeline& t, StepReport& r) {
         mean.iteration = x.iteration;
         mean.micro_steps = x.micro_steps;
         mean.samples = x.samples;
+        mean.zero_broadcasts = x.zero_broadcasts;
+        mean.zero_broadcast_bytes = x.zero_broadcast_bytes;
       }
     }
     mean.overlap_ratio = overlap_ratio(mean.exposed_comm_s, mean.comm_alone_s);

@@ -42,6 +42,10 @@ Json iteration_json(const IterationReport& it, bool include_buckets) {
   j["step_time_p50_s"] = opt(it.step_time_p50_s);
   j["step_time_p95_s"] = opt(it.step_time_p95_s);
   j["step_time_p99_s"] = opt(it.step_time_p99_s);
+  j["zero_broadcast_s"] = it.zero_broadcast_s;
+  j["zero_broadcasts"] = it.zero_broadcasts;
+  j["zero_broadcast_bytes"] = it.zero_broadcast_bytes;
+  j["zero_broadcast_wait_s"] = it.zero_broadcast_wait_s;
   if (include_buckets) {
     Json rows = Json::array();
     for (const auto& b : it.buckets) {
@@ -99,7 +103,36 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["image_size"] = r.image_size > 0 ? Json(r.image_size) : Json(nullptr);
   j["attention"] = r.attention;
   j["iteration1"] = r.has_iteration1 ? iteration_json(r.iteration1, include_buckets) : Json(nullptr);
+  // Memory per GPU at its peak (memory/memory_model.hpp); `ddpsim compare` reads these names.
+  const auto& m = r.memory;
+  j["memory_per_gpu_bytes"] = m.total();
+  j["gpu_memory_bytes"] = m.gpu_memory;
+  j["fits"] = m.fits();
+  j["memory"] = {{"parameters", m.parameters},
+                 {"buffers", m.buffers},
+                 {"gradients", m.gradients},
+                 {"buckets", m.buckets},
+                 {"optimizer_state", m.optimizer_state},
+                 {"optimizer_temporaries", m.optimizer_temporaries},
+                 {"activations", m.activations},
+                 {"allowance", m.allowance()},
+                 {"cuda_context", m.cuda_context},
+                 {"nccl_buffers", m.nccl_buffers},
+                 {"peak_phase", m.peak_phase},
+                 {"activation_rule", m.activation_rule},
+                 {"optimizer_state_unsharded", m.optimizer_state_unsharded},
+                 {"zero_shards", m.zero_shards}};
+  j["zero_redundancy_optimizer"] = r.zero_redundancy_optimizer;
   return j;
+}
+
+std::string memory_warning(const StepReport& r) {
+  const auto& m = r.memory;
+  if (m.fits()) return "";
+  const auto [name, bytes] = m.largest_term();
+  return "ddpsim: warning: " + r.scenario + ": needs " + core::format_bytes(m.total()) + " per GPU at its peak (" +
+         m.peak_phase + "), more than the " + core::format_bytes(m.gpu_memory) + " of " + r.gpu +
+         "; largest term: " + name + " " + core::format_bytes(bytes) + " (see \"memory\" in --json)";
 }
 
 Json summary_json(const StepReport& r) { return to_json(r, false); }
@@ -179,6 +212,23 @@ std::string to_table(const StepReport& r) {
                     r.mfu_peak_dtype.c_str());
       o << m;
     }
+  }
+  if (s.zero_broadcasts > 0)
+    o << "  ZeRO broadcasts     " << core::format_time(s.zero_broadcast_s) << " alone (" << s.zero_broadcasts
+      << " broadcasts, " << core::format_bytes(s.zero_broadcast_bytes) << "), waited on "
+      << core::format_time(s.zero_broadcast_wait_s) << "\n";
+  {
+    const auto& m = r.memory;
+    o << "  memory per GPU     " << core::format_bytes(m.total());
+    if (m.gpu_memory > 0)
+      o << " of " << core::format_bytes(m.gpu_memory) << (m.fits() ? ": fits" : ": does NOT fit");
+    else
+      o << " (the GPU file gives no memory)";
+    o << " (peak in " << m.peak_phase << ": parameters " << core::format_bytes(m.parameters + m.buffers)
+      << ", gradients " << core::format_bytes(m.gradients) << ", buckets " << core::format_bytes(m.buckets)
+      << ", optimizer " << core::format_bytes(m.optimizer_state + m.optimizer_temporaries)
+      << (m.zero_shards > 1 ? " (ZeRO over " + std::to_string(m.zero_shards) + ")" : std::string()) << ", activations "
+      << core::format_bytes(m.activations) << ", context + NCCL " << core::format_bytes(m.allowance()) << ")\n";
   }
   if (r.has_iteration1) {
     o << "\niteration 1 (" << r.iteration1.buckets.size() << " bucket(s))\n";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/json_reader.hpp"
+#include "memory/memory_model.hpp"
 
 namespace ddpsim::report {
 
@@ -52,6 +53,12 @@ struct IterationReport {
   int samples = 0;                                                          // samples per rank in this optimizer step
   std::optional<double> step_time_p50_s, step_time_p95_s, step_time_p99_s;  // explicit ranks: over the steps
   int steps_simulated = 1;
+  // ZeroRedundancyOptimizer: its parameter broadcasts (durations alone, summed; part of
+  // comm_alone_s), how many, their bytes, and the compute stream's wait for them (part of comm_exposed_s).
+  double zero_broadcast_s = 0;
+  int zero_broadcasts = 0;
+  double zero_broadcast_bytes = 0;
+  double zero_broadcast_wait_s = 0;
   std::vector<BucketRow> buckets;
 };
 
@@ -96,8 +103,10 @@ struct StepReport {
   std::string attention;
   double mfu() const;  // model FLOPs / (steady step time x peak)
   std::vector<TraceEvent> trace;
-  std::string ranks;             // how ranks were simulated: "representative" flow classes or "all" flows
-  unsigned long long flows = 0;  // flows the backend simulated (0: closed form)
+  std::string ranks;              // how ranks were simulated: "representative" flow classes or "all" flows
+  unsigned long long flows = 0;   // flows the backend simulated (0: closed form)
+  memory::MemoryEstimate memory;  // per GPU at its peak (memory/memory_model.hpp)
+  std::string zero_redundancy_optimizer = "off";  // "off", "on" or "overlap_with_ddp"
 };
 
 // The full report: steady-state fields at the top level, "iteration1" with the same fields.
@@ -106,6 +115,8 @@ core::Json iteration_json(const IterationReport& it, bool include_buckets);
 // Fields a sweep row carries.
 core::Json summary_json(const StepReport& r);
 std::string to_table(const StepReport& r);
+// One line for stderr when the memory per GPU exceeds the GPU's memory ("" when it fits).
+std::string memory_warning(const StepReport& r);
 core::Json to_chrome_trace(const StepReport& r);
 
 }  // namespace ddpsim::report

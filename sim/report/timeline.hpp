@@ -18,6 +18,7 @@ struct RankStepRecord {
   double compute_only = 0;                              // every kernel at its contention-free time
   double contention = 0;                                // time lost to NCCL kernels beside compute
   double traversal = 0, h2d = 0;
+  double zero_wait = 0;               // waiting for ZeroRedundancyOptimizer's parameter broadcasts
   double backward_done = 0;           // absolute time the backward pass ended
   std::vector<double> ready, launch;  // per bucket, absolute
 };
@@ -30,6 +31,9 @@ struct CollectiveRecord {
   double alone = 0;  // its durations with nothing else running, summed over its chain
   std::string algorithm, protocol;
   int channels = 0;
+  bool zero = false;  // a ZeroRedundancyOptimizer parameter broadcast (after the jobs above)
+  int zero_broadcasts = 0;
+  double zero_bytes = 0;
 };
 
 struct MicroStepInfo {
@@ -46,8 +50,9 @@ struct Timeline {
   std::vector<int> report_iteration;  // DDP iteration number per optimizer step
   int steady_steps = 1;
   bool has_iteration1 = true;
-  std::vector<std::vector<RankStepRecord>> ranks;   // [rank][micro-step]; rank 0 is reported
-  std::vector<std::vector<CollectiveRecord>> jobs;  // [micro-step][job]: 0 broadcast, 1+b bucket b, then used map
+  std::vector<std::vector<RankStepRecord>> ranks;  // [rank][micro-step]; rank 0 is reported
+  std::vector<std::vector<CollectiveRecord>>
+      jobs;  // [micro-step][job]: 0 broadcast, 1+b bucket b, then used map, then ZeRO broadcasts
   std::vector<TraceEvent> trace;
   double loader_samples_per_s = 0;  // 0: the data loader is never the bottleneck
 };

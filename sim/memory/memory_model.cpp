@@ -1,0 +1,208 @@
+#include "memory/memory_model.hpp"
+
+#include <algorithm>
+#include <queue>
+
+#include "ddp/bucketizer.hpp"
+#include "gpu/kernel_model.hpp"
+
+namespace ddpsim::memory {
+
+double MemoryEstimate::total() const {
+  return parameters + buffers + gradients + buckets + optimizer_state + optimizer_temporaries + activations +
+         allowance();
+}
+
+std::pair<std::string, double> MemoryEstimate::largest_term() const {
+  const std::pair<const char*, double> terms[] = {{"parameters", parameters},
+                                                  {"buffers", buffers},
+                                                  {"gradients", gradients},
+                                                  {"buckets", buckets},
+                                                  {"optimizer_state", optimizer_state},
+                                                  {"optimizer_temporaries", optimizer_temporaries},
+                                                  {"activations", activations},
+                                                  {"allowance", allowance()}};
+  std::pair<std::string, double> best{"parameters", -1};
+  for (const auto& [name, v] : terms)
+    if (v > best.second) best = {name, v};
+  return best;
+}
+
+double optimizer_state_bytes_per_element(const std::string& optimizer, bool sgd_momentum, int elem_size) {
+  // torch/optim/adam.py, adamw.py: state "exp_avg", "exp_avg_sq" (zeros_like the parameter), and a
+  // scalar "step" per parameter (left out); sgd.py: "momentum_buffer" only when momentum != 0.
+  if (optimizer == "adam" || optimizer == "adamw") return 2.0 * elem_size;
+  return sgd_momentum ? 1.0 * elem_size : 0.0;
+}
+
+std::vector<std::vector<int>> zero_partition(const config::ModelSpec& m, int world) {
+  const size_t n = m.params.size();
+  std::vector<int> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
+  // sorted(params, key=numel, reverse=True) is stable: equal sizes keep their order.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return m.params[static_cast<size_t>(a)].numel > m.params[static_cast<size_t>(b)].numel;
+  });
+  const size_t ranks = std::min(n, static_cast<size_t>(std::max(world, 1)));
+  std::vector<std::vector<int>> out(ranks);
+  // _get_min_index: the first rank with the strictly smallest size. Empty ranks come in rank
+  // order, so only min(world, n) ranks ever receive a parameter.
+  using Entry = std::pair<long long, size_t>;  // (numel so far, rank): the heap's least is the pick
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  for (size_t r = 0; r < ranks; ++r) heap.push({0, r});
+  for (int p : order) {
+    auto [size, r] = heap.top();
+    heap.pop();
+    out[r].push_back(p);
+    heap.push({size + m.params[static_cast<size_t>(p)].numel, r});
+  }
+  return out;
+}
+
+std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::string* rule) {
+  const auto& m = sc.model;
+  const auto& tr = sc.training;
+  const bool half = tr.compute_dtype == "float16" || tr.compute_dtype == "bfloat16";
+  const double batch_ratio = static_cast<double>(tr.batch_size) / m.batch_size;
+  if (!m.has_kernels()) {
+    if (rule) *rule = "half of each layer's forward traffic (read + written), x batch / export batch";
+    std::vector<double> out;
+    for (const auto& l : m.layers) out.push_back(0.5 * l.fwd_bytes * batch_ratio * (half ? 0.5 : 1.0));
+    return out;
+  }
+  // The compute model's context (gpu/compute_model.cpp, kernel_model_layers): operand dtypes,
+  // batch and size ratios, attention backend.
+  gpu::KernelContext c;
+  const std::string& dt = tr.compute_dtype;
+  const auto& gpu = sc.cluster.gpu;
+  c.gemm = gpu::device_rates(gpu, dt, 0);
+  c.conv = gpu::device_rates(gpu, (dt == "float32" && gpu.peak_flops.count("tf32")) ? "tf32" : dt, 0);
+  c.batch_ratio = batch_ratio;
+  c.act_bytes_factor = half ? 0.5 : 1.0;
+  c.attention = tr.attention;
+  const std::optional<int>& want = tr.seq_len ? tr.seq_len : tr.image_size;
+  if (want && m.kernel_export_size > 0) c.size_ratio = static_cast<double>(*want) / m.kernel_export_size;
+  if (rule)
+    *rule =
+        "what each forward kernel's backward needs (linear/bmm/conv inputs in the compute dtype, "
+        "memory-bound inputs or results as derivatives.yaml saves them), at the scenario's batch and size" +
+        std::string(tr.attention != "eager" ? "; SDPA: no score matrix" : "");
+  return gpu::layer_saved_bytes(m, c);
+}
+
+MemoryEstimate estimate_memory(const config::Scenario& sc) {
+  MemoryEstimate e;
+  const auto& m = sc.model;
+  const auto& tr = sc.training;
+  const int world = sc.cluster.world_size();
+  const bool ddp = world > 1;
+  const auto& zero = tr.zero_redundancy_optimizer;
+  e.gpu_memory = sc.cluster.gpu.memory_bytes;
+
+  double grad_total = 0;
+  std::vector<double> grad_per_layer(m.layers.size(), 0.0);
+  for (const auto& p : m.params) {
+    e.parameters += p.bytes();
+    if (p.requires_grad) grad_total += p.bytes();
+  }
+  for (size_t l = 0; l < m.layers.size(); ++l)
+    for (int p : m.layers[l].params)
+      if (m.params[static_cast<size_t>(p)].requires_grad) grad_per_layer[l] += m.params[static_cast<size_t>(p)].bytes();
+  for (const auto& b : m.buffers) e.buffers += static_cast<double>(b.numel) * config::dtype_size(b.dtype);
+  // reducer.cpp initialize_buckets: one flat buffer per bucket holding every trainable gradient;
+  // with gradient_as_bucket_view the gradients are views of it (no separate .grad storage).
+  const bool views = ddp && sc.ddp.gradient_as_bucket_view;
+  if (ddp) e.buckets = grad_total;
+
+  // Optimizer state and the step's temporaries, on the rank holding the most.
+  auto state_of = [&](const std::vector<int>& params, double& state, double& stepped, double& largest) {
+    state = stepped = largest = 0;
+    for (int i : params) {
+      const auto& p = m.params[static_cast<size_t>(i)];
+      if (!p.requires_grad) continue;
+      state += static_cast<double>(p.numel) *
+               optimizer_state_bytes_per_element(tr.optimizer, tr.sgd_momentum, config::dtype_size(p.dtype));
+      stepped += p.bytes();
+      largest = std::max(largest, p.bytes());
+    }
+  };
+  std::vector<std::vector<int>> shards;
+  if (zero.enabled && ddp) {
+    if (zero.overlap_with_ddp) {
+      // ZeroRedundancyOptimizer._bucket_assignments_per_rank (shard_buckets=False): DDP bucket i
+      // belongs to rank i % world.
+      const auto plans = ddp::plan_buckets(m, sc.ddp);
+      const auto& buckets = plans.steady_state;
+      shards.resize(std::min(buckets.size(), static_cast<size_t>(world)));
+      for (size_t b = 0; b < buckets.size(); ++b)
+        for (int p : buckets[b].param_indices) shards[b % static_cast<size_t>(world)].push_back(p);
+    } else {
+      shards = zero_partition(m, world);
+    }
+    e.zero_shards = world;
+  } else {
+    std::vector<int> all(m.params.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    shards.push_back(std::move(all));
+  }
+  double stepped = 0, largest = 0;
+  for (const auto& s : shards) {
+    double st = 0, sp = 0, lg = 0;
+    state_of(s, st, sp, lg);
+    if (st > e.optimizer_state || (st == e.optimizer_state && sp > stepped)) {
+      e.optimizer_state = st;
+      stepped = sp;
+      largest = lg;
+    }
+  }
+  {
+    std::vector<int> all(m.params.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    double sp = 0, lg = 0;
+    state_of(all, e.optimizer_state_unsharded, sp, lg);
+  }
+  // Temporaries of the step: torch/optim/adam.py _multi_tensor_adam allocates
+  // torch._foreach_sqrt(exp_avg_sqs), one tensor per stepped parameter; the single-tensor path one
+  // at a time (the largest); the fused kernel none; SGD (no weight decay) updates in place.
+  double temporaries = 0;
+  if (tr.optimizer == "adam" || tr.optimizer == "adamw") {
+    if (tr.optimizer_impl == "foreach") temporaries = stepped;
+    if (tr.optimizer_impl == "for_loop") temporaries = largest;
+  }
+
+  std::vector<double> act = activation_bytes_per_layer(sc, &e.activation_rule);
+  // Backward: before layer l's backward, the activations of layers 0..l are alive and the
+  // gradients of layers l..L-1 exist (set_to_none: gradients are freed by zero_grad and reappear
+  // as backward produces them; without it they stay allocated all along).
+  const size_t layers = m.layers.size();
+  double act_prefix = 0;
+  for (double a : act) act_prefix += a;
+  double grads_after = 0;  // gradients of layers > l
+  double bwd_peak = -1, bwd_act = 0, bwd_grads = 0;
+  for (size_t l = layers; l-- > 0;) {
+    const double g = views ? 0.0 : (tr.zero_grad_set_to_none ? grads_after + grad_per_layer[l] : grad_total);
+    if (act_prefix + g > bwd_peak) {
+      bwd_peak = act_prefix + g;
+      bwd_act = act_prefix;
+      bwd_grads = g;
+    }
+    act_prefix -= act[l];
+    grads_after += grad_per_layer[l];
+  }
+  if (layers == 0) bwd_peak = 0, bwd_grads = views ? 0 : grad_total;
+  const double step_grads = views ? 0.0 : grad_total;
+  if (step_grads + temporaries > bwd_peak) {
+    e.peak_phase = "optimizer step";
+    e.gradients = step_grads;
+    e.optimizer_temporaries = temporaries;
+  } else {
+    e.peak_phase = "backward";
+    e.gradients = bwd_grads;
+    e.activations = bwd_act;
+  }
+  e.cuda_context = kCudaContextBytes;
+  if (ddp) e.nccl_buffers = kNcclCommunicatorBytes * sc.streams.comm_streams;
+  return e;
+}
+
+}  // namespace ddpsim::memory

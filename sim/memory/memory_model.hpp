@@ -1,0 +1,63 @@
+#pragma once
+// Memory of one DDP rank at its peak (REFERENCE.md §7), against the GPU's memory; SimGrid-free.
+// Terms: parameters (by their dtype) and buffers; gradients; DDP's bucket buffers (absent with
+// gradient_as_bucket_view, which makes the gradients views of them); optimizer state (SGD momentum
+// 1 buffer, Adam/AdamW exp_avg + exp_avg_sq, in the parameter's dtype: torch.optim keeps no
+// master copy and autocast keeps fp32 parameters); the optimizer's temporaries; activations saved
+// for backward; an allowance for the CUDA context and NCCL's buffers.
+// The peak is the larger of two moments:
+// - backward: walking the layers backward, the activations of the layers not yet back-propagated
+//   plus the gradients already produced (all gradients when zero_grad keeps them, none beside the
+//   buckets with gradient_as_bucket_view);
+// - optimizer step: every gradient, no activations, the step's temporaries.
+// With training.zero_redundancy_optimizer the optimizer state (and the step's temporaries) are
+// those of the rank holding the largest shard, partitioned as PyTorch does (zero_partition).
+#include <string>
+#include <vector>
+
+#include "config/specs.hpp"
+
+namespace ddpsim::memory {
+
+// CUDA context with PyTorch's kernels loaded: 723 MiB after the first CUDA call
+// (discuss.pytorch.org, "What is the reason for pytorch's GPU memory floor?", the poster's
+// measurement, answered "The first CUDA call creates the CUDA context").
+inline constexpr double kCudaContextBytes = 723.0 * 1024 * 1024;
+// One NCCL communicator after an all-reduce: 688 MiB per GPU for groups of more than two GPUs
+// (NVIDIA/nccl#964: 4x A100 with NVLink, PyTorch process groups, 4 MB all-reduce; NCCL's
+// per-channel, per-peer buffers, REFERENCE.md §7). One per process group (streams.comm_streams).
+inline constexpr double kNcclCommunicatorBytes = 688.0 * 1024 * 1024;
+
+struct MemoryEstimate {
+  double parameters = 0, buffers = 0, gradients = 0, buckets = 0, optimizer_state = 0, optimizer_temporaries = 0,
+         activations = 0;
+  double cuda_context = 0, nccl_buffers = 0;  // the allowance
+  double allowance() const { return cuda_context + nccl_buffers; }
+  double total() const;
+  double gpu_memory = 0;  // the GPU's memory (0: the GPU file gives none)
+  bool fits() const { return gpu_memory <= 0 || total() <= gpu_memory; }
+  std::string peak_phase;       // "backward" or "optimizer step"
+  std::string activation_rule;  // how the activations were counted
+  int zero_shards = 1;          // ranks the optimizer state is sharded over (1: no ZeRO)
+  double optimizer_state_unsharded = 0;
+  // The largest term: its name as in the report ("optimizer_state", ...) and bytes.
+  std::pair<std::string, double> largest_term() const;
+};
+
+// Bytes of optimizer state per parameter element of `elem_size` bytes.
+double optimizer_state_bytes_per_element(const std::string& optimizer, bool sgd_momentum, int elem_size);
+
+// ZeroRedundancyOptimizer._partition_parameters (one parameter group): parameters sorted by numel,
+// largest first (stable), each to the rank with the least numel so far (the lowest on ties).
+// Returns, per rank that receives any (at most min(world, parameters)), its parameter indices in
+// the order assigned, which is the order _broadcast_params_from_rank broadcasts them.
+std::vector<std::vector<int>> zero_partition(const config::ModelSpec& m, int world);
+
+// Saved activation bytes per layer (forward order) at the scenario's batch, size and dtype:
+// what every forward kernel keeps for its backward (gpu::layer_saved_bytes); for models without
+// kernel records half of the layer's forward traffic (read + written), scaled by batch and autocast.
+std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::string* rule = nullptr);
+
+MemoryEstimate estimate_memory(const config::Scenario& sc);
+
+}  // namespace ddpsim::memory
