@@ -90,7 +90,8 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   start.achieved_all = {};
   start.achieved = {};
   // The run's NCCL environment: the fit must see the (algorithm, protocol) the log ran.
-  const auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels);
+  auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels);
+  apply_buffer_flags(settings, args.buffsize, args.nthreads);
   collectives::NcclFit fit;
   collectives::NcclTopology fitted;
   try {
