@@ -119,7 +119,7 @@ void plan_quantization(BucketComm& out, double elems, int elem, bool per_channel
     sync.kernel.seconds = c.compute.launch_latency;
     out.at_launch.push_back(sync);
     out.chain.push_back(allgather("all-gather scale and zero point", 8));
-    out.chain.push_back(kernels("quantize (div, round, add, clamp, to uint8)", 5, n * (8 * e + 1), c));
+    out.chain.push_back(kernels("quantize (div, round, add, clamp, to uint8)", 5, n * (9 * e + 1), c));
   }
   out.chain.push_back(kernels("all-gather outputs (zeros_like)", w, w * np, c));
   if (bits < 8) out.chain.push_back(kernel("pack codes to " + std::to_string(bits) + " bits", 0, np + codes, c));

@@ -116,8 +116,11 @@ TEST(TraceRanks, JitterWithFourRanksHasFourTracksMarkersAndConsistentSteps) {
   };
   EXPECT_NE(first_forward(0), first_forward(1));
   // NCCL streams stay under rank 0 (a collective is one job for every rank).
-  for (const auto& e : t["traceEvents"])
-    if (e["ph"] == "X" && e["tid"] != 0) EXPECT_EQ(e["pid"], 0);
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "X" && e["tid"] != 0) {
+      EXPECT_EQ(e["pid"], 0);
+    }
+  }
 }
 
 TEST(TraceRanks, ManyRanksKeepRankZeroTheSlowestAndTheMedian) {
