@@ -154,5 +154,39 @@ TEST(TraceRanks, ManyRanksKeepRankZeroTheSlowestAndTheMedian) {
   EXPECT_EQ(sel[1].role, "median");
 }
 
+TEST(TraceRanks, OneHundredTwentyEightRanksTraceRankZeroTheSlowestAndTheMedian) {
+  // 16 nodes x 8 GPUs, rank 77 slowed by 1.5: every other rank has factor 1, so by total the
+  // order is 0..76, 78..127, 77 and the median (index 63 of 128) is rank 63.
+  Json doc{{"model", testing::synthetic_model(4, 1 << 18, 1e-3, 2e-3)},
+           {"cluster", testing::cluster(16, 8, testing::link("nv", "nvlink", "240GBps", "3.4us"),
+                                        testing::link("ib", "infiniband", "100Gbps", "14us"), 1)},
+           {"collective", {{"model", "ring"}}},
+           {"training", {{"batch_size", 1}}},
+           {"simulation", {{"backend", "analytic"}}},
+           {"contention", {{"enabled", false}}},
+           {"stragglers", {{"slow_ranks", {{{"rank", 77}, {"factor", 1.5}}}}, {"steps", 2}}}};
+  const auto rep = engine::simulate(testing::scenario(doc));
+  const Json t = report::to_chrome_trace(rep);
+  std::map<int, std::string> names;
+  std::set<int> with_kernels;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") names[e["pid"].get<int>()] = e["args"]["name"];
+    if (e["ph"] == "X" && e["tid"] == 0) with_kernels.insert(e["pid"].get<int>());
+  }
+  EXPECT_EQ(with_kernels, (std::set<int>{0, 63, 77}));
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_NE(names[77].find("[slowest]"), std::string::npos) << names[77];
+  EXPECT_NE(names[63].find("[median]"), std::string::npos) << names[63];
+  EXPECT_EQ(names[0].find("["), std::string::npos) << names[0];
+  // The slow rank's step spans are longer than rank 0's forward work by its factor: its first
+  // forward kernel takes 1.5 x rank 0's.
+  auto first_forward = [&](int r) {
+    for (const auto& e : t["traceEvents"])
+      if (e["ph"] == "X" && e["pid"] == r && e["cat"] == "forward") return e["dur"].get<double>();
+    return 0.0;
+  };
+  EXPECT_NEAR(first_forward(77), 1.5 * first_forward(0), 1e-9 * first_forward(0));
+}
+
 }  // namespace
 }  // namespace ddpsim
