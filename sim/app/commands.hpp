@@ -104,6 +104,8 @@ struct CollectiveArgs {
   double factor = 2;
   std::string algo, proto;  // NCCL_ALGO / NCCL_PROTO
   int min_channels = 0, max_channels = 0;
+  std::string buffsize;          // NCCL_BUFFSIZE (bytes, K/M suffixes); empty = NCCL's 4 MiB
+  int nthreads = 0;              // NCCL_NTHREADS; 0 = NCCL's default
   bool collnet_enable = false;   // NCCL_COLLNET_ENABLE=1 (CollNet on a cluster with inter_node.sharp)
   std::string gpus_per_process;  // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
   std::string nccl_version;      // "2.8.3"; empty = the cluster's (current if unset)
@@ -125,6 +127,8 @@ struct CalibrateArgs {
   std::string times = "out-of-place";  // which measured times to fit: out-of-place, in-place, both
   std::string algo, proto;             // NCCL_ALGO / NCCL_PROTO the log was run with
   int min_channels = 0, max_channels = 0;
+  std::string buffsize;  // NCCL_BUFFSIZE the log was run with (empty: default)
+  int nthreads = 0;      // NCCL_NTHREADS the log was run with (0: default)
   std::string json_out;
 };
 int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args);

@@ -174,6 +174,9 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--proto", coll.proto, "NCCL_PROTO: comma list of LL, LL128, Simple");
   coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(number_in(0, 64));
   coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(number_in(0, 64));
+  coll_cmd->add_option("--buffsize", coll.buffsize,
+                       "NCCL_BUFFSIZE: Simple buffer per channel in bytes (4M, 8388608; default 4 MiB)");
+  coll_cmd->add_option("--nthreads", coll.nthreads, "NCCL_NTHREADS: 64 to 512, a multiple of 32 (default NCCL's)");
   coll_cmd->add_option("-g,--gpus-per-process", coll.gpus_per_process,
                        "GPUs one process drives, as nccl-tests -g (default 1, as DDP); with --compare one per run "
                        "(\"8,1\") unless the log's banner says");
@@ -209,6 +212,8 @@ int main(int argc, char** argv) {
       ->check(number_in(0, 64));
   cal_cmd->add_option("--max-channels", cal.max_channels, "NCCL_MAX_NCHANNELS the log was run with")
       ->check(number_in(0, 64));
+  cal_cmd->add_option("--buffsize", cal.buffsize, "NCCL_BUFFSIZE the log was run with (bytes, 4M; default 4 MiB)");
+  cal_cmd->add_option("--nthreads", cal.nthreads, "NCCL_NTHREADS the log was run with (default NCCL's)");
   cal_cmd->add_option("--times", cal.times, "measured times to fit: out-of-place (default), in-place or both")
       ->check(CLI::IsMember({"out-of-place", "in-place", "both"}));
   cal_cmd->add_option("--json", cal.json_out, "write the fit as JSON to FILE or -");

@@ -69,6 +69,20 @@ collectives::NcclSettings settings_from(const std::string& algo, const std::stri
   }
 }
 
+void apply_buffer_flags(collectives::NcclSettings& settings, const std::string& buffsize, int nthreads) {
+  if (!buffsize.empty()) {
+    const double b = parse_size("--buffsize", buffsize);
+    const std::string bad = collectives::check_buffsize(b);
+    if (!bad.empty()) throw core::ConfigError("--buffsize: " + buffsize + " is not " + bad);
+    settings.buffsize = b;
+  }
+  if (nthreads != 0) {
+    const std::string bad = collectives::check_nthreads(nthreads);
+    if (!bad.empty()) throw core::ConfigError("--nthreads: " + std::to_string(nthreads) + " is not " + bad);
+    settings.nthreads = nthreads;
+  }
+}
+
 int version_from(const std::string& flag, const std::string& text) {
   try {
     return collectives::parse_nccl_version(text);

@@ -24,6 +24,10 @@ config::ClusterSpec load_cluster(const config::Catalog& cat, const std::string& 
 collectives::NcclSettings settings_from(const std::string& algo, const std::string& proto, int minc, int maxc,
                                         bool collnet = false);
 
+// --buffsize / --nthreads (NCCL_BUFFSIZE / NCCL_NTHREADS) into `settings`; empty / 0 keep NCCL's defaults.
+// Bad values: core::ConfigError naming the flag, the value and what is allowed.
+void apply_buffer_flags(collectives::NcclSettings& settings, const std::string& buffsize, int nthreads);
+
 int version_from(const std::string& flag, const std::string& text);
 
 // printf-style formatting of one number.

@@ -32,6 +32,27 @@ AllReduceTiming CollectiveModel::allreduce(double bytes) const {
   return t;
 }
 
+AllReduceTiming CollectiveModel::allgather(double bytes) const {
+  AllReduceTiming t;
+  if (ring_.nranks <= 1 || bytes <= 0) return t;
+  if (!nccl_) {
+    const AllReduceTiming full = ring_allreduce_time(ring_, bytes, base_latency_);
+    t.base_latency = full.base_latency;
+    t.reduce_scatter = full.all_gather;
+    return t;
+  }
+  NcclSettings ring_only = settings_;
+  ring_only.algos = {Algo::RING};
+  const auto e = predict_allreduce(topo_, bytes, ring_only);
+  t.algorithm = to_string(e.algo);
+  t.protocol = to_string(e.proto);
+  t.channels = e.nchannels;
+  const double ag_share = e.time > 0 ? e.all_gather_time / e.time : 0.5;
+  t.reduce_scatter.latency = e.latency * ag_share;
+  t.reduce_scatter.transfer = (e.time - e.latency) * ag_share;
+  return t;
+}
+
 AllReduceTiming CollectiveModel::broadcast(double bytes) const {
   AllReduceTiming t;
   t.algorithm = "Ring";

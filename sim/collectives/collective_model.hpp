@@ -14,6 +14,11 @@ class CollectiveModel {
   AllReduceTiming allreduce(double bytes) const;
   // A ring broadcast of `bytes`: one pass around the ring, pipelined (one phase).
   AllReduceTiming broadcast(double bytes) const;
+  // A ring all-gather whose output is `bytes` (every rank's bytes / N): one phase, in
+  // reduce_scatter. NCCL's ring all-gather is the all-gather half of its ring all-reduce of the
+  // output size (N-1 steps of bytes / N; src/device/all_gather.h runRing): NCCL's Ring pick for
+  // that size, half its time. The ring model: phase latency + (N-1)/N x bytes / B.
+  AllReduceTiming allgather(double bytes) const;
   const RingPlan& ring() const { return ring_; }
 
  private:

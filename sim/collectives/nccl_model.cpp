@@ -286,6 +286,17 @@ struct Derived {
 bool listed(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.end(), p) != v.end(); }
 bool listed(const std::vector<Algo>& v, Algo a) { return std::find(v.begin(), v.end(), a) != v.end(); }
 
+// NCCL_NTHREADS and NCCL_BUFFSIZE (tuning.cc ncclTopoTuneModel, init.cc computeBuffSizes): the
+// threads of Ring/Tree Simple and LL, and the Simple buffer, when set.
+void apply_buffer_settings(NcclTuning& t, const NcclSettings& settings) {
+  if (settings.nthreads > 0)
+    for (int a : {kRing, kTree}) {
+      t.max_threads[a][kSimple] = settings.nthreads;
+      t.max_threads[a][kLL] = settings.nthreads;
+    }
+  if (settings.buffsize > 0) t.simple_buffsize = settings.buffsize;
+}
+
 Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   validate(topo);
   Derived d;
@@ -563,6 +574,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   }
   for (int a : {kCollnetDirect, kCollnetChain}) t.thread_threshold[a][kSimple] = kCollnetThreadThreshold;
   t.thread_threshold[kRing][kLL] *= nranks;
+  apply_buffer_settings(t, settings);
   return d;
 }
 
@@ -589,7 +601,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
 // (4) Host issue rate: ncclAllReduce is asynchronous, so back-to-back calls (nccl-tests, DDP
 //     buckets) are paced by max(GPU time, host time per call); a thread that drives G GPUs
 //     (nccl-tests -g G, single-process mode) enqueues and launches G kernels per call.
-constexpr double kSimpleBuffBytes = 4.0 * 1024 * 1024;                       // DEFAULT_BUFFSIZE (NCCL_BUFFSIZE), Simple
+// DEFAULT_BUFFSIZE (NCCL_BUFFSIZE, Simple) is NcclTuning::simple_buffsize (4 MiB unless set).
 constexpr int kNcclSteps = 8;                                                // NCCL_STEPS
 constexpr int kAllReduceChunkSteps = kNcclSteps / 2;                         // ALLREDUCE_CHUNKSTEPS
 constexpr int kAllReduceSliceSteps = kNcclSteps / 4;                         // ALLREDUCE_SLICESTEPS
@@ -646,9 +658,10 @@ struct SliceSchedule {
 // fixed_slices: NCCL 2.4's GenericOp (src/collectives/device/primitives.h @ f40ce73e) walks all
 // SLICESPERCHUNK slices of fixed size stepSize*SLICESTEPS and waits/posts for each, even when a
 // slice carries no data; later releases size slices to the chunk and stop when it is done.
-SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int nthreads, bool fixed_slices = false) {
+SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int nthreads, double buffsize,
+                                   bool fixed_slices = false) {
   SliceSchedule s;
-  const double step = kSimpleBuffBytes / kNcclSteps;
+  const double step = buffsize / kNcclSteps;
   const double chunk = step * kAllReduceChunkSteps;
   const double loop = chunk * nchannels * nranks;
   const double min_slice = step * kAllReduceSliceSteps / 32;
@@ -734,7 +747,9 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
                                    (t.bandwidth[a][p] * d.nccl_model_bw_factor));  // x tree correction
   // (5) NET credit window: per-channel, per-direction cap across nodes.
   if (topo.nnodes > 1 && (a == kRing || a == kTree) && d.hop_lat_inter[a][p] > 0) {
-    const double payload = p == kSimple ? kSimpleBuffBytes / kNcclSteps : p == kLL ? kLLStepPayload : kLL128StepPayload;
+    const double payload = p == kSimple ? t.simple_buffsize / kNcclSteps
+                           : p == kLL   ? kLLStepPayload
+                                        : kLL128StepPayload;
     const double rtt = 2 * d.hop_lat_inter[a][p] * topo.latency_scale;
     const double ch_cap = kNcclSteps * payload / rtt;  // bytes/s through one channel's NET edge
     // Bytes per channel edge per all-reduce byte: ring 2(N-1)/N (every byte crosses each edge
@@ -792,7 +807,8 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     // Per-channel bus bandwidth: algorithm bw -> bus bw, shared by the channels used.
     const double ch_bw = e.bandwidth * nsteps / nranks / nc;
     if (p == kSimple) {
-      const SliceSchedule sch = simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p], legacy24(topo));
+      const SliceSchedule sch =
+          simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p], t.simple_buffsize, legacy24(topo));
       // Every slice pays the GPU-side sync of a hop (fence + flag, NCCL's intra-node hwLat); the
       // network part of an inter-node hop is paid once, since the NET proxies keep NCCL_STEPS
       // slices in flight (their limit is the credit window of item 6).

@@ -83,6 +83,15 @@ struct NcclSettings {                      // names follow NCCL env vars
   std::vector<Proto> protos;               // empty = NCCL default set (NCCL_PROTO); listing LL128 forces it on
   int min_channels = 0, max_channels = 0;  // 0 = NCCL default (NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS)
   bool collnet_enable = false;             // NCCL_COLLNET_ENABLE (default 0); needs NcclTopology::sharp
+  // NCCL_BUFFSIZE: bytes of each channel's Simple-protocol buffer per peer (init.cc computeBuffSizes,
+  // DEFAULT_BUFFSIZE 4 MiB); 0 = default. It sets the step (buffsize / NCCL_STEPS) and so the ring's
+  // chunk and slice sizes (enqueue.cc) and the NET credit window; NCCL's tuner does not read it.
+  double buffsize = 0;
+  // NCCL_NTHREADS: threads per CTA for Ring/Tree Simple and LL (tuning.cc getNthreads: a multiple of
+  // 32 in [64, 512]); 0 = default (512, or 256 for Ring Simple on a PCIe-class ring). NCCL's tuner
+  // bandwidths do not read it; enqueue.cc's channel shrink (bytes < nc x nt x threshold) and the
+  // ring's chunk alignment ((nt - 32) x 8 bytes) do.
+  int nthreads = 0;
 };
 
 struct AllReduceEstimate {
@@ -113,6 +122,7 @@ struct NcclTuning {
   std::array<std::array<double, kNumProtos>, kNumAlgos> bandwidth{};
   std::array<std::array<int, kNumProtos>, kNumAlgos> max_threads{};
   std::array<std::array<double, kNumProtos>, kNumAlgos> thread_threshold{};  // bytes per thread
+  double simple_buffsize = 4.0 * 1024 * 1024;  // comm->buffSizes[NCCL_PROTO_SIMPLE] (NCCL_BUFFSIZE)
 };
 
 // Validates the topology (throws std::invalid_argument naming the field and value).

@@ -1,6 +1,7 @@
 #include "collectives/nccl_names.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/text.hpp"
@@ -79,6 +80,21 @@ Proto parse_proto(std::string_view name) {
   if (n == "ll128") return Proto::LL128;
   if (n == "simple") return Proto::SIMPLE;
   throw std::invalid_argument("unknown NCCL protocol \"" + std::string(name) + "\"; valid: LL, LL128, Simple");
+}
+
+std::string check_buffsize(double bytes) {
+  // ddpsim's bound: whole bytes whose NCCL_STEPS (8) steps stay 512-byte aligned, 64 KiB to 1 GiB
+  // (buffSizes[] is an int in NCCL).
+  if (!(bytes >= 65536 && bytes <= 1073741824.0 && std::floor(bytes) == bytes && std::fmod(bytes, 4096.0) == 0))
+    return "a byte count from 65536 (64 KiB) to 1073741824 (1 GiB), a multiple of 4096 (NCCL's default is 4194304 = "
+           "4 MiB)";
+  return "";
+}
+
+std::string check_nthreads(int nthreads) {
+  if (nthreads < 64 || nthreads > 512 || nthreads % 32 != 0)
+    return "a multiple of 32 from 64 to 512 (NCCL's getNthreads ignores other values)";
+  return "";
 }
 
 }  // namespace ddpsim::collectives

@@ -27,4 +27,11 @@ std::vector<std::string> proto_names();  // LL, LL128, Simple
 int parse_nccl_version(std::string_view text);
 std::string nccl_version_string(int code);  // 20803 -> "2.8.3"; 0 -> "current"
 
+// NCCL_BUFFSIZE (bytes) and NCCL_NTHREADS as ddpsim accepts them: "" when valid, else what is
+// allowed. NCCL itself falls back to its default on a bad NCCL_NTHREADS (src/graph/tuning.cc
+// getNthreads: a multiple of WARP_SIZE in [2 x WARP_SIZE, NCCL_SIMPLE_MAX_NTHREADS = 512]) and
+// does not check NCCL_BUFFSIZE (src/init.cc computeBuffSizes); ddpsim rejects bad values instead.
+std::string check_buffsize(double bytes);
+std::string check_nthreads(int nthreads);
+
 }  // namespace ddpsim::collectives

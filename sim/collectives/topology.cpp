@@ -52,6 +52,8 @@ NcclSettings nccl_settings(const config::CollectiveSettings& s) {
   n.min_channels = s.nccl_min_nchannels;
   n.max_channels = s.nccl_max_nchannels;
   n.collnet_enable = s.nccl_collnet_enable != 0;
+  n.buffsize = s.nccl_buffsize;
+  n.nthreads = s.nccl_nthreads;
   return n;
 }
 

@@ -72,7 +72,21 @@ DdpSettings parse_ddp(const Json& j, Diagnostics& d) {
   }
   s.find_unused_parameters = dr.boolean_or("find_unused_parameters", def.find_unused_parameters);
   s.broadcast_buffers = dr.boolean_or("broadcast_buffers", def.broadcast_buffers);
-  s.comm_hook = dr.string_or("comm_hook", def.comm_hook, {"allreduce", "fp16_compress", "bf16_compress", "powersgd"});
+  s.comm_hook = dr.string_or(
+      "comm_hook", def.comm_hook,
+      {"allreduce", "fp16_compress", "bf16_compress", "powersgd", "quantize_per_tensor", "quantize_per_channel"});
+  if (const Json* qj = dr.raw("quantization")) {
+    ObjectReader qr(*qj, "/ddp/quantization", d);
+    const auto& qd = def.quantization;
+    auto& q = s.quantization;
+    q.bits = static_cast<int>(qr.integer_or("bits", qd.bits, 1, 8));
+    if (q.bits != 1 && q.bits != 2 && q.bits != 4 && q.bits != 8) {
+      d.add_value("/ddp/quantization/bits", *qr.raw("bits"), "1, 2, 4 or 8 (PyTorch's hooks: 8)");
+      q.bits = qd.bits;
+    }
+    q.channel_size = static_cast<int>(qr.integer_or("channel_size", qd.channel_size, 1, 1 << 30));
+    qr.finish();
+  }
   if (const Json* pj = dr.raw("powersgd")) {
     ObjectReader pr(*pj, "/ddp/powersgd", d);
     const auto& pd = def.powersgd;
@@ -211,6 +225,21 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
   s.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", def.nccl_max_nchannels, 0, 64));
   s.nccl_collnet_enable = static_cast<int>(kr.integer_or("NCCL_COLLNET_ENABLE", def.nccl_collnet_enable, 0, 1));
   s.nccl_cross_nic = static_cast<int>(kr.integer_or("NCCL_CROSS_NIC", def.nccl_cross_nic, 0, 2));
+  // NCCL_BUFFSIZE (bytes, as NCCL reads it) and NCCL_NTHREADS: ranges first, then the alignment.
+  if (auto v = kr.integer("NCCL_BUFFSIZE", false, 65536, 1073741824)) {
+    const std::string bad = collectives::check_buffsize(static_cast<double>(*v));
+    if (bad.empty())
+      s.nccl_buffsize = static_cast<double>(*v);
+    else
+      d.add_value("/collective/NCCL_BUFFSIZE", *kr.raw("NCCL_BUFFSIZE"), bad);
+  }
+  if (auto v = kr.integer("NCCL_NTHREADS", false, 64, 512)) {
+    const std::string bad = collectives::check_nthreads(static_cast<int>(*v));
+    if (bad.empty())
+      s.nccl_nthreads = static_cast<int>(*v);
+    else
+      d.add_value("/collective/NCCL_NTHREADS", *kr.raw("NCCL_NTHREADS"), bad);
+  }
   if (auto v = kr.string("nccl_version", false)) {
     try {
       s.nccl_version = collectives::parse_nccl_version(*v);

@@ -179,7 +179,8 @@ struct DdpSettings {
   bool gradient_as_bucket_view = false;
   std::string pytorch_version = "2.4";  // "1.13" or "2.x": where the first-bucket rule differs
   bool broadcast_buffers = true;        // buffers broadcast from rank 0 at every forward
-  std::string comm_hook = "allreduce";  // allreduce, fp16_compress, bf16_compress, powersgd
+  // allreduce, fp16_compress, bf16_compress, powersgd, quantize_per_tensor, quantize_per_channel
+  std::string comm_hook = "allreduce";
   struct PowerSgd {
     int matrix_approximation_rank = 1;
     int start_powerSGD_iter = 1000;
@@ -187,6 +188,13 @@ struct DdpSettings {
     bool batched = false;  // batched_powerSGD_hook
     double min_compression_rate = 2;
   } powersgd;
+  // quantize_per_tensor / quantize_per_channel (ddp_comm_hooks/quantization_hooks.py): PyTorch's
+  // hooks quantize to uint8 (bits 8); 1, 2 or 4 model the same hook with the codes packed
+  // (bits per element on the wire, a pack and an unpack kernel added), which PyTorch does not ship.
+  struct Quantization {
+    int bits = 8;
+    int channel_size = 512;  // quantization_perchannel_hook's bucket_size: elements per channel
+  } quantization;
   double bucket_cap_bytes() const;
   double first_bucket_cap_bytes() const;  // applies at the rebuild (and iteration 1 with find_unused)
   bool recent_pytorch() const;
@@ -265,6 +273,8 @@ struct CollectiveSettings {
   int nccl_collnet_enable = 0;  // NCCL_COLLNET_ENABLE (0/1): CollNet on a cluster with inter_node.sharp
   int nccl_version = 0;         // NCCL release ("nccl_version": "2.18.5"); 0 = the cluster's
   int nccl_cross_nic = 2;       // NCCL_CROSS_NIC 0/1/2: rings keep their NIC (rail) between nodes unless 1
+  double nccl_buffsize = 0;     // NCCL_BUFFSIZE bytes (Simple buffer per channel and peer); 0 = NCCL's 4 MiB
+  int nccl_nthreads = 0;        // NCCL_NTHREADS (Ring/Tree Simple and LL threads per CTA); 0 = NCCL's default
 };
 
 enum class Backend { ANALYTIC, FLOW };

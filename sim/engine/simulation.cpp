@@ -77,7 +77,7 @@ class StepSimulator {
     contention_.fixed_compute_slowdown = sc.contention.compute_slowdown;
     contention_.nccl_high_priority = sc.streams.nccl_high_priority;
 
-    ddp::HookCosts costs{profile_.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute};
+    ddp::HookCosts costs{profile_.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute, world_};
     ddp::plan_steps(plan_, sc, costs, ranks_, opt.simulate_iteration1);
     setup_zero();
 
@@ -101,6 +101,11 @@ class StepSimulator {
       t.jobs.emplace_back(2 + st.buckets->size() + zero_jobs_);
     }
     t.ranks.assign(static_cast<size_t>(ranks_), std::vector<report::RankStepRecord>(plan_.steps.size()));
+    traced_.assign(static_cast<size_t>(ranks_), 0);
+    if (opt.collect_trace) {
+      traced_ranks_ = select_traced_ranks(plan_.factor, ranks_);
+      for (const auto& tr : traced_ranks_) traced_[static_cast<size_t>(tr.rank)] = 1;
+    }
     jobs_.resize(plan_.steps.size());
     for (size_t i = 0; i < plan_.steps.size(); ++i) jobs_[i].resize(2 + plan_.steps[i].buckets->size() + zero_jobs_);
   }
@@ -157,7 +162,7 @@ class StepSimulator {
     double* took = nullptr;  // where the time it took is added (copy, h2d), if anywhere
   };
 
-  bool tracing(int rank) const { return opt_.collect_trace && rank == 0; }
+  bool tracing(int rank) const { return opt_.collect_trace && traced_[static_cast<size_t>(rank)]; }
 
   template <class Name>  // a callable giving the kernel's name, called only when tracing
   void run_kernel(int rank, const gpu::Kernel& k, double factor, const Name& name, const char* cat,
@@ -245,7 +250,7 @@ class StepSimulator {
     rs.compute_only += k.kernel.seconds;
     if (contention_.enabled) rs.contention += std::max(0.0, took - k.kernel.seconds);
     if (k.took) *k.took += took;
-    if (tracing(rank)) timeline_.trace.push_back({k.name, k.category, 0, start, took, nullptr});
+    if (tracing(rank)) timeline_.trace.push_back({k.name, k.category, 0, start, took, nullptr, rank});
   }
 
   template <class Pred>
@@ -276,12 +281,19 @@ class StepSimulator {
   void compute_stream(int rank) {
     const auto& m = sc_.model;
     const bool ddp = world_ > 1;
+    double iteration_start = 0;  // this rank's start of the optimizer step (its first micro-step)
     for (size_t si = 0; si < plan_.steps.size(); ++si) {
       const ddp::MicroStep& st = plan_.steps[si];
       report::RankStepRecord& rs = timeline_.ranks[static_cast<size_t>(rank)][si];
       const double f = plan_.factor[static_cast<size_t>(st.report)][static_cast<size_t>(rank)];
       const auto& buckets = *st.buckets;
       rs.start = now(rank, rs);
+      const bool first_of_iteration = si == 0 || plan_.steps[si - 1].report != st.report;
+      if (first_of_iteration) iteration_start = rs.start;
+      if (first_of_iteration && rank == 0 && opt_.collect_trace)
+        timeline_.trace.push_back(
+            {"iteration " + std::to_string(plan_.report_iteration[static_cast<size_t>(st.report)]), "iteration", 0,
+             rs.start, 0.0, nullptr, 0, true});
 
       run_kernel(
           rank, profile_.h2d, 1.0, [] { return std::string("input to GPU"); }, "data", &rs.h2d);
@@ -376,6 +388,10 @@ class StepSimulator {
         rs.opt += now(rank, rs) - to - waited;
       }
       rs.end = now(rank, rs);
+      if (tracing(rank) && (si + 1 == plan_.steps.size() || plan_.steps[si + 1].report != st.report))
+        timeline_.trace.push_back({"step " + std::to_string(plan_.report_iteration[static_cast<size_t>(st.report)]),
+                                   "step", 0, iteration_start, rs.end - iteration_start, core::Json{{"rank", rank}},
+                                   rank});
     }
     idle(rank);
     if (++finished_ranks_ == ranks_)
@@ -470,12 +486,17 @@ class StepSimulator {
           continue;
         }
         const double t0 = sg4::Engine::get_clock();
-        const collectives::AllReduceTiming timing =
-            j.broadcast ? model_.broadcast(op.bytes) : model_.allreduce(op.bytes);
-        const auto load = load_of(op.bytes, timing.total(), timing.channels);
+        // An all-gather (quantization hooks) is one phase, as a broadcast: op.bytes per rank in.
+        const bool gather = op.kind == ddp::HookOp::Kind::ALLGATHER;
+        const bool one_phase = j.broadcast || gather;
+        const collectives::AllReduceTiming timing = j.broadcast ? model_.broadcast(op.bytes)
+                                                    : gather    ? model_.allgather(op.bytes * world_)
+                                                                : model_.allreduce(op.bytes);
+        // A ring all-gather of N x b bytes moves what one phase of an all-reduce of them does.
+        const auto load = load_of(gather ? op.bytes * world_ / 2 : op.bytes, timing.total(), timing.channels);
         run_phase(timing.reduce_scatter, timing.base_latency, load);
         const double rs_end = sg4::Engine::get_clock();
-        if (!j.broadcast) run_phase(timing.all_gather, 0.0, load);
+        if (!one_phase) run_phase(timing.all_gather, 0.0, load);
         const double t1 = sg4::Engine::get_clock();
         if (first_collective) {
           rec.rs_end = rs_end;
@@ -491,11 +512,13 @@ class StepSimulator {
                           {"protocol", timing.protocol},
                           {"channels", timing.channels}};
           const int track = 1 + j.stream;
-          timeline_.trace.push_back(
-              {j.label + " " + op.name, j.broadcast ? "broadcast" : "allreduce", track, t0, t1 - t0, args});
-          timeline_.trace.push_back(
-              {j.broadcast ? "broadcast" : "reduce-scatter", "phase", track, t0, rs_end - t0, args});
-          if (!j.broadcast) timeline_.trace.push_back({"all-gather", "phase", track, rs_end, t1 - rs_end, args});
+          const char* kind = j.broadcast ? "broadcast" : gather ? "allgather" : "allreduce";
+          timeline_.trace.push_back({j.label + " " + op.name, kind, track, t0, t1 - t0, args});
+          timeline_.trace.push_back({j.broadcast ? "broadcast"
+                                     : gather    ? "all-gather"
+                                                 : "reduce-scatter",
+                                     "phase", track, t0, rs_end - t0, args});
+          if (!one_phase) timeline_.trace.push_back({"all-gather", "phase", track, rs_end, t1 - rs_end, args});
         }
       }
       rec.end = sg4::Engine::get_clock();
@@ -714,6 +737,7 @@ class StepSimulator {
     r.attention = profile_.attention;
     report::fill_iterations(timeline_, r);
     r.trace = std::move(timeline_.trace);
+    r.traced_ranks = traced_ranks_;
     r.flows = backend_->flows();
     r.ranks = config::to_string(sc_.simulation.ranks);
     r.memory = memory::estimate_memory(sc_);
@@ -756,9 +780,47 @@ class StepSimulator {
   std::vector<std::vector<Queued>> queued_;       // per simulated rank
   std::vector<std::vector<double>> rate_factor_;  // per simulated rank: scratch for now()
   std::vector<int> outstanding_;                  // per simulated rank: launched collectives not yet done
+  std::vector<char> traced_;                      // per simulated rank: its kernels go into the trace
+  std::vector<report::TracedRank> traced_ranks_;
 };
 
 }  // namespace
+
+std::vector<report::TracedRank> select_traced_ranks(const std::vector<std::vector<double>>& factor, int ranks) {
+  std::vector<report::TracedRank> out;
+  if (ranks <= kTraceAllRanksUpTo) {
+    for (int r = 0; r < ranks; ++r) out.push_back({r, ""});
+    return out;
+  }
+  std::vector<double> total(static_cast<size_t>(ranks), 0.0);
+  for (const auto& step : factor)
+    for (int r = 0; r < ranks && r < static_cast<int>(step.size()); ++r) total[static_cast<size_t>(r)] += step[r];
+  std::vector<int> order(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) order[static_cast<size_t>(r)] = r;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return total[static_cast<size_t>(a)] < total[static_cast<size_t>(b)]; });
+  // Slowest: the largest total, the lowest rank among equals.
+  int slowest = order.back();
+  for (int r : order)
+    if (total[static_cast<size_t>(r)] == total[static_cast<size_t>(slowest)]) {
+      slowest = r;
+      break;
+    }
+  const int median = order[static_cast<size_t>((ranks - 1) / 2)];
+  auto add = [&](int rank, const std::string& role) {
+    for (auto& t : out)
+      if (t.rank == rank) {
+        t.role += ", " + role;
+        return;
+      }
+    out.push_back({rank, role});
+  };
+  add(0, "rank 0");
+  add(slowest, "slowest");
+  add(median, "median");
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  return out;
+}
 
 report::StepReport simulate(const config::Scenario& scenario, const RunOptions& options) {
   StepSimulator sim(scenario, options);

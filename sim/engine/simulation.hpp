@@ -22,4 +22,12 @@ struct RunOptions {
 // stragglers make them differ, with its collectives on the whole fabric.
 report::StepReport simulate(const config::Scenario& scenario, const RunOptions& options = {});
 
+// Which simulated ranks get their own tracks in the trace. Up to kTraceAllRanksUpTo explicit
+// ranks: every one. Beyond: rank 0 (the reported rank), the slowest and the median rank by their
+// compute factor summed over the simulated steps (stragglers, jitter; ties to the lower rank;
+// median = the middle of that order, the lower middle for an even count), each listed once with
+// its roles. `factor` is [step][rank] (ddp::StepPlan::factor).
+inline constexpr int kTraceAllRanksUpTo = 64;
+std::vector<report::TracedRank> select_traced_ranks(const std::vector<std::vector<double>>& factor, int ranks);
+
 }  // namespace ddpsim::engine

@@ -256,25 +256,52 @@ std::string to_table(const StepReport& r) {
 
 Json to_chrome_trace(const StepReport& r) {
   Json events = Json::array();
-  events.push_back(
-      {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "rank 0 (" + r.gpu + ")"}}}});
+  // One process per traced rank (pid = rank): its compute stream on tid 0; rank 0 also holds the
+  // NCCL streams (tid 1 + s), since a collective is one job every rank takes part in.
+  std::vector<TracedRank> ranks = r.traced_ranks;
+  if (ranks.empty()) ranks.push_back({0, ""});
+  for (const auto& tr : ranks) {
+    std::string name = "rank " + std::to_string(tr.rank) + " (" + r.gpu + ")";
+    if (!tr.role.empty() && tr.role != "rank 0") name += " [" + tr.role + "]";
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", tr.rank}, {"tid", 0}, {"args", {{"name", name}}}});
+    events.push_back({{"name", "process_sort_index"},
+                      {"ph", "M"},
+                      {"pid", tr.rank},
+                      {"tid", 0},
+                      {"args", {{"sort_index", tr.rank}}}});
+  }
   int tracks = 2;
   for (const auto& e : r.trace) tracks = std::max(tracks, e.track + 1);
-  for (int t = 0; t < tracks; ++t) {
-    std::string name = t == 0 ? "compute stream" : tracks == 2 ? "NCCL stream" : "NCCL stream " + std::to_string(t - 1);
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"name", name}}}});
-    events.push_back(
-        {{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", t}, {"args", {{"sort_index", t}}}});
+  for (const auto& tr : ranks) {
+    for (int t = 0; t < (tr.rank == 0 ? tracks : 1); ++t) {
+      std::string name = t == 0        ? "compute stream"
+                         : tracks == 2 ? "NCCL stream"
+                                       : "NCCL stream " + std::to_string(t - 1);
+      events.push_back(
+          {{"name", "thread_name"}, {"ph", "M"}, {"pid", tr.rank}, {"tid", t}, {"args", {{"name", name}}}});
+      events.push_back(
+          {{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", tr.rank}, {"tid", t}, {"args", {{"sort_index", t}}}});
+    }
   }
   for (const auto& e : r.trace) {
-    Json ev{{"name", e.name},        {"cat", e.category},        {"ph", "X"}, {"pid", 0}, {"tid", e.track},
+    if (e.instant) {
+      // Iteration markers: global scope, a line across every track.
+      Json ev{{"name", e.name}, {"cat", e.category},    {"ph", "i"}, {"s", "g"}, {"pid", e.rank},
+              {"tid", e.track}, {"ts", e.start_s * 1e6}};
+      if (!e.args.is_null()) ev["args"] = e.args;
+      events.push_back(std::move(ev));
+      continue;
+    }
+    Json ev{{"name", e.name},        {"cat", e.category},        {"ph", "X"}, {"pid", e.rank}, {"tid", e.track},
             {"ts", e.start_s * 1e6}, {"dur", e.duration_s * 1e6}};
     if (!e.args.is_null()) ev["args"] = e.args;
     events.push_back(std::move(ev));
   }
+  Json traced = Json::array();
+  for (const auto& tr : ranks) traced.push_back({{"rank", tr.rank}, {"role", tr.role}});
   return Json{{"traceEvents", events},
               {"displayTimeUnit", "ms"},
-              {"otherData", {{"scenario", r.scenario}, {"world_size", r.world_size}}}};
+              {"otherData", {{"scenario", r.scenario}, {"world_size", r.world_size}, {"traced_ranks", traced}}}};
 }
 
 }  // namespace ddpsim::report

@@ -65,9 +65,18 @@ struct IterationReport {
 struct TraceEvent {
   std::string name;
   std::string category;
-  int track = 0;  // 0 compute stream, 1 NCCL stream
+  int track = 0;  // 0 compute stream, 1 + s NCCL stream s (rank 0 only: a collective is one job for all ranks)
   double start_s = 0, duration_s = 0;
   core::Json args;
+  int rank = 0;          // the simulated rank whose track it is on (its own process in the trace)
+  bool instant = false;  // an instant event ("ph": "i", global scope): iteration markers
+};
+
+// A simulated rank with its own tracks in the trace, and why it was chosen ("" when every rank is
+// traced; else "rank 0", "slowest", "median", or several joined by ", ").
+struct TracedRank {
+  int rank = 0;
+  std::string role;
 };
 
 struct StepReport {
@@ -103,6 +112,7 @@ struct StepReport {
   std::string attention;
   double mfu() const;  // model FLOPs / (steady step time x peak)
   std::vector<TraceEvent> trace;
+  std::vector<TracedRank> traced_ranks;  // ranks with tracks in the trace (rank 0 at least)
   std::string ranks;              // how ranks were simulated: "representative" flow classes or "all" flows
   unsigned long long flows = 0;   // flows the backend simulated (0: closed form)
   memory::MemoryEstimate memory;  // per GPU at its peak (memory/memory_model.hpp)
