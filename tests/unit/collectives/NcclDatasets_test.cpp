@@ -209,6 +209,8 @@ TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
       {"gb200-nvl72-1rack-coreweave.json", "gb200-nvl72", false, 0.34 /* NOT reached */, 0},
       {"gb200-nvl72-2racks-coreweave.json", "gb200-nvl72", false, 0.38 /* NOT reached */, 0},
       {"gb200-nvl72-20racks-coreweave.json", "gb200-nvl72", false, 2.21 /* NOT reached */, 0},
+      // Session 6: a >= 4-node H100 table without SHARP (default algorithm, NCCL 2.24.3).
+      {"h100-sxm-4x8-ib-8x400g-voltagepark-nccl2.24.json", "dgx-h100", false, 1.0, 1.0},
   };
   const auto cat = ddpsim::test_support::source_catalog();
   for (const auto& p : sets) {
