@@ -104,7 +104,8 @@ TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
         // pipeline fill (NOTES.md), which NCCL's affine estimate omits. At 4 nodes the Voltage
         // Park H100 table (tests/data/published_nccl_tests, NCCL 2.24.3, default algorithm)
         // measures 373 us at 32 MiB where NCCL 2.24.3 estimates its NVLS-tree pick at 291 us and
-        // the model gives 375 us: NCCL's estimate is the optimistic one there. At 2 nodes the H100
+        // the model gives 375 us: NCCL's estimate is the optimistic one there (nccl-tests#309's
+        // 4-node table, NCCL 2.26.2: 376 us against an estimate of 291 us). At 2 nodes the H100
         // table shows the fill over-estimated instead (model 9-25 % slow at 2-8 MiB). Counted
         // where the fill alone (achieved latency minus NCCL's tuner latency) exceeds the slack of
         // the achieved time (session 5: below 64 MiB, which missed Blackwell / NVL72 nodes, whose

@@ -214,6 +214,8 @@ TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
       // Session 6: a >= 4-node H100 table without SHARP (default algorithm, NCCL 2.24.3), added
       // after the model change above was written; nothing fitted to it.
       {"h100-sxm-4x8-ib-8x400g-voltagepark-nccl2.24.json", "dgx-h100", false, 0.08, 0.12},
+      // Session 6: the 4-node run of nccl-tests#309 (NCCL 2.26.2, default), found after the above.
+      {"h100-sxm-4x8-hgx-ib-ndr-8x400g-default-nccl2.26.json", "dgx-h100", false, 0.04, 0.11},
   };
   const auto cat = ddpsim::test_support::source_catalog();
   for (const auto& p : sets) {
