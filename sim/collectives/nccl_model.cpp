@@ -29,6 +29,13 @@ constexpr double kUs = 1e-6;
 constexpr int kMaxChannels = 64;                     // MAXCHANNELS
 constexpr int kGraphMaxChannels = kMaxChannels / 2;  // init.cc: ringGraph/treeGraph maxChannels = MAXCHANNELS/2
 constexpr int kNvlsChannelsSm90 = 16;                // NVLS_NCHANNELS_SM90
+// src/transport/nvls.cc: Blackwell runs 32 NVLS channels (NVLS_NCHANNELS_SM100), from 2.27 24
+// inside one node / MNNVL domain (NVLS_NCHANNELS_SM100_NVL) and 32 across nodes; from 2.30.3
+// ncclNvlsTreeSm100Tuning sets channels and the NVLS-tree chunk across nodes (nvls_tuning()).
+constexpr int kNvlsChannelsSm100 = 32;
+constexpr int kNvlsChannelsSm100Nvl = 24;
+constexpr int kNcclVersionNvlsSm100Nvl = 22700;
+constexpr int kNcclVersionNvlsSm100Tuning = 23003;
 constexpr int kWarpSize = 32;
 constexpr int kSimpleMaxThreads = 512;         // NCCL_SIMPLE_MAX_NTHREADS
 constexpr int kLLMaxThreads = 512;             // NCCL_LL_MAX_NTHREADS
@@ -266,6 +273,50 @@ NcclGraph search_graph(const SearchInput& in, bool tree_pattern) {
   return g;
 }
 
+// src/transport/nvls.cc ncclNvlsTuning (and, at each tag, the NVLS_NCHANNELS_* rule): NVLS
+// channels, NCCL_NVLS_CHUNKSIZE (128 KiB) and the NVLS-tree maximum chunk (NCCL_NVLSTREE_MAX_CHUNKSIZE
+// default: 64 KiB on >= 4 nodes, else the chunk size). From 2.30.3 Blackwell across nodes takes
+// ncclNvlsTreeSm100Tuning: 2 nodes with >= 48 GB/s NICs 32 channels, tree chunk 128 KiB (ppn <= 4:
+// chunk and tree chunk 256 KiB; ppn >= 16, or <= 8 GPUs behind PCIe switches with < 96 GB/s NICs:
+// 64 KiB); >= 96 GB/s NICs: ppn <= 8 24 channels, 256 KiB chunks, else 32 channels and 128 KiB
+// (64 KiB from 32 GPUs); >= 48 GB/s: 24 channels, 128 KiB (64 KiB behind PCIe switches). NICs are
+// taken to sit behind PCIe switches with their GPUs (as for LL128 across nodes).
+void nvls_tuning(const NcclTopology& topo, int ppn, double nic_gbs, int& channels, double& chunk, double& tree_max) {
+  const bool blackwell = topo.arch == Arch::BLACKWELL;
+  const bool current = topo.nccl_version == 0;
+  chunk = 128.0 * 1024;
+  tree_max = 0;
+  if (!blackwell)
+    channels = kNvlsChannelsSm90;
+  else if (!current && topo.nccl_version < kNcclVersionNvlsSm100Nvl)
+    channels = kNvlsChannelsSm100;
+  else
+    channels = topo.nnodes > 1 ? kNvlsChannelsSm100 : kNvlsChannelsSm100Nvl;
+  if (blackwell && topo.nnodes > 1 && (current || topo.nccl_version >= kNcclVersionNvlsSm100Tuning)) {
+    if (topo.nnodes == 2 && nic_gbs >= 48.0) {
+      channels = 32;
+      tree_max = 128.0 * 1024;
+      if (ppn <= 4) {
+        chunk = tree_max = 256.0 * 1024;
+      } else if (ppn >= 16 || (ppn <= 8 && nic_gbs < 96.0)) {
+        tree_max = 65536;
+      }
+    } else if (nic_gbs >= 96.0) {
+      if (ppn <= 8) {
+        channels = 24;
+        chunk = tree_max = 256.0 * 1024;
+      } else {
+        channels = 32;
+        tree_max = ppn < 32 ? 128.0 * 1024 : 65536;
+      }
+    } else if (nic_gbs >= 48.0) {
+      channels = 24;
+      tree_max = 65536;  // 128 KiB, 64 KiB with the NIC behind a PCIe switch
+    }
+  }
+  if (tree_max == 0) tree_max = topo.nnodes >= 4 ? 65536.0 : chunk;
+}
+
 struct Derived {
   NcclTuning tuning;
   int ppn = 1;
@@ -278,6 +329,8 @@ struct Derived {
   // NCCL's one-node NVLS algorithm bandwidth on this node (B/s; 0 without NVLS): the bound on
   // the intra-node half of an NVLS tree (achieved-time item 8).
   double nvls_node_algbw = 0;
+  // comm->nvlsChunkSize / nvlsTreeMaxChunkSize (src/transport/nvls.cc ncclNvlsTuning), bytes.
+  double nvls_chunk = 128.0 * 1024, nvls_tree_max_chunk = 128.0 * 1024;
   // Algorithm bandwidth one communicator channel carries without the whole-communicator caps
   // (llMaxBw, 2.8's compCap80 235 GB/s), B/s: what a shrunk channel count achieves per channel.
   std::array<std::array<double, kNumProtos>, kNumAlgos> channel_bw{};
@@ -385,11 +438,21 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
       }
     }
     t.nvls.bw_inter = s_inter * bw_scale;
-    t.nvls_channels = kNvlsChannelsSm90;  // enqueue.cc: nc = comm->nvlsChannels
-    // What one node's NVLS all-reduce achieves: NCCL 2.19-2.27's own one-node figure, nChannels x
-    // bwIntra x 5/6 (H100: 266.7 GB/s algbw = 466 GB/s busbw; measured 1 x 8 H100 ~480, the
-    // held-out DGX table). The newer tuner rows (nRanks/nsteps) are lower and only decide the pick.
-    d.nvls_node_algbw = t.nvls.nchannels * t.nvls.bw_intra * 5.0 / 6.0 * kGB;
+    // enqueue.cc: nc = comm->nvlsChannels; chunk sizes: nvls.cc ncclNvlsTuning.
+    nvls_tuning(topo, ppn, in.nic_bw, t.nvls_channels, d.nvls_chunk, d.nvls_tree_max_chunk);
+    // What one node's NVLS all-reduce achieves (item 8): NCCL's one-node NVLS figure as the
+    // 2.28.3+ tuner computes it, whatever release runs (the hardware is the same): per head
+    // bwIntra x nvlsEfficiency (Hopper .85, Blackwell .74) x (nHeads-1)/nHeads x 2 (two pipelined
+    // operations), over the heads, bus -> algorithm bandwidth by ppn / (2 (ppn - 1)). H100: 8 x 40
+    // x .85 x 7/8 x 2 = 476 GB/s busbw (272 algbw; measured 1 x 8 H100 ~480). GB200 NVL72 (MNNVL,
+    // 72 GPUs, 32 heads at 20 GB/s): 918 busbw (465 algbw). The 2.17-2.27 figure, nHeads x bwIntra
+    // x 5/6 (H100 466 busbw, NVL72 1052), ignores the efficiency and the heads term; at 72 GPUs it
+    // is 24 % above CoreWeave's measured 847 GB/s (session 5), so it is kept for the pick only.
+    {
+      const double heads = t.nvls.nchannels;
+      const double bus = heads * t.nvls.bw_intra * kNvlsEfficiency[cc] * (heads - 1) / heads * 2.0;
+      d.nvls_node_algbw = bus * ppn / (2.0 * (ppn - 1)) * kGB;
+    }
   }
   const bool nvls_old = topo.nccl_version != 0 && topo.nccl_version < kNcclVersionNvlsRatio;
 
@@ -633,9 +696,8 @@ constexpr double kLL128StepPayload = 120.0 * 640 * 8 * 120 / 128;  // 576 000 B
 // NCCL_NVLS_CHUNKSIZE (128 KiB), then 64/32/16 KiB below 64/8/2 x concurrentOps x chunk; NVLS tree
 // from 128 KiB (64 KiB on >= 4 nodes: NCCL_NVLSTREE_MAX_CHUNKSIZE -2), then 256/128/64/32 KiB below
 // 32/16/4/1 x concurrentOps x chunk; concurrentOps = nChannels x nHeads.
-constexpr double kNvlsChunkBytes = 128.0 * 1024;  // NCCL_NVLS_CHUNKSIZE default
-constexpr int kNvlsPipelineStages = 3;            // scatter, reduce/multicast, gather
-constexpr int kNvlsTreePipelineStages = 4;        // scatter, reduce/send up, receive/multicast, gather
+constexpr int kNvlsPipelineStages = 3;      // scatter, reduce/multicast, gather
+constexpr int kNvlsTreePipelineStages = 4;  // scatter, reduce/send up, receive/multicast, gather
 
 struct ChunkStep {
   double times, chunk;  // below times x concurrentOps x (current chunk), shrink to chunk
@@ -768,7 +830,11 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   // carry an NVLS tree's inter-node part (item 7 below).
   if ((a == kNvls || a == kNvlsTree) && d.nvls_node_algbw > 0) e.bandwidth = d.nvls_node_algbw;
   if (topo.nnodes > 1) {
-    const double per_node = topo.nics_per_node * topo.nic_bw * topo.bw_scale_inter;
+    // NVLS tree crosses nodes only at its heads, each through its own NIC (connect.cc connectNvls:
+    // treeUp/treeDown are set for the head ranks only; search.cc getNvlsNetDev): min(heads, NICs)
+    // NICs per node carry it (all of them on 8-GPU nodes; 32 of an NVL72 rack's 72).
+    const int nics = a == kNvlsTree ? std::min(topo.nics_per_node, std::max(1, t.nvls.nchannels)) : topo.nics_per_node;
+    const double per_node = nics * topo.nic_bw * topo.bw_scale_inter;
     // In-network reduction (CollNet, multi-node NVLS through CollNet): a node sends its part once
     // and receives the reduced result once, whatever the node count (the switches reduce).
     const bool in_network = a == kNvls || a == kCollnetDirect || a == kCollnetChain;
@@ -790,8 +856,8 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     // nChannels x nHeads; the heads are the NVLS graph's channels, one per local GPU up to
     // NCCL_MAX_NVLS_ARITY = 32 (search.cc maxChannels = min(NCCL_MAX_NVLS_ARITY, ngpus)).
     const double ops = static_cast<double>(nc) * std::max(1, t.nvls.nchannels);
-    const double loop = a == kNvls ? nvls_loop_bytes(bytes, ops, kNvlsChunkBytes, {{64, 65536}, {8, 32768}, {2, 16384}})
-                                   : nvls_loop_bytes(bytes, ops, topo.nnodes >= 4 ? 65536 : kNvlsChunkBytes,
+    const double loop = a == kNvls ? nvls_loop_bytes(bytes, ops, d.nvls_chunk, {{64, 65536}, {8, 32768}, {2, 16384}})
+                                   : nvls_loop_bytes(bytes, ops, std::min(d.nvls_chunk, d.nvls_tree_max_chunk),
                                                      {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}});
     const int stages = a == kNvls ? kNvlsPipelineStages : kNvlsTreePipelineStages;
     gpu_time += (stages - 1) * std::min(bytes, loop) / e.bandwidth;

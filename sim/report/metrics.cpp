@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/stats.hpp"
+#include "core/units.hpp"
 
 namespace ddpsim::report {
 namespace {
@@ -169,6 +170,37 @@ void fill_iterations(const Timeline& t, StepReport& r) {
     r.steady = mean;
   }
   r.steady_iteration = r.steady.iteration;
+  explain_iteration1(r);
+}
+
+void explain_iteration1(StepReport& r) {
+  r.iteration1_faster_because.clear();
+  if (!r.has_iteration1) return;
+  const IterationReport& a = r.iteration1;
+  const IterationReport& s = r.steady;
+  const double diff = s.step_time_s - a.step_time_s;
+  if (!(diff > 1e-9 * s.step_time_s)) return;
+  const double tol = 1e-9 * s.step_time_s;
+  double covered = 0;
+  std::string why;
+  const double d_exposed = s.comm_exposed_s - a.comm_exposed_s;
+  if (d_exposed > 0 && s.comm_alone_s > a.comm_alone_s) {
+    covered += d_exposed;
+    why += "the steady state's " + std::to_string(s.buckets.size()) + " bucket(s) take " +
+           core::format_time(s.comm_alone_s) + " of all-reduce time alone against " +
+           core::format_time(a.comm_alone_s) + " for iteration 1's " + std::to_string(a.buckets.size()) +
+           " (each call pays NCCL's latency and smaller messages run at lower bandwidth), exposing " +
+           core::format_time(d_exposed) + " more";
+  }
+  const double d_contention = s.contention_s - a.contention_s;
+  if (d_contention > 0) {
+    covered += d_contention;
+    if (!why.empty()) why += "; ";
+    why += "communication overlapping the backward slows compute kernels by " + core::format_time(s.contention_s) +
+           " in the steady state against " + core::format_time(a.contention_s) + " in iteration 1";
+  }
+  if (covered + tol >= diff)
+    r.iteration1_faster_because = "iteration 1 is " + core::format_time(diff) + " faster: " + why;
 }
 
 }  // namespace ddpsim::report

@@ -12,6 +12,15 @@ IterationReport iteration_report(const Timeline& t, int report);
 // their mean, with the step-time distribution. Fills iteration1, steady, steady_iteration,
 // has_iteration1 of `into`; the caller fills the case fields.
 void fill_iterations(const Timeline& t, StepReport& into);
+// When iteration 1 is faster than the steady state, names what accounts for the difference in
+// into.iteration1_faster_because (step = compute_only + contention + straggler_wait +
+// comm_exposed + data_wait, compared term by term). Two mechanisms are named: (1) the steady
+// state's buckets cost more all-reduce time alone than iteration 1's single bucket (each call pays
+// NCCL's latency and smaller messages run at lower bandwidth: a latency-dominated fabric), which
+// shows in comm_exposed; (2) communication overlapping the backward slows the compute kernels
+// (contention). If those two do not cover the difference the field stays empty. Called by
+// fill_iterations.
+void explain_iteration1(StepReport& r);
 
 // Derived quantities of an iteration from its sums: exposed communication, overlap ratio (unclamped,
 // undefined without communication), hidden communication, per-micro-step and per-sample figures.

@@ -123,6 +123,8 @@ Json to_json(const StepReport& r, bool include_buckets) {
                  {"optimizer_state_unsharded", m.optimizer_state_unsharded},
                  {"zero_shards", m.zero_shards}};
   j["zero_redundancy_optimizer"] = r.zero_redundancy_optimizer;
+  // Only when iteration 1 is faster than the steady state (metrics.hpp explain_iteration1).
+  if (!r.iteration1_faster_because.empty()) j["iteration1_faster_because"] = r.iteration1_faster_because;
   return j;
 }
 
@@ -234,6 +236,7 @@ std::string to_table(const StepReport& r) {
     o << "\niteration 1 (" << r.iteration1.buckets.size() << " bucket(s))\n";
     o << "  step time          " << core::format_time(r.iteration1.step_time_s) << ", exposed comm "
       << core::format_time(r.iteration1.exposed_comm_s) << ", overlap " << pct(r.iteration1.overlap_ratio) << "\n";
+    if (!r.iteration1_faster_because.empty()) o << "  " << r.iteration1_faster_because << "\n";
   }
   if (!s.buckets.empty()) {
     o << "\nsteady-state buckets (times from the iteration start)\n";

@@ -97,6 +97,10 @@ struct StepReport {
   IterationReport iteration1;
   IterationReport steady;
   bool has_iteration1 = true;
+  // Set only when iteration 1 is faster than the steady state: which named mechanism accounts for
+  // the difference (explain_iteration1()). Empty otherwise, and empty when no named mechanism
+  // accounts for it (the property test in tests/sim/Iteration1_test.cpp then fails).
+  std::string iteration1_faster_because;
   std::string comm_hook;
   bool explicit_ranks = false;
   bool contention = false;

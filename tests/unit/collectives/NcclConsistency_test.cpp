@@ -56,10 +56,14 @@ bool can_span(const ddpsim::config::ClusterSpec& c) { return c.inter_link.has_va
 
 // Exception F (the model, P2/P3 only): rack-scale NVLink nodes (NVL72 presets, 72 GPUs per NCCL
 // node under MNNVL). NVLS tree's pipeline fill (exception B) is (stages - 1) loops of nvlsChannels
-// x 32 heads x chunk, and enqueue.cc halves the chunk from 4 nodes on (128 -> 64 KiB): the fill
-// term falls by more than doubling the racks adds, so the model's 4-rack time beats its 2-rack
-// best by 2-15 %. The 2-rack GB200 table (tests/data/published_nccl_tests) shows the model 27 %
-// fast overall, so this fill is unvalidated there; the presets are skipped for P2/P3, not P1.
+// x 32 heads x chunk, and both factors change with the node count and NIC speed: nvls.cc halves
+// the tree chunk from 4 nodes on (128 -> 64 KiB) and, from 2.30.3, ncclNvlsTreeSm100Tuning runs 32
+// channels on 2 nodes and 24 from 4 nodes with 400 Gb/s NICs (32 again below 48 GB/s NICs). The
+// fill then falls by more than a doubling adds: checked in session 6 without this exception,
+// gb200-nvl72 x4 beats its 2-rack best by 66 us at 128 MiB - 8 GiB (P2) and half the NIC bandwidth
+// is 2-8 % faster at 128-512 racks, 1-8 MiB (P3); gb300-nvl72 passed. The NVL72 fill is not
+// validated (the 1-rack CoreWeave table rises more steeply with size than the model, NOTES.md), so
+// the presets are skipped for P2/P3, not P1.
 bool rack_scale(const ddpsim::config::ClusterSpec& c) { return c.gpus_per_node > 8; }
 
 NcclTopology topo_for(ddpsim::config::ClusterSpec c, int nodes) {
@@ -96,10 +100,20 @@ TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
         const NcclTuning tuning = tune_model(topo);
         const bool shrunk =
             (pick.algo == Algo::RING || pick.algo == Algo::TREE) && pick.nchannels < tuning.comm_channels;
-        // Exception B (the model): NVLS tree below 64 MiB pays item 9's pipeline fill (NOTES.md);
-        // the 2-node H100 table (tests/data/published_nccl_tests) shows the model 17-31 % slow at
-        // 2-16 MiB, i.e. the fill is over-estimated there.
-        const bool nvls_fill = (pick.algo == Algo::NVLS_TREE || pick.algo == Algo::NVLS) && bytes < 64.0 * 1024 * 1024;
+        // Exception B (NCCL's estimate leaves it out, measured): NVLS / NVLS tree pay item 9's
+        // pipeline fill (NOTES.md), which NCCL's affine estimate omits. At 4 nodes the Voltage
+        // Park H100 table (tests/data/published_nccl_tests, NCCL 2.24.3, default algorithm)
+        // measures 373 us at 32 MiB where NCCL 2.24.3 estimates its NVLS-tree pick at 291 us and
+        // the model gives 375 us: NCCL's estimate is the optimistic one there (nccl-tests#309's
+        // 4-node table, NCCL 2.26.2: 376 us against an estimate of 291 us). At 2 nodes the H100
+        // table shows the fill over-estimated instead (model 9-25 % slow at 2-8 MiB). Counted
+        // where the fill alone (achieved latency minus NCCL's tuner latency) exceeds the slack of
+        // the achieved time (session 5: below 64 MiB, which missed Blackwell / NVL72 nodes, whose
+        // loops of 24-32 channels x 8-32 heads keep the fill above 10 % to 64 MiB and beyond).
+        const bool nvls_pick = pick.algo == Algo::NVLS_TREE || pick.algo == Algo::NVLS;
+        const bool nvls_fill =
+            nvls_pick && pick.latency - tuning.latency[static_cast<int>(pick.algo)][static_cast<int>(pick.proto)] >
+                             kPickSlack * pick.time;
         // Exception C (NCCL's formula leaves it out): a Simple ring pays the per-slice fence and
         // flag of prims_simple.h on every hop (item 1), which bends the measured A100 NVSwitch
         // curve (shared log, 8.8 % median) but not NCCL's affine estimate.

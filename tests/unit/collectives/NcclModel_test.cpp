@@ -266,13 +266,14 @@ TEST(NcclModel, HopperNvlsCandidate) {
 }
 
 TEST(NcclModel, NvlsPipelineFillOnOneNode) {
-  // H100 x 8 on NVSwitch: NVLS algorithm bandwidth 8 x 40 x 5/6 = 266.67 GB/s, tuner latency
+  // H100 x 8 on NVSwitch: the node's NVLS rate (NCCL 2.28+'s one-node figure) is 8 heads x 40 GB/s
+  // x .85 x 7/8 x 2 = 476 GB/s bus bandwidth, x 8/14 = 272 GB/s algorithm bandwidth; tuner latency
   // hwLat[NVLINK][NVLS][Simple] = 25 us. 16 NVLS channels x 8 heads = 128 concurrent ops.
   NcclTopology t = a100_nvswitch_1x8();
   t.arch = Arch::HOPPER;
   t.intra_bw = 18 * 20.6e9;
   t.nvls = true;
-  const double bw = 8 * 40.0 * 5 / 6 * 1e9;
+  const double bw = 272e9;
   const auto s = only(Algo::NVLS, Proto::SIMPLE);
   // 8 MiB: chunk 128 KiB -> 64 KiB (< 64 x 128 x 128 KiB) -> 32 KiB (< 8 x 128 x 64 KiB), not 16 KiB
   // (8 MiB is not < 2 x 128 x 32 KiB); a loop is 128 x 32 KiB = 4 MiB; two more stages behind it.
@@ -292,8 +293,9 @@ TEST(NcclModel, NvlsPipelineFillOnOneNode) {
 TEST(NcclModel, NvlsTreeBoundedByTheNodesNvlsRate) {
   // Two H100 x 8 nodes, 8 x 400 Gb/s NICs. NCCL's NVLS-tree figure: per channel min(40 x .85 x
   // 7/8 x 2 = 59.5, 2 x 40 (bwInter doubled on 2 nodes), perChMaxNvlsTreeBw 57.7) = 57.7, x 8
-  // channels x .70 = 323.1 GB/s. The node's NVLS all-reduce rate is 8 x 40 x 5/6 = 266.67 GB/s,
-  // and every byte of the NVLS tree goes through it; the NICs (400 GB/s per direction) are not the limit.
+  // channels x .70 = 323.1 GB/s. The node's NVLS all-reduce rate is 8 x 40 x .85 x 7/8 x 2 x 8/14
+  // = 272 GB/s, and every byte of the NVLS tree goes through it; the NICs (400 GB/s per direction)
+  // are not the limit.
   NcclTopology t = a100_nvswitch_1x8();
   t.arch = Arch::HOPPER;
   t.intra_bw = 18 * 20.6e9;
@@ -304,11 +306,11 @@ TEST(NcclModel, NvlsTreeBoundedByTheNodesNvlsRate) {
   // tuning.cc 2.28+: x nRanks/nsteps = 16/30 (bwInter 48 after search.cc's NVLS pass 2).
   EXPECT_NEAR(tu.bandwidth[tree][simple], 8 * 57.7 * 16 / 30 * 1e9, 1e3);
   const auto e = predict_allreduce(t, 8e9, only(Algo::NVLS_TREE, Proto::SIMPLE));
-  EXPECT_NEAR(e.bandwidth, 8 * 40.0 * 5 / 6 * 1e9, 1e3);
+  EXPECT_NEAR(e.bandwidth, 272e9, 1e3);
   EXPECT_NEAR(e.nccl_model_time - tu.latency[tree][simple], 8e9 / (8 * 57.7 * 16 / 30 * 1e9), 1e-9);
   // Achieved: that bandwidth, plus the fill of NVLS tree's four-stage pipeline: 8 GB is not below
   // 4 x 128 ops x 128 KiB, so the chunk stays 128 KiB and a loop is 16 x 8 x 128 KiB = 16 MiB.
-  const double bw = 8 * 40.0 * 5 / 6 * 1e9, loop = 16.0 * 1024 * 1024;
+  const double bw = 272e9, loop = 16.0 * 1024 * 1024;
   EXPECT_NEAR(e.time - tu.latency[tree][simple], 8e9 / bw + 3 * loop / bw, 1e-9);
   // 4 MiB: 4 MiB < 1 x 128 x 64 KiB = 8 MiB, so 32 KiB chunks, a 4 MiB loop = the whole buffer.
   const double mib4 = 4.0 * 1024 * 1024;
@@ -593,8 +595,8 @@ TEST(NcclModel, InNetworkReductionDoesNotSlowWithNodes) {
   const double bytes = 1e9;
   const auto e4 = predict_allreduce(h100_sharp(4), bytes, on), e64 = predict_allreduce(h100_sharp(64), bytes, on);
   EXPECT_EQ(e4.algo, Algo::NVLS);
-  // The node's NVLS rate (8 x 40 x 5/6 = 266.7 GB/s) is below the 400 GB/s of the NICs.
-  EXPECT_NEAR(e4.bandwidth, 8 * 40.0 * 5 / 6 * 1e9, 1e3);
+  // The node's NVLS rate (8 x 40 x .85 x 7/8 x 2 x 8/14 = 272 GB/s) is below the 400 GB/s of the NICs.
+  EXPECT_NEAR(e4.bandwidth, 272e9, 1e3);
   EXPECT_NEAR(e64.bandwidth, e4.bandwidth, 1e3);
   EXPECT_NEAR(e64.time, e4.time, 1e-12);  // same tuner latency (25 + 18 us) at any node count
   // A node with 4 NICs: NIC-bound at 4 x 50 = 200 GB/s.
