@@ -122,8 +122,9 @@ class StepSimulator {
     auto* zone = sg4::create_star_zone("platform");
     // GPU work is timed waits (GpuShare), not Execs: the hosts only place the actors.
     for (int r = 0; r < ranks_; ++r) hosts_.push_back(zone->create_host("compute" + std::to_string(r), 1.0)->seal());
-    backend_ = network::make_backend(config::to_string(sc_.simulation.backend),
-                                     {zone, sc_.cluster, model_.ring(), sc_.simulation, sc_.collective.nccl_cross_nic});
+    backend_ = network::make_backend(
+        config::to_string(sc_.simulation.backend),
+        {zone, sc_.cluster, model_.ring(), sc_.simulation, sc_.collective.nccl_cross_nic, opt_.collect_trace});
     zone->seal();
 
     mutex_ = sg4::Mutex::create();
@@ -448,12 +449,14 @@ class StepSimulator {
 
   // Runs one phase on the network backend and, with contention, as NCCL kernels on every
   // simulated GPU; returns when both are done.
-  void run_phase(const collectives::PhaseTiming& phase, double start_latency, const gpu::CommLoad& load) {
+  // `hop_bytes`: the payload on each ring hop; `counted`: a steady step's (link statistics).
+  void run_phase(const collectives::PhaseTiming& phase, double start_latency, const gpu::CommLoad& load,
+                 double hop_bytes, bool counted) {
     std::vector<int> kernels;
     const double alone = start_latency + phase.total();
     if (contention_.enabled)
       for (auto& s : shares_) kernels.push_back(s->start_nccl(alone, load));
-    backend_->run_phase(clock_, {phase, start_latency});
+    backend_->run_phase(clock_, {phase, start_latency, hop_bytes, counted});
     for (size_t r = 0; r < kernels.size(); ++r) shares_[r]->finish_nccl(kernels[r]);
   }
 
@@ -494,9 +497,15 @@ class StepSimulator {
                                                                 : model_.allreduce(op.bytes);
         // A ring all-gather of N x b bytes moves what one phase of an all-reduce of them does.
         const auto load = load_of(gather ? op.bytes * world_ / 2 : op.bytes, timing.total(), timing.channels);
-        run_phase(timing.reduce_scatter, timing.base_latency, load);
+        // Link statistics: a broadcast puts the buffer on every hop, an all-reduce phase (N-1)/N of
+        // it, an all-gather of N x b bytes (N-1) x b.
+        const double hop_bytes = j.broadcast ? op.bytes
+                                 : gather    ? op.bytes * (world_ - 1)
+                                             : op.bytes * (world_ - 1) / world_;
+        const bool counted = plan_.steps[si].report >= (plan_.has_iteration1 ? 1 : 0);
+        run_phase(timing.reduce_scatter, timing.base_latency, load, hop_bytes, counted);
         const double rs_end = sg4::Engine::get_clock();
-        if (!one_phase) run_phase(timing.all_gather, 0.0, load);
+        if (!one_phase) run_phase(timing.all_gather, 0.0, load, hop_bytes, counted);
         const double t1 = sg4::Engine::get_clock();
         if (first_collective) {
           rec.rs_end = rs_end;
@@ -743,6 +752,10 @@ class StepSimulator {
     r.memory = memory::estimate_memory(sc_);
     const auto& z = sc_.training.zero_redundancy_optimizer;
     r.zero_redundancy_optimizer = !z.enabled ? "off" : z.overlap_with_ddp ? "overlap_with_ddp" : "on";
+    r.link_classes = backend_->link_totals();
+    r.link_steps = timeline_.steady_steps;
+    r.links_note = backend_->links_note();
+    r.link_counters = backend_->link_counters();
     return r;
   }
 

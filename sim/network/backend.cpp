@@ -10,6 +10,10 @@ const std::vector<BackendInfo>& backend_infos() {
   return infos;
 }
 
+std::string intra_port_class(const config::ClusterSpec& c, bool out) {
+  return config::to_string(c.intra_link.kind) + (out ? " port out" : " port in");
+}
+
 std::string backend_names() {
   std::string s;
   for (const auto& b : backend_infos()) s += (s.empty() ? "" : ", ") + b.name;

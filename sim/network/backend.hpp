@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/ring.hpp"
+#include "report/report.hpp"
 
 namespace ddpsim::network {
 
@@ -22,6 +23,10 @@ class Clock {
 struct Phase {
   collectives::PhaseTiming timing;  // its latency and transfer time with nothing else running
   double start_latency = 0;         // paid first (the collective's launch latency)
+  // Payload each ring hop carries in this phase, for the link statistics ((N-1)/N of the bytes
+  // per all-reduce phase, all of them per broadcast); 0: the volume the flows carry.
+  double hop_bytes = 0;
+  bool counted = true;  // counts in the link statistics (the engine: phases of the steady steps)
 };
 
 class Backend {
@@ -31,7 +36,18 @@ class Backend {
   // Realises one phase from the calling actor and returns when it is over in simulated time.
   virtual void run_phase(Clock& clock, const Phase& phase) = 0;
   virtual uint64_t flows() const { return 0; }  // flows simulated so far (0: closed form)
+  // Link statistics of the counted phases, per link class (report::LinkClassTotals), and what
+  // they can say; none by default.
+  virtual std::vector<report::LinkClassTotals> link_totals() const { return {}; }
+  virtual std::string links_note() const { return ""; }
+  // Utilisation per link class over time (recorded only when asked for at construction: the
+  // flow backend's --trace counters).
+  virtual std::vector<report::LinkCounterTrack> link_counters() const { return {}; }
 };
+
+// Link class names shared by the backends (the fabric's own are fabric::to_string(LinkClass)):
+// a GPU's intra-node port out of and into the GPU, e.g. "nvlink port out".
+std::string intra_port_class(const config::ClusterSpec& cluster, bool out);
 
 struct BackendInfo {
   std::string name;

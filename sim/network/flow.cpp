@@ -15,15 +15,72 @@ namespace sg4 = simgrid::s4u;
 
 namespace ddpsim::network {
 
+// A flow in flight while the --trace timeline is recorded: the bytes it had left at the last
+// time step (simulated units) and the payload bytes one simulated byte stands for.
+struct FlowBackend::Live {
+  sg4::CommPtr comm;
+  double prev = 0;
+  double scale = 0;
+  int flow = 0;
+  size_t slot = 0;
+};
+
 // `all`: one actor per hop, each issuing its own flow when the phase's actor releases it. One set
 // per phase in flight: collectives on several NCCL streams run phases at the same time.
 struct FlowBackend::HopActors {
   std::vector<sg4::SemaphorePtr> start;
   sg4::SemaphorePtr done = sg4::Semaphore::create(0);
   uint64_t size = 0;
+  double payload = 0;
+  bool counted = false;
   size_t remaining = 0;
   bool busy = false;
 };
+
+// Fabric-mode flows carry bytes x kByteScale on links of capacity x kByteScale: the same times,
+// with flow sizes rounded to 2^-20 byte instead of one byte (so the 1:1 fat-tree equals the
+// single switch to rounding).
+constexpr double kByteScale = 1048576.0;
+
+struct FlowBackend::FabricState {
+  std::unique_ptr<fabric::Fabric> fabric;
+  std::vector<double> capacity;  // per fabric link, after background load
+  std::vector<int> used;         // flows of the job on each fabric link
+  // Per-flow actors (every flow simulated): one set per round in flight, so that concurrent
+  // collectives (several NCCL streams) each get their own and run at the same time.
+  struct ActorSet {
+    std::vector<sg4::SemaphorePtr> start;
+    sg4::SemaphorePtr done;
+    std::vector<uint64_t> sizes;
+    std::vector<double> payloads;  // per flow, bytes of payload it stands for
+    bool counted = false;
+    size_t remaining = 0;
+    // The sink's receiver takes the finished comms of the flows in `to_drain` out of their
+    // mailboxes when released.
+    std::vector<simgrid::s4u::Mailbox*> mailboxes;
+    simgrid::s4u::SemaphorePtr drain;
+    std::vector<size_t> to_drain;
+  };
+  std::vector<std::unique_ptr<ActorSet>> sets;
+  std::vector<ActorSet*> idle;
+  bool actors = false;
+};
+
+namespace {
+
+// The backend whose timeline SimGrid's time steps feed (one simulation per process).
+FlowBackend* g_timeline = nullptr;
+
+void hook_time_steps() {
+  static bool hooked = false;
+  if (hooked) return;
+  hooked = true;
+  sg4::Engine::on_time_advance_cb([](double delta) {
+    if (g_timeline) g_timeline->on_advance(delta);
+  });
+}
+
+}  // namespace
 
 void FlowBackend::configure(sg4::Engine& e) {
   // Pure max-min: no TCP-gamma window cap, no cross traffic, CM02 without LV08's factors.
@@ -51,47 +108,229 @@ sg4::Host* endpoint(sg4::NetZone* zone, const std::string& name, double tx_bw, d
 
 }  // namespace
 
+// ------------------------------------------------------------------ link statistics
+
+void FlowBackend::add_classes(const config::ClusterSpec& c, bool fabric) {
+  using fabric::LinkClass;
+  intra_out_ = ledger_.add_class(intra_port_class(c, true));
+  intra_in_ = ledger_.add_class(intra_port_class(c, false));
+  // Along a path: up from the NIC, over the tiers, down to the NIC.
+  nic_up_ = ledger_.add_class(fabric::to_string(LinkClass::NIC_UP));
+  if (fabric) {
+    class_of_[static_cast<int>(LinkClass::NIC_UP)] = nic_up_;
+    for (LinkClass k : {LinkClass::LEAF_UP, LinkClass::SPINE_UP, LinkClass::CORE_DOWN, LinkClass::SPINE_DOWN})
+      class_of_[static_cast<int>(k)] = ledger_.add_class(fabric::to_string(k));
+  }
+  nic_down_ = ledger_.add_class(fabric::to_string(LinkClass::NIC_DOWN));
+  class_of_[static_cast<int>(LinkClass::NIC_DOWN)] = nic_down_;
+}
+
+int FlowBackend::named_link(int cls, double capacity, long long count, std::string name) {
+  names_.push_back(std::move(name));
+  return ledger_.add_link(cls, capacity, count, -static_cast<long long>(names_.size()));
+}
+
+void FlowBackend::close_flow(int first) {
+  FlowLinks fl;
+  fl.first = first;
+  fl.n = static_cast<int>(path_.size()) - first;
+  fl.cls_first = static_cast<int>(flow_classes_.size());
+  if (timeline_) {
+    for (int e = fl.first; e < fl.first + fl.n; ++e) {
+      const auto [link, mult] = path_[static_cast<size_t>(e)];
+      const int cls = ledger_.class_of(link);
+      const double w = mult * static_cast<double>(ledger_.count(link));
+      bool merged = false;
+      for (size_t k = static_cast<size_t>(fl.cls_first); k < flow_classes_.size(); ++k)
+        if (flow_classes_[k].first == cls) {
+          flow_classes_[k].second += w;
+          merged = true;
+        }
+      if (!merged) flow_classes_.emplace_back(cls, w);
+    }
+  }
+  fl.cls_n = static_cast<int>(flow_classes_.size()) - fl.cls_first;
+  flow_links_.push_back(fl);
+}
+
+void FlowBackend::flow_started(int flow, double t) {
+  const FlowLinks& fl = flow_links_[static_cast<size_t>(flow)];
+  for (int e = fl.first; e < fl.first + fl.n; ++e) ledger_.start(path_[static_cast<size_t>(e)].first, t);
+}
+
+void FlowBackend::flow_ended(int flow, double t) {
+  const FlowLinks& fl = flow_links_[static_cast<size_t>(flow)];
+  for (int e = fl.first; e < fl.first + fl.n; ++e) ledger_.end(path_[static_cast<size_t>(e)].first, t);
+}
+
+void FlowBackend::account(int flow, double payload) {
+  const FlowLinks& fl = flow_links_[static_cast<size_t>(flow)];
+  for (int e = fl.first; e < fl.first + fl.n; ++e) {
+    const auto [link, mult] = path_[static_cast<size_t>(e)];
+    ledger_.add_bytes(link, payload * mult);
+  }
+}
+
+void FlowBackend::live_begin(Live& l) {
+  l.slot = live_.size();
+  l.prev = l.comm->get_remaining();
+  live_.push_back(&l);
+}
+
+void FlowBackend::live_end(Live& l) {
+  // Bytes the last time step did not see (none when SimGrid had already zeroed the remainder).
+  if (l.prev > 0) {
+    const FlowLinks& fl = flow_links_[static_cast<size_t>(l.flow)];
+    for (int k = fl.cls_first; k < fl.cls_first + fl.cls_n; ++k) {
+      const auto [cls, w] = flow_classes_[static_cast<size_t>(k)];
+      tracks_[static_cast<size_t>(cls)].add_late(l.prev * l.scale * w);
+    }
+  }
+  Live* last = live_.back();
+  live_[l.slot] = last;
+  last->slot = l.slot;
+  live_.pop_back();
+}
+
+void FlowBackend::on_advance(double delta) {
+  if (delta <= 0) return;
+  const double now = sg4::Engine::get_clock();
+  std::fill(acc_.begin(), acc_.end(), 0.0);
+  for (Live* l : live_) {
+    const double r = std::max(0.0, l->comm->get_remaining());
+    const double moved = (l->prev - r) * l->scale;
+    l->prev = r;
+    if (moved == 0) continue;
+    const FlowLinks& fl = flow_links_[static_cast<size_t>(l->flow)];
+    for (int k = fl.cls_first; k < fl.cls_first + fl.cls_n; ++k) {
+      const auto [cls, w] = flow_classes_[static_cast<size_t>(k)];
+      acc_[static_cast<size_t>(cls)] += moved * w;
+    }
+  }
+  for (size_t c = 0; c < tracks_.size(); ++c) tracks_[c].add(now - delta, now, acc_[c]);
+}
+
+void FlowBackend::flow_done(int flow, Live* l, bool counted) {
+  if (l) live_end(*l);
+  if (counted) flow_ended(flow, sg4::Engine::get_clock());
+}
+
+std::vector<report::LinkClassTotals> FlowBackend::link_totals() const {
+  const fabric::Fabric* f = fab_ ? fab_->fabric.get() : nullptr;
+  return ledger_.totals(
+      [&](long long key) {
+        return key < 0 ? names_[static_cast<size_t>(-key - 1)] : f->link_name(static_cast<int>(key));
+      },
+      true);
+}
+
+std::string FlowBackend::links_note() const {
+  // The same words for representative classes and every flow: the figures are equal.
+  return fab_ ? "flow backend; capacities are the links' own (background load not counted)"
+              : "flow backend; single switch: a node's NICs are one link";
+}
+
+std::vector<report::LinkCounterTrack> FlowBackend::link_counters() const {
+  std::vector<report::LinkCounterTrack> out;
+  if (!timeline_) return out;
+  for (size_t c = 0; c < tracks_.size(); ++c) {
+    if (ledger_.class_capacity(static_cast<int>(c)) <= 0) continue;  // no links of this class
+    out.push_back(tracks_[c].track(ledger_.class_names()[c]));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ construction
+
 FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const collectives::RingPlan& ring,
-                         config::Fidelity fidelity, config::RankMode ranks, int cross_nic)
-    : ring_(ring), fidelity_(fidelity) {
+                         config::Fidelity fidelity, config::RankMode ranks, int cross_nic, bool link_timeline)
+    : timeline_(link_timeline), ring_(ring), fidelity_(fidelity) {
   const int n = ring_.nranks;
   if (n <= 1) return;
-  if (!c.inter_fabric.is_single_switch() && c.nodes > 1 && c.inter_link) {
+  const bool fabric = !c.inter_fabric.is_single_switch() && c.nodes > 1 && c.inter_link;
+  add_classes(c, fabric);
+  if (fabric) {
     build_fabric(zone, c, ranks, cross_nic);
-    return;
+  } else {
+    const std::string intra = config::to_string(c.fabric);
+    auto out_name = [&](int g) { return "gpu" + std::to_string(g) + ">" + intra; };
+    auto in_name = [&](int g) { return intra + ">gpu" + std::to_string(g); };
+    auto nic_up = [&](int node) { return "node" + std::to_string(node) + ".nics>switch"; };
+    auto nic_down = [&](int node) { return "switch>node" + std::to_string(node) + ".nics"; };
+    if (ranks == config::RankMode::REPRESENTATIVE) {
+      // One endpoint pair per hop class; the links take the class's hop bandwidth, and the
+      // class's first hop names the links it stands for.
+      const collectives::Hop* intra_hop = nullptr;
+      const collectives::Hop* inter_hop = nullptr;
+      long long n_intra = 0, n_inter = 0;
+      for (const auto& h : ring_.hops) {
+        const collectives::Hop*& first = h.inter_node ? inter_hop : intra_hop;
+        if (!first) first = &h;
+        ++(h.inter_node ? n_inter : n_intra);
+      }
+      if (intra_hop) {
+        routes_.push_back({endpoint(zone, "intra-src", intra_hop->bandwidth, intra_hop->bandwidth),
+                           endpoint(zone, "intra-dst", intra_hop->bandwidth, intra_hop->bandwidth)});
+        const int first = static_cast<int>(path_.size());
+        path_.emplace_back(named_link(intra_out_, intra_hop->bandwidth, n_intra, out_name(intra_hop->src)), 1.0);
+        path_.emplace_back(named_link(intra_in_, intra_hop->bandwidth, n_intra, in_name(intra_hop->dst)), 1.0);
+        close_flow(first);
+      }
+      if (inter_hop) {
+        routes_.push_back({endpoint(zone, "inter-src", inter_hop->bandwidth, inter_hop->bandwidth),
+                           endpoint(zone, "inter-dst", inter_hop->bandwidth, inter_hop->bandwidth)});
+        const int first = static_cast<int>(path_.size());
+        path_.emplace_back(named_link(nic_up_, inter_hop->bandwidth, n_inter, nic_up(inter_hop->src / c.gpus_per_node)),
+                           1.0);
+        path_.emplace_back(
+            named_link(nic_down_, inter_hop->bandwidth, n_inter, nic_down(inter_hop->dst / c.gpus_per_node)), 1.0);
+        close_flow(first);
+      }
+    } else {
+      // Every hop: per-GPU port endpoints for intra-node hops, per-node NIC endpoints between nodes.
+      struct Ep {
+        sg4::Host* host = nullptr;
+        int tx = -1, rx = -1;  // ledger links
+      };
+      std::vector<Ep> gpu(static_cast<size_t>(n)), nic(static_cast<size_t>(c.nodes));
+      // Ledger links as a direction is first used (a GPU whose incoming hop is the NIC's has no
+      // port-in link of its own, as in the representative classes).
+      auto gpu_ep = [&](int g, double bw) -> Ep& {
+        auto& e = gpu[static_cast<size_t>(g)];
+        if (!e.host) e.host = endpoint(zone, "gpu" + std::to_string(g), bw, bw);
+        return e;
+      };
+      auto nic_ep = [&](int node, double bw) -> Ep& {
+        auto& e = nic[static_cast<size_t>(node)];
+        if (!e.host) e.host = endpoint(zone, "node" + std::to_string(node) + "-nic", bw, bw);
+        return e;
+      };
+      for (const auto& h : ring_.hops) {
+        const int first = static_cast<int>(path_.size());
+        const int sn = h.src / c.gpus_per_node, dn = h.dst / c.gpus_per_node;
+        Ep& s = h.inter_node ? nic_ep(sn, h.bandwidth) : gpu_ep(h.src, h.bandwidth);
+        if (s.tx < 0)
+          s.tx = h.inter_node ? named_link(nic_up_, h.bandwidth, 1, nic_up(sn))
+                              : named_link(intra_out_, h.bandwidth, 1, out_name(h.src));
+        Ep& d = h.inter_node ? nic_ep(dn, h.bandwidth) : gpu_ep(h.dst, h.bandwidth);
+        if (d.rx < 0)
+          d.rx = h.inter_node ? named_link(nic_down_, h.bandwidth, 1, nic_down(dn))
+                              : named_link(intra_in_, h.bandwidth, 1, in_name(h.dst));
+        routes_.push_back({s.host, d.host});
+        path_.emplace_back(s.tx, 1.0);
+        path_.emplace_back(d.rx, 1.0);
+        close_flow(first);
+      }
+      every_hop_ = true;
+    }
   }
-  if (ranks == config::RankMode::REPRESENTATIVE) {
-    // One endpoint pair per hop class; the links take the class's hop bandwidth.
-    const collectives::Hop* intra = nullptr;
-    const collectives::Hop* inter = nullptr;
-    for (const auto& h : ring_.hops) (h.inter_node ? inter : intra) = &h;
-    if (intra)
-      routes_.push_back({endpoint(zone, "intra-src", intra->bandwidth, intra->bandwidth),
-                         endpoint(zone, "intra-dst", intra->bandwidth, intra->bandwidth)});
-    if (inter)
-      routes_.push_back({endpoint(zone, "inter-src", inter->bandwidth, inter->bandwidth),
-                         endpoint(zone, "inter-dst", inter->bandwidth, inter->bandwidth)});
-    return;
+  if (timeline_) {
+    for (size_t k = 0; k < ledger_.class_names().size(); ++k)
+      tracks_.emplace_back(ledger_.class_capacity(static_cast<int>(k)));
+    acc_.assign(tracks_.size(), 0.0);
+    hook_time_steps();
+    g_timeline = this;
   }
-  // Every hop: per-GPU port endpoints for intra-node hops, per-node NIC endpoints between nodes.
-  std::vector<sg4::Host*> gpu(static_cast<size_t>(n), nullptr), nic(static_cast<size_t>(c.nodes), nullptr);
-  auto gpu_ep = [&](int g, double bw) -> sg4::Host* {
-    auto& h = gpu[static_cast<size_t>(g)];
-    if (!h) h = endpoint(zone, "gpu" + std::to_string(g), bw, bw);
-    return h;
-  };
-  auto nic_ep = [&](int node, double bw) -> sg4::Host* {
-    auto& h = nic[static_cast<size_t>(node)];
-    if (!h) h = endpoint(zone, "node" + std::to_string(node) + "-nic", bw, bw);
-    return h;
-  };
-  for (const auto& h : ring_.hops) {
-    if (h.inter_node)
-      routes_.push_back({nic_ep(h.src / c.gpus_per_node, h.bandwidth), nic_ep(h.dst / c.gpus_per_node, h.bandwidth)});
-    else
-      routes_.push_back({gpu_ep(h.src, h.bandwidth), gpu_ep(h.dst, h.bandwidth)});
-  }
-  every_hop_ = true;
 }
 
 FlowBackend::HopActors& FlowBackend::free_hop_actors() {
@@ -102,10 +341,22 @@ FlowBackend::HopActors& FlowBackend::free_hop_actors() {
   for (size_t i = 0; i < routes_.size(); ++i) {
     a->start.push_back(sg4::Semaphore::create(0));
     const Route r = routes_[i];
-    sg4::Actor::create("hop-" + std::to_string(i), r.src, [a, i, r] {
+    sg4::Actor::create("hop-" + std::to_string(i), r.src, [this, a, i, r] {
       while (true) {
         a->start[i]->acquire();
-        sg4::Comm::sendto(r.src, r.dst, a->size);
+        const int flow = static_cast<int>(i);
+        if (timeline_) {
+          Live l;
+          l.comm = sg4::Comm::sendto_async(r.src, r.dst, a->size);
+          l.scale = a->payload / static_cast<double>(a->size);
+          l.flow = flow;
+          live_begin(l);
+          l.comm->wait();
+          flow_done(flow, &l, a->counted);
+        } else {
+          sg4::Comm::sendto(r.src, r.dst, a->size);
+          flow_done(flow, nullptr, a->counted);
+        }
         if (--a->remaining == 0) a->done->release();
       }
     })->daemonize();
@@ -114,30 +365,6 @@ FlowBackend::HopActors& FlowBackend::free_hop_actors() {
 }
 
 // ------------------------------------------------------------------ fabric mode
-
-// Fabric-mode flows carry bytes x kByteScale on links of capacity x kByteScale: the same times,
-// with flow sizes rounded to 2^-20 byte instead of one byte (so the 1:1 fat-tree equals the
-// single switch to rounding).
-constexpr double kByteScale = 1048576.0;
-
-struct FlowBackend::FabricState {
-  std::unique_ptr<fabric::Fabric> fabric;
-  std::vector<double> capacity;                    // per fabric link, after background load
-  std::vector<double> bytes;                       // per fabric link, carried so far
-  std::vector<int> used;                           // flows of the job on each fabric link
-  std::vector<std::pair<int, double>> path_links;  // (fabric link, flows the entry stands for)
-  // Per-flow actors (every flow simulated): one set per round in flight, so that concurrent
-  // collectives (several NCCL streams) each get their own and run at the same time.
-  struct ActorSet {
-    std::vector<sg4::SemaphorePtr> start;
-    sg4::SemaphorePtr done;
-    std::vector<uint64_t> sizes;
-    size_t remaining = 0;
-  };
-  std::vector<std::unique_ptr<ActorSet>> sets;
-  std::vector<ActorSet*> idle;
-  bool actors = false;
-};
 
 void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c, config::RankMode ranks,
                                int cross_nic) {
@@ -151,7 +378,6 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
   const auto flows = fabric::ring_flows(F, F.place(c.nodes), c.nodes, cross_nic, fs.flows_per_nic);
   const size_t nl = F.links().size();
   fab_->capacity.resize(nl);
-  fab_->bytes.assign(nl, 0.0);
   fab_->used.assign(nl, 0);
   for (size_t l = 0; l < nl; ++l) {
     const auto cls = F.links()[l].cls;
@@ -173,28 +399,74 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
     }
   // Switches beyond the first add their latency to every inter-node ring step of a phase.
   extra_phase_latency_ = (c.nodes - 1) * (max_switches - 1) * fs.switch_latency;
+  // A ledger link per fabric link the job uses (capacity: the link's, without background load).
+  std::vector<int> lid(nl, -1);
+  for (size_t l = 0; l < nl; ++l)
+    if (fab_->used[l] > 0)
+      lid[l] = ledger_.add_link(class_of_[static_cast<int>(F.links()[l].cls)], F.links()[l].bandwidth, 1,
+                                static_cast<long long>(l));
 
   // Intra-node hops as before (one representative class, or every hop), at scaled capacities.
   const int n = ring_.nranks;
+  const std::string intra_name = config::to_string(c.fabric);
+  auto out_name = [&](int g) { return "gpu" + std::to_string(g) + ">" + intra_name; };
+  auto in_name = [&](int g) { return intra_name + ">gpu" + std::to_string(g); };
   const collectives::Hop* intra = nullptr;
+  long long n_intra = 0;
   for (const auto& h : ring_.hops)
-    if (!h.inter_node) intra = &h;
-  if (intra && ranks == config::RankMode::REPRESENTATIVE) {
-    const double bw = intra->bandwidth * kByteScale;
-    ffl_.push_back({endpoint(zone, "intra-src", bw, bw), endpoint(zone, "intra-dst", bw, bw), 1.0, 1.0, 0, 0});
-  } else if (intra) {
-    std::vector<sg4::Host*> gpu(static_cast<size_t>(n), nullptr);
-    auto gpu_ep = [&](int g, double bw) -> sg4::Host* {
-      auto& h = gpu[static_cast<size_t>(g)];
-      if (!h) h = endpoint(zone, "gpu" + std::to_string(g), bw * kByteScale, bw * kByteScale);
-      return h;
-    };
-    for (const auto& h : ring_.hops)
-      if (!h.inter_node) ffl_.push_back({gpu_ep(h.src, h.bandwidth), gpu_ep(h.dst, h.bandwidth), 1.0, 1.0, 0, 0});
-  }
-
+    if (!h.inter_node) {
+      if (!intra) intra = &h;
+      ++n_intra;
+    }
+  // Every fabric-mode flow, intra-node ones too, leaves its own host through its path's links
+  // (the up list) towards one sink with an empty down list: the per-flow actors can then all
+  // send to one receiver on the sink (make_set).
   sg4::Host* sink = zone->create_host("fabric-sink", 1.0)->seal();
   zone->add_route(nullptr, sink->get_netpoint(), nullptr, nullptr, {}, false);
+  auto flow_host = [&](const std::string& name, const std::vector<sg4::Link*>& links) {
+    sg4::Host* h = zone->create_host(name, 1.0)->seal();
+    std::vector<sg4::LinkInRoute> route;
+    for (sg4::Link* l : links) route.emplace_back(l);
+    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, route, false);
+    return h;
+  };
+  auto port = [&](const std::string& name, double bw) {
+    return zone->create_link(name, bw * kByteScale)->set_latency(0)->seal();
+  };
+  if (intra && ranks == config::RankMode::REPRESENTATIVE) {
+    ffl_.push_back({flow_host("intra-flow", {port("intra-tx", intra->bandwidth), port("intra-rx", intra->bandwidth)}),
+                    sink, 1.0, 1.0});
+    const int first = static_cast<int>(path_.size());
+    path_.emplace_back(named_link(intra_out_, intra->bandwidth, n_intra, out_name(intra->src)), 1.0);
+    path_.emplace_back(named_link(intra_in_, intra->bandwidth, n_intra, in_name(intra->dst)), 1.0);
+    close_flow(first);
+  } else if (intra) {
+    struct Port {
+      sg4::Link* tx = nullptr;
+      sg4::Link* rx = nullptr;
+      int tx_id = -1, rx_id = -1;  // ledger links
+    };
+    std::vector<Port> gpu(static_cast<size_t>(n));
+    int k = 0;
+    for (const auto& h : ring_.hops)
+      if (!h.inter_node) {
+        Port& s = gpu[static_cast<size_t>(h.src)];
+        if (!s.tx) {
+          s.tx = port("gpu" + std::to_string(h.src) + "-tx", h.bandwidth);
+          s.tx_id = named_link(intra_out_, h.bandwidth, 1, out_name(h.src));
+        }
+        Port& d = gpu[static_cast<size_t>(h.dst)];
+        if (!d.rx) {
+          d.rx = port("gpu" + std::to_string(h.dst) + "-rx", h.bandwidth);
+          d.rx_id = named_link(intra_in_, h.bandwidth, 1, in_name(h.dst));
+        }
+        ffl_.push_back({flow_host("intra-flow" + std::to_string(k++), {s.tx, d.rx}), sink, 1.0, 1.0});
+        const int first = static_cast<int>(path_.size());
+        path_.emplace_back(s.tx_id, 1.0);
+        path_.emplace_back(d.rx_id, 1.0);
+        close_flow(first);
+      }
+  }
 
   // Representative classes: the multiset of per-link shares (capacity / flows) and the byte share.
   bool rep = ranks == config::RankMode::REPRESENTATIVE;
@@ -228,16 +500,15 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
       const auto& m = members[k2];
       double rate = std::numeric_limits<double>::infinity();
       FabricFlow f;
-      f.first_link = static_cast<int>(fab_->path_links.size());
+      const int first = static_cast<int>(path_.size());
       for (int i : m)
         for (int l : *subs[static_cast<size_t>(i)].links) {
           rate = std::min(rate, fab_->capacity[static_cast<size_t>(l)] / fab_->used[static_cast<size_t>(l)]);
           if (!seen[static_cast<size_t>(l)]) {
             seen[static_cast<size_t>(l)] = 1;
-            fab_->path_links.emplace_back(l, fab_->used[static_cast<size_t>(l)]);
+            path_.emplace_back(lid[static_cast<size_t>(l)], fab_->used[static_cast<size_t>(l)]);
           }
         }
-      f.nlinks = static_cast<int>(fab_->path_links.size()) - f.first_link;
       const std::string name = "class" + std::to_string(k2);
       f.src = zone->create_host(name, 1.0)->seal();
       sg4::Link* link = zone->create_link(name + "-link", rate * kByteScale)->set_latency(0)->seal();
@@ -246,6 +517,7 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
       f.share = subs[static_cast<size_t>(m[0])].share;
       f.weight = static_cast<double>(m.size());
       ffl_.push_back(f);
+      close_flow(first);
     }
   } else {
     std::unordered_map<int, sg4::Link*> made;
@@ -260,18 +532,18 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
     };
     for (size_t i = 0; i < subs.size(); ++i) {
       FabricFlow f;
-      f.first_link = static_cast<int>(fab_->path_links.size());
+      const int first = static_cast<int>(path_.size());
       std::vector<sg4::LinkInRoute> route;
       for (int l : *subs[i].links) {
         route.emplace_back(link_of(l));
-        fab_->path_links.emplace_back(l, 1.0);
+        path_.emplace_back(lid[static_cast<size_t>(l)], 1.0);
       }
-      f.nlinks = static_cast<int>(subs[i].links->size());
       f.src = zone->create_host("flow" + std::to_string(i), 1.0)->seal();
       zone->add_route(f.src->get_netpoint(), nullptr, nullptr, nullptr, route, false);
       f.dst = sink;
       f.share = subs[i].share;
       ffl_.push_back(f);
+      close_flow(first);
     }
   }
   // Every flow from its own actor unless the flows are a handful of classes.
@@ -280,21 +552,58 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
 
 namespace {
 
-FlowBackend::FabricState::ActorSet* make_set(std::vector<std::unique_ptr<FlowBackend::FabricState::ActorSet>>& sets,
+FlowBackend::FabricState::ActorSet* make_set(FlowBackend* fb,
+                                             std::vector<std::unique_ptr<FlowBackend::FabricState::ActorSet>>& sets,
                                              const std::vector<sg4::Host*>& src, const std::vector<sg4::Host*>& dst) {
   auto set = std::make_unique<FlowBackend::FabricState::ActorSet>();
   auto* st = set.get();
   st->done = sg4::Semaphore::create(0);
   st->sizes.assign(src.size(), 0);
+  st->payloads.assign(src.size(), 0);
   const std::string tag = "fabric-flow-" + std::to_string(sets.size()) + "-";
+  // Every flow goes to the sink (build_fabric) through a mailbox of its own whose permanent
+  // receiver lives there: a send to it starts at once, as Comm::sendto would, but is not a detached
+  // comm, which SimGrid 3.32 keeps in one list of the maestro and removes linearly when it ends
+  // (CommImpl::finish: maestro->activities_.remove): O(flows^2) a round. One mailbox per flow
+  // keeps each mailbox's queue at one comm (taking a comm out of a longer one moves the rest:
+  // boost::circular_buffer::erase). The receiver takes the finished comms out after the round.
+  static char payload = 0;
+  st->drain = sg4::Semaphore::create(0);
+  for (size_t i = 0; i < src.size(); ++i)
+    st->mailboxes.push_back(sg4::Mailbox::by_name(tag + "mb" + std::to_string(i)));
+  sg4::ActorPtr receiver = sg4::Actor::create(tag + "sink", dst.front(), [st] {
+    while (true) {
+      st->drain->acquire();
+      std::vector<size_t> flows;
+      flows.swap(st->to_drain);
+      for (size_t i : flows) st->mailboxes[i]->get<char>();
+    }
+  });
+  receiver->daemonize();
+  for (auto* m : st->mailboxes) m->set_receiver(receiver);
   for (size_t i = 0; i < src.size(); ++i) {
     st->start.push_back(sg4::Semaphore::create(0));
     sg4::Host* s = src[i];
-    sg4::Host* d = dst[i];
-    sg4::Actor::create(tag + std::to_string(i), s, [st, i, s, d] {
+    sg4::Mailbox* mb = st->mailboxes[i];
+    sg4::Actor::create(tag + std::to_string(i), s, [fb, st, i, mb] {
       while (true) {
         st->start[i]->acquire();
-        if (st->sizes[i] > 0) sg4::Comm::sendto(s, d, st->sizes[i]);
+        const uint64_t size = st->sizes[i];
+        const int flow = static_cast<int>(i);
+        if (size > 0) {
+          if (fb->timeline()) {
+            FlowBackend::Live l;
+            l.comm = mb->put_async(&payload, size);
+            l.scale = st->payloads[i] / static_cast<double>(size);
+            l.flow = flow;
+            fb->live_begin(l);
+            l.comm->wait();
+            fb->flow_done(flow, &l, st->counted);
+          } else {
+            mb->put(&payload, size);
+            fb->flow_done(flow, nullptr, st->counted);
+          }
+        }
         if (--st->remaining == 0) st->done->release();
       }
     })->daemonize();
@@ -305,17 +614,18 @@ FlowBackend::FabricState::ActorSet* make_set(std::vector<std::unique_ptr<FlowBac
 
 }  // namespace
 
-void FlowBackend::round_fabric(double bytes) {
+void FlowBackend::round_fabric(double bytes, double payload, bool counted) {
   if (bytes <= 0) return;
   FabricState& st = *fab_;
   std::vector<uint64_t> sizes(ffl_.size());
+  std::vector<double> payloads(ffl_.size());
+  const double now = sg4::Engine::get_clock();
   for (size_t i = 0; i < ffl_.size(); ++i) {
-    const double b = bytes * ffl_[i].share;
-    sizes[i] = static_cast<uint64_t>(std::llround(b * kByteScale));
-    const auto& f = ffl_[i];
-    for (int e = f.first_link; e < f.first_link + f.nlinks; ++e) {
-      const auto& [l, mult] = st.path_links[static_cast<size_t>(e)];
-      st.bytes[static_cast<size_t>(l)] += b * mult;
+    sizes[i] = static_cast<uint64_t>(std::llround(bytes * ffl_[i].share * kByteScale));
+    payloads[i] = payload * ffl_[i].share;
+    if (counted && sizes[i] > 0) {
+      account(static_cast<int>(i), payloads[i]);
+      flow_started(static_cast<int>(i), now);
     }
   }
   flows_ += ffl_.size();
@@ -327,39 +637,53 @@ void FlowBackend::round_fabric(double bytes) {
         src.push_back(f.src);
         dst.push_back(f.dst);
       }
-      set = make_set(st.sets, src, dst);
+      set = make_set(this, st.sets, src, dst);
     } else {
       set = st.idle.back();
       st.idle.pop_back();
     }
     set->sizes = std::move(sizes);
+    set->payloads = std::move(payloads);
+    set->counted = counted;
     set->remaining = ffl_.size();
     for (auto& s : set->start) s->release();
     set->done->acquire();
+    for (size_t i = 0; i < set->sizes.size(); ++i)
+      if (set->sizes[i] > 0) set->to_drain.push_back(i);
+    set->drain->release();
     st.idle.push_back(set);
   } else {
+    // A handful of class flows from this actor; wait_any tells each one's end.
     std::vector<sg4::CommPtr> comms;
-    comms.reserve(ffl_.size());
+    std::vector<int> index;
+    std::vector<Live> live(ffl_.size());
     for (size_t i = 0; i < ffl_.size(); ++i)
-      if (sizes[i] > 0) comms.push_back(sg4::Comm::sendto_async(ffl_[i].src, ffl_[i].dst, sizes[i]));
-    sg4::Comm::wait_all(comms);
+      if (sizes[i] > 0) {
+        comms.push_back(sg4::Comm::sendto_async(ffl_[i].src, ffl_[i].dst, sizes[i]));
+        index.push_back(static_cast<int>(i));
+        if (timeline_) {
+          Live& l = live[i];
+          l.comm = comms.back();
+          l.scale = payloads[i] / static_cast<double>(sizes[i]);
+          l.flow = static_cast<int>(i);
+          live_begin(l);
+        }
+      }
+    while (!comms.empty()) {
+      const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
+      const int i = index[k];
+      flow_done(i, timeline_ ? &live[static_cast<size_t>(i)] : nullptr, counted);
+      comms.erase(comms.begin() + static_cast<long>(k));
+      index.erase(index.begin() + static_cast<long>(k));
+    }
   }
 }
 
-std::vector<FlowBackend::LinkLoad> FlowBackend::link_loads() const {
-  std::vector<LinkLoad> out;
-  if (!fab_) return out;
-  const auto& F = *fab_->fabric;
-  for (size_t l = 0; l < F.links().size(); ++l)
-    if (fab_->used[l] > 0)
-      out.push_back(
-          {F.link_name(static_cast<int>(l)), fabric::to_string(F.links()[l].cls), fab_->capacity[l], fab_->bytes[l]});
-  return out;
+FlowBackend::~FlowBackend() {
+  if (g_timeline == this) g_timeline = nullptr;
 }
 
-FlowBackend::~FlowBackend() = default;
-
-void FlowBackend::round(double bytes) {
+void FlowBackend::round(double bytes, double payload, bool counted) {
   if (bytes <= 0) return;
   // Flows carry whole bytes; the fraction of a byte left over is added as its transfer time so
   // that the uncontended phase time is exact.
@@ -367,19 +691,44 @@ void FlowBackend::round(double bytes) {
   const auto size = static_cast<uint64_t>(whole);
   if (size > 0) {
     flows_ += routes_.size();
+    const double now = sg4::Engine::get_clock();
+    if (counted)
+      for (size_t i = 0; i < routes_.size(); ++i) {
+        account(static_cast<int>(i), payload);
+        flow_started(static_cast<int>(i), now);
+      }
     if (every_hop_) {
       HopActors& a = free_hop_actors();
       a.busy = true;
       a.size = size;
+      a.payload = payload;
+      a.counted = counted;
       a.remaining = routes_.size();
       for (auto& s : a.start) s->release();
       a.done->acquire();
       a.busy = false;
     } else {
       std::vector<sg4::CommPtr> comms;
+      std::vector<Live> live(routes_.size());
       comms.reserve(routes_.size());
-      for (const auto& r : routes_) comms.push_back(sg4::Comm::sendto_async(r.src, r.dst, size));
-      sg4::Comm::wait_all(comms);
+      for (size_t i = 0; i < routes_.size(); ++i) {
+        comms.push_back(sg4::Comm::sendto_async(routes_[i].src, routes_[i].dst, size));
+        if (timeline_) {
+          live[i].comm = comms.back();
+          live[i].scale = payload / whole;
+          live[i].flow = static_cast<int>(i);
+          live_begin(live[i]);
+        }
+      }
+      std::vector<int> index(routes_.size());
+      for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int>(i);
+      while (!comms.empty()) {
+        const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
+        const int i = index[k];
+        flow_done(i, timeline_ ? &live[static_cast<size_t>(i)] : nullptr, counted);
+        comms.erase(comms.begin() + static_cast<long>(k));
+        index.erase(index.begin() + static_cast<long>(k));
+      }
     }
   }
   if (bytes > whole) sg4::this_actor::sleep_for((bytes - whole) / ring_.bottleneck_bw);
@@ -390,14 +739,16 @@ void FlowBackend::run_phase(Clock& clock, const Phase& phase) {
   const int n = ring_.nranks;
   if (n <= 1) return;
   const double volume = phase.timing.transfer * ring_.bottleneck_bw;
+  const double payload = phase.hop_bytes > 0 ? phase.hop_bytes : volume;
   const int steps = n - 1;
   if (fidelity_ == config::Fidelity::FUSED) {
     clock.sleep_for(phase.timing.latency + extra_phase_latency_);
-    fab_ ? round_fabric(volume) : round(volume);
+    fab_ ? round_fabric(volume, payload, phase.counted) : round(volume, payload, phase.counted);
   } else {
     for (int s = 0; s < steps; ++s) {
       clock.sleep_for((phase.timing.latency + extra_phase_latency_) / steps);
-      fab_ ? round_fabric(volume / steps) : round(volume / steps);
+      fab_ ? round_fabric(volume / steps, payload / steps, phase.counted)
+           : round(volume / steps, payload / steps, phase.counted);
     }
   }
 }

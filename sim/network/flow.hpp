@@ -27,12 +27,21 @@
 // one flow on one link of that share, which is exact under max-min (every flow of a class runs at
 // the class's rate, and concurrent collectives scale every link's flow count alike). Otherwise
 // (ECMP collisions, placement, NCCL_CROSS_NIC=1 mixing classes) every flow is simulated.
+//
+// Link statistics (network/link_ledger): every flow carries a list of the links it stands for
+// (GPU ports and node NICs on the single switch; NIC, leaf, spine and core links on a fabric) with
+// how many flows of the job each entry is; a counted round adds its payload to them and marks them
+// busy from the round's start to the flow's end. With `link_timeline` (--trace) the bytes every
+// active flow moved between two SimGrid time steps (Activity::get_remaining) are added to its link
+// classes' utilisation tracks: rates are constant between steps under max-min, so the tracks are
+// exact and integrate to the bytes.
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "config/specs.hpp"
 #include "network/backend.hpp"
+#include "network/link_ledger.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -46,7 +55,7 @@ class FlowBackend final : public Backend {
  public:
   // Builds its endpoints and links in `zone` (a star zone, not yet sealed).
   FlowBackend(simgrid::s4u::NetZone* zone, const config::ClusterSpec& cluster, const collectives::RingPlan& ring,
-              config::Fidelity fidelity, config::RankMode ranks, int cross_nic = 2);
+              config::Fidelity fidelity, config::RankMode ranks, int cross_nic = 2, bool link_timeline = false);
   ~FlowBackend() override;
   std::string name() const override { return "flow"; }
   // Each hop carries transfer x bottleneck bandwidth bytes, so that uncontended the phase takes
@@ -56,16 +65,12 @@ class FlowBackend final : public Backend {
   // 1/(N-1) of the latency.
   void run_phase(Clock& clock, const Phase& phase) override;
   uint64_t flows() const override { return flows_; }
+  std::vector<report::LinkClassTotals> link_totals() const override;
+  std::string links_note() const override;
+  std::vector<report::LinkCounterTrack> link_counters() const override;
   struct FabricState;
+  struct Live;
 
-  // Fabric mode: the bytes each fabric link carried so far (index = fabric link id) and the
-  // fabric; empty / null on the single switch.
-  struct LinkLoad {
-    std::string name, cls;
-    double capacity = 0;  // bytes/s (after background load)
-    double bytes = 0;
-  };
-  std::vector<LinkLoad> link_loads() const;
   bool representative_fabric() const { return fabric_rep_; }
   size_t fabric_flows() const { return ffl_.size(); }
 
@@ -78,26 +83,60 @@ class FlowBackend final : public Backend {
     simgrid::s4u::Host* dst = nullptr;
   };
   struct HopActors;  // the per-hop actors of `all`
-  void round(double bytes);
+  void round(double bytes, double payload, bool counted);
   void build_fabric(simgrid::s4u::NetZone* zone, const config::ClusterSpec& cluster, config::RankMode ranks,
                     int cross_nic);
-  void round_fabric(double bytes);
+  void round_fabric(double bytes, double payload, bool counted);
 
   // A fabric-mode flow: its source endpoint (whose up list is the path), its share of the hop
-  // volume, and the fabric links it stands for with how many flows each (for link statistics).
+  // volume, and the ledger links it stands for with how many flows each (for link statistics).
   struct FabricFlow {
     simgrid::s4u::Host* src = nullptr;
     simgrid::s4u::Host* dst = nullptr;
     double share = 1.0;
     double weight = 1.0;  // flows it stands for (representative)
-    int first_link = 0;   // into FabricState::path_links
-    int nlinks = 0;
   };
   std::vector<FabricFlow> ffl_;
   std::unique_ptr<FabricState> fab_;
   bool fabric_rep_ = false;
   double extra_phase_latency_ = 0;
 
+  // Link statistics: per flow of a round (ffl_ on a fabric, routes_ on the single switch) its
+  // slice of path_ (ledger link, flows of the job the entry stands for) and of flow_classes_ (link
+  // class, links x flows: its weight in the class's bytes).
+  struct FlowLinks {
+    int first = 0, n = 0;
+    int cls_first = 0, cls_n = 0;
+  };
+  LinkLedger ledger_;
+  std::vector<std::pair<int, double>> path_;
+  std::vector<std::pair<int, double>> flow_classes_;
+  std::vector<FlowLinks> flow_links_;
+  std::vector<std::string> names_;  // ledger keys < 0: names_[-key - 1]; keys >= 0: fabric link ids
+  int class_of_[16] = {};           // fabric::LinkClass -> ledger class (fabric mode)
+  int intra_out_ = -1, intra_in_ = -1, nic_up_ = -1, nic_down_ = -1;
+  void add_classes(const config::ClusterSpec& cluster, bool fabric);
+  int named_link(int cls, double capacity, long long count, std::string name);
+  // Closes the path_ entries added since `first` into the next flow's FlowLinks.
+  void close_flow(int first);
+  void flow_started(int flow, double t);
+  void flow_ended(int flow, double t);
+  void account(int flow, double payload);  // a counted flow's payload onto its links
+  // --trace: utilisation tracks per class, fed by the flows in flight (Live) at every time step.
+  bool timeline_ = false;
+  std::vector<UtilisationTrack> tracks_;
+  std::vector<Live*> live_;
+  std::vector<double> acc_;
+
+ public:
+  // Called by SimGrid at every time step while the timeline is recorded (public for the hook).
+  void on_advance(double delta);
+  void live_begin(Live& l);
+  void live_end(Live& l);
+  void flow_done(int flow, Live* l, bool counted);
+  bool timeline() const { return timeline_; }
+
+ private:
   collectives::RingPlan ring_;
   config::Fidelity fidelity_;
   std::vector<Route> routes_;    // one per flow a round starts

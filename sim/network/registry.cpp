@@ -12,11 +12,11 @@ namespace ddpsim::network {
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& ctx) {
   using Factory = std::function<std::unique_ptr<Backend>(const BackendContext&)>;
   static const std::map<std::string, Factory> factories = {
-      {"analytic", [](const BackendContext&) { return std::make_unique<AnalyticBackend>(); }},
+      {"analytic", [](const BackendContext& c) { return std::make_unique<AnalyticBackend>(c.cluster, c.ring); }},
       {"flow",
        [](const BackendContext& c) {
          return std::make_unique<FlowBackend>(c.zone, c.cluster, c.ring, c.simulation.fidelity, c.simulation.ranks,
-                                              c.cross_nic);
+                                              c.cross_nic, c.link_timeline);
        }},
   };
   auto it = factories.find(name);

@@ -18,7 +18,8 @@ struct BackendContext {
   const config::ClusterSpec& cluster;
   const collectives::RingPlan& ring;
   const config::SimulationSettings& simulation;
-  int cross_nic = 2;  // collective.NCCL_CROSS_NIC: how rings map to NICs on a fabric
+  int cross_nic = 2;           // collective.NCCL_CROSS_NIC: how rings map to NICs on a fabric
+  bool link_timeline = false;  // record link utilisation over time (--trace counters)
 };
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& context);

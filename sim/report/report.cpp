@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/units.hpp"
+#include "report/tables.hpp"
 
 namespace ddpsim::report {
 
@@ -102,6 +103,9 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["seq_len"] = r.seq_len > 0 ? Json(r.seq_len) : Json(nullptr);
   j["image_size"] = r.image_size > 0 ? Json(r.image_size) : Json(nullptr);
   j["attention"] = r.attention;
+  j["links"] = links_json(r);
+  j["busiest_link"] = busiest_link_json(r);
+  if (!r.links_note.empty()) j["links_note"] = r.links_note;
   j["iteration1"] = r.has_iteration1 ? iteration_json(r.iteration1, include_buckets) : Json(nullptr);
   // Memory per GPU at its peak (memory/memory_model.hpp); `ddpsim compare` reads these names.
   const auto& m = r.memory;
@@ -138,6 +142,55 @@ std::string memory_warning(const StepReport& r) {
 }
 
 Json summary_json(const StepReport& r) { return to_json(r, false); }
+
+namespace {
+// The counted steps' total time: the steady step times link_steps.
+double link_window(const StepReport& r) { return r.steady.step_time_s * std::max(r.link_steps, 1); }
+}  // namespace
+
+Json links_json(const StepReport& r) {
+  Json a = Json::array();
+  if (r.link_steps <= 0) return a;
+  const double steps = r.link_steps;
+  const double win = link_window(r);
+  for (const auto& c : r.link_classes) {
+    Json j{{"class", c.cls},
+           {"links", c.links},
+           {"capacity_bytes_per_s", c.capacity},
+           {"bytes", c.bytes / steps},
+           {"bytes_per_link", c.links > 0 ? c.bytes / steps / static_cast<double>(c.links) : 0.0}};
+    if (c.timed && win > 0) {
+      j["busy_share"] = c.max_busy_s / win;
+      j["mean_utilisation"] = c.capacity > 0 ? c.bytes / (c.capacity * win) : 0.0;
+      j["busiest_link"] = {{"name", c.busiest},
+                           {"bytes", c.busiest_bytes / steps},
+                           {"utilisation", c.busiest_capacity > 0 ? c.busiest_bytes / (c.busiest_capacity * win) : 0.0},
+                           {"busy_share", c.busiest_busy_s / win}};
+    } else {
+      j["busy_share"] = nullptr;
+      j["mean_utilisation"] = nullptr;
+      j["busiest_link"] = nullptr;
+    }
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+Json busiest_link_json(const StepReport& r) {
+  const Json classes = links_json(r);
+  Json best = nullptr;
+  double best_u = -1;
+  for (const auto& c : classes) {
+    if (c["busiest_link"].is_null()) continue;
+    const double u = c["busiest_link"]["utilisation"].get<double>();
+    if (u > best_u * (1 + 1e-9)) {  // the first of equals, in class order
+      best_u = u;
+      best = c["busiest_link"];
+      best["class"] = c["class"];
+    }
+  }
+  return best;
+}
 
 // [compute]
 double StepReport::mfu() const {
@@ -232,6 +285,7 @@ std::string to_table(const StepReport& r) {
       << (m.zero_shards > 1 ? " (ZeRO over " + std::to_string(m.zero_shards) + ")" : std::string()) << ", activations "
       << core::format_bytes(m.activations) << ", context + NCCL " << core::format_bytes(m.allowance()) << ")\n";
   }
+  o << link_table(r);
   if (r.has_iteration1) {
     o << "\niteration 1 (" << r.iteration1.buckets.size() << " bucket(s))\n";
     o << "  step time          " << core::format_time(r.iteration1.step_time_s) << ", exposed comm "
@@ -302,6 +356,24 @@ Json to_chrome_trace(const StepReport& r) {
   }
   Json traced = Json::array();
   for (const auto& tr : ranks) traced.push_back({{"rank", tr.rank}, {"role", tr.role}});
+  // Link utilisation per class (flow backend): counter tracks in a process of their own.
+  if (!r.link_counters.empty()) {
+    constexpr int kLinksPid = 1 << 24;  // apart from the ranks' processes
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", kLinksPid},
+                      {"tid", 0},
+                      {"args", {{"name", "network links (utilisation per class)"}}}});
+    for (const auto& tr : r.link_counters)
+      for (size_t i = 0; i < tr.t.size(); ++i)
+        events.push_back({{"name", "link utilisation: " + tr.cls},
+                          {"cat", "links"},
+                          {"ph", "C"},
+                          {"pid", kLinksPid},
+                          {"tid", 0},
+                          {"ts", tr.t[i] * 1e6},
+                          {"args", {{"utilisation", tr.value[i]}}}});
+  }
   return Json{{"traceEvents", events},
               {"displayTimeUnit", "ms"},
               {"otherData", {{"scenario", r.scenario}, {"world_size", r.world_size}, {"traced_ranks", traced}}}};

@@ -79,6 +79,30 @@ struct TracedRank {
   std::string role;
 };
 
+// What a network backend measured on one class of links (NVLink port, NIC up, leaf up, ...)
+// summed over the steps it counted (the steady steps) and over the class's links: the links the
+// job's flows cross. Bytes are the collective's payload on each ring hop ((N-1)/N of a bucket per
+// all-reduce phase, the whole buffer per broadcast), not the wire volume the flow backend moves
+// to reach the modelled time (which includes protocol and efficiency losses).
+struct LinkClassTotals {
+  std::string cls;
+  long long links = 0;
+  double capacity = 0;    // bytes/s, summed over the links
+  double bytes = 0;       // summed over the links
+  bool timed = false;     // busy times measured (flow backend); false: bytes only (analytic)
+  double max_busy_s = 0;  // the longest time one of its links carried traffic
+  std::string busiest;    // the link with the highest bytes / capacity (the first of equals)
+  double busiest_bytes = 0, busiest_capacity = 0, busiest_busy_s = 0;
+};
+
+// Utilisation of one link class over time (Perfetto counter track): from time t[i] to t[i+1]
+// the class's links carried value[i] of their summed capacity (mean over the class).
+struct LinkCounterTrack {
+  std::string cls;
+  double capacity = 0;  // bytes/s, summed over the class's links
+  std::vector<double> t, value;
+};
+
 struct StepReport {
   std::string scenario;
   std::string model;
@@ -121,6 +145,12 @@ struct StepReport {
   unsigned long long flows = 0;   // flows the backend simulated (0: closed form)
   memory::MemoryEstimate memory;  // per GPU at its peak (memory/memory_model.hpp)
   std::string zero_redundancy_optimizer = "off";  // "off", "on" or "overlap_with_ddp"
+  // Link statistics over the steady step(s) (`links`, `busiest_link`): per class, in the order the
+  // backend lists them; empty without communication. `link_steps` steps were counted.
+  std::vector<LinkClassTotals> link_classes;
+  int link_steps = 0;
+  std::string links_note;                       // what the figures can and cannot say (backend)
+  std::vector<LinkCounterTrack> link_counters;  // --trace: utilisation per class over the run
 };
 
 // The full report: steady-state fields at the top level, "iteration1" with the same fields.
@@ -131,6 +161,11 @@ core::Json summary_json(const StepReport& r);
 std::string to_table(const StepReport& r);
 // One line for stderr when the memory per GPU exceeds the GPU's memory ("" when it fits).
 std::string memory_warning(const StepReport& r);
+// `links` and `busiest_link` of the report (null / empty without link statistics): per class,
+// per step, the bytes, the busy share (the class's busiest link's busy time over the step), the
+// mean utilisation (bytes over capacity x step) and its busiest link.
+core::Json links_json(const StepReport& r);
+core::Json busiest_link_json(const StepReport& r);
 core::Json to_chrome_trace(const StepReport& r);
 
 }  // namespace ddpsim::report

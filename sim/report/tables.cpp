@@ -246,3 +246,60 @@ std::string scaling_table(const std::string& scenario_file, int repeat, const co
 }
 
 }  // namespace ddpsim::report
+
+namespace ddpsim::report {
+
+std::string link_table(const StepReport& r) {
+  if (r.link_steps <= 0 || r.link_classes.empty()) return "";
+  const core::Json classes = links_json(r);
+  bool timed = false;
+  for (const auto& c : classes) timed = timed || !c["busy_share"].is_null();
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> head{"link class", "links", "bytes/step", "per link"};
+  if (timed)
+    for (const char* h : {"busy", "mean util", "busiest link", "util"}) head.push_back(h);
+  for (const auto& c : classes) {
+    std::vector<std::string> row{c["class"].get<std::string>(), std::to_string(c["links"].get<long long>()),
+                                 core::format_bytes(c["bytes"].get<double>()),
+                                 core::format_bytes(c["bytes_per_link"].get<double>())};
+    if (timed) {
+      if (c["busy_share"].is_null()) {
+        for (int i = 0; i < 4; ++i) row.push_back("-");
+      } else {
+        row.push_back(pct1(c["busy_share"].get<double>()));
+        row.push_back(pct1(c["mean_utilisation"].get<double>()));
+        row.push_back(c["busiest_link"]["name"].get<std::string>());
+        row.push_back(pct1(c["busiest_link"]["utilisation"].get<double>()));
+      }
+    }
+    cells.push_back(std::move(row));
+  }
+  std::vector<size_t> w(head.size());
+  for (size_t i = 0; i < head.size(); ++i) {
+    w[i] = head[i].size();
+    for (const auto& row : cells) w[i] = std::max(w[i], row[i].size());
+  }
+  std::ostringstream o;
+  o << "\nlinks (per steady step" << (r.link_steps > 1 ? ", mean of " + std::to_string(r.link_steps) + " steps" : "")
+    << "; " << (timed ? "busy: share of the step the class's busiest link carried traffic" : "bytes only") << ")\n";
+  auto put = [&](const std::vector<std::string>& row) {
+    o << " ";
+    for (size_t i = 0; i < row.size(); ++i) {
+      const bool left = i == 0 || (timed && i == 6);
+      o << ' '
+        << (left ? row[i] + std::string(w[i] - row[i].size(), ' ') : std::string(w[i] - row[i].size(), ' ') + row[i]);
+    }
+    o << "\n";
+  };
+  put(head);
+  for (const auto& row : cells) put(row);
+  const core::Json best = busiest_link_json(r);
+  if (!best.is_null())
+    o << "  busiest link " << best["name"].get<std::string>() << " (" << best["class"].get<std::string>()
+      << "): " << pct1(best["utilisation"].get<double>()) << " utilised, busy "
+      << pct1(best["busy_share"].get<double>()) << " of the step\n";
+  if (!r.links_note.empty()) o << "  " << r.links_note << "\n";
+  return o.str();
+}
+
+}  // namespace ddpsim::report

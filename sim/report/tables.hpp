@@ -7,6 +7,7 @@
 
 #include "core/json_reader.hpp"
 #include "report/csv.hpp"
+#include "report/report.hpp"
 
 namespace ddpsim::report {
 
@@ -25,6 +26,11 @@ std::string sweep_table(const std::string& scenario_file, const std::vector<std:
 core::Json sweep_recommendation(const std::vector<std::string>& param_paths, const core::Json& rows,
                                 std::optional<size_t> best);
 std::string recommendation_text(const core::Json& rec);
+
+// The run summary's link table (report::to_table): per link class the bytes per step, links,
+// busy share, mean utilisation and busiest link, then the busiest link of all; "" without link
+// statistics.
+std::string link_table(const StepReport& r);
 
 // `cases`: objects with world_size, num_params, num_buckets, flows, wall_s_per_step, peak_rss_mib.
 std::string bench_table(const std::string& scenario_file, int repeat, const core::Json& cases);
