@@ -54,7 +54,8 @@ class DeviceProfileCpuTest(unittest.TestCase):
         types = {l["type"] for l in prof["layers"]}
         self.assertEqual({r["type"] for r in table["by_type_all_models"]}, types)
         for r in table["by_type_all_models"]:
-            self.assertGreater(r["estimated_s"], 0.0, r)
+            if r["measured_s"] > 0:  # (skip-branch's unused branch is timed 0 and has no kernels)
+                self.assertGreater(r["estimated_s"], 0.0, r)
         self.assertTrue(table["models"][0]["ddpsim_provenance"].startswith("estimated"))
         with open(os.path.join(self.tmp, "estimate-vs-measured.md")) as f:
             self.assertIn("not a GPU result", f.read())
