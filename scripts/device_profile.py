@@ -49,6 +49,15 @@ USUAL = {
     "gpt2": (8, 1024), "gpt2-medium": (4, 1024), "gpt2-large": (2, 1024), "gpt2-xl": (1, 1024),
     "llama-7b": (1, 2048), "mixed-gpt": (32, 128), "skip-branch": (256, None),
 }
+# CUDA device name -> bundled preset: the same table as config::gpu_preset_for_device
+# (sim/config/kernel_records.cpp), which ddpsim uses to identify a measured profile's GPU.
+DEVICE_PRESETS = {
+    "tesla v100-sxm2-16gb": "v100-sxm2-32gb", "tesla v100-sxm2-32gb": "v100-sxm2-32gb",
+    "tesla v100-pcie-16gb": "v100-pcie-16gb", "tesla v100-pcie-32gb": "v100-pcie-16gb",
+    "nvidia a100-sxm4-40gb": "a100-sxm4-40gb", "nvidia a100-sxm4-80gb": "a100-sxm4-80gb",
+    "nvidia a100 80gb pcie": "a100-pcie-80gb", "nvidia h100 80gb hbm3": "h100-sxm", "nvidia h100 pcie": "h100-pcie",
+    "nvidia h200": "h200", "nvidia b200": "b200", "nvidia geforce rtx 4090": "rtx-4090", "nvidia l40s": "l40s",
+}
 DEFAULT_GPU_MODELS = ["resnet50", "bert-base", "gpt2", "vit-b16", "vgg16", "gpt2-medium", "bert-large",
                       "resnet101", "mixed-gpt", "skip-branch"]
 DEFAULT_CPU_MODELS = ["skip-branch"]
@@ -233,7 +242,9 @@ def write_markdown(path, table, header):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=None, help="output folder (default bench/results/device-<preset>)")
-    ap.add_argument("--preset", default="h200", help="bundled GPU preset the estimate uses (GPU mode)")
+    ap.add_argument("--preset", default=None,
+                    help="bundled GPU preset the estimate uses (GPU mode; default: the preset the CUDA "
+                         "device name maps to, else h200)")
     ap.add_argument("--models", default=None, help="comma-separated zoo models")
     ap.add_argument("--cpu", action="store_true", help="dry run on this CPU (no GPU, no ddpbench)")
     ap.add_argument("--budget-s", type=float, default=540.0, help="stop starting new steps after this")
@@ -257,13 +268,16 @@ def main(argv=None):
         sys.stderr.write("device_profile.py: error: %s not built (cmake --build build --target ddpsim)\n"
                          % args.ddpsim)
         return 2
-    out = args.out or os.path.join(REPO_ROOT, "bench", "results", "device-" + ("cpu" if args.cpu else args.preset))
-    os.makedirs(out, exist_ok=True)
     import torch
+    if args.preset is None:
+        dev = torch.cuda.get_device_name(0) if (not args.cpu and torch.cuda.is_available()) else ""
+        args.preset = DEVICE_PRESETS.get(dev.strip().lower(), "h200")
     if not args.cpu and not torch.cuda.is_available():
         sys.stderr.write("device_profile.py: error: CUDA is not available (torch %s); use --cpu for the "
                          "dry run\n" % torch.__version__)
         return 2
+    out = args.out or os.path.join(REPO_ROOT, "bench", "results", "device-" + ("cpu" if args.cpu else args.preset))
+    os.makedirs(out, exist_ok=True)
     run = {"format": "ddpsim-device-profile/1", "command": " ".join(["scripts/device_profile.py"] + (argv or sys.argv[1:])),
            "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "torch": torch.__version__,
            "python": platform.python_version(),
