@@ -264,6 +264,7 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
   m.batch_size = static_cast<int>(r.integer("batch_size", true, 1, 1 << 24).value_or(1));
   m.measured_batch_size = static_cast<int>(r.integer_or("measured_batch_size", 0, 1, 1 << 24));
   m.measured_dtype = r.string_or("measured_dtype", "", dtype_names());
+  m.measured_gpu = r.string_or("measured_gpu", "");
 
   const Json* params = r.raw("params");
   if (!params)
@@ -504,10 +505,29 @@ fs::path Catalog::resolve(Kind k, const std::string& name, const fs::path& relat
                           to_string(k) + "s (" + dir(k).string() + "): " + (list.empty() ? "none" : list));
 }
 
+namespace {
+// A measured profile's GPU: the file's `measured_gpu` (a bundled GPU name or a GPU file, relative
+// to the model file), else the preset its `measured_on` device name maps to (none: unknown).
+void resolve_measured_gpu(const Catalog& cat, ModelSpec& m, Diagnostics& d, const fs::path& base) {
+  std::string name = m.measured_gpu;
+  const bool given = !name.empty();
+  if (!given) name = gpu_preset_for_device(m.measured_on);
+  if (name.empty()) return;
+  try {
+    m.measured_gpu_spec = cat.load_gpu(cat.resolve(Kind::GPU, name, base));
+    m.measured_gpu = name;
+  } catch (const core::ConfigError& e) {
+    if (!given) return;  // an inferred preset that this data directory lacks: no transfer
+    for (const auto& p : e.problems()) d.add("/measured_gpu", p);
+  }
+}
+}  // namespace
+
 ModelSpec Catalog::load_model(const fs::path& file) const {
   Json j = core::read_json_file(file.string());
   Diagnostics d(file.string());
   ModelSpec m = parse_model(j, d);
+  if (d.ok()) resolve_measured_gpu(*this, m, d, file.parent_path());
   d.throw_if_any();
   m.file = file.string();
   return m;
@@ -747,6 +767,7 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
     } else if (m->is_object()) {
       Diagnostics md(label + " /model");
       s.model = parse_model(*m, md);
+      if (md.ok()) resolve_measured_gpu(*this, s.model, md, base);
       for (const auto& p : md.problems()) d.add("/model", p);
     } else {
       d.add_value("/model", *m, "a bundled model name, a model file, or an inline model object");

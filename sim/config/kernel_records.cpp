@@ -1,5 +1,7 @@
 #include "config/kernel_records.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace ddpsim::config {
@@ -112,6 +114,34 @@ void read_kernel_scaling(const Json& j, ModelSpec& m, core::Diagnostics& d) {
   m.kernel_export_size = static_cast<int>(r.integer_or("export", 0, 0, 1 << 24));
   r.raw("probes");
   r.finish();
+}
+
+std::string gpu_preset_for_device(const std::string& measured_on) {
+  std::string n = measured_on;
+  if (n.rfind("cuda: ", 0) == 0) n = n.substr(6);
+  while (!n.empty() && std::isspace(static_cast<unsigned char>(n.back()))) n.pop_back();
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  // Device names as the driver reports them (nvidia-smi --query-gpu=name). Variants with the same
+  // SMs, clocks and HBM bandwidth as a preset map to it (V100 SXM2 16 GB -> the 32 GB preset);
+  // products with other clocks or bandwidth (H100 NVL, H200 NVL, A100 40 GB PCIe) are not listed.
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"tesla v100-sxm2-16gb", "v100-sxm2-32gb"},
+      {"tesla v100-sxm2-32gb", "v100-sxm2-32gb"},
+      {"tesla v100-pcie-16gb", "v100-pcie-16gb"},
+      {"tesla v100-pcie-32gb", "v100-pcie-16gb"},
+      {"nvidia a100-sxm4-40gb", "a100-sxm4-40gb"},
+      {"nvidia a100-sxm4-80gb", "a100-sxm4-80gb"},
+      {"nvidia a100 80gb pcie", "a100-pcie-80gb"},
+      {"nvidia h100 80gb hbm3", "h100-sxm"},
+      {"nvidia h100 pcie", "h100-pcie"},
+      {"nvidia h200", "h200"},
+      {"nvidia b200", "b200"},
+      {"nvidia geforce rtx 4090", "rtx-4090"},
+      {"nvidia l40s", "l40s"},
+  };
+  for (const auto& [device, preset] : kNames)
+    if (n == device) return preset;
+  return "";
 }
 
 }  // namespace ddpsim::config

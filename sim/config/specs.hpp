@@ -68,32 +68,6 @@ struct LayerSpec {
   std::vector<KernelRecord> kernels;         // forward kernels (empty: export without records)
 };
 
-struct ModelSpec {
-  std::string name;
-  std::string source;
-  std::string file;
-  int batch_size = 1;
-  std::string measured_on;      // device the measured times come from, if any
-  int measured_batch_size = 0;  // batch the measured times were taken at (0: batch_size)
-  std::string measured_dtype;   // compute precision of the measured times (ddpbench layers), if given
-  std::vector<ParamSpec> params;
-  std::vector<BufferSpec> buffers;
-  std::vector<LayerSpec> layers;
-  std::vector<int> grad_ready_order;  // requires_grad param indices, as they became ready in backward
-  double input_bytes_per_sample = 0;  // from exported_with.input_shape/input_dtype (0: unknown)
-  std::vector<int64_t> input_shape;   // exported_with.input_shape, batch first (empty: unknown)
-  std::optional<DType> input_dtype;   // exported_with.input_dtype
-  std::vector<int> unused_params;     // trainable parameters the forward pass does not use
-  // Kernel records' scaling (top-level `kernel_scaling`): "seq" or "image" and the export's size
-  // (sequence length or image side); empty / 0 when the records cannot be rescaled.
-  std::string kernel_size_kind;
-  int kernel_export_size = 0;
-  bool kernel_batch_exponents = false;
-  bool has_kernels() const;
-  int64_t total_numel() const;
-  double grad_bytes() const;  // bytes of all requires_grad parameters
-};
-
 enum class GpuArch { VOLTA, AMPERE, ADA, HOPPER, BLACKWELL };
 std::string to_string(GpuArch a);
 
@@ -110,6 +84,38 @@ struct GpuSpec {
   std::optional<double> hbm_bytes_per_nccl_byte, comm_slowdown;
   // Achieved fraction of peak by compute dtype and layer type ("float16" -> {"linear": 0.75}).
   std::map<std::string, std::map<std::string, double>> efficiency;
+};
+
+struct ModelSpec {
+  std::string name;
+  std::string source;
+  std::string file;
+  int batch_size = 1;
+  std::string measured_on;      // device the measured times come from, if any
+  int measured_batch_size = 0;  // batch the measured times were taken at (0: batch_size)
+  std::string measured_dtype;   // compute precision of the measured times (ddpbench layers), if given
+  // The GPU preset the measured times were taken on: the file's `measured_gpu` (a bundled GPU name
+  // or a GPU file), else the preset `measured_on` names (config::gpu_preset_for_device); empty when
+  // unknown (CPU profiles, unlisted GPUs). A measured profile on another GPU than the cluster's is
+  // transferred per kernel (gpu/compute_model.cpp).
+  std::string measured_gpu;
+  std::optional<GpuSpec> measured_gpu_spec;
+  std::vector<ParamSpec> params;
+  std::vector<BufferSpec> buffers;
+  std::vector<LayerSpec> layers;
+  std::vector<int> grad_ready_order;  // requires_grad param indices, as they became ready in backward
+  double input_bytes_per_sample = 0;  // from exported_with.input_shape/input_dtype (0: unknown)
+  std::vector<int64_t> input_shape;   // exported_with.input_shape, batch first (empty: unknown)
+  std::optional<DType> input_dtype;   // exported_with.input_dtype
+  std::vector<int> unused_params;     // trainable parameters the forward pass does not use
+  // Kernel records' scaling (top-level `kernel_scaling`): "seq" or "image" and the export's size
+  // (sequence length or image side); empty / 0 when the records cannot be rescaled.
+  std::string kernel_size_kind;
+  int kernel_export_size = 0;
+  bool kernel_batch_exponents = false;
+  bool has_kernels() const;
+  int64_t total_numel() const;
+  double grad_bytes() const;  // bytes of all requires_grad parameters
 };
 
 enum class LinkKind { NVLINK, PCIE, INFINIBAND, ETHERNET, ROCE, EFA };

@@ -738,6 +738,12 @@ class StepSimulator {
     r.measured_layers = profile_.measured_layers;
     r.compute_provenance = profile_.provenance;
     r.compute_scale_per = profile_.compute_scale_per;
+    r.transfer_from = profile_.transfer_from;
+    r.transfer_from_device = profile_.transfer_from_device;
+    r.transfer_to = profile_.transfer_to;
+    for (const auto& c : profile_.transfer)
+      r.transfer_classes.push_back(
+          {c.name, c.measured_s * profile_.compute_scale, c.transferred_s * profile_.compute_scale, c.factor()});
     r.model_flops_per_micro_step = profile_.model_flops;
     r.mfu_peak_flops = profile_.mfu_peak;
     r.mfu_peak_dtype = profile_.mfu_peak_dtype;

@@ -101,17 +101,31 @@ Kernel measured_kernel(double seconds, config::LayerType t) {
 
 namespace {
 
-// The roofline per layer (model files without kernel records, or measured times).
-void legacy_layers(const config::Scenario& sc, ComputeProfile& p, double scale, double measured_scale,
-                   double act_factor) {
+// Per layer, forward [0] and backward [1] time by kernel class: compute-bound, memory-bound, fixed
+// (see TransferClass).
+struct LayerClasses {
+  double t[2][3] = {{0, 0, 0}, {0, 0, 0}};
+};
+
+void classify(const Kernel& k, double (&c)[3]) {
+  const double bound = k.seconds - k.shape.overhead_s;
+  c[(k.shape.compute_s > 0 && k.shape.compute_s >= k.shape.memory_s) ? 0 : 1] += bound;
+  c[2] += k.shape.overhead_s;
+}
+
+// The roofline per layer (model files without kernel records, or measured times) on `gpu`
+// (peak: p.peak_flops). With `classes`, each layer's forward and backward by kernel class.
+void legacy_layers(const config::Scenario& sc, const config::GpuSpec& gpu, ComputeProfile& p, double scale,
+                   double measured_scale, double act_factor, bool use_measured,
+                   std::vector<LayerClasses>* classes = nullptr) {
   const auto& m = sc.model;
   const auto& cs = sc.compute;
-  const double hbm = sc.cluster.gpu.hbm_bandwidth;
+  const double hbm = gpu.hbm_bandwidth;
   for (const auto& l : m.layers) {
     double param_bytes = 0;
     for (int pi : l.params) param_bytes += m.params[pi].bytes();
     Kernel f, b;
-    if (cs.use_measured && l.fwd_time && l.bwd_time) {
+    if (use_measured && l.fwd_time && l.bwd_time) {
       // Measured at the profile's batch size; scaled linearly with the batch.
       f = measured_kernel(*l.fwd_time * measured_scale, l.type);
       b = measured_kernel(*l.bwd_time * measured_scale, l.type);
@@ -124,6 +138,11 @@ void legacy_layers(const config::Scenario& sc, ComputeProfile& p, double scale, 
       ls.flops_efficiency = flops_efficiency_for(sc, l.type);
       f = roofline_kernel(l.fwd_flops * scale, l.fwd_bytes * scale * act_factor + fwd_param, p.peak_flops, hbm, ls);
       b = roofline_kernel(l.bwd_flops * scale, l.bwd_bytes * scale * act_factor + bwd_param, p.peak_flops, hbm, ls);
+    }
+    if (classes) {
+      classes->emplace_back();
+      classify(f, classes->back().t[0]);
+      classify(b, classes->back().t[1]);
     }
     p.forward.push_back(f);
     p.backward.push_back(b);
@@ -168,9 +187,11 @@ void attention_efficiency(const config::GpuSpec& gpu, std::string& backend, cons
   }
 }
 
-void kernel_model_layers(const config::Scenario& sc, ComputeProfile& p) {
+// The per-kernel model on `gpu` (the cluster's, or a measured profile's GPU for a transfer). With
+// `classes`, each layer's forward and backward by kernel class.
+void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu, ComputeProfile& p,
+                         std::vector<LayerClasses>* classes = nullptr) {
   const auto& m = sc.model;
-  const auto& gpu = sc.cluster.gpu;
   const auto& tr = sc.training;
   KernelContext c;
   const std::string& dt = tr.compute_dtype;
@@ -248,17 +269,21 @@ void kernel_model_layers(const config::Scenario& sc, ComputeProfile& p) {
     bwd[li] = std::move(b);
     p.model_flops += lks[li].flops_fwd + lks[li].flops_bwd;
   }
-  for (auto& f : fwd)
-    for (auto& k : f) {
+  std::vector<LayerClasses> cls(m.layers.size());
+  for (size_t li = 0; li < m.layers.size(); ++li)
+    for (auto& k : fwd[li]) {
       if (k.seconds > 0 || k.shape.overhead_s > 0) ++p.kernels_forward;
       k = issue(k, (k.seconds > 0) ? host.forward_op_s : 0.0);
+      classify(k, cls[li].t[0]);
     }
   p.host_forward_s = host_t;
   for (size_t li = m.layers.size(); li-- > 0;)
     for (auto& k : bwd[li]) {
       ++p.kernels_backward;
       k = issue(k, host.backward_op_s);
+      classify(k, cls[li].t[1]);
     }
+  if (classes) *classes = std::move(cls);
   p.host_backward_s = host_t - p.host_forward_s;
   for (size_t li = 0; li < m.layers.size(); ++li) {
     const Kernel f = sum(fwd[li]), b = sum(bwd[li]);
@@ -275,6 +300,78 @@ void kernel_model_layers(const config::Scenario& sc, ComputeProfile& p) {
   p.mfu_peak = conv_major ? c.conv.math_peak : c.gemm.math_peak;
   p.mfu_peak_dtype = conv_major ? conv_math : gemm_math;
   if (!c.gemm.tensor_cores && !conv_major) p.mfu_peak_dtype = "float32";
+}
+
+// "Measured there, predicted here" (REFERENCE.md §8, Habitat's scheme with this model's kernels):
+// a layer measured on GPU A takes, on the cluster's GPU B, its measured time x (the model's
+// estimate of the layer's kernels on B) / (their estimate on A). Equivalently each kernel keeps its
+// share of the measured time in proportion to its estimate on A and is scaled by its own ratio:
+// compute-bound kernels by waves over B's SMs and B's math rate, memory-bound ones by B's
+// bandwidth (and size-dependent achieved bandwidth), fixed costs by the launch/host model. What
+// the model gets wrong about the layer on A (library kernel choice, fusion, efficiency) is carried
+// over to B; both estimates are at the scenario's batch, dtype and size, and the measured time is
+// scaled to the scenario's batch linearly as for an untransferred profile.
+void transfer_layers(const config::Scenario& sc, ComputeProfile& p, double scale, double measured_scale,
+                     double act_factor) {
+  const auto& m = sc.model;
+  const auto& a = *m.measured_gpu_spec;
+  const auto& b = sc.cluster.gpu;
+  std::vector<LayerClasses> ca, cb;
+  if (m.has_kernels()) {
+    ComputeProfile pa;
+    kernel_model_layers(sc, a, pa, &ca);
+    kernel_model_layers(sc, b, p, &cb);
+  } else {
+    ComputeProfile pa = p;
+    pa.peak_flops = peak_for(a, sc.training.compute_dtype);
+    legacy_layers(sc, a, pa, scale, measured_scale, act_factor, false, &ca);
+    legacy_layers(sc, b, p, scale, measured_scale, act_factor, false, &cb);
+  }
+  double on_a[3] = {0, 0, 0}, on_b[3] = {0, 0, 0};
+  p.forward_total = p.backward_total = 0;
+  p.measured_layers = 0;
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    const auto& l = m.layers[li];
+    if (l.fwd_time && l.bwd_time) {
+      ++p.measured_layers;
+      for (int dir = 0; dir < 2; ++dir) {
+        const double measured = (dir == 0 ? *l.fwd_time : *l.bwd_time) * measured_scale;
+        const auto& xa = ca[li].t[dir];
+        const auto& xb = cb[li].t[dir];
+        const double est_a = xa[0] + xa[1] + xa[2], est_b = xb[0] + xb[1] + xb[2];
+        double t = measured;
+        if (est_a > 0 && est_b > 0) {
+          t = measured * est_b / est_a;
+          for (int c = 0; c < 3; ++c) {
+            on_a[c] += measured * xa[c] / est_a;
+            on_b[c] += measured * xb[c] / est_a;
+          }
+        } else {
+          // No kernels to scale by (the model sees nothing in this layer): kept as measured.
+          on_a[2] += measured;
+          on_b[2] += measured;
+        }
+        Kernel& k = dir == 0 ? p.forward[li] : p.backward[li];
+        if (k.seconds > 0) {
+          // B's estimated roofline split, at the transferred duration.
+          const double f = t / k.seconds;
+          k.shape.compute_s *= f;
+          k.shape.memory_s *= f;
+          k.shape.overhead_s *= f;
+          k.seconds = t;
+        } else {
+          k = measured_kernel(t, l.type);
+        }
+      }
+    }
+    p.forward_total += p.forward[li].seconds;
+    p.backward_total += p.backward[li].seconds;
+  }
+  p.transfer_from = m.measured_gpu;
+  p.transfer_from_device = m.measured_on;
+  p.transfer_to = b.name;
+  const char* names[3] = {"compute-bound", "memory-bound", "fixed"};
+  for (int c = 0; c < 3; ++c) p.transfer.push_back({names[c], on_a[c], on_b[c]});
 }
 
 }  // namespace
@@ -330,17 +427,30 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   p.backward.reserve(m.layers.size());
   const bool any_measured = cs.use_measured && std::any_of(m.layers.begin(), m.layers.end(),
                                                            [](const auto& l) { return l.fwd_time && l.bwd_time; });
+  // A measured profile from another GPU than the cluster's is transferred (see transfer_layers).
+  const bool transfer = any_measured && m.measured_gpu_spec && m.measured_gpu_spec->name != gpu.name;
   if (m.has_kernels() && !any_measured) {
-    kernel_model_layers(sc, p);
+    kernel_model_layers(sc, gpu, p);
+  } else if (transfer) {
+    if (sc.training.seq_len || sc.training.image_size)
+      throw core::ConfigError(sc.file + ": /training/" + (sc.training.seq_len ? "seq_len" : "image_size") + ": model " +
+                              m.name + " (" + m.file +
+                              ") uses measured times, which are for the size they were measured at; drop the "
+                              "setting or set compute.use_measured to false");
+    transfer_layers(sc, p, scale, measured_scale, act_factor);
   } else {
     if (sc.training.seq_len || sc.training.image_size)
       throw core::ConfigError(sc.file + ": /training/" + (sc.training.seq_len ? "seq_len" : "image_size") + ": model " +
                               m.name + " (" + m.file +
                               ") has no kernel records to rescale (or uses measured times); re-export it with "
                               "scripts/export_model.py (kernel records are on by default) or drop the setting");
-    legacy_layers(sc, p, scale, measured_scale, act_factor);
+    legacy_layers(sc, gpu, p, scale, measured_scale, act_factor, cs.use_measured);
   }
-  p.provenance = p.measured_layers > 0
+  p.provenance = !p.transfer_from.empty()
+                     ? "transferred from " + p.transfer_from +
+                           (p.transfer_from_device.empty() ? std::string() : " (" + p.transfer_from_device + ")") +
+                           " to " + p.transfer_to + " (per-kernel scaling)"
+                 : p.measured_layers > 0
                      ? "measured" + (m.measured_on.empty() ? std::string() : " on " + m.measured_on)
                      : (m.has_kernels() ? "estimated (per-kernel model)" : "estimated (roofline: no kernel records)");
 

@@ -15,6 +15,16 @@ struct Kernel {
   KernelShape shape;   // compute and memory components of `seconds`
 };
 
+// One kernel class of a transferred profile: "compute-bound" (kernels whose math term exceeds
+// their memory term: GEMMs, convolutions, fused attention), "memory-bound" (the rest) and "fixed"
+// (per-kernel fixed cost and the GPU's wait for the host's dispatch).
+struct TransferClass {
+  std::string name;
+  double measured_s = 0;     // measured time on GPU A attributed to the class (one micro-step)
+  double transferred_s = 0;  // the same kernels' time on GPU B
+  double factor() const { return measured_s > 0 ? transferred_s / measured_s : 1.0; }
+};
+
 struct ComputeProfile {
   std::vector<Kernel> forward;   // per layer, forward order
   std::vector<Kernel> backward;  // per layer (indexed like `forward`)
@@ -45,6 +55,11 @@ struct ComputeProfile {
   double host_forward_s = 0, host_backward_s = 0;  // eager host dispatch time (0 with CUDA graphs)
   double gpu_idle_s = 0;  // GPU time spent waiting for the host (launch-bound share), in the kernels
   int kernels_forward = 0, kernels_backward = 0;
+  // "Measured there, predicted here" (provenance "transferred from ..."): the measured times of GPU
+  // A (transfer_from) scaled per kernel to the cluster's GPU (transfer_to). Per kernel class, the
+  // measured time attributed to the class on A and what it becomes on B (empty: no transfer).
+  std::string transfer_from, transfer_from_device, transfer_to;
+  std::vector<TransferClass> transfer;
 };
 
 // Achieved fraction of peak FLOP/s for a layer type: the scenario's per-type value, else the

@@ -106,6 +106,17 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["links"] = links_json(r);
   j["busiest_link"] = busiest_link_json(r);
   if (!r.links_note.empty()) j["links_note"] = r.links_note;
+  if (!r.transfer_from.empty()) {
+    Json t = Json::object();
+    t["from"] = r.transfer_from;
+    t["from_device"] = r.transfer_from_device;
+    t["to"] = r.transfer_to;
+    Json cls = Json::object();
+    for (const auto& c : r.transfer_classes)
+      cls[c.name] = {{"measured_s", c.measured_s}, {"transferred_s", c.transferred_s}, {"factor", c.factor}};
+    t["classes"] = cls;
+    j["compute_transfer"] = t;
+  }
   j["iteration1"] = r.has_iteration1 ? iteration_json(r.iteration1, include_buckets) : Json(nullptr);
   // Memory per GPU at its peak (memory/memory_model.hpp); `ddpsim compare` reads these names.
   const auto& m = r.memory;
@@ -220,6 +231,17 @@ std::string to_table(const StepReport& r) {
   if (r.image_size > 0) o << " x " << r.image_size << "x" << r.image_size << " images";
   o << "\n";
   if (!r.compute_provenance.empty()) o << "  compute " << r.compute_provenance << "\n";
+  if (!r.transfer_classes.empty()) {
+    o << "    scale factors per kernel class:";
+    for (size_t i = 0; i < r.transfer_classes.size(); ++i) {
+      const auto& c = r.transfer_classes[i];
+      char b[160];
+      std::snprintf(b, sizeof b, "%s %s x%.3f (%.2f -> %.2f ms)", i ? "," : "", c.name.c_str(), c.factor,
+                    c.measured_s * 1e3, c.transferred_s * 1e3);
+      o << b;
+    }
+    o << "\n";
+  }
   o << "  cluster " << r.cluster << ": " << r.nodes << " node(s) x " << r.gpus_per_node << " " << r.gpu << " = "
     << r.world_size << " GPUs; backend " << r.backend << " (" << r.fidelity << ")\n";
   if (r.compute_scale != 1.0) {

@@ -133,6 +133,15 @@ struct StepReport {
   // [compute] filled by the app from gpu::ComputeProfile (the engine does not set them)
   std::string compute_provenance;  // measured / transferred / estimated
   std::string compute_scale_per = "micro-step";
+  // A measured profile transferred from another GPU: per kernel class (compute-bound, memory-bound,
+  // fixed) the measured seconds on `transfer_from` and the seconds on the cluster's GPU, one
+  // micro-step (empty: no transfer; the report's `compute_transfer` key is written only then).
+  struct TransferClass {
+    std::string name;
+    double measured_s = 0, transferred_s = 0, factor = 1;
+  };
+  std::string transfer_from, transfer_from_device, transfer_to;
+  std::vector<TransferClass> transfer_classes;
   double model_flops_per_micro_step = 0;  // forward + backward
   double mfu_peak_flops = 0;
   std::string mfu_peak_dtype;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "collectives/topology.hpp"
+#include "config/kernel_records.hpp"
 #include "config/sections.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -42,6 +43,12 @@ double need_number(const Json& j, const std::string& key, const std::string& pat
 // The bundled GPU whose name matches the device name the benchmark recorded ("NVIDIA H200",
 // "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-32GB", ...).
 std::string gpu_for(const config::Catalog& cat, const std::string& device) {
+  // The exact device-name table first (the one a measured profile's GPU is identified by, so a
+  // profile validated on its own machine is not transferred), then the token match.
+  if (const std::string exact = config::gpu_preset_for_device(device); !exact.empty()) {
+    const auto names = cat.names(config::Kind::GPU);
+    if (std::find(names.begin(), names.end(), exact) != names.end()) return exact;
+  }
   const std::string d = lower(device);
   std::string best;
   size_t best_score = 0;

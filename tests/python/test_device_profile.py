@@ -1,0 +1,71 @@
+"""Tests of scripts/device_profile.py's CPU dry run (skipped without torch or build/ddpsim).
+
+    /usr/bin/python3 -m unittest tests.python.test_device_profile
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SCRIPT = os.path.join(REPO, "scripts", "device_profile.py")
+DDPSIM = os.path.join(REPO, "build", "ddpsim")
+
+try:
+    import torch  # noqa: F401
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+
+@unittest.skipUnless(HAVE_TORCH and os.path.isfile(DDPSIM), "needs torch and build/ddpsim")
+class DeviceProfileCpuTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="test-device-profile-")
+        cls.r = subprocess.run([sys.executable, SCRIPT, "--cpu", "--out", cls.tmp, "--models", "skip-branch",
+                                "--iters", "1", "--warmup", "0", "--threads", "1", "--matmul-n", "256"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                               timeout=600, cwd=REPO)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_runs_and_writes_the_table(self):
+        self.assertEqual(self.r.returncode, 0, self.r.stderr)
+        with open(os.path.join(self.tmp, "run.json")) as f:
+            run = json.load(f)
+        steps = {(s["step"], s.get("model")): s for s in run["steps"]}
+        self.assertEqual(steps[("profile_model", "skip-branch")]["status"], "ok")
+        self.assertEqual(steps[("ddpbench", None)]["status"], "skipped")
+        with open(os.path.join(self.tmp, "estimate-vs-measured.json")) as f:
+            table = json.load(f)
+        with open(os.path.join(self.tmp, "profile-skip-branch.json")) as f:
+            prof = json.load(f)
+        # The measured column is the profile's own per-layer sum, type by type.
+        measured = sum(l["fwd_time_s"] + l["bwd_time_s"] for l in prof["layers"])
+        self.assertAlmostEqual(sum(r["measured_s"] for r in table["by_type_all_models"]), measured, places=12)
+        types = {l["type"] for l in prof["layers"]}
+        self.assertEqual({r["type"] for r in table["by_type_all_models"]}, types)
+        for r in table["by_type_all_models"]:
+            if r["measured_s"] > 0:  # (skip-branch's unused branch is timed 0 and has no kernels)
+                self.assertGreater(r["estimated_s"], 0.0, r)
+        self.assertTrue(table["models"][0]["ddpsim_provenance"].startswith("estimated"))
+        with open(os.path.join(self.tmp, "estimate-vs-measured.md")) as f:
+            self.assertIn("not a GPU result", f.read())
+
+    def test_unknown_model_is_a_usage_error(self):
+        r = subprocess.run([sys.executable, SCRIPT, "--cpu", "--out", self.tmp, "--models", "nope"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, cwd=REPO)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nope", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
