@@ -31,6 +31,15 @@ class Backend {
   // Realises one phase from the calling actor and returns when it is over in simulated time.
   virtual void run_phase(Clock& clock, const Phase& phase) = 0;
   virtual uint64_t flows() const { return 0; }  // flows simulated so far (0: closed form)
+  // A peer copy of `bytes` from GPU `src` to GPU `dst` of one node at most `rate` bytes/s (the
+  // pair's path), from the calling actor; returns when it is over. torch.nn.DataParallel's copies
+  // (engine/data_parallel). Closed form here (bytes / rate: nothing shared); the flow backend
+  // shares the GPUs' ports with the other copies in flight when built with p2p endpoints.
+  virtual void transfer(Clock& clock, int src, int dst, double bytes, double rate) {
+    (void)src;
+    (void)dst;
+    if (bytes > 0 && rate > 0) clock.sleep_for(bytes / rate);
+  }
 };
 
 struct BackendInfo {
