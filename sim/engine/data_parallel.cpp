@@ -98,6 +98,7 @@ struct Sync {
   int arrived = 0;
   bool done = false;
   std::vector<int> gpus;
+  bool port = true;  // counted as port transfer time (peer copies, NCCL calls)
   std::function<void()> run;
   sg4::ConditionVariablePtr cv;
 };
@@ -118,9 +119,13 @@ class DataParallelSim {
         g_(sc.cluster.gpus_per_node) {
     op_ = gpu::eager_host_cost().forward_op_s;
     port_bw_ = sc.cluster.intra_bandwidth();
-    pair_bw_ = port_bw_;
-    for (const auto& h : model_.ring().hops)
-      if (!h.inter_node) pair_bw_ = std::min(pair_bw_, h.bandwidth);
+    // A peer copy (cudaMemcpyAsync between two GPUs) takes the links between the pair: all of
+    // the GPU's links through an NVSwitch or its PCIe link, at most peer_links of them in an
+    // NVLink mesh (DGX-1 V100 hybrid cube mesh: at most 2 between a pair, configs/clusters).
+    const auto& c = sc.cluster;
+    pair_bw_ = (c.fabric == config::IntraFabric::NVLINK_MESH && c.peer_links > 0)
+                   ? std::min(port_bw_, c.intra_link.bandwidth * c.peer_links)
+                   : port_bw_;
     const auto& m = sc.model;
     for (const auto& p : m.params) {
       dp_.param_bytes += p.bytes();
@@ -198,8 +203,10 @@ class DataParallelSim {
           const double r0 = sg4::Engine::get_clock();
           y.run();
           const double took = sg4::Engine::get_clock() - r0;
-          comm_busy_ += took;
-          for (int p : y.gpus) gpus_[static_cast<size_t>(p)].transfer_s += took;
+          if (y.port) {
+            comm_busy_ += took;
+            for (int p : y.gpus) gpus_[static_cast<size_t>(p)].transfer_s += took;
+          }
           y.done = true;
           y.cv->notify_all();
         } else {
@@ -221,9 +228,12 @@ class DataParallelSim {
 
   void mark(Phase p) { phase_end_[p] = std::max(phase_end_[p], sg4::Engine::get_clock()); }
 
-  std::shared_ptr<Sync> make_sync(std::vector<int> gpus, std::function<void()> run) {
+  // `gpus`: the streams that take part; `port`: whether it crosses their intra-node ports (a peer
+  // copy or an NCCL call; not the host-to-device copy).
+  std::shared_ptr<Sync> make_sync(std::vector<int> gpus, std::function<void()> run, bool port = true) {
     auto y = std::make_shared<Sync>();
     y->participants = static_cast<int>(gpus.size());
+    y->port = port;
     y->gpus = std::move(gpus);
     y->run = std::move(run);
     y->cv = sg4::ConditionVariable::create();
@@ -350,7 +360,8 @@ class DataParallelSim {
     h2d_s_ = h2d;
     auto h2d_on = [&](int g) {
       gpus_[static_cast<size_t>(g)].host_link_bytes = on_cpu ? dp_.input_bytes / g_ : dp_.input_bytes;
-      auto y = make_sync({g}, [h2d] { sg4::this_actor::sleep_for(h2d); });
+      auto y = make_sync(
+          {g}, [h2d] { sg4::this_actor::sleep_for(h2d); }, false);
       push(g, {0, y, SCATTER});
       gpus_[static_cast<size_t>(g)].kernel_s += h2d;
       return y;
