@@ -214,3 +214,18 @@ TEST(DataParallelValidation, RefusesMoreThanOneNodeAndBadSettings) {
 
 }  // namespace
 }  // namespace ddpsim::testing
+
+namespace ddpsim::testing {
+namespace {
+
+TEST(DataParallelSweep, RowsAreExplainedByTheirPhasesNotByBuckets) {
+  auto r = run_cli(
+      "sweep scenarios/claims/data-parallel-resnet50-1x8-v100.json --param gpus_per_node=2,4 "
+      "--set simulation.backend=analytic -q");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("torch.nn.DataParallel: scatter"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("overlap-bound"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace ddpsim::testing
