@@ -752,6 +752,26 @@ Scenario Catalog::load_scenario(const fs::path& file, const std::vector<std::str
   return s;
 }
 
+namespace {
+
+// torch.nn.DataParallel (engine/data_parallel.hpp) is one process driving the GPUs of one node.
+void check_data_parallel(const Scenario& s, Diagnostics& d) {
+  if (s.cluster.nodes > 1)
+    d.add("/nodes", std::to_string(s.cluster.nodes) +
+                        " nodes with training.wrapper \"data_parallel\": torch.nn.DataParallel is a single process "
+                        "driving the GPUs of one machine; expected 1 node (use \"ddp\" across nodes)");
+  if (s.training.gradient_accumulation_steps > 1)
+    d.add("/training/gradient_accumulation_steps",
+          std::to_string(s.training.gradient_accumulation_steps) +
+              " with training.wrapper \"data_parallel\": not modelled for DataParallel; expected 1");
+  if (s.stragglers.explicit_ranks())
+    d.add("/stragglers",
+          "jitter or slow ranks with training.wrapper \"data_parallel\": not modelled for "
+          "DataParallel; expected none");
+}
+
+}  // namespace
+
 Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, const fs::path& base) const {
   Diagnostics d(label);
   Scenario s;
@@ -812,7 +832,9 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
             std::to_string(s.stragglers.slow_ranks[i].first) + " is not a rank of this " +
                 std::to_string(s.cluster.world_size()) + "-GPU cluster; expected 0.." +
                 std::to_string(s.cluster.world_size() - 1));
-  if (d.ok() && !s.model.unused_params.empty() && !s.ddp.find_unused_parameters && s.cluster.world_size() > 1)
+  if (d.ok() && s.training.wrapper == "data_parallel") check_data_parallel(s, d);
+  if (d.ok() && !s.model.unused_params.empty() && !s.ddp.find_unused_parameters && s.cluster.world_size() > 1 &&
+      s.training.wrapper == "ddp")
     d.add("/ddp/find_unused_parameters",
           "false, but model \"" + s.model.name + "\" has " + std::to_string(s.model.unused_params.size()) +
               " parameter(s) its forward does not use (first: " + s.model.params[s.model.unused_params[0]].name +

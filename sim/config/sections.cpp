@@ -159,6 +159,17 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
   s.attention = tr.string_or("attention", def.attention, {"eager", "sdpa_flash", "sdpa_mem_efficient"});
   s.cuda_graphs = tr.boolean_or("cuda_graphs", def.cuda_graphs);
   s.fused_bias_gelu_dropout = tr.boolean_or("fused_bias_gelu_dropout", def.fused_bias_gelu_dropout);
+  s.wrapper = tr.string_or("wrapper", def.wrapper, {"ddp", "data_parallel"});
+  if (const Json* dj = tr.raw("data_parallel")) {
+    ObjectReader pr(*dj, "/training/data_parallel", d);
+    const auto& pd = def.data_parallel;
+    auto& ps = s.data_parallel;
+    ps.gil_share = pr.number_or("gil_share", pd.gil_share, 0.0, false, 1.0);
+    ps.nccl = pr.boolean_or("nccl", pd.nccl);
+    if (auto v = pr.quantity("output_bytes_per_sample", Quantity::BYTES, false, true)) ps.output_bytes_per_sample = v;
+    ps.input_device = pr.string_or("input_device", pd.input_device, {"cuda:0", "cpu"});
+    pr.finish();
+  }
   tr.finish();
   return s;
 }

@@ -234,6 +234,23 @@ struct TrainingSettings {
     bool overlap_with_ddp = false;           // step + broadcasts in DDP's comm hook (ddp_zero_hook.hook_with_zero_step)
     bool parameters_as_bucket_view = false;  // one broadcast per rank's shard instead of one per parameter
   } zero_redundancy_optimizer;
+  // How the model is wrapped: "ddp" (DistributedDataParallel, one process per GPU) or
+  // "data_parallel" (torch.nn.DataParallel: one process, one node; engine/data_parallel.hpp).
+  std::string wrapper = "ddp";
+  struct DataParallel {
+    // Share of an eager op's host cost a Python thread holds the GIL for (parallel_apply's threads
+    // cannot overlap it). 1 = all of it (an upper bound: PyTorch's bindings release the GIL
+    // around the C++ dispatch); 0 = the threads never wait for each other.
+    double gil_share = 1.0;
+    // torch.cuda.nccl available (PyTorch's CUDA builds): broadcast_coalesced / reduce_add use NCCL
+    // broadcast / reduce; false: peer copies from / to GPU 0 (torch/csrc/cuda/comm.cpp fallback).
+    bool nccl = true;
+    std::optional<double> output_bytes_per_sample;  // gathered to GPU 0; default: the last layer's output
+    // Where the batch is when the module is called: "cuda:0" (input.to("cuda:0"), as PyTorch's
+    // DataParallel tutorial does; then peer copies to the others) or "cpu" (Scatter copies each
+    // chunk host-to-device on a background stream per GPU).
+    std::string input_device = "cuda:0";
+  } data_parallel;
 };
 
 struct ContentionSettings {

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "ddp/reducer.hpp"
 #include "ddp/step_plan.hpp"
+#include "engine/data_parallel.hpp"
 #include "engine/gpu_share.hpp"
 #include "gpu/compute_model.hpp"
 #include "memory/memory_model.hpp"
@@ -842,6 +843,7 @@ std::vector<report::TracedRank> select_traced_ranks(const std::vector<std::vecto
 }
 
 report::StepReport simulate(const config::Scenario& scenario, const RunOptions& options) {
+  if (scenario.training.wrapper == "data_parallel") return simulate_data_parallel(scenario, options);
   StepSimulator sim(scenario, options);
   return sim.run();
 }

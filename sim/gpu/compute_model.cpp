@@ -146,6 +146,8 @@ void legacy_layers(const config::Scenario& sc, const config::GpuSpec& gpu, Compu
     }
     p.forward.push_back(f);
     p.backward.push_back(b);
+    p.forward_ops.push_back({f.seconds});
+    p.backward_ops.push_back({b.seconds});
     p.forward_total += f.seconds;
     p.backward_total += b.seconds;
   }
@@ -268,6 +270,15 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     fwd[li] = std::move(f);
     bwd[li] = std::move(b);
     p.model_flops += lks[li].flops_fwd + lks[li].flops_bwd;
+  }
+  p.host_forward_op_s = host.forward_op_s;
+  p.host_backward_op_s = host.backward_op_s;
+  p.forward_ops.resize(m.layers.size());
+  p.backward_ops.resize(m.layers.size());
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    for (const auto& k : fwd[li])
+      if (k.seconds > 0) p.forward_ops[li].push_back(k.seconds);
+    for (const auto& k : bwd[li]) p.backward_ops[li].push_back(k.seconds);
   }
   std::vector<LayerClasses> cls(m.layers.size());
   for (size_t li = 0; li < m.layers.size(); ++li)
@@ -515,6 +526,9 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
       };
       for (auto& k : p.forward) scale_kernel(k);
       for (auto& k : p.backward) scale_kernel(k);
+      for (auto* ops : {&p.forward_ops, &p.backward_ops})
+        for (auto& layer : *ops)
+          for (double& t : layer) t *= p.compute_scale;
       scale_kernel(p.grad_unscale);
       scale_kernel(p.clip);
       scale_kernel(p.optimizer);

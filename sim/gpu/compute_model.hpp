@@ -60,6 +60,12 @@ struct ComputeProfile {
   // measured time attributed to the class on A and what it becomes on B (empty: no transfer).
   std::string transfer_from, transfer_from_device, transfer_to;
   std::vector<TransferClass> transfer;
+  // Per layer, the GPU seconds of each kernel before the host's dispatch is folded in (forward:
+  // the ops that cost host time; backward: every kernel), and the host seconds per op (0 without
+  // the per-kernel model or with CUDA graphs). engine/data_parallel replays these with its own
+  // host threads; the DDP engine uses the folded per-layer times above.
+  std::vector<std::vector<double>> forward_ops, backward_ops;
+  double host_forward_op_s = 0, host_backward_op_s = 0;
 };
 
 // Achieved fraction of peak FLOP/s for a layer type: the scenario's per-type value, else the

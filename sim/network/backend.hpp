@@ -43,6 +43,15 @@ class Backend {
   // Utilisation per link class over time (recorded only when asked for at construction: the
   // flow backend's --trace counters).
   virtual std::vector<report::LinkCounterTrack> link_counters() const { return {}; }
+  // A peer copy of `bytes` from GPU `src` to GPU `dst` of one node at most `rate` bytes/s (the
+  // pair's path), from the calling actor; returns when it is over. torch.nn.DataParallel's copies
+  // (engine/data_parallel). Closed form here (bytes / rate: nothing shared); the flow backend
+  // shares the GPUs' ports with the other copies in flight when built with p2p endpoints.
+  virtual void transfer(Clock& clock, int src, int dst, double bytes, double rate) {
+    (void)src;
+    (void)dst;
+    if (bytes > 0 && rate > 0) clock.sleep_for(bytes / rate);
+  }
 };
 
 // Link class names shared by the backends (the fabric's own are fabric::to_string(LinkClass)):

@@ -243,8 +243,11 @@ std::vector<report::LinkCounterTrack> FlowBackend::link_counters() const {
 // ------------------------------------------------------------------ construction
 
 FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const collectives::RingPlan& ring,
-                         config::Fidelity fidelity, config::RankMode ranks, int cross_nic, bool link_timeline)
+                         config::Fidelity fidelity, config::RankMode ranks, int cross_nic, bool link_timeline,
+                         int p2p_gpus, double p2p_bandwidth)
     : timeline_(link_timeline), ring_(ring), fidelity_(fidelity) {
+  for (int g = 0; g < p2p_gpus; ++g)
+    p2p_.push_back(endpoint(zone, "p2p-gpu" + std::to_string(g), p2p_bandwidth, p2p_bandwidth));
   const int n = ring_.nranks;
   if (n <= 1) return;
   const bool fabric = !c.inter_fabric.is_single_switch() && c.nodes > 1 && c.inter_link;
@@ -331,6 +334,21 @@ FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const
     hook_time_steps();
     g_timeline = this;
   }
+}
+
+void FlowBackend::transfer(Clock& clock, int src, int dst, double bytes, double rate) {
+  if (bytes <= 0) return;
+  if (src < 0 || dst < 0 || src >= static_cast<int>(p2p_.size()) || dst >= static_cast<int>(p2p_.size()) ||
+      src == dst) {
+    Backend::transfer(clock, src, dst, bytes, rate);
+    return;
+  }
+  // The ports carry the pair's bandwidth (constructor), so `rate` is not set on the flow: SimGrid
+  // 3.32 refuses Comm::set_rate on a host-to-host communication.
+  (void)rate;
+  sg4::Comm::sendto(p2p_[static_cast<size_t>(src)], p2p_[static_cast<size_t>(dst)],
+                    static_cast<uint64_t>(std::llround(bytes)));
+  ++flows_;
 }
 
 FlowBackend::HopActors& FlowBackend::free_hop_actors() {

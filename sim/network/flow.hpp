@@ -55,7 +55,8 @@ class FlowBackend final : public Backend {
  public:
   // Builds its endpoints and links in `zone` (a star zone, not yet sealed).
   FlowBackend(simgrid::s4u::NetZone* zone, const config::ClusterSpec& cluster, const collectives::RingPlan& ring,
-              config::Fidelity fidelity, config::RankMode ranks, int cross_nic = 2, bool link_timeline = false);
+              config::Fidelity fidelity, config::RankMode ranks, int cross_nic = 2, bool link_timeline = false,
+              int p2p_gpus = 0, double p2p_bandwidth = 0);
   ~FlowBackend() override;
   std::string name() const override { return "flow"; }
   // Each hop carries transfer x bottleneck bandwidth bytes, so that uncontended the phase takes
@@ -68,6 +69,10 @@ class FlowBackend final : public Backend {
   std::vector<report::LinkClassTotals> link_totals() const override;
   std::string links_note() const override;
   std::vector<report::LinkCounterTrack> link_counters() const override;
+  // One flow from GPU src's port to GPU dst's, each port a transmit and a receive link of
+  // p2p_bandwidth (the engine passes the GPU pair's bandwidth; `rate` is not applied: SimGrid
+  // 3.32 has no rate cap for host-to-host flows); needs p2p_gpus > src, dst at construction.
+  void transfer(Clock& clock, int src, int dst, double bytes, double rate) override;
   struct FabricState;
   struct Live;
 
@@ -139,8 +144,9 @@ class FlowBackend final : public Backend {
  private:
   collectives::RingPlan ring_;
   config::Fidelity fidelity_;
-  std::vector<Route> routes_;    // one per flow a round starts
-  HopActors& free_hop_actors();  // a set not running a phase (created on first need)
+  std::vector<Route> routes_;             // one per flow a round starts
+  std::vector<simgrid::s4u::Host*> p2p_;  // per-GPU port endpoints for transfer()
+  HopActors& free_hop_actors();           // a set not running a phase (created on first need)
   std::vector<std::unique_ptr<HopActors>> actor_sets_;
   bool every_hop_ = false;  // `all` on the single switch: flows issued by per-hop actors
   uint64_t flows_ = 0;

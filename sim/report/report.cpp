@@ -140,6 +140,41 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["zero_redundancy_optimizer"] = r.zero_redundancy_optimizer;
   // Only when iteration 1 is faster than the steady state (metrics.hpp explain_iteration1).
   if (!r.iteration1_faster_because.empty()) j["iteration1_faster_because"] = r.iteration1_faster_because;
+  if (r.data_parallel) {
+    const auto& d = *r.data_parallel;
+    j["wrapper"] = "data_parallel";
+    Json gpus = Json::array();
+    for (const auto& g : d.gpus)
+      gpus.push_back({{"gpu", g.gpu},
+                      {"tx_bytes", g.tx_bytes},
+                      {"rx_bytes", g.rx_bytes},
+                      {"host_link_bytes", g.host_link_bytes},
+                      {"port_bandwidth", g.port_bandwidth},
+                      {"bandwidth_use", g.bandwidth_use},
+                      {"kernel_s", g.kernel_s},
+                      {"transfer_s", g.transfer_s},
+                      {"transfer_bandwidth_share", g.transfer_bandwidth_share}});
+    j["data_parallel"] = {{"phases",
+                           {{"scatter_s", d.scatter_s},
+                            {"replicate_s", d.replicate_s},
+                            {"forward_s", d.forward_s},
+                            {"gather_s", d.gather_s},
+                            {"backward_s", d.backward_s},
+                            {"reduce_s", d.reduce_s},
+                            {"optimizer_s", d.optimizer_s}}},
+                          {"gil_wait_s", d.gil_wait_s},
+                          {"host_python_s", d.host_python_s},
+                          {"param_bytes", d.param_bytes},
+                          {"buffer_bytes", d.buffer_bytes},
+                          {"grad_bytes", d.grad_bytes},
+                          {"input_bytes", d.input_bytes},
+                          {"output_bytes", d.output_bytes},
+                          {"broadcast_calls", d.broadcast_calls},
+                          {"reduce_calls", d.reduce_calls},
+                          {"nccl", d.nccl},
+                          {"gil_share", d.gil_share},
+                          {"gpus", gpus}};
+  }
   return j;
 }
 
@@ -250,7 +285,9 @@ std::string to_table(const StepReport& r) {
                   r.compute_scale_per.c_str());
     o << b;
   }
-  if (r.world_size == 1)
+  if (r.data_parallel)
+    o << "  torch.nn.DataParallel over " << r.world_size << " GPU(s): one process, GPU 0 the master\n\n";
+  else if (r.world_size == 1)
     o << "  one GPU: no DDP, no communication\n\n";
   else
     o << "  DDP bucket_cap_mb " << r.bucket_cap_mb << ": " << s.buckets.size() << " buckets in the steady state"
@@ -308,6 +345,26 @@ std::string to_table(const StepReport& r) {
       << core::format_bytes(m.activations) << ", context + NCCL " << core::format_bytes(m.allowance()) << ")\n";
   }
   o << link_table(r);
+  if (r.data_parallel) {
+    const auto& d = *r.data_parallel;
+    o << "\nDataParallel phases\n";
+    line("  scatter            ", d.scatter_s);
+    line("  replicate          ", d.replicate_s);
+    line("  forward            ", d.forward_s);
+    line("  gather             ", d.gather_s);
+    line("  backward           ", d.backward_s);
+    line("  reduce to GPU 0    ", d.reduce_s);
+    line("  optimizer (GPU 0)  ", d.optimizer_s);
+    line("  GIL waits (sum)    ", d.gil_wait_s);
+    o << "  gpu     tx bytes     rx bytes  bandwidth use  while transferring\n";
+    for (const auto& g : d.gpus) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "  %3d %12s %12s  %11.2f %%  %16.1f %%\n", g.gpu,
+                    core::format_bytes(g.tx_bytes).c_str(), core::format_bytes(g.rx_bytes).c_str(),
+                    100 * g.bandwidth_use, 100 * g.transfer_bandwidth_share);
+      o << buf;
+    }
+  }
   if (r.has_iteration1) {
     o << "\niteration 1 (" << r.iteration1.buckets.size() << " bucket(s))\n";
     o << "  step time          " << core::format_time(r.iteration1.step_time_s) << ", exposed comm "

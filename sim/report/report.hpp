@@ -103,6 +103,33 @@ struct LinkCounterTrack {
   std::vector<double> t, value;
 };
 
+// torch.nn.DataParallel (training.wrapper "data_parallel", engine/data_parallel.hpp).
+struct DataParallelGpu {
+  int gpu = 0;
+  double tx_bytes = 0, rx_bytes = 0;  // over the GPU's intra-node port (peer copies, NCCL broadcast / reduce)
+  double host_link_bytes = 0;         // host-to-device input copy (GPU 0 only)
+  double port_bandwidth = 0;          // bytes/s per direction (links_per_gpu x link bandwidth)
+  double bandwidth_use = 0;           // (tx + rx) / (step time x 2 x port_bandwidth)
+  double kernel_s = 0;                // its stream's kernels (compute, flatten/add copies)
+  double transfer_s = 0;              // its stream inside peer copies and NCCL calls
+  // max(tx, rx) / (transfer_s x port_bandwidth): the share of its port the transfers used while
+  // they ran (0 without transfers)
+  double transfer_bandwidth_share = 0;
+};
+
+struct DataParallelReport {
+  // Phases as the step's time line splits into them: each ends when its last host work and its
+  // last GPU work are done (later than the previous phase's end); they sum to the step time.
+  double scatter_s = 0, replicate_s = 0, forward_s = 0, gather_s = 0, backward_s = 0, reduce_s = 0, optimizer_s = 0;
+  double gil_wait_s = 0;     // parallel_apply's threads waiting for the GIL (summed over threads)
+  double host_python_s = 0;  // DataParallel's own Python work (device check, replicate, threads, Functions)
+  double param_bytes = 0, buffer_bytes = 0, grad_bytes = 0, input_bytes = 0, output_bytes = 0;
+  int broadcast_calls = 0, reduce_calls = 0;  // coalesced chunks (10 MiB buffers)
+  bool nccl = true;
+  double gil_share = 1;
+  std::vector<DataParallelGpu> gpus;
+};
+
 struct StepReport {
   std::string scenario;
   std::string model;
@@ -160,6 +187,7 @@ struct StepReport {
   int link_steps = 0;
   std::string links_note;                       // what the figures can and cannot say (backend)
   std::vector<LinkCounterTrack> link_counters;  // --trace: utilisation per class over the run
+  std::optional<DataParallelReport> data_parallel;  // set only with training.wrapper "data_parallel"
 };
 
 // The full report: steady-state fields at the top level, "iteration1" with the same fields.

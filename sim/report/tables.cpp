@@ -111,7 +111,17 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
     const long long nb = r["num_buckets"].get<long long>();
     const double dstep = num(r, "step_time_s") - num(b, "step_time_s");
     std::string kind, text = params_label(r, param_paths) + ": +" + core::format_time(dstep) + "; ";
-    if (num(r, "data_wait_s") > num(b, "data_wait_s") + 0.5 * (exp - b_exp) && exp > b_exp) {
+    if (r.contains("data_parallel") && r["data_parallel"].is_object()) {
+      // torch.nn.DataParallel (engine/data_parallel): no buckets; its phases say where time goes.
+      kind = "data-parallel";
+      const auto& ph = r["data_parallel"]["phases"];
+      text += "torch.nn.DataParallel: scatter " + core::format_time(num(ph, "scatter_s")) + ", replicate " +
+              core::format_time(num(ph, "replicate_s")) + ", forward " + core::format_time(num(ph, "forward_s")) +
+              " (GIL waits " + core::format_time(num(r["data_parallel"], "gil_wait_s")) + " summed), gather " +
+              core::format_time(num(ph, "gather_s")) + ", backward " + core::format_time(num(ph, "backward_s")) +
+              ", reduce to GPU 0 " + core::format_time(num(ph, "reduce_s")) + ", optimizer " +
+              core::format_time(num(ph, "optimizer_s"));
+    } else if (num(r, "data_wait_s") > num(b, "data_wait_s") + 0.5 * (exp - b_exp) && exp > b_exp) {
       kind = "data-loader-bound";
       text += "data-loader-bound: waits " + core::format_time(num(r, "data_wait_s")) + " for input per step vs " +
               core::format_time(num(b, "data_wait_s"));
