@@ -55,7 +55,7 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
 
   auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels);
   apply_buffer_flags(settings, args.buffsize, args.nthreads);
-  validate::CalibrationRequest q{cluster, log,     args.log,          run_g,        version,
+  validate::CalibrationRequest q{cluster,           log,        args.log,     run_g,   version,
                                  version_from_what, args.times, args.holdout, settings};
   auto cal = validate::calibrate_from_log(q);
   std::vector<report::Output> outs;

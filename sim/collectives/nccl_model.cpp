@@ -833,7 +833,14 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     // NVLS tree crosses nodes only at its heads, each through its own NIC (connect.cc connectNvls:
     // treeUp/treeDown are set for the head ranks only; search.cc getNvlsNetDev): min(heads, NICs)
     // NICs per node carry it (all of them on 8-GPU nodes; 32 of an NVL72 rack's 72).
-    const int nics = a == kNvlsTree ? std::min(topo.nics_per_node, std::max(1, t.nvls.nchannels)) : topo.nics_per_node;
+    // NICs beside one GPU (more NICs than GPUs, e.g. 4 x 100G EFA per H100 on AWS p5) are one
+    // virtual NIC to NCCL (topo.cc ncclTopoMakeVNics: NICs under one PCI switch merged,
+    // NCCL_NET_MERGE_LEVEL; the net plugin stripes over the ports), so a head reaches all of its
+    // GPU's NICs.
+    const int ppn = std::max(1, topo.nranks / std::max(1, topo.nnodes));
+    const int merged = topo.nics_per_node > ppn && topo.nics_per_node % ppn == 0 ? topo.nics_per_node / ppn : 1;
+    const int vnics = topo.nics_per_node / merged;
+    const int nics = a == kNvlsTree ? std::min(vnics, std::max(1, t.nvls.nchannels)) * merged : topo.nics_per_node;
     const double per_node = nics * topo.nic_bw * topo.bw_scale_inter;
     // In-network reduction (CollNet, multi-node NVLS through CollNet): a node sends its part once
     // and receives the reduced result once, whatever the node count (the switches reduce).

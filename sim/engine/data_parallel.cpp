@@ -154,7 +154,7 @@ class DataParallelSim {
     host_ = zone->create_host("python", 1.0)->seal();
     backend_ = network::make_backend(
         config::to_string(sc_.simulation.backend),
-        {zone, sc_.cluster, model_.ring(), sc_.simulation, sc_.collective.nccl_cross_nic, g_, pair_bw_});
+        {zone, sc_.cluster, model_.ring(), sc_.simulation, sc_.collective.nccl_cross_nic, false, g_, pair_bw_});
     zone->seal();
     mutex_ = sg4::Mutex::create();
     gil_ = sg4::Mutex::create();

@@ -20,9 +20,8 @@ struct BackendContext {
   const config::SimulationSettings& simulation;
   int cross_nic = 2;           // collective.NCCL_CROSS_NIC: how rings map to NICs on a fabric
   bool link_timeline = false;  // record link utilisation over time (--trace counters)
-  int cross_nic = 2;         // collective.NCCL_CROSS_NIC: how rings map to NICs on a fabric
-  int p2p_gpus = 0;          // flow: per-GPU port endpoints for Backend::transfer (DataParallel's peer copies)
-  double p2p_bandwidth = 0;  // their links' bandwidth per direction
+  int p2p_gpus = 0;            // flow: per-GPU port endpoints for Backend::transfer (DataParallel's peer copies)
+  double p2p_bandwidth = 0;    // their links' bandwidth per direction
 };
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& context);

@@ -177,16 +177,16 @@ struct StepReport {
   double mfu() const;  // model FLOPs / (steady step time x peak)
   std::vector<TraceEvent> trace;
   std::vector<TracedRank> traced_ranks;  // ranks with tracks in the trace (rank 0 at least)
-  std::string ranks;              // how ranks were simulated: "representative" flow classes or "all" flows
-  unsigned long long flows = 0;   // flows the backend simulated (0: closed form)
-  memory::MemoryEstimate memory;  // per GPU at its peak (memory/memory_model.hpp)
+  std::string ranks;                     // how ranks were simulated: "representative" flow classes or "all" flows
+  unsigned long long flows = 0;          // flows the backend simulated (0: closed form)
+  memory::MemoryEstimate memory;         // per GPU at its peak (memory/memory_model.hpp)
   std::string zero_redundancy_optimizer = "off";  // "off", "on" or "overlap_with_ddp"
   // Link statistics over the steady step(s) (`links`, `busiest_link`): per class, in the order the
   // backend lists them; empty without communication. `link_steps` steps were counted.
   std::vector<LinkClassTotals> link_classes;
   int link_steps = 0;
-  std::string links_note;                       // what the figures can and cannot say (backend)
-  std::vector<LinkCounterTrack> link_counters;  // --trace: utilisation per class over the run
+  std::string links_note;                           // what the figures can and cannot say (backend)
+  std::vector<LinkCounterTrack> link_counters;      // --trace: utilisation per class over the run
   std::optional<DataParallelReport> data_parallel;  // set only with training.wrapper "data_parallel"
 };
 

@@ -126,13 +126,7 @@ TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
         // Exception E (not analysed): azure-nc12s-v3 (2 x V100 PCIe per node) across nodes picks
         // Tree/Simple 15-24 % slower than its best candidate at 128 KiB - 2 MiB.
         const bool azure_tree = p.name == "azure-nc12s-v3" && pick.algo == Algo::TREE && pick.proto == Proto::SIMPLE;
-        // Exception G (not analysed): the cloud presets with slower NICs under NVLink SHARP
-        // (aws-p5: 32 x 100 Gb/s EFA, gcp-a3-mega: 8 x 200 Gb/s) pick NVLSTree/Simple at exactly
-        // 64 MiB, the first size exception B no longer covers, 10-17 % slower than their best
-        // candidate across 2-64 nodes.
-        const bool cloud_nvls_64m = (p.name == "aws-p5" || p.name == "gcp-a3-mega") && pick.algo == Algo::NVLS_TREE &&
-                                    bytes == 64.0 * 1024 * 1024;
-        if (shrunk || nvls_fill || simple_ring || tree_nic || azure_tree || cloud_nvls_64m) {
+        if (shrunk || nvls_fill || simple_ring || tree_nic || azure_tree) {
           ++excepted;
           continue;
         }
