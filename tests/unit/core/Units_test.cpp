@@ -189,7 +189,7 @@ TEST(NcclTestsSize, NumberWithOptionalBinarySuffix) {
   // Finite before the suffix, infinite after it (fuzz_units found "1e304G").
   EXPECT_FALSE(parse_nccl_tests_size("1e304G").has_value());
   EXPECT_FALSE(parse_nccl_tests_size("1e308k").has_value());
-  EXPECT_EQ(parse_nccl_tests_size("1e300G"), 1e300 * 1073741824);
+  EXPECT_EQ(parse_nccl_tests_size("1e290G"), 1e290 * 1073741824);
   for (const char* bad : {"", "lots", "12Q", "1MiB", "8 G", "-8", "inf", "nan", "1KK"})
     EXPECT_FALSE(parse_nccl_tests_size(bad).has_value()) << bad;
 }
