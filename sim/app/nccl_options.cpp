@@ -39,6 +39,10 @@ double parse_size(const std::string& flag, const std::string& text) {
   auto v = core::parse_nccl_tests_size(text);
   if (!v || !(*v > 0))
     throw core::ConfigError(flag + ": \"" + text + "\" is not a size; expected bytes like 8, 64K, 256M, 8G or 1MiB");
+  // The range every byte quantity has (parse_quantity checks it for sizes with a unit); the NCCL
+  // model counts bytes in 64-bit integers.
+  if (*v > core::quantity_range(core::Quantity::BYTES).second)  // 1e18
+    throw core::ConfigError(flag + ": \"" + text + "\" is too large; sizes are at most 1e18 bytes");
   return *v;
 }
 

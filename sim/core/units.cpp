@@ -177,15 +177,19 @@ std::optional<double> parse_nccl_tests_size(std::string_view text) {
   if (!(std::isdigit(static_cast<unsigned char>(t[0])) || t[0] == '.') || !std::isfinite(v)) return std::nullopt;
   if (pos == t.size()) return v;
   if (pos + 1 != t.size()) return std::nullopt;
+  double scale = 0;
   switch (t.back()) {
     case 'K':
-    case 'k': return v * 1024.0;
+    case 'k': scale = 1024.0; break;
     case 'M':
-    case 'm': return v * 1048576.0;
+    case 'm': scale = 1048576.0; break;
     case 'G':
-    case 'g': return v * 1073741824.0;
+    case 'g': scale = 1073741824.0; break;
     default: return std::nullopt;
   }
+  // A finite number can overflow with its suffix ("1e304G", found by fuzz_units).
+  if (!std::isfinite(v * scale)) return std::nullopt;
+  return v * scale;
 }
 
 }  // namespace ddpsim::core

@@ -126,6 +126,21 @@ TEST(Reliability, B7B8QuantitiesBeyondTheirRangeAreRefused) {
                  {"link-1e30TBps.json: /bandwidth: \"1e20Gbps\" is not allowed", "at most 1e15Bps"});
 }
 
+// Found by cli_fuzz.py (seed 20261202): a size on the command line beyond the byte range reached
+// the NCCL model's 64-bit byte count (UBSan float-cast-overflow); it is refused like a quantity.
+TEST(Reliability, CollectiveSizesBeyondTheByteRangeAreRefused) {
+  for (const char* flag : {"--explain", "-b", "-e"}) {
+    const std::string other = std::string(flag) == "--explain" ? " -b 1M -e 64M " : " ";
+    for (const char* v : {"9223372036854775808", "1e19", "2e9G"})
+      expect_refused(std::string("collective allreduce --cluster dgx-a100") + other + flag + " " + v +
+                         (std::string(flag) == "-b" ? " -e 1e20" : ""),
+                     {"\"", "is too large; sizes are at most 1e18 bytes"});
+  }
+  // The largest allowed size still runs.
+  const auto r = run("collective allreduce --cluster dgx-a100 --explain 1e18");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
 // B8: the rest of the accepted nonsense.
 TEST(Reliability, B8AcceptedNonsenseIsRefused) {
   expect_refused("buckets --model resnet50 --set ddp.bucket_cap_mb=1e13", {"/ddp/bucket_cap_mb:", "<= 1000000000"});

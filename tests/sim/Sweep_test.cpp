@@ -18,6 +18,7 @@
 
 #include "core/error.hpp"
 #include "core/json_reader.hpp"
+#include "sim/cli_support.hpp"
 
 namespace ddpsim {
 namespace {
@@ -83,6 +84,7 @@ class Proc {
       if (nl != std::string::npos) {
         std::string l = buf_.substr(0, nl);
         buf_.erase(0, nl + 1);
+        if (testing::is_sanitizer_warning_line(l)) continue;  // the sanitizer build's runtime warning
         lines_.push_back(l);
         times_.push_back(std::chrono::duration<double>(Clock::now() - start_).count());
         return l;

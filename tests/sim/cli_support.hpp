@@ -27,6 +27,15 @@ inline std::string ddpsim_bin() {
   return b ? b : DDPSIM_BIN_PATH;
 }
 
+// One line of that warning (its first line, or one of the two that follow it).
+inline bool is_sanitizer_warning_line(const std::string& line) {
+  const bool runtime_line = line.rfind("==", 0) == 0 && line.find("==", 2) != std::string::npos;
+  return (runtime_line &&
+          line.find("WARNING: ASan is ignoring requested __asan_handle_no_return") != std::string::npos) ||
+         line.rfind("False positive error reports may follow", 0) == 0 ||
+         line.rfind("For details see https://github.com/google/sanitizers/issues/189", 0) == 0;
+}
+
 inline std::string without_sanitizer_warnings(const std::string& text) {
   std::istringstream in(text);
   std::string out, line;

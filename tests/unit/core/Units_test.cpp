@@ -186,6 +186,10 @@ TEST(NcclTestsSize, NumberWithOptionalBinarySuffix) {
   EXPECT_EQ(parse_nccl_tests_size("64k"), 64.0 * 1024);
   EXPECT_EQ(parse_nccl_tests_size("1.5M"), 1.5 * 1048576);
   EXPECT_EQ(parse_nccl_tests_size("8G"), 8.0 * 1073741824);
+  // Finite before the suffix, infinite after it (fuzz_units found "1e304G").
+  EXPECT_FALSE(parse_nccl_tests_size("1e304G").has_value());
+  EXPECT_FALSE(parse_nccl_tests_size("1e308k").has_value());
+  EXPECT_EQ(parse_nccl_tests_size("1e290G"), 1e290 * 1073741824);
   for (const char* bad : {"", "lots", "12Q", "1MiB", "8 G", "-8", "inf", "nan", "1KK"})
     EXPECT_FALSE(parse_nccl_tests_size(bad).has_value()) << bad;
 }
