@@ -144,11 +144,12 @@ class DataParallelSim {
   }
 
   report::StepReport run() {
-    std::string arg0 = "ddpsim";
-    std::string log = "--log=root.thresh:critical";
-    char* argv[] = {arg0.data(), log.data(), nullptr};
-    int argc = 2;
-    sg4::Engine e(&argc, argv);
+    auto args = network::FlowBackend::engine_arguments();
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(args.size());
+    sg4::Engine e(&argc, argv.data());
     network::FlowBackend::configure(e);
     auto* zone = sg4::create_star_zone("platform");
     host_ = zone->create_host("python", 1.0)->seal();

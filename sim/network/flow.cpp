@@ -82,6 +82,18 @@ void hook_time_steps() {
 
 }  // namespace
 
+std::vector<std::string> FlowBackend::engine_arguments() {
+  std::vector<std::string> args{"ddpsim", "--log=root.thresh:critical"};
+#if defined(__SANITIZE_ADDRESS__)
+  args.push_back("--cfg=contexts/factory:thread");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  args.push_back("--cfg=contexts/factory:thread");
+#endif
+#endif
+  return args;
+}
+
 void FlowBackend::configure(sg4::Engine& e) {
   // Pure max-min: no TCP-gamma window cap, no cross traffic, CM02 without LV08's factors.
   e.set_config("network/model:CM02");
