@@ -49,10 +49,12 @@ struct PhaseResult {
 PhaseResult phase(const config::ClusterSpec& c, config::RankMode ranks = config::RankMode::REPRESENTATIVE,
                   int cross_nic = 2, int concurrent = 1) {
   std::function<Json()> work = [c, ranks, cross_nic, concurrent] {
-    std::string a0 = "t", a1 = "--log=root.thresh:critical";
-    char* argv[] = {a0.data(), a1.data(), nullptr};
-    int argc = 2;
-    sg4::Engine e(&argc, argv);
+    auto args = network::FlowBackend::engine_arguments();  // thread contexts under ASan
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(args.size());
+    sg4::Engine e(&argc, argv.data());
     network::FlowBackend::configure(e);
     auto* zone = sg4::create_star_zone("z");
     sg4::Host* h = zone->create_host("h", 1.0)->seal();
