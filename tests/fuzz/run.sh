@@ -44,6 +44,8 @@ for f in $fuzzers; do
     done
   fi
   if [ -n "${FUZZ_RUNS:-}" ]; then limit=(-runs="$FUZZ_RUNS"); else limit=(-max_total_time="$secs"); fi
+  # FUZZ_SEED fixes libFuzzer's mutations: with FUZZ_RUNS the run is the same on every machine (CI).
+  if [ -n "${FUZZ_SEED:-}" ]; then limit+=(-seed="$FUZZ_SEED"); fi
   echo "fuzz: $f (${FUZZ_RUNS:-$secs s})"
   log=$build/findings/$f.log
   if ! ASAN_OPTIONS=detect_leaks=1 "$build/tests/fuzz/$f" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
