@@ -144,13 +144,8 @@ class DataParallelSim {
   }
 
   report::StepReport run() {
-    auto args = network::FlowBackend::engine_arguments();
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int argc = static_cast<int>(args.size());
-    sg4::Engine e(&argc, argv.data());
-    network::FlowBackend::configure(e);
+    const auto engine = network::FlowBackend::create_engine();
+    sg4::Engine& e = *engine;
     auto* zone = sg4::create_star_zone("platform");
     host_ = zone->create_host("python", 1.0)->seal();
     backend_ = network::make_backend(

@@ -112,13 +112,8 @@ class StepSimulator {
   }
 
   report::StepReport run() {
-    auto args = network::FlowBackend::engine_arguments();
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int argc = static_cast<int>(args.size());
-    sg4::Engine e(&argc, argv.data());
-    network::FlowBackend::configure(e);
+    const auto engine = network::FlowBackend::create_engine();
+    sg4::Engine& e = *engine;
     // One star zone: hosts for the simulated ranks' GPUs, and whatever the backend adds; routes
     // are per endpoint (no N x N table).
     auto* zone = sg4::create_star_zone("platform");

@@ -82,7 +82,7 @@ void hook_time_steps() {
 
 }  // namespace
 
-std::vector<std::string> FlowBackend::engine_arguments() {
+std::unique_ptr<sg4::Engine> FlowBackend::create_engine() {
   std::vector<std::string> args{"ddpsim", "--log=root.thresh:critical"};
 #if defined(__SANITIZE_ADDRESS__)
   args.push_back("--cfg=contexts/factory:thread");
@@ -91,7 +91,13 @@ std::vector<std::string> FlowBackend::engine_arguments() {
   args.push_back("--cfg=contexts/factory:thread");
 #endif
 #endif
-  return args;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv.data());  // copies the arguments
+  configure(*engine);
+  return engine;
 }
 
 void FlowBackend::configure(sg4::Engine& e) {

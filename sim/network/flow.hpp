@@ -81,10 +81,11 @@ class FlowBackend final : public Backend {
 
   // Applies the pure max-min settings; call on a fresh engine before building anything.
   static void configure(simgrid::s4u::Engine& engine);
-  // The Engine's command line: quiet logs; under AddressSanitizer, actors on system threads
-  // (contexts/factory:thread), because ASan cannot follow SimGrid's swapped actor stacks (stale
-  // stack poison reported as a stack-buffer-overflow in __asan_handle_no_return). Same results.
-  static std::vector<std::string> engine_arguments();
+  // The simulation's Engine, configured: quiet logs; under AddressSanitizer, actors on system
+  // threads (contexts/factory:thread), because ASan cannot follow SimGrid's swapped actor stacks
+  // (stale stack poison reported as a stack-buffer-overflow in __asan_handle_no_return). Same
+  // results. One per process.
+  static std::unique_ptr<simgrid::s4u::Engine> create_engine();
 
  private:
   struct Route {

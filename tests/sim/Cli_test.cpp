@@ -12,6 +12,7 @@
 
 #include "core/json_reader.hpp"
 #include "sim/cli_support.hpp"
+#include "support/files.hpp"
 
 namespace ddpsim {
 namespace {
@@ -26,19 +27,9 @@ std::string bin() { return testing::ddpsim_bin(); }
 // stdout then stderr, as a user sees them (sanitizer runtime warnings taken out).
 Result run(const std::string& args) { return testing::run_cli(args); }
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("ddpsim-cli-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return testing::temp_dir("cli-" + name); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::slurp;
 
 TEST(Cli, RunDefaultPrintsStepTimeAndOverlap) {
   auto r = run("run");

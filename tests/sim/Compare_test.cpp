@@ -11,6 +11,7 @@
 
 #include "core/json_reader.hpp"
 #include "sim/cli_support.hpp"
+#include "support/files.hpp"
 
 namespace ddpsim {
 namespace {
@@ -19,19 +20,9 @@ namespace fs = std::filesystem;
 using core::Json;
 using testing::run_cli;
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("ddpsim-compare-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return testing::temp_dir("compare-" + name); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::slurp;
 
 // ResNet-50 at batch 8 on 1 and 2 nodes of three options: a priced cloud preset, a bundled
 // cluster, and a cluster with a 2:1 fat-tree given as option overrides.

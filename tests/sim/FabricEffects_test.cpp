@@ -26,16 +26,8 @@ constexpr double kT = 1e-3;  // the phase's modelled transfer time alone
 
 // `nodes` 8-GPU servers with 8 x 400G NICs (Meta's Grand Teton H100 hosts, an NVIDIA DGX H100).
 config::ClusterSpec cluster(int nodes, const std::vector<std::string>& fabric) {
-  Json doc = testing::cluster(nodes, 8, testing::link("nv", "nvlink", "7200Gbps", "1us"),
-                              testing::link("roce", "roce", "400Gbps", "5us"), 8);
-  Json f = Json::object();
-  for (const auto& kv : fabric) {
-    const auto eq = kv.find('=');
-    f[kv.substr(0, eq)] = config::parse_override_value(kv.substr(eq + 1));
-  }
-  doc["fabric"] = f;
-  Json sc{{"model", testing::synthetic_model(2, 1000, 1e-4, 1e-4)}, {"cluster", doc}};
-  return testing::scenario(sc).cluster;
+  return testing::cluster_on_fabric(nodes, testing::link("nv", "nvlink", "7200Gbps", "1us"),
+                                    testing::link("roce", "roce", "400Gbps", "5us"), fabric);
 }
 
 // The phase's time over kT for each cluster (every flow simulated), in child processes.
@@ -43,13 +35,8 @@ std::vector<double> slowdowns(const std::vector<config::ClusterSpec>& cs) {
   std::vector<std::function<Json()>> work;
   for (const auto& c : cs)
     work.push_back([c] {
-      auto args = network::FlowBackend::engine_arguments();  // thread contexts under ASan
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      int argc = static_cast<int>(args.size());
-      sg4::Engine e(&argc, argv.data());
-      network::FlowBackend::configure(e);
+      const auto engine = network::FlowBackend::create_engine();
+      sg4::Engine& e = *engine;
       auto* zone = sg4::create_star_zone("z");
       sg4::Host* h = zone->create_host("h", 1.0)->seal();
       const auto ring = collectives::build_ring(c);

@@ -27,16 +27,8 @@ constexpr double kT = 1e-3;    // the phase's modelled transfer time
 
 // An 8-GPU node with 8 NICs: the ring's bottleneck is the node's 8 x 50 GB/s (NVSwitch is faster).
 config::ClusterSpec cluster(int nodes, const std::vector<std::string>& fabric) {
-  Json doc = testing::cluster(nodes, 8, testing::link("nv", "nvlink", "4000Gbps", "1us"),
-                              testing::link("ndr", "infiniband", "400Gbps", "5us"), 8);
-  Json f = Json::object();
-  for (const auto& kv : fabric) {
-    const auto eq = kv.find('=');
-    f[kv.substr(0, eq)] = config::parse_override_value(kv.substr(eq + 1));
-  }
-  doc["fabric"] = f;
-  Json sc{{"model", testing::synthetic_model(2, 1000, 1e-4, 1e-4)}, {"cluster", doc}};
-  return testing::scenario(sc).cluster;
+  return testing::cluster_on_fabric(nodes, testing::link("nv", "nvlink", "4000Gbps", "1us"),
+                                    testing::link("ndr", "infiniband", "400Gbps", "5us"), fabric);
 }
 
 struct PhaseResult {
@@ -49,13 +41,8 @@ struct PhaseResult {
 PhaseResult phase(const config::ClusterSpec& c, config::RankMode ranks = config::RankMode::REPRESENTATIVE,
                   int cross_nic = 2, int concurrent = 1) {
   std::function<Json()> work = [c, ranks, cross_nic, concurrent] {
-    auto args = network::FlowBackend::engine_arguments();  // thread contexts under ASan
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int argc = static_cast<int>(args.size());
-    sg4::Engine e(&argc, argv.data());
-    network::FlowBackend::configure(e);
+    const auto engine = network::FlowBackend::create_engine();
+    sg4::Engine& e = *engine;
     auto* zone = sg4::create_star_zone("z");
     sg4::Host* h = zone->create_host("h", 1.0)->seal();
     const auto ring = collectives::build_ring(c);

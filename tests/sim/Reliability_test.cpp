@@ -14,6 +14,7 @@
 
 #include "core/json_reader.hpp"
 #include "sim/cli_support.hpp"
+#include "support/files.hpp"
 
 namespace ddpsim {
 namespace {
@@ -38,12 +39,7 @@ void expect_refused(const std::string& args, std::initializer_list<std::string> 
     EXPECT_NE(r.out.find(f), std::string::npos) << args << "\nwanted: " << f << "\n" << r.out;
 }
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("ddpsim-rel-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return testing::temp_dir("rel-" + name); }
 
 void write(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);

@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/json_reader.hpp"
 #include "sim/cli_support.hpp"
+#include "support/files.hpp"
 
 namespace ddpsim {
 namespace {
@@ -32,19 +33,9 @@ std::string bin() {
   return b ? b : DDPSIM_BIN_PATH;
 }
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("ddpsim-sweep-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return testing::temp_dir("sweep-" + name); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::slurp;
 
 size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 

@@ -8,6 +8,7 @@
 
 #include "app/sweep.hpp"
 #include "config/catalog.hpp"
+#include "config/overrides.hpp"
 #include "core/json_reader.hpp"
 #include "engine/simulation.hpp"
 #include "report/report.hpp"
@@ -67,6 +68,21 @@ inline std::vector<Json> simulate_in_children(const std::vector<config::Scenario
 inline config::Scenario scenario(const Json& doc) {
   config::Catalog cat(config::Catalog::default_root());
   return cat.scenario_from_json(doc, "test-scenario", std::filesystem::current_path());
+}
+
+// The cluster of `cluster(nodes, 8, intra, inter, 8)` (8-GPU servers with 8 NICs) under a fabric
+// given as "key=value" settings (`--set fabric.*` syntax), as a scenario's spec resolves it.
+inline config::ClusterSpec cluster_on_fabric(int nodes, const Json& intra, const Json& inter,
+                                             const std::vector<std::string>& fabric) {
+  Json doc = cluster(nodes, 8, intra, inter, 8);
+  Json f = Json::object();
+  for (const auto& kv : fabric) {
+    const auto eq = kv.find('=');
+    f[kv.substr(0, eq)] = config::parse_override_value(kv.substr(eq + 1));
+  }
+  doc["fabric"] = f;
+  Json sc{{"model", synthetic_model(2, 1000, 1e-4, 1e-4)}, {"cluster", doc}};
+  return scenario(sc).cluster;
 }
 
 }  // namespace ddpsim::testing

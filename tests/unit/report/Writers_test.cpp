@@ -11,25 +11,16 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "support/files.hpp"
 
 namespace ddpsim::report {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("ddpsim-writers-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path fresh(const std::string& name) { return testing::temp_dir("writers-" + name); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::slurp;
 
 TEST(Writers, OneBadPathLeavesNoneOfTheOutputs) {
   const auto d = fresh("partial");
