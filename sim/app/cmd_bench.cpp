@@ -58,6 +58,7 @@ int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
                     {"num_params", rep.num_params},
                     {"num_buckets", rep.steady.buckets.size()},
                     {"flows", rep.flows},
+                    {"flows_reused", rep.flows_reused},
                     {"step_time_s", rep.steady.step_time_s}};
       });
     // One at a time: timings of concurrent children would disturb each other.

@@ -13,8 +13,13 @@ namespace {
 // Costs measured on the Release build (one core of the CI machine; README "Limits"); the estimates
 // only need to say roughly how long a run beyond a limit would take.
 constexpr double kBytesPerGpu = 72;  // representative ranks: 4,194,304 GPUs in 0.3 s and 300 MB
-// simulation.ranks "all": 1,024 GPUs 0.23 s, 4,096 GPUs 1.6 s, 16,384 GPUs 53 s (about N^2.5).
-double seconds_all_ranks(double gpus) { return 0.2 + 1.6 * std::pow(gpus / 4096.0, 2.5); }
+// simulation.ranks "all", every round simulated (several NCCL streams, reuse_rounds false): 1,024
+// GPUs 0.23 s, 4,096 GPUs 1.6 s, 16,384 GPUs 53 s (about N^2.5). With one stream and reused rounds
+// (network/flow.hpp) a whole `run` simulates one round flow by flow: GPT-2, single switch / ECMP
+// 3-tier fat-tree: 1,024 GPUs 0.13 / 0.15 s, 4,096 0.40 / 0.48 s, 16,384 3.5 / 2.4 s (about N^1.6).
+double seconds_all_ranks(double gpus, bool reused) {
+  return reused ? 0.1 + 0.45 * std::pow(gpus / 4096.0, 1.6) : 0.2 + 1.6 * std::pow(gpus / 4096.0, 2.5);
+}
 // Explicit ranks: each step simulates every rank's compute stream and its waits on the others.
 // With the compute stream's kernels as one timed wait per GPU-state change (engine/gpu_share):
 // 64 GPUs x 150 steps (ResNet-50) 0.9 s, GPT-2 on 1,024 GPUs 0.32-0.43 s per step (README
@@ -55,7 +60,7 @@ void check_limits(const Scenario& s, core::Diagnostics& d) {
                         std::to_string(L.max_gpus) + " (estimate: " + num(gpus * kBytesPerGpu / 1e9) +
                         " GB of memory); raise it with --set limits.max_gpus=" + g);
   if (s.simulation.ranks == RankMode::ALL && gpus > 1) {
-    const double t = seconds_all_ranks(gpus);
+    const double t = seconds_all_ranks(gpus, s.simulation.reuse_rounds && s.streams.comm_streams <= 1);
     if (t > L.max_seconds)
       d.add("/simulation/ranks",
             "\"all\" builds a host, a link and an actor per GPU: " + g + " GPUs would take about " + num(t) +

@@ -272,6 +272,7 @@ SimulationSettings parse_simulation(const Json& j, Diagnostics& d) {
       fidelity_names().value(sr.string_or("fidelity", to_string(def.fidelity), fidelity_names().all()), def.fidelity);
   s.ranks = rank_mode_names().value(sr.string_or("ranks", to_string(def.ranks), rank_mode_names().all()), def.ranks);
   s.seed = static_cast<uint64_t>(sr.integer_or("seed", static_cast<long long>(def.seed), 0, (1LL << 53)));
+  s.reuse_rounds = sr.boolean_or("reuse_rounds", def.reuse_rounds);
   sr.finish();
   return s;
 }

@@ -319,6 +319,9 @@ struct SimulationSettings {
   Fidelity fidelity = Fidelity::FUSED;
   RankMode ranks = RankMode::REPRESENTATIVE;
   uint64_t seed = 1;
+  // Every-flow rounds on an otherwise idle network reuse the first one's max-min solution, scaled
+  // (network/flow.hpp); false simulates every round (the same result to rounding, slower).
+  bool reuse_rounds = true;
 };
 
 // What a scenario may ask the simulator to do, checked before it starts (config/limits.hpp):

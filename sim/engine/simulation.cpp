@@ -119,9 +119,9 @@ class StepSimulator {
     auto* zone = sg4::create_star_zone("platform");
     // GPU work is timed waits (GpuShare), not Execs: the hosts only place the actors.
     for (int r = 0; r < ranks_; ++r) hosts_.push_back(zone->create_host("compute" + std::to_string(r), 1.0)->seal());
-    backend_ = network::make_backend(
-        config::to_string(sc_.simulation.backend),
-        {zone, sc_.cluster, model_.ring(), sc_.simulation, sc_.collective.nccl_cross_nic, opt_.collect_trace});
+    backend_ = network::make_backend(config::to_string(sc_.simulation.backend),
+                                     {zone, sc_.cluster, model_.ring(), sc_.simulation, sc_.collective.nccl_cross_nic,
+                                      opt_.collect_trace, 0, 0, streams_ <= 1});
     zone->seal();
 
     mutex_ = sg4::Mutex::create();
@@ -751,6 +751,7 @@ class StepSimulator {
     r.trace = std::move(timeline_.trace);
     r.traced_ranks = traced_ranks_;
     r.flows = backend_->flows();
+    r.flows_reused = backend_->flows_reused();
     r.ranks = config::to_string(sc_.simulation.ranks);
     r.memory = memory::estimate_memory(sc_);
     const auto& z = sc_.training.zero_redundancy_optimizer;

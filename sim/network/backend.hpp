@@ -36,6 +36,8 @@ class Backend {
   // Realises one phase from the calling actor and returns when it is over in simulated time.
   virtual void run_phase(Clock& clock, const Phase& phase) = 0;
   virtual uint64_t flows() const { return 0; }  // flows simulated so far (0: closed form)
+  // Flows of rounds that reused an earlier round's solution instead (network/flow.hpp).
+  virtual uint64_t flows_reused() const { return 0; }
   // Link statistics of the counted phases, per link class (report::LinkClassTotals), and what
   // they can say; none by default.
   virtual std::vector<report::LinkClassTotals> link_totals() const { return {}; }

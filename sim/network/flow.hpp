@@ -28,6 +28,18 @@
 // the class's rate, and concurrent collectives scale every link's flow count alike). Otherwise
 // (ECMP collisions, placement, NCCL_CROSS_NIC=1 mixing classes) every flow is simulated.
 //
+// Reused rounds (`serial`: the engine runs one phase at a time and nothing else on the network):
+// in the every-flow modes (`all` on the single switch, every fabric flow) a round's flows all start
+// together on an otherwise idle network, so its max-min rates do not depend on the bytes, and a
+// round of c times the bytes is the same problem with every event c times later (progressive
+// filling: the rates are fixed by the links alone; each flow's remainder, hence each completion
+// time, scales by c). The first such round whose smallest flow is large enough for its rounding
+// not to show (>= 2^32 units of a 2^-20 byte on a fabric) is simulated flow by flow and kept: its
+// duration and each flow's end; later rounds are that solution scaled, with the same link
+// statistics, and count as `flows_reused`. Not with --trace (its counters need SimGrid's time
+// steps) nor when several NCCL streams or peer copies may overlap; `simulation.reuse_rounds`
+// false simulates every round (tests/sim/ReuseRounds_test.cpp: equal to 1e-9).
+//
 // Link statistics (network/link_ledger): every flow carries a list of the links it stands for
 // (GPU ports and node NICs on the single switch; NIC, leaf, spine and core links on a fabric) with
 // how many flows of the job each entry is; a counted round adds its payload to them and marks them
@@ -56,7 +68,7 @@ class FlowBackend final : public Backend {
   // Builds its endpoints and links in `zone` (a star zone, not yet sealed).
   FlowBackend(simgrid::s4u::NetZone* zone, const config::ClusterSpec& cluster, const collectives::RingPlan& ring,
               config::Fidelity fidelity, config::RankMode ranks, int cross_nic = 2, bool link_timeline = false,
-              int p2p_gpus = 0, double p2p_bandwidth = 0);
+              int p2p_gpus = 0, double p2p_bandwidth = 0, bool serial = false);
   ~FlowBackend() override;
   std::string name() const override { return "flow"; }
   // Each hop carries transfer x bottleneck bandwidth bytes, so that uncontended the phase takes
@@ -66,6 +78,7 @@ class FlowBackend final : public Backend {
   // 1/(N-1) of the latency.
   void run_phase(Clock& clock, const Phase& phase) override;
   uint64_t flows() const override { return flows_; }
+  uint64_t flows_reused() const override { return flows_reused_; }
   std::vector<report::LinkClassTotals> link_totals() const override;
   std::string links_note() const override;
   std::vector<report::LinkCounterTrack> link_counters() const override;
@@ -155,6 +168,24 @@ class FlowBackend final : public Backend {
   std::vector<std::unique_ptr<HopActors>> actor_sets_;
   bool every_hop_ = false;  // `all` on the single switch: flows issued by per-hop actors
   uint64_t flows_ = 0;
+  // Reused rounds (see above): the kept round's volume (fabric: before the shares; single
+  // switch: whole bytes per flow), duration and (end - start, flow) by end.
+  struct Reference {
+    bool valid = false;
+    double bytes = 0, duration = 0;
+    std::vector<std::pair<double, int>> ends;
+  };
+  bool serial_ = false;
+  Reference ref_;
+  std::vector<double> ends_;  // per flow, its end time while a round is recorded
+  bool recording_ = false;
+  uint64_t flows_reused_ = 0;
+  // A round that may reuse (or become) the reference: every-flow, serial, no timeline.
+  bool reusable() const { return serial_ && !timeline_; }
+  // Replays the reference scaled to `bytes` with `payloads` per flow; false when there is none.
+  bool replay(double bytes, const std::vector<double>& payloads, bool counted);
+  void begin_recording();
+  void end_recording(double bytes, double start, bool keep);
 };
 
 }  // namespace ddpsim::network

@@ -16,7 +16,8 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendCont
       {"flow",
        [](const BackendContext& c) {
          return std::make_unique<FlowBackend>(c.zone, c.cluster, c.ring, c.simulation.fidelity, c.simulation.ranks,
-                                              c.cross_nic, c.link_timeline, c.p2p_gpus, c.p2p_bandwidth);
+                                              c.cross_nic, c.link_timeline, c.p2p_gpus, c.p2p_bandwidth,
+                                              c.serial && c.simulation.reuse_rounds);
        }},
   };
   auto it = factories.find(name);

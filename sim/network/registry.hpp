@@ -22,6 +22,9 @@ struct BackendContext {
   bool link_timeline = false;  // record link utilisation over time (--trace counters)
   int p2p_gpus = 0;            // flow: per-GPU port endpoints for Backend::transfer (DataParallel's peer copies)
   double p2p_bandwidth = 0;    // their links' bandwidth per direction
+  // The caller runs one phase at a time and nothing else on the network (one NCCL stream, no
+  // peer copies): the flow backend may then reuse an every-flow round's solution (FlowBackend).
+  bool serial = false;
 };
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& context);

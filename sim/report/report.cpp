@@ -91,6 +91,7 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["explicit_ranks"] = r.explicit_ranks;
   j["ranks"] = r.ranks;
   j["flows"] = r.flows;
+  j["flows_reused"] = r.flows_reused;
   j["contention"] = r.contention;
   j["compute_scale"] = r.compute_scale;
   j["measured_layers"] = r.measured_layers;

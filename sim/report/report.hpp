@@ -179,6 +179,7 @@ struct StepReport {
   std::vector<TracedRank> traced_ranks;  // ranks with tracks in the trace (rank 0 at least)
   std::string ranks;                     // how ranks were simulated: "representative" flow classes or "all" flows
   unsigned long long flows = 0;          // flows the backend simulated (0: closed form)
+  unsigned long long flows_reused = 0;   // flows of rounds that reused an earlier round's solution
   memory::MemoryEstimate memory;         // per GPU at its peak (memory/memory_model.hpp)
   std::string zero_redundancy_optimizer = "off";  // "off", "on" or "overlap_with_ddp"
   // Link statistics over the steady step(s) (`links`, `busiest_link`): per class, in the order the
