@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -69,6 +68,177 @@ const char* kExpected =
 
 }  // namespace
 
+namespace log_match {
+namespace {
+
+bool space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+bool digit(char c) { return c >= '0' && c <= '9'; }
+bool word(char c) { return digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+// A cursor over one candidate match: each step consumes what its pattern element matches and
+// fails the candidate when it cannot (the elements used here never need backtracking: every
+// greedy run is followed by something its characters cannot be).
+struct Cur {
+  std::string_view s;
+  size_t i;
+  bool ok = true;
+  bool lit(std::string_view w) {
+    if (ok && s.substr(i, w.size()) == w) {
+      i += w.size();
+      return true;
+    }
+    return ok = false;
+  }
+  size_t spaces(bool one) {  // \s* or \s+
+    const size_t b = i;
+    while (ok && i < s.size() && space(s[i])) ++i;
+    if (one && i == b) ok = false;
+    return i - b;
+  }
+  std::string_view run(bool (*in)(char)) {  // [class]+
+    const size_t b = i;
+    while (ok && i < s.size() && in(s[i])) ++i;
+    if (i == b) ok = false;
+    return s.substr(b, i - b);
+  }
+};
+
+bool nonspace(char c) { return !space(c); }
+
+// Tries `at` at every start of `s` where `head` occurs (regex_search on a pattern that begins
+// with a literal) and returns the first success.
+template <class F>
+auto search(std::string_view s, std::string_view head, F at) -> decltype(at(size_t{})) {
+  for (size_t p = s.find(head); p != std::string_view::npos; p = s.find(head, p + 1))
+    if (auto r = at(p)) return r;
+  return {};
+}
+
+}  // namespace
+
+size_t mpi_prefix(std::string_view s) {
+  Cur c{s, 0};
+  c.lit("[");
+  c.run(digit);
+  c.lit(",");
+  c.run(digit);
+  c.lit("]<");
+  if (!c.ok) return 0;
+  if (!c.lit("stdout")) {
+    c.ok = true;
+    c.lit("stderr");
+  }
+  c.lit(">:");
+  return c.ok ? c.i : 0;
+}
+
+bool debug_tag(std::string_view s) {
+  for (size_t p = s.find("NCCL "); p != std::string_view::npos; p = s.find("NCCL ", p + 1)) {
+    if (p > 0 && word(s[p - 1])) continue;
+    for (std::string_view tag : {"INFO", "WARN", "TRACE"}) {
+      const size_t e = p + 5 + tag.size();
+      if (s.substr(p + 5, tag.size()) == tag && (e == s.size() || !word(s[e]))) return true;
+    }
+  }
+  return false;
+}
+
+std::optional<std::array<std::string, 3>> version(std::string_view s) {
+  return search(s, "NCCL version", [&](size_t p) -> std::optional<std::array<std::string, 3>> {
+    Cur c{s, p + 12};
+    c.spaces(true);
+    const auto a = c.run(digit);
+    c.lit(".");
+    const auto b = c.run(digit);
+    c.lit(".");
+    const auto d = c.run(digit);
+    if (!c.ok) return std::nullopt;
+    return std::array<std::string, 3>{std::string(a), std::string(b), std::string(d)};
+  });
+}
+
+std::optional<std::string> library_code(std::string_view s) {
+  return search(s, "nccl-library=", [&](size_t p) -> std::optional<std::string> {
+    Cur c{s, p + 13};
+    const auto d = c.run(digit);
+    if (!c.ok || d.size() < 4 || d.size() > 6 || (c.i < s.size() && word(s[c.i]))) return std::nullopt;
+    return std::string(d);
+  });
+}
+
+std::optional<std::string> test_name(std::string_view s) {
+  return search(s, "Collective test starting:", [&](size_t p) -> std::optional<std::string> {
+    Cur c{s, p + 25};
+    c.spaces(false);
+    const auto n = c.run(nonspace);
+    if (!c.ok) return std::nullopt;
+    return std::string(n);
+  });
+}
+
+std::optional<std::array<std::string, 2>> threads(std::string_view s) {
+  return search(s, "nThread", [&](size_t p) -> std::optional<std::array<std::string, 2>> {
+    Cur c{s, p + 7};
+    c.spaces(true);
+    const auto a = c.run(digit);
+    c.spaces(true);
+    c.lit("nGpus");
+    c.spaces(true);
+    const auto b = c.run(digit);
+    if (!c.ok) return std::nullopt;
+    return std::array<std::string, 2>{std::string(a), std::string(b)};
+  });
+}
+
+std::optional<std::string> device(std::string_view s) {
+  Cur c{s, 0};
+  c.lit("#");
+  for (std::string_view w : {"Rank", "Group", "Pid"}) {
+    c.spaces(true);
+    c.lit(w);
+    c.spaces(true);
+    c.run(digit);
+  }
+  c.spaces(true);
+  c.lit("on");
+  c.spaces(true);
+  c.run(nonspace);
+  c.spaces(true);
+  c.lit("device");
+  c.spaces(true);
+  c.run(digit);
+  c.spaces(true);
+  c.lit("[");
+  if (!c.ok) return std::nullopt;
+  const size_t close = s.find(']', c.i);
+  if (close == std::string_view::npos) return std::nullopt;
+  c.i = close + 1;
+  c.spaces(true);
+  if (!c.ok) return std::nullopt;
+  // (.*?)\s*$: the rest without its trailing white space; '.' is anything but a line terminator.
+  std::string_view rest = s.substr(c.i);
+  size_t e = rest.size();
+  while (e > 0 && space(rest[e - 1])) --e;
+  rest = rest.substr(0, e);
+  if (rest.find_first_of("\n\r") != std::string_view::npos) return std::nullopt;
+  return std::string(rest);
+}
+
+std::optional<std::string> avg_bus_bandwidth(std::string_view s) {
+  Cur c{s, 0};
+  c.lit("#");
+  c.spaces(false);
+  c.lit("Avg bus bandwidth");
+  c.spaces(false);
+  c.lit(":");
+  c.spaces(false);
+  const auto v = c.run(nonspace);
+  if (!c.ok) return std::nullopt;
+  return std::string(v);
+}
+
+}  // namespace log_match
+
 NcclLogError::NcclLogError(const std::string& file, int line, const std::string& text, const std::string& expected)
     : std::runtime_error(file + ":" + std::to_string(line) + ": cannot parse \"" + text + "\": expected " + expected),
       file_(file),
@@ -77,14 +247,6 @@ NcclLogError::NcclLogError(const std::string& file, int line, const std::string&
 NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename) {
   NcclTestsLog log;
   log.filename = filename;
-  static const std::regex kMpiPrefix(R"(^\[\d+,\d+\]<(stdout|stderr)>:)");
-  static const std::regex kThreads(R"(nThread\s+(\d+)\s+nGpus\s+(\d+))");
-  static const std::regex kDevice(
-      R"(^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
-  static const std::regex kAvg(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
-  static const std::regex kVersion(R"(NCCL version\s+(\d+)\.(\d+)\.(\d+))");
-  static const std::regex kTestName(R"(Collective test starting:\s*(\S+))");
-  static const std::regex kDebug(R"(\bNCCL (INFO|WARN|TRACE)\b)");
   std::string raw;
   int lineno = 0;
   bool banner_since_row = true;
@@ -92,19 +254,17 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   // nccl-tests 2.14+ banner: "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102"
   // (NCCL_VERSION_CODE of the library it ran with: 2.31.2 here).
   // Before 2.9 NCCL_VERSION_CODE was major*1000 + minor*100 + patch (2.8.3 = 2803).
-  static const std::regex kLibraryCode(R"(nccl-library=(\d{4,6})\b)");
   auto read_version = [&](const std::string& t) {
-    std::smatch m;
     if (log.nccl_version != 0) return;
-    if (std::regex_search(t, m, kVersion)) {
+    if (const auto m = log_match::version(t)) {
       int major = 0, minor = 0, patch = 0;
-      if (!banner_int(m[1], 99, major) || !banner_int(m[2], 99, minor) || !banner_int(m[3], 99, patch))
+      if (!banner_int((*m)[0], 99, major) || !banner_int((*m)[1], 99, minor) || !banner_int((*m)[2], 99, patch))
         throw NcclLogError(filename, lineno, t.substr(0, 120),
                            "'NCCL version MAJOR.MINOR.PATCH' with each part an integer in [0, 99]");
       log.nccl_version = major * 10000 + minor * 100 + patch;
-    } else if (std::regex_search(t, m, kLibraryCode)) {
+    } else if (const auto code_text = log_match::library_code(t)) {
       int code = 0;
-      if (!banner_int(m[1], 999999, code)) return;
+      if (!banner_int(*code_text, 999999, code)) return;
       if (code >= 20000 && code < 30000) log.nccl_version = code;
       if (code >= 2000 && code < 3000) log.nccl_version = 20000 + code / 100 % 10 * 100 + code % 100;
     }
@@ -113,27 +273,26 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     ++lineno;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     // mpirun --tag-output prefixes every line with "[1,0]<stdout>:".
-    std::string line = std::regex_replace(raw, kMpiPrefix, "", std::regex_constants::format_first_only);
-    const std::string t = trim(line);
+    const std::string t = trim(raw.substr(log_match::mpi_prefix(raw)));
     if (t.empty()) continue;
-    if (std::regex_search(t, kDebug)) {  // NCCL_DEBUG output interleaved with the table
+    if (log_match::debug_tag(t)) {  // NCCL_DEBUG output interleaved with the table
       read_version(t);
       continue;
     }
     if (t[0] == '#') {
       read_version(t);
-      std::smatch m;
-      if (log.test_name.empty() && std::regex_search(t, m, kTestName)) log.test_name = m[1];
-      if (std::regex_search(t, m, kThreads)) {
-        if (!banner_int(m[1], 1 << 20, log.nthread) || !banner_int(m[2], 1024, log.ngpus))
+      if (log.test_name.empty())
+        if (auto name = log_match::test_name(t)) log.test_name = *name;
+      if (const auto m = log_match::threads(t)) {
+        if (!banner_int((*m)[0], 1 << 20, log.nthread) || !banner_int((*m)[1], 1024, log.ngpus))
           throw NcclLogError(filename, lineno, t.substr(0, 120),
                              "'nThread N nGpus G' with N an integer in [0, 1048576] and G in [0, 1024]");
         banner_since_row = true;
-      } else if (std::regex_search(t, m, kDevice)) {
-        log.devices.push_back(m[1]);
-      } else if (std::regex_search(t, m, kAvg)) {
+      } else if (auto dev = log_match::device(t)) {
+        log.devices.push_back(*dev);
+      } else if (const auto avg = log_match::avg_bus_bandwidth(t)) {
         double v;
-        if (!to_double(m[1], v)) throw NcclLogError(filename, lineno, t, "a number after '# Avg bus bandwidth :'");
+        if (!to_double(*avg, v)) throw NcclLogError(filename, lineno, t, "a number after '# Avg bus bandwidth :'");
         log.avg_bus_bandwidth.push_back(v);
       }
       continue;
