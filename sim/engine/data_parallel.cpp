@@ -11,6 +11,7 @@
 
 #include "collectives/collective_model.hpp"
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "gpu/compute_model.hpp"
 #include "gpu/kernel_model.hpp"
 #include "network/flow.hpp"
@@ -91,6 +92,8 @@ class ActorClock final : public network::Clock {
 };
 
 enum Phase { SCATTER, REPLICATE, FORWARD, GATHER, BACKWARD, REDUCE, OPTIMIZER, PHASES };
+const char* const kPhaseNames[PHASES] = {"scatter",  "replicate", "forward",  "gather",
+                                         "backward", "reduce",    "optimizer"};
 
 // A peer copy or an NCCL call: every participating stream must reach it; the last one runs it.
 struct Sync {
@@ -100,6 +103,9 @@ struct Sync {
   std::vector<int> gpus;
   bool port = true;  // counted as port transfer time (peer copies, NCCL calls)
   std::function<void()> run;
+  std::string name;      // --trace: the event on every participant's track
+  const char* cat = "";  // its category: "copy", "nccl", "h2d"
+  double start = 0;      // when the last participant started it
   sg4::ConditionVariablePtr cv;
 };
 
@@ -107,7 +113,15 @@ struct Item {
   double seconds = 0;  // a kernel
   std::shared_ptr<Sync> sync;
   Phase phase = SCATTER;
+  const std::string* name = nullptr;  // --trace: the kernel's layer (or what it is)
 };
+
+// --trace tracks: the Python process (pid 0: its main thread, a parallel_apply and an autograd
+// device thread per GPU, the step's phases) and one process per GPU (pid 1 + g: its current
+// stream). Host spans nest (a layer's dispatch holds its GIL waits); a GPU's items never overlap.
+constexpr int kHostPid = 0;
+int apply_tid(int i) { return 1 + 2 * i; }
+int autograd_tid(int i) { return 2 + 2 * i; }
 
 class DataParallelSim {
  public:
@@ -118,6 +132,11 @@ class DataParallelSim {
         model_(sc.cluster, sc.collective),
         g_(sc.cluster.gpus_per_node) {
     op_ = gpu::eager_host_cost().forward_op_s;
+    const auto layer_name = [&](size_t l) {
+      return l < sc.model.layers.size() ? sc.model.layers[l].name : "layer " + std::to_string(l);
+    };
+    for (size_t l = 0; l < profile_.forward_ops.size(); ++l) fwd_names_.push_back(layer_name(l) + " (forward)");
+    for (size_t l = 0; l < profile_.backward_ops.size(); ++l) bwd_names_.push_back(layer_name(l) + " (backward)");
     port_bw_ = sc.cluster.intra_bandwidth();
     // A peer copy (cudaMemcpyAsync between two GPUs) takes the links between the pair: all of
     // the GPU's links through an NVSwitch or its PCIe link, at most peer_links of them in an
@@ -197,6 +216,7 @@ class DataParallelSim {
         Sync& y = *it.sync;
         if (++y.arrived == y.participants) {
           const double r0 = sg4::Engine::get_clock();
+          y.start = r0;
           y.run();
           const double took = sg4::Engine::get_clock() - r0;
           if (y.port) {
@@ -209,10 +229,13 @@ class DataParallelSim {
           std::unique_lock lock(*mutex_);
           while (!y.done) y.cv->wait(lock);
         }
+        if (opt_.collect_trace) trace(1 + g, 0, y.name, y.cat, y.start, sg4::Engine::get_clock() - y.start);
       } else if (it.seconds > 0) {
+        const double t0 = sg4::Engine::get_clock();
         sg4::this_actor::sleep_for(it.seconds);
         rec.kernel_s += it.seconds;
         if (g == 0) compute_only_ += it.seconds;
+        if (opt_.collect_trace) trace(1 + g, 0, it.name ? *it.name : "kernel", kPhaseNames[it.phase], t0, it.seconds);
       }
       mark(it.phase);
     }
@@ -224,12 +247,19 @@ class DataParallelSim {
 
   void mark(Phase p) { phase_end_[p] = std::max(phase_end_[p], sg4::Engine::get_clock()); }
 
+  void trace(int pid, int tid, const std::string& name, const char* cat, double t0, double dur) {
+    if (dur > 0) trace_.push_back({name, cat, tid, t0, dur, nullptr, pid});
+  }
+
   // `gpus`: the streams that take part; `port`: whether it crosses their intra-node ports (a peer
   // copy or an NCCL call; not the host-to-device copy).
-  std::shared_ptr<Sync> make_sync(std::vector<int> gpus, std::function<void()> run, bool port = true) {
+  std::shared_ptr<Sync> make_sync(std::vector<int> gpus, std::function<void()> run, std::string name, const char* cat,
+                                  bool port = true) {
     auto y = std::make_shared<Sync>();
     y->participants = static_cast<int>(gpus.size());
     y->port = port;
+    if (opt_.collect_trace) y->name = std::move(name);
+    y->cat = cat;
     y->gpus = std::move(gpus);
     y->run = std::move(run);
     y->cv = sg4::ConditionVariable::create();
@@ -240,12 +270,16 @@ class DataParallelSim {
   // waits for it to finish).
   void peer_copy(int src, int dst, double bytes, Phase ph) {
     if (bytes <= 0 || src == dst) return;
-    auto y = make_sync({src, dst}, [this, src, dst, bytes] {
-      backend_->transfer(clock_, src, dst, bytes, pair_bw_);
-      gpus_[static_cast<size_t>(src)].tx_bytes += bytes;
-      gpus_[static_cast<size_t>(dst)].rx_bytes += bytes;
-      comm_alone_ += bytes / pair_bw_;
-    });
+    auto y = make_sync(
+        {src, dst},
+        [this, src, dst, bytes] {
+          backend_->transfer(clock_, src, dst, bytes, pair_bw_);
+          gpus_[static_cast<size_t>(src)].tx_bytes += bytes;
+          gpus_[static_cast<size_t>(dst)].rx_bytes += bytes;
+          comm_alone_ += bytes / pair_bw_;
+        },
+        "peer copy " + std::to_string(src) + " -> " + std::to_string(dst) + " (" + core::format_bytes(bytes) + ")",
+        "copy");
     push(src, {0, y, ph});
     push(dst, {0, y, ph});
   }
@@ -255,18 +289,22 @@ class DataParallelSim {
   void nccl_call(bool reduce, double bytes, Phase ph) {
     std::vector<int> all;
     for (int i = 0; i < g_; ++i) all.push_back(i);
-    auto y = make_sync(all, [this, reduce, bytes] {
-      const auto t = model_.broadcast(bytes);
-      backend_->run_phase(clock_, {t.reduce_scatter, t.base_latency});
-      comm_alone_ += t.total();
-      for (int i = 0; i < g_; ++i) {
-        auto& r = gpus_[static_cast<size_t>(i)];
-        const bool sends = reduce ? i != 0 : i != g_ - 1;
-        const bool receives = reduce ? i != 1 : i != 0;
-        if (sends) r.tx_bytes += bytes;
-        if (receives) r.rx_bytes += bytes;
-      }
-    });
+    auto y = make_sync(
+        all,
+        [this, reduce, bytes] {
+          const auto t = model_.broadcast(bytes);
+          backend_->run_phase(clock_, {t.reduce_scatter, t.base_latency});
+          comm_alone_ += t.total();
+          for (int i = 0; i < g_; ++i) {
+            auto& r = gpus_[static_cast<size_t>(i)];
+            const bool sends = reduce ? i != 0 : i != g_ - 1;
+            const bool receives = reduce ? i != 1 : i != 0;
+            if (sends) r.tx_bytes += bytes;
+            if (receives) r.rx_bytes += bytes;
+          }
+        },
+        std::string(reduce ? "ncclReduce to GPU 0 (" : "ncclBcast from GPU 0 (") + core::format_bytes(bytes) + ")",
+        "nccl");
     for (int i = 0; i < g_; ++i) push(i, {0, y, ph});
   }
 
@@ -276,46 +314,58 @@ class DataParallelSim {
 
   // ------------------------------------------------------------------ host threads
 
-  // Python work on the calling thread: it holds the GIL throughout.
-  void python(double seconds) {
+  // Python work on the main thread: it holds the GIL throughout.
+  void python(double seconds, const char* what) {
     if (seconds <= 0) return;
     std::unique_lock lock(*gil_);
+    const double t0 = sg4::Engine::get_clock();
     sg4::this_actor::sleep_for(seconds);
     dp_.host_python_s += seconds;
+    if (opt_.collect_trace) trace(kHostPid, 0, what, "python", t0, seconds);
   }
 
-  // One eager op from a parallel_apply thread: gil_share of its host cost under the GIL.
-  void threaded_op(double cost) {
+  // One eager op from parallel_apply thread `tid`: gil_share of its host cost under the GIL.
+  void threaded_op(double cost, int tid) {
     const double s = sc_.training.data_parallel.gil_share;
     if (cost <= 0) return;
     if (s > 0) {
       const double w0 = sg4::Engine::get_clock();
       gil_->lock();
       dp_.gil_wait_s += sg4::Engine::get_clock() - w0;
+      if (opt_.collect_trace) trace(kHostPid, tid, "GIL wait", "gil wait", w0, sg4::Engine::get_clock() - w0);
       sg4::this_actor::sleep_for(s * cost);
       gil_->unlock();
     }
     if (s < 1) sg4::this_actor::sleep_for((1 - s) * cost);
   }
 
-  void forward_ops(int g, bool threaded) {
-    for (const auto& layer : profile_.forward_ops)
-      for (double k : layer) {
+  // The forward's ops for GPU g, dispatched from host track `tid` (a parallel_apply thread, or
+  // the main thread with one GPU); each layer's dispatch is one span of the trace.
+  void forward_ops(int g, bool threaded, int tid) {
+    for (size_t l = 0; l < profile_.forward_ops.size(); ++l) {
+      const double t0 = sg4::Engine::get_clock();
+      for (double k : profile_.forward_ops[l]) {
         if (threaded)
-          threaded_op(profile_.host_forward_op_s);
+          threaded_op(profile_.host_forward_op_s, tid);
         else
           sg4::this_actor::sleep_for(profile_.host_forward_op_s);
-        push(g, {k, nullptr, FORWARD});
+        push(g, {k, nullptr, FORWARD, &fwd_names_[l]});
       }
+      if (opt_.collect_trace) trace(kHostPid, tid, fwd_names_[l], "dispatch", t0, sg4::Engine::get_clock() - t0);
+    }
   }
 
   void backward_ops(int g) {
     // An autograd device thread (C++): no GIL.
-    for (size_t l = profile_.backward_ops.size(); l-- > 0;)
+    for (size_t l = profile_.backward_ops.size(); l-- > 0;) {
+      const double t0 = sg4::Engine::get_clock();
       for (double k : profile_.backward_ops[l]) {
         sg4::this_actor::sleep_for(profile_.host_backward_op_s);
-        push(g, {k, nullptr, BACKWARD});
+        push(g, {k, nullptr, BACKWARD, &bwd_names_[l]});
       }
+      if (opt_.collect_trace)
+        trace(kHostPid, autograd_tid(g), bwd_names_[l], "dispatch", t0, sg4::Engine::get_clock() - t0);
+    }
   }
 
   // Runs `body(i)` on n new actors and waits for all of them (threads joined).
@@ -334,8 +384,8 @@ class DataParallelSim {
     for (const auto& chunk : take_tensors_cpp(bytes, types, kCoalesceBytes)) {
       double b = 0;
       for (int i : chunk) b += bytes[static_cast<size_t>(i)];
-      python(op_ * (1 + g_));  // flatten + the per-device NCCL calls
-      if (chunk.size() > 1) push(0, {copy_kernel(b), nullptr, REPLICATE});
+      python(op_ * (1 + g_), "broadcast_coalesced: flatten, NCCL calls");
+      if (chunk.size() > 1) push(0, {copy_kernel(b), nullptr, REPLICATE, &kFlatten});
       ++dp_.broadcast_calls;
       if (dp_.nccl) {
         nccl_call(false, b, REPLICATE);
@@ -357,7 +407,8 @@ class DataParallelSim {
     auto h2d_on = [&](int g) {
       gpus_[static_cast<size_t>(g)].host_link_bytes = on_cpu ? dp_.input_bytes / g_ : dp_.input_bytes;
       auto y = make_sync(
-          {g}, [h2d] { sg4::this_actor::sleep_for(h2d); }, false);
+          {g}, [h2d] { sg4::this_actor::sleep_for(h2d); },
+          on_cpu ? "input chunk to cuda:" + std::to_string(g) : "input.to(cuda:0)", "h2d", false);
       push(g, {0, y, SCATTER});
       gpus_[static_cast<size_t>(g)].kernel_s += h2d;
       return y;
@@ -370,8 +421,8 @@ class DataParallelSim {
     compute_only_ += h2d;
 
     // DataParallel.forward: the device check over parameters and buffers, then Scatter.
-    python(kDeviceCheckPerTensor * static_cast<double>(m.params.size() + m.buffers.size()));
-    python(op_ * (2 + g_));  // Scatter.apply, tensor.chunk, one .to per device
+    python(kDeviceCheckPerTensor * static_cast<double>(m.params.size() + m.buffers.size()), "device check");
+    python(op_ * (2 + g_), "Scatter.apply");  // tensor.chunk, one .to per device
     if (on_cpu) {
       // Each chunk host-to-device on its GPU's background stream; the current streams wait for it.
       std::vector<std::shared_ptr<Sync>> ys;
@@ -387,7 +438,7 @@ class DataParallelSim {
 
     if (g_ == 1) {
       // `if len(self.device_ids) == 1: return self.module(*inputs[0], ...)`
-      forward_ops(0, false);
+      forward_ops(0, false, 0);
       mark(FORWARD);
       run_threads(1, "autograd-device", [this](int i) { backward_ops(i); });
       mark(BACKWARD);
@@ -406,23 +457,24 @@ class DataParallelSim {
       broadcast_coalesced(pb, pt);
       broadcast_coalesced(bb, bt);
       python(g_ * (kReplicatePerModule * static_cast<double>(m.layers.size()) +
-                   kReplicatePerTensor * static_cast<double>(m.params.size() + m.buffers.size())));
+                   kReplicatePerTensor * static_cast<double>(m.params.size() + m.buffers.size())),
+             "replicate: module copies");
       mark(REPLICATE);
 
       // parallel_apply: a thread per GPU (started and joined by the main thread).
-      python(kThreadStartJoin * g_);
-      run_threads(g_, "parallel-apply-", [this](int i) { forward_ops(i, true); });
+      python(kThreadStartJoin * g_, "parallel_apply: threads start, join");
+      run_threads(g_, "parallel-apply-", [this](int i) { forward_ops(i, true, apply_tid(i)); });
       mark(FORWARD);
 
       // Gather to GPU 0.
-      python(op_ * (2 + g_));
+      python(op_ * (2 + g_), "Gather.apply");
       const double out = dp_.output_bytes / g_;
       for (int j = 1; j < g_; ++j) peer_copy(j, 0, out, GATHER);
       mark(GATHER);
 
       // backward: Gather's backward (Python) scatters the output gradient from GPU 0, then the
       // device threads run the replicas' backward.
-      python(op_ * (2 + g_));
+      python(op_ * (2 + g_), "Gather.backward: Scatter");
       for (int j = 1; j < g_; ++j) peer_copy(0, j, out, BACKWARD);
       run_threads(g_, "autograd-device-", [this](int i) { backward_ops(i); });
       mark(BACKWARD);
@@ -438,10 +490,10 @@ class DataParallelSim {
       for (const auto& c : take_tensors_py(gb, gt, kCoalesceBytes)) {
         double b = 0;
         for (int i : c) b += gb[static_cast<size_t>(i)];
-        python(op_ * (2 + g_));  // G flattens, the reduce, the unflatten
+        python(op_ * (2 + g_), "ReduceAddCoalesced");  // G flattens, the reduce, the unflatten
         ++dp_.reduce_calls;
         if (c.size() > 1)
-          for (int i = 0; i < g_; ++i) push(i, {copy_kernel(b), nullptr, REDUCE});
+          for (int i = 0; i < g_; ++i) push(i, {copy_kernel(b), nullptr, REDUCE, &kFlatten});
         if (dp_.nccl) {
           nccl_call(true, b, REDUCE);
         } else {
@@ -450,18 +502,21 @@ class DataParallelSim {
             peer_copy(j, 0, b, REDUCE);
             push(0, {gpu::roofline_kernel(0, 3 * b, profile_.peak_flops, sc_.cluster.gpu.hbm_bandwidth, sc_.compute)
                          .seconds,
-                     nullptr, REDUCE});
+                     nullptr, REDUCE, &kAdd});
           }
         }
       }
       // AccumulateGrad of every trainable parameter on GPU 0 (the reduced gradients are stolen).
+      const double acc0 = sg4::Engine::get_clock();
       sg4::this_actor::sleep_for(profile_.host_backward_op_s * static_cast<double>(gb.size()));
+      if (opt_.collect_trace)
+        trace(kHostPid, 0, "AccumulateGrad (GPU 0)", "dispatch", acc0, sg4::Engine::get_clock() - acc0);
       mark(REDUCE);
     }
 
     // The optimizer on GPU 0.
     for (const gpu::Kernel* k : {&profile_.grad_unscale, &profile_.clip, &profile_.optimizer, &profile_.zero_grad})
-      if (k->seconds > 0) push(0, {k->seconds, nullptr, OPTIMIZER});
+      if (k->seconds > 0) push(0, {k->seconds, nullptr, OPTIMIZER, &kOptimizer});
     mark(OPTIMIZER);
     for (auto& s : streams_) {
       s.closed = true;
@@ -509,7 +564,21 @@ class DataParallelSim {
     for (int p = 0; p < PHASES; ++p) {
       const double e = std::max(prev, phase_end_[p]);
       *out[p] = e - prev;
+      if (opt_.collect_trace) trace(kHostPid, phases_tid(), kPhaseNames[p], "phase", prev, e - prev);
       prev = e;
+    }
+    if (opt_.collect_trace) {
+      r.trace = std::move(trace_);
+      const std::string host = "python process (torch.nn.DataParallel)";
+      r.trace_tracks.push_back({kHostPid, 0, host, "main thread"});
+      for (int i = 0; i < g_; ++i) {
+        r.trace_tracks.push_back({kHostPid, apply_tid(i), host, "parallel_apply thread " + std::to_string(i)});
+        r.trace_tracks.push_back({kHostPid, autograd_tid(i), host, "autograd device thread " + std::to_string(i)});
+      }
+      r.trace_tracks.push_back({kHostPid, phases_tid(), host, "step phases"});
+      for (int i = 0; i < g_; ++i)
+        r.trace_tracks.push_back(
+            {1 + i, 0, "GPU " + std::to_string(i) + " (" + sc_.cluster.gpu.name + ")", "current stream"});
     }
     const double step = std::max(prev, end_);
     for (auto& g : gpus_) {
@@ -543,8 +612,13 @@ class DataParallelSim {
     return r;
   }
 
+  int phases_tid() const { return 1 + 2 * g_; }
+
   const config::Scenario& sc_;
   RunOptions opt_;
+  std::vector<std::string> fwd_names_, bwd_names_;  // per layer, for the trace
+  const std::string kFlatten = "flatten (coalesce)", kAdd = "add (reduce on GPU 0)", kOptimizer = "optimizer";
+  std::vector<report::TraceEvent> trace_;
   gpu::ComputeProfile profile_;
   collectives::CollectiveModel model_;
   int g_;

@@ -397,6 +397,25 @@ Json to_chrome_trace(const StepReport& r) {
   // NCCL streams (tid 1 + s), since a collective is one job every rank takes part in.
   std::vector<TracedRank> ranks = r.traced_ranks;
   if (ranks.empty()) ranks.push_back({0, ""});
+  // Named tracks (DataParallel): each process once, then its threads, in the order given.
+  std::vector<int> named_pids;
+  for (const auto& t : r.trace_tracks) {
+    if (std::find(named_pids.begin(), named_pids.end(), t.pid) == named_pids.end()) {
+      named_pids.push_back(t.pid);
+      events.push_back(
+          {{"name", "process_name"}, {"ph", "M"}, {"pid", t.pid}, {"tid", 0}, {"args", {{"name", t.process}}}});
+      events.push_back(
+          {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", t.pid}, {"tid", 0}, {"args", {{"sort_index", t.pid}}}});
+    }
+    events.push_back(
+        {{"name", "thread_name"}, {"ph", "M"}, {"pid", t.pid}, {"tid", t.tid}, {"args", {{"name", t.thread}}}});
+    events.push_back({{"name", "thread_sort_index"},
+                      {"ph", "M"},
+                      {"pid", t.pid},
+                      {"tid", t.tid},
+                      {"args", {{"sort_index", t.tid}}}});
+  }
+  if (!r.trace_tracks.empty()) ranks.clear();
   for (const auto& tr : ranks) {
     std::string name = "rank " + std::to_string(tr.rank) + " (" + r.gpu + ")";
     if (!tr.role.empty() && tr.role != "rank 0") name += " [" + tr.role + "]";
@@ -435,7 +454,8 @@ Json to_chrome_trace(const StepReport& r) {
     events.push_back(std::move(ev));
   }
   Json traced = Json::array();
-  for (const auto& tr : ranks) traced.push_back({{"rank", tr.rank}, {"role", tr.role}});
+  for (const auto& tr : r.traced_ranks.empty() && r.trace_tracks.empty() ? ranks : r.traced_ranks)
+    traced.push_back({{"rank", tr.rank}, {"role", tr.role}});
   // Link utilisation per class (flow backend): counter tracks in a process of their own.
   if (!r.link_counters.empty()) {
     constexpr int kLinksPid = 1 << 24;  // apart from the ranks' processes

@@ -72,6 +72,13 @@ struct TraceEvent {
   bool instant = false;  // an instant event ("ph": "i", global scope): iteration markers
 };
 
+// A named track of the trace (process `pid`, thread `tid`) for an engine whose tracks are not one
+// process per rank (torch.nn.DataParallel: one per GPU and the Python process's threads).
+struct TraceTrack {
+  int pid = 0, tid = 0;
+  std::string process, thread;
+};
+
 // A simulated rank with its own tracks in the trace, and why it was chosen ("" when every rank is
 // traced; else "rank 0", "slowest", "median", or several joined by ", ").
 struct TracedRank {
@@ -177,6 +184,7 @@ struct StepReport {
   double mfu() const;  // model FLOPs / (steady step time x peak)
   std::vector<TraceEvent> trace;
   std::vector<TracedRank> traced_ranks;  // ranks with tracks in the trace (rank 0 at least)
+  std::vector<TraceTrack> trace_tracks;  // when set, the trace's tracks instead of one process per rank
   std::string ranks;                     // how ranks were simulated: "representative" flow classes or "all" flows
   unsigned long long flows = 0;          // flows the backend simulated (0: closed form)
   unsigned long long flows_reused = 0;   // flows of rounds that reused an earlier round's solution

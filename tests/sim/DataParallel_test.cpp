@@ -3,6 +3,10 @@
 // DataParallel's own host work, GIL serialization, flow = analytic, and the refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 #include "cli_support.hpp"
 #include "engine/data_parallel.hpp"
 #include "gpu/compute_model.hpp"
@@ -225,6 +229,95 @@ TEST(DataParallelSweep, RowsAreExplainedByTheirPhasesNotByBuckets) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("torch.nn.DataParallel: scatter"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("overlap-bound"), std::string::npos) << r.out;
+}
+
+// --trace: every GPU's stream and every host thread on a track of its own, adding up to the
+// report's own figures (accumulated where the work is simulated, not from the events).
+TEST(DataParallelTrace, TracksAddUpToTheReportAndNeverOverlapOnAStream) {
+  config::Catalog cat(config::Catalog::default_root());
+  for (const char* file : {"scenarios/claims/data-parallel-resnet50-1x8-v100.json",
+                           "scenarios/claims/data-parallel-bert-base-1x8-v100.json"}) {
+    SCOPED_TRACE(file);
+    const auto sc = cat.load_scenario(file, {});
+    std::vector<std::function<Json()>> work;
+    for (bool trace : {true, false})
+      work.push_back([sc, trace] {
+        engine::RunOptions opt;
+        opt.collect_trace = trace;
+        const auto r = engine::simulate(sc, opt);
+        return Json{{"report", report::to_json(r)}, {"trace", report::to_chrome_trace(r)}};
+      });
+    const auto out = app::run_in_children(work, 2);
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_TRUE(out[0].ok && out[1].ok) << out[0].error << out[1].error;
+    const Json& rep = out[0].value["report"];
+    // Tracing changes nothing.
+    EXPECT_EQ(rep["step_time_s"], out[1].value["report"]["step_time_s"]);
+    const Json& d = rep["data_parallel"];
+    const int G = rep["world_size"].get<int>();
+    ASSERT_GT(G, 1);
+    struct Ev {
+      std::string name, cat;
+      double t, dur;
+    };
+    std::map<std::pair<int, int>, std::vector<Ev>> tracks;
+    std::set<std::pair<int, int>> named;
+    std::vector<double> kernels(static_cast<size_t>(G)), transfers(static_cast<size_t>(G));
+    double python = 0, gil = 0, phases = 0;
+    for (const auto& e : out[0].value["trace"]["traceEvents"]) {
+      const std::pair<int, int> key{e["pid"].get<int>(), e["tid"].get<int>()};
+      if (e["name"] == "thread_name") named.insert(key);
+      if (e["ph"] != "X") continue;
+      const Ev ev{e["name"].get<std::string>(), e["cat"].get<std::string>(), e["ts"].get<double>() * 1e-6,
+                  e["dur"].get<double>() * 1e-6};
+      tracks[key].push_back(ev);
+      if (key.first >= 1) {
+        ASSERT_LE(key.first, G);
+        auto g = static_cast<size_t>(key.first - 1);
+        if (ev.cat == "copy" || ev.cat == "nccl")
+          transfers[g] += ev.dur;
+        else
+          kernels[g] += ev.dur;  // kernels and the input copy (h2d), as kernel_s counts them
+      } else if (ev.cat == "python") {
+        python += ev.dur;
+      } else if (ev.cat == "gil wait") {
+        gil += ev.dur;
+      } else if (ev.cat == "phase") {
+        phases += ev.dur;
+      }
+    }
+    EXPECT_EQ(out[1].value["trace"]["traceEvents"].size(), 6u);  // without --trace: metadata only
+    for (int g = 0; g < G; ++g) {
+      const Json& gd = d["gpus"][static_cast<size_t>(g)];
+      EXPECT_NEAR(kernels[static_cast<size_t>(g)], gd["kernel_s"].get<double>(), 1e-9) << "GPU " << g;
+      EXPECT_NEAR(transfers[static_cast<size_t>(g)], gd["transfer_s"].get<double>(), 1e-9) << "GPU " << g;
+      EXPECT_GT(tracks[std::make_pair(1 + g, 0)].size(), 10u) << "GPU " << g;
+    }
+    EXPECT_NEAR(python, d["host_python_s"].get<double>(), 1e-9);
+    EXPECT_NEAR(gil, d["gil_wait_s"].get<double>(), 1e-9);
+    EXPECT_GT(gil, 0.0);
+    EXPECT_NEAR(phases, rep["step_time_s"].get<double>(), 1e-9);
+    // On one track, events are disjoint or nested (a layer's dispatch holds its GIL waits); a
+    // GPU's stream runs one item at a time, so its events are disjoint.
+    for (auto& [key, evs] : tracks) {
+      std::sort(evs.begin(), evs.end(),
+                [](const Ev& a, const Ev& b) { return a.t < b.t || (a.t == b.t && a.dur > b.dur); });
+      std::vector<double> open;  // ends of the enclosing spans
+      for (const auto& e : evs) {
+        while (!open.empty() && open.back() <= e.t + 1e-12) open.pop_back();
+        if (key.first >= 1) {
+          EXPECT_TRUE(open.empty()) << e.name << " overlaps on GPU " << key.first - 1;
+        }
+        if (!open.empty()) {
+          EXPECT_LE(e.t + e.dur, open.back() + 1e-12) << e.name << " crosses its enclosing span";
+        }
+        open.push_back(e.t + e.dur);
+      }
+    }
+    // Every track is named: the Python process's threads and each GPU's stream.
+    for (const auto& [key, evs] : tracks) EXPECT_TRUE(named.count(key)) << key.first << "/" << key.second;
+    EXPECT_EQ(named.size(), static_cast<size_t>(2 + 2 * G + G));  // main, 2 per GPU, phases; GPU streams
+  }
 }
 
 }  // namespace
