@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -87,8 +88,13 @@ void expect_reused_and_equal(const std::string& scenario, const std::vector<std:
   EXPECT_GT(r[0]["step_time_s"].get<double>(), 0.0);
 }
 
-const std::vector<std::string> kEcmp = {"fabric.topology=fat_tree", "fabric.nics_per_leaf=16",
-                                        "fabric.oversubscription=2:1", "fabric.routing=ecmp", "fabric.routing_seed=7"};
+// An ECMP fat-tree (2 servers per leaf, 2:1 leaf uplinks) with `more` settings.
+std::vector<std::string> ecmp(std::initializer_list<const char*> more = {}) {
+  std::vector<std::string> ov = {"fabric.topology=fat_tree", "fabric.nics_per_leaf=16", "fabric.oversubscription=2:1",
+                                 "fabric.routing=ecmp", "fabric.routing_seed=7"};
+  ov.insert(ov.end(), more.begin(), more.end());
+  return ov;
+}
 
 TEST(ReuseRounds, SingleSwitchEveryHopEqualsEveryRoundSimulated) { expect_reused_and_equal("gpt2-4x8-h100-ndr", {}); }
 
@@ -97,39 +103,30 @@ TEST(ReuseRounds, StepwiseRoundsEqual) {
 }
 
 TEST(ReuseRounds, EcmpFatTreeEveryFlowEqual) {
-  // 8 nodes, 2 servers per leaf, 2:1 leaf uplinks, ECMP collisions: flows of unequal rates.
-  auto ov = kEcmp;
-  ov.push_back("nodes=8");
-  expect_reused_and_equal("gpt2-4x8-h100-ndr", ov);
+  // 8 nodes over 4 leaves, ECMP collisions: flows of unequal rates.
+  expect_reused_and_equal("gpt2-4x8-h100-ndr", ecmp({"nodes=8"}));
 }
 
 TEST(ReuseRounds, BackgroundLoadAndRandomPlacementEqual) {
-  auto ov = kEcmp;
-  for (const char* s : {"nodes=6", "fabric.background_load=0.4", "fabric.placement=random", "fabric.placement_seed=3",
-                        "collective.NCCL_CROSS_NIC=1"})
-    ov.emplace_back(s);
-  expect_reused_and_equal("bert-base-2x8-v100-edr", ov);
+  expect_reused_and_equal("bert-base-2x8-v100-edr",
+                          ecmp({"nodes=6", "fabric.background_load=0.4", "fabric.placement=random",
+                                "fabric.placement_seed=3", "collective.NCCL_CROSS_NIC=1"}));
 }
 
 TEST(ReuseRounds, ExplicitRanksAndContentionEqual) {
   // Jitter: every rank's compute simulated, collectives still one at a time on one stream.
-  auto ov = kEcmp;
-  for (const char* s : {"nodes=4", "stragglers.jitter_cv=0.1", "stragglers.steps=3", "contention.enabled=true"})
-    ov.emplace_back(s);
-  expect_reused_and_equal("gpt2-4x8-h100-ndr", ov);
+  expect_reused_and_equal("gpt2-4x8-h100-ndr", ecmp({"nodes=4", "stragglers.jitter_cv=0.1", "stragglers.steps=3",
+                                                     "contention.enabled=true"}));
 }
 
 TEST(ReuseRounds, ZeroBroadcastsEqual) {
-  auto ov = kEcmp;
-  ov.emplace_back("training.zero_redundancy_optimizer=true");
-  expect_reused_and_equal("gpt2-4x8-h100-ndr", ov);
+  expect_reused_and_equal("gpt2-4x8-h100-ndr", ecmp({"training.zero_redundancy_optimizer=true"}));
 }
 
 TEST(ReuseRounds, NothingReusedWithTwoStreams) {
   // Two NCCL streams may run phases at once: a round no longer starts on an idle network.
-  auto ov = kEcmp;
-  for (const char* s : {"streams.comm_streams=2", "ddp.bucket_cap_mb=5", "training.batch_size=1"}) ov.emplace_back(s);
-  const auto r = both("bert-base-2x8-v100-edr", ov);
+  const auto r =
+      both("bert-base-2x8-v100-edr", ecmp({"streams.comm_streams=2", "ddp.bucket_cap_mb=5", "training.batch_size=1"}));
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0]["flows_reused"].get<double>(), 0.0);
   EXPECT_EQ(compare(r[0], r[1], ""), 0);
@@ -137,7 +134,7 @@ TEST(ReuseRounds, NothingReusedWithTwoStreams) {
 
 TEST(ReuseRounds, NothingReusedWithTheTrace) {
   // The utilisation counters are fed by SimGrid's time steps of flows in flight.
-  const auto r = both("gpt2-4x8-h100-ndr", kEcmp, true);
+  const auto r = both("gpt2-4x8-h100-ndr", ecmp(), true);
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0]["flows_reused"].get<double>(), 0.0);
   EXPECT_EQ(r[0]["flows"].get<double>(), r[1]["flows"].get<double>());
