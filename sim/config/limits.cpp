@@ -15,10 +15,10 @@ namespace {
 constexpr double kBytesPerGpu = 72;  // representative ranks: 4,194,304 GPUs in 0.3 s and 300 MB
 // simulation.ranks "all", every round simulated (several NCCL streams, reuse_rounds false): 1,024
 // GPUs 0.23 s, 4,096 GPUs 1.6 s, 16,384 GPUs 53 s (about N^2.5). With one stream and reused rounds
-// (network/flow.hpp) a whole `run` simulates one round flow by flow: GPT-2, single switch / ECMP
-// 3-tier fat-tree: 1,024 GPUs 0.13 / 0.15 s, 4,096 0.40 / 0.48 s, 16,384 3.5 / 2.4 s (about N^1.6).
+// (network/flow.hpp) a whole `run` simulates two rounds flow by flow: GPT-2, single switch / ECMP
+// 3-tier fat-tree: 1,024 GPUs 0.09 / 0.14 s, 4,096 0.46 / 0.62 s, 16,384 7.6 / 3.2 s (about N^1.7).
 double seconds_all_ranks(double gpus, bool reused) {
-  return reused ? 0.1 + 0.45 * std::pow(gpus / 4096.0, 1.6) : 0.2 + 1.6 * std::pow(gpus / 4096.0, 2.5);
+  return reused ? 0.1 + 0.8 * std::pow(gpus / 4096.0, 1.7) : 0.2 + 1.6 * std::pow(gpus / 4096.0, 2.5);
 }
 // Explicit ranks: each step simulates every rank's compute stream and its waits on the others.
 // With the compute stream's kernels as one timed wait per GPU-state change (engine/gpu_share):

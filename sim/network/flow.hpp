@@ -33,12 +33,14 @@
 // together on an otherwise idle network, so its max-min rates do not depend on the bytes, and a
 // round of c times the bytes is the same problem with every event c times later (progressive
 // filling: the rates are fixed by the links alone; each flow's remainder, hence each completion
-// time, scales by c). The first such round whose smallest flow is large enough for its rounding
-// not to show (>= 2^32 units of a 2^-20 byte on a fabric) is simulated flow by flow and kept: its
-// duration and each flow's end; later rounds are that solution scaled, with the same link
-// statistics, and count as `flows_reused`. Not with --trace (its counters need SimGrid's time
-// steps) nor when several NCCL streams or peer copies may overlap; `simulation.reuse_rounds`
-// false simulates every round (tests/sim/ReuseRounds_test.cpp: equal to 1e-9).
+// time, scales by c). The first such round precise enough to be scaled -- its smallest flow >=
+// 2^32 units of a 2^-20 byte on a fabric (rounding < 1.2e-10 of it), and >= 100 us long, since
+// SimGrid ends flows whose end dates are within 1e-13 s together (< 1e-9 of it) -- is simulated
+// flow by flow and kept: its duration and each flow's end. Later rounds are that solution scaled
+// (relative errors stay as they are), with the same link statistics, and count as `flows_reused`.
+// Not with --trace (its counters need SimGrid's time steps) nor when several NCCL streams or peer
+// copies may overlap; `simulation.reuse_rounds` false simulates every round
+// (tests/sim/ReuseRounds_test.cpp: equal to 1e-9).
 //
 // Link statistics (network/link_ledger): every flow carries a list of the links it stands for
 // (GPU ports and node NICs on the single switch; NIC, leaf, spine and core links on a fabric) with

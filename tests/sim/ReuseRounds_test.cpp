@@ -54,7 +54,8 @@ int compare(const Json& a, const Json& b, const std::string& path) {
 }
 
 // {reuse on, reuse off} reports of the scenario with the overrides (ranks "all" added).
-std::vector<Json> both(const std::string& scenario, std::vector<std::string> ov, bool trace = false) {
+std::vector<Json> both(const std::string& scenario, std::vector<std::string> ov, bool trace = false,
+                       bool iteration1 = true) {
   config::Catalog cat(config::Catalog::default_root());
   ov.push_back("simulation.ranks=all");
   auto on = cat.load_scenario("scenarios/" + scenario + ".json", ov);
@@ -63,9 +64,10 @@ std::vector<Json> both(const std::string& scenario, std::vector<std::string> ov,
   off.simulation.reuse_rounds = false;
   std::vector<std::function<Json()>> work;
   for (const auto& sc : {on, off})
-    work.push_back([sc, trace] {
+    work.push_back([sc, trace, iteration1] {
       engine::RunOptions opt;
       opt.collect_trace = trace;
+      opt.simulate_iteration1 = iteration1;
       return report::to_json(engine::simulate(sc, opt));
     });
   std::vector<Json> out;
@@ -76,8 +78,8 @@ std::vector<Json> both(const std::string& scenario, std::vector<std::string> ov,
   return out;
 }
 
-void expect_reused_and_equal(const std::string& scenario, const std::vector<std::string>& ov) {
-  const auto r = both(scenario, ov);
+void expect_reused_and_equal(const std::string& scenario, const std::vector<std::string>& ov, bool iteration1 = true) {
+  const auto r = both(scenario, ov, false, iteration1);
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(compare(r[0], r[1], ""), 0);
   const double flows = r[0]["flows"].get<double>(), reused = r[0]["flows_reused"].get<double>();
@@ -105,6 +107,14 @@ TEST(ReuseRounds, StepwiseRoundsEqual) {
 TEST(ReuseRounds, EcmpFatTreeEveryFlowEqual) {
   // 8 nodes over 4 leaves, ECMP collisions: flows of unequal rates.
   expect_reused_and_equal("gpt2-4x8-h100-ndr", ecmp({"nodes=8"}));
+}
+
+TEST(ReuseRounds, SmallerKeptRoundScaledUpEqual) {
+  // Without iteration 1 (as `ddpsim bench` runs) GPT-2's first bucket (9 MiB; its phases over
+  // 100 us on 8 nodes) is kept, and the later 27 MiB buckets and the 168 MiB embedding bucket
+  // are it scaled up 3x and 18.7x.
+  expect_reused_and_equal("gpt2-4x8-h100-ndr", ecmp({"nodes=8"}), false);
+  expect_reused_and_equal("gpt2-4x8-h100-ndr", {}, false);
 }
 
 TEST(ReuseRounds, BackgroundLoadAndRandomPlacementEqual) {
