@@ -171,9 +171,13 @@ void FlowBackend::close_flow(int first) {
   flow_links_.push_back(fl);
 }
 
-void FlowBackend::flow_started(int flow, double t) {
+void FlowBackend::flow_started(int flow, double payload, double t) {
   const FlowLinks& fl = flow_links_[static_cast<size_t>(flow)];
-  for (int e = fl.first; e < fl.first + fl.n; ++e) ledger_.start(path_[static_cast<size_t>(e)].first, t);
+  for (int e = fl.first; e < fl.first + fl.n; ++e) {
+    const auto [link, mult] = path_[static_cast<size_t>(e)];
+    ledger_.add_bytes(link, payload * mult);
+    ledger_.start(link, t);
+  }
 }
 
 void FlowBackend::flow_ended(int flow, double t) {
@@ -181,11 +185,14 @@ void FlowBackend::flow_ended(int flow, double t) {
   for (int e = fl.first; e < fl.first + fl.n; ++e) ledger_.end(path_[static_cast<size_t>(e)].first, t);
 }
 
-void FlowBackend::account(int flow, double payload) {
-  const FlowLinks& fl = flow_links_[static_cast<size_t>(flow)];
-  for (int e = fl.first; e < fl.first + fl.n; ++e) {
-    const auto [link, mult] = path_[static_cast<size_t>(e)];
-    ledger_.add_bytes(link, payload * mult);
+void FlowBackend::wait_each(std::vector<sg4::CommPtr>& comms, std::vector<int>& index, std::vector<Live>& live,
+                            bool counted) {
+  while (!comms.empty()) {
+    const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
+    const int i = index[k];
+    flow_done(i, timeline_ ? &live[static_cast<size_t>(i)] : nullptr, counted);
+    comms.erase(comms.begin() + static_cast<long>(k));
+    index.erase(index.begin() + static_cast<long>(k));
   }
 }
 
@@ -667,10 +674,7 @@ void FlowBackend::round_fabric(double bytes, double payload, bool counted) {
   const bool whole_round = st.actors && reusable() && smallest > 0;
   if (whole_round && replay(bytes, payloads, counted)) return;
   for (size_t i = 0; i < ffl_.size(); ++i)
-    if (counted && sizes[i] > 0) {
-      account(static_cast<int>(i), payloads[i]);
-      flow_started(static_cast<int>(i), now);
-    }
+    if (counted && sizes[i] > 0) flow_started(static_cast<int>(i), payloads[i], now);
   flows_ += ffl_.size();
   if (st.actors) {
     if (whole_round) begin_recording();
@@ -715,13 +719,7 @@ void FlowBackend::round_fabric(double bytes, double payload, bool counted) {
           live_begin(l);
         }
       }
-    while (!comms.empty()) {
-      const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
-      const int i = index[k];
-      flow_done(i, timeline_ ? &live[static_cast<size_t>(i)] : nullptr, counted);
-      comms.erase(comms.begin() + static_cast<long>(k));
-      index.erase(index.begin() + static_cast<long>(k));
-    }
+    wait_each(comms, index, live, counted);
   }
 }
 
@@ -736,10 +734,7 @@ bool FlowBackend::replay(double bytes, const std::vector<double>& payloads, bool
   const double c = bytes / ref_.bytes;
   const double now = sg4::Engine::get_clock();
   if (counted) {
-    for (size_t i = 0; i < payloads.size(); ++i) {
-      account(static_cast<int>(i), payloads[i]);
-      flow_started(static_cast<int>(i), now);
-    }
+    for (size_t i = 0; i < payloads.size(); ++i) flow_started(static_cast<int>(i), payloads[i], now);
     // By end time, as the flows would end (the ledger's busy time is the union of lifetimes).
     for (const auto& [dt, flow] : ref_.ends) flow_ended(flow, now + dt * c);
   }
@@ -778,16 +773,14 @@ void FlowBackend::round(double bytes, double payload, bool counted) {
   // that the uncontended phase time is exact.
   const double whole = std::floor(bytes);
   const auto size = static_cast<uint64_t>(whole);
-  if (size > 0 && every_hop_ && reusable() && replay(whole, std::vector<double>(routes_.size(), payload), counted)) {
-    // the kept round, scaled (every flow carries `whole` bytes)
-  } else if (size > 0) {
+  // Every flow carries `whole` bytes: a kept round scales to any size.
+  const bool replayed = size > 0 && every_hop_ && reusable() && ref_.valid &&
+                        replay(whole, std::vector<double>(routes_.size(), payload), counted);
+  if (size > 0 && !replayed) {
     flows_ += routes_.size();
     const double now = sg4::Engine::get_clock();
     if (counted)
-      for (size_t i = 0; i < routes_.size(); ++i) {
-        account(static_cast<int>(i), payload);
-        flow_started(static_cast<int>(i), now);
-      }
+      for (size_t i = 0; i < routes_.size(); ++i) flow_started(static_cast<int>(i), payload, now);
     if (every_hop_) {
       HopActors& a = free_hop_actors();
       a.busy = true;
@@ -800,7 +793,6 @@ void FlowBackend::round(double bytes, double payload, bool counted) {
       for (auto& s : a.start) s->release();
       a.done->acquire();
       a.busy = false;
-      // Every flow carries the same whole bytes: the scaled solution is exact for any size.
       if (record) end_recording(whole, now, true);
     } else {
       std::vector<sg4::CommPtr> comms;
@@ -817,13 +809,7 @@ void FlowBackend::round(double bytes, double payload, bool counted) {
       }
       std::vector<int> index(routes_.size());
       for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int>(i);
-      while (!comms.empty()) {
-        const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
-        const int i = index[k];
-        flow_done(i, timeline_ ? &live[static_cast<size_t>(i)] : nullptr, counted);
-        comms.erase(comms.begin() + static_cast<long>(k));
-        index.erase(index.begin() + static_cast<long>(k));
-      }
+      wait_each(comms, index, live, counted);
     }
   }
   if (bytes > whole) sg4::this_actor::sleep_for((bytes - whole) / ring_.bottleneck_bw);

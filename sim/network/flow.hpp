@@ -49,6 +49,8 @@
 // active flow moved between two SimGrid time steps (Activity::get_remaining) are added to its link
 // classes' utilisation tracks: rates are constant between steps under max-min, so the tracks are
 // exact and integrate to the bytes.
+#include <simgrid/forward.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -144,9 +146,12 @@ class FlowBackend final : public Backend {
   int named_link(int cls, double capacity, long long count, std::string name);
   // Closes the path_ entries added since `first` into the next flow's FlowLinks.
   void close_flow(int first);
-  void flow_started(int flow, double t);
+  // A counted flow starts at t: its payload onto its links, which are busy from t.
+  void flow_started(int flow, double payload, double t);
   void flow_ended(int flow, double t);
-  void account(int flow, double payload);  // a counted flow's payload onto its links
+  // Waits for the comms of a handful of flows (index: their flows) and ends each as it finishes.
+  void wait_each(std::vector<simgrid::s4u::CommPtr>& comms, std::vector<int>& index, std::vector<Live>& live,
+                 bool counted);
   // --trace: utilisation tracks per class, fed by the flows in flight (Live) at every time step.
   bool timeline_ = false;
   std::vector<UtilisationTrack> tracks_;
