@@ -345,9 +345,9 @@ TEST_F(CatalogTest, BadTrainingComputeCollectiveSimulationValues) {
   doc["training"] = {{"batch_size", 0}, {"optimizer", "lamb"}, {"compute_dtype", "fp8"}, {"optimizer_impl", "x"}};
   doc["compute"] = {{"flops_efficiency", 1.5}, {"kernel_overhead", "2"}};
   doc["collective"] = {{"model", "tree"}};
-  doc["simulation"] = {{"backend", "ns3"}, {"ranks", "some"}, {"seed", -1}};
+  doc["simulation"] = {{"backend", "ns3"}, {"ranks", "some"}, {"seed", -1}, {"reuse_rounds", 3}};
   const auto e = scenario_error(doc);
-  ASSERT_EQ(e.problems().size(), 10u) << e.what();
+  ASSERT_EQ(e.problems().size(), 11u) << e.what();
   const std::string msg = e.what();
   EXPECT_TRUE(contains_all(msg, {"/training/batch_size: 0", "[1, 16777216]"}));
   EXPECT_TRUE(contains_all(msg, {"/training/optimizer: \"lamb\"", "\"adamw\""}));
@@ -359,6 +359,7 @@ TEST_F(CatalogTest, BadTrainingComputeCollectiveSimulationValues) {
   EXPECT_TRUE(contains_all(msg, {"/simulation/backend: \"ns3\"", "\"analytic\""}));
   EXPECT_TRUE(contains_all(msg, {"/simulation/ranks: \"some\"", "\"representative\"", "\"all\""}));
   EXPECT_TRUE(contains_all(msg, {"/simulation/seed: -1", "[0, "}));
+  EXPECT_TRUE(contains_all(msg, {"/simulation/reuse_rounds: 3", "true or false"}));
   for (const auto& p : e.problems()) EXPECT_EQ(p.rfind(file_ + ": ", 0), 0u) << p;
 }
 
