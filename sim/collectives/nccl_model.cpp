@@ -859,14 +859,21 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   }
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   // (9) NVLS / NVLS-tree pipeline fill: the stages behind the first add (stages - 1) loop times.
-  if ((a == kNvls && topo.nnodes == 1) || a == kNvlsTree) {
+  if (a == kNvls || a == kNvlsTree) {
     // nChannels x nHeads; the heads are the NVLS graph's channels, one per local GPU up to
     // NCCL_MAX_NVLS_ARITY = 32 (search.cc maxChannels = min(NCCL_MAX_NVLS_ARITY, ngpus)).
     const double ops = static_cast<double>(nc) * std::max(1, t.nvls.nchannels);
-    const double loop = a == kNvls ? nvls_loop_bytes(bytes, ops, d.nvls_chunk, {{64, 65536}, {8, 32768}, {2, 16384}})
+    // Multi-node NVLS (through CollNet): enqueue.cc caps the chunk at 32 KiB when NCCL's NVLS
+    // bandwidth figure is below 150 GB/s, then applies the one-node rule.
+    double nvls_chunk = d.nvls_chunk;
+    if (a == kNvls && topo.nnodes > 1 && t.bandwidth[kNvls][kSimple] < 150e9)
+      nvls_chunk = std::min(nvls_chunk, 32768.0);
+    const double loop = a == kNvls ? nvls_loop_bytes(bytes, ops, nvls_chunk, {{64, 65536}, {8, 32768}, {2, 16384}})
                                    : nvls_loop_bytes(bytes, ops, std::min(d.nvls_chunk, d.nvls_tree_max_chunk),
                                                      {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}});
-    const int stages = a == kNvls ? kNvlsPipelineStages : kNvlsTreePipelineStages;
+    // Multi-node NVLS runs all_reduce.h's !oneNode branch: scatter, reduce + send to the network,
+    // receive from the network + multicast, gather: NVLS tree's four stages.
+    const int stages = a == kNvls && topo.nnodes == 1 ? kNvlsPipelineStages : kNvlsTreePipelineStages;
     gpu_time += (stages - 1) * std::min(bytes, loop) / e.bandwidth;
   }
   const double lat_scale = topo.latency_scale;

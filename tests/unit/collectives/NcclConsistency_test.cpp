@@ -41,13 +41,24 @@ std::vector<int> node_counts() { return {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 
 struct Preset {
   std::string name;
   ddpsim::config::ClusterSpec cluster;
+  NcclSettings settings;  // NCCL's defaults, or NCCL_COLLNET_ENABLE=1 on a SHARP fabric
 };
 
+// Every preset with NCCL's defaults; a preset whose fabric reduces in the network (inter_node.sharp)
+// a second time with NCCL_COLLNET_ENABLE=1, so that CollNetDirect / CollNetChain and multi-node NVLS
+// (which needs CollNet, enqueue.cc) are swept as well.
 std::vector<Preset> presets() {
   const auto cat = ddpsim::test_support::source_catalog();
   std::vector<Preset> out;
-  for (const auto& n : cat.names(ddpsim::config::Kind::CLUSTER))
-    out.push_back({n, cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, n))});
+  for (const auto& n : cat.names(ddpsim::config::Kind::CLUSTER)) {
+    const auto c = cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, n));
+    out.push_back({n, c, {}});
+    if (c.sharp) {
+      NcclSettings s;
+      s.collnet_enable = true;
+      out.push_back({n + "+collnet", c, s});
+    }
+  }
   return out;
 }
 
@@ -87,7 +98,7 @@ TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
       const NcclTopology topo = topo_for(p.cluster, nodes);
       if (topo.nranks < 2) continue;
       for (double bytes : sizes()) {
-        const auto c = allreduce_candidates(topo, bytes);
+        const auto c = allreduce_candidates(topo, bytes, p.settings);
         ASSERT_FALSE(c.empty());
         double best = c.front().time;
         for (const auto& e : c) best = std::min(best, e.time);
@@ -160,7 +171,7 @@ TEST(NcclConsistency, DoublingNodesNeverBeatsTheBestAtHalfTheNodes) {
       for (int nodes : node_counts()) {
         const NcclTopology topo = topo_for(p.cluster, nodes);
         if (topo.nranks < 2) continue;
-        const auto c = allreduce_candidates(topo, bytes);
+        const auto c = allreduce_candidates(topo, bytes, p.settings);
         double best = c.front().time;
         for (const auto& e : c) best = std::min(best, e.time);
         if (have_prev) {
@@ -208,14 +219,14 @@ TEST(NcclConsistency, MoreLatencyOrLessBandwidthNeverBeatsTheBestBefore) {
         // lets through), never below the best candidate on the better hardware.
         double best0 = 0;
         bool first = true;
-        for (const auto& e : allreduce_candidates(base, bytes)) {
+        for (const auto& e : allreduce_candidates(base, bytes, p.settings)) {
           best0 = first ? e.time : std::min(best0, e.time);
           first = false;
         }
-        const double pick0 = predict_allreduce(base, bytes).time;
+        const double pick0 = predict_allreduce(base, bytes, p.settings).time;
         for (const auto& [what, t] : worse) {
           ++checked;
-          const AllReduceEstimate e = predict_allreduce(t, bytes);
+          const AllReduceEstimate e = predict_allreduce(t, bytes, p.settings);
           if (e.time < pick0 * (1 - kTol)) ++pick_faster;
           EXPECT_GE(e.time, best0 * (1 - kTol)) << where(p.name, nodes, bytes) << " with " << what << ": "
                                                 << e.time * 1e6 << " us < best " << best0 * 1e6 << " us";
