@@ -134,10 +134,19 @@ TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
         // nodes); NCCL's tree figure ignores the NIC count.
         const double nic_cap = topo.nics_per_node * topo.nic_bw / (topo.nnodes <= 2 ? 1.0 : 2.0);
         const bool tree_nic = pick.algo == Algo::TREE && topo.nnodes > 1 && pick.bandwidth >= 0.999 * nic_cap;
-        // Exception E (not analysed): azure-nc12s-v3 (2 x V100 PCIe per node) across nodes picks
-        // Tree/Simple 15-24 % slower than its best candidate at 128 KiB - 2 MiB.
-        const bool azure_tree = p.name == "azure-nc12s-v3" && pick.algo == Algo::TREE && pick.proto == Proto::SIMPLE;
-        if (shrunk || nvls_fill || simple_ring || tree_nic || azure_tree) {
+        // Exception E (NCCL's estimate adds what the model replaces): the best candidate is a
+        // Simple ring that achieves more than the slack below NCCL's own estimate of it. Across
+        // nodes tuning.cc multiplies a Simple ring's latency by its "plateau effect of ring"
+        // factor (2.8+: 1.9 from nRanks/16 x 64 KiB; before 1.4, 1.9 on Volta), an empirical
+        // correction the model's achieved time does not carry: it charges item 1's slice
+        // schedule instead, with item 3's inter-node hop share. NCCL then passes over the ring
+        // (azure-nc12s-v3, 2 x V100 PCIe per node over 25 GbE, across nodes at 128 KiB - 2 MiB).
+        const AllReduceEstimate* best_e = &c.front();
+        for (const auto& e : c)
+          if (e.time < best_e->time) best_e = &e;
+        const bool ring_below_estimate = best_e->algo == Algo::RING && best_e->proto == Proto::SIMPLE &&
+                                         best_e->time < (1 - kPickSlack) * best_e->nccl_model_time;
+        if (shrunk || nvls_fill || simple_ring || tree_nic || ring_below_estimate) {
           ++excepted;
           continue;
         }
