@@ -771,6 +771,16 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   const double lat_offset = topo.latency_offset;
   lat = lat * topo.latency_scale + lat_offset;
   e.nccl_model_time = lat + bytes / bw;
+  e.why.nccl_bandwidth = bw;
+  e.why.nccl_latency = lat;
+  using Limit = AllReduceEstimate::Why::Limit;
+  // Records what lowered (or, for the NVLS rate, set) the achieved bandwidth.
+  auto limit_to = [&](double bandwidth, Limit why) {
+    if (bandwidth < e.bandwidth * (1 - 1e-12)) {
+      e.bandwidth = bandwidth;
+      e.why.limit = why;
+    }
+  };
 
   // topoGetAlgoInfo: nc = comm->nChannels, shrunk while nBytes < nc * nt * threadThreshold.
   int nc = t.comm_channels;
@@ -803,10 +813,13 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const double modelled = std::min(t.comm_channels, d.natural_channels);
     channel_factor = used / modelled;
   }
-  e.bandwidth = bw * channel_factor;
-  if ((a == kRing || a == kTree) && channel_factor < 1)
+  e.bandwidth = bw;
+  limit_to(bw * channel_factor, Limit::CHANNELS);
+  if ((a == kRing || a == kTree) && channel_factor < 1) {
     e.bandwidth = std::min(bw, std::min(nc, d.natural_channels) * d.channel_bw[a][p] * bw /
                                    (t.bandwidth[a][p] * d.nccl_model_bw_factor));  // x tree correction
+    if (e.bandwidth < bw * (1 - 1e-12)) e.why.limit = Limit::CHANNELS;
+  }
   // (5) NET credit window: per-channel, per-direction cap across nodes.
   if (topo.nnodes > 1 && (a == kRing || a == kTree) && d.hop_lat_inter[a][p] > 0) {
     const double payload = p == kSimple ? t.simple_buffsize / kNcclSteps
@@ -817,7 +830,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     // Bytes per channel edge per all-reduce byte: ring 2(N-1)/N (every byte crosses each edge
     // that often), tree 1 (up and down use opposite directions of the edge).
     const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : 1.0;
-    e.bandwidth = std::min(e.bandwidth, nc * ch_cap / edge_factor);
+    limit_to(nc * ch_cap / edge_factor, Limit::CREDIT_WINDOW);
   }
   // (7) The node's NICs at line rate: NCCL's tuner figures can exceed them (NVLS tree counts its
   // inter-node bandwidth twice on two nodes), the wire cannot. Per all-reduce byte a node sends,
@@ -828,7 +841,10 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   // byte goes through the node's NVLS reduce (multimem ld_reduce) and multicast store, as in a
   // one-node NVLS all-reduce of the whole buffer, so the node's NVLS rate bounds both; the NICs
   // carry an NVLS tree's inter-node part (item 7 below).
-  if ((a == kNvls || a == kNvlsTree) && d.nvls_node_algbw > 0) e.bandwidth = d.nvls_node_algbw;
+  if ((a == kNvls || a == kNvlsTree) && d.nvls_node_algbw > 0) {
+    e.bandwidth = d.nvls_node_algbw;
+    e.why.limit = Limit::NVLS_RATE;
+  }
   if (topo.nnodes > 1) {
     // NVLS tree crosses nodes only at its heads, each through its own NIC (connect.cc connectNvls:
     // treeUp/treeDown are set for the head ranks only; search.cc getNvlsNetDev): min(heads, NICs)
@@ -855,7 +871,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
                                : in_network       ? 1.0
                                : topo.nnodes <= 2 ? 1.0
                                                   : 2.0;
-    e.bandwidth = std::min(e.bandwidth, per_node / edge_factor);
+    limit_to(per_node / edge_factor, Limit::NICS);
   }
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   // (9) NVLS / NVLS-tree pipeline fill: the stages behind the first add (stages - 1) loop times.
@@ -874,7 +890,8 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     // Multi-node NVLS runs all_reduce.h's !oneNode branch: scatter, reduce + send to the network,
     // receive from the network + multicast, gather: NVLS tree's four stages.
     const int stages = a == kNvls && topo.nnodes == 1 ? kNvlsPipelineStages : kNvlsTreePipelineStages;
-    gpu_time += (stages - 1) * std::min(bytes, loop) / e.bandwidth;
+    e.why.fill = (stages - 1) * std::min(bytes, loop) / e.bandwidth;
+    gpu_time += e.why.fill;
   }
   const double lat_scale = topo.latency_scale;
   if (a == kRing) {
@@ -884,6 +901,9 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const double n_inter = topo.nnodes > 1 ? nsteps * static_cast<double>(topo.nnodes) / nranks : 0.0;
     const double hop_lat = ((nsteps - n_inter) * d.hop_lat_intra[a][p] + n_inter * d.hop_lat_inter[a][p]) / nsteps;
     const double base = (v28 ? kBaseLat28[a][p] : kBaseLat[a][p]) * kUs;
+    const double hop_latency = (base + nsteps * hop_lat) * lat_scale + lat_offset;
+    const auto differs = [](double x, double y) { return std::abs(x - y) > 1e-9 * std::max(std::abs(x), std::abs(y)); };
+    e.why.ring_hops = differs(hop_latency, lat);
     // Per-channel bus bandwidth: algorithm bw -> bus bw, shared by the channels used.
     const double ch_bw = e.bandwidth * nsteps / nranks / nc;
     if (p == kSimple) {
@@ -895,8 +915,9 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
       const double slice_lat = d.hop_lat_intra[a][p];
       gpu_time = (base + nsteps * (sch.slices * slice_lat + hop_lat - slice_lat)) * lat_scale + lat_offset +
                  nsteps * sch.bytes / ch_bw;
+      e.why.simple_slices = differs(gpu_time, hop_latency + bytes / e.bandwidth);
     } else {
-      gpu_time = (base + nsteps * hop_lat) * lat_scale + lat_offset + bytes / e.bandwidth;
+      gpu_time = hop_latency + bytes / e.bandwidth;
     }
   }
   // Post-pick achieved-speed knobs (calibration): NCCL's pick above did not see them.
@@ -907,10 +928,12 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const double transfer = bytes / e.bandwidth;
     gpu_time = std::max(gpu_time - transfer, 0.0) + all.latency_offset + own.latency_offset + transfer / factor;
     e.bandwidth *= factor;
+    e.why.calibrated = factor != 1 || all.latency_offset != 0 || own.latency_offset != 0;
   }
   // (4) host issue rate.
   const double host_time = topo.gpus_per_process * topo.launch_overhead;
   e.time = std::max(gpu_time, host_time);
+  e.why.host_bound = host_time > gpu_time;
   e.latency = std::max(0.0, e.time - bytes / e.bandwidth);
   e.reduce_scatter_time = e.time / 2;  // ring: n-1 of 2(n-1) steps; tree: reduce up, then broadcast down
   e.all_gather_time = e.time - e.reduce_scatter_time;
@@ -1065,6 +1088,37 @@ double algbw(double bytes, double time) { return time > 0 ? bytes / time : 0.0; 
 
 double busbw_allreduce(double algbw_value, int nranks) {
   return nranks > 0 ? algbw_value * 2.0 * (nranks - 1) / nranks : 0.0;
+}
+
+std::string explain_difference(const AllReduceEstimate& e, int gpus_per_process) {
+  using Limit = AllReduceEstimate::Why::Limit;
+  const auto& w = e.why;
+  std::vector<std::string> parts;
+  char b[160];
+  static constexpr const char* kLimit[] = {"NCCL's", "fewer channels", "NET credit window", "NVLS node rate",
+                                           "NICs' line rate"};
+  if (w.limit != Limit::NCCL && std::abs(e.bandwidth - w.nccl_bandwidth) > 1e-9 * w.nccl_bandwidth) {
+    std::snprintf(b, sizeof b, "bw: %s %.1f GB/s (NCCL %.1f)", kLimit[static_cast<int>(w.limit)], e.bandwidth / 1e9,
+                  w.nccl_bandwidth / 1e9);
+    parts.emplace_back(b);
+  }
+  if (w.fill > 0) {
+    std::snprintf(b, sizeof b, "pipeline fill %.1f us", w.fill * 1e6);
+    parts.emplace_back(b);
+  }
+  if (w.simple_slices) parts.emplace_back("Simple slices");
+  if (w.ring_hops) parts.emplace_back("ring hop latency");
+  if (w.calibrated) parts.emplace_back("calibrated");
+  if (w.host_bound) {
+    std::snprintf(b, sizeof b, "host bound %d x %.1f us", gpus_per_process, e.time * 1e6 / gpus_per_process);
+    parts.emplace_back(b);
+  }
+  std::string out;
+  for (const auto& part : parts) {
+    if (!out.empty()) out += "; ";
+    out += part;
+  }
+  return out;
 }
 
 }  // namespace ddpsim::collectives

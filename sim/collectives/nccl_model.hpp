@@ -103,7 +103,24 @@ struct AllReduceEstimate {
   double bandwidth = 0;  // bytes/s algorithm bandwidth used in the bw term
   double reduce_scatter_time = 0, all_gather_time = 0;  // sum to time
   double nccl_model_time = 0;  // seconds: NCCL's own estimate (ncclTopoGetAlgoTime), used to pick
+  // Why `time` differs from `nccl_model_time` (ddpsim collective --explain): the mechanisms of
+  // the achieved-time model (nccl_model.cpp, NOTES.md items 1-9) that applied to this candidate.
+  struct Why {
+    double nccl_bandwidth = 0;  // bytes/s: the algorithm bandwidth NCCL's estimate used
+    double nccl_latency = 0;    // seconds: the latency NCCL's estimate used
+    // What set the achieved bandwidth, the last that changed it (in the order they apply).
+    enum class Limit { NCCL, CHANNELS, CREDIT_WINDOW, NVLS_RATE, NICS } limit = Limit::NCCL;
+    double fill = 0;             // seconds of NVLS / NVLS-tree pipeline fill (item 9)
+    bool ring_hops = false;      // ring latency from its hops (item 3), not NCCL's step count and plateau factor
+    bool simple_slices = false;  // Simple ring timed slice by slice (item 1)
+    bool host_bound = false;     // the host issue rate (item 4) set the time
+    bool calibrated = false;     // a calibration (nccl_calibration) changed the achieved time
+  } why;
 };
+
+// One line saying why a candidate's achieved time differs from NCCL's estimate ("" if it does
+// not): e.g. "bw: NVLS node rate 272.0 GB/s (NCCL 366.2); fill 92.5 us".
+std::string explain_difference(const AllReduceEstimate& e, int gpus_per_process);
 
 // One ncclTopoGraph as far as the tuner cares (search.cc output).
 struct NcclGraph {

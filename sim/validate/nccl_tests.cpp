@@ -38,6 +38,18 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
   return r;
 }
 
+std::string limit_name(collectives::AllReduceEstimate::Why::Limit l) {
+  using Limit = collectives::AllReduceEstimate::Why::Limit;
+  switch (l) {
+    case Limit::NCCL: return "nccl";
+    case Limit::CHANNELS: return "channels";
+    case Limit::CREDIT_WINDOW: return "credit_window";
+    case Limit::NVLS_RATE: return "nvls_node_rate";
+    case Limit::NICS: return "nic_line_rate";
+  }
+  return "nccl";
+}
+
 }  // namespace
 
 collectives::AllReduceEstimate predict(const collectives::NcclTopology& topo, double bytes,
@@ -101,16 +113,18 @@ report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const col
         << "; NCCL runs the first. graph: ring " << tu.ring.nchannels << " x " << fmt("%.1f", tu.ring.bw_intra)
         << " GB/s, tree " << tu.tree.nchannels << " x " << fmt("%.1f", tu.tree.bw_intra) << " GB/s; "
         << tu.comm_channels << " channels\n";
-  table << "#  algo          proto    nccl model us  achieved us  busbw GB/s  channels  latency us  algbw GB/s\n";
+  table << "#  algo          proto    nccl model us  achieved us  busbw GB/s  channels  latency us  algbw GB/s  "
+           "achieved vs NCCL's estimate\n";
   Json cand_rows = Json::array();
   for (size_t i = 0; i < cands.size(); ++i) {
     const auto& e = cands[i];
     const double bus = collectives::busbw_allreduce(collectives::algbw(bytes, e.time), n) / 1e9;
     char line[200];
-    std::snprintf(line, sizeof line, "%s %-13s %-7s %14.2f %12.2f %11.2f %9d %11.2f %11.2f\n", i == 0 ? "*" : " ",
+    std::snprintf(line, sizeof line, "%s %-13s %-7s %14.2f %12.2f %11.2f %9d %11.2f %11.2f", i == 0 ? "*" : " ",
                   collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str(),
                   e.nccl_model_time * 1e6, e.time * 1e6, bus, e.nchannels, e.latency * 1e6, e.bandwidth / 1e9);
-    table << line;
+    const std::string why = collectives::explain_difference(e, topo.gpus_per_process);
+    table << line << (why.empty() ? "" : "  ") << why << "\n";
     cand_rows.push_back({{"algo", collectives::to_string(e.algo)},
                          {"proto", collectives::to_string(e.proto)},
                          {"picked", i == 0},
@@ -119,7 +133,17 @@ report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const col
                          {"busbw_GBps", bus},
                          {"channels", e.nchannels},
                          {"latency_us", e.latency * 1e6},
-                         {"bandwidth_GBps", e.bandwidth / 1e9}});
+                         {"bandwidth_GBps", e.bandwidth / 1e9},
+                         {"why",
+                          {{"text", why},
+                           {"bandwidth_limit", limit_name(e.why.limit)},
+                           {"nccl_bandwidth_GBps", e.why.nccl_bandwidth / 1e9},
+                           {"nccl_latency_us", e.why.nccl_latency * 1e6},
+                           {"pipeline_fill_us", e.why.fill * 1e6},
+                           {"simple_slices", e.why.simple_slices},
+                           {"ring_hops", e.why.ring_hops},
+                           {"host_bound", e.why.host_bound},
+                           {"calibrated", e.why.calibrated}}}});
   }
   r.text += table.str();
   r.doc["size_bytes"] = bytes;

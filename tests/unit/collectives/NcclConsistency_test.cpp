@@ -246,3 +246,68 @@ TEST(NcclConsistency, MoreLatencyOrLessBandwidthNeverBeatsTheBestBefore) {
   std::printf("[consistency] P3 %d perturbations, %d faster than NCCL's pick before (never than its best)\n", checked,
               pick_faster);
 }
+
+// --explain's "achieved vs NCCL's estimate" column: every candidate whose achieved time differs
+// from NCCL's own estimate names at least one mechanism, and one that names none achieves exactly
+// NCCL's estimate; the recorded NCCL bandwidth and latency reproduce NCCL's estimate.
+TEST(NcclConsistency, EveryDifferenceFromNcclsEstimateIsNamed) {
+  int checked = 0, differ = 0;
+  for (const auto& p : presets()) {
+    for (int nodes : node_counts()) {
+      if (nodes > 1 && !can_span(p.cluster)) continue;
+      for (int g : {1, 8}) {
+        NcclTopology topo = topo_for(p.cluster, nodes);
+        if (topo.nranks < 2 || g > topo.nranks / topo.nnodes) continue;
+        topo.gpus_per_process = g;
+        for (double bytes : sizes()) {
+          for (const auto& e : allreduce_candidates(topo, bytes, p.settings)) {
+            ++checked;
+            const std::string why = explain_difference(e, g);
+            const bool same = std::abs(e.time - e.nccl_model_time) <= 1e-9 * e.nccl_model_time;
+            if (!same) ++differ;
+            EXPECT_EQ(why.empty(), same) << where(p.name, nodes, bytes) << " " << to_string(e.algo) << "/"
+                                         << to_string(e.proto) << ": achieved " << e.time * 1e6 << " us, NCCL "
+                                         << e.nccl_model_time * 1e6 << " us, why '" << why << "'";
+            EXPECT_NEAR(e.why.nccl_latency + bytes / e.why.nccl_bandwidth, e.nccl_model_time, 1e-9 * e.nccl_model_time);
+          }
+        }
+      }
+    }
+  }
+  std::printf("[consistency] why: %d candidates, %d differ from NCCL's estimate, each with a named mechanism\n",
+              checked, differ);
+}
+
+// The column's figures by hand. One DGX H100 node, 8 MiB: NVLS at the node's NVLS rate with the
+// fill of item 9: enqueue.cc shrinks the 128 KiB chunk to 64 KiB (8 MiB < 64 x 128 ops x 128 KiB)
+// and 32 KiB (< 8 x 128 x 64 KiB), not to 16 KiB (8 MiB = 2 x 128 x 32 KiB), so a loop is 128 x
+// 32 KiB = 4 MiB and the three-stage pipeline adds two loops.
+TEST(NcclConsistency, ExplainedFiguresByHand) {
+  const auto cat = ddpsim::test_support::source_catalog();
+  auto h100 = cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, "dgx-h100"));
+  const NcclTopology one = topo_for(h100, 1);
+  const AllReduceEstimate e = predict_allreduce(one, 8.0 * 1024 * 1024);
+  ASSERT_EQ(e.algo, Algo::NVLS);
+  EXPECT_EQ(e.why.limit, AllReduceEstimate::Why::Limit::NVLS_RATE);
+  EXPECT_NEAR(e.why.fill, 2 * 4194304.0 / e.bandwidth, 1e-15);
+  EXPECT_NE(explain_difference(e, 1).find("pipeline fill"), std::string::npos);
+  // One A100 node driven by one thread (nccl-tests -g 8), 8 B: the host's 8 x 5 us sets the time.
+  auto a100 = cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, "dgx-a100"));
+  NcclTopology g8 = topo_for(a100, 1);
+  g8.gpus_per_process = 8;
+  const AllReduceEstimate h = predict_allreduce(g8, 8);
+  EXPECT_TRUE(h.why.host_bound);
+  EXPECT_NEAR(h.time, 8 * kHostLaunchSeconds, 1e-15);
+  EXPECT_NE(explain_difference(h, 8).find("host bound 8 x 5.0 us"), std::string::npos);
+  // Two DGX H100 nodes, 1 GiB: NVLS tree's bandwidth is the node's NVLS rate (above the NICs'
+  // 8 x 50 GB/s on two nodes); four nodes: the NICs at 2 bytes per byte (item 7), 200 GB/s.
+  const AllReduceEstimate t2 = predict_allreduce(topo_for(h100, 2), 1 << 30);
+  ASSERT_EQ(t2.algo, Algo::NVLS_TREE);
+  EXPECT_EQ(t2.why.limit, AllReduceEstimate::Why::Limit::NVLS_RATE);
+  NcclSettings nvls_tree;
+  nvls_tree.algos = {Algo::NVLS_TREE};
+  const NcclTopology four = topo_for(h100, 4);
+  const AllReduceEstimate t4 = predict_allreduce(four, 1 << 30, nvls_tree);
+  EXPECT_EQ(t4.why.limit, AllReduceEstimate::Why::Limit::NICS);
+  EXPECT_NEAR(t4.bandwidth, four.nics_per_node * four.nic_bw / 2, 1e-6 * t4.bandwidth);
+}
