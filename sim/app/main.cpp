@@ -168,10 +168,12 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("-f,--factor", coll.factor, "size multiplier between rows (default 2)")
       ->check(number_in(1, 1e6));
   coll_cmd->add_option("--algo", coll.algo,
-                       "NCCL_ALGO: comma list of Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain");
+                       "NCCL_ALGO as NCCL reads it: comma list of Ring, Tree, NVLS, NVLSTree, CollNetDirect, "
+                       "CollNetChain; ^ first disables those listed; ';'-separated function:list entries");
   coll_cmd->add_flag("--collnet-enable", coll.collnet_enable,
                      "NCCL_COLLNET_ENABLE=1: CollNet (SHARP) where the cluster has inter_node.sharp");
-  coll_cmd->add_option("--proto", coll.proto, "NCCL_PROTO: comma list of LL, LL128, Simple");
+  coll_cmd->add_option("--proto", coll.proto,
+                       "NCCL_PROTO as NCCL reads it: comma list of LL, LL128, Simple (^LL128: all but LL128)");
   coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(number_in(0, 64));
   coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(number_in(0, 64));
   coll_cmd->add_option("--buffsize", coll.buffsize,
@@ -206,8 +208,8 @@ int main(int argc, char** argv) {
                       "'# nThread .. nGpus ..' banner wins");
   cal_cmd->add_option("--nccl-version", cal.nccl_version,
                       "NCCL release of the log, e.g. 2.8.3 (default: its 'NCCL version' line, else the cluster's)");
-  cal_cmd->add_option("--algo", cal.algo, "NCCL_ALGO the log was run with: comma list of Ring, Tree, NVLS, NVLSTree");
-  cal_cmd->add_option("--proto", cal.proto, "NCCL_PROTO the log was run with: comma list of LL, LL128, Simple");
+  cal_cmd->add_option("--algo", cal.algo, "NCCL_ALGO the log was run with, as NCCL reads it (Ring,Tree; ^NVLS)");
+  cal_cmd->add_option("--proto", cal.proto, "NCCL_PROTO the log was run with, as NCCL reads it (Simple; ^LL128)");
   cal_cmd->add_option("--min-channels", cal.min_channels, "NCCL_MIN_NCHANNELS the log was run with")
       ->check(number_in(0, 64));
   cal_cmd->add_option("--max-channels", cal.max_channels, "NCCL_MAX_NCHANNELS the log was run with")

@@ -62,15 +62,19 @@ collectives::NcclSettings settings_from(const std::string& algo, const std::stri
                                         bool collnet) {
   config::CollectiveSettings s;
   s.nccl_collnet_enable = collnet ? 1 : 0;
-  s.nccl_algo = core::split_list(algo);
-  s.nccl_proto = core::split_list(proto);
   s.nccl_min_nchannels = minc;
   s.nccl_max_nchannels = maxc;
   try {
-    return collectives::nccl_settings(s);
+    if (!algo.empty()) s.nccl_algo = collectives::allreduce_algos(algo);
   } catch (const std::invalid_argument& e) {
-    throw core::ConfigError(std::string("--algo/--proto: ") + e.what());
+    throw core::ConfigError("--algo \"" + algo + "\": " + e.what());
   }
+  try {
+    if (!proto.empty()) s.nccl_proto = collectives::allreduce_protos(proto);
+  } catch (const std::invalid_argument& e) {
+    throw core::ConfigError("--proto \"" + proto + "\": " + e.what());
+  }
+  return collectives::nccl_settings(s);
 }
 
 void apply_buffer_flags(collectives::NcclSettings& settings, const std::string& buffsize, int nthreads) {

@@ -1,5 +1,6 @@
 #include "collectives/nccl_names.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
@@ -73,6 +74,77 @@ Algo parse_algo(std::string_view name) {
 
 std::vector<std::string> algo_names() { return {"Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", "CollNetChain"}; }
 std::vector<std::string> proto_names() { return {"LL", "LL128", "Simple"}; }
+
+namespace {
+
+// tuning.cc parseList for the AllReduce row. `names`: every token NCCL accepts, in its order;
+// `used`: how many of them (the first ones) all-reduce can run.
+std::vector<std::string> allreduce_list(std::string_view value, const std::vector<std::string>& names, size_t used,
+                                        const char* kind) {
+  static const std::vector<std::string> kFuncs = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& n : v) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  auto bad = [&](const std::string& why) { throw std::invalid_argument(why); };
+  auto split = [](std::string_view text, char sep) {
+    std::vector<std::string_view> out;
+    size_t start = 0;
+    while (true) {
+      const size_t at = text.find(sep, start);
+      out.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+      if (at == std::string_view::npos) return out;
+      start = at + 1;
+    }
+  };
+  std::vector<int> enabled;  // per name; empty: no entry applied to all-reduce
+  const auto entries = split(value, ';');
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::string_view entry = entries[i], list = entry, func;
+    const size_t colon = entry.find(':');
+    if (colon != std::string_view::npos) {
+      func = entry.substr(0, colon);
+      list = entry.substr(colon + 1);
+      auto f = std::find_if(kFuncs.begin(), kFuncs.end(), [&](const auto& n) { return to_lower(n) == to_lower(func); });
+      if (f == kFuncs.end())
+        bad("unknown NCCL function \"" + std::string(func) + "\" before ':'; valid: " + join(kFuncs));
+    } else if (i > 0) {
+      bad("every entry after the first needs a function prefix (\"AllReduce:...\"), as NCCL requires");
+    }
+    const bool exclude = !list.empty() && list.front() == '^';
+    if (exclude) list.remove_prefix(1);
+    std::vector<int> row(names.size(), exclude ? 1 : 0);
+    for (std::string_view tok : split(list, ',')) {
+      auto n = std::find_if(names.begin(), names.end(), [&](const auto& x) { return to_lower(x) == to_lower(tok); });
+      if (n == names.end())
+        bad(std::string("unknown NCCL ") + kind + " \"" + std::string(tok) + "\"; valid: " + join(names) +
+            " (a comma list, '^' first to disable those listed, ';'-separated \"function:list\" entries)");
+      row[n - names.begin()] = exclude ? 0 : 1;
+    }
+    if (func.empty() || to_lower(func) == "allreduce") enabled = row;
+  }
+  if (enabled.empty()) return {};
+  std::vector<std::string> out;
+  for (size_t k = 0; k < used; ++k)
+    if (enabled[k]) out.push_back(names[k]);
+  if (out.empty()) bad(std::string("enables no ") + kind + " for all-reduce");
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> allreduce_algos(std::string_view value) {
+  auto names = algo_names();
+  const size_t used = names.size();
+  names.push_back("PAT");  // NCCL's PAT (all-gather / reduce-scatter only)
+  return allreduce_list(value, names, used, "algorithm");
+}
+
+std::vector<std::string> allreduce_protos(std::string_view value) {
+  const auto names = proto_names();
+  return allreduce_list(value, names, names.size(), "protocol");
+}
 
 Proto parse_proto(std::string_view name) {
   const std::string n = to_lower(name);

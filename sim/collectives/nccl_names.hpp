@@ -22,6 +22,18 @@ Proto parse_proto(std::string_view name);
 std::vector<std::string> algo_names();   // Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain
 std::vector<std::string> proto_names();  // LL, LL128, Simple
 
+// NCCL_ALGO / NCCL_PROTO as NCCL reads them (src/graph/tuning.cc parseList, 2.24+; '^' since
+// 2.x): ';'-separated entries, each "list" (the first entry only) or "function:list" with
+// function one of Broadcast, Reduce, AllGather, ReduceScatter, AllReduce (case-insensitive); a
+// list is comma-separated names to enable, or '^' and the names to disable (the others stay
+// enabled). Returns the names enabled for all-reduce, in NCCL's spelling and order, or an empty
+// list where no entry applies to all-reduce (NCCL's defaults stay: LL128 on where NCCL enables
+// it). Algorithms NCCL knows but all-reduce never runs (PAT) are accepted and left out. Throws
+// std::invalid_argument naming the bad token and what is allowed (the caller names the value),
+// also when the value enables nothing for all-reduce (NCCL would fail every all-reduce).
+std::vector<std::string> allreduce_algos(std::string_view value);   // NCCL_ALGO
+std::vector<std::string> allreduce_protos(std::string_view value);  // NCCL_PROTO
+
 // "2.8.3" (also "2.8.3-1", "2.8.3+cuda11.2") -> 20803 (NCCL_VERSION_CODE for 2.x: major*10000 +
 // minor*100 + patch). Throws std::invalid_argument naming the text and the expected form.
 int parse_nccl_version(std::string_view text);

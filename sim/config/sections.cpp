@@ -200,26 +200,18 @@ ComputeSettings parse_compute(const Json& j, Diagnostics& d) {
 
 namespace {
 
-// An NCCL_ALGO / NCCL_PROTO value: a comma list of NCCL's names, case-insensitive, stored in
-// NCCL's spelling. A bad item refuses the whole value (listing what is allowed).
-std::vector<std::string> nccl_name_list(ObjectReader& kr, const char* key, const std::vector<std::string>& allowed) {
-  std::vector<std::string> out;
+// An NCCL_ALGO / NCCL_PROTO value as NCCL reads it (collectives::allreduce_algos: a comma list,
+// '^' to disable, "function:list" entries), stored as the names enabled for all-reduce in NCCL's
+// spelling (empty: NCCL's defaults). A bad value is refused whole, saying what is allowed.
+std::vector<std::string> nccl_name_list(ObjectReader& kr, const char* key, bool algo) {
   auto v = kr.string(key, false);
-  if (!v) return out;
-  auto items = core::split_list(*v);
-  if (items.empty()) items.emplace_back();  // "" is refused like any other unknown name
-  for (const auto& item : items) {
-    const std::string lower = core::to_lower(item);
-    auto it = std::find_if(allowed.begin(), allowed.end(), [&](const auto& a) { return core::to_lower(a) == lower; });
-    if (it == allowed.end()) {
-      std::string what = "a comma-separated list of";
-      for (const auto& a : allowed) what += " " + a;
-      kr.diagnostics().add_value(std::string("/collective/") + key, Json(*v), what);
-      return {};
-    }
-    out.push_back(*it);
+  if (!v) return {};
+  try {
+    return algo ? collectives::allreduce_algos(*v) : collectives::allreduce_protos(*v);
+  } catch (const std::invalid_argument& e) {
+    kr.diagnostics().add(std::string("/collective/") + key, core::short_dump(Json(*v)) + ": " + e.what());
+    return {};
   }
-  return out;
 }
 
 }  // namespace
@@ -230,8 +222,8 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
   ObjectReader kr(j, "/collective", d);
   s.model = kr.string_or("model", def.model, {"nccl", "ring"});
   s.base_latency = kr.quantity("base_latency", Quantity::TIME, false, true).value_or(def.base_latency);
-  s.nccl_algo = nccl_name_list(kr, "NCCL_ALGO", collectives::algo_names());
-  s.nccl_proto = nccl_name_list(kr, "NCCL_PROTO", collectives::proto_names());
+  s.nccl_algo = nccl_name_list(kr, "NCCL_ALGO", true);
+  s.nccl_proto = nccl_name_list(kr, "NCCL_PROTO", false);
   s.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", def.nccl_min_nchannels, 0, 64));
   s.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", def.nccl_max_nchannels, 0, 64));
   s.nccl_collnet_enable = static_cast<int>(kr.integer_or("NCCL_COLLNET_ENABLE", def.nccl_collnet_enable, 0, 1));

@@ -396,6 +396,31 @@ TEST(Cli, CollectiveExplainListsNcclsCandidatesPickFirst) {
   EXPECT_EQ(both.code, 2) << both.out;
 }
 
+// NCCL_ALGO / NCCL_PROTO as users export them: '^' disables the listed names, "function:list"
+// entries apply to one collective; a bad token is refused with exit 2 and what is allowed.
+TEST(Cli, CollectiveTakesNcclsListSyntax) {
+  // One DGX A100, 8 MiB: NCCL picks Ring/LL128 by default (the A100 log's choice at that size).
+  auto def = run("collective allreduce --cluster dgx-a100 -b 8M -e 8M --json -");
+  ASSERT_EQ(def.code, 0) << def.out;
+  ASSERT_EQ(Json::parse(def.out)["rows"][0]["proto"], "LL128");
+  auto no_ll128 = run("collective allreduce --cluster dgx-a100 -b 8M -e 8M --proto ^LL128 --json -");
+  ASSERT_EQ(no_ll128.code, 0) << no_ll128.out;
+  EXPECT_NE(Json::parse(no_ll128.out)["rows"][0]["proto"], "LL128");
+  auto only_tree =
+      run("collective allreduce --cluster dgx-a100 -b 8M -e 8M --algo 'allgather:Ring;allreduce:Tree' --json -");
+  ASSERT_EQ(only_tree.code, 0) << only_tree.out;
+  EXPECT_EQ(Json::parse(only_tree.out)["rows"][0]["algo"], "Tree");
+  auto bad = run("collective allreduce --cluster dgx-a100 --algo 'Ring;Tree'");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--algo \"Ring;Tree\": every entry after the first needs a function prefix"),
+            std::string::npos)
+      << bad.out;
+  auto unknown = run("collective allreduce --cluster dgx-a100 --proto ^LL129");
+  EXPECT_EQ(unknown.code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("unknown NCCL protocol \"LL129\"; valid: LL, LL128, Simple"), std::string::npos)
+      << unknown.out;
+}
+
 TEST(Cli, ClusterFileWithBadNcclFieldsIsRefusedWithPaths) {
   auto d = temp_dir("badnccl");
   std::ofstream(d / "c.json") << R"({"name": "x", "gpu": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 8,

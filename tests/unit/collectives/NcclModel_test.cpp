@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "collectives/nccl_model.hpp"
 
@@ -316,6 +318,40 @@ TEST(NcclModel, NvlsTreeBoundedByTheNodesNvlsRate) {
   const double mib4 = 4.0 * 1024 * 1024;
   const auto small = predict_allreduce(t, mib4, only(Algo::NVLS_TREE, Proto::SIMPLE));
   EXPECT_NEAR(small.time - tu.latency[tree][simple], 4 * mib4 / bw, 1e-12);
+}
+
+// NCCL_ALGO / NCCL_PROTO values as NCCL's parseList reads them (src/graph/tuning.cc, 2.24+):
+// what each value enables for all-reduce, worked out by hand from that function.
+TEST(NcclModel, EnvListsAsNcclParsesThem) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(allreduce_protos("^LL128"), (V{"LL", "Simple"}));  // the common "LL128 off"
+  EXPECT_EQ(allreduce_protos("simple"), (V{"Simple"}));        // case-insensitive, NCCL's spelling back
+  EXPECT_EQ(allreduce_protos("^Simple"), (V{"LL", "LL128"}));  // explicit: LL128 forced on
+  EXPECT_EQ(allreduce_algos("^NVLS,NVLSTree"), (V{"Ring", "Tree", "CollNetDirect", "CollNetChain"}));
+  EXPECT_EQ(allreduce_algos("Tree,Ring"), (V{"Ring", "Tree"}));  // a set: NCCL's order
+  // The last entry that applies to all-reduce wins; entries for other functions are checked, not used.
+  EXPECT_EQ(allreduce_algos("Ring;allreduce:Tree;allgather:PAT"), (V{"Tree"}));
+  EXPECT_EQ(allreduce_algos("AllReduce:^Ring"), (V{"Tree", "NVLS", "NVLSTree", "CollNetDirect", "CollNetChain"}));
+  EXPECT_TRUE(allreduce_algos("allgather:Ring;reducescatter:PAT").empty());  // all-reduce keeps NCCL's defaults
+  EXPECT_EQ(allreduce_algos("Ring,PAT"), (V{"Ring"}));                       // PAT: valid, not an all-reduce algorithm
+  auto refused = [](auto f, const char* value, const char* says) {
+    try {
+      f(value);
+      ADD_FAILURE() << value << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << value << ": " << e.what();
+    }
+  };
+  auto algos = [](const char* v) { return allreduce_algos(v); };
+  auto protos = [](const char* v) { return allreduce_protos(v); };
+  refused(algos, "Ring;Tree", "needs a function prefix");
+  refused(algos, "allgahter:Ring", "unknown NCCL function \"allgahter\"");
+  refused(algos, "CollNet", "unknown NCCL algorithm \"CollNet\"");
+  refused(algos, "PAT", "enables no algorithm for all-reduce");
+  refused(algos, "allreduce:^Ring,Tree,NVLS,NVLSTree,CollNetDirect,CollNetChain", "enables no algorithm");
+  refused(protos, "", "unknown NCCL protocol \"\"");
+  refused(protos, "LL,", "unknown NCCL protocol \"\"");
+  refused(protos, "^", "unknown NCCL protocol \"\"");
 }
 
 TEST(NcclModel, NamesRoundTripAndErrors) {

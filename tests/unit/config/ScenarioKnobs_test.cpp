@@ -96,6 +96,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"stragglers.slow_ranks=5", "/stragglers/slow_ranks", "5", "array"},
         BadCase{"collective.NCCL_ALGO=\"Ring,Butterfly\"", "/collective/NCCL_ALGO", "Butterfly", "Tree"},
         BadCase{"collective.NCCL_PROTO=\"LL256\"", "/collective/NCCL_PROTO", "LL256", "Simple"},
+        BadCase{"collective.NCCL_PROTO=\"^LL128;Simple\"", "/collective/NCCL_PROTO", "^LL128;Simple",
+                "function prefix"},
+        BadCase{"collective.NCCL_ALGO=\"allgahter:Ring\"", "/collective/NCCL_ALGO", "allgahter", "AllGather"},
+        BadCase{"collective.NCCL_ALGO=\"PAT\"", "/collective/NCCL_ALGO", "PAT", "no algorithm for all-reduce"},
         BadCase{"collective.model=\"magic\"", "/collective/model", "\"magic\"", "nccl"}));
 
 }  // namespace
