@@ -26,12 +26,20 @@ std::vector<std::string> cluster_presets() {
   return names;
 }
 
-config::Scenario scenario(const std::string& model, const std::string& cluster, int nodes) {
+config::Scenario scenario(const std::string& model, const std::string& cluster, int nodes, bool collnet) {
   config::Catalog cat(config::Catalog::default_root());
-  return cat.load_scenario(cat.resolve(config::Kind::SCENARIO, "gpt2-4x8-h100-ndr"),
-                           {"model=" + model, "cluster=" + cluster, "nodes=" + std::to_string(nodes),
-                            // float16: every preset's GPU has it (V100 has no bfloat16)
-                            "training.compute_dtype=float16"});
+  std::vector<std::string> sets = {"model=" + model, "cluster=" + cluster, "nodes=" + std::to_string(nodes),
+                                   // float16: every preset's GPU has it (V100 has no bfloat16)
+                                   "training.compute_dtype=float16"};
+  if (collnet) sets.push_back("collective.NCCL_COLLNET_ENABLE=1");
+  return cat.load_scenario(cat.resolve(config::Kind::SCENARIO, "gpt2-4x8-h100-ndr"), sets);
+}
+
+// A preset whose fabric reduces in the network (inter_node.sharp) runs a second time with
+// NCCL_COLLNET_ENABLE=1 (CollNet and multi-node NVLS in the pick).
+bool has_sharp(const std::string& preset) {
+  config::Catalog cat(config::Catalog::default_root());
+  return cat.load_cluster(cat.resolve(config::Kind::CLUSTER, preset)).sharp;
 }
 
 TEST(Iteration1, NeverFasterThanTheSteadyStateUnlessExplained) {
@@ -41,17 +49,18 @@ TEST(Iteration1, NeverFasterThanTheSteadyStateUnlessExplained) {
   std::vector<std::string> names, rejected;
   for (const std::string model : {"gpt2", "gpt2-medium"})
     for (const auto& p : presets)
-      for (int nodes = 1; nodes <= 1024; nodes *= 2) {
-        const std::string name = model + " on " + p + " x " + std::to_string(nodes);
-        try {
-          scs.push_back(scenario(model, p, nodes));
-          names.push_back(name);
-        } catch (const std::exception&) {
-          // A preset whose fabric cannot hold that many nodes (dgx-h100-superpod's two-tier
-          // fat-tree stops at 256) is refused by the loader, as for a user.
-          rejected.push_back(name);
+      for (bool collnet : {false, true})
+        for (int nodes = 1; nodes <= 1024 && (!collnet || has_sharp(p)); nodes *= 2) {
+          const std::string name = model + " on " + p + (collnet ? " (CollNet)" : "") + " x " + std::to_string(nodes);
+          try {
+            scs.push_back(scenario(model, p, nodes, collnet));
+            names.push_back(name);
+          } catch (const std::exception&) {
+            // A preset whose fabric cannot hold that many nodes (dgx-h100-superpod's two-tier
+            // fat-tree stops at 256) is refused by the loader, as for a user.
+            rejected.push_back(name);
+          }
         }
-      }
   EXPECT_LE(rejected.size(), 4u);  // dgx-h100-superpod x 512 / 1024, two models
   const auto reports = testing::simulate_in_children(scs);
   ASSERT_EQ(reports.size(), scs.size());
