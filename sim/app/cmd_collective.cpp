@@ -25,6 +25,8 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   if (args.tolerance > 0 && args.compare.empty())
     throw core::ConfigError("--tolerance: only with --compare LOG (the measurements to hold the prediction to)");
   auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels, args.collnet_enable);
+  settings.min_ctas = args.min_ctas;
+  settings.max_ctas = args.max_ctas;
   apply_buffer_flags(settings, args.buffsize, args.nthreads);
   auto topo = collectives::nccl_topology(cluster);
 

@@ -104,14 +104,15 @@ struct CollectiveArgs {
   double factor = 2;
   std::string algo, proto;  // NCCL_ALGO / NCCL_PROTO
   int min_channels = 0, max_channels = 0;
-  std::string buffsize;          // NCCL_BUFFSIZE (bytes, K/M suffixes); empty = NCCL's 4 MiB
-  int nthreads = 0;              // NCCL_NTHREADS; 0 = NCCL's default
-  bool collnet_enable = false;   // NCCL_COLLNET_ENABLE=1 (CollNet on a cluster with inter_node.sharp)
-  std::string gpus_per_process;  // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
-  std::string nccl_version;      // "2.8.3"; empty = the cluster's (current if unset)
-  std::string compare;           // an all_reduce_perf log: predict its sizes and put them side by side
-  std::string explain;           // a size: list every (algorithm, protocol) NCCL weighs for it
-  double tolerance = 0;          // with compare: exit 3 if the median busbw error for >= 1 MiB exceeds it
+  int min_ctas = 0, max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS
+  std::string buffsize;            // NCCL_BUFFSIZE (bytes, K/M suffixes); empty = NCCL's 4 MiB
+  int nthreads = 0;                // NCCL_NTHREADS; 0 = NCCL's default
+  bool collnet_enable = false;     // NCCL_COLLNET_ENABLE=1 (CollNet on a cluster with inter_node.sharp)
+  std::string gpus_per_process;    // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
+  std::string nccl_version;        // "2.8.3"; empty = the cluster's (current if unset)
+  std::string compare;             // an all_reduce_perf log: predict its sizes and put them side by side
+  std::string explain;             // a size: list every (algorithm, protocol) NCCL weighs for it
+  double tolerance = 0;            // with compare: exit 3 if the median busbw error for >= 1 MiB exceeds it
   std::string json_out;
 };
 int cmd_collective(const CommonOptions& common, const CollectiveArgs& args);

@@ -176,6 +176,10 @@ int main(int argc, char** argv) {
                        "NCCL_PROTO as NCCL reads it: comma list of LL, LL128, Simple (^LL128: all but LL128)");
   coll_cmd->add_option("--min-channels", coll.min_channels, "NCCL_MIN_NCHANNELS")->check(number_in(0, 64));
   coll_cmd->add_option("--max-channels", coll.max_channels, "NCCL_MAX_NCHANNELS")->check(number_in(0, 64));
+  coll_cmd->add_option("--min-ctas", coll.min_ctas, "NCCL_MIN_CTAS (NCCL 2.17+; also bounds the NVLS channels)")
+      ->check(number_in(0, 64));
+  coll_cmd->add_option("--max-ctas", coll.max_ctas, "NCCL_MAX_CTAS (NCCL 2.17+; also bounds the NVLS channels)")
+      ->check(number_in(0, 64));
   coll_cmd->add_option("--buffsize", coll.buffsize,
                        "NCCL_BUFFSIZE: Simple buffer per channel in bytes (4M, 8388608; default 4 MiB)");
   coll_cmd->add_option("--nthreads", coll.nthreads, "NCCL_NTHREADS: 64 to 512, a multiple of 32 (default NCCL's)");

@@ -331,6 +331,8 @@ struct Derived {
   double nvls_node_algbw = 0;
   // comm->nvlsChunkSize / nvlsTreeMaxChunkSize (src/transport/nvls.cc ncclNvlsTuning), bytes.
   double nvls_chunk = 128.0 * 1024, nvls_tree_max_chunk = 128.0 * 1024;
+  // NCCL's own NVLS channel count for this node and release, before NCCL_MIN/MAX_CTAS.
+  int nvls_default_channels = 0;
   // Algorithm bandwidth one communicator channel carries without the whole-communicator caps
   // (llMaxBw, 2.8's compCap80 235 GB/s), B/s: what a shrunk channel count achieves per channel.
   std::array<std::array<double, kNumProtos>, kNumAlgos> channel_bw{};
@@ -399,7 +401,9 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   d.natural_channels = std::min(2 * graph_ch, kMaxChannels);
   int comm_ch = d.natural_channels;
   if (settings.max_channels > 0) comm_ch = std::min(comm_ch, settings.max_channels);
-  if (settings.min_channels > 0) comm_ch = std::max(comm_ch, std::min(settings.min_channels, kMaxChannels));
+  if (settings.max_ctas > 0) comm_ch = std::min(comm_ch, settings.max_ctas);
+  const int min_ch = std::max(settings.min_channels, settings.min_ctas);
+  if (min_ch > 0) comm_ch = std::max(comm_ch, std::min(min_ch, kMaxChannels));
   t.comm_channels = comm_ch;
   d.nccl_model_bw_factor = std::min(1.0, static_cast<double>(comm_ch) / d.natural_channels);
 
@@ -440,6 +444,9 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
     t.nvls.bw_inter = s_inter * bw_scale;
     // enqueue.cc: nc = comm->nvlsChannels; chunk sizes: nvls.cc ncclNvlsTuning.
     nvls_tuning(topo, ppn, in.nic_bw, t.nvls_channels, d.nvls_chunk, d.nvls_tree_max_chunk);
+    d.nvls_default_channels = t.nvls_channels;
+    if (settings.max_ctas > 0) t.nvls_channels = std::min(t.nvls_channels, settings.max_ctas);
+    if (settings.min_ctas > 0) t.nvls_channels = std::max(t.nvls_channels, std::min(settings.min_ctas, kMaxChannels));
     // What one node's NVLS all-reduce achieves (item 8): NCCL's one-node NVLS figure as the
     // 2.28.3+ tuner computes it, whatever release runs (the hardware is the same): per head
     // bwIntra x nvlsEfficiency (Hopper .85, Blackwell .74) x (nHeads-1)/nHeads x 2 (two pipelined
@@ -844,6 +851,10 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   if ((a == kNvls || a == kNvlsTree) && d.nvls_node_algbw > 0) {
     e.bandwidth = d.nvls_node_algbw;
     e.why.limit = Limit::NVLS_RATE;
+    // NCCL's default channel count is what reaches that rate ("NVLSTree can achieve peak bandwidth
+    // with only 16 SMs", sjeaugey in NVIDIA/nccl#1649, for Hopper's 16); fewer channels
+    // (NCCL_MAX_CTAS) carry proportionally less, as for rings and trees above.
+    if (nc < d.nvls_default_channels) limit_to(d.nvls_node_algbw * nc / d.nvls_default_channels, Limit::CHANNELS);
   }
   if (topo.nnodes > 1) {
     // NVLS tree crosses nodes only at its heads, each through its own NIC (connect.cc connectNvls:

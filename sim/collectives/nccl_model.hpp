@@ -82,7 +82,12 @@ struct NcclSettings {                      // names follow NCCL env vars
   std::vector<Algo> algos;                 // empty = all enabled (NCCL_ALGO)
   std::vector<Proto> protos;               // empty = NCCL default set (NCCL_PROTO); listing LL128 forces it on
   int min_channels = 0, max_channels = 0;  // 0 = NCCL default (NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS)
-  bool collnet_enable = false;             // NCCL_COLLNET_ENABLE (default 0); needs NcclTopology::sharp
+  // NCCL_MIN_CTAS / NCCL_MAX_CTAS (2.17+, comm->config.minCTAs / maxCTAs; 0 = NCCL's 1 / MAXCHANNELS):
+  // they bound the communicator's channels as the two above do (connect.cc ncclTopoPostset: the
+  // tighter of each pair applies) and, unlike them, the NVLS channels (nvls.cc:
+  // nvlsChannels = max(minCTAs, min(maxCTAs, channels))).
+  int min_ctas = 0, max_ctas = 0;
+  bool collnet_enable = false;  // NCCL_COLLNET_ENABLE (default 0); needs NcclTopology::sharp
   // NCCL_BUFFSIZE: bytes of each channel's Simple-protocol buffer per peer (init.cc computeBuffSizes,
   // DEFAULT_BUFFSIZE 4 MiB); 0 = default. It sets the step (buffsize / NCCL_STEPS) and so the ring's
   // chunk and slice sizes (enqueue.cc) and the NET credit window; NCCL's tuner does not read it.

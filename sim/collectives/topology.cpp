@@ -51,6 +51,8 @@ NcclSettings nccl_settings(const config::CollectiveSettings& s) {
   for (const auto& p : s.nccl_proto) n.protos.push_back(parse_proto(p));
   n.min_channels = s.nccl_min_nchannels;
   n.max_channels = s.nccl_max_nchannels;
+  n.min_ctas = s.nccl_min_ctas;
+  n.max_ctas = s.nccl_max_ctas;
   n.collnet_enable = s.nccl_collnet_enable != 0;
   n.buffsize = s.nccl_buffsize;
   n.nthreads = s.nccl_nthreads;

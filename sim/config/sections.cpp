@@ -226,6 +226,8 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
   s.nccl_proto = nccl_name_list(kr, "NCCL_PROTO", false);
   s.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", def.nccl_min_nchannels, 0, 64));
   s.nccl_max_nchannels = static_cast<int>(kr.integer_or("NCCL_MAX_NCHANNELS", def.nccl_max_nchannels, 0, 64));
+  s.nccl_min_ctas = static_cast<int>(kr.integer_or("NCCL_MIN_CTAS", def.nccl_min_ctas, 0, 64));
+  s.nccl_max_ctas = static_cast<int>(kr.integer_or("NCCL_MAX_CTAS", def.nccl_max_ctas, 0, 64));
   s.nccl_collnet_enable = static_cast<int>(kr.integer_or("NCCL_COLLNET_ENABLE", def.nccl_collnet_enable, 0, 1));
   s.nccl_cross_nic = static_cast<int>(kr.integer_or("NCCL_CROSS_NIC", def.nccl_cross_nic, 0, 2));
   // NCCL_BUFFSIZE (bytes, as NCCL reads it) and NCCL_NTHREADS: ranges first, then the alignment.

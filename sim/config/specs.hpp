@@ -293,11 +293,12 @@ struct CollectiveSettings {
   std::vector<std::string> nccl_algo;   // NCCL_ALGO (empty: all)
   std::vector<std::string> nccl_proto;  // NCCL_PROTO (empty: NCCL's default set)
   int nccl_min_nchannels = 0, nccl_max_nchannels = 0;
-  int nccl_collnet_enable = 0;  // NCCL_COLLNET_ENABLE (0/1): CollNet on a cluster with inter_node.sharp
-  int nccl_version = 0;         // NCCL release ("nccl_version": "2.18.5"); 0 = the cluster's
-  int nccl_cross_nic = 2;       // NCCL_CROSS_NIC 0/1/2: rings keep their NIC (rail) between nodes unless 1
-  double nccl_buffsize = 0;     // NCCL_BUFFSIZE bytes (Simple buffer per channel and peer); 0 = NCCL's 4 MiB
-  int nccl_nthreads = 0;        // NCCL_NTHREADS (Ring/Tree Simple and LL threads per CTA); 0 = NCCL's default
+  int nccl_min_ctas = 0, nccl_max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS (2.17+); 0 = NCCL's default
+  int nccl_collnet_enable = 0;               // NCCL_COLLNET_ENABLE (0/1): CollNet on a cluster with inter_node.sharp
+  int nccl_version = 0;                      // NCCL release ("nccl_version": "2.18.5"); 0 = the cluster's
+  int nccl_cross_nic = 2;                    // NCCL_CROSS_NIC 0/1/2: rings keep their NIC (rail) between nodes unless 1
+  double nccl_buffsize = 0;  // NCCL_BUFFSIZE bytes (Simple buffer per channel and peer); 0 = NCCL's 4 MiB
+  int nccl_nthreads = 0;     // NCCL_NTHREADS (Ring/Tree Simple and LL threads per CTA); 0 = NCCL's default
 };
 
 enum class Backend { ANALYTIC, FLOW };

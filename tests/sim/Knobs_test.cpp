@@ -340,3 +340,20 @@ TEST(Knobs, BadNcclVersionIsRefusedWithItsPath) {
 
 }  // namespace
 }  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+// NCCL_MAX_CTAS reaches the NCCL kernels of a DDP step: every bucket's all-reduce runs on at most
+// that many channels (NVLS tree's included), so NCCL holds fewer SMs and the buckets take longer.
+TEST(Knobs, NcclMaxCtasCapsTheChannelsOfEveryBucket) {
+  auto r = run_all({bundled("gpt2-4x8-h100-ndr"), bundled("gpt2-4x8-h100-ndr", {"collective.NCCL_MAX_CTAS=4"})});
+  int above = 0;
+  for (const auto& b : r[0]["buckets"]) above += b["channels"].get<int>() > 4;
+  EXPECT_GT(above, 0);
+  for (const auto& b : r[1]["buckets"]) EXPECT_LE(b["channels"].get<int>(), 4);
+  EXPECT_GT(get(r[1], "comm_alone_s"), get(r[0], "comm_alone_s"));
+}
+
+}  // namespace
+}  // namespace ddpsim

@@ -311,3 +311,74 @@ TEST(NcclConsistency, ExplainedFiguresByHand) {
   EXPECT_EQ(t4.why.limit, AllReduceEstimate::Why::Limit::NICS);
   EXPECT_NEAR(t4.bandwidth, four.nics_per_node * four.nic_bw / 2, 1e-6 * t4.bandwidth);
 }
+
+// NCCL_MAX_CTAS (2.17+) caps every algorithm's channels, NVLS's included (nvls.cc). Fewer CTAs
+// never give any (algorithm, protocol) more bandwidth than twice as many. (Its time may still
+// fall: NVLS loops span channels x heads x chunk, so fewer channels fill the pipeline sooner where
+// the NICs, not the channels, bound the bandwidth; e.g. dgx-b200 x4 at 1 GiB, 16 instead of 24
+// channels: 63 us less fill.)
+TEST(NcclConsistency, FewerCtasNeverGiveMoreBandwidth) {
+  int checked = 0, lower = 0;
+  for (const auto& p : presets()) {
+    for (int nodes : node_counts()) {
+      if (nodes > 1 && !can_span(p.cluster)) continue;
+      const NcclTopology topo = topo_for(p.cluster, nodes);
+      if (topo.nranks < 2) continue;
+      for (double bytes : sizes()) {
+        for (int ctas : {1, 2, 4, 8, 16, 32}) {
+          NcclSettings more = p.settings, fewer = p.settings;
+          more.max_ctas = 2 * ctas;
+          fewer.max_ctas = ctas;
+          const auto with_more = allreduce_candidates(topo, bytes, more);
+          for (const auto& e : allreduce_candidates(topo, bytes, fewer)) {
+            for (const auto& m : with_more) {
+              if (m.algo != e.algo || m.proto != e.proto) continue;
+              ++checked;
+              if (e.bandwidth < m.bandwidth * (1 - kTol)) ++lower;
+              EXPECT_LE(e.bandwidth, m.bandwidth * (1 + kTol))
+                  << where(p.name, nodes, bytes) << " " << to_string(e.algo) << "/" << to_string(e.proto)
+                  << " NCCL_MAX_CTAS=" << ctas << ": " << e.bandwidth / 1e9 << " GB/s > " << m.bandwidth / 1e9
+                  << " GB/s with " << 2 * ctas;
+            }
+          }
+        }
+      }
+    }
+  }
+  std::printf(
+      "[consistency] CTAs: %d candidates with NCCL_MAX_CTAS halved, %d of them slower in bandwidth, none faster\n",
+      checked, lower);
+}
+
+// By hand, one DGX H100 node (NCCL's 16 NVLS channels reach the NVLS rate): NCCL_MAX_CTAS=8 runs
+// NVLS on 8 channels at half that rate; NCCL_MIN_CTAS=24 runs 24 (at the same rate, not above it)
+// and raises the ring/tree channels to 24; NCCL_MIN_NCHANNELS leaves NVLS alone (nvls.cc reads the
+// CTAs only).
+TEST(NcclConsistency, CtasBoundTheNvlsChannelsByHand) {
+  const auto cat = ddpsim::test_support::source_catalog();
+  const NcclTopology one = topo_for(cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, "dgx-h100")), 1);
+  NcclSettings nvls;
+  nvls.algos = {Algo::NVLS};
+  const AllReduceEstimate base = predict_allreduce(one, 1 << 30, nvls);
+  ASSERT_EQ(base.nchannels, 16);
+  NcclSettings eight = nvls;
+  eight.max_ctas = 8;
+  const AllReduceEstimate e8 = predict_allreduce(one, 1 << 30, eight);
+  EXPECT_EQ(e8.nchannels, 8);
+  EXPECT_NEAR(e8.bandwidth, base.bandwidth / 2, 1e-9 * base.bandwidth);
+  EXPECT_EQ(tune_model(one, eight).comm_channels, 8);
+  NcclSettings many = nvls;
+  many.min_ctas = 24;
+  const AllReduceEstimate e24 = predict_allreduce(one, 1 << 30, many);
+  EXPECT_EQ(e24.nchannels, 24);
+  EXPECT_NEAR(e24.bandwidth, base.bandwidth, 1e-9 * base.bandwidth);
+  // The fill follows enqueue.cc's chunk rule for 1 GiB: 16 x 8 heads keep 128 KiB chunks (1 GiB is
+  // not < 64 x 128 ops x 128 KiB), 24 x 8 shrink them to 64 KiB (1 GiB < 64 x 192 x 128 KiB):
+  // two loops of 16 MiB against two of 12 MiB.
+  EXPECT_NEAR(base.why.fill, 2 * 16.0 * 1048576 / base.bandwidth, 1e-15);
+  EXPECT_NEAR(e24.why.fill, 2 * 12.0 * 1048576 / e24.bandwidth, 1e-15);
+  EXPECT_EQ(tune_model(one, many).comm_channels, 24);
+  NcclSettings minch = nvls;
+  minch.min_channels = 24;
+  EXPECT_EQ(predict_allreduce(one, 1 << 30, minch).nchannels, 16);
+}

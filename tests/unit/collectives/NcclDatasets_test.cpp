@@ -235,7 +235,7 @@ TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
     if (doc["env"].contains("NCCL_COLLNET_ENABLE"))
       settings.collnet_enable = doc["env"]["NCCL_COLLNET_ENABLE"].get<std::string>() == "1";
     if (doc["env"].contains("NCCL_MIN_CTAS"))
-      settings.min_channels = std::stoi(doc["env"]["NCCL_MIN_CTAS"].get<std::string>());
+      settings.min_ctas = std::stoi(doc["env"]["NCCL_MIN_CTAS"].get<std::string>());
     std::vector<double> large, small;
     for (const auto& row : doc["rows"]) {
       const double bytes = row[0].get<double>(), time_us = row[1].get<double>();

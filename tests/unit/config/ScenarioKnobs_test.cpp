@@ -38,13 +38,26 @@ TEST(ScenarioKnobs, DefaultsFollowPyTorchAndNccl) {
 }
 
 TEST(ScenarioKnobs, EveryKnobIsReadByItsName) {
-  auto s =
-      load({"ddp.comm_hook=powersgd", "ddp.powersgd.matrix_approximation_rank=4", "ddp.powersgd.batched=true",
-            "ddp.broadcast_buffers=false", "training.gradient_accumulation_steps=8", "training.clip_grad_norm=true",
-            "training.pin_memory=false", "training.loader_samples_per_s=900", "streams.TORCH_NCCL_HIGH_PRIORITY=true",
-            "streams.CUDA_DEVICE_MAX_CONNECTIONS=1", "streams.comm_streams=2", "contention.enabled=false",
-            "contention.comm_slowdown=1.3", "stragglers.jitter_cv=0.05", "stragglers.steps=20",
-            "stragglers.slow_ranks=[{\"rank\":2,\"factor\":1.5}]", "compute.autograd_traversal_per_param=\"1us\""});
+  auto s = load({"ddp.comm_hook=powersgd",
+                 "ddp.powersgd.matrix_approximation_rank=4",
+                 "ddp.powersgd.batched=true",
+                 "ddp.broadcast_buffers=false",
+                 "training.gradient_accumulation_steps=8",
+                 "training.clip_grad_norm=true",
+                 "training.pin_memory=false",
+                 "training.loader_samples_per_s=900",
+                 "streams.TORCH_NCCL_HIGH_PRIORITY=true",
+                 "streams.CUDA_DEVICE_MAX_CONNECTIONS=1",
+                 "streams.comm_streams=2",
+                 "contention.enabled=false",
+                 "contention.comm_slowdown=1.3",
+                 "stragglers.jitter_cv=0.05",
+                 "stragglers.steps=20",
+                 "stragglers.slow_ranks=[{\"rank\":2,\"factor\":1.5}]",
+                 "compute.autograd_traversal_per_param=\"1us\"",
+                 "collective.NCCL_MIN_CTAS=4",
+                 "collective.NCCL_MAX_CTAS=12",
+                 "collective.NCCL_PROTO=\"^LL128\""});
   EXPECT_EQ(s.ddp.comm_hook, "powersgd");
   EXPECT_EQ(s.ddp.powersgd.matrix_approximation_rank, 4);
   EXPECT_TRUE(s.ddp.powersgd.batched);
@@ -64,6 +77,9 @@ TEST(ScenarioKnobs, EveryKnobIsReadByItsName) {
   EXPECT_EQ(s.stragglers.slow_ranks[0].first, 2);
   EXPECT_EQ(s.stragglers.slow_ranks[0].second, 1.5);
   EXPECT_DOUBLE_EQ(s.compute.autograd_traversal_per_param, 1e-6);
+  EXPECT_EQ(s.collective.nccl_min_ctas, 4);
+  EXPECT_EQ(s.collective.nccl_max_ctas, 12);
+  EXPECT_EQ(s.collective.nccl_proto, (std::vector<std::string>{"LL", "Simple"}));
 }
 
 struct BadCase {
@@ -100,6 +116,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "function prefix"},
         BadCase{"collective.NCCL_ALGO=\"allgahter:Ring\"", "/collective/NCCL_ALGO", "allgahter", "AllGather"},
         BadCase{"collective.NCCL_ALGO=\"PAT\"", "/collective/NCCL_ALGO", "PAT", "no algorithm for all-reduce"},
+        BadCase{"collective.NCCL_MAX_CTAS=65", "/collective/NCCL_MAX_CTAS", "65", "[0, 64]"},
         BadCase{"collective.model=\"magic\"", "/collective/model", "\"magic\"", "nccl"}));
 
 }  // namespace
