@@ -36,7 +36,11 @@ struct PhaseTiming {
 struct AllReduceTiming {
   std::string algorithm = "Ring", protocol = "Simple";  // what carried it (NCCL names)
   int channels = 0;                                     // NCCL channels (0: not modelled)
-  double base_latency = 0;                              // per collective launch
+  // NCCL model only: NCCL's own estimate of this collective (seconds) and why the time modelled
+  // here differs from it (explain_difference; "" where it does not).
+  double nccl_estimate = 0;
+  std::string vs_nccl{};
+  double base_latency = 0;  // per collective launch
   PhaseTiming reduce_scatter, all_gather;
   double total() const { return base_latency + reduce_scatter.total() + all_gather.total(); }
 };

@@ -118,6 +118,8 @@ IterationReport iteration_report(const Timeline& t, int report) {
       row.algorithm = j.algorithm;
       row.protocol = j.protocol;
       row.channels = j.channels;
+      row.nccl_estimate_s = j.nccl_estimate;
+      row.vs_nccl = j.vs_nccl;
       prev_end = std::max(prev_end, j.end);
       rep.buckets.push_back(row);
     }

@@ -62,7 +62,9 @@ Json iteration_json(const IterationReport& it, bool include_buckets) {
                       {"exposed_s", b.exposed_s},
                       {"algorithm", b.algorithm},
                       {"protocol", b.protocol},
-                      {"channels", b.channels}});
+                      {"channels", b.channels},
+                      {"nccl_estimate_s", b.nccl_estimate_s},
+                      {"vs_nccl_estimate", b.vs_nccl}});
     }
     j["buckets"] = rows;
   }
@@ -374,19 +376,50 @@ std::string to_table(const StepReport& r) {
   }
   if (!s.buckets.empty()) {
     o << "\nsteady-state buckets (times from the iteration start)\n";
-    o << "  idx        size  tensors      ready      start        end    exposed  nccl\n";
+    o << "  idx        size  tensors      ready      start        end    exposed      alone  NCCL est.  nccl\n";
     const size_t shown = s.buckets.size() <= 12 ? s.buckets.size() : 10;
     for (size_t i = 0; i < shown; ++i) {
       const auto& b = s.buckets[i];
-      char buf[200];
+      char buf[240];
       const std::string nccl = b.algorithm.empty() ? "" : b.algorithm + "/" + b.protocol;
-      std::snprintf(buf, sizeof buf, "  %3d %11s %8d %10s %10s %10s %10s  %s\n", b.index,
+      const std::string est = b.nccl_estimate_s > 0 ? core::format_time(b.nccl_estimate_s) : "-";
+      std::snprintf(buf, sizeof buf, "  %3d %11s %8d %10s %10s %10s %10s %10s %10s  %s\n", b.index,
                     core::format_bytes(b.bytes).c_str(), b.num_tensors, core::format_time(b.ready_s).c_str(),
                     core::format_time(b.start_s).c_str(), core::format_time(b.end_s).c_str(),
-                    core::format_time(b.exposed_s).c_str(), nccl.c_str());
+                    core::format_time(b.exposed_s).c_str(), core::format_time(b.alone_s).c_str(), est.c_str(),
+                    nccl.c_str());
       o << buf;
     }
     if (shown < s.buckets.size()) o << "  ... " << (s.buckets.size() - shown) << " more (use --json for all)\n";
+    // Why the modelled all-reduce times differ from NCCL's estimates, once per distinct reason.
+    std::vector<std::pair<std::string, std::vector<int>>> reasons;
+    for (const auto& b : s.buckets) {
+      if (b.vs_nccl.empty()) continue;
+      const std::string key = b.algorithm + "/" + b.protocol + ": " + b.vs_nccl;
+      auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& r) { return r.first == key; });
+      if (it == reasons.end())
+        reasons.push_back({key, {b.index}});
+      else
+        it->second.push_back(b.index);
+    }
+    if (!reasons.empty()) o << "  alone vs NCCL's estimate (collective --explain SIZE shows every candidate):\n";
+    for (const auto& [why, idx] : reasons) {
+      std::string list;
+      for (size_t k = 0; k < idx.size(); ++k) {
+        // Runs of consecutive indices as a-b.
+        size_t e = k;
+        while (e + 1 < idx.size() && idx[e + 1] == idx[e] + 1) ++e;
+        // Appends in steps: GCC 12 warns falsely (-Wrestrict) on one concatenated expression.
+        if (!list.empty()) list.push_back(',');
+        list.append(std::to_string(idx[k]));
+        if (e > k) {
+          list.push_back('-');
+          list.append(std::to_string(idx[e]));
+        }
+        k = e;
+      }
+      o << "    bucket" << (idx.size() > 1 ? "s " : " ") << list << ": " << why << "\n";
+    }
   }
   return o.str();
 }

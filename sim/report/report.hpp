@@ -23,6 +23,10 @@ struct BucketRow {
   double exposed_s = 0;             // part of its communication the compute stream waited for
   std::string algorithm, protocol;  // NCCL's pick for its all-reduce (first one, with comm hooks)
   int channels = 0;
+  // NCCL's own estimate of its all-reduce (its tuner time) and why the modelled time alone differs
+  // from it ("": it does not); 0 and "" where a comm hook adds kernels or collectives to the job.
+  double nccl_estimate_s = 0;
+  std::string vs_nccl{};
 };
 
 struct IterationReport {

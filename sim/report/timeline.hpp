@@ -31,6 +31,8 @@ struct CollectiveRecord {
   double alone = 0;  // its durations with nothing else running, summed over its chain
   std::string algorithm, protocol;
   int channels = 0;
+  double nccl_estimate = 0;  // NCCL's own estimate of the first collective, and why its time differs
+  std::string vs_nccl{};
   bool zero = false;  // a ZeroRedundancyOptimizer parameter broadcast (after the jobs above)
   int zero_broadcasts = 0;
   double zero_bytes = 0;

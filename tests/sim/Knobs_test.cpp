@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "app/sweep.hpp"
+#include "collectives/nccl_model.hpp"
+#include "collectives/topology.hpp"
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
@@ -353,6 +355,33 @@ TEST(Knobs, NcclMaxCtasCapsTheChannelsOfEveryBucket) {
   EXPECT_GT(above, 0);
   for (const auto& b : r[1]["buckets"]) EXPECT_LE(b["channels"].get<int>(), 4);
   EXPECT_GT(get(r[1], "comm_alone_s"), get(r[0], "comm_alone_s"));
+}
+
+}  // namespace
+}  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+// Each bucket row says what NCCL itself would estimate for its all-reduce and why the engine's
+// time alone differs: the same figures `collective --explain` gives for that size.
+TEST(Knobs, BucketRowsCarryNcclsEstimateAndWhy) {
+  const auto sc = bundled("gpt2-4x8-h100-ndr");
+  auto r = run_all({sc, bundled("gpt2-4x8-h100-ndr", {"ddp.comm_hook=powersgd"})});
+  const collectives::NcclTopology topo = collectives::nccl_topology(sc.cluster);
+  const collectives::NcclSettings settings = collectives::nccl_settings(sc.collective);
+  ASSERT_FALSE(r[0]["buckets"].empty());
+  for (const auto& b : r[0]["buckets"]) {
+    const auto e = collectives::predict_allreduce(topo, b["bytes"].get<double>(), settings);
+    EXPECT_NEAR(b["nccl_estimate_s"].get<double>(), e.nccl_model_time, 1e-12);
+    EXPECT_NEAR(b["alone_s"].get<double>(), e.time, 1e-12);
+    EXPECT_EQ(b["vs_nccl_estimate"], collectives::explain_difference(e, 1));
+    EXPECT_FALSE(b["vs_nccl_estimate"].get<std::string>().empty());  // NVLS tree on 4 nodes: NICs, fill
+  }
+  for (const auto& b : r[1]["buckets"]) {  // PowerSGD: kernels and two all-reduces per bucket
+    EXPECT_EQ(b["nccl_estimate_s"].get<double>(), 0);
+    EXPECT_EQ(b["vs_nccl_estimate"], "");
+  }
 }
 
 }  // namespace
