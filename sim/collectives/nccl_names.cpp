@@ -88,18 +88,9 @@ std::vector<std::string> allreduce_list(std::string_view value, const std::vecto
     return out;
   };
   auto bad = [&](const std::string& why) { throw std::invalid_argument(why); };
-  auto split = [](std::string_view text, char sep) {
-    std::vector<std::string_view> out;
-    size_t start = 0;
-    while (true) {
-      const size_t at = text.find(sep, start);
-      out.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
-      if (at == std::string_view::npos) return out;
-      start = at + 1;
-    }
-  };
   std::vector<int> enabled;  // per name; empty: no entry applied to all-reduce
-  const auto entries = split(value, ';');
+  // core::split_list keeps empty pieces ("" is a token NCCL would not know either).
+  const auto entries = value.empty() ? std::vector<std::string>{""} : core::split_list(value, ';');
   for (size_t i = 0; i < entries.size(); ++i) {
     std::string_view entry = entries[i], list = entry, func;
     const size_t colon = entry.find(':');
@@ -115,7 +106,8 @@ std::vector<std::string> allreduce_list(std::string_view value, const std::vecto
     const bool exclude = !list.empty() && list.front() == '^';
     if (exclude) list.remove_prefix(1);
     std::vector<int> row(names.size(), exclude ? 1 : 0);
-    for (std::string_view tok : split(list, ',')) {
+    const auto tokens = list.empty() ? std::vector<std::string>{""} : core::split_list(list, ',');
+    for (std::string_view tok : tokens) {
       auto n = std::find_if(names.begin(), names.end(), [&](const auto& x) { return to_lower(x) == to_lower(tok); });
       if (n == names.end())
         bad(std::string("unknown NCCL ") + kind + " \"" + std::string(tok) + "\"; valid: " + join(names) +

@@ -86,6 +86,19 @@ std::string where(const std::string& preset, int nodes, double bytes) {
   return preset + " x" + std::to_string(nodes) + " nodes, " + std::to_string(static_cast<long long>(bytes)) + " B";
 }
 
+// Every (preset, node count it can span, size) with at least two ranks.
+template <typename Fn>
+void for_each_point(Fn&& fn) {
+  for (const auto& p : presets()) {
+    for (int nodes : node_counts()) {
+      if (nodes > 1 && !can_span(p.cluster)) continue;
+      const NcclTopology topo = topo_for(p.cluster, nodes);
+      if (topo.nranks < 2) continue;
+      for (double bytes : sizes()) fn(p, nodes, topo, bytes);
+    }
+  }
+}
+
 }  // namespace
 
 TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
@@ -319,32 +332,25 @@ TEST(NcclConsistency, ExplainedFiguresByHand) {
 // channels: 63 us less fill.)
 TEST(NcclConsistency, FewerCtasNeverGiveMoreBandwidth) {
   int checked = 0, lower = 0;
-  for (const auto& p : presets()) {
-    for (int nodes : node_counts()) {
-      if (nodes > 1 && !can_span(p.cluster)) continue;
-      const NcclTopology topo = topo_for(p.cluster, nodes);
-      if (topo.nranks < 2) continue;
-      for (double bytes : sizes()) {
-        for (int ctas : {1, 2, 4, 8, 16, 32}) {
-          NcclSettings more = p.settings, fewer = p.settings;
-          more.max_ctas = 2 * ctas;
-          fewer.max_ctas = ctas;
-          const auto with_more = allreduce_candidates(topo, bytes, more);
-          for (const auto& e : allreduce_candidates(topo, bytes, fewer)) {
-            for (const auto& m : with_more) {
-              if (m.algo != e.algo || m.proto != e.proto) continue;
-              ++checked;
-              if (e.bandwidth < m.bandwidth * (1 - kTol)) ++lower;
-              EXPECT_LE(e.bandwidth, m.bandwidth * (1 + kTol))
-                  << where(p.name, nodes, bytes) << " " << to_string(e.algo) << "/" << to_string(e.proto)
-                  << " NCCL_MAX_CTAS=" << ctas << ": " << e.bandwidth / 1e9 << " GB/s > " << m.bandwidth / 1e9
-                  << " GB/s with " << 2 * ctas;
-            }
-          }
+  for_each_point([&](const Preset& p, int nodes, const NcclTopology& topo, double bytes) {
+    for (int ctas : {1, 2, 4, 8, 16, 32}) {
+      NcclSettings more = p.settings, fewer = p.settings;
+      more.max_ctas = 2 * ctas;
+      fewer.max_ctas = ctas;
+      const auto with_more = allreduce_candidates(topo, bytes, more);
+      for (const auto& e : allreduce_candidates(topo, bytes, fewer)) {
+        for (const auto& m : with_more) {
+          if (m.algo != e.algo || m.proto != e.proto) continue;
+          ++checked;
+          if (e.bandwidth < m.bandwidth * (1 - kTol)) ++lower;
+          EXPECT_LE(e.bandwidth, m.bandwidth * (1 + kTol))
+              << where(p.name, nodes, bytes) << " " << to_string(e.algo) << "/" << to_string(e.proto)
+              << " NCCL_MAX_CTAS=" << ctas << ": " << e.bandwidth / 1e9 << " GB/s > " << m.bandwidth / 1e9
+              << " GB/s with " << 2 * ctas;
         }
       }
     }
-  }
+  });
   std::printf(
       "[consistency] CTAs: %d candidates with NCCL_MAX_CTAS halved, %d of them slower in bandwidth, none faster\n",
       checked, lower);
