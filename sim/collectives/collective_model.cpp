@@ -21,8 +21,7 @@ AllReduceTiming CollectiveModel::allreduce(double bytes) const {
   t.algorithm = to_string(e.algo);
   t.protocol = to_string(e.proto);
   t.channels = e.nchannels;
-  t.nccl_estimate = e.nccl_model_time;
-  t.vs_nccl = explain_difference(e, topo_.gpus_per_process);
+  t.nccl = e;
   // Both phases move the same bytes over the same number of steps: split latency and transfer
   // in proportion to NCCL's phase split.
   const double rs_share = e.time > 0 ? e.reduce_scatter_time / e.time : 0.5;

@@ -945,6 +945,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
   const double host_time = topo.gpus_per_process * topo.launch_overhead;
   e.time = std::max(gpu_time, host_time);
   e.why.host_bound = host_time > gpu_time;
+  e.why.gpus_per_process = topo.gpus_per_process;
   e.latency = std::max(0.0, e.time - bytes / e.bandwidth);
   e.reduce_scatter_time = e.time / 2;  // ring: n-1 of 2(n-1) steps; tree: reduce up, then broadcast down
   e.all_gather_time = e.time - e.reduce_scatter_time;
@@ -1101,15 +1102,22 @@ double busbw_allreduce(double algbw_value, int nranks) {
   return nranks > 0 ? algbw_value * 2.0 * (nranks - 1) / nranks : 0.0;
 }
 
-std::string explain_difference(const AllReduceEstimate& e, int gpus_per_process) {
+namespace {
+// Per AllReduceEstimate::Why::Limit, in its order: the words --explain prints and the JSON key.
+constexpr const char* kLimitText[] = {"NCCL's", "fewer channels", "NET credit window", "NVLS node rate",
+                                      "NICs' line rate"};
+constexpr const char* kLimitKey[] = {"nccl", "channels", "credit_window", "nvls_node_rate", "nic_line_rate"};
+}  // namespace
+
+std::string limit_key(AllReduceEstimate::Why::Limit limit) { return kLimitKey[static_cast<int>(limit)]; }
+
+std::string explain_difference(const AllReduceEstimate& e) {
   using Limit = AllReduceEstimate::Why::Limit;
   const auto& w = e.why;
   std::vector<std::string> parts;
   char b[160];
-  static constexpr const char* kLimit[] = {"NCCL's", "fewer channels", "NET credit window", "NVLS node rate",
-                                           "NICs' line rate"};
   if (w.limit != Limit::NCCL && std::abs(e.bandwidth - w.nccl_bandwidth) > 1e-9 * w.nccl_bandwidth) {
-    std::snprintf(b, sizeof b, "bw: %s %.1f GB/s (NCCL %.1f)", kLimit[static_cast<int>(w.limit)], e.bandwidth / 1e9,
+    std::snprintf(b, sizeof b, "bw: %s %.1f GB/s (NCCL %.1f)", kLimitText[static_cast<int>(w.limit)], e.bandwidth / 1e9,
                   w.nccl_bandwidth / 1e9);
     parts.emplace_back(b);
   }
@@ -1121,7 +1129,7 @@ std::string explain_difference(const AllReduceEstimate& e, int gpus_per_process)
   if (w.ring_hops) parts.emplace_back("ring hop latency");
   if (w.calibrated) parts.emplace_back("calibrated");
   if (w.host_bound) {
-    std::snprintf(b, sizeof b, "host bound %d x %.1f us", gpus_per_process, e.time * 1e6 / gpus_per_process);
+    std::snprintf(b, sizeof b, "host bound %d x %.1f us", w.gpus_per_process, e.time * 1e6 / w.gpus_per_process);
     parts.emplace_back(b);
   }
   std::string out;

@@ -119,13 +119,16 @@ struct AllReduceEstimate {
     bool ring_hops = false;      // ring latency from its hops (item 3), not NCCL's step count and plateau factor
     bool simple_slices = false;  // Simple ring timed slice by slice (item 1)
     bool host_bound = false;     // the host issue rate (item 4) set the time
+    int gpus_per_process = 1;    // the host bound's GPUs per thread (nccl-tests -g)
     bool calibrated = false;     // a calibration (nccl_calibration) changed the achieved time
   } why;
 };
 
 // One line saying why a candidate's achieved time differs from NCCL's estimate ("" if it does
-// not): e.g. "bw: NVLS node rate 272.0 GB/s (NCCL 366.2); fill 92.5 us".
-std::string explain_difference(const AllReduceEstimate& e, int gpus_per_process);
+// not): e.g. "bw: NVLS node rate 272.0 GB/s (NCCL 366.2); pipeline fill 92.5 us".
+std::string explain_difference(const AllReduceEstimate& e);
+// The bandwidth limit as a JSON key: nccl, channels, credit_window, nvls_node_rate, nic_line_rate.
+std::string limit_key(AllReduceEstimate::Why::Limit limit);
 
 // One ncclTopoGraph as far as the tuner cares (search.cc output).
 struct NcclGraph {

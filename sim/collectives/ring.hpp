@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/nccl_model.hpp"
 #include "config/specs.hpp"
 
 namespace ddpsim::collectives {
@@ -36,10 +37,9 @@ struct PhaseTiming {
 struct AllReduceTiming {
   std::string algorithm = "Ring", protocol = "Simple";  // what carried it (NCCL names)
   int channels = 0;                                     // NCCL channels (0: not modelled)
-  // NCCL model only: NCCL's own estimate of this collective (seconds) and why the time modelled
-  // here differs from it (explain_difference; "" where it does not).
-  double nccl_estimate = 0;
-  std::string vs_nccl{};
+  // NCCL model only: the estimate it came from (nccl_model_time 0 otherwise), so a report can say
+  // why its time differs from NCCL's own (explain_difference).
+  AllReduceEstimate nccl{};
   double base_latency = 0;  // per collective launch
   PhaseTiming reduce_scatter, all_gather;
   double total() const { return base_latency + reduce_scatter.total() + all_gather.total(); }

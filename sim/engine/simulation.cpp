@@ -509,8 +509,12 @@ class StepSimulator {
           rec.algorithm = timing.algorithm;
           rec.protocol = timing.protocol;
           rec.channels = timing.channels;
-          rec.nccl_estimate = timing.nccl_estimate;
-          rec.vs_nccl = timing.vs_nccl;
+          // NCCL's estimate describes a job of this one collective; a comm hook's kernels or second
+          // collective make its time alone something else.
+          if (j.ops.size() == 1 && timing.nccl.nccl_model_time > 0) {
+            rec.nccl_estimate = timing.nccl.nccl_model_time;
+            rec.vs_nccl = collectives::explain_difference(timing.nccl);
+          }
         }
         first_collective = false;
         rec.alone += timing.total();
@@ -528,12 +532,6 @@ class StepSimulator {
                                      "phase", track, t0, rs_end - t0, args});
           if (!one_phase) timeline_.trace.push_back({"all-gather", "phase", track, rs_end, t1 - rs_end, args});
         }
-      }
-      // NCCL's estimate describes a job of one collective; a comm hook's kernels or second
-      // collective make its time alone something else.
-      if (j.ops.size() != 1) {
-        rec.nccl_estimate = 0;
-        rec.vs_nccl.clear();
       }
       rec.end = sg4::Engine::get_clock();
       j.done = true;

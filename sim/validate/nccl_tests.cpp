@@ -38,18 +38,6 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
   return r;
 }
 
-std::string limit_name(collectives::AllReduceEstimate::Why::Limit l) {
-  using Limit = collectives::AllReduceEstimate::Why::Limit;
-  switch (l) {
-    case Limit::NCCL: return "nccl";
-    case Limit::CHANNELS: return "channels";
-    case Limit::CREDIT_WINDOW: return "credit_window";
-    case Limit::NVLS_RATE: return "nvls_node_rate";
-    case Limit::NICS: return "nic_line_rate";
-  }
-  return "nccl";
-}
-
 }  // namespace
 
 collectives::AllReduceEstimate predict(const collectives::NcclTopology& topo, double bytes,
@@ -123,7 +111,7 @@ report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const col
     std::snprintf(line, sizeof line, "%s %-13s %-7s %14.2f %12.2f %11.2f %9d %11.2f %11.2f", i == 0 ? "*" : " ",
                   collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str(),
                   e.nccl_model_time * 1e6, e.time * 1e6, bus, e.nchannels, e.latency * 1e6, e.bandwidth / 1e9);
-    const std::string why = collectives::explain_difference(e, topo.gpus_per_process);
+    const std::string why = collectives::explain_difference(e);
     table << line << (why.empty() ? "" : "  ") << why << "\n";
     cand_rows.push_back({{"algo", collectives::to_string(e.algo)},
                          {"proto", collectives::to_string(e.proto)},
@@ -136,7 +124,7 @@ report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const col
                          {"bandwidth_GBps", e.bandwidth / 1e9},
                          {"why",
                           {{"text", why},
-                           {"bandwidth_limit", limit_name(e.why.limit)},
+                           {"bandwidth_limit", collectives::limit_key(e.why.limit)},
                            {"nccl_bandwidth_GBps", e.why.nccl_bandwidth / 1e9},
                            {"nccl_latency_us", e.why.nccl_latency * 1e6},
                            {"pipeline_fill_us", e.why.fill * 1e6},
