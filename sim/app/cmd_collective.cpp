@@ -29,6 +29,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   settings.max_ctas = args.max_ctas;
   apply_buffer_flags(settings, args.buffsize, args.nthreads);
   auto topo = collectives::nccl_topology(cluster);
+  topo.cuda_graph = args.cuda_graph;
 
   collectives::NcclTestsLog log;
   if (!args.compare.empty()) {

@@ -109,6 +109,7 @@ struct CollectiveArgs {
   int nthreads = 0;                // NCCL_NTHREADS; 0 = NCCL's default
   bool collnet_enable = false;     // NCCL_COLLNET_ENABLE=1 (CollNet on a cluster with inter_node.sharp)
   std::string gpus_per_process;    // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
+  bool cuda_graph = false;         // nccl-tests -G: replayed from a CUDA graph (a log's banner "graph: N" wins)
   std::string nccl_version;        // "2.8.3"; empty = the cluster's (current if unset)
   std::string compare;             // an all_reduce_perf log: predict its sizes and put them side by side
   std::string explain;             // a size: list every (algorithm, protocol) NCCL weighs for it

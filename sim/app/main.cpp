@@ -186,6 +186,10 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("-g,--gpus-per-process", coll.gpus_per_process,
                        "GPUs one process drives, as nccl-tests -g (default 1, as DDP); with --compare one per run "
                        "(\"8,1\") unless the log's banner says");
+  coll_cmd->add_flag("--cuda-graph", coll.cuda_graph,
+                     "the calls are replayed from a CUDA graph, as nccl-tests -G: no host step per call on one node "
+                     "(across nodes NCCL keeps one per GPU for its proxy); with --compare a run's banner "
+                     "\"graph: N\" decides");
   coll_cmd->add_option("--nccl-version", coll.nccl_version,
                        "NCCL release, e.g. 2.8.3 (default: the cluster's, or current)");
   coll_cmd->add_option("--explain", coll.explain,

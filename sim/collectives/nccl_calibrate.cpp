@@ -114,17 +114,22 @@ NcclTopology apply(const NcclTopology& start, const Layout& l, const std::vector
 }
 
 double predict_point(const NcclTopology& t, const CalibrationPoint& pt, const NcclSettings& settings) {
-  NcclTopology u = t;
-  if (pt.gpus_per_process > 0) u.gpus_per_process = pt.gpus_per_process;
-  return predict_allreduce(u, pt.bytes, settings).time;
+  return predict_allreduce(as_launched(t, pt), pt.bytes, settings).time;
 }
 
 }  // namespace
 
+NcclTopology as_launched(const NcclTopology& t, const CalibrationPoint& pt) {
+  NcclTopology u = t;
+  if (pt.gpus_per_process > 0) u.gpus_per_process = pt.gpus_per_process;
+  if (pt.cuda_graph >= 0) u.cuda_graph = pt.cuda_graph > 0;
+  return u;
+}
+
 NcclTopology calibrate(const NcclTopology& start, const std::vector<std::pair<double, double>>& pts, NcclFit* fit,
                        const NcclSettings& settings) {
   std::vector<CalibrationPoint> points;
-  for (const auto& [b, s] : pts) points.push_back({b, s, 0});
+  for (const auto& [b, s] : pts) points.push_back({b, s, 0, -1});
   return calibrate(start, points, fit, settings);
 }
 
@@ -139,8 +144,10 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
   if (start.nranks <= 1) throw std::invalid_argument("calibrate: a single rank has no all-reduce time to fit");
 
   Layout layout;
-  for (const auto& pt : pts)
-    if ((pt.gpus_per_process > 0 ? pt.gpus_per_process : start.gpus_per_process) > 1) layout.launch = true;
+  for (const auto& pt : pts) {
+    const NcclTopology u = as_launched(start, pt);
+    if (u.gpus_per_process > 1 && host_steps(u)) layout.launch = true;
+  }
   // Soft L1 on the log ratio (about |r| beyond 1 %): one disturbed row of a log (a timing glitch)
   // does not drag the fit, and the fit aims at the median error users read.
   auto loss = [&](const NcclTopology& t, const std::vector<CalibrationPoint>& points) {
@@ -182,9 +189,7 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
   Layout full = layout;
   std::array<std::array<std::vector<CalibrationPoint>, kNumProtos>, kNumAlgos> by_pair;
   for (const auto& pt : pts) {
-    NcclTopology u = start;
-    if (pt.gpus_per_process > 0) u.gpus_per_process = pt.gpus_per_process;
-    const auto e = predict_allreduce(u, pt.bytes, settings);
+    const auto e = predict_allreduce(as_launched(start, pt), pt.bytes, settings);
     by_pair[static_cast<int>(e.algo)][static_cast<int>(e.proto)].push_back(pt);
   }
   const NcclTopology stage1 = apply(start, layout, x);

@@ -9,6 +9,9 @@
 #include <stdexcept>
 
 namespace ddpsim::collectives {
+
+bool host_steps(const NcclTopology& t) { return !t.cuda_graph || t.nnodes > 1; }
+
 namespace {
 
 constexpr int kRing = static_cast<int>(Algo::RING);
@@ -942,7 +945,8 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     e.why.calibrated = factor != 1 || all.latency_offset != 0 || own.latency_offset != 0;
   }
   // (4) host issue rate.
-  const double host_time = topo.gpus_per_process * topo.launch_overhead;
+  // With a CUDA graph on one node no host step precedes the kernels (NcclTopology::cuda_graph).
+  const double host_time = host_steps(topo) ? topo.gpus_per_process * topo.launch_overhead : 0.0;
   e.time = std::max(gpu_time, host_time);
   e.why.host_bound = host_time > gpu_time;
   e.why.gpus_per_process = topo.gpus_per_process;

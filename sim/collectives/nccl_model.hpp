@@ -57,6 +57,14 @@ struct NcclTopology {
   // launches one kernel per GPU per call, so back-to-back calls cannot run faster than
   // gpus_per_process * kHostLaunchSeconds. DDP (one process per GPU) is 1.
   int gpus_per_process = 1;
+  // The collectives are replayed from a CUDA graph (nccl-tests -G N; PyTorch's CUDA-graph capture):
+  // the host enqueues them once, at capture, so on one node nothing bounds the issue rate but
+  // the GPU. Across nodes NCCL still puts a host step before every captured kernel that has proxy
+  // (network) work: enqueue.cc launches a host function that pushes the proxy ops and makes the
+  // kernel wait for it ("host tasks impose a high performance cost in CUDA"), one per GPU's
+  // plan, so there the per-GPU host bound stays (at the eager launch's figure: no measured cost
+  // of that host function was found).
+  bool cuda_graph = false;
   // NCCL_VERSION_CODE of the library (major*10000 + minor*100 + patch, e.g. 20803 for 2.8.3);
   // 0 = current. Selects the tuner generation: 2.5-2.8 use the 2.8.3 tables (NOTES.md), older
   // ones have no LL128, NVLS needs 2.17+.
@@ -173,12 +181,20 @@ struct NcclFit {
 };
 
 // One measured all-reduce: size, time, and how the run was launched (nccl-tests -g; 0 = the
-// topology's gpus_per_process).
+// topology's gpus_per_process; nccl-tests -G: 1 replayed from a CUDA graph, 0 eager, -1 = the
+// topology's cuda_graph).
 struct CalibrationPoint {
   double bytes = 0;
   double seconds = 0;
   int gpus_per_process = 0;
+  int cuda_graph = -1;
 };
+
+// The topology a point was measured on: its launch mode over `t`'s.
+NcclTopology as_launched(const NcclTopology& t, const CalibrationPoint& pt);
+// Whether a host step per GPU precedes each call (what bounds -g G runs): eager launches, or a
+// CUDA graph across nodes (NcclTopology::cuda_graph).
+bool host_steps(const NcclTopology& t);
 
 // Fits what the hardware achieves to measurements by a robust (soft L1) fit of log(predicted/measured)
 // (deterministic Nelder-Mead, restarted). NCCL's pick stays NCCL's (it comes from the topology,

@@ -190,6 +190,17 @@ std::optional<std::array<std::string, 2>> threads(std::string_view s) {
   });
 }
 
+std::optional<std::string> cuda_graph(std::string_view s) {
+  return search(s, "graph:", [&](size_t p) -> std::optional<std::string> {
+    if (p > 0 && word(s[p - 1])) return std::nullopt;  // \b before 'g'
+    Cur c{s, p + 6};
+    c.spaces(false);
+    const auto d = c.run(digit);
+    if (!c.ok) return std::nullopt;
+    return std::string(d);
+  });
+}
+
 std::optional<std::string> device(std::string_view s) {
   Cur c{s, 0};
   c.lit("#");
@@ -288,6 +299,13 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
           throw NcclLogError(filename, lineno, t.substr(0, 120),
                              "'nThread N nGpus G' with N an integer in [0, 1048576] and G in [0, 1024]");
         banner_since_row = true;
+        // nccl-tests -G N (CUDA graph launches; printed as "graph: N" on the same banner line
+        // since -G exists): absent from older banners, which then leave it unstated (-1).
+        log.cuda_graph = -1;
+        if (const auto g = log_match::cuda_graph(t))
+          if (!banner_int(*g, 1 << 20, log.cuda_graph))
+            throw NcclLogError(filename, lineno, t.substr(0, 120),
+                               "'graph: N' (nccl-tests -G, CUDA graph launches) with N an integer in [0, 1048576]");
       } else if (auto dev = log_match::device(t)) {
         log.devices.push_back(*dev);
       } else if (const auto avg = log_match::avg_bus_bandwidth(t)) {
@@ -356,6 +374,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
       // A run without a banner of its own (sizes started over) does not inherit the last one.
       run.nthread = banner_since_row ? log.nthread : 0;
       run.ngpus = banner_since_row ? log.ngpus : 0;
+      run.cuda_graph = banner_since_row ? log.cuda_graph : -1;
       log.runs.push_back(run);
     }
     banner_since_row = false;

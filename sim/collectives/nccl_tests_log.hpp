@@ -42,6 +42,7 @@ struct NcclTestsRun {
   size_t first_row = 0, row_count = 0;  // into NcclTestsLog::rows
   int nthread = 0;                      // from the run's banner (0 if absent)
   int ngpus = 0;                        // GPUs per thread: nccl-tests -g (0 if absent)
+  int cuda_graph = -1;                  // nccl-tests -G: CUDA graph launches per size, 0 = eager (-1 if absent)
 };
 
 struct NcclTestsLog {
@@ -50,6 +51,7 @@ struct NcclTestsLog {
   std::vector<NcclTestsRun> runs;
   int nthread = 0;  // "# nThread 1 nGpus 8 ..." (0 if absent; the last banner seen)
   int ngpus = 0;
+  int cuda_graph = -1;  // "graph: N" on that banner line (nccl-tests -G; -1 if absent)
   // NCCL_VERSION_CODE from a "NCCL version 2.8.3" line (NCCL_DEBUG=INFO output or a '#' comment);
   // 0 if the file does not say.
   int nccl_version = 0;
@@ -83,6 +85,8 @@ std::optional<std::string> library_code(std::string_view s);
 std::optional<std::string> test_name(std::string_view s);
 // nThread\s+(\d+)\s+nGpus\s+(\d+)
 std::optional<std::array<std::string, 2>> threads(std::string_view s);
+// \bgraph:\s*(\d+)   (the banner's "graph: N", nccl-tests -G)
+std::optional<std::string> cuda_graph(std::string_view s);
 // ^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$
 std::optional<std::string> device(std::string_view s);
 // ^#\s*Avg bus bandwidth\s*:\s*(\S+)

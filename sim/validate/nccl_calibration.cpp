@@ -38,14 +38,15 @@ Calibration calibrate_from_log(const CalibrationRequest& q) {
   std::vector<Point> points;
   for (size_t r = 0; r < q.log.runs.size(); ++r) {
     const auto& run = q.log.runs[r];
+    const int graph = run.cuda_graph < 0 ? -1 : run.cuda_graph > 0;  // the banner's "graph: N"
     for (size_t i = 0; i < run.row_count; ++i) {
       const auto& row = q.log.rows[run.first_row + i];
       if (!(row.size_bytes > 0)) continue;
       const bool held = q.holdout && i % 2 == 1;  // a size is fitted or held out with both of its times
       if (q.times != "in-place" && row.oop_time_us > 0)
-        points.push_back({{row.size_bytes, row.oop_time_us * 1e-6, q.run_g[r]}, r, held, "oop"});
+        points.push_back({{row.size_bytes, row.oop_time_us * 1e-6, q.run_g[r], graph}, r, held, "oop"});
       if (q.times != "out-of-place" && row.ip_time_us > 0)
-        points.push_back({{row.size_bytes, row.ip_time_us * 1e-6, q.run_g[r]}, r, held, "ip"});
+        points.push_back({{row.size_bytes, row.ip_time_us * 1e-6, q.run_g[r], graph}, r, held, "ip"});
     }
   }
   if (points.empty()) throw core::ConfigError(q.log_name + ": no rows with a positive size and time to fit");
@@ -70,9 +71,8 @@ Calibration calibrate_from_log(const CalibrationRequest& q) {
     throw core::ConfigError(q.log_name + ": " + e.what());
   }
 
-  auto predict = [&settings](collectives::NcclTopology t, const collectives::CalibrationPoint& p) {
-    t.gpus_per_process = p.gpus_per_process;
-    return collectives::predict_allreduce(t, p.bytes, settings);
+  auto predict = [&settings](const collectives::NcclTopology& t, const collectives::CalibrationPoint& p) {
+    return collectives::predict_allreduce(collectives::as_launched(t, p), p.bytes, settings);
   };
   std::vector<double> before, after, test_err;
   for (const auto& pt : points) {
@@ -88,8 +88,12 @@ Calibration calibrate_from_log(const CalibrationRequest& q) {
   if (q.cluster.calibration.bw_scale_inter != 1.0) knobs["bw_scale_inter"] = q.cluster.calibration.bw_scale_inter;
   if (q.cluster.calibration.latency_scale != 1.0) knobs["latency_scale"] = q.cluster.calibration.latency_scale;
   if (q.cluster.calibration.latency_offset != 0.0) knobs["latency_offset_s"] = q.cluster.calibration.latency_offset;
+  // The launch knob means something only where a run had a host step per GPU to pay.
   bool any_multi = false;
-  for (int g : q.run_g) any_multi = any_multi || g > 1;
+  for (const auto& pt : points) {
+    const auto u = collectives::as_launched(start, pt.p);
+    any_multi = any_multi || (u.gpus_per_process > 1 && collectives::host_steps(u));
+  }
   if (any_multi) knobs["launch_overhead_s"] = fitted.launch_overhead;
   knobs["achieved_all"] = {{"bw_factor", fitted.achieved_all.bw_factor},
                            {"latency_offset_s", fitted.achieved_all.latency_offset}};

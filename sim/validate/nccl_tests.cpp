@@ -28,13 +28,15 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
   std::ostringstream t;
   t << "# ddpsim collective allreduce: " << cluster.name << ", " << cluster.nodes << " x " << cluster.gpus_per_node
     << " " << cluster.gpu.name << " = " << cluster.world_size() << " ranks (predicted, float sum; NCCL "
-    << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process << " GPU(s) per process)\n";
+    << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process << " GPU(s) per process"
+    << (topo.cuda_graph ? ", CUDA graph" : "") << ")\n";
   r.text = t.str();
   r.doc = {{"cluster", cluster.name},
            {"world_size", cluster.world_size()},
            {"nodes", cluster.nodes},
            {"nccl_version", collectives::nccl_version_string(topo.nccl_version)},
-           {"gpus_per_process", topo.gpus_per_process}};
+           {"gpus_per_process", topo.gpus_per_process},
+           {"cuda_graph", topo.cuda_graph}};
   return r;
 }
 
@@ -153,6 +155,7 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
   for (size_t run = 0; run < log.runs.size(); ++run) {
     collectives::NcclTopology t = topo;
     t.gpus_per_process = run_g[run];
+    if (log.runs[run].cuda_graph >= 0) t.cuda_graph = log.runs[run].cuda_graph > 0;  // the banner's "graph: N"
     for (size_t i = 0; i < log.runs[run].row_count; ++i) {
       const auto& row = log.rows[log.runs[run].first_row + i];
       if (!(row.size_bytes > 0) || !(row.oop_time_us > 0)) continue;
@@ -170,6 +173,7 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
       rows.push_back({{"run", run},
                       {"size_bytes", row.size_bytes},
                       {"gpus_per_process", t.gpus_per_process},
+                      {"cuda_graph", t.cuda_graph},
                       {"time_us", e.time * 1e6},
                       {"measured_time_us", row.oop_time_us},
                       {"busbw_GBps", pred},

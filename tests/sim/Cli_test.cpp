@@ -341,6 +341,48 @@ TEST(Cli, CollectiveLaunchModeAndNcclVersionChangeTheTable) {
   EXPECT_EQ(Json::parse(old.out)["nccl_version"], "2.4.8");
 }
 
+// nccl-tests -G: a CUDA graph replays the calls, so on one node -g 8 runs at the GPU's floor; a
+// log's banner "graph: N" sets it per run (and beats the flag), in collective --compare and calibrate.
+TEST(Cli, CollectiveCudaGraphFromTheFlagOrTheBanner) {
+  auto eager = run("collective allreduce --cluster dgx-a100 -b 8 -e 8 --json -");
+  auto graph = run("collective allreduce --cluster dgx-a100 -b 8 -e 8 -g 8 --cuda-graph --json -");
+  ASSERT_EQ(eager.code, 0) << eager.out;
+  ASSERT_EQ(graph.code, 0) << graph.out;
+  const Json g = Json::parse(graph.out);
+  EXPECT_TRUE(g["cuda_graph"].get<bool>());
+  EXPECT_DOUBLE_EQ(g["rows"][0]["time_us"].get<double>(), Json::parse(eager.out)["rows"][0]["time_us"].get<double>());
+  auto across = run("collective allreduce --cluster dgx-a100 --nodes 2 -b 8 -e 8 -g 8 --cuda-graph --json -");
+  ASSERT_EQ(across.code, 0) << across.out;
+  EXPECT_NEAR(Json::parse(across.out)["rows"][0]["time_us"].get<double>(), 40.0, 1e-6);  // proxy host step stays
+
+  auto d = temp_dir("graphlog");
+  const std::string row =
+      "           8             2     float     sum      -1    16.00    0.00    0.00      0    "
+      "16.00    0.00    0.00      0\n";
+  const std::string banner =
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 "
+      "agg iters: 1 validation: 1 graph: ";
+  std::ofstream(d / "g.txt") << banner << "1\n" << row << banner << "0\n" << row;
+  auto cmp =
+      run("collective allreduce --cluster dgx-a100 --cuda-graph --compare " + (d / "g.txt").string() + " --json -");
+  ASSERT_EQ(cmp.code, 0) << cmp.out;
+  const Json rows = Json::parse(cmp.out)["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0]["cuda_graph"].get<bool>());
+  EXPECT_FALSE(rows[1]["cuda_graph"].get<bool>());  // "graph: 0" beats --cuda-graph
+  EXPECT_LT(rows[0]["time_us"].get<double>(), 20.0);
+  EXPECT_NEAR(rows[1]["time_us"].get<double>(), 40.0, 1e-6);
+  // calibrate: the graph run has no host step, so only the eager -g 8 run can fit the launch cost.
+  auto cal = run("calibrate " + (d / "g.txt").string() + " --cluster dgx-a100 --json -");
+  ASSERT_EQ(cal.code, 0) << cal.out;
+  EXPECT_TRUE(Json::parse(cal.out)["calibration"].contains("launch_overhead_s")) << cal.out;
+  std::ofstream(d / "g1.txt") << banner << "1\n" << row;
+  auto cal1 = run("calibrate " + (d / "g1.txt").string() + " --cluster dgx-a100 --json -");
+  ASSERT_EQ(cal1.code, 0) << cal1.out;
+  EXPECT_FALSE(Json::parse(cal1.out)["calibration"].contains("launch_overhead_s")) << cal1.out;
+  fs::remove_all(d);
+}
+
 TEST(Cli, CollectiveComparesWithALogAndHoldsItToATolerance) {
   const std::string a100 = "../shared/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
   const std::string p4d = "../shared/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";

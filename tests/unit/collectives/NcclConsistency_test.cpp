@@ -388,3 +388,21 @@ TEST(NcclConsistency, CtasBoundTheNvlsChannelsByHand) {
   minch.min_channels = 24;
   EXPECT_EQ(predict_allreduce(one, 1 << 30, minch).nchannels, 16);
 }
+
+// `ddpsim run` keeps NCCL's eager floor under training.cuda_graphs (NcclTopology::cuda_graph is
+// left unset there). That is right only if one process per GPU is never host-bound on one node,
+// where a CUDA graph would drop the bound; across nodes the bound stays with or without a graph.
+TEST(NcclConsistency, OneProcessPerGpuIsNeverHostBoundSoGraphsLeaveDdpAlone) {
+  int checked = 0;
+  for_each_point([&](const Preset& p, int nodes, const NcclTopology& topo, double bytes) {
+    ASSERT_EQ(topo.gpus_per_process, 1);
+    NcclTopology graph = topo;
+    graph.cuda_graph = true;
+    const auto eager = predict_allreduce(topo, bytes, p.settings);
+    const auto replayed = predict_allreduce(graph, bytes, p.settings);
+    EXPECT_FALSE(eager.why.host_bound) << p.name << " x" << nodes << " " << bytes << " B";
+    EXPECT_EQ(eager.time, replayed.time) << p.name << " x" << nodes << " " << bytes << " B";
+    ++checked;
+  });
+  EXPECT_GT(checked, 5000);
+}

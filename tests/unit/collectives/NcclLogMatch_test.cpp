@@ -50,6 +50,13 @@ std::vector<std::string> corpus() {
       "# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20",
       "# nThread 1 nGpus x nThread 2 nGpus 4",
       "# nThread1 nGpus 8",
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 0",
+      "validation: 1 graph:10 cudagraph: 3",
+      "cudagraph: 3 graph:\t7",
+      "graph: x graph: 2",
+      "graph:",
+      "_graph: 1",
       "#  Rank  0 Group  0 Pid  1234 on host-1 device  0 [0x07] NVIDIA A100-SXM4-80GB   ",
       "#  Rank  0 Group  0 Pid  1234 on host-1 device  0 [0x07]",
       "#  Rank  0 Group  0 Pid  1234 on host-1 device  0 [0x07] ",
@@ -127,6 +134,7 @@ void check_all(const std::vector<std::string>& lines, int& checked) {
   static const std::regex kLibraryCode(R"(nccl-library=(\d{4,6})\b)");
   static const std::regex kTestName(R"(Collective test starting:\s*(\S+))");
   static const std::regex kThreads(R"(nThread\s+(\d+)\s+nGpus\s+(\d+))");
+  static const std::regex kGraph(R"(\bgraph:\s*(\d+))");
   static const std::regex kDevice(
       R"(^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
   static const std::regex kAvg(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
@@ -139,6 +147,7 @@ void check_all(const std::vector<std::string>& lines, int& checked) {
     EXPECT_EQ(lm::library_code(s), group1(kLibraryCode, s)) << "library code: \"" << s << "\"";
     EXPECT_EQ(lm::test_name(s), group1(kTestName, s)) << "test name: \"" << s << "\"";
     EXPECT_EQ(lm::threads(s), groups<2>(kThreads, s)) << "threads: \"" << s << "\"";
+    EXPECT_EQ(lm::cuda_graph(s), group1(kGraph, s)) << "graph: \"" << s << "\"";
     EXPECT_EQ(lm::device(s), group1(kDevice, s)) << "device: \"" << s << "\"";
     EXPECT_EQ(lm::avg_bus_bandwidth(s), group1(kAvg, s)) << "avg: \"" << s << "\"";
     ++checked;

@@ -147,6 +147,29 @@ TEST(NcclModel, HostIssueRateBoundsSmallCollectives) {
   EXPECT_THROW(predict_allreduce(topo, 8), std::invalid_argument);
 }
 
+// nccl-tests -G (CUDA graph): on one node the host enqueues at capture only, so -g 8 runs at the
+// GPU's time; across nodes enqueue.cc keeps a host function per GPU before each kernel.
+TEST(NcclModel, CudaGraphDropsTheHostBoundOnOneNodeOnly) {
+  auto topo = a100_nvswitch_1x8();
+  topo.gpus_per_process = 8;
+  topo.cuda_graph = true;
+  const double gpu_floor = (6.6 + 14 * 0.6) * 1e-6;  // Ring LL, as HostIssueRateBoundsSmallCollectives
+  const auto e = predict_allreduce(topo, 8);
+  EXPECT_NEAR(e.time, gpu_floor, 1e-8);
+  EXPECT_FALSE(e.why.host_bound);
+  topo.nnodes = 2;
+  topo.nranks = 16;
+  topo.nics_per_node = 8;
+  topo.nic_bw = 25e9;
+  const auto across = predict_allreduce(topo, 8);
+  EXPECT_NEAR(across.time, 8 * kHostLaunchSeconds, 1e-12);
+  EXPECT_TRUE(across.why.host_bound);
+  EXPECT_TRUE(host_steps(topo));
+  topo.nnodes = 1;
+  topo.nranks = 8;
+  EXPECT_FALSE(host_steps(topo));
+}
+
 TEST(NcclModel, NcclVersionBeforeLL128DisablesIt) {
   auto topo = a100_nvswitch_1x8();
   EXPECT_GT(tune_model(topo).bandwidth[0][1], 0);

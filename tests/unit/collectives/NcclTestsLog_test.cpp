@@ -259,6 +259,32 @@ TEST(NcclTestsLog, RunsBannersVersionAndDebugLines) {
   EXPECT_EQ(log.runs[2].ngpus, 0);
 }
 
+// nccl-tests -G N prints "graph: N" at the end of the nThread banner; older banners do not.
+TEST(NcclTestsLog, CudaGraphFromTheBanner) {
+  const auto log = parse(
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 1\n"
+      "           8             2     float     sum      -1    15.12    0.00    0.00      0    14.85    0.00    0.00   "
+      "   0\n"
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 0\n"
+      "           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    0.00   "
+      "   0\n"
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+      "           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    0.00   "
+      "   0\n"
+      "           8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    0.00   "
+      "   0\n");
+  ASSERT_EQ(log.runs.size(), 4u);
+  EXPECT_EQ(log.runs[0].cuda_graph, 1);
+  EXPECT_EQ(log.runs[1].cuda_graph, 0);
+  EXPECT_EQ(log.runs[2].cuda_graph, -1);  // a banner without "graph:" does not say
+  EXPECT_EQ(log.runs[3].cuda_graph, -1);  // sizes starting over without a banner: not said either
+  EXPECT_EQ(error_of("# nThread 1 nGpus 1 validation: 1 graph: 99999999999"),
+            "inline.txt:1: cannot parse \"# nThread 1 nGpus 1 validation: 1 graph: 99999999999\": expected 'graph: N' "
+            "(nccl-tests -G, CUDA graph launches) with N an integer in [0, 1048576]");
+}
+
 TEST(NcclTestsLog, ShippedLogsSplitIntoTheirRuns) {
   if (!std::filesystem::exists(data_file("aws-p4d_2x8_a100_efa.txt"))) GTEST_SKIP() << "shared data not found";
   const auto p4d = parse_nccl_tests_log_file(data_file("aws-p4d_2x8_a100_efa.txt").string());
