@@ -1126,7 +1126,13 @@ std::string explain_difference(const AllReduceEstimate& e) {
     parts.emplace_back(b);
   }
   if (w.fill > 0) {
-    std::snprintf(b, sizeof b, "pipeline fill %.1f us", w.fill * 1e6);
+    // A few bytes' fill is real but would print as "0.0 us": below 1 us it is given in ns.
+    if (w.fill < 1e-9)
+      std::snprintf(b, sizeof b, "pipeline fill < 1 ns");
+    else if (w.fill < 1e-6)
+      std::snprintf(b, sizeof b, "pipeline fill %.0f ns", w.fill * 1e9);
+    else
+      std::snprintf(b, sizeof b, "pipeline fill %.1f us", w.fill * 1e6);
     parts.emplace_back(b);
   }
   if (w.simple_slices) parts.emplace_back("Simple slices");
