@@ -43,6 +43,8 @@ struct NcclTestsRun {
   int nthread = 0;                      // from the run's banner (0 if absent)
   int ngpus = 0;                        // GPUs per thread: nccl-tests -g (0 if absent)
   int cuda_graph = -1;                  // nccl-tests -G: CUDA graph launches per size, 0 = eager (-1 if absent)
+  // As CalibrationPoint::cuda_graph takes it: 1 replayed from a graph, 0 eager, -1 not stated.
+  int graph_mode() const { return cuda_graph < 0 ? -1 : cuda_graph > 0; }
 };
 
 struct NcclTestsLog {

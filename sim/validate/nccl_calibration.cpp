@@ -38,7 +38,7 @@ Calibration calibrate_from_log(const CalibrationRequest& q) {
   std::vector<Point> points;
   for (size_t r = 0; r < q.log.runs.size(); ++r) {
     const auto& run = q.log.runs[r];
-    const int graph = run.cuda_graph < 0 ? -1 : run.cuda_graph > 0;  // the banner's "graph: N"
+    const int graph = run.graph_mode();  // the banner's "graph: N"
     for (size_t i = 0; i < run.row_count; ++i) {
       const auto& row = q.log.rows[run.first_row + i];
       if (!(row.size_bytes > 0)) continue;
@@ -121,7 +121,8 @@ Calibration calibrate_from_log(const CalibrationRequest& q) {
   o << "calibrate: " << q.log_name << " (" << q.log.runs.size() << " run(s), " << points.size() << " rows, " << n
     << " ranks) against " << q.cluster.name << "; NCCL " << collectives::nccl_version_string(q.version) << " ("
     << q.version_from << ")";
-  for (size_t r = 0; r < q.run_g.size(); ++r) o << (r ? ", " : "; -g ") << q.run_g[r];
+  for (size_t r = 0; r < q.run_g.size(); ++r)
+    o << (r ? ", " : "; -g ") << q.run_g[r] << (q.log.runs[r].graph_mode() > 0 ? " (CUDA graph)" : "");
   o << "\n";
   o << "run        size  col    measured us   before us   err %    after us   err %  algo/proto"
     << (q.holdout ? "     used" : "") << "\n";

@@ -153,9 +153,8 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
   std::vector<double> large, small;
   Json rows = Json::array();
   for (size_t run = 0; run < log.runs.size(); ++run) {
-    collectives::NcclTopology t = topo;
-    t.gpus_per_process = run_g[run];
-    if (log.runs[run].cuda_graph >= 0) t.cuda_graph = log.runs[run].cuda_graph > 0;  // the banner's "graph: N"
+    // Each run as it was launched: its -g, and the banner's "graph: N" over --cuda-graph.
+    const collectives::NcclTopology t = collectives::as_launched(topo, {0, 0, run_g[run], log.runs[run].graph_mode()});
     for (size_t i = 0; i < log.runs[run].row_count; ++i) {
       const auto& row = log.rows[log.runs[run].first_row + i];
       if (!(row.size_bytes > 0) || !(row.oop_time_us > 0)) continue;

@@ -380,6 +380,20 @@ TEST(Cli, CollectiveCudaGraphFromTheFlagOrTheBanner) {
   auto cal1 = run("calibrate " + (d / "g1.txt").string() + " --cluster dgx-a100 --json -");
   ASSERT_EQ(cal1.code, 0) << cal1.out;
   EXPECT_FALSE(Json::parse(cal1.out)["calibration"].contains("launch_overhead_s")) << cal1.out;
+  auto text = run("calibrate " + (d / "g.txt").string() + " --cluster dgx-a100");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("; -g 8 (CUDA graph), 8\n"), std::string::npos) << text.out;
+  // A graph count beyond range: exit 2 naming file, line, value and what is allowed.
+  std::ofstream(d / "bad.txt") << "# nThread 1 nGpus 8 validation: 1 graph: 99999999999\n" << row;
+  for (const std::string cmd : {"collective allreduce --cluster dgx-a100 --compare ", "calibrate "}) {
+    auto bad = run(cmd + (d / "bad.txt").string() + (cmd[0] == 'c' && cmd[1] == 'a' ? " --cluster dgx-a100" : ""));
+    EXPECT_EQ(bad.code, 2) << bad.out;
+    EXPECT_NE(
+        bad.out.find("bad.txt:1: cannot parse \"# nThread 1 nGpus 8 validation: 1 graph: 99999999999\": "
+                     "expected 'graph: N' (nccl-tests -G, CUDA graph launches) with N an integer in [0, 1048576]"),
+        std::string::npos)
+        << bad.out;
+  }
   fs::remove_all(d);
 }
 
