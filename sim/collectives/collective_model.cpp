@@ -6,7 +6,7 @@ namespace ddpsim::collectives {
 
 CollectiveModel::CollectiveModel(const config::ClusterSpec& cluster, const config::CollectiveSettings& settings)
     : ring_(build_ring(cluster)),
-      nccl_(settings.model == "nccl"),
+      nccl_(settings.model == config::CollectiveModelKind::NCCL),
       base_latency_(settings.base_latency),
       topo_(nccl_topology(cluster)),
       settings_(nccl_settings(settings)) {

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "collectives/nccl_tuner.hpp"
+
 namespace ddpsim::collectives {
 
 bool host_steps(const NcclTopology& t) { return !t.cuda_graph || t.nnodes > 1; }
@@ -18,8 +20,6 @@ constexpr int kRing = static_cast<int>(Algo::RING);
 constexpr int kTree = static_cast<int>(Algo::TREE);
 constexpr int kNvls = static_cast<int>(Algo::NVLS);
 constexpr int kNvlsTree = static_cast<int>(Algo::NVLS_TREE);
-constexpr int kCollnetDirect = static_cast<int>(Algo::COLLNET_DIRECT);
-constexpr int kCollnetChain = static_cast<int>(Algo::COLLNET_CHAIN);
 constexpr int kLL = static_cast<int>(Proto::LL);
 constexpr int kLL128 = static_cast<int>(Proto::LL128);
 constexpr int kSimple = static_cast<int>(Proto::SIMPLE);
@@ -37,8 +37,6 @@ constexpr int kNvlsChannelsSm90 = 16;                // NVLS_NCHANNELS_SM90
 // ncclNvlsTreeSm100Tuning sets channels and the NVLS-tree chunk across nodes (nvls_tuning()).
 constexpr int kNvlsChannelsSm100 = 32;
 constexpr int kNvlsChannelsSm100Nvl = 24;
-constexpr int kNcclVersionNvlsSm100Nvl = 22700;
-constexpr int kNcclVersionNvlsSm100Tuning = 23003;
 constexpr int kWarpSize = 32;
 constexpr int kSimpleMaxThreads = 512;         // NCCL_SIMPLE_MAX_NTHREADS
 constexpr int kLLMaxThreads = 512;             // NCCL_LL_MAX_NTHREADS
@@ -49,17 +47,6 @@ constexpr double kLL128ThreadThreshold = 8;    // NCCL_LL128_THREAD_THRESHOLD
 constexpr double kSimpleThreadThreshold = 64;  // NCCL_SIMPLE_THREAD_THRESHOLD
 constexpr double kPciBw = 12.0;                // topo.h PCI_BW (GB/s), used for the Simple thread count
 constexpr double kLocBw = 5000.0;              // topo.h LOC_BW
-constexpr int kNcclVersionLL128 = 20500;       // LL128 protocol first shipped in NCCL 2.5.6 (release notes)
-constexpr int kNcclVersionNvls = 21700;        // NVLS (NVLink SHARP) first shipped in NCCL 2.17 (release notes)
-// NCCL 2.28.3 rewrote the NVLS tuner rows (nvlsEfficiency, x2 for all-reduce's two pipelined
-// operations, perChMaxNVLSTreeBw) and converts NVLS / NVLS-tree bus bandwidth to algorithm bandwidth
-// by nRanks / nsteps like the ring; 2.17-2.27 used bw = min(bwIntra, bwInter) (NVLS tree: bwInter/2
-// beyond two nodes) and a fixed 5/6 (tuning.cc at v2.19.3-1, v2.27.3-1, v2.28.3-1).
-constexpr int kNcclVersionNvlsRatio = 22803;
-// NET hwLat of NVLS tree (Simple): 14 us up to 2.28.7, 20.9 us from 2.28.9 (tuning.cc at those tags).
-constexpr int kNcclVersionNvlsTreeLat = 22809;
-constexpr double kNvlsTreeNetLatOld = 14.0;
-
 // src/graph/search.cc speedArrayIntra / speedArrayInter / sm90SpeedArray* (GB/s per channel).
 const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
 const std::vector<double> kSpeedInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
@@ -97,7 +84,6 @@ constexpr double kCollnetArityLatUs = 0.4;
 constexpr int kMaxDirectArity = 7;
 constexpr int kCollnetThreadThreshold = 512;  // comm->threadThresholds[COLLNET_*][SIMPLE]
 // The current CollNet tables are the only ones read; older releases run without CollNet here.
-constexpr int kNcclVersionCollnet = 21800;
 // [compcap idx: Volta, Ampere, Hopper, Blackwell][scale: 1 node, 2 nodes, >=4 nodes], GB/s. The
 // Blackwell rows are those of the newest tuning tables (ncclTunerConstantsDefaults with
 // BLACKWELL_COMPCAP_IDX; nvlsEfficiency Blackwell 0.74).
@@ -123,7 +109,6 @@ constexpr double kTreeCorrection[kNumProtos][24] = {
 // NCCL 2.8 era (src/graph/tuning.cc at NVIDIA/nccl 920dbe5b, version.mk 2.8.3): used for
 // nccl_version 2.5.0 <= v < 2.9.0 (tuner tables first shipped in 2.5; 2.8.3 is the verified copy
 // nearest to 2.5-2.8; NOTES.md). Our Algo order: Ring, Tree, NVLS, NVLS Tree.
-constexpr int kNcclVersion28First = 20500, kNcclVersion28End = 20900;
 constexpr double kBaseLat28[kNumAlgos][kNumProtos] = {{3.6, 10.0, 8.4}, {4.4, 4.4, 0}, {0, 0, 0}, {0, 0, 0}};
 constexpr double kHwLat28[3][kNumAlgos][kNumProtos] = {
     {{.47, 1.9, 3.4}, {.52, 1.25, 28}, {0, 0, 0}, {0, 0, 0}},  // NVLINK
@@ -138,13 +123,6 @@ constexpr double kTreeCorrection28[kNumProtos][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, .92, .92},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
-
-constexpr int kNcclVersionTuner = 20500;  // the tuner (tuning.cc) first shipped in 2.5
-bool legacy24(const NcclTopology& topo) { return topo.nccl_version != 0 && topo.nccl_version < kNcclVersionTuner; }
-
-bool era28(const NcclTopology& topo) {
-  return topo.nccl_version >= kNcclVersion28First && topo.nccl_version < kNcclVersion28End;
-}
 
 // Host-staged transfers (no GPU P2P; NCCL's SHM transport): every byte is written by the sender
 // into a host buffer and read back over PCIe by the receiver with SM loads, so it crosses the PCIe
@@ -167,6 +145,103 @@ int compcap_index(Arch arch) {
   }
   return 1;
 }
+// 2.8: compCap80 = every GPU is sm_80; anything else (Volta, Ada, Hopper) takes the Volta rows.
+int compcap_row28(Arch arch) { return arch == Arch::AMPERE ? 1 : 0; }
+
+double tree_correction_now(int proto, int log_size) { return kTreeCorrection[proto][log_size]; }
+double tree_correction28(int proto, int log_size) { return kTreeCorrection28[proto][log_size]; }
+
+// ncclTopoGetAlgoTime "plateau effect of ring": 2.8 from nRanks/16 x 64 KiB, x1.9; later releases
+// once each channel and rank carries >= 64 B, x1.9 below sm_80 (minCompCap < 80), else x1.4.
+double ring_plateau28(const NcclTopology& topo, const NcclTuning&, double bytes) {
+  return bytes >= topo.nranks / 16.0 * 65536 ? 1.9 : 1.0;
+}
+double ring_plateau_now(const NcclTopology& topo, const NcclTuning& t, double bytes) {
+  if (!(bytes / (static_cast<double>(t.comm_channels) * topo.nranks) >= 64)) return 1.0;
+  return topo.arch == Arch::VOLTA ? 1.9 : 1.4;
+}
+
+}  // namespace
+
+// tuning.cc's tables and refinements ("Various model refinements") of one release line; the
+// defaults are the current tuner's (tuning.cc read at v2.30.7).
+struct TunerTables {
+  const double (*base_lat)[kNumProtos] = kBaseLat;         // baseLat[algo][proto], us
+  const double (*hw_lat)[kNumAlgos][kNumProtos] = kHwLat;  // hwLat[NVLINK, PCI, NET][algo][proto], us
+  bool ll128_sm70_sm80_only = false;               // LL128 defaults on only when every GPU is sm_70 or every one sm_80
+  bool ring_net_overhead = true;                   // getNetOverhead() floors the ring's intra hop latency
+  bool ppn1_tree_net_lat = true;                   // one GPU per node: every algorithm takes Tree's NET hwLat
+  double ll_multinode_intra_factor = 1;            // LL intra hwLat factor across nodes
+  double ring_ll_factor = .5;                      // Ring LL: min(llMaxBw, bus x this)
+  double ring_ll128_factor_one_gpu = .92;          // Ring LL128 with one GPU per node
+  double ll128_per_channel_cap = 0;                // ll128MaxBwPerCh (GB/s); 0 = the per-arch rows
+  double tree_ll128_inter_factor = 120.0 / 128.0;  // Tree LL128 across nodes
+  double compcap80_max_bus = 0;                    // all-sm_80 bus bw cap (GB/s); 0 = none
+  bool hopper_tree_degrade = true;                 // sm_90+: Tree across nodes x .85 (search.cc degrades the tree)
+  // The compute-capability row of llMaxBw (one node) and perChMaxTreeBw, and the perChMaxTreeBw rows.
+  int (*compcap_row)(Arch) = compcap_index;
+  const double (*per_ch_tree_bw)[3] = kPerChMaxTreeBw;
+  double (*tree_correction)(int proto, int log_size) = tree_correction_now;  // treeCorrectionFactor
+  // ncclTopoGetAlgoTime's "plateau effect of ring" (Ring Simple across nodes): the latency factor.
+  double (*ring_plateau)(const NcclTopology& topo, const NcclTuning& t, double bytes) = ring_plateau_now;
+};
+
+namespace {
+
+// NCCL 2.5-2.8: tuning.cc at NVIDIA/nccl 920dbe5b (version.mk 2.8.3), the verified copy nearest
+// to 2.5-2.8 (the tuner first shipped in 2.5).
+TunerTables tables28() {
+  TunerTables t;
+  t.base_lat = kBaseLat28;
+  t.hw_lat = kHwLat28;
+  t.ll128_sm70_sm80_only = true;
+  t.ring_net_overhead = false;
+  t.ppn1_tree_net_lat = false;
+  t.ll_multinode_intra_factor = 1.8;
+  t.ring_ll_factor = 1.0 / 4;  // all-reduce: busBw / 4
+  t.ring_ll128_factor_one_gpu = 0.7;
+  t.ll128_per_channel_cap = kLL128MaxBwPerCh28AllReduce;
+  t.tree_ll128_inter_factor = 0.915;
+  t.compcap80_max_bus = kCompCap80MaxBusBw28;
+  t.hopper_tree_degrade = false;
+  t.compcap_row = compcap_row28;
+  t.per_ch_tree_bw = kPerChMaxTreeBw28;
+  t.tree_correction = tree_correction28;
+  t.ring_plateau = ring_plateau28;
+  return t;
+}
+const TunerTables kTablesNow{};
+const TunerTables kTables28 = tables28();
+
+// An era's features follow from its first release (release notes; tuning.cc, enqueue.cc, nvls.cc
+// at the tags named in each era's source): the tuner and LL128 from 2.5 (before, 2.4's fixed
+// thresholds and fixed Simple slices), NVLS from 2.17, CollNet tables as read from 2.18, 24
+// Blackwell NVLS channels in one NVLink domain from 2.27, the NVLS rows rewritten in 2.28.3, NVLS
+// tree's NET hwLat 20.9 us (was 14) from 2.28.9, ncclNvlsTreeSm100Tuning from 2.30.3.
+TunerEra make_era(int first, int end, const char* releases, const char* source, const TunerTables& tables) {
+  TunerEra e{first, end, releases, source, &tables};
+  e.tuner = e.ll128 = first >= 20500;
+  e.simple_fixed_slices = !e.tuner;
+  e.nvls = first >= 21700;
+  e.collnet = first >= 21800;
+  e.nvls_sm100_nvl = first >= 22700;
+  e.nvls_bus_per_step = first >= 22803;
+  e.net_hw_lat_override[kNvlsTree] = first < 22809 ? 14.0 : 0.0;
+  e.nvls_sm100_tuning = first >= 23003;
+  return e;
+}
+
+const std::vector<TunerEra> kEras = {
+    make_era(20000, 20500, "2.0-2.4", "src/enqueue.cc getKernelInfo, src/init.cc at f40ce73e (2.4.x)", kTablesNow),
+    make_era(20500, 20900, "2.5-2.8", "src/graph/tuning.cc at 920dbe5b (2.8.3)", kTables28),
+    make_era(20900, 21700, "2.9-2.16", "src/graph/tuning.cc (no NVLS)", kTablesNow),
+    make_era(21700, 21800, "2.17", "src/graph/tuning.cc at v2.19.3-1 (NVLS rows), no CollNet", kTablesNow),
+    make_era(21800, 22700, "2.18-2.26", "src/graph/tuning.cc at v2.19.3-1", kTablesNow),
+    make_era(22700, 22803, "2.27-2.28.2", "src/graph/tuning.cc at v2.27.3-1, src/transport/nvls.cc", kTablesNow),
+    make_era(22803, 22809, "2.28.3-2.28.8", "src/graph/tuning.cc at v2.28.3-1, v2.28.7-1", kTablesNow),
+    make_era(22809, 23003, "2.28.9-2.30.2", "src/graph/tuning.cc at v2.28.9-1", kTablesNow),
+    make_era(23003, 0, "2.30.3+", "src/graph/tuning.cc at v2.30.7-1, src/transport/nvls.cc at v2.30.3-1", kTablesNow),
+};
 
 int log2i(long long n) {  // NCCL log2i: floor(log2(n)), -1 for n <= 0
   int l = -1;
@@ -284,18 +359,18 @@ NcclGraph search_graph(const SearchInput& in, bool tree_pattern) {
 // 64 KiB); >= 96 GB/s NICs: ppn <= 8 24 channels, 256 KiB chunks, else 32 channels and 128 KiB
 // (64 KiB from 32 GPUs); >= 48 GB/s: 24 channels, 128 KiB (64 KiB behind PCIe switches). NICs are
 // taken to sit behind PCIe switches with their GPUs (as for LL128 across nodes).
-void nvls_tuning(const NcclTopology& topo, int ppn, double nic_gbs, int& channels, double& chunk, double& tree_max) {
+void nvls_tuning(const NcclTopology& topo, const TunerEra& era, int ppn, double nic_gbs, int& channels, double& chunk,
+                 double& tree_max) {
   const bool blackwell = topo.arch == Arch::BLACKWELL;
-  const bool current = topo.nccl_version == 0;
   chunk = 128.0 * 1024;
   tree_max = 0;
   if (!blackwell)
     channels = kNvlsChannelsSm90;
-  else if (!current && topo.nccl_version < kNcclVersionNvlsSm100Nvl)
+  else if (!era.nvls_sm100_nvl)
     channels = kNvlsChannelsSm100;
   else
     channels = topo.nnodes > 1 ? kNvlsChannelsSm100 : kNvlsChannelsSm100Nvl;
-  if (blackwell && topo.nnodes > 1 && (current || topo.nccl_version >= kNcclVersionNvlsSm100Tuning)) {
+  if (blackwell && topo.nnodes > 1 && era.nvls_sm100_tuning) {
     if (topo.nnodes == 2 && nic_gbs >= 48.0) {
       channels = 32;
       tree_max = 128.0 * 1024;
@@ -321,6 +396,7 @@ void nvls_tuning(const NcclTopology& topo, int ppn, double nic_gbs, int& channel
 }
 
 struct Derived {
+  const TunerEra* era = nullptr;  // chosen once from NcclTopology::nccl_version
   NcclTuning tuning;
   int ppn = 1;
   int natural_channels = 1;         // comm->nChannels before NCCL_MIN/MAX_NCHANNELS
@@ -343,313 +419,6 @@ struct Derived {
 
 bool listed(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.end(), p) != v.end(); }
 bool listed(const std::vector<Algo>& v, Algo a) { return std::find(v.begin(), v.end(), a) != v.end(); }
-
-// NCCL_NTHREADS and NCCL_BUFFSIZE (tuning.cc ncclTopoTuneModel, init.cc computeBuffSizes): the
-// threads of Ring/Tree Simple and LL, and the Simple buffer, when set.
-void apply_buffer_settings(NcclTuning& t, const NcclSettings& settings) {
-  if (settings.nthreads > 0)
-    for (int a : {kRing, kTree}) {
-      t.max_threads[a][kSimple] = settings.nthreads;
-      t.max_threads[a][kLL] = settings.nthreads;
-    }
-  if (settings.buffsize > 0) t.simple_buffsize = settings.buffsize;
-}
-
-Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
-  validate(topo);
-  Derived d;
-  NcclTuning& t = d.tuning;
-  const int nranks = topo.nranks;
-  const int nnodes = topo.nnodes;
-  const int ppn = nranks / nnodes;
-  d.ppn = ppn;
-  const int cc = compcap_index(topo.arch);
-  // sm_90+ (Hopper, Blackwell): NVLS, sm90 search rules, the Tree degrade across nodes.
-  const bool hopper = topo.arch == Arch::HOPPER || topo.arch == Arch::BLACKWELL;
-
-  // ---- graphs (search.cc) ----
-  SearchInput in;
-  in.inter = nnodes > 1;
-  in.ppn = ppn;
-  in.hopper = hopper;
-  in.blackwell = topo.arch == Arch::BLACKWELL;
-  in.intra_bw = topo.intra_bw / kGB;
-  in.nic_bw = topo.nic_bw / kGB;
-  in.nics = topo.nics_per_node;
-  const double peer = (topo.intra_peer_bw > 0 ? topo.intra_peer_bw : topo.intra_bw) / kGB;
-  if (!in.inter) {
-    in.max_bw = ppn > 1 ? peer : kLocBw;
-    in.total_bw = ppn > 1 ? in.intra_bw : kLocBw;
-  } else {
-    // ncclTopoSearchInit: maxBw = best GPU->NET path (the NIC is the narrow part), totalBw = the
-    // GPU's total link bandwidth (NVLink sum or its PCIe link).
-    in.max_bw = in.nic_bw;
-    in.total_bw = std::max(ppn > 1 ? in.intra_bw : 0.0, in.nic_bw);
-  }
-  t.ring = search_graph(in, false);
-  t.tree = search_graph(in, true);
-  // init.cc: ring and tree share the channel count (the minimum of the two).
-  const int graph_ch = std::min(t.ring.nchannels, t.tree.nchannels);
-  t.ring.nchannels = t.tree.nchannels = graph_ch;
-
-  // Calibration knobs act on the per-channel bandwidth the graph delivers.
-  const double bw_scale = nnodes > 1 ? topo.bw_scale_inter : topo.bw_scale_intra;
-  const double staged = topo.p2p ? 1.0 : kHostStagedBwFactor;
-  for (NcclGraph* g : {&t.ring, &t.tree}) {
-    g->bw_intra *= bw_scale * staged;
-    g->bw_inter *= bw_scale * staged;
-  }
-
-  // ncclTopoPostset doubles the channels; NCCL_MAX/MIN_NCHANNELS then cap / duplicate.
-  d.natural_channels = std::min(2 * graph_ch, kMaxChannels);
-  int comm_ch = d.natural_channels;
-  if (settings.max_channels > 0) comm_ch = std::min(comm_ch, settings.max_channels);
-  if (settings.max_ctas > 0) comm_ch = std::min(comm_ch, settings.max_ctas);
-  const int min_ch = std::max(settings.min_channels, settings.min_ctas);
-  if (min_ch > 0) comm_ch = std::max(comm_ch, std::min(min_ch, kMaxChannels));
-  t.comm_channels = comm_ch;
-  d.nccl_model_bw_factor = std::min(1.0, static_cast<double>(comm_ch) / d.natural_channels);
-
-  // NVLS graph: one channel per local GPU (head), speed = the fastest that fits the NVSwitch port.
-  const bool nvls_possible = topo.nvls && topo.nvswitch && hopper && topo.intra_class == LinkClass::NVLINK && ppn > 1 &&
-                             (topo.nccl_version == 0 || topo.nccl_version >= kNcclVersionNvls);
-  if (nvls_possible) {
-    t.nvls.nchannels = std::min(ppn, kGraphMaxChannels);
-    double s = 0;
-    for (double v : in.blackwell ? kSm100SpeedIntra : kSm90SpeedIntra)
-      if (v * t.nvls.nchannels <= in.intra_bw + 1e-9) {
-        s = v;
-        break;
-      }
-    t.nvls.bw_intra = s * bw_scale;
-    double s_inter = s;
-    if (in.inter) {
-      s_inter = 0;
-      for (double v : in.blackwell ? kSm100SpeedInter : kSm90SpeedInter)
-        if (v * t.nvls.nchannels <= in.nics * in.nic_bw + 1e-9 && v <= s) {
-          s_inter = v;
-          break;
-        }
-    }
-    // search.cc pass 2 for NVLS: raise bwInter (channel count kept) while it is < 2 x bwIntra and
-    // the graph still fits; across nodes the heads' NICs must carry it, inside one node nothing
-    // else limits it (the NVLS path check is on bwIntra).
-    {
-      const auto& arr = in.inter ? (in.blackwell ? kSm100SpeedInter : kSm90SpeedInter)
-                                 : (in.blackwell ? kSm100SpeedIntra : kSm90SpeedIntra);
-      for (auto it = arr.rbegin(); it != arr.rend(); ++it) {
-        const double v = *it;
-        if (v <= s_inter || !(s_inter < 2 * s)) continue;
-        if (in.inter && v * t.nvls.nchannels > in.nics * in.nic_bw + 1e-9) break;
-        s_inter = v;
-      }
-    }
-    t.nvls.bw_inter = s_inter * bw_scale;
-    // enqueue.cc: nc = comm->nvlsChannels; chunk sizes: nvls.cc ncclNvlsTuning.
-    nvls_tuning(topo, ppn, in.nic_bw, t.nvls_channels, d.nvls_chunk, d.nvls_tree_max_chunk);
-    d.nvls_default_channels = t.nvls_channels;
-    if (settings.max_ctas > 0) t.nvls_channels = std::min(t.nvls_channels, settings.max_ctas);
-    if (settings.min_ctas > 0) t.nvls_channels = std::max(t.nvls_channels, std::min(settings.min_ctas, kMaxChannels));
-    // What one node's NVLS all-reduce achieves (item 8): NCCL's one-node NVLS figure as the
-    // 2.28.3+ tuner computes it, whatever release runs (the hardware is the same): per head
-    // bwIntra x nvlsEfficiency (Hopper .85, Blackwell .74) x (nHeads-1)/nHeads x 2 (two pipelined
-    // operations), over the heads, bus -> algorithm bandwidth by ppn / (2 (ppn - 1)). H100: 8 x 40
-    // x .85 x 7/8 x 2 = 476 GB/s busbw (272 algbw; measured 1 x 8 H100 ~480). GB200 NVL72 (MNNVL,
-    // 72 GPUs, 32 heads at 20 GB/s): 918 busbw (465 algbw). The 2.17-2.27 figure, nHeads x bwIntra
-    // x 5/6 (H100 466 busbw, NVL72 1052), ignores the efficiency and the heads term; at 72 GPUs it
-    // is 24 % above CoreWeave's measured 847 GB/s (session 5), so it is kept for the pick only.
-    {
-      const double heads = t.nvls.nchannels;
-      const double bus = heads * t.nvls.bw_intra * kNvlsEfficiency[cc] * (heads - 1) / heads * 2.0;
-      d.nvls_node_algbw = bus * ppn / (2.0 * (ppn - 1)) * kGB;
-    }
-  }
-  const bool nvls_old = topo.nccl_version != 0 && topo.nccl_version < kNcclVersionNvlsRatio;
-
-  // CollNet (NCCL_COLLNET_ENABLE=1 with a CollNet plugin whose NICs reduce in the network, SHARP):
-  // only across nodes (a one-node communicator has no network to reduce in).
-  const bool collnet_on = topo.sharp && settings.collnet_enable && nnodes > 1 &&
-                          (topo.nccl_version == 0 || topo.nccl_version >= kNcclVersionCollnet);
-  if (collnet_on) {
-    // CollNetDirect graph (search.cc, pattern COLLNET_DIRECT, maxChannels = min(8, local GPUs)):
-    // one channel per head GPU, each with its own NIC; the inter-node speed array; the heads'
-    // NVLink ports carry every channel's intra-node traffic, as for the NVLS graph.
-    NcclGraph& g = t.collnet_direct;
-    g.nchannels = std::min({ppn, kMaxDirectArity + 1, std::max(topo.nics_per_node, 1)});
-    const auto& arr = in.blackwell ? kSm100SpeedInter : hopper ? kSm90SpeedInter : kSpeedInter;
-    double s = 0;
-    for (double v : arr)
-      if (v <= in.nic_bw + 1e-9 && (ppn == 1 || v * g.nchannels <= in.intra_bw + 1e-9)) {
-        s = v;
-        break;
-      }
-    if (s == 0) s = arr.back();
-    // Pass 2 (search.cc "increase bwIntra for trees (2 nodes or collnet)"): raise bwIntra while
-    // < 2 x bwInter and the node's fabric holds it.
-    double s_intra = s;
-    for (auto it = arr.rbegin(); it != arr.rend(); ++it)
-      if (*it > s_intra && s_intra < 2 * s && (ppn == 1 || *it * g.nchannels <= in.intra_bw + 1e-9)) s_intra = *it;
-    g.bw_intra = s_intra * bw_scale * staged;
-    g.bw_inter = s * bw_scale * staged;
-    // CollNetChain: the tree pattern on CollNet-capable NICs (search.cc collNet=1, pattern TREE).
-    t.collnet_chain = t.tree;
-  }
-
-  // ---- tuning.cc ncclTopoTuneModel, all-reduce only ----
-  const bool v28 = era28(topo);
-  // 2.8: compCap80 = every GPU is sm_80; anything else (Volta, Ada, Hopper) takes the Volta rows.
-  const int cc28 = topo.arch == Arch::AMPERE ? 1 : 0;
-  const int nsteps = 2 * (nranks - 1);
-  const int index2 = nnodes <= 2 ? nnodes - 1 : 2;
-  const int index1 = nnodes == 1 ? cc : (topo.amd_cpu ? 1 : 0);
-  const double ll_max_bw = v28 ? kLLMaxBw[nnodes == 1 ? cc28 : index1][index2] : kLLMaxBw[index1][index2];
-  const double per_ch_tree = v28 ? kPerChMaxTreeBw28[cc28][index2] : kPerChMaxTreeBw[cc][index2];
-  const double per_ch_ring_ll128 = kPerChMaxRingLL128Bw[cc][index2];
-  const double per_ch_tree_ll128 = kPerChMaxTreeLL128Bw[cc][index2];
-  const double per_ch_nvls_tree = kPerChMaxNvlsTreeBw[cc][index2];
-  const int intra_hw = (topo.intra_class == LinkClass::NVLINK && topo.p2p) ? 0 : 1;  // NVLINK : PCI
-  const double net_latency_us = topo.net_latency / kUs;                              // graph latencyInter
-  const double net_overhead = nnodes > 1 ? (topo.amd_cpu ? 2.0 : 1.0) : 0.0;         // getNetOverhead()
-
-  for (int a = 0; a < kNumAlgos; ++a) {
-    const NcclGraph& g = a == kRing            ? t.ring
-                         : a == kTree          ? t.tree
-                         : a == kCollnetDirect ? t.collnet_direct
-                         : a == kCollnetChain  ? t.collnet_chain
-                                               : t.nvls;
-    for (int p = 0; p < kNumProtos; ++p) {
-      if ((a == kNvls || a == kNvlsTree) && p != kSimple) continue;
-      if ((a == kNvls || a == kNvlsTree) && (!nvls_possible || g.nchannels < 2)) continue;
-      if ((a == kCollnetDirect || a == kCollnetChain) && (p != kSimple || !collnet_on)) continue;  // Simple only
-      // ll_max_bw and the 2.8 compCap80 cap bound the whole communicator, not a channel: the
-      // achieved time of a shrunk channel count (estimate()) needs the figure without them.
-      auto refine = [&](double ll_max_bw, double cc80_cap) {
-        double bus = 0;
-        if (a == kNvls || a == kNvlsTree) {
-          double bw = 0;
-          if (nvls_old) {  // 2.17-2.27
-            bw = a == kNvls ? std::min(g.bw_intra, g.bw_inter)
-                            : std::min(g.bw_intra, nnodes <= 2 ? g.bw_inter : g.bw_inter / 2);
-          } else {
-            double intra = g.bw_intra * kNvlsEfficiency[cc] * (g.nchannels - 1) / g.nchannels;
-            intra *= 2.0;  // all-reduce pipelines two operations
-            const double inter = g.bw_inter * ((nnodes <= 2 && a == kNvlsTree) ? 2 : 1);
-            bw = std::min(intra, inter);
-            if (a == kNvlsTree) bw = std::min(bw, per_ch_nvls_tree);
-          }
-          bus = g.nchannels * bw;
-        } else if (a == kCollnetDirect || a == kCollnetChain) {
-          bus = g.nchannels * g.bw_intra;  // "bw = nNodes <= 2 || collnet ? bwIntra : bwInter"
-          if (a == kCollnetDirect) {
-            // "Collnet+Direct requires all GPUs to have a local NIC to work at full speed"
-            double factor = static_cast<double>(ppn) / g.nchannels;
-            factor -= (factor - 1) / 2;
-            bus /= factor;
-            if (hopper) bus *= kCollnetDirectHopperFactor;
-          }
-        } else if (v28) {  // NCCL 2.8 refinements (tuning.cc @ 2.8.3)
-          const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
-          bus = g.nchannels * bw;
-          if (cc28) bus = std::min(bus, cc80_cap);
-          if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus / 4.0);  // all-reduce: 1/4
-          if (a == kRing && p == kLL128)
-            bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), kLL128MaxBwPerCh28AllReduce * g.nchannels);
-          if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
-          if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
-          if (a == kTree && p == kLL128)
-            bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 0.915), kLL128MaxBwPerCh28AllReduce * g.nchannels);
-        } else {
-          const double bw = nnodes <= 2 ? g.bw_intra : g.bw_inter;
-          bus = g.nchannels * bw;
-          if (a == kRing && p == kLL) bus = std::min(ll_max_bw, bus * .5);
-          if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, g.nchannels * per_ch_ring_ll128);
-          if (a == kTree) bus = std::min(bus * .92, g.nchannels * per_ch_tree);
-          if (a == kTree && p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
-          if (a == kTree && p == kLL128)
-            bus = std::min(bus * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.nchannels * per_ch_tree_ll128);
-          // search.cc degrades BALANCED_TREE to TREE on Hopper+ across nodes; tuning.cc then takes 15 % off.
-          if (a == kTree && hopper && nnodes > 1) bus *= .85;
-        }
-        return bus;
-      };
-      const double bus = refine(ll_max_bw, kCompCap80MaxBusBw28);
-      const double bus_per_channel =
-          refine(std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()) / d.natural_channels;
-      // Bus -> algorithm bandwidth (tuning.cc "Convert bus BW to algorithm BW"): ring nRanks/nsteps,
-      // tree .5, NVLS 5/6, NVLS tree .70 x nNodes / (2 (nNodes - 1)) (as quoted from NCCL in
-      // NVIDIA/nccl-tests#279, 2025).
-      const double ratio = a == kTree || a == kCollnetDirect || a == kCollnetChain ? .5
-                           : (a == kNvls || a == kNvlsTree) && nvls_old            ? 5.0 / 6.0
-                                                                        : static_cast<double>(nranks) / nsteps;
-      t.bandwidth[a][p] = bus * ratio * kGB;  // algorithm bandwidth, B/s
-      d.channel_bw[a][p] = bus_per_channel * ratio * kGB;
-
-      double lat = v28 ? kBaseLat28[a][p] : kBaseLat[a][p];
-      double intra_lat = v28 ? kHwLat28[intra_hw][a][p] : kHwLat[intra_hw][a][p];
-      double inter_lat = v28 ? kHwLat28[2][a][p] : ppn == 1 ? kHwLat[2][kTree][p] : kHwLat[2][a][p];
-      if (a == kNvlsTree && topo.nccl_version != 0 && topo.nccl_version < kNcclVersionNvlsTreeLat)
-        inter_lat = kNvlsTreeNetLatOld;
-      if (v28 && nnodes > 1 && p == kLL) intra_lat *= 1.8;
-      inter_lat += net_latency_us;
-      if (p == kSimple) inter_lat += net_latency_us;  // flush
-      d.hop_lat_inter[a][p] = inter_lat * kUs;
-      if (a == kRing) {
-        double overhead = v28 ? 0.0 : p == kSimple ? 3 * net_overhead : net_overhead;
-        intra_lat = std::max(intra_lat, overhead);
-        d.hop_lat_intra[a][p] = intra_lat * kUs;
-        const int n_inter = nnodes == 1 ? 0 : 2 * (nnodes - 1);
-        lat += (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
-      } else if (a == kTree) {
-        d.hop_lat_intra[a][p] = intra_lat * kUs;
-        lat += 2 * ((ppn - 1) * intra_lat + log2i(nnodes) * inter_lat);
-      } else if (a == kCollnetDirect) {
-        lat += 2 * (std::min(1, ppn - 1) * intra_lat + (ppn - 1) * kCollnetArityLatUs) + inter_lat;
-      } else if (a == kCollnetChain) {
-        lat += 2 * (ppn - 1) * intra_lat + inter_lat;
-      } else if (a == kNvls) {
-        lat = intra_lat + (nnodes > 1 ? inter_lat : 0);
-      } else {
-        lat += intra_lat + 2 * log2i(nnodes) * inter_lat;
-      }
-      t.latency[a][p] = lat * kUs;
-    }
-  }
-
-  // ---- enable / disable (tuning.cc, after the model) ----
-  for (int a = 0; a < kNumAlgos; ++a) {
-    bool algo_on = settings.algos.empty() || listed(settings.algos, static_cast<Algo>(a));
-    if (a == kNvlsTree && nnodes == 1) algo_on = false;  // NVLS tree needs several nodes
-    // Multi-node NVLS (NVLS + SHARP) and the CollNet algorithms need CollNet (tuning.cc); CollNetDirect
-    // needs an NVSwitch node, both <= 8 local GPUs (enqueue.cc, NCCL_MAX_DIRECT_ARITY + 1).
-    if ((a == kNvls && nnodes > 1) || a == kCollnetDirect || a == kCollnetChain) algo_on = algo_on && collnet_on;
-    if (a == kCollnetDirect && !topo.nvswitch) algo_on = false;
-    if ((a == kCollnetDirect || a == kCollnetChain) && ppn > kMaxDirectArity + 1) algo_on = false;
-    for (int p = 0; p < kNumProtos; ++p) {
-      bool proto_on = settings.protos.empty() || listed(settings.protos, static_cast<Proto>(p));
-      if (p == kLL128 && settings.protos.empty()) {
-        // LL128 defaults on only over NVLink (typeIntra <= PATH_NVB) and, across nodes, NICs
-        // reached through PCIe switches (typeInter <= PATH_PXB; assumed); sm70+.
-        proto_on = intra_hw == 0 || ppn == 1;
-        if (topo.nccl_version != 0 && topo.nccl_version < kNcclVersionLL128) proto_on = false;  // LL128: NCCL 2.5+
-        // 2.8: only when every GPU is sm_70 or every GPU is sm_80.
-        if (v28 && !(topo.arch == Arch::VOLTA || topo.arch == Arch::AMPERE)) proto_on = false;
-      }
-      if (!algo_on || !proto_on) t.bandwidth[a][p] = 0;
-    }
-  }
-
-  // ---- threads and thresholds (tuning.cc) ----
-  const int simple_ring_threads = (t.ring.bw_intra * graph_ch <= kPciBw) ? 256 : kSimpleMaxThreads;
-  for (int a = 0; a < kNumAlgos; ++a) {
-    t.max_threads[a] = {kLLMaxThreads, kLL128MaxThreads,
-                        a == kRing ? simple_ring_threads : (a == kTree ? kSimpleMaxThreads : kMaxThreads)};
-    t.thread_threshold[a] = {kLLThreadThreshold, kLL128ThreadThreshold, kSimpleThreadThreshold};
-  }
-  for (int a : {kCollnetDirect, kCollnetChain}) t.thread_threshold[a][kSimple] = kCollnetThreadThreshold;
-  t.thread_threshold[kRing][kLL] *= nranks;
-  apply_buffer_settings(t, settings);
-  return d;
-}
 
 // ---- achieved time: mechanisms NCCL's affine tuner formula leaves out -------------------------
 //
@@ -757,27 +526,535 @@ SliceSchedule simple_ring_schedule(double bytes, int nchannels, int nranks, int 
   return s;
 }
 
+// ---- graphs (search.cc), one per algorithm pattern ---------------------------------------------
+
+// NVLS graph: one channel per local GPU (head), speed = the fastest that fits the NVSwitch port.
+NcclGraph nvls_graph(const SearchInput& in, int ppn, double bw_scale) {
+  NcclGraph g;
+  g.nchannels = std::min(ppn, kGraphMaxChannels);
+  double s = 0;
+  for (double v : in.blackwell ? kSm100SpeedIntra : kSm90SpeedIntra)
+    if (v * g.nchannels <= in.intra_bw + 1e-9) {
+      s = v;
+      break;
+    }
+  g.bw_intra = s * bw_scale;
+  double s_inter = s;
+  if (in.inter) {
+    s_inter = 0;
+    for (double v : in.blackwell ? kSm100SpeedInter : kSm90SpeedInter)
+      if (v * g.nchannels <= in.nics * in.nic_bw + 1e-9 && v <= s) {
+        s_inter = v;
+        break;
+      }
+  }
+  // search.cc pass 2 for NVLS: raise bwInter (channel count kept) while it is < 2 x bwIntra and
+  // the graph still fits; across nodes the heads' NICs must carry it, inside one node nothing
+  // else limits it (the NVLS path check is on bwIntra).
+  const auto& arr = in.inter ? (in.blackwell ? kSm100SpeedInter : kSm90SpeedInter)
+                             : (in.blackwell ? kSm100SpeedIntra : kSm90SpeedIntra);
+  for (auto it = arr.rbegin(); it != arr.rend(); ++it) {
+    const double v = *it;
+    if (v <= s_inter || !(s_inter < 2 * s)) continue;
+    if (in.inter && v * g.nchannels > in.nics * in.nic_bw + 1e-9) break;
+    s_inter = v;
+  }
+  g.bw_inter = s_inter * bw_scale;
+  return g;
+}
+
+// CollNetDirect graph (search.cc, pattern COLLNET_DIRECT, maxChannels = min(8, local GPUs)): one
+// channel per head GPU, each with its own NIC; the inter-node speed array; the heads' NVLink ports
+// carry every channel's intra-node traffic, as for the NVLS graph.
+NcclGraph collnet_direct_graph(const SearchInput& in, int ppn, int nics_per_node, double bw_scale, double staged) {
+  NcclGraph g;
+  g.nchannels = std::min({ppn, kMaxDirectArity + 1, std::max(nics_per_node, 1)});
+  const auto& arr = in.blackwell ? kSm100SpeedInter : in.hopper ? kSm90SpeedInter : kSpeedInter;
+  double s = 0;
+  for (double v : arr)
+    if (v <= in.nic_bw + 1e-9 && (ppn == 1 || v * g.nchannels <= in.intra_bw + 1e-9)) {
+      s = v;
+      break;
+    }
+  if (s == 0) s = arr.back();
+  // Pass 2 (search.cc "increase bwIntra for trees (2 nodes or collnet)"): raise bwIntra while
+  // < 2 x bwInter and the node's fabric holds it.
+  double s_intra = s;
+  for (auto it = arr.rbegin(); it != arr.rend(); ++it)
+    if (*it > s_intra && s_intra < 2 * s && (ppn == 1 || *it * g.nchannels <= in.intra_bw + 1e-9)) s_intra = *it;
+  g.bw_intra = s_intra * bw_scale * staged;
+  g.bw_inter = s * bw_scale * staged;
+  return g;
+}
+
+// ---- algorithm traits --------------------------------------------------------------------------
+
+// What the tuner rules read (tuning.cc ncclTopoTuneModel's locals), computed once per model.
+struct TuneContext {
+  const NcclTopology& topo;
+  const TunerEra& era;
+  const TunerTables& tab;
+  int nranks = 1, nnodes = 1, ppn = 1;
+  int cc = 1;                // compute-capability row of the current tables
+  bool hopper = false;       // sm_90+
+  bool cc80_capped = false;  // 2.8's all-sm_80 bus cap applies
+  bool nvls_possible = false, collnet_on = false;
+  double per_ch_tree = 0, per_ch_ring_ll128 = 0, per_ch_tree_ll128 = 0, per_ch_nvls_tree = 0;  // GB/s
+  double net_overhead = 0;                                                                     // getNetOverhead(), us
+};
+
+// enqueue.cc topoGetAlgoInfo's channel choice for one candidate.
+struct ChannelInput {
+  const NcclTopology& topo;
+  const NcclTuning& t;
+  int a = 0, p = 0;
+  double bytes = 0;
+  int forced_nc = 0;  // 2.4's fixed-threshold pick (0: none)
+};
+
+constexpr unsigned kAllProtos = 1u << kLL | 1u << kLL128 | 1u << kSimple;
+constexpr unsigned kSimpleOnly = 1u << kSimple;
+
+// -- graphs exist
+bool always(const TuneContext&, const NcclGraph&) { return true; }
+bool nvls_tuned(const TuneContext& c, const NcclGraph& g) { return c.nvls_possible && g.nchannels >= 2; }
+bool collnet_tuned(const TuneContext& c, const NcclGraph&) { return c.collnet_on; }
+
+// -- enable rules (tuning.cc after the model; enqueue.cc)
+bool any_topology(const TuneContext&) { return true; }
+// Multi-node NVLS (NVLS + SHARP) needs CollNet.
+bool nvls_available(const TuneContext& c) { return c.nnodes == 1 || c.collnet_on; }
+bool nvls_tree_available(const TuneContext& c) { return c.nnodes > 1; }  // needs several nodes
+// CollNet needs the plugin and <= NCCL_MAX_DIRECT_ARITY + 1 = 8 local GPUs (enqueue.cc);
+// CollNetDirect also an NVSwitch node.
+bool collnet_chain_available(const TuneContext& c) { return c.collnet_on && c.ppn <= kMaxDirectArity + 1; }
+bool collnet_direct_available(const TuneContext& c) { return collnet_chain_available(c) && c.topo.nvswitch; }
+
+// -- bus bandwidth (tuning.cc "Various model refinements"), GB/s
+double graph_bus(const TuneContext& c, const NcclGraph& g, double cc80_cap) {
+  const double bw = c.nnodes <= 2 ? g.bw_intra : g.bw_inter;
+  double bus = g.nchannels * bw;
+  if (c.cc80_capped) bus = std::min(bus, cc80_cap);
+  return bus;
+}
+double ll128_cap(const TuneContext& c, const NcclGraph& g, double per_channel) {
+  return c.tab.ll128_per_channel_cap > 0 ? c.tab.ll128_per_channel_cap * g.nchannels : g.nchannels * per_channel;
+}
+double ring_bus(const TuneContext& c, const NcclGraph& g, int p, double ll_max_bw, double cc80_cap) {
+  double bus = graph_bus(c, g, cc80_cap);
+  if (p == kLL) bus = std::min(ll_max_bw, bus * c.tab.ring_ll_factor);
+  if (p == kLL128)
+    bus = std::min(bus * (c.ppn < 2 ? c.tab.ring_ll128_factor_one_gpu : 0.92), ll128_cap(c, g, c.per_ch_ring_ll128));
+  return bus;
+}
+double tree_bus(const TuneContext& c, const NcclGraph& g, int p, double ll_max_bw, double cc80_cap) {
+  double bus = graph_bus(c, g, cc80_cap);
+  bus = std::min(bus * .92, g.nchannels * c.per_ch_tree);
+  if (p == kLL) bus = std::min(bus / 3.8, ll_max_bw);
+  if (p == kLL128)
+    bus = std::min(bus * (c.nnodes == 1 ? 7.0 / 9.0 : c.tab.tree_ll128_inter_factor),
+                   ll128_cap(c, g, c.per_ch_tree_ll128));
+  // search.cc degrades BALANCED_TREE to TREE on Hopper+ across nodes; tuning.cc then takes 15 % off.
+  if (c.tab.hopper_tree_degrade && c.hopper && c.nnodes > 1) bus *= .85;
+  return bus;
+}
+// NVLS rows: 2.28.3+ nvlsEfficiency x (nHeads-1)/nHeads x 2 (all-reduce pipelines two operations)
+// against bwInter (x2 for NVLS tree on <= 2 nodes); 2.17-2.27 min(bwIntra, bwInter).
+double nvls_per_channel(const TuneContext& c, const NcclGraph& g, bool tree) {
+  if (!c.era.nvls_bus_per_step)
+    return tree ? std::min(g.bw_intra, c.nnodes <= 2 ? g.bw_inter : g.bw_inter / 2) : std::min(g.bw_intra, g.bw_inter);
+  double intra = g.bw_intra * kNvlsEfficiency[c.cc] * (g.nchannels - 1) / g.nchannels;
+  intra *= 2.0;
+  const double inter = g.bw_inter * ((c.nnodes <= 2 && tree) ? 2 : 1);
+  return std::min(intra, inter);
+}
+double nvls_bus(const TuneContext& c, const NcclGraph& g, int, double, double) {
+  return g.nchannels * nvls_per_channel(c, g, false);
+}
+double nvls_tree_bus(const TuneContext& c, const NcclGraph& g, int, double, double) {
+  double bw = nvls_per_channel(c, g, true);
+  if (c.era.nvls_bus_per_step) bw = std::min(bw, c.per_ch_nvls_tree);
+  return g.nchannels * bw;
+}
+// "bw = nNodes <= 2 || collnet ? bwIntra : bwInter"
+double collnet_chain_bus(const TuneContext&, const NcclGraph& g, int, double, double) {
+  return g.nchannels * g.bw_intra;
+}
+// "Collnet+Direct requires all GPUs to have a local NIC to work at full speed": / GPU:NIC ratio
+// f (f -= (f-1)/2), x .85 on sm_90+.
+double collnet_direct_bus(const TuneContext& c, const NcclGraph& g, int, double, double) {
+  double bus = g.nchannels * g.bw_intra;
+  double factor = static_cast<double>(c.ppn) / g.nchannels;
+  factor -= (factor - 1) / 2;
+  bus /= factor;
+  if (c.hopper) bus *= kCollnetDirectHopperFactor;
+  return bus;
+}
+
+// -- bus -> algorithm bandwidth
+double per_ring_step(const TuneContext& c) { return static_cast<double>(c.nranks) / (2 * (c.nranks - 1)); }
+double half(const TuneContext&) { return .5; }
+double nvls_ratio(const TuneContext& c) { return c.era.nvls_bus_per_step ? per_ring_step(c) : 5.0 / 6.0; }
+
+// -- latency (tuning.cc), us
+double ring_latency(const TuneContext& c, int p, double base, double intra, double inter, double& hop_intra) {
+  const double overhead = !c.tab.ring_net_overhead ? 0.0 : p == kSimple ? 3 * c.net_overhead : c.net_overhead;
+  intra = std::max(intra, overhead);
+  hop_intra = intra;
+  const int nsteps = 2 * (c.nranks - 1);
+  const int n_inter = c.nnodes == 1 ? 0 : 2 * (c.nnodes - 1);
+  return base + ((nsteps - n_inter) * intra + n_inter * inter);
+}
+double tree_latency(const TuneContext& c, int, double base, double intra, double inter, double& hop_intra) {
+  hop_intra = intra;
+  return base + 2 * ((c.ppn - 1) * intra + log2i(c.nnodes) * inter);
+}
+// "arity serialization": + 0.4 us per local rank.
+double collnet_direct_latency(const TuneContext& c, int, double base, double intra, double inter, double&) {
+  return base + (2 * (std::min(1, c.ppn - 1) * intra + (c.ppn - 1) * kCollnetArityLatUs) + inter);
+}
+double collnet_chain_latency(const TuneContext& c, int, double base, double intra, double inter, double&) {
+  return base + (2 * (c.ppn - 1) * intra + inter);
+}
+double nvls_latency(const TuneContext& c, int, double, double intra, double inter, double&) {
+  return intra + (c.nnodes > 1 ? inter : 0);
+}
+double nvls_tree_latency(const TuneContext& c, int, double base, double intra, double inter, double&) {
+  return base + (intra + 2 * log2i(c.nnodes) * inter);
+}
+
+// -- channels (enqueue.cc topoGetAlgoInfo): nc = comm->nChannels, shrunk while
+// nBytes < nc * nt * threadThreshold.
+int shrink_channels(const ChannelInput& in) {
+  int nc = in.t.comm_channels;
+  if (in.forced_nc > 0) return std::min(in.forced_nc, in.t.comm_channels);
+  const double per_channel = in.t.max_threads[in.a][in.p] * in.t.thread_threshold[in.a][in.p];
+  while (nc >= 2 && in.bytes < nc * per_channel) --nc;
+  return nc;
+}
+// "NVLS should not need more than 16 channels"; multi-node NVLS: min(nvlsChannels, nChannels).
+int nvls_channels(const ChannelInput& in) {
+  return in.topo.nnodes > 1 ? std::min(in.t.nvls_channels, in.t.comm_channels) : in.t.nvls_channels;
+}
+int nvls_tree_channels(const ChannelInput& in) { return in.t.nvls_channels; }
+// "CollNet channel tuning": shrink towards 16, 8, ... channels, halving the threshold at 1.5 x
+// each switch point; per head GPU.
+int collnet_direct_channels(const ChannelInput& in) {
+  int nc = in.t.comm_channels;
+  const double nt = in.t.max_threads[in.a][in.p], heads = std::max(1, in.t.collnet_direct.nchannels);
+  double thr = in.t.thread_threshold[in.a][in.p];
+  bool flag = true;
+  for (int sw = 16; sw >= 1 && flag; sw /= 2)
+    while ((flag = in.bytes < nc * nt * heads * thr) && nc > sw) {
+      if (nc == sw + sw / 2) thr /= 2;
+      --nc;
+    }
+  return nc;
+}
+
+// -- bytes per all-reduce byte on a NET edge: a ring's every byte crosses each edge 2(N-1)/N
+// times; a tree's up and down use opposite directions of an edge (1).
+double ring_edge(int nranks) { return 2.0 * (nranks - 1) / nranks; }
+double tree_edge(int) { return 1.0; }
+double ring_node_edge(int nranks, int) { return ring_edge(nranks); }
+// In-network reduction (CollNet, multi-node NVLS through CollNet): a node sends its part once and
+// receives the reduced result once, whatever the node count (the switches reduce).
+double in_network_edge(int, int) { return 1.0; }
+// A double binary tree over nodes (NCCL's trees and NVLS tree's inter-node part): a node that is
+// inner in one tree (two children) and a leaf of the other sends, per byte of its share, half up +
+// both children's halves down in the first and half up in the second = 2 bytes in each direction;
+// on two nodes each tree is a pair (1 byte). For NVLS tree on 8 x 400 Gb/s H100 this gives 200 GB/s
+// algbw (~390 GB/s busbw) beyond two nodes, NVIDIA's GTC 2024 figure for NVLS tree at scale is
+// 370-380 GB/s busbw (quoted in NVIDIA/nccl#1649).
+double double_tree_edge(int, int nnodes) { return nnodes <= 2 ? 1.0 : 2.0; }
+
+// -- NVLS pipelines (item 9)
+// Multi-node NVLS runs all_reduce.h's !oneNode branch: scatter, reduce + send to the network,
+// receive from the network + multicast, gather: NVLS tree's four stages. enqueue.cc caps its chunk
+// at 32 KiB when NCCL's NVLS bandwidth figure is below 150 GB/s, then applies the one-node rule.
+double nvls_loop(const NcclTopology& topo, const Derived& d, double bytes, double ops, int& stages) {
+  const NcclTuning& t = d.tuning;
+  double nvls_chunk = d.nvls_chunk;
+  if (topo.nnodes > 1 && t.bandwidth[kNvls][kSimple] < 150e9) nvls_chunk = std::min(nvls_chunk, 32768.0);
+  stages = topo.nnodes == 1 ? kNvlsPipelineStages : kNvlsTreePipelineStages;
+  return nvls_loop_bytes(bytes, ops, nvls_chunk, {{64, 65536}, {8, 32768}, {2, 16384}});
+}
+double nvls_tree_loop(const NcclTopology&, const Derived& d, double bytes, double ops, int& stages) {
+  stages = kNvlsTreePipelineStages;
+  return nvls_loop_bytes(bytes, ops, std::min(d.nvls_chunk, d.nvls_tree_max_chunk),
+                         {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}});
+}
+
+// One algorithm running one collective function: its graph, rules and the achieved-time mechanisms
+// that apply to it. Rules take and return NCCL's units (GB/s, us). An entry names what differs
+// from the defaults.
+struct AlgoTraits {
+  Algo algo = Algo::RING;
+  int nccl_index = 0;                      // NCCL_ALGO_*: enqueue.cc's scan order (ties)
+  NcclGraph NcclTuning::*graph = nullptr;  // the search pattern whose graph it runs on
+  unsigned protos = kSimpleOnly;           // bit p: protocol p exists for it
+  // The graph exists (channels found, feature on); false leaves the (algo, proto) untuned.
+  bool (*tuned)(const TuneContext&, const NcclGraph&) = always;
+  // The algorithm may be enabled (tuning.cc / enqueue.cc enable rules; NCCL_ALGO applies on top).
+  bool (*available)(const TuneContext&) = any_topology;
+  // Bus bandwidth (GB/s) of the communicator; ll_max_bw and cc80_cap bound the whole communicator.
+  double (*bus_bw)(const TuneContext&, const NcclGraph&, int p, double ll_max_bw, double cc80_cap) = nullptr;
+  double (*bus_to_alg)(const TuneContext&) = half;  // tuning.cc "Convert bus BW to algorithm BW"
+  // Latency (us) from the base and per-hop hw latencies; sets hop_intra (us) where the achieved
+  // model times hops inside the node.
+  double (*latency)(const TuneContext&, int p, double base, double intra, double inter, double& hop_intra) = nullptr;
+  enum class SimpleThreads { RING, SIMPLE_MAX, MAX } simple_threads = SimpleThreads::MAX;  // NCCL_*_MAX_NTHREADS
+  double simple_thread_threshold = kSimpleThreadThreshold;  // bytes per thread (threadThresholds[algo][SIMPLE])
+  bool ll_threshold_per_rank = false;                       // LL threshold x nRanks (ring)
+  bool nthreads_setting = false;                            // NCCL_NTHREADS applies (Ring/Tree Simple and LL)
+  int (*channels)(const ChannelInput&) = shrink_channels;
+  // Achieved time (NOTES.md "Achieved time vs NCCL's tuner time").
+  bool tree_correction = false;  // ncclTopoGetAlgoTime's treeCorrectionFactor
+  bool ring_plateau = false;     // "plateau effect of ring" (Simple, across nodes)
+  bool graph_channels = false;   // each communicator channel carries 1/nChannels (channel factor, credit window)
+  double (*channel_edge_bytes)(int nranks) = tree_edge;  // bytes per channel NET edge per byte (credit window)
+  bool nvls_node_rate = false;                           // item 8: the node's NVLS rate
+  bool nics_by_heads = false;                            // only the heads' NICs carry it across nodes
+  double (*node_edge_bytes)(int nranks, int nnodes) = in_network_edge;  // bytes on a node's NICs per byte (item 7)
+  // NVLS pipeline (item 9): bytes of one loop and the stages; null = no pipeline fill.
+  double (*pipeline_loop)(const NcclTopology&, const Derived&, double bytes, double ops, int& stages) = nullptr;
+  bool ring_hops = false;  // items 1 and 3: ring latency from its hops, Simple timed slice by slice
+};
+
+using ST = AlgoTraits::SimpleThreads;
+// All-reduce, in our Algo order (Ring, Tree, NVLS, NVLS tree, CollNetDirect, CollNetChain).
+// clang-format off
+const AlgoTraits kAllReduceAlgos[kNumAlgos] = {
+    {.algo = Algo::RING, .nccl_index = 1, .graph = &NcclTuning::ring, .protos = kAllProtos,
+     .bus_bw = ring_bus, .bus_to_alg = per_ring_step, .latency = ring_latency,
+     .simple_threads = ST::RING, .ll_threshold_per_rank = true, .nthreads_setting = true,
+     .ring_plateau = true, .graph_channels = true, .channel_edge_bytes = ring_edge, .node_edge_bytes = ring_node_edge,
+     .ring_hops = true},
+    {.algo = Algo::TREE, .nccl_index = 0, .graph = &NcclTuning::tree, .protos = kAllProtos,
+     .bus_bw = tree_bus, .latency = tree_latency,
+     .simple_threads = ST::SIMPLE_MAX, .nthreads_setting = true,
+     .tree_correction = true, .graph_channels = true, .node_edge_bytes = double_tree_edge},
+    {.algo = Algo::NVLS, .nccl_index = 4, .graph = &NcclTuning::nvls,
+     .tuned = nvls_tuned, .available = nvls_available, .bus_bw = nvls_bus, .bus_to_alg = nvls_ratio, .latency = nvls_latency,
+     .channels = nvls_channels, .nvls_node_rate = true, .pipeline_loop = nvls_loop},
+    {.algo = Algo::NVLS_TREE, .nccl_index = 5, .graph = &NcclTuning::nvls,
+     .tuned = nvls_tuned, .available = nvls_tree_available, .bus_bw = nvls_tree_bus, .bus_to_alg = nvls_ratio,
+     .latency = nvls_tree_latency,
+     .channels = nvls_tree_channels, .nvls_node_rate = true, .nics_by_heads = true, .node_edge_bytes = double_tree_edge,
+     .pipeline_loop = nvls_tree_loop},
+    {.algo = Algo::COLLNET_DIRECT, .nccl_index = 2, .graph = &NcclTuning::collnet_direct,
+     .tuned = collnet_tuned, .available = collnet_direct_available, .bus_bw = collnet_direct_bus,
+     .latency = collnet_direct_latency,
+     .simple_thread_threshold = kCollnetThreadThreshold, .channels = collnet_direct_channels},
+    {.algo = Algo::COLLNET_CHAIN, .nccl_index = 3, .graph = &NcclTuning::collnet_chain,
+     .tuned = collnet_tuned, .available = collnet_chain_available, .bus_bw = collnet_chain_bus,
+     .latency = collnet_chain_latency,
+     .simple_thread_threshold = kCollnetThreadThreshold},
+};
+// clang-format on
+
+// The traits of `func` (empty: not modelled yet).
+std::vector<const AlgoTraits*> traits_of(Func func) {
+  std::vector<const AlgoTraits*> out;
+  if (func == Func::ALL_REDUCE)
+    for (const AlgoTraits& tr : kAllReduceAlgos) out.push_back(&tr);
+  return out;
+}
+const AlgoTraits& allreduce_traits(int a) { return kAllReduceAlgos[a]; }
+
+// NCCL_NTHREADS and NCCL_BUFFSIZE (tuning.cc ncclTopoTuneModel, init.cc computeBuffSizes): the
+// threads of Ring/Tree Simple and LL, and the Simple buffer, when set.
+void apply_buffer_settings(NcclTuning& t, const NcclSettings& settings) {
+  if (settings.nthreads > 0)
+    for (const AlgoTraits& tr : kAllReduceAlgos)
+      if (tr.nthreads_setting) {
+        t.max_threads[static_cast<int>(tr.algo)][kSimple] = settings.nthreads;
+        t.max_threads[static_cast<int>(tr.algo)][kLL] = settings.nthreads;
+      }
+  if (settings.buffsize > 0) t.simple_buffsize = settings.buffsize;
+}
+
+Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
+  validate(topo);
+  Derived d;
+  d.era = &tuner_era(topo.nccl_version);
+  const TunerEra& era = *d.era;
+  const TunerTables& tab = *era.tables;
+  NcclTuning& t = d.tuning;
+  const int nranks = topo.nranks;
+  const int nnodes = topo.nnodes;
+  const int ppn = nranks / nnodes;
+  d.ppn = ppn;
+  const int cc = compcap_index(topo.arch);
+  // sm_90+ (Hopper, Blackwell): NVLS, sm90 search rules, the Tree degrade across nodes.
+  const bool hopper = topo.arch == Arch::HOPPER || topo.arch == Arch::BLACKWELL;
+
+  // ---- graphs (search.cc) ----
+  SearchInput in;
+  in.inter = nnodes > 1;
+  in.ppn = ppn;
+  in.hopper = hopper;
+  in.blackwell = topo.arch == Arch::BLACKWELL;
+  in.intra_bw = topo.intra_bw / kGB;
+  in.nic_bw = topo.nic_bw / kGB;
+  in.nics = topo.nics_per_node;
+  const double peer = (topo.intra_peer_bw > 0 ? topo.intra_peer_bw : topo.intra_bw) / kGB;
+  if (!in.inter) {
+    in.max_bw = ppn > 1 ? peer : kLocBw;
+    in.total_bw = ppn > 1 ? in.intra_bw : kLocBw;
+  } else {
+    // ncclTopoSearchInit: maxBw = best GPU->NET path (the NIC is the narrow part), totalBw = the
+    // GPU's total link bandwidth (NVLink sum or its PCIe link).
+    in.max_bw = in.nic_bw;
+    in.total_bw = std::max(ppn > 1 ? in.intra_bw : 0.0, in.nic_bw);
+  }
+  t.ring = search_graph(in, false);
+  t.tree = search_graph(in, true);
+  // init.cc: ring and tree share the channel count (the minimum of the two).
+  const int graph_ch = std::min(t.ring.nchannels, t.tree.nchannels);
+  t.ring.nchannels = t.tree.nchannels = graph_ch;
+
+  // Calibration knobs act on the per-channel bandwidth the graph delivers.
+  const double bw_scale = nnodes > 1 ? topo.bw_scale_inter : topo.bw_scale_intra;
+  const double staged = topo.p2p ? 1.0 : kHostStagedBwFactor;
+  for (NcclGraph* g : {&t.ring, &t.tree}) {
+    g->bw_intra *= bw_scale * staged;
+    g->bw_inter *= bw_scale * staged;
+  }
+
+  // ncclTopoPostset doubles the channels; NCCL_MAX/MIN_NCHANNELS then cap / duplicate.
+  d.natural_channels = std::min(2 * graph_ch, kMaxChannels);
+  int comm_ch = d.natural_channels;
+  if (settings.max_channels > 0) comm_ch = std::min(comm_ch, settings.max_channels);
+  if (settings.max_ctas > 0) comm_ch = std::min(comm_ch, settings.max_ctas);
+  const int min_ch = std::max(settings.min_channels, settings.min_ctas);
+  if (min_ch > 0) comm_ch = std::max(comm_ch, std::min(min_ch, kMaxChannels));
+  t.comm_channels = comm_ch;
+  d.nccl_model_bw_factor = std::min(1.0, static_cast<double>(comm_ch) / d.natural_channels);
+
+  TuneContext c{topo, era, tab};
+  c.nranks = nranks;
+  c.nnodes = nnodes;
+  c.ppn = ppn;
+  c.cc = cc;
+  c.hopper = hopper;
+  c.nvls_possible =
+      topo.nvls && topo.nvswitch && hopper && topo.intra_class == LinkClass::NVLINK && ppn > 1 && era.nvls;
+  if (c.nvls_possible) {
+    t.nvls = nvls_graph(in, ppn, bw_scale);
+    // enqueue.cc: nc = comm->nvlsChannels; chunk sizes: nvls.cc ncclNvlsTuning.
+    nvls_tuning(topo, era, ppn, in.nic_bw, t.nvls_channels, d.nvls_chunk, d.nvls_tree_max_chunk);
+    d.nvls_default_channels = t.nvls_channels;
+    if (settings.max_ctas > 0) t.nvls_channels = std::min(t.nvls_channels, settings.max_ctas);
+    if (settings.min_ctas > 0) t.nvls_channels = std::max(t.nvls_channels, std::min(settings.min_ctas, kMaxChannels));
+    // What one node's NVLS all-reduce achieves (item 8): NCCL's one-node NVLS figure as the
+    // 2.28.3+ tuner computes it, whatever release runs (the hardware is the same): per head
+    // bwIntra x nvlsEfficiency (Hopper .85, Blackwell .74) x (nHeads-1)/nHeads x 2 (two pipelined
+    // operations), over the heads, bus -> algorithm bandwidth by ppn / (2 (ppn - 1)). H100: 8 x 40
+    // x .85 x 7/8 x 2 = 476 GB/s busbw (272 algbw; measured 1 x 8 H100 ~480). GB200 NVL72 (MNNVL,
+    // 72 GPUs, 32 heads at 20 GB/s): 918 busbw (465 algbw). The 2.17-2.27 figure, nHeads x bwIntra
+    // x 5/6 (H100 466 busbw, NVL72 1052), ignores the efficiency and the heads term; at 72 GPUs it
+    // is 24 % above CoreWeave's measured 847 GB/s (session 5), so it is kept for the pick only.
+    const double heads = t.nvls.nchannels;
+    const double bus = heads * t.nvls.bw_intra * kNvlsEfficiency[cc] * (heads - 1) / heads * 2.0;
+    d.nvls_node_algbw = bus * ppn / (2.0 * (ppn - 1)) * kGB;
+  }
+  // CollNet (NCCL_COLLNET_ENABLE=1 with a CollNet plugin whose NICs reduce in the network, SHARP):
+  // only across nodes (a one-node communicator has no network to reduce in).
+  c.collnet_on = topo.sharp && settings.collnet_enable && nnodes > 1 && era.collnet;
+  if (c.collnet_on) {
+    t.collnet_direct = collnet_direct_graph(in, ppn, topo.nics_per_node, bw_scale, staged);
+    // CollNetChain: the tree pattern on CollNet-capable NICs (search.cc collNet=1, pattern TREE).
+    t.collnet_chain = t.tree;
+  }
+
+  // ---- tuning.cc ncclTopoTuneModel ----
+  const int index2 = nnodes <= 2 ? nnodes - 1 : 2;
+  const int index1 = nnodes == 1 ? tab.compcap_row(topo.arch) : (topo.amd_cpu ? 1 : 0);
+  const double ll_max_bw = kLLMaxBw[index1][index2];
+  c.cc80_capped = tab.compcap80_max_bus > 0 && topo.arch == Arch::AMPERE;
+  c.per_ch_tree = tab.per_ch_tree_bw[tab.compcap_row(topo.arch)][index2];
+  c.per_ch_ring_ll128 = kPerChMaxRingLL128Bw[cc][index2];
+  c.per_ch_tree_ll128 = kPerChMaxTreeLL128Bw[cc][index2];
+  c.per_ch_nvls_tree = kPerChMaxNvlsTreeBw[cc][index2];
+  c.net_overhead = nnodes > 1 ? (topo.amd_cpu ? 2.0 : 1.0) : 0.0;                    // getNetOverhead()
+  const int intra_hw = (topo.intra_class == LinkClass::NVLINK && topo.p2p) ? 0 : 1;  // NVLINK : PCI
+  const double net_latency_us = topo.net_latency / kUs;                              // graph latencyInter
+
+  for (const AlgoTraits* tr : traits_of(Func::ALL_REDUCE)) {
+    const int a = static_cast<int>(tr->algo);
+    const NcclGraph& g = t.*(tr->graph);
+    for (int p = 0; p < kNumProtos; ++p) {
+      if (!(tr->protos >> p & 1u) || !tr->tuned(c, g)) continue;
+      // ll_max_bw and the 2.8 compCap80 cap bound the whole communicator, not a channel: the
+      // achieved time of a shrunk channel count (estimate()) needs the figure without them.
+      const double bus = tr->bus_bw(c, g, p, ll_max_bw, tab.compcap80_max_bus);
+      const double inf = std::numeric_limits<double>::infinity();
+      const double bus_per_channel = tr->bus_bw(c, g, p, inf, inf) / d.natural_channels;
+      const double ratio = tr->bus_to_alg(c);
+      t.bandwidth[a][p] = bus * ratio * kGB;  // algorithm bandwidth, B/s
+      d.channel_bw[a][p] = bus_per_channel * ratio * kGB;
+
+      double intra_lat = tab.hw_lat[intra_hw][a][p];
+      double inter_lat = tab.ppn1_tree_net_lat && ppn == 1 ? tab.hw_lat[2][kTree][p] : tab.hw_lat[2][a][p];
+      if (era.net_hw_lat_override[a] > 0) inter_lat = era.net_hw_lat_override[a];
+      if (nnodes > 1 && p == kLL) intra_lat *= tab.ll_multinode_intra_factor;
+      inter_lat += net_latency_us;
+      if (p == kSimple) inter_lat += net_latency_us;  // flush
+      d.hop_lat_inter[a][p] = inter_lat * kUs;
+      double hop_intra = 0;
+      t.latency[a][p] = tr->latency(c, p, tab.base_lat[a][p], intra_lat, inter_lat, hop_intra) * kUs;
+      d.hop_lat_intra[a][p] = hop_intra * kUs;
+    }
+  }
+
+  // ---- enable / disable (tuning.cc, after the model) ----
+  for (const AlgoTraits* tr : traits_of(Func::ALL_REDUCE)) {
+    const int a = static_cast<int>(tr->algo);
+    const bool algo_on = (settings.algos.empty() || listed(settings.algos, tr->algo)) && tr->available(c);
+    for (int p = 0; p < kNumProtos; ++p) {
+      bool proto_on = settings.protos.empty() || listed(settings.protos, static_cast<Proto>(p));
+      if (p == kLL128 && settings.protos.empty()) {
+        // LL128 defaults on only over NVLink (typeIntra <= PATH_NVB) and, across nodes, NICs
+        // reached through PCIe switches (typeInter <= PATH_PXB; assumed); sm70+.
+        proto_on = (intra_hw == 0 || ppn == 1) && era.ll128;
+        if (tab.ll128_sm70_sm80_only && !(topo.arch == Arch::VOLTA || topo.arch == Arch::AMPERE)) proto_on = false;
+      }
+      if (!algo_on || !proto_on) t.bandwidth[a][p] = 0;
+    }
+  }
+
+  // ---- threads and thresholds (tuning.cc) ----
+  const int simple_ring_threads = (t.ring.bw_intra * graph_ch <= kPciBw) ? 256 : kSimpleMaxThreads;
+  for (const AlgoTraits* tr : traits_of(Func::ALL_REDUCE)) {
+    const int a = static_cast<int>(tr->algo);
+    const int simple = tr->simple_threads == ST::RING         ? simple_ring_threads
+                       : tr->simple_threads == ST::SIMPLE_MAX ? kSimpleMaxThreads
+                                                              : kMaxThreads;
+    t.max_threads[a] = {kLLMaxThreads, kLL128MaxThreads, simple};
+    t.thread_threshold[a] = {kLLThreadThreshold * (tr->ll_threshold_per_rank ? nranks : 1), kLL128ThreadThreshold,
+                             tr->simple_thread_threshold};
+  }
+  apply_buffer_settings(t, settings);
+  return d;
+}
+
 // One candidate's estimate. Mirrors ncclTopoGetAlgoTime (NCCL's own time, used to pick) and
 // enqueue.cc topoGetAlgoInfo (channel shrink), which we turn into a bandwidth effect.
-AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, int p, double bytes, int forced_nc = 0) {
+AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, const AlgoTraits& tr, int p, double bytes,
+                           int forced_nc = 0) {
   const NcclTuning& t = d.tuning;
+  const TunerTables& tab = *d.era->tables;
+  const int a = static_cast<int>(tr.algo);
   AllReduceEstimate e;
-  e.algo = static_cast<Algo>(a);
+  e.algo = tr.algo;
   e.proto = static_cast<Proto>(p);
   double bw = t.bandwidth[a][p] * d.nccl_model_bw_factor;  // B/s
   double lat = t.latency[a][p];                            // s
   const long long nbytes = static_cast<long long>(bytes);
   const int log_size = log2i(nbytes >> 6);
-  const bool v28 = era28(topo);
-  if (a == kTree && log_size >= 0 && log_size < 23)
-    bw *= v28 ? kTreeCorrection28[p][log_size] : kTreeCorrection[p][log_size];
-  if (v28) {
-    if (a == kRing && p == kSimple && topo.nnodes > 1 && bytes >= topo.nranks / 16.0 * 65536)
-      lat *= 1.9;  // 2.8: "Plateau effect of ring"
-  } else if (a == kRing && p == kSimple && topo.nnodes > 1 &&
-             bytes / (static_cast<double>(t.comm_channels) * topo.nranks) >= 64) {
-    lat *= topo.arch == Arch::VOLTA ? 1.9 : 1.4;  // "plateau effect of ring" (minCompCap < 80 ? 1.9 : 1.4)
-  }
+  if (tr.tree_correction && log_size >= 0 && log_size < 23) bw *= tab.tree_correction(p, log_size);
+  if (tr.ring_plateau && p == kSimple && topo.nnodes > 1) lat *= tab.ring_plateau(topo, t, bytes);
   const double lat_offset = topo.latency_offset;
   lat = lat * topo.latency_scale + lat_offset;
   e.nccl_model_time = lat + bytes / bw;
@@ -792,66 +1069,41 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     }
   };
 
-  // topoGetAlgoInfo: nc = comm->nChannels, shrunk while nBytes < nc * nt * threadThreshold.
-  int nc = t.comm_channels;
-  if (a == kNvls || a == kNvlsTree) {
-    // "NVLS should not need more than 16 channels"; multi-node NVLS: min(nvlsChannels, nChannels).
-    nc = (a == kNvls && topo.nnodes > 1) ? std::min(t.nvls_channels, t.comm_channels) : t.nvls_channels;
-  } else if (a == kCollnetDirect) {
-    // enqueue.cc "CollNet channel tuning": shrink towards 16, 8, ... channels, halving the
-    // threshold at 1.5 x each switch point; per head GPU.
-    const double nt = t.max_threads[a][p], heads = std::max(1, t.collnet_direct.nchannels);
-    double thr = t.thread_threshold[a][p];
-    bool flag = true;
-    for (int sw = 16; sw >= 1 && flag; sw /= 2)
-      while ((flag = bytes < nc * nt * heads * thr) && nc > sw) {
-        if (nc == sw + sw / 2) thr /= 2;
-        --nc;
-      }
-  } else if (forced_nc > 0) {
-    nc = std::min(forced_nc, t.comm_channels);
-  } else {
-    const double per_channel = t.max_threads[a][p] * t.thread_threshold[a][p];
-    while (nc >= 2 && bytes < nc * per_channel) --nc;
-  }
+  const int nc = tr.channels(ChannelInput{topo, t, a, p, bytes, forced_nc});
   e.nchannels = nc;
   // Physically each channel is one CTA moving its share at 1/natural of the graph bandwidth, so
   // fewer channels than NCCL's model assumes means proportionally less bandwidth.
   double channel_factor = 1.0;
-  if (a == kRing || a == kTree) {
+  if (tr.graph_channels) {
     const double used = std::min(nc, d.natural_channels);
     const double modelled = std::min(t.comm_channels, d.natural_channels);
     channel_factor = used / modelled;
   }
   e.bandwidth = bw;
   limit_to(bw * channel_factor, Limit::CHANNELS);
-  if ((a == kRing || a == kTree) && channel_factor < 1) {
+  if (tr.graph_channels && channel_factor < 1) {
     e.bandwidth = std::min(bw, std::min(nc, d.natural_channels) * d.channel_bw[a][p] * bw /
                                    (t.bandwidth[a][p] * d.nccl_model_bw_factor));  // x tree correction
     if (e.bandwidth < bw * (1 - 1e-12)) e.why.limit = Limit::CHANNELS;
   }
   // (5) NET credit window: per-channel, per-direction cap across nodes.
-  if (topo.nnodes > 1 && (a == kRing || a == kTree) && d.hop_lat_inter[a][p] > 0) {
+  if (topo.nnodes > 1 && tr.graph_channels && d.hop_lat_inter[a][p] > 0) {
     const double payload = p == kSimple ? t.simple_buffsize / kNcclSteps
                            : p == kLL   ? kLLStepPayload
                                         : kLL128StepPayload;
     const double rtt = 2 * d.hop_lat_inter[a][p] * topo.latency_scale;
     const double ch_cap = kNcclSteps * payload / rtt;  // bytes/s through one channel's NET edge
-    // Bytes per channel edge per all-reduce byte: ring 2(N-1)/N (every byte crosses each edge
-    // that often), tree 1 (up and down use opposite directions of the edge).
-    const double edge_factor = a == kRing ? 2.0 * (topo.nranks - 1) / topo.nranks : 1.0;
-    limit_to(nc * ch_cap / edge_factor, Limit::CREDIT_WINDOW);
+    limit_to(nc * ch_cap / tr.channel_edge_bytes(topo.nranks), Limit::CREDIT_WINDOW);
   }
   // (7) The node's NICs at line rate: NCCL's tuner figures can exceed them (NVLS tree counts its
-  // inter-node bandwidth twice on two nodes), the wire cannot. Per all-reduce byte a node sends,
-  // in each direction, 2(N-1)/N bytes on a ring (one inter-node edge out per channel) and 1
-  // (two nodes) or 2 bytes on a tree or NVLS tree (below).
+  // inter-node bandwidth twice on two nodes), the wire cannot (bytes per all-reduce byte on a
+  // node's NICs: the traits' node_edge_bytes).
   // (8) NVLS and NVLS tree run at what the hardware does, not at NCCL's tuner figure (which since
   // 2.28 converts with nRanks/nsteps, and before used a ratio that fell with the node count): every
   // byte goes through the node's NVLS reduce (multimem ld_reduce) and multicast store, as in a
   // one-node NVLS all-reduce of the whole buffer, so the node's NVLS rate bounds both; the NICs
   // carry an NVLS tree's inter-node part (item 7 below).
-  if ((a == kNvls || a == kNvlsTree) && d.nvls_node_algbw > 0) {
+  if (tr.nvls_node_rate && d.nvls_node_algbw > 0) {
     e.bandwidth = d.nvls_node_algbw;
     e.why.limit = Limit::NVLS_RATE;
     // NCCL's default channel count is what reaches that rate ("NVLSTree can achieve peak bandwidth
@@ -870,51 +1122,29 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const int ppn = std::max(1, topo.nranks / std::max(1, topo.nnodes));
     const int merged = topo.nics_per_node > ppn && topo.nics_per_node % ppn == 0 ? topo.nics_per_node / ppn : 1;
     const int vnics = topo.nics_per_node / merged;
-    const int nics = a == kNvlsTree ? std::min(vnics, std::max(1, t.nvls.nchannels)) * merged : topo.nics_per_node;
+    const int nics = tr.nics_by_heads ? std::min(vnics, std::max(1, t.nvls.nchannels)) * merged : topo.nics_per_node;
     const double per_node = nics * topo.nic_bw * topo.bw_scale_inter;
-    // In-network reduction (CollNet, multi-node NVLS through CollNet): a node sends its part once
-    // and receives the reduced result once, whatever the node count (the switches reduce).
-    const bool in_network = a == kNvls || a == kCollnetDirect || a == kCollnetChain;
-    // A double binary tree over nodes (NCCL's trees and NVLS tree's inter-node part): a node that
-    // is inner in one tree (two children) and a leaf of the other sends, per byte of its share,
-    // half up + both children's halves down in the first and half up in the second = 2 bytes in
-    // each direction; on two nodes each tree is a pair (1 byte). For NVLS tree on 8 x 400 Gb/s
-    // H100 this gives 200 GB/s algbw (~390 GB/s busbw) beyond two nodes, NVIDIA's GTC 2024 figure
-    // for NVLS tree at scale is 370-380 GB/s busbw (quoted in NVIDIA/nccl#1649).
-    const double edge_factor = a == kRing         ? 2.0 * (topo.nranks - 1) / topo.nranks
-                               : in_network       ? 1.0
-                               : topo.nnodes <= 2 ? 1.0
-                                                  : 2.0;
-    limit_to(per_node / edge_factor, Limit::NICS);
+    limit_to(per_node / tr.node_edge_bytes(topo.nranks, topo.nnodes), Limit::NICS);
   }
   double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   // (9) NVLS / NVLS-tree pipeline fill: the stages behind the first add (stages - 1) loop times.
-  if (a == kNvls || a == kNvlsTree) {
+  if (tr.pipeline_loop) {
     // nChannels x nHeads; the heads are the NVLS graph's channels, one per local GPU up to
     // NCCL_MAX_NVLS_ARITY = 32 (search.cc maxChannels = min(NCCL_MAX_NVLS_ARITY, ngpus)).
     const double ops = static_cast<double>(nc) * std::max(1, t.nvls.nchannels);
-    // Multi-node NVLS (through CollNet): enqueue.cc caps the chunk at 32 KiB when NCCL's NVLS
-    // bandwidth figure is below 150 GB/s, then applies the one-node rule.
-    double nvls_chunk = d.nvls_chunk;
-    if (a == kNvls && topo.nnodes > 1 && t.bandwidth[kNvls][kSimple] < 150e9)
-      nvls_chunk = std::min(nvls_chunk, 32768.0);
-    const double loop = a == kNvls ? nvls_loop_bytes(bytes, ops, nvls_chunk, {{64, 65536}, {8, 32768}, {2, 16384}})
-                                   : nvls_loop_bytes(bytes, ops, std::min(d.nvls_chunk, d.nvls_tree_max_chunk),
-                                                     {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}});
-    // Multi-node NVLS runs all_reduce.h's !oneNode branch: scatter, reduce + send to the network,
-    // receive from the network + multicast, gather: NVLS tree's four stages.
-    const int stages = a == kNvls && topo.nnodes == 1 ? kNvlsPipelineStages : kNvlsTreePipelineStages;
+    int stages = 1;
+    const double loop = tr.pipeline_loop(topo, d, bytes, ops, stages);
     e.why.fill = (stages - 1) * std::min(bytes, loop) / e.bandwidth;
     gpu_time += e.why.fill;
   }
   const double lat_scale = topo.latency_scale;
-  if (a == kRing) {
+  if (tr.ring_hops) {
     const int nranks = topo.nranks;
     const int nsteps = 2 * (nranks - 1);
     // (3): inter-node share of a chunk's hops; (1)/(2): per-hop cost.
     const double n_inter = topo.nnodes > 1 ? nsteps * static_cast<double>(topo.nnodes) / nranks : 0.0;
     const double hop_lat = ((nsteps - n_inter) * d.hop_lat_intra[a][p] + n_inter * d.hop_lat_inter[a][p]) / nsteps;
-    const double base = (v28 ? kBaseLat28[a][p] : kBaseLat[a][p]) * kUs;
+    const double base = tab.base_lat[a][p] * kUs;
     const double hop_latency = (base + nsteps * hop_lat) * lat_scale + lat_offset;
     const auto differs = [](double x, double y) { return std::abs(x - y) > 1e-9 * std::max(std::abs(x), std::abs(y)); };
     e.why.ring_hops = differs(hop_latency, lat);
@@ -922,7 +1152,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, int a, in
     const double ch_bw = e.bandwidth * nsteps / nranks / nc;
     if (p == kSimple) {
       const SliceSchedule sch =
-          simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p], t.simple_buffsize, legacy24(topo));
+          simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p], t.simple_buffsize, d.era->simple_fixed_slices);
       // Every slice pays the GPU-side sync of a hop (fence + flag, NCCL's intra-node hwLat); the
       // network part of an inter-node hop is paid once, since the NET proxies keep NCCL_STEPS
       // slices in flight (their limit is the credit window of item 6).
@@ -1039,6 +1269,34 @@ void validate(const NcclTopology& topo) {
             fmt(topo.achieved[a][p].bw_factor), "> 0");
 }
 
+std::string to_string(Func f) {
+  switch (f) {
+    case Func::BROADCAST: return "Broadcast";
+    case Func::ALL_GATHER: return "AllGather";
+    case Func::REDUCE_SCATTER: return "ReduceScatter";
+    case Func::ALL_REDUCE: return "AllReduce";
+  }
+  return "?";
+}
+
+const std::vector<TunerEra>& tuner_eras() { return kEras; }
+
+const TunerEra& tuner_era(int nccl_version) {
+  if (nccl_version == 0) return kEras.back();
+  for (const TunerEra& e : kEras)
+    if (nccl_version >= e.first_version && (e.end_version == 0 || nccl_version < e.end_version)) return e;
+  throw std::invalid_argument("NCCL version code " + std::to_string(nccl_version) +
+                              " is in no modelled release range (2.0 = 20000 or later, or 0 for current)");
+}
+
+bool modelled(Func func, Algo algo) {
+  for (const AlgoTraits* tr : traits_of(func))
+    if (tr->algo == algo) return true;
+  return false;
+}
+
+int nccl_algo_index(Algo algo) { return allreduce_traits(static_cast<int>(algo)).nccl_index; }
+
 NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings) { return derive(topo, settings).tuning; }
 
 std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, double bytes,
@@ -1047,27 +1305,25 @@ std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, do
   std::vector<AllReduceEstimate> out;
   if (topo.nranks <= 1) return out;
   const Derived d = derive(topo, settings);
-  for (int a = 0; a < kNumAlgos; ++a)
+  for (const AlgoTraits* tr : traits_of(Func::ALL_REDUCE))
     for (int p = 0; p < kNumProtos; ++p)
-      if (d.tuning.bandwidth[a][p] > 0) out.push_back(estimate(topo, d, a, p, bytes));
+      if (d.tuning.bandwidth[static_cast<int>(tr->algo)][p] > 0) out.push_back(estimate(topo, d, *tr, p, bytes));
   // enqueue.cc picks the first strictly smaller time scanning algo-major in NCCL's order
   // (Tree before Ring); stable_sort keeps that order among ties.
   auto nccl_order = [](const AllReduceEstimate& e) {
-    // NCCL_ALGO_TREE=0, RING=1, COLLNET_DIRECT=2, COLLNET_CHAIN=3, NVLS=4, NVLS_TREE=5
-    static constexpr int kOrder[kNumAlgos] = {1, 0, 4, 5, 2, 3};
-    return kOrder[static_cast<int>(e.algo)] * kNumProtos + static_cast<int>(e.proto);
+    return nccl_algo_index(e.algo) * kNumProtos + static_cast<int>(e.proto);
   };
   std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return nccl_order(x) < nccl_order(y); });
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& x, const auto& y) { return x.nccl_model_time < y.nccl_model_time; });
-  if (legacy24(topo)) {
+  if (!d.era->tuner) {
     // NCCL 2.4 had no tuner: its fixed thresholds decide (user NCCL_ALGO/NCCL_PROTO still filter).
     const LegacyPick pick = legacy24_pick(topo, d, bytes);
     auto it = std::find_if(out.begin(), out.end(), [&](const AllReduceEstimate& e) {
       return static_cast<int>(e.algo) == pick.algo && static_cast<int>(e.proto) == pick.proto;
     });
     if (it != out.end()) {
-      *it = estimate(topo, d, pick.algo, pick.proto, bytes, pick.nchannels);
+      *it = estimate(topo, d, allreduce_traits(pick.algo), pick.proto, bytes, pick.nchannels);
       std::rotate(out.begin(), it, it + 1);
     }
   }

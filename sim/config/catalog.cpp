@@ -6,10 +6,10 @@
 #include <functional>
 #include <set>
 
-#include "collectives/nccl_names.hpp"
 #include "config/fabric_section.hpp"
 #include "config/kernel_records.hpp"
 #include "config/limits.hpp"
+#include "config/nccl_names.hpp"
 #include "config/overrides.hpp"
 #include "config/sections.hpp"
 #include "core/error.hpp"
@@ -117,6 +117,38 @@ const core::Names<Fidelity>& fidelity_names() {
 }
 const core::Names<RankMode>& rank_mode_names() {
   static const core::Names<RankMode> t{{"representative", RankMode::REPRESENTATIVE}, {"all", RankMode::ALL}};
+  return t;
+}
+// The string settings' tables (specs.hpp), each with its to_string beside it.
+const core::Names<ComputeDtype>& compute_dtype_names() {
+  static const core::Names<ComputeDtype> t{{"float32", ComputeDtype::FLOAT32},
+                                           {"tf32", ComputeDtype::TF32},
+                                           {"bfloat16", ComputeDtype::BFLOAT16},
+                                           {"float16", ComputeDtype::FLOAT16},
+                                           {"float64", ComputeDtype::FLOAT64}};
+  return t;
+}
+std::string to_string(ComputeDtype d) { return compute_dtype_names().name(d); }
+bool is_half_precision(ComputeDtype d) { return d == ComputeDtype::FLOAT16 || d == ComputeDtype::BFLOAT16; }
+std::string to_string(CommHook h) { return comm_hook_names().name(h); }
+const core::Names<CommHook>& comm_hook_names() {
+  static const core::Names<CommHook> t{{"allreduce", CommHook::ALLREDUCE},
+                                       {"fp16_compress", CommHook::FP16_COMPRESS},
+                                       {"bf16_compress", CommHook::BF16_COMPRESS},
+                                       {"powersgd", CommHook::POWERSGD},
+                                       {"quantize_per_tensor", CommHook::QUANTIZE_PER_TENSOR},
+                                       {"quantize_per_channel", CommHook::QUANTIZE_PER_CHANNEL}};
+  return t;
+}
+std::string to_string(Wrapper w) { return wrapper_names().name(w); }
+const core::Names<Wrapper>& wrapper_names() {
+  static const core::Names<Wrapper> t{{"ddp", Wrapper::DDP}, {"data_parallel", Wrapper::DATA_PARALLEL}};
+  return t;
+}
+std::string to_string(CollectiveModelKind m) { return collective_model_names().name(m); }
+const core::Names<CollectiveModelKind>& collective_model_names() {
+  static const core::Names<CollectiveModelKind> t{{"nccl", CollectiveModelKind::NCCL},
+                                                  {"ring", CollectiveModelKind::RING}};
   return t;
 }
 std::string to_string(GpuArch a) { return gpu_arch_names().name(a); }
@@ -644,7 +676,7 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
   c.cpu = r.string_or("cpu", "intel", {"intel", "amd"});
   if (auto v = r.string("nccl_version", false)) {
     try {
-      c.nccl_version = collectives::parse_nccl_version(*v);
+      c.nccl_version = parse_nccl_version(*v);
     } catch (const std::invalid_argument& e) {
       r.diagnostics().add(join_path(r.path(), "nccl_version"), e.what());
     }
@@ -677,8 +709,8 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
         for (size_t i = 0; i < list->size(); ++i) {
           ObjectReader ar((*list)[i], lpath + "/" + std::to_string(i), r.diagnostics());
           ClusterSpec::Calibration::PairAchieved pa;
-          pa.algo = ar.string("algo", true, collectives::algo_names()).value_or("Ring");
-          pa.proto = ar.string("proto", true, collectives::proto_names()).value_or("Simple");
+          pa.algo = ar.string("algo", true, algo_names()).value_or("Ring");
+          pa.proto = ar.string("proto", true, proto_names()).value_or("Simple");
           pa.achieved = achieved(ar);
           ar.finish();
           c.calibration.achieved.push_back(pa);
@@ -832,17 +864,18 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
             std::to_string(s.stragglers.slow_ranks[i].first) + " is not a rank of this " +
                 std::to_string(s.cluster.world_size()) + "-GPU cluster; expected 0.." +
                 std::to_string(s.cluster.world_size() - 1));
-  if (d.ok() && s.training.wrapper == "data_parallel") check_data_parallel(s, d);
+  if (d.ok() && s.training.wrapper == Wrapper::DATA_PARALLEL) check_data_parallel(s, d);
   if (d.ok() && !s.model.unused_params.empty() && !s.ddp.find_unused_parameters && s.cluster.world_size() > 1 &&
-      s.training.wrapper == "ddp")
+      s.training.wrapper == Wrapper::DDP)
     d.add("/ddp/find_unused_parameters",
           "false, but model \"" + s.model.name + "\" has " + std::to_string(s.model.unused_params.size()) +
               " parameter(s) its forward does not use (first: " + s.model.params[s.model.unused_params[0]].name +
               "); PyTorch DDP would stop with \"Expected to have finished reduction in the prior iteration\"; "
               "expected true");
-  if (d.ok() && s.training.compute_dtype != "float32" && !s.cluster.gpu.peak_flops.count(s.training.compute_dtype))
-    d.add("/training/compute_dtype",
-          "\"" + s.training.compute_dtype + "\" has no peak_flops entry in GPU \"" + s.cluster.gpu.name + "\"");
+  if (d.ok() && s.training.compute_dtype != ComputeDtype::FLOAT32 &&
+      !s.cluster.gpu.peak_flops.count(to_string(s.training.compute_dtype)))
+    d.add("/training/compute_dtype", "\"" + to_string(s.training.compute_dtype) +
+                                         "\" has no peak_flops entry in GPU \"" + s.cluster.gpu.name + "\"");
   if (d.ok()) check_zero_redundancy_optimizer(s, d);
   if (d.ok()) check_limits(s, d);  // before any work starts (config/limits.hpp)
   d.throw_if_any();

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "collectives/nccl_names.hpp"
+#include "config/nccl_names.hpp"
 #include "core/text.hpp"
 
 using ddpsim::core::Diagnostics;
@@ -37,7 +37,7 @@ void check_zero_redundancy_optimizer(const Scenario& s, Diagnostics& d) {
     d.add(p + "/overlap_with_ddp",
           "true with training.clip_grad_norm: the step runs inside DDP's comm hook, before clip_grad_norm_ "
           "could run; expected false (or clip_grad_norm false)");
-  if (s.training.compute_dtype == "float16" && s.training.grad_scaler)
+  if (s.training.compute_dtype == ComputeDtype::FLOAT16 && s.training.grad_scaler)
     d.add(p + "/overlap_with_ddp",
           "true with float16 and training.grad_scaler: the step runs inside DDP's comm hook, so "
           "GradScaler.unscale_/step cannot wrap it; expected false (or grad_scaler false, or bfloat16)");
@@ -72,9 +72,8 @@ DdpSettings parse_ddp(const Json& j, Diagnostics& d) {
   }
   s.find_unused_parameters = dr.boolean_or("find_unused_parameters", def.find_unused_parameters);
   s.broadcast_buffers = dr.boolean_or("broadcast_buffers", def.broadcast_buffers);
-  s.comm_hook = dr.string_or(
-      "comm_hook", def.comm_hook,
-      {"allreduce", "fp16_compress", "bf16_compress", "powersgd", "quantize_per_tensor", "quantize_per_channel"});
+  s.comm_hook = comm_hook_names().value(dr.string_or("comm_hook", to_string(def.comm_hook), comm_hook_names().all()),
+                                        def.comm_hook);
   if (const Json* qj = dr.raw("quantization")) {
     ObjectReader qr(*qj, "/ddp/quantization", d);
     const auto& qd = def.quantization;
@@ -121,8 +120,8 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
   TrainingSettings s;
   ObjectReader tr(j, "/training", d);
   s.batch_size = static_cast<int>(tr.integer_or("batch_size", def.batch_size, 1, 1 << 24));
-  s.compute_dtype =
-      tr.string_or("compute_dtype", def.compute_dtype, {"float32", "tf32", "bfloat16", "float16", "float64"});
+  s.compute_dtype = compute_dtype_names().value(
+      tr.string_or("compute_dtype", to_string(def.compute_dtype), compute_dtype_names().all()), def.compute_dtype);
   s.optimizer = tr.string_or("optimizer", def.optimizer, {"sgd", "adam", "adamw"});
   s.optimizer_impl = tr.string_or("optimizer_impl", def.optimizer_impl, {"for_loop", "foreach", "fused"});
   s.sgd_momentum = tr.boolean_or("sgd_momentum", def.sgd_momentum);
@@ -159,7 +158,8 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
   s.attention = tr.string_or("attention", def.attention, {"eager", "sdpa_flash", "sdpa_mem_efficient"});
   s.cuda_graphs = tr.boolean_or("cuda_graphs", def.cuda_graphs);
   s.fused_bias_gelu_dropout = tr.boolean_or("fused_bias_gelu_dropout", def.fused_bias_gelu_dropout);
-  s.wrapper = tr.string_or("wrapper", def.wrapper, {"ddp", "data_parallel"});
+  s.wrapper =
+      wrapper_names().value(tr.string_or("wrapper", to_string(def.wrapper), wrapper_names().all()), def.wrapper);
   if (const Json* dj = tr.raw("data_parallel")) {
     ObjectReader pr(*dj, "/training/data_parallel", d);
     const auto& pd = def.data_parallel;
@@ -200,14 +200,14 @@ ComputeSettings parse_compute(const Json& j, Diagnostics& d) {
 
 namespace {
 
-// An NCCL_ALGO / NCCL_PROTO value as NCCL reads it (collectives::allreduce_algos: a comma list,
+// An NCCL_ALGO / NCCL_PROTO value as NCCL reads it (allreduce_algos: a comma list,
 // '^' to disable, "function:list" entries), stored as the names enabled for all-reduce in NCCL's
 // spelling (empty: NCCL's defaults). A bad value is refused whole, saying what is allowed.
 std::vector<std::string> nccl_name_list(ObjectReader& kr, const char* key, bool algo) {
   auto v = kr.string(key, false);
   if (!v) return {};
   try {
-    return algo ? collectives::allreduce_algos(*v) : collectives::allreduce_protos(*v);
+    return algo ? allreduce_algos(*v) : allreduce_protos(*v);
   } catch (const std::invalid_argument& e) {
     kr.diagnostics().add(std::string("/collective/") + key, core::short_dump(Json(*v)) + ": " + e.what());
     return {};
@@ -220,7 +220,8 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
   const CollectiveSettings def;
   CollectiveSettings s;
   ObjectReader kr(j, "/collective", d);
-  s.model = kr.string_or("model", def.model, {"nccl", "ring"});
+  s.model = collective_model_names().value(kr.string_or("model", to_string(def.model), collective_model_names().all()),
+                                           def.model);
   s.base_latency = kr.quantity("base_latency", Quantity::TIME, false, true).value_or(def.base_latency);
   s.nccl_algo = nccl_name_list(kr, "NCCL_ALGO", true);
   s.nccl_proto = nccl_name_list(kr, "NCCL_PROTO", false);
@@ -232,14 +233,14 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
   s.nccl_cross_nic = static_cast<int>(kr.integer_or("NCCL_CROSS_NIC", def.nccl_cross_nic, 0, 2));
   // NCCL_BUFFSIZE (bytes, as NCCL reads it) and NCCL_NTHREADS: ranges first, then the alignment.
   if (auto v = kr.integer("NCCL_BUFFSIZE", false, 65536, 1073741824)) {
-    const std::string bad = collectives::check_buffsize(static_cast<double>(*v));
+    const std::string bad = check_buffsize(static_cast<double>(*v));
     if (bad.empty())
       s.nccl_buffsize = static_cast<double>(*v);
     else
       d.add_value("/collective/NCCL_BUFFSIZE", *kr.raw("NCCL_BUFFSIZE"), bad);
   }
   if (auto v = kr.integer("NCCL_NTHREADS", false, 64, 512)) {
-    const std::string bad = collectives::check_nthreads(static_cast<int>(*v));
+    const std::string bad = check_nthreads(static_cast<int>(*v));
     if (bad.empty())
       s.nccl_nthreads = static_cast<int>(*v);
     else
@@ -247,7 +248,7 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
   }
   if (auto v = kr.string("nccl_version", false)) {
     try {
-      s.nccl_version = collectives::parse_nccl_version(*v);
+      s.nccl_version = parse_nccl_version(*v);
     } catch (const std::invalid_argument& e) {
       d.add("/collective/nccl_version", e.what());
     }

@@ -17,6 +17,28 @@ std::string to_string(DType t);
 std::optional<DType> parse_dtype(const std::string& s);
 std::vector<std::string> dtype_names();
 
+// String settings, parsed once (sections.cpp) into these; each table gives the names a scenario
+// may spell, the allowed list of the error message and to_string.
+// training.compute_dtype: autocast's dtype (float32: none; tf32: float32 with TF32 tensor cores).
+enum class ComputeDtype { FLOAT32, TF32, BFLOAT16, FLOAT16, FLOAT64 };
+const core::Names<ComputeDtype>& compute_dtype_names();
+std::string to_string(ComputeDtype d);
+// float16 or bfloat16 autocast: half-precision activations and math.
+bool is_half_precision(ComputeDtype d);
+// ddp.comm_hook: torch.distributed.algorithms.ddp_comm_hooks (default_hooks, powerSGD_hook,
+// quantization_hooks); ALLREDUCE is DDP without a hook.
+enum class CommHook { ALLREDUCE, FP16_COMPRESS, BF16_COMPRESS, POWERSGD, QUANTIZE_PER_TENSOR, QUANTIZE_PER_CHANNEL };
+const core::Names<CommHook>& comm_hook_names();
+std::string to_string(CommHook h);
+// training.wrapper: DistributedDataParallel or torch.nn.DataParallel.
+enum class Wrapper { DDP, DATA_PARALLEL };
+const core::Names<Wrapper>& wrapper_names();
+std::string to_string(Wrapper w);
+// collective.model: NCCL's algorithm/protocol/channel model, or the plain ring closed form.
+enum class CollectiveModelKind { NCCL, RING };
+const core::Names<CollectiveModelKind>& collective_model_names();
+std::string to_string(CollectiveModelKind m);
+
 struct ParamSpec {
   std::string name;
   std::vector<int64_t> shape;
@@ -186,7 +208,7 @@ struct DdpSettings {
   std::string pytorch_version = "2.4";  // "1.13" or "2.x": where the first-bucket rule differs
   bool broadcast_buffers = true;        // buffers broadcast from rank 0 at every forward
   // allreduce, fp16_compress, bf16_compress, powersgd, quantize_per_tensor, quantize_per_channel
-  std::string comm_hook = "allreduce";
+  CommHook comm_hook = CommHook::ALLREDUCE;
   struct PowerSgd {
     int matrix_approximation_rank = 1;
     int start_powerSGD_iter = 1000;
@@ -208,7 +230,7 @@ struct DdpSettings {
 
 struct TrainingSettings {
   int batch_size = 32;  // per GPU
-  std::string compute_dtype = "float32";
+  ComputeDtype compute_dtype = ComputeDtype::FLOAT32;
   std::string optimizer = "sgd";           // sgd (momentum), adam, adamw
   bool sgd_momentum = true;                // sgd: a momentum buffer per parameter (torch.optim.SGD momentum != 0)
   std::string optimizer_impl = "foreach";  // for_loop, foreach, fused
@@ -236,7 +258,7 @@ struct TrainingSettings {
   } zero_redundancy_optimizer;
   // How the model is wrapped: "ddp" (DistributedDataParallel, one process per GPU) or
   // "data_parallel" (torch.nn.DataParallel: one process, one node; engine/data_parallel.hpp).
-  std::string wrapper = "ddp";
+  Wrapper wrapper = Wrapper::DDP;
   struct DataParallel {
     // Share of an eager op's host cost a Python thread holds the GIL for (parallel_apply's threads
     // cannot overlap it). 1 = all of it (an upper bound: PyTorch's bindings release the GIL
@@ -287,7 +309,7 @@ struct ComputeSettings {
 struct CollectiveSettings {
   // "nccl": NCCL's algorithm/protocol/channel model (sim/collectives/nccl_model); "ring": the
   // plain ring closed form on the cluster's link figures (base + 2(N-1)alpha + 2(N-1)/N S/B).
-  std::string model = "nccl";
+  CollectiveModelKind model = CollectiveModelKind::NCCL;
   double base_latency = 8.4e-6;  // ring model only: per collective, NCCL tuning.cc baseLat Ring/Simple
   // NCCL environment settings, by their NCCL names.
   std::vector<std::string> nccl_algo;   // NCCL_ALGO (empty: all)

@@ -153,21 +153,23 @@ BucketComm plan_bucket_comm(const Bucket& bucket, const config::ModelSpec& model
   BucketComm out;
   const int elem = config::dtype_size(bucket.dtype);
   const double elems = bucket.bytes / elem;
-  const std::string& hook = ddp.comm_hook;
-  if (hook == "fp16_compress" || hook == "bf16_compress") {
+  using config::CommHook;
+  const CommHook hook = ddp.comm_hook;
+  if (hook == CommHook::FP16_COMPRESS || hook == CommHook::BF16_COMPRESS) {
     // buffer.to(half).div_(world_size): read 4 + write 2, then read 2 + write 2 bytes per element;
     // the callback copies the reduced half tensor back: read 2 + write 4.
-    out.at_launch.push_back(kernel(hook == "fp16_compress" ? "cast bucket to float16" : "cast bucket to bfloat16", 0,
-                                   elems * (elem + 2 + 4), c));
+    out.at_launch.push_back(
+        kernel(hook == CommHook::FP16_COMPRESS ? "cast bucket to float16" : "cast bucket to bfloat16", 0,
+               elems * (elem + 2 + 4), c));
     out.chain.push_back(allreduce("all-reduce (compressed)", elems * 2));
     out.chain.push_back(kernel("decompress bucket", 0, elems * (2 + elem), c));
     return out;
   }
-  if (hook == "quantize_per_tensor" || hook == "quantize_per_channel") {
-    plan_quantization(out, elems, elem, hook == "quantize_per_channel", ddp, c);
+  if (hook == CommHook::QUANTIZE_PER_TENSOR || hook == CommHook::QUANTIZE_PER_CHANNEL) {
+    plan_quantization(out, elems, elem, hook == CommHook::QUANTIZE_PER_CHANNEL, ddp, c);
     return out;
   }
-  if (hook == "powersgd" && active) {
+  if (hook == CommHook::POWERSGD && active) {
     const auto& ps = ddp.powersgd;
     const int r = ps.matrix_approximation_rank;
     const double fb = 4;  // PowerSGD's P and Q are float32

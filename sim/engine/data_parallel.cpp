@@ -62,7 +62,7 @@ std::vector<std::vector<int>> take_tensors_py(const std::vector<double>& bytes, 
 double dp_output_bytes_per_sample(const config::Scenario& sc) {
   if (sc.training.data_parallel.output_bytes_per_sample) return *sc.training.data_parallel.output_bytes_per_sample;
   const auto& m = sc.model;
-  const bool half = sc.training.compute_dtype == "float16" || sc.training.compute_dtype == "bfloat16";
+  const bool half = config::is_half_precision(sc.training.compute_dtype);
   if (!m.layers.empty() && !m.layers.back().kernels.empty()) {
     const auto& k = m.layers.back().kernels.back();
     double bytes = 0;

@@ -734,7 +734,7 @@ class StepSimulator {
     r.grad_bytes = sc_.model.grad_bytes();
     r.num_params = static_cast<int>(sc_.model.params.size());
     r.rebuilt = plan_.buckets.rebuilt;
-    r.comm_hook = sc_.ddp.comm_hook;
+    r.comm_hook = config::to_string(sc_.ddp.comm_hook);
     r.explicit_ranks = ranks_ > 1;
     r.contention = contention_.enabled;
     r.compute_scale = profile_.compute_scale;
@@ -846,7 +846,7 @@ std::vector<report::TracedRank> select_traced_ranks(const std::vector<std::vecto
 }
 
 report::StepReport simulate(const config::Scenario& scenario, const RunOptions& options) {
-  if (scenario.training.wrapper == "data_parallel") return simulate_data_parallel(scenario, options);
+  if (scenario.training.wrapper == config::Wrapper::DATA_PARALLEL) return simulate_data_parallel(scenario, options);
   StepSimulator sim(scenario, options);
   return sim.run();
 }

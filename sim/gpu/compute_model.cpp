@@ -174,9 +174,7 @@ Kernel sum(const std::vector<Kernel>& ks) {
 // reaches about 35 % (Shah et al., "FlashAttention-3", arXiv 2407.08608, §1). The memory-efficient
 // backend (xFormers/CUTLASS FMHA) runs at roughly 0.55x FA2's throughput in the FA2 paper's
 // A100 benchmarks (Figure 4, "xformers" bars; approximate reading).
-void attention_efficiency(const config::GpuSpec& gpu, std::string& backend, const std::string& dtype, double& f,
-                          double& b) {
-  const bool half = dtype == "float16" || dtype == "bfloat16";
+void attention_efficiency(const config::GpuSpec& gpu, std::string& backend, bool half, double& f, double& b) {
   // PyTorch's SDPA dispatcher (sdp_utils.cpp, check_flash_attention_hardware_support /
   // check_tensor_dtype): flash needs sm80+ and fp16/bf16; else it uses the memory-efficient kernel.
   if (backend == "sdpa_flash" && (gpu.arch == config::GpuArch::VOLTA || !half)) backend = "sdpa_mem_efficient";
@@ -196,11 +194,11 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   const auto& m = sc.model;
   const auto& tr = sc.training;
   KernelContext c;
-  const std::string& dt = tr.compute_dtype;
+  const std::string dt = config::to_string(tr.compute_dtype);
   // PyTorch defaults (docs, "TensorFloat-32 (TF32) on Ampere (and later) devices"):
   // torch.backends.cuda.matmul.allow_tf32 = False (since 1.12), torch.backends.cudnn.allow_tf32 =
   // True: in float32, convolutions use TF32 tensor cores where the GPU has them, GEMMs do not.
-  const bool half = dt == "float16" || dt == "bfloat16";
+  const bool half = config::is_half_precision(tr.compute_dtype);
   const std::string gemm_math = dt;
   const std::string conv_math = (dt == "float32" && gpu.peak_flops.count("tf32")) ? "tf32" : dt;
   c.gemm = device_rates(gpu, gemm_math, sc.compute.kernel_overhead);
@@ -210,7 +208,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   c.act_bytes_factor = half ? 0.5 : 1.0;
   c.fuse_bias_gelu_dropout = tr.fused_bias_gelu_dropout;
   c.attention = tr.attention;
-  attention_efficiency(gpu, c.attention, dt, c.attention_fwd_efficiency, c.attention_bwd_efficiency);
+  attention_efficiency(gpu, c.attention, half, c.attention_fwd_efficiency, c.attention_bwd_efficiency);
   p.attention = c.attention;
   // Sequence length / image size.
   const char* key = tr.seq_len ? "seq_len" : "image_size";
@@ -334,7 +332,7 @@ void transfer_layers(const config::Scenario& sc, ComputeProfile& p, double scale
     kernel_model_layers(sc, b, p, &cb);
   } else {
     ComputeProfile pa = p;
-    pa.peak_flops = peak_for(a, sc.training.compute_dtype);
+    pa.peak_flops = peak_for(a, config::to_string(sc.training.compute_dtype));
     legacy_layers(sc, a, pa, scale, measured_scale, act_factor, false, &ca);
     legacy_layers(sc, b, p, scale, measured_scale, act_factor, false, &cb);
   }
@@ -393,7 +391,7 @@ double flops_efficiency_for(const config::Scenario& sc, config::LayerType type) 
   if (auto it = cs.flops_efficiency_by_type.find(t); it != cs.flops_efficiency_by_type.end()) return it->second;
   if (cs.flops_efficiency_set) return cs.flops_efficiency;
   const auto& eff = sc.cluster.gpu.efficiency;
-  if (auto d = eff.find(sc.training.compute_dtype); d != eff.end())
+  if (auto d = eff.find(config::to_string(sc.training.compute_dtype)); d != eff.end())
     if (auto it = d->second.find(t); it != d->second.end()) return it->second;
   // Defaults: large GEMMs reach 70-90 % of peak (NVIDIA Matrix Multiplication Background User's
   // Guide); convolutions run as implicit GEMMs with extra data movement, somewhat lower (NVIDIA
@@ -422,9 +420,9 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   const auto& gpu = sc.cluster.gpu;
   const auto& cs = sc.compute;
   const double hbm = gpu.hbm_bandwidth;
-  p.compute_dtype = sc.training.compute_dtype;
-  p.peak_flops = peak_for(gpu, sc.training.compute_dtype);
-  p.autocast = sc.training.compute_dtype == "float16" || sc.training.compute_dtype == "bfloat16";
+  p.compute_dtype = config::to_string(sc.training.compute_dtype);
+  p.peak_flops = peak_for(gpu, p.compute_dtype);
+  p.autocast = config::is_half_precision(sc.training.compute_dtype);
   const double scale = static_cast<double>(sc.training.batch_size) / static_cast<double>(m.batch_size);
   // Measured times refer to the batch they were measured at.
   const double measured_scale = static_cast<double>(sc.training.batch_size) /
@@ -482,7 +480,7 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   p.optimizer = optimizer_kernel(sc, all, p.peak_flops);
 
   // torch.cuda.amp.GradScaler.unscale_: one foreach pass reading and writing every gradient.
-  if (sc.training.compute_dtype == "float16" && sc.training.grad_scaler)
+  if (sc.training.compute_dtype == config::ComputeDtype::FLOAT16 && sc.training.grad_scaler)
     p.grad_unscale = roofline_kernel(0, 2 * grad_bytes, p.peak_flops, hbm, cs);
   // zero_grad(set_to_none=False) (the default before PyTorch 2.0) zeroes the gradients: one write.
   if (!sc.training.zero_grad_set_to_none) p.zero_grad = roofline_kernel(0, grad_bytes, p.peak_flops, hbm, cs);

@@ -62,7 +62,7 @@ std::vector<std::vector<int>> zero_partition(const config::ModelSpec& m, int wor
 std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::string* rule) {
   const auto& m = sc.model;
   const auto& tr = sc.training;
-  const bool half = tr.compute_dtype == "float16" || tr.compute_dtype == "bfloat16";
+  const bool half = config::is_half_precision(tr.compute_dtype);
   const double batch_ratio = static_cast<double>(tr.batch_size) / m.batch_size;
   if (!m.has_kernels()) {
     if (rule) *rule = "half of each layer's forward traffic (read + written), x batch / export batch";
@@ -73,7 +73,7 @@ std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::
   // The compute model's context (gpu/compute_model.cpp, kernel_model_layers): operand dtypes,
   // batch and size ratios, attention backend.
   gpu::KernelContext c;
-  const std::string& dt = tr.compute_dtype;
+  const std::string dt = config::to_string(tr.compute_dtype);
   const auto& gpu = sc.cluster.gpu;
   c.gemm = gpu::device_rates(gpu, dt, 0);
   c.conv = gpu::device_rates(gpu, (dt == "float32" && gpu.peak_flops.count("tf32")) ? "tf32" : dt, 0);

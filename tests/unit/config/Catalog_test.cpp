@@ -228,14 +228,14 @@ TEST_F(CatalogTest, ReadsEverySection) {
   EXPECT_TRUE(s.ddp.gradient_as_bucket_view);
   EXPECT_EQ(s.ddp.pytorch_version, "1.13");
   EXPECT_EQ(s.training.batch_size, 16);
-  EXPECT_EQ(s.training.compute_dtype, "bfloat16");
+  EXPECT_EQ(s.training.compute_dtype, ddpsim::config::ComputeDtype::BFLOAT16);
   EXPECT_EQ(s.training.optimizer, "adamw");
   EXPECT_EQ(s.training.optimizer_impl, "fused");
   EXPECT_DOUBLE_EQ(s.compute.flops_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(s.compute.memory_efficiency, 0.7);
   EXPECT_FALSE(s.compute.use_measured);
   EXPECT_DOUBLE_EQ(s.compute.kernel_overhead, 3e-6);
-  EXPECT_EQ(s.collective.model, "ring");
+  EXPECT_EQ(s.collective.model, ddpsim::config::CollectiveModelKind::RING);
   EXPECT_DOUBLE_EQ(s.collective.base_latency, 10e-6);
   EXPECT_EQ(s.simulation.backend, ddpsim::config::Backend::ANALYTIC);
   EXPECT_EQ(s.simulation.fidelity, ddpsim::config::Fidelity::STEPWISE);

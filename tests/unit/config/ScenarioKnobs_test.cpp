@@ -1,6 +1,12 @@
 // The DDP/training knobs of a scenario: parsed into the spec, and every bad value refused with
-// file, JSON path, value and what is allowed.
+// file, JSON path, value and what is allowed. The string settings parsed once into enums
+// (training.compute_dtype, ddp.comm_hook, training.wrapper, collective.model) print back as the
+// names they were read from.
 #include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
@@ -23,7 +29,7 @@ config::Scenario load(const std::vector<std::string>& overrides) {
 TEST(ScenarioKnobs, DefaultsFollowPyTorchAndNccl) {
   auto s = load({});
   EXPECT_TRUE(s.ddp.broadcast_buffers);
-  EXPECT_EQ(s.ddp.comm_hook, "allreduce");
+  EXPECT_EQ(s.ddp.comm_hook, config::CommHook::ALLREDUCE);
   EXPECT_EQ(s.ddp.powersgd.matrix_approximation_rank, 1);
   EXPECT_EQ(s.ddp.powersgd.start_powerSGD_iter, 1000);
   EXPECT_TRUE(s.ddp.powersgd.use_error_feedback);
@@ -58,7 +64,7 @@ TEST(ScenarioKnobs, EveryKnobIsReadByItsName) {
                  "collective.NCCL_MIN_CTAS=4",
                  "collective.NCCL_MAX_CTAS=12",
                  "collective.NCCL_PROTO=\"^LL128\""});
-  EXPECT_EQ(s.ddp.comm_hook, "powersgd");
+  EXPECT_EQ(s.ddp.comm_hook, config::CommHook::POWERSGD);
   EXPECT_EQ(s.ddp.powersgd.matrix_approximation_rank, 4);
   EXPECT_TRUE(s.ddp.powersgd.batched);
   EXPECT_FALSE(s.ddp.broadcast_buffers);
@@ -118,6 +124,99 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"collective.NCCL_ALGO=\"PAT\"", "/collective/NCCL_ALGO", "PAT", "no algorithm for all-reduce"},
         BadCase{"collective.NCCL_MAX_CTAS=65", "/collective/NCCL_MAX_CTAS", "65", "[0, 64]"},
         BadCase{"collective.model=\"magic\"", "/collective/model", "\"magic\"", "nccl"}));
+
+// The allowed list of an error message: every name, quoted.
+std::vector<std::string> quoted(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names) out.push_back("\"" + n + "\"");
+  return out;
+}
+
+// Each (name, value) of a string setting: the scenario's `path=name` loads as value, and the value
+// prints back as name; the table lists exactly these names.
+template <class E, class Get>
+void expect_round_trip(const std::string& path, const core::Names<E>& table,
+                       const std::vector<std::pair<std::string, E>>& cases, Get get) {
+  ASSERT_EQ(table.all().size(), cases.size()) << path;
+  for (const auto& [name, value] : cases) {
+    EXPECT_EQ(get(load({path + "=" + name})), value) << path << "=" << name;
+    EXPECT_EQ(config::to_string(value), name);
+  }
+}
+
+TEST(SettingNames, EveryNameParsesToItsValueAndPrintsBack) {
+  using config::CommHook;
+  using config::ComputeDtype;
+  // The scenario's dgx-a100 GPU has a peak for each of the five.
+  expect_round_trip<ComputeDtype>("training.compute_dtype", config::compute_dtype_names(),
+                                  {{"float32", ComputeDtype::FLOAT32},
+                                   {"tf32", ComputeDtype::TF32},
+                                   {"bfloat16", ComputeDtype::BFLOAT16},
+                                   {"float16", ComputeDtype::FLOAT16},
+                                   {"float64", ComputeDtype::FLOAT64}},
+                                  [](const config::Scenario& s) { return s.training.compute_dtype; });
+  expect_round_trip<CommHook>("ddp.comm_hook", config::comm_hook_names(),
+                              {{"allreduce", CommHook::ALLREDUCE},
+                               {"fp16_compress", CommHook::FP16_COMPRESS},
+                               {"bf16_compress", CommHook::BF16_COMPRESS},
+                               {"powersgd", CommHook::POWERSGD},
+                               {"quantize_per_tensor", CommHook::QUANTIZE_PER_TENSOR},
+                               {"quantize_per_channel", CommHook::QUANTIZE_PER_CHANNEL}},
+                              [](const config::Scenario& s) { return s.ddp.comm_hook; });
+  expect_round_trip<config::CollectiveModelKind>(
+      "collective.model", config::collective_model_names(),
+      {{"nccl", config::CollectiveModelKind::NCCL}, {"ring", config::CollectiveModelKind::RING}},
+      [](const config::Scenario& s) { return s.collective.model; });
+  // data_parallel needs a one-node cluster and more (tests/sim/DataParallel_test.cpp).
+  EXPECT_EQ(load({"training.wrapper=ddp"}).training.wrapper, config::Wrapper::DDP);
+  EXPECT_EQ(config::wrapper_names().value("data_parallel", config::Wrapper::DDP), config::Wrapper::DATA_PARALLEL);
+  EXPECT_EQ(config::to_string(config::Wrapper::DATA_PARALLEL), "data_parallel");
+  EXPECT_EQ(config::wrapper_names().all().size(), 2u);
+}
+
+TEST(SettingNames, HalfPrecisionIsFloat16AndBfloat16Only) {
+  // torch.autocast on CUDA casts to float16 or bfloat16; float32, tf32 and float64 keep full width.
+  using config::ComputeDtype;
+  EXPECT_TRUE(config::is_half_precision(ComputeDtype::FLOAT16));
+  EXPECT_TRUE(config::is_half_precision(ComputeDtype::BFLOAT16));
+  EXPECT_FALSE(config::is_half_precision(ComputeDtype::FLOAT32));
+  EXPECT_FALSE(config::is_half_precision(ComputeDtype::TF32));
+  EXPECT_FALSE(config::is_half_precision(ComputeDtype::FLOAT64));
+}
+
+struct BadName {
+  std::string set, path, value;
+  std::vector<std::string> allowed;
+};
+
+class BadSettingName : public ::testing::TestWithParam<BadName> {};
+
+TEST_P(BadSettingName, IsRefusedWithFilePathValueAndEveryAllowedName) {
+  const auto& c = GetParam();
+  auto e = expect_config_error([&] { load({c.set}); });
+  std::vector<std::string> want = {"knobs.json", c.path, c.value};
+  for (const auto& a : quoted(c.allowed)) want.push_back(a);
+  EXPECT_TRUE(contains_all(e.what(), want)) << e.what();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenario, BadSettingName,
+    ::testing::Values(BadName{"training.compute_dtype=fp8",
+                              "/training/compute_dtype",
+                              "\"fp8\"",
+                              {"float32", "tf32", "bfloat16", "float16", "float64"}},
+                      // Names are exact (PyTorch's spellings): no case folding.
+                      BadName{"training.compute_dtype=Float16",
+                              "/training/compute_dtype",
+                              "\"Float16\"",
+                              {"float32", "tf32", "bfloat16", "float16", "float64"}},
+                      BadName{"ddp.comm_hook=fp8_compress",
+                              "/ddp/comm_hook",
+                              "\"fp8_compress\"",
+                              {"allreduce", "fp16_compress", "bf16_compress", "powersgd", "quantize_per_tensor",
+                               "quantize_per_channel"}},
+                      BadName{"training.wrapper=fsdp", "/training/wrapper", "\"fsdp\"", {"ddp", "data_parallel"}},
+                      BadName{"collective.model=tree", "/collective/model", "\"tree\"", {"nccl", "ring"}}));
 
 }  // namespace
 }  // namespace ddpsim

@@ -51,7 +51,7 @@ TEST(CommHooks, PowerSgdSplitFollowsShouldCompress) {
 TEST(CommHooks, PowerSgdSendsThreeAllReducesOfTheFactors) {
   auto m = model();
   config::DdpSettings ddp;
-  ddp.comm_hook = "powersgd";
+  ddp.comm_hook = config::CommHook::POWERSGD;
   auto c = plan_bucket_comm(all(m), m, ddp, true, costs());
   std::vector<double> sent;
   for (const auto& op : c.chain)
@@ -70,7 +70,7 @@ TEST(CommHooks, PowerSgdSendsThreeAllReducesOfTheFactors) {
 TEST(CommHooks, BatchedPowerSgdPadsToASquare) {
   auto m = model();
   config::DdpSettings ddp;
-  ddp.comm_hook = "powersgd";
+  ddp.comm_hook = config::CommHook::POWERSGD;
   ddp.powersgd.batched = true;
   ddp.powersgd.matrix_approximation_rank = 2;
   auto c = plan_bucket_comm(all(m), m, ddp, true, costs());
@@ -82,7 +82,7 @@ TEST(CommHooks, BatchedPowerSgdPadsToASquare) {
 TEST(CommHooks, Fp16CompressionSendsHalfAndCastsBothWays) {
   auto m = model();
   config::DdpSettings ddp;
-  ddp.comm_hook = "fp16_compress";
+  ddp.comm_hook = config::CommHook::FP16_COMPRESS;
   auto c = plan_bucket_comm(all(m), m, ddp, true, costs());
   EXPECT_EQ(c.wire_bytes(), all(m).bytes / 2);
   ASSERT_EQ(c.at_launch.size(), 1u);
@@ -107,7 +107,7 @@ const HookOp* find(const BucketComm& c, const std::string& name) {
 TEST(CommHooks, QuantizePerTensorAllGathersScaleZeroPointAndUint8Codes) {
   auto m = model();
   config::DdpSettings ddp;
-  ddp.comm_hook = "quantize_per_tensor";
+  ddp.comm_hook = config::CommHook::QUANTIZE_PER_TENSOR;
   HookCosts hc = costs();
   hc.world_size = 4;
   auto c = plan_bucket_comm(all(m), m, ddp, true, hc);
@@ -142,7 +142,7 @@ TEST(CommHooks, QuantizePerTensorAllGathersScaleZeroPointAndUint8Codes) {
 TEST(CommHooks, QuantizeWithFewerBitsPacksTheCodes) {
   auto m = model();
   config::DdpSettings ddp;
-  ddp.comm_hook = "quantize_per_tensor";
+  ddp.comm_hook = config::CommHook::QUANTIZE_PER_TENSOR;
   ddp.quantization.bits = 1;
   HookCosts hc = costs();
   hc.world_size = 8;
@@ -162,7 +162,7 @@ TEST(CommHooks, QuantizeWithFewerBitsPacksTheCodes) {
 TEST(CommHooks, QuantizePerChannelPadsAndLoopsOverChannels) {
   auto m = model();
   config::DdpSettings ddp;
-  ddp.comm_hook = "quantize_per_channel";
+  ddp.comm_hook = config::CommHook::QUANTIZE_PER_CHANNEL;
   HookCosts hc = costs();
   hc.world_size = 2;
   auto c = plan_bucket_comm(all(m), m, ddp, true, hc);

@@ -61,7 +61,7 @@ Scenario scenario() {
   s.cluster.gpu.hbm_bandwidth = 1e12;
   s.compute = settings(0.5, 0.8, 2e-6);
   s.training.batch_size = 8;
-  s.training.compute_dtype = "float32";
+  s.training.compute_dtype = ddpsim::config::ComputeDtype::FLOAT32;
   s.training.optimizer = "sgd";
   s.training.optimizer_impl = "foreach";
   return s;
@@ -147,13 +147,13 @@ TEST(ComputeModel, PartialMeasurementFallsBackToRoofline) {
 
 TEST(ComputeModel, ComputeDtypeSelectsPeakWithFloat32Fallback) {
   Scenario s = scenario();
-  s.training.compute_dtype = "bfloat16";
+  s.training.compute_dtype = ddpsim::config::ComputeDtype::BFLOAT16;
   auto p = build_compute_profile(s);
   EXPECT_DOUBLE_EQ(p.peak_flops, 100e12);
   // 8e9 / (100e12 * 0.5) = 0.16 ms, still above the 5.006 us memory time.
   EXPECT_NEAR(p.forward[0].seconds, 1.6e-4 + 2e-6, kTol);
 
-  s.training.compute_dtype = "tf32";  // not in this GPU's table
+  s.training.compute_dtype = ddpsim::config::ComputeDtype::TF32;  // not in this GPU's table
   p = build_compute_profile(s);
   EXPECT_DOUBLE_EQ(p.peak_flops, 10e12);
 }

@@ -37,7 +37,7 @@ TEST(Efficiency, GpuFileThenScenarioGlobalThenScenarioPerTypeWin) {
   s.cluster.gpu.efficiency["float32"]["linear"] = 0.8;
   s.cluster.gpu.efficiency["bfloat16"]["linear"] = 0.5;
   EXPECT_EQ(flops_efficiency_for(s, LayerType::LINEAR), 0.8);
-  s.training.compute_dtype = "bfloat16";
+  s.training.compute_dtype = config::ComputeDtype::BFLOAT16;
   EXPECT_EQ(flops_efficiency_for(s, LayerType::LINEAR), 0.5);
   EXPECT_NEAR(build_compute_profile(s).forward[0].seconds, 1e12 / (400e12 * 0.5), 1e-15);
   s.compute.flops_efficiency = 0.3;

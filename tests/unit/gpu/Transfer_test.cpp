@@ -47,7 +47,7 @@ Scenario transfer(const LayerSpec& layer, const GpuSpec& a, const GpuSpec& b, co
   s.model.measured_gpu_spec = a;
   s.cluster.gpu = b;
   s.training.batch_size = 1;
-  s.training.compute_dtype = dtype;
+  s.training.compute_dtype = ddpsim::config::compute_dtype_names().value(dtype, ddpsim::config::ComputeDtype::FLOAT32);
   s.training.cuda_graphs = !host;
   s.compute.kernel_overhead = 2e-6;
   return s;
@@ -174,7 +174,7 @@ TEST(Transfer, ProfileEqualToTheEstimateOnATransfersToTheEstimateOnB) {
     s.model = cat.load_model(cat.resolve(Kind::MODEL, model));
     s.cluster.gpu = cat.load_gpu(cat.resolve(Kind::GPU, "a100-sxm4-80gb"));
     s.training.batch_size = s.model.batch_size;
-    s.training.compute_dtype = "float16";
+    s.training.compute_dtype = ddpsim::config::ComputeDtype::FLOAT16;
     const auto on_a = ddpsim::gpu::build_compute_profile(s);
     s.cluster.gpu = cat.load_gpu(cat.resolve(Kind::GPU, "h100-sxm"));
     const auto on_b = ddpsim::gpu::build_compute_profile(s);

@@ -92,7 +92,8 @@ TEST(ZooMfu, UsualSizesOnFourPresets) {
       s.model = models[u.model];
       s.cluster.gpu = cat.load_gpu(cat.resolve(Kind::GPU, g));
       s.training.batch_size = u.batch;
-      s.training.compute_dtype = u.dtype;
+      s.training.compute_dtype =
+          ddpsim::config::compute_dtype_names().value(u.dtype, ddpsim::config::ComputeDtype::FLOAT32);
       s.training.optimizer = u.optimizer;
       s.training.attention = u.attention;
       if (u.seq_len && u.seq_len != s.model.kernel_export_size) s.training.seq_len = u.seq_len;

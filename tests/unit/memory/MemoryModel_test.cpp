@@ -155,7 +155,7 @@ TEST(MemoryModel, ActivationsFromKernelRecordsScaleWithBatchAndDtype) {
   ASSERT_EQ(act.size(), 2u);
   EXPECT_DOUBLE_EQ(act[0], 32 * 8 * 4 + 2 * 1000);  // m doubles with the batch; float32 operands
   EXPECT_DOUBLE_EQ(act[1], 2 * 600);
-  s.training.compute_dtype = "bfloat16";  // autocast: half-precision activations
+  s.training.compute_dtype = config::ComputeDtype::BFLOAT16;  // autocast: half-precision activations
   act = memory::activation_bytes_per_layer(s);
   EXPECT_DOUBLE_EQ(act[0], 32 * 8 * 2 + 1000);
   EXPECT_DOUBLE_EQ(act[1], 600);

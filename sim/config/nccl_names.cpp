@@ -1,4 +1,4 @@
-#include "collectives/nccl_names.hpp"
+#include "config/nccl_names.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 
 #include "core/text.hpp"
 
-namespace ddpsim::collectives {
+namespace ddpsim::config {
 
 using core::to_lower;
 
@@ -161,4 +161,4 @@ std::string check_nthreads(int nthreads) {
   return "";
 }
 
-}  // namespace ddpsim::collectives
+}  // namespace ddpsim::config
