@@ -32,9 +32,9 @@ struct TunerEra {
   const char* releases = "";  // e.g. "2.5-2.8"
   const char* source = "";    // the NVIDIA/nccl files and tags read for this era
   const TunerTables* tables = nullptr;
-  bool tuner = true;   // false: 2.4's fixed thresholds pick (enqueue.cc getKernelInfo)
-  bool ll128 = true;   // LL128 exists (2.5+) and may default on
-  bool nvls = true;    // NVLS / NVLS tree exist (2.17+)
+  bool tuner = true;    // false: 2.4's fixed thresholds pick (enqueue.cc getKernelInfo)
+  bool ll128 = true;    // LL128 exists (2.5+) and may default on
+  bool nvls = true;     // NVLS / NVLS tree exist (2.17+)
   bool collnet = true;  // CollNet algorithms modelled (the tables read are 2.18+)
   // NVLS tuner rows: true (2.28.3+) nvlsEfficiency x 2 and bus -> algorithm bw by nRanks/nsteps;
   // false (2.17-2.27) min(bwIntra, bwInter) and 5/6.

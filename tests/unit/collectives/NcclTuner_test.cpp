@@ -141,7 +141,8 @@ TEST(NcclTuner, CollNetRulesByHand) {
   EXPECT_NEAR(t.bandwidth[idx(Algo::COLLNET_DIRECT)][idx(Proto::SIMPLE)], 153e9, 1e-3);
   EXPECT_NEAR(t.latency[idx(Algo::COLLNET_DIRECT)][idx(Proto::SIMPLE)], 44e-6, 1e-15);
   // CollNetChain (the tree graph): bus = nChannels x bwIntra, x .5; latency 2 x 7 x 2.8 + 30 = 69.2 us.
-  EXPECT_NEAR(t.bandwidth[idx(Algo::COLLNET_CHAIN)][idx(Proto::SIMPLE)], t.collnet_chain.nchannels * t.collnet_chain.bw_intra * 0.5 * 1e9, 1e-3);
+  EXPECT_NEAR(t.bandwidth[idx(Algo::COLLNET_CHAIN)][idx(Proto::SIMPLE)],
+              t.collnet_chain.nchannels * t.collnet_chain.bw_intra * 0.5 * 1e9, 1e-3);
   EXPECT_NEAR(t.latency[idx(Algo::COLLNET_CHAIN)][idx(Proto::SIMPLE)], 69.2e-6, 1e-15);
   // Without NCCL_COLLNET_ENABLE neither exists.
   const auto off = tune_model(topo);
