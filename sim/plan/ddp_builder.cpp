@@ -36,6 +36,10 @@ class DdpBuilder {
     p_.report_iteration = steps_.report_iteration;
     p_.first_steady_report = steps_.has_iteration1 ? 1 : 0;
     layer_params();
+    // Sized once: a plan is built per simulation, and growing it moves every task.
+    size_t per_step = 16 + 2 * sc_.model.layers.size() + sc_.model.params.size() + 3 * zero_.jobs();
+    for (const auto& c : steps_.comm_steady) per_step += 6 + c.at_launch.size();
+    p_.tasks.reserve(steps_.steps.size() * per_step);
     for (size_t si = 0; si < steps_.steps.size(); ++si) micro_step(si);
     if (zero_.overlap) {
       // Warm-up: ZeRO waits for DDP's rebuilt buckets, saves them in the next iteration and
