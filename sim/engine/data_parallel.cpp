@@ -21,67 +21,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace ddpsim::engine {
 
-std::vector<std::vector<int>> take_tensors_cpp(const std::vector<double>& bytes, const std::vector<int>& type,
-                                               double limit) {
-  std::vector<std::vector<int>> out;
-  std::map<int, std::pair<std::vector<int>, double>> groups;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    auto& g = groups[type[i]];
-    g.first.push_back(static_cast<int>(i));
-    g.second += bytes[i];
-    if (g.second >= limit) {
-      out.push_back(std::move(g.first));
-      g = {};
-    }
-  }
-  for (auto& [t, g] : groups)
-    if (!g.first.empty()) out.push_back(std::move(g.first));
-  return out;
-}
-
-std::vector<std::vector<int>> take_tensors_py(const std::vector<double>& bytes, const std::vector<int>& type,
-                                              double limit) {
-  std::vector<std::vector<int>> out;
-  std::vector<int> order;  // dict insertion order of the types
-  std::map<int, std::pair<std::vector<int>, double>> groups;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    if (!groups.count(type[i])) order.push_back(type[i]);
-    auto& g = groups[type[i]];
-    if (g.second + bytes[i] > limit && g.second > 0) {
-      out.push_back(std::move(g.first));
-      g = {};
-    }
-    g.first.push_back(static_cast<int>(i));
-    g.second += bytes[i];
-  }
-  for (int t : order)
-    if (!groups[t].first.empty()) out.push_back(std::move(groups[t].first));
-  return out;
-}
-
-double dp_output_bytes_per_sample(const config::Scenario& sc) {
-  if (sc.training.data_parallel.output_bytes_per_sample) return *sc.training.data_parallel.output_bytes_per_sample;
-  const auto& m = sc.model;
-  const bool half = config::is_half_precision(sc.training.compute_dtype);
-  if (!m.layers.empty() && !m.layers.back().kernels.empty()) {
-    const auto& k = m.layers.back().kernels.back();
-    double bytes = 0;
-    switch (k.op) {
-      case config::KernelRecord::Op::GEMM:
-        bytes = k.batch * k.m * k.n * config::dtype_size(config::DType::FLOAT32) * (half ? 0.5 : 1.0);
-        break;
-      case config::KernelRecord::Op::CONV:
-        bytes = k.n * k.o * k.p * k.q * config::dtype_size(config::DType::FLOAT32) * (half ? 0.5 : 1.0);
-        break;
-      case config::KernelRecord::Op::MEM: bytes = k.out[0] + k.out[1] + k.out[2]; break;
-    }
-    if (bytes > 0) return bytes / std::max(1, m.batch_size);
-  }
-  throw core::ConfigError(sc.file + ": /training/data_parallel/output_bytes_per_sample: model " + m.name +
-                          " has no kernel record for its last layer, so the output Gather copies to GPU 0 is "
-                          "unknown; expected the bytes of one sample's output (e.g. \"4000B\")");
-}
-
 namespace {
 
 using namespace dp_costs;

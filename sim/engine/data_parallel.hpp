@@ -38,43 +38,17 @@
 
 #include "config/specs.hpp"
 #include "engine/simulation.hpp"
+#include "plan/dp_builder.hpp"
 #include "report/report.hpp"
 
 namespace ddpsim::engine {
 
-// DataParallel's own host work, measured on this repository's CPU with scripts/measure_dp_host.py
-// (torch 1.13) relative to the per-op cost of scripts/measure_dispatch.py in the same run, and
-// scaled to that script's quiet-machine figure (6.9 us, gpu/kernel_model.cpp): the machine was
-// loaded (39.2 us per op in that run); ratios: replicate 1.98 op per module and 0.68 op per
-// parameter or buffer tensor per replica, a thread's start + join 19.7 ops, the device check
-// 0.066 op per tensor. The model's modules are counted as its layers. Each ATen call DataParallel
-// makes itself (chunk, .to, flatten, an NCCL call, a Python Function's apply) costs one eager op
-// (gpu::eager_host_cost().forward_op_s: 6.9 us + the 2 us launch).
-namespace dp_costs {
-constexpr double kQuietOp = 6.9e-6;
-constexpr double kReplicatePerModule = 1.98 * kQuietOp;
-constexpr double kReplicatePerTensor = 0.68 * kQuietOp;
-constexpr double kThreadStartJoin = 19.7 * kQuietOp;
-constexpr double kDeviceCheckPerTensor = 0.066 * kQuietOp;
-// comm.py broadcast_coalesced / reduce_add_coalesced default buffer_size.
-constexpr double kCoalesceBytes = 10485760.0;
-}  // namespace dp_costs
+// The torch facts (host costs, coalescing, output size) live with the plan builder.
+namespace dp_costs = plan::dp_costs;
+using plan::dp_output_bytes_per_sample;
+using plan::take_tensors_cpp;
+using plan::take_tensors_py;
 
 report::StepReport simulate_data_parallel(const config::Scenario& scenario, const RunOptions& options);
-
-// The chunks broadcast_coalesced builds (torch/csrc/utils/tensor_flatten.cpp take_tensors: per
-// dtype, a chunk is closed once its size reaches `limit`; leftovers last, by dtype) and those
-// reduce_add_coalesced builds (torch/_utils.py _take_tensors: per dtype, a chunk is closed before
-// a tensor that would take it past `limit`; leftovers last). `bytes[i]`, `type[i]` per tensor;
-// returns tensor indices per chunk.
-std::vector<std::vector<int>> take_tensors_cpp(const std::vector<double>& bytes, const std::vector<int>& type,
-                                               double limit);
-std::vector<std::vector<int>> take_tensors_py(const std::vector<double>& bytes, const std::vector<int>& type,
-                                              double limit);
-
-// Bytes of one sample's model output (what Gather copies to GPU 0): the setting, else the last
-// layer's last kernel record (GEMM m x n, convolution o x p x q, memory-bound bytes written) at the
-// export batch, halved under fp16/bf16 autocast. Throws ConfigError when neither is known.
-double dp_output_bytes_per_sample(const config::Scenario& scenario);
 
 }  // namespace ddpsim::engine

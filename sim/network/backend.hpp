@@ -36,6 +36,9 @@ class Backend {
   // Realises one phase from the calling actor and returns when it is over in simulated time.
   virtual void run_phase(Clock& clock, const Phase& phase) = 0;
   virtual uint64_t flows() const { return 0; }  // flows simulated so far (0: closed form)
+  // SimGrid actors the backend starts per phase in flight (0: none); the engine checks the
+  // process can hold them before it runs (engine/simulation.cpp).
+  virtual size_t actors_per_round() const { return 0; }
   // Flows of rounds that reused an earlier round's solution instead (network/flow.hpp).
   virtual uint64_t flows_reused() const { return 0; }
   // Link statistics of the counted phases, per link class (report::LinkClassTotals), and what

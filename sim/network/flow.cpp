@@ -377,6 +377,12 @@ void FlowBackend::transfer(Clock& clock, int src, int dst, double bytes, double 
   ++flows_;
 }
 
+size_t FlowBackend::actors_per_round() const {
+  // A pool of per-flow actors (and a fabric's sink) per round in flight, when flows have actors.
+  if (fab_) return fab_->actors ? ffl_.size() + 1 : 0;
+  return routes_.size();
+}
+
 FlowBackend::HopActors& FlowBackend::free_hop_actors() {
   for (auto& a : actor_sets_)
     if (!a->busy) return *a;

@@ -95,6 +95,7 @@ class FlowBackend final : public Backend {
 
   bool representative_fabric() const { return fabric_rep_; }
   size_t fabric_flows() const { return ffl_.size(); }
+  size_t actors_per_round() const override;
 
   // Applies the pure max-min settings; call on a fresh engine before building anything.
   static void configure(simgrid::s4u::Engine& engine);

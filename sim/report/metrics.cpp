@@ -77,8 +77,8 @@ IterationReport iteration_report(const Timeline& t, int report) {
     rep.h2d_s += rs.h2d;
     rep.autograd_traversal_s += rs.traversal;
     rep.samples += t.batch_size;
-    const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall + rs.zero_wait;
-    rep.zero_broadcast_wait_s += rs.zero_wait;
+    const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall + rs.param_sync_wait;
+    rep.zero_broadcast_wait_s += rs.param_sync_wait;
     if (st.sync && explicit_ranks) {
       // The part of rank 0's finalize wait spent waiting for the slowest rank's backward.
       double slowest = 0;
@@ -91,10 +91,10 @@ IterationReport iteration_report(const Timeline& t, int report) {
       if (!j.present) continue;
       rep.comm_alone_s += j.alone;
       rep.comm_busy_s += j.end - j.start;
-      if (j.zero) {
+      if (j.param_sync) {
         rep.zero_broadcast_s += j.alone;
-        rep.zero_broadcasts += j.zero_broadcasts;
-        rep.zero_broadcast_bytes += j.zero_bytes;
+        rep.zero_broadcasts += j.param_sync_ops;
+        rep.zero_broadcast_bytes += j.param_sync_bytes;
       }
     }
     if (!st.sync || t.world_size <= 1) continue;

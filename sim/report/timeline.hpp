@@ -18,7 +18,7 @@ struct RankStepRecord {
   double compute_only = 0;                              // every kernel at its contention-free time
   double contention = 0;                                // time lost to NCCL kernels beside compute
   double traversal = 0, h2d = 0;
-  double zero_wait = 0;               // waiting for ZeroRedundancyOptimizer's parameter broadcasts
+  double param_sync_wait = 0;         // waiting for parameter broadcasts (ZeroRedundancyOptimizer)
   double backward_done = 0;           // absolute time the backward pass ended
   std::vector<double> ready, launch;  // per bucket, absolute
 };
@@ -33,9 +33,9 @@ struct CollectiveRecord {
   int channels = 0;
   double nccl_estimate = 0;  // NCCL's own estimate of the first collective, and why its time differs
   std::string vs_nccl{};
-  bool zero = false;  // a ZeroRedundancyOptimizer parameter broadcast (after the jobs above)
-  int zero_broadcasts = 0;
-  double zero_bytes = 0;
+  bool param_sync = false;  // parameter broadcasts after a sharded optimizer step (ZeroRedundancyOptimizer)
+  int param_sync_ops = 0;
+  double param_sync_bytes = 0;
 };
 
 struct MicroStepInfo {
@@ -54,7 +54,7 @@ struct Timeline {
   bool has_iteration1 = true;
   std::vector<std::vector<RankStepRecord>> ranks;  // [rank][micro-step]; rank 0 is reported
   std::vector<std::vector<CollectiveRecord>>
-      jobs;  // [micro-step][job]: 0 broadcast, 1+b bucket b, then used map, then ZeRO broadcasts
+      jobs;  // [micro-step][job]: 0 broadcast, 1+b bucket b, then used map, then parameter syncs
   std::vector<TraceEvent> trace;
   double loader_samples_per_s = 0;  // 0: the data loader is never the bottleneck
 };

@@ -147,6 +147,23 @@ TEST(Zero, OverlapWithDdpStepsEachBucketInTheHookAfterWarmUp) {
     EXPECT_NEAR(out[0][k].get<double>(), out[1][k].get<double>(), near(out[0][k].get<double>())) << k;
 }
 
+// With every rank simulated and ranks reaching the hook at different times (rank 1 twice as
+// slow), rank 0's optimizer time is still its own two bucket steps: each rank measures the hook
+// from its own arrival (the engine once kept one shared hook time, so the last rank to arrive
+// set rank 0's start and optimizer_s came out negative).
+TEST(Zero, OverlapWithDdpOptimizerTimeIsEachRanksOwnWithStragglers) {
+  const std::vector<long long> sizes(8, 1000000);
+  Json d = doc(sizes, 1, 4, {{"overlap_with_ddp", true}});
+  d["ddp"] = {{"bucket_cap_mb", 1}};
+  auto sc = testing::scenario(d);
+  sc.stragglers.slow_ranks = {{1, 2.0}};
+  sc.stragglers.steps = 2;
+  auto out = testing::simulate_in_children({sc});
+  ASSERT_EQ(out.size(), 1u);
+  const double steps = gpu::optimizer_kernel(sc, {7}, 0).seconds * 2;  // buckets 0 and 4, factor 1
+  EXPECT_NEAR(out[0]["optimizer_s"].get<double>(), steps, near(steps));
+}
+
 // `ddpsim run`: LLaMA-7B with AdamW under plain DDP on one DGX H100 does not fit; the summary says
 // so, stderr carries one warning line (total, the GPU's memory, the largest term), the exit code
 // stays 0, and the JSON has the fields `ddpsim compare` reads.

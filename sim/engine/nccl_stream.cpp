@@ -1,0 +1,149 @@
+// The NCCL-stream actor of one collective stream (engine/executor.hpp).
+#include <algorithm>
+#include <simgrid/s4u.hpp>
+
+#include "engine/executor.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace ddpsim::engine {
+namespace {
+
+class SimClock final : public network::Clock {
+ public:
+  void sleep_for(double seconds) override { sg4::this_actor::sleep_for(seconds); }
+};
+
+class NcclStream {
+ public:
+  NcclStream(ExecContext& ctx, int stream) : ctx_(ctx), plan_(ctx.plan), stream_(stream) {
+    world_ = plan_.groups.at(static_cast<size_t>(plan_.streams[static_cast<size_t>(stream)].group)).size;
+  }
+
+  void run() {
+    for (int ti; (ti = ctx_.board.next(stream_)) >= 0;) run_job(ti);
+  }
+
+ private:
+  gpu::CommLoad load_of(double bytes, double seconds, int channels) const {
+    gpu::CommLoad l;
+    l.channels = channels;
+    // A ring all-reduce sends and receives 2(N-1)/N of the bytes on every rank.
+    if (seconds > 0) l.link_bytes_per_s = 2.0 * 2.0 * (world_ - 1) / world_ * bytes / seconds;
+    return l;
+  }
+
+  // Runs one phase on the network backend and, with contention, as NCCL kernels on every
+  // simulated GPU; returns when both are done. `hop_bytes`: the payload on each ring hop;
+  // `counted`: a steady step's (link statistics).
+  void run_phase(const collectives::PhaseTiming& phase, double start_latency, const gpu::CommLoad& load,
+                 double hop_bytes, bool counted) {
+    std::vector<int> kernels;
+    const double alone = start_latency + phase.total();
+    if (ctx_.contention.enabled)
+      for (auto& s : ctx_.shares) kernels.push_back(s->start_nccl(alone, load));
+    ctx_.backend.run_phase(clock_, {phase, start_latency, hop_bytes, counted});
+    for (size_t r = 0; r < kernels.size(); ++r) ctx_.shares[r]->finish_nccl(kernels[r]);
+  }
+
+  // With a representative rank: not before the ranks it stands for would have started it.
+  void gate(const plan::Task& t) {
+    if (t.gate.from < 0) return;
+    const double f = plan_.factor[static_cast<size_t>(plan_.steps[static_cast<size_t>(t.micro_step)].report)][0];
+    double at = ctx_.mark_time[static_cast<size_t>(t.gate.from)];
+    for (const auto& term : t.gate.terms) {
+      if (term.after >= 0) {
+        JobState& j = ctx_.board.job(term.after);
+        ctx_.board.wait_until(j.changed, [&] { return j.done; });
+        const auto& a = plan_.tasks[static_cast<size_t>(term.after)];
+        at = std::max(at, ctx_.timeline.jobs[static_cast<size_t>(a.micro_step)][static_cast<size_t>(a.record)].end);
+      }
+      at += term.seconds * f;
+    }
+    const double now_s = sg4::Engine::get_clock();
+    if (at > now_s) sg4::this_actor::sleep_for(at - now_s);
+  }
+
+  void run_job(int ti) {
+    const plan::Task& j = plan_.tasks[static_cast<size_t>(ti)];
+    const size_t si = static_cast<size_t>(j.micro_step);
+    report::CollectiveRecord& rec = ctx_.timeline.jobs[si][static_cast<size_t>(j.record)];
+    gate(j);
+    rec.start = sg4::Engine::get_clock();
+    ctx_.board.started(ti);
+    const bool counted = plan_.steps[si].report >= plan_.first_steady_report;
+    const int track = stream_;  // 1 + the NCCL stream's index: stream 0 is the compute stream
+    bool first_collective = true;
+    for (const auto& op : j.chain) {
+      if (op.kind == plan::OpKind::KERNEL) {
+        // Hook callbacks' kernels: on the NCCL stream's timeline, not contended.
+        const double t0 = sg4::Engine::get_clock();
+        sg4::this_actor::sleep_for(op.kernel.seconds);
+        rec.alone += op.kernel.seconds;
+        if (ctx_.collect_trace)
+          ctx_.timeline.trace.push_back({op.name, "comm hook", 1, t0, op.kernel.seconds, nullptr});
+        continue;
+      }
+      const double t0 = sg4::Engine::get_clock();
+      // An all-gather (quantization hooks) is one phase, as a broadcast: op.bytes per rank in.
+      const bool broadcast = op.kind == plan::OpKind::BROADCAST;
+      const bool gather = op.kind == plan::OpKind::ALLGATHER;
+      const bool one_phase = broadcast || gather;
+      const collectives::AllReduceTiming timing = broadcast ? ctx_.model.broadcast(op.bytes)
+                                                  : gather  ? ctx_.model.allgather(op.bytes * world_)
+                                                            : ctx_.model.allreduce(op.bytes);
+      // A ring all-gather of N x b bytes moves what one phase of an all-reduce of them does.
+      const auto load = load_of(gather ? op.bytes * world_ / 2 : op.bytes, timing.total(), timing.channels);
+      // Link statistics: a broadcast puts the buffer on every hop, an all-reduce phase (N-1)/N of
+      // it, an all-gather of N x b bytes (N-1) x b.
+      const double hop_bytes = broadcast ? op.bytes
+                               : gather  ? op.bytes * (world_ - 1)
+                                         : op.bytes * (world_ - 1) / world_;
+      run_phase(timing.reduce_scatter, timing.base_latency, load, hop_bytes, counted);
+      const double rs_end = sg4::Engine::get_clock();
+      if (!one_phase) run_phase(timing.all_gather, 0.0, load, hop_bytes, counted);
+      const double t1 = sg4::Engine::get_clock();
+      if (first_collective) {
+        rec.rs_end = rs_end;
+        rec.algorithm = timing.algorithm;
+        rec.protocol = timing.protocol;
+        rec.channels = timing.channels;
+        // NCCL's estimate describes a job of this one collective; a comm hook's kernels or second
+        // collective make its time alone something else.
+        if (j.chain.size() == 1 && timing.nccl.nccl_model_time > 0) {
+          rec.nccl_estimate = timing.nccl.nccl_model_time;
+          rec.vs_nccl = collectives::explain_difference(timing.nccl);
+        }
+      }
+      first_collective = false;
+      rec.alone += timing.total();
+      if (ctx_.collect_trace) {
+        core::Json args{{"bytes", op.bytes},
+                        {"algorithm", timing.algorithm},
+                        {"protocol", timing.protocol},
+                        {"channels", timing.channels}};
+        const char* kind = broadcast ? "broadcast" : gather ? "allgather" : "allreduce";
+        ctx_.timeline.trace.push_back({j.name + " " + op.name, kind, track, t0, t1 - t0, args});
+        ctx_.timeline.trace.push_back({broadcast ? "broadcast"
+                                       : gather  ? "all-gather"
+                                                 : "reduce-scatter",
+                                       "phase", track, t0, rs_end - t0, args});
+        if (!one_phase) ctx_.timeline.trace.push_back({"all-gather", "phase", track, rs_end, t1 - rs_end, args});
+      }
+    }
+    rec.end = sg4::Engine::get_clock();
+    ctx_.board.done(ti);
+  }
+
+  ExecContext& ctx_;
+  const plan::Plan& plan_;
+  int stream_;
+  int world_ = 1;
+  SimClock clock_;
+};
+
+}  // namespace
+
+void run_nccl_stream(ExecContext& ctx, int stream) { NcclStream(ctx, stream).run(); }
+
+}  // namespace ddpsim::engine

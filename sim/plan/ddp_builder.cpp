@@ -1,0 +1,370 @@
+#include "plan/ddp_builder.hpp"
+
+#include <algorithm>
+
+#include "ddp/reducer.hpp"
+#include "memory/memory_model.hpp"
+
+namespace ddpsim::plan {
+namespace {
+
+gpu::Kernel scaled_by(gpu::Kernel k, double s) {
+  k.seconds *= s;
+  k.shape.compute_s *= s;
+  k.shape.memory_s *= s;
+  k.shape.overhead_s *= s;
+  return k;
+}
+
+// Writes one rank's program, micro-step by micro-step, onto the compute stream (0).
+class DdpBuilder {
+ public:
+  DdpBuilder(const config::Scenario& sc, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps, int ranks)
+      : sc_(sc), profile_(profile), steps_(steps), zero_(zero_steps(sc, profile, steps)) {
+    p_.world_size = sc.cluster.world_size();
+    p_.ranks = ranks;
+    ddp_ = p_.world_size > 1;
+    streams_ = ddp_ ? sc.streams.comm_streams : 0;
+  }
+
+  Plan build() {
+    p_.streams.push_back({StreamKind::COMPUTE, "compute stream", -1, 0});
+    if (ddp_) p_.groups.push_back({"default", p_.world_size});
+    for (int s = 0; s < streams_; ++s)
+      p_.streams.push_back({StreamKind::COLLECTIVE, "nccl stream " + std::to_string(s), 0, 0});
+    p_.factor = steps_.factor;
+    p_.report_iteration = steps_.report_iteration;
+    p_.first_steady_report = steps_.has_iteration1 ? 1 : 0;
+    layer_params();
+    // Sized once: a plan is built per simulation, and growing it moves every task.
+    size_t per_step = 16 + 2 * sc_.model.layers.size() + sc_.model.params.size() + 3 * zero_.jobs();
+    for (const auto& c : steps_.comm_steady) per_step += 6 + c.at_launch.size();
+    p_.tasks.reserve(steps_.steps.size() * per_step);
+    for (size_t si = 0; si < steps_.steps.size(); ++si) micro_step(si);
+    if (zero_.overlap) {
+      // Warm-up: ZeRO waits for DDP's rebuilt buckets, saves them in the next iteration and
+      // initializes at the one after, so the steady state reported is one iteration later.
+      for (size_t r = static_cast<size_t>(p_.first_steady_report); r < p_.report_iteration.size(); ++r)
+        ++p_.report_iteration[r];
+      for (auto& st : p_.steps)
+        if (st.report >= p_.first_steady_report) ++st.iteration;
+    }
+    return std::move(p_);
+  }
+
+ private:
+  // Trainable parameters of each layer in the order their gradients become ready.
+  void layer_params() {
+    const auto& m = sc_.model;
+    std::vector<int> rank_in_order(m.params.size(), 0);
+    for (size_t i = 0; i < m.grad_ready_order.size(); ++i) rank_in_order[m.grad_ready_order[i]] = static_cast<int>(i);
+    layer_params_.resize(m.layers.size());
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+      for (int p : m.layers[l].params)
+        if (m.params[p].requires_grad) layer_params_[l].push_back(p);
+      std::sort(layer_params_[l].begin(), layer_params_[l].end(),
+                [&](int a, int b) { return rank_in_order[a] < rank_in_order[b]; });
+    }
+  }
+
+  int task(TaskKind kind, std::string name, std::string category = "") {
+    Task t;
+    t.kind = kind;
+    t.micro_step = si_;
+    t.name = std::move(name);
+    t.category = std::move(category);
+    return p_.add(std::move(t));
+  }
+  int mark(Mark m, int bucket = -1) {
+    const int i = task(TaskKind::MARK, "");
+    p_.tasks[static_cast<size_t>(i)].mark = m;
+    p_.tasks[static_cast<size_t>(i)].bucket = bucket;
+    return i;
+  }
+  // A kernel of zero time is not issued (the engine skipped it).
+  int kernel(const gpu::Kernel& k, std::string name, std::string category, Slot slot = Slot::NONE, bool scaled = true) {
+    if (k.seconds <= 0) return -1;
+    const int i = task(TaskKind::KERNEL, std::move(name), std::move(category));
+    Task& t = p_.tasks[static_cast<size_t>(i)];
+    t.kernel = k;
+    t.slot = slot;
+    t.scaled = scaled;
+    return i;
+  }
+  int wait(std::vector<int> after, Slot slot, bool until_started = false) {
+    const int i = task(TaskKind::WAIT, "");
+    Task& t = p_.tasks[static_cast<size_t>(i)];
+    t.after = std::move(after);
+    t.slot = slot;
+    t.until_started = until_started;
+    return i;
+  }
+  int job(int nccl_stream, std::string label, std::vector<CommOp> chain, JobRole role, int record, int bucket = -1) {
+    const int i = task(TaskKind::COLLECTIVE, std::move(label));
+    Task& t = p_.tasks[static_cast<size_t>(i)];
+    t.stream = 1 + nccl_stream;
+    t.issuer = 0;
+    t.chain = std::move(chain);
+    t.role = role;
+    t.record = record;
+    t.bucket = bucket;
+    jobs_[static_cast<size_t>(record)] = i;
+    return i;
+  }
+  static CommOp op(OpKind kind, std::string name, double bytes) {
+    CommOp o;
+    o.kind = kind;
+    o.name = std::move(name);
+    o.bytes = bytes;
+    return o;
+  }
+  static std::vector<CommOp> chain_of(const std::vector<ddp::HookOp>& ops) {
+    std::vector<CommOp> out;
+    for (const auto& h : ops) {
+      CommOp o;
+      o.kind = h.kind == ddp::HookOp::Kind::KERNEL      ? OpKind::KERNEL
+               : h.kind == ddp::HookOp::Kind::ALLGATHER ? OpKind::ALLGATHER
+                                                        : OpKind::ALLREDUCE;
+      o.name = h.name;
+      o.bytes = h.bytes;
+      o.kernel = h.kernel;
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+
+  void micro_step(size_t si) {
+    si_ = static_cast<int>(si);
+    const ddp::MicroStep& st = steps_.steps[si];
+    const auto& m = sc_.model;
+    const auto& buckets = *st.buckets;
+    const size_t nb = buckets.size();
+    MicroStep info;
+    info.iteration = st.iteration;
+    info.report = st.report;
+    info.sync = st.sync;
+    info.last = st.last;
+    for (const auto& b : buckets) {
+      info.bucket_bytes.push_back(b.bytes);
+      info.bucket_tensors.push_back(static_cast<int>(b.param_indices.size()));
+    }
+    info.records = static_cast<int>(2 + nb + zero_.jobs());
+    p_.steps.push_back(info);
+    jobs_.assign(static_cast<size_t>(info.records), -1);
+
+    mark(Mark::STEP_BEGIN);
+    kernel(profile_.h2d, "input to GPU", "data", Slot::H2D, false);
+    // DDP's forward broadcasts the module buffers from rank 0 (broadcast_buffers).
+    const double bcast = ddp::Reducer::forward_broadcast_bytes(m, sc_.ddp);
+    if (ddp_ && bcast > 0) {
+      const int j =
+          job(0, "broadcast buffers", {op(OpKind::BROADCAST, "broadcast", bcast)}, JobRole::BUFFER_BROADCAST, 0);
+      wait({j}, Slot::BCAST_WAIT);
+    }
+    mark(Mark::FORWARD_BEGIN);
+    for (size_t l = 0; l < m.layers.size(); ++l) kernel(profile_.forward[l], m.layers[l].name, "forward");
+    mark(Mark::FORWARD_END);
+    if (ddp_ && st.sync && sc_.ddp.find_unused_parameters) {
+      // prepare_for_backward walks the autograd graph to find unused parameters (host side).
+      const int t = task(TaskKind::HOST, "autograd graph traversal", "ddp");
+      p_.tasks[static_cast<size_t>(t)].seconds =
+          sc_.compute.autograd_traversal_per_param * static_cast<double>(m.params.size());
+      p_.tasks[static_cast<size_t>(t)].slot = Slot::TRAVERSAL;
+    }
+
+    mark(Mark::BACKWARD_BEGIN);
+    ddp::Reducer reducer(buckets, m.params.size(),
+                         {ddp_ && st.sync, st.used_map_allreduce, sc_.ddp.gradient_as_bucket_view});
+    for (size_t l = m.layers.size(); l-- > 0;) {
+      kernel(profile_.backward[l], m.layers[l].name, "backward");
+      if (!reducer.hooks_active()) continue;
+      for (int p : layer_params_[l]) {
+        kernel(profile_.copy_in[p], "copy grad " + m.params[p].name, "ddp", Slot::COPY);
+        const auto r = reducer.mark_ready(p);
+        if (r.ready_bucket < 0) continue;
+        mark(Mark::BUCKET_READY, r.ready_bucket);
+        for (size_t i = 0; i < r.launched.size(); ++i)
+          launch_bucket(st, static_cast<size_t>(r.launched[i]), r.launch_used_map && i + 1 == r.launched.size());
+      }
+    }
+    mark(Mark::BACKWARD_END);
+    if (zero_.overlap && st.sync && st.last && st.report >= p_.first_steady_report) zero_hook_step(nb);
+
+    if (reducer.hooks_active()) {
+      // finalize_backward: the compute stream waits for every bucket (and the used map).
+      std::vector<int> waits;
+      for (size_t b = 0; b < reducer.finalize_waits(); ++b) waits.push_back(jobs_[1 + b]);
+      wait(waits, Slot::FINALIZE_WAIT);
+      if (reducer.copies_out())
+        for (size_t b = 0; b < nb; ++b) {
+          gpu::Kernel k;
+          for (int p : buckets[b].param_indices) {
+            k.seconds += profile_.copy_out[p].seconds;
+            k.shape.memory_s += profile_.copy_out[p].shape.memory_s;
+            k.shape.overhead_s += profile_.copy_out[p].shape.overhead_s;
+          }
+          kernel(k, "copy bucket " + std::to_string(b) + " to grads", "ddp", Slot::COPY);
+        }
+    }
+    if (st.last) {
+      mark(Mark::OPTIMIZER_BEGIN);
+      kernel(profile_.grad_unscale, "GradScaler unscale_", "optimizer");
+      kernel(profile_.clip, "clip_grad_norm_", "optimizer");
+      optimizer_step(nb);
+      kernel(profile_.zero_grad, "zero_grad", "optimizer");
+      mark(Mark::OPTIMIZER_END);
+    }
+    mark(Mark::STEP_END);
+  }
+
+  void launch_bucket(const ddp::MicroStep& st, size_t b, bool then_used_map) {
+    const auto& comm = (*st.comm)[b];
+    // The hook's own kernels (compression) run on the compute stream before the collective.
+    for (const auto& h : comm.at_launch) kernel(h.kernel, h.name, "comm hook");
+    mark(Mark::BUCKET_LAUNCH, static_cast<int>(b));
+    const int j = job(static_cast<int>(b % static_cast<size_t>(streams_)), "bucket " + std::to_string(b),
+                      chain_of(comm.chain), JobRole::BUCKET, static_cast<int>(1 + b), static_cast<int>(b));
+    if (then_used_map) {
+      // find_unused_parameters: the int32 local-used map of every parameter is all-reduced too.
+      const size_t nb = st.buckets->size();
+      job(0, "local_used_map",
+          {op(OpKind::ALLREDUCE, "all-reduce used map", ddp::Reducer::used_map_bytes(sc_.model.params.size()))},
+          JobRole::USED_MAP, static_cast<int>(1 + nb));
+    }
+    // One hardware queue: kernels start in launch order, so the compute kernels launched after
+    // this collective wait until it has started.
+    if (sc_.streams.cuda_device_max_connections == 1) wait({j}, Slot::STALL, true);
+  }
+
+  int zero_record(size_t nb, size_t k) const { return static_cast<int>(2 + nb + k); }
+
+  void optimizer_step(size_t nb) {
+    if (!zero_.enabled) {
+      kernel(profile_.optimizer, "optimizer step (" + sc_.training.optimizer + ")", "optimizer");
+      return;
+    }
+    if (zero_.overlap) return;  // the step runs in DDP's comm hook (zero_hook_step), or not yet (warm-up)
+    // step(): the local optimizer on this rank's shard, then _sync_params' broadcasts.
+    const int from = mark(Mark::NONE);
+    const int k = task(TaskKind::KERNEL, "ZeRO optimizer step on rank {rank}'s shard (" + sc_.training.optimizer + ")",
+                       "optimizer");
+    p_.tasks[static_cast<size_t>(k)].per_rank = zero_.shard_step;
+    const int j = job(0, "ZeRO broadcast", zero_.sync_params, JobRole::PARAM_SYNC, zero_record(nb, 0));
+    // The representative rank stands for all: the broadcasts start once the largest shard is stepped.
+    if (p_.ranks < p_.world_size) p_.tasks[static_cast<size_t>(j)].gate = {from, {{-1, zero_.max_shard_step}}};
+    wait({j}, Slot::PARAM_SYNC_WAIT);
+  }
+
+  // hook_with_zero_step, in the last bucket's hook: for every bucket in order, the rank owning it
+  // waits for its all-reduce and steps it; every rank then issues that bucket's broadcast; then
+  // wait_for_broadcasts.
+  void zero_hook_step(size_t nb) {
+    const int from = mark(Mark::OPTIMIZER_BEGIN);
+    const int world = p_.world_size;
+    std::vector<int> broadcasts;
+    for (size_t b = 0; b < zero_.bucket_step.size(); ++b) {
+      const int owner = static_cast<int>(b % static_cast<size_t>(world));
+      const int w = wait({jobs_[1 + b]}, Slot::PARAM_SYNC_WAIT);
+      p_.tasks[static_cast<size_t>(w)].ranks = {world, owner};
+      const int k = task(TaskKind::KERNEL, "ZeRO optimizer step, bucket " + std::to_string(b), "optimizer");
+      p_.tasks[static_cast<size_t>(k)].kernel = zero_.bucket_step[b];
+      p_.tasks[static_cast<size_t>(k)].ranks = {world, owner};
+      const int j = job(0, "ZeRO broadcast",
+                        {op(OpKind::BROADCAST, "bucket " + std::to_string(b) + " from rank " + std::to_string(owner),
+                            zero_.bucket_bytes[b])},
+                        JobRole::PARAM_SYNC, zero_record(nb, b));
+      if (p_.ranks < world && owner != 0) {
+        // The owner steps its buckets up to this one, each after its all-reduce.
+        Gate g{from, {}};
+        for (size_t k2 = static_cast<size_t>(owner); k2 <= b; k2 += static_cast<size_t>(world))
+          g.terms.push_back({jobs_[1 + k2], zero_.bucket_step[k2].seconds});
+        p_.tasks[static_cast<size_t>(j)].gate = g;
+      }
+      broadcasts.push_back(j);
+    }
+    wait(broadcasts, Slot::PARAM_SYNC_WAIT);
+    mark(Mark::OPTIMIZER_END);
+  }
+
+  const config::Scenario& sc_;
+  const gpu::ComputeProfile& profile_;
+  const ddp::StepPlan& steps_;
+  ZeroSteps zero_;
+  Plan p_;
+  bool ddp_ = false;
+  int streams_ = 0;
+  int si_ = 0;
+  std::vector<int> jobs_;  // task of each collective record of the current micro-step
+  std::vector<std::vector<int>> layer_params_;
+};
+
+}  // namespace
+
+std::vector<int> Plan::stream_tasks(int stream) const {
+  std::vector<int> out;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const Task& t = tasks[i];
+    if (t.stream == stream || t.issuer == stream ||
+        std::find(t.joined.begin(), t.joined.end(), stream) != t.joined.end())
+      out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+ZeroSteps zero_steps(const config::Scenario& sc, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps) {
+  ZeroSteps z;
+  const auto& zs = sc.training.zero_redundancy_optimizer;
+  const int world = sc.cluster.world_size();
+  if (!zs.enabled || world <= 1) return z;
+  z.enabled = true;
+  z.overlap = zs.overlap_with_ddp;
+  const auto& m = sc.model;
+  if (!z.overlap) {
+    // For every rank, its parameters (or, with parameters_as_bucket_view, its one flat bucket; a
+    // rank holding nothing broadcasts a 1-element dummy) broadcast from it, on one process group.
+    const auto shards = memory::zero_partition(m, world);
+    for (const auto& sh : shards) {
+      z.shard_step.push_back(scaled_by(gpu::optimizer_kernel(sc, sh, profile.peak_flops), profile.compute_scale));
+      z.max_shard_step = std::max(z.max_shard_step, z.shard_step.back().seconds);
+    }
+    for (size_t r = 0; r < static_cast<size_t>(world); ++r) {
+      if (zs.parameters_as_bucket_view) {
+        CommOp o;
+        o.kind = OpKind::BROADCAST;
+        o.name = "rank " + std::to_string(r) + " bucket";
+        o.bytes = 4;  // torch.zeros(1) for a rank without parameters
+        if (r < shards.size()) {
+          double b = 0;
+          for (int p : shards[r])
+            if (m.params[static_cast<size_t>(p)].requires_grad) b += m.params[static_cast<size_t>(p)].bytes();
+          if (b > 0) o.bytes = b;
+        }
+        z.sync_params.push_back(o);
+      } else if (r < shards.size()) {
+        for (int p : shards[r]) {
+          CommOp o;
+          o.kind = OpKind::BROADCAST;
+          o.name = m.params[static_cast<size_t>(p)].name;
+          o.bytes = m.params[static_cast<size_t>(p)].bytes();
+          z.sync_params.push_back(o);
+        }
+      }
+    }
+    return z;
+  }
+  // Bucket i belongs to rank i % world (shard_buckets=False): its step over the bucket's
+  // parameters and one broadcast of their flattened data from that rank.
+  for (const auto& b : steps.buckets.steady_state) {
+    z.bucket_step.push_back(
+        scaled_by(gpu::optimizer_kernel(sc, b.param_indices, profile.peak_flops), profile.compute_scale));
+    z.bucket_bytes.push_back(b.bytes);
+  }
+  return z;
+}
+
+Plan build_ddp(const config::Scenario& scenario, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps,
+               int ranks) {
+  return DdpBuilder(scenario, profile, steps, ranks).build();
+}
+
+}  // namespace ddpsim::plan

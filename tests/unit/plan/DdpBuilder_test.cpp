@@ -1,0 +1,367 @@
+// plan::build_ddp against plans written out by hand from torch's DDP and ZeroRedundancyOptimizer
+// (no SimGrid): the compute stream's program of one rank, the jobs on the NCCL streams and their
+// dependencies.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "plan/ddp_builder.hpp"
+
+namespace ddpsim::plan {
+namespace {
+
+const char* mark_name(Mark m) {
+  switch (m) {
+    case Mark::NONE: return "";
+    case Mark::STEP_BEGIN: return "STEP_BEGIN";
+    case Mark::FORWARD_BEGIN: return "FORWARD_BEGIN";
+    case Mark::FORWARD_END: return "FORWARD_END";
+    case Mark::BACKWARD_BEGIN: return "BACKWARD_BEGIN";
+    case Mark::BACKWARD_END: return "BACKWARD_END";
+    case Mark::OPTIMIZER_BEGIN: return "OPTIMIZER_BEGIN";
+    case Mark::OPTIMIZER_END: return "OPTIMIZER_END";
+    case Mark::BUCKET_READY: return "BUCKET_READY";
+    case Mark::BUCKET_LAUNCH: return "BUCKET_LAUNCH";
+    case Mark::STEP_END: return "STEP_END";
+    case Mark::SPAN_BEGIN: return "SPAN_BEGIN";
+    case Mark::SPAN_END: return "SPAN_END";
+  }
+  return "?";
+}
+const char* slot_name(Slot s) {
+  switch (s) {
+    case Slot::NONE: return "";
+    case Slot::H2D: return " [h2d]";
+    case Slot::COPY: return " [copy]";
+    case Slot::TRAVERSAL: return " [traversal]";
+    case Slot::BCAST_WAIT: return " [bcast_wait]";
+    case Slot::FINALIZE_WAIT: return " [finalize_wait]";
+    case Slot::STALL: return " [stall]";
+    case Slot::PARAM_SYNC_WAIT: return " [param_sync_wait]";
+  }
+  return "?";
+}
+
+// One line per task of micro-step `si`: what it is, where, and what it depends on (by the
+// `name` of the jobs it waits for).
+std::vector<std::string> describe(const Plan& p, int si) {
+  std::vector<std::string> out;
+  for (const Task& t : p.tasks) {
+    if (t.micro_step != si) continue;
+    std::ostringstream s;
+    if (t.ranks.modulus > 0) s << "(rank%" << t.ranks.modulus << "==" << t.ranks.residue << ") ";
+    switch (t.kind) {
+      case TaskKind::MARK:
+        s << "MARK " << mark_name(t.mark);
+        if (t.bucket >= 0) s << " " << t.bucket;
+        break;
+      case TaskKind::KERNEL:
+        s << "KERNEL " << t.name << " " << t.kernel.seconds;
+        if (!t.per_rank.empty()) s << " per_rank=" << t.per_rank.size();
+        if (!t.scaled) s << " unscaled";
+        s << slot_name(t.slot);
+        break;
+      case TaskKind::HOST: s << "HOST " << t.name << " " << t.seconds << slot_name(t.slot); break;
+      case TaskKind::COLLECTIVE: {
+        s << "JOB " << t.name << " on " << t.stream << " record " << t.record << ":";
+        for (const auto& o : t.chain) s << " " << o.name << "=" << o.bytes;
+        if (t.gate.from >= 0) {
+          s << " gate";
+          for (const auto& g : t.gate.terms) s << " +" << g.seconds;
+        }
+        break;
+      }
+      case TaskKind::WAIT:
+        s << (t.until_started ? "WAIT_STARTED" : "WAIT");
+        for (int a : t.after) s << " " << p.tasks[static_cast<size_t>(a)].name;
+        s << slot_name(t.slot);
+        break;
+    }
+    out.push_back(s.str());
+  }
+  return out;
+}
+
+gpu::Kernel k(double s) {
+  gpu::Kernel x;
+  x.seconds = s;
+  x.shape.memory_s = s;
+  return x;
+}
+
+// Two layers: layer 0 holds p0, layer 1 holds p1 and p2; the backward makes p2, p1, p0 ready.
+// Buckets (by hand): {p2, p1} and {p0}; each bucket's hook chain a plain all-reduce.
+struct Fixture {
+  config::Scenario sc;
+  gpu::ComputeProfile prof;
+  ddp::StepPlan steps;
+  Fixture(int nodes, int gpus, int micro_steps = 1, bool iteration1 = false) {
+    sc.model.params.resize(3);
+    const int64_t numel[3] = {100, 300, 200};
+    for (int i = 0; i < 3; ++i) {
+      sc.model.params[static_cast<size_t>(i)].name = "p" + std::to_string(i);
+      sc.model.params[static_cast<size_t>(i)].numel = numel[i];
+    }
+    sc.model.layers.resize(2);
+    sc.model.layers[0].name = "L0";
+    sc.model.layers[0].params = {0};
+    sc.model.layers[1].name = "L1";
+    sc.model.layers[1].params = {1, 2};
+    sc.model.grad_ready_order = {2, 1, 0};
+    sc.cluster.nodes = nodes;
+    sc.cluster.gpus_per_node = gpus;
+    sc.training.optimizer = "sgd";
+    prof.forward = {k(1), k(2)};
+    prof.backward = {k(3), k(4)};
+    prof.copy_in = {k(0.1), k(0.2), k(0.3)};
+    prof.copy_out = {k(0.01), k(0.02), k(0.04)};
+    prof.h2d = k(0.5);
+    prof.optimizer = k(6);
+    prof.peak_flops = 1e12;
+    auto& b = steps.buckets.steady_state;
+    b.resize(2);
+    b[0].param_indices = {2, 1};
+    b[0].bytes = 2000;
+    b[1].param_indices = {0};
+    b[1].bytes = 400;
+    steps.buckets.iteration1 = b;
+    for (size_t i = 0; i < 2; ++i) {
+      ddp::BucketComm c;
+      ddp::HookOp op;
+      op.name = "all-reduce " + std::to_string(i);
+      op.bytes = b[i].bytes;
+      c.chain = {op};
+      steps.comm_steady.push_back(c);
+      steps.comm_iteration1.push_back(c);
+    }
+    int report = 0;
+    auto add = [&](int iteration, const std::vector<ddp::Bucket>& bs, const std::vector<ddp::BucketComm>& cs) {
+      for (int m = 0; m < micro_steps; ++m)
+        steps.steps.push_back({iteration, report, m == micro_steps - 1, m == micro_steps - 1, &bs, &cs, false});
+      steps.report_iteration.push_back(iteration);
+      ++report;
+    };
+    steps.has_iteration1 = iteration1;
+    if (iteration1) add(1, steps.buckets.iteration1, steps.comm_iteration1);
+    add(2, steps.buckets.steady_state, steps.comm_steady);
+    steps.factor.assign(static_cast<size_t>(report), std::vector<double>(1, 1.0));
+  }
+};
+
+TEST(DdpBuilder, OneSyncedStepLaunchesBucketsAsTheReducerReadiesThemThenFinalizes) {
+  Fixture f(2, 2);
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  ASSERT_EQ(p.streams.size(), 2u);
+  EXPECT_EQ(p.streams[0].kind, StreamKind::COMPUTE);
+  EXPECT_EQ(p.streams[1].kind, StreamKind::COLLECTIVE);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].size, 4);
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].records, 4);  // broadcast, 2 buckets, used map
+  EXPECT_EQ(p.steps[0].bucket_bytes, (std::vector<double>{2000, 400}));
+  EXPECT_EQ(p.steps[0].bucket_tensors, (std::vector<int>{2, 1}));
+  const std::vector<std::string> want = {
+      "MARK STEP_BEGIN",
+      "KERNEL input to GPU 0.5 unscaled [h2d]",
+      "MARK FORWARD_BEGIN",
+      "KERNEL L0 1",
+      "KERNEL L1 2",
+      "MARK FORWARD_END",
+      "MARK BACKWARD_BEGIN",
+      "KERNEL L1 4",
+      "KERNEL copy grad p2 0.3 [copy]",
+      "KERNEL copy grad p1 0.2 [copy]",
+      "MARK BUCKET_READY 0",
+      "MARK BUCKET_LAUNCH 0",
+      "JOB bucket 0 on 1 record 1: all-reduce 0=2000",
+      "KERNEL L0 3",
+      "KERNEL copy grad p0 0.1 [copy]",
+      "MARK BUCKET_READY 1",
+      "MARK BUCKET_LAUNCH 1",
+      "JOB bucket 1 on 1 record 2: all-reduce 1=400",
+      "MARK BACKWARD_END",
+      "WAIT bucket 0 bucket 1 [finalize_wait]",
+      "KERNEL copy bucket 0 to grads 0.06 [copy]",
+      "KERNEL copy bucket 1 to grads 0.01 [copy]",
+      "MARK OPTIMIZER_BEGIN",
+      "KERNEL optimizer step (sgd) 6",
+      "MARK OPTIMIZER_END",
+      "MARK STEP_END",
+  };
+  EXPECT_EQ(describe(p, 0), want);
+}
+
+TEST(DdpBuilder, NoSyncMicroStepsNeitherCopyNorCommunicateNorStep) {
+  Fixture f(2, 2, 2);
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_FALSE(p.steps[0].sync);
+  const std::vector<std::string> want = {
+      "MARK STEP_BEGIN",     "KERNEL input to GPU 0.5 unscaled [h2d]",
+      "MARK FORWARD_BEGIN",  "KERNEL L0 1",
+      "KERNEL L1 2",         "MARK FORWARD_END",
+      "MARK BACKWARD_BEGIN", "KERNEL L1 4",
+      "KERNEL L0 3",         "MARK BACKWARD_END",
+      "MARK STEP_END",
+  };
+  EXPECT_EQ(describe(p, 0), want);
+  EXPECT_EQ(describe(p, 1).size(), 26u);  // the synced one, as above
+}
+
+TEST(DdpBuilder, OneGpuHasNoCollectivesAndNoStreamsBesidesCompute) {
+  Fixture f(1, 1);
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  EXPECT_EQ(p.streams.size(), 1u);
+  EXPECT_TRUE(p.groups.empty());
+  for (const auto& t : p.tasks) {
+    EXPECT_NE(t.kind, TaskKind::COLLECTIVE);
+    EXPECT_NE(t.kind, TaskKind::WAIT);
+    EXPECT_EQ(t.name.rfind("copy", 0), std::string::npos) << t.name;  // no DDP hooks
+  }
+}
+
+TEST(DdpBuilder, UnusedParametersStreamsAndOneHardwareQueue) {
+  Fixture f(2, 2);
+  f.sc.ddp.find_unused_parameters = true;
+  f.sc.compute.autograd_traversal_per_param = 1e-3;
+  f.sc.streams.comm_streams = 2;
+  f.sc.streams.cuda_device_max_connections = 1;
+  for (auto& s : f.steps.steps) s.used_map_allreduce = true;
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  ASSERT_EQ(p.streams.size(), 3u);
+  const auto got = describe(p, 0);
+  const std::vector<std::string> want = {
+      "MARK STEP_BEGIN",
+      "KERNEL input to GPU 0.5 unscaled [h2d]",
+      "MARK FORWARD_BEGIN",
+      "KERNEL L0 1",
+      "KERNEL L1 2",
+      "MARK FORWARD_END",
+      "HOST autograd graph traversal 0.003 [traversal]",  // 3 parameters x 1 ms
+      "MARK BACKWARD_BEGIN",
+      "KERNEL L1 4",
+      "KERNEL copy grad p2 0.3 [copy]",
+      "KERNEL copy grad p1 0.2 [copy]",
+      "MARK BUCKET_READY 0",
+      "MARK BUCKET_LAUNCH 0",
+      "JOB bucket 0 on 1 record 1: all-reduce 0=2000",
+      "WAIT_STARTED bucket 0 [stall]",
+      "KERNEL L0 3",
+      "KERNEL copy grad p0 0.1 [copy]",
+      "MARK BUCKET_READY 1",
+      "MARK BUCKET_LAUNCH 1",
+      "JOB bucket 1 on 2 record 2: all-reduce 1=400",              // bucket 1 on the second NCCL stream
+      "JOB local_used_map on 1 record 3: all-reduce used map=12",  // one int32 per parameter
+      "WAIT_STARTED bucket 1 [stall]",
+      "MARK BACKWARD_END",
+      "WAIT bucket 0 bucket 1 local_used_map [finalize_wait]",
+      "KERNEL copy bucket 0 to grads 0.06 [copy]",
+      "KERNEL copy bucket 1 to grads 0.01 [copy]",
+      "MARK OPTIMIZER_BEGIN",
+      "KERNEL optimizer step (sgd) 6",
+      "MARK OPTIMIZER_END",
+      "MARK STEP_END",
+  };
+  EXPECT_EQ(got, want);
+}
+
+TEST(DdpBuilder, BufferBroadcastFromRankZeroBeforeTheForward) {
+  Fixture f(2, 2);
+  f.sc.model.buffers.resize(1);
+  f.sc.model.buffers[0].numel = 10;  // float32: 40 bytes
+  const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1), 0);
+  ASSERT_GE(got.size(), 5u);
+  EXPECT_EQ(got[2], "JOB broadcast buffers on 1 record 0: broadcast=40");
+  EXPECT_EQ(got[3], "WAIT broadcast buffers [bcast_wait]");
+  EXPECT_EQ(got[4], "MARK FORWARD_BEGIN");
+  f.sc.ddp.broadcast_buffers = false;
+  EXPECT_EQ(describe(build_ddp(f.sc, f.prof, f.steps, 1), 0)[2], "MARK FORWARD_BEGIN");
+}
+
+// ZeroRedundancyOptimizer._partition_parameters: parameters sorted by numel, largest first, each
+// to the rank with the least numel so far: p1 (300) -> rank 0, p2 (200) -> rank 1, p0 (100) ->
+// rank 2; rank 3 holds nothing. _sync_params broadcasts them rank by rank (float32: 4 B each).
+TEST(DdpBuilder, ZeroStepsTheShardThenBroadcastsEveryRanksParameters) {
+  Fixture f(2, 2);
+  f.sc.training.zero_redundancy_optimizer.enabled = true;
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  const auto got = describe(p, 0);
+  const std::vector<std::string> tail = {
+      "MARK OPTIMIZER_BEGIN",
+      "MARK ",
+      "KERNEL ZeRO optimizer step on rank {rank}'s shard (sgd) 0 per_rank=3",
+      "JOB ZeRO broadcast on 1 record 4: p1=1200 p2=800 p0=400 gate +" +
+          [&] {
+            std::ostringstream s;
+            s << zero_steps(f.sc, f.prof, f.steps).max_shard_step;
+            return s.str();
+          }(),
+      "WAIT ZeRO broadcast [param_sync_wait]",
+      "MARK OPTIMIZER_END",
+      "MARK STEP_END",
+  };
+  ASSERT_GE(got.size(), tail.size());
+  EXPECT_EQ(std::vector<std::string>(got.end() - static_cast<long>(tail.size()), got.end()), tail);
+  EXPECT_EQ(p.steps[0].records, 5);
+  const auto z = zero_steps(f.sc, f.prof, f.steps);
+  ASSERT_EQ(z.shard_step.size(), 3u);
+  EXPECT_GT(z.max_shard_step, 0);
+  for (const auto& s : z.shard_step) EXPECT_LE(s.seconds, z.max_shard_step);
+  // Every rank simulated: no gate standing for the others.
+  const Plan all = build_ddp(f.sc, f.prof, f.steps, 4);
+  for (const auto& t : all.tasks) EXPECT_EQ(t.gate.from, -1);
+  // parameters_as_bucket_view: one flat bucket per rank, a 1-element dummy for rank 3.
+  f.sc.training.zero_redundancy_optimizer.parameters_as_bucket_view = true;
+  std::vector<double> bytes;
+  for (const auto& o : zero_steps(f.sc, f.prof, f.steps).sync_params) bytes.push_back(o.bytes);
+  EXPECT_EQ(bytes, (std::vector<double>{1200, 800, 400, 4}));
+}
+
+// hook_with_zero_step on 2 ranks: bucket i is stepped by rank i % 2 after its all-reduce, and
+// broadcast from it; the step runs only after the warm-up, which moves the reported steady
+// iteration one later (iteration 1 stays).
+TEST(DdpBuilder, ZeroOverlapStepsEachBucketOnItsOwnerInTheLastHook) {
+  Fixture f(1, 2, 1, true);
+  f.sc.training.zero_redundancy_optimizer.enabled = true;
+  f.sc.training.zero_redundancy_optimizer.overlap_with_ddp = true;
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  EXPECT_EQ(p.report_iteration, (std::vector<int>{1, 3}));
+  EXPECT_EQ(p.steps[1].iteration, 3);
+  for (const auto& line : describe(p, 0)) EXPECT_EQ(line.find("ZeRO"), std::string::npos) << line;
+  const auto z = zero_steps(f.sc, f.prof, f.steps);
+  std::ostringstream s0, s1;
+  s0 << z.bucket_step[0].seconds;
+  s1 << z.bucket_step[1].seconds;
+  const auto got = describe(p, 1);
+  const std::vector<std::string> want = {
+      "MARK BACKWARD_END",
+      "MARK OPTIMIZER_BEGIN",
+      "(rank%2==0) WAIT bucket 0 [param_sync_wait]",
+      "(rank%2==0) KERNEL ZeRO optimizer step, bucket 0 " + s0.str(),
+      "JOB ZeRO broadcast on 1 record 4: bucket 0 from rank 0=2000",
+      "(rank%2==1) WAIT bucket 1 [param_sync_wait]",
+      "(rank%2==1) KERNEL ZeRO optimizer step, bucket 1 " + s1.str(),
+      "JOB ZeRO broadcast on 1 record 5: bucket 1 from rank 1=400 gate +" + s1.str(),
+      "WAIT ZeRO broadcast ZeRO broadcast [param_sync_wait]",
+      "MARK OPTIMIZER_END",
+      "WAIT bucket 0 bucket 1 [finalize_wait]",
+      "KERNEL copy bucket 0 to grads 0.06 [copy]",
+      "KERNEL copy bucket 1 to grads 0.01 [copy]",
+      "MARK OPTIMIZER_BEGIN",
+      "MARK OPTIMIZER_END",  // the step ran in the hook: no optimizer kernel here
+      "MARK STEP_END",
+  };
+  auto it = std::find(got.begin(), got.end(), "MARK BACKWARD_END");
+  ASSERT_NE(it, got.end());
+  EXPECT_EQ(std::vector<std::string>(it, got.end()), want);
+  // The gate of bucket 1's broadcast: from the hook, after bucket 1's all-reduce.
+  for (const auto& t : p.tasks)
+    if (t.micro_step == 1 && t.record == 5) {
+      ASSERT_EQ(t.gate.terms.size(), 1u);
+      EXPECT_EQ(p.tasks[static_cast<size_t>(t.gate.terms[0].after)].name, "bucket 1");
+      EXPECT_EQ(p.tasks[static_cast<size_t>(t.gate.from)].mark, Mark::OPTIMIZER_BEGIN);
+    }
+}
+
+}  // namespace
+}  // namespace ddpsim::plan
