@@ -84,7 +84,14 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--out", sweep.out, "append each finished row to FILE.jsonl at once (point order at the end)");
   sweep_cmd->add_flag("--resume", sweep.resume, "skip the points whose rows --out already holds");
   sweep_cmd->add_option("--shard", sweep.shard, "run only the K-th of N slices (K/N, 1 <= K <= N); join with merge");
-  sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress on stderr");
+  sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress on stderr and no table on stdout");
+  sweep_cmd->add_option("--metric", sweep.metric, "rank by step_time (default), samples_per_s or cost ($/M samples)");
+  sweep_cmd->add_option("--group-by", sweep.group_by,
+                        "a swept PATH whose values are ranked apart (default: nodes when swept), or none");
+  sweep_cmd->add_option("--tolerance", sweep.tolerance,
+                        "percent within which rows are flat, not ranked (default: the prediction band, else 1)");
+  sweep_cmd->add_option("--plot", sweep.plot_out, "draw the sweep (scripts/ddpsim-plot) to FILE.png or .svg");
+  sweep_cmd->add_option("--html", sweep.html_out, "write a self-contained HTML report (figure, rows, why) to FILE");
   sweep_cmd->add_flag("--dry-run", sweep.dry_run, "validate the points to run and list them; simulate nothing");
 
   CompareArgs cmp;
@@ -113,6 +120,9 @@ int main(int argc, char** argv) {
   cmp_cmd->add_option("-j,--jobs", cmp.jobs, "parallel child processes (default: all cores)")
       ->check(number_in(0, 1024));
   cmp_cmd->add_flag("-q,--quiet", cmp.quiet, "no progress on stderr");
+  cmp_cmd->add_option("--html", cmp.html_out, "write a self-contained HTML report (figure, every column) to FILE");
+  cmp_cmd->add_option("--tolerance", cmp.tolerance,
+                      "percent within which options tie (default: the prediction band, else 1)");
   cmp_cmd->footer(
       "Each option runs at every --nodes count, plus once on 1 node with 1 GPU (nodes=1, gpus_per_node=1).\n"
       "scaling = (samples/s / GPUs) / samples/s on that 1 GPU: throughput per GPU relative to one GPU of the\n"
