@@ -126,9 +126,10 @@ int main(int argc, char** argv) {
   cmp_cmd->footer(
       "Each option runs at every --nodes count, plus once on 1 node with 1 GPU (nodes=1, gpus_per_node=1).\n"
       "scaling = (samples/s / GPUs) / samples/s on that 1 GPU: throughput per GPU relative to one GPU of the\n"
-      "same cluster. $/h = price_per_gpu_hour x GPUs; $/M samples = $/h x step time / 3600 / samples per step\n"
-      "x 1e6. Best per criterion (fastest, cheapest, best scaling) among runs that do not fail to fit\n"
-      "(memory_per_gpu_bytes/fits from the run report; '-' when unknown).");
+      "same cluster. $/h = price_per_gpu_hour x GPUs (or the cluster's cost of ownership: its \"ownership\"\n"
+      "block); $/M samples = $/h x step time / 3600 / samples per step x 1e6. Best per criterion (fastest,\n"
+      "cheapest) among runs that do not fail to fit; options within --tolerance tie. Scaling is shown, not\n"
+      "ranked (the slowest GPU scales best). 'why' names each option's mechanism against the fastest.");
 
   MergeArgs merge;
   auto* merge_cmd = app.add_subcommand("merge", "join sweep --shard outputs into what the unsharded sweep writes");
