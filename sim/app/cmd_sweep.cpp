@@ -15,6 +15,8 @@
 
 #include "app/commands.hpp"
 #include "app/sweep.hpp"
+#include "compare/compare.hpp"
+#include "compare/decide.hpp"
 #include "config/catalog.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
@@ -89,13 +91,22 @@ Json sweep_row_value(const config::Scenario& sc) {
   }
   const auto& c = sc.cluster;
   row["inter_node_gbps"] = c.nodes > 1 ? c.inter_bandwidth() * 8 / 1e9 : 0.0;
+  // --metric cost: USD per million samples from the cluster's price (compare/decide.hpp).
+  // The price: the cluster's rent, or its cost of ownership (compare::option_facts).
+  const auto facts = compare::option_facts(c);
+  if (facts.price_per_gpu_hour > 0 && rep.steady.step_time_s > 0 && rep.steady.samples > 0) {
+    row["price_per_gpu_hour"] = facts.price_per_gpu_hour;
+    row["price_source"] = facts.price_source;
+    row["cost_per_million_samples"] = compare::cost_per_million(facts.price_per_gpu_hour, rep.steady.step_time_s,
+                                                                static_cast<double>(rep.steady.samples));
+  }
   return row;
 }
 
 }  // namespace
 
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
-  check_outputs({args.json_out, args.csv_out});
+  check_outputs({args.json_out, args.csv_out, args.plot_out, args.html_out});
   auto cat = common.catalog();
   fs::path file = scenario_path(cat, args.scenario);
   std::vector<SweepParam> params;
@@ -112,6 +123,12 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   header.points = grid.size();
   header.shard = args.shard.empty() ? Shard{} : parse_shard(args.shard);
   const auto mine = shard_points(grid.size(), header.shard);
+  SweepDecide decide;
+  decide.metric = compare::parse_metric(args.metric);
+  decide.group_by = args.group_by;
+  if (!args.tolerance.empty()) decide.tolerance = parse_tolerance(args.tolerance);
+  group_path(header, decide);  // a --group-by that is not swept is refused before any run
+  const auto python = check_plot_outputs(cat.root(), "sweep", args.plot_out, args.html_out);
 
   // Rows a previous run of the same sweep finished (failed ones run again).
   std::map<size_t, Json> rows;
@@ -144,7 +161,13 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
     auto ov = common.overrides;
     for (const auto& [k, v] : grid[i]) ov.push_back(k + "=" + v);
     try {
-      cat.load_scenario(file, ov);
+      auto sc = cat.load_scenario(file, ov);
+      if (decide.metric == compare::Metric::COST && compare::option_facts(sc.cluster).price_per_gpu_hour <= 0)
+        problems.push_back("sweep --metric cost: point " + std::to_string(i) + " (" + label_of(grid[i]) +
+                           "): cluster " + sc.cluster.name +
+                           " has no price: add price_per_gpu_hour (rented) or an ownership block (owned) to the "
+                           "cluster file, or rank by "
+                           "--metric step_time or samples_per_s");
     } catch (const core::ConfigError& e) {
       problems.insert(problems.end(), e.problems().begin(), e.problems().end());
     }
@@ -199,8 +222,11 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
                  mine.size(), args.out.empty() ? "" : ("; rerun with --resume to finish " + args.out).c_str());
     return 128 + sig;
   }
-  std::string table = finish_sweep(header, rows, outputs);
-  if (args.json_out != "-" && args.csv_out != "-") std::cout << table;
+  Json doc;
+  std::string table = finish_sweep(header, rows, outputs, decide, &doc);
+  draw_plots(cat.root(), python, "sweep", doc.dump(2), "ddpsim sweep: " + file.stem().string(), args.plot_out,
+             args.html_out);
+  if (!args.quiet && args.json_out != "-" && args.csv_out != "-") std::cout << table;
   if (progress.failed() > 0) {
     std::fprintf(stderr, "sweep: %zu of %zu points failed (their rows carry the error and exit code)\n",
                  progress.failed(), mine.size());

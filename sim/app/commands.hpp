@@ -49,9 +49,13 @@ struct SweepArgs {
   std::string out;    // the row journal (JSONL), appended to as points finish
   std::string shard;  // "K/N": the K-th of N deterministic slices
   bool resume = false;
-  bool quiet = false;    // no progress on stderr
+  bool quiet = false;    // no progress on stderr, no table
   bool dry_run = false;  // validate the points to run and list them; simulate nothing
   int jobs = 0;
+  std::string metric = "step_time";  // step_time, samples_per_s, cost (compare/decide.hpp)
+  std::string group_by;              // a swept path or "none"; empty: nodes when swept
+  std::string tolerance;             // percent; empty: the prediction band, else 1 %
+  std::string plot_out, html_out;    // scripts/ddpsim-plot's figure and HTML report
 };
 // Exit 0; 4 when some points failed (their rows carry the error); 128 + N when stopped by signal N.
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args);
@@ -61,9 +65,10 @@ struct CompareArgs {
   std::vector<std::string> clusters;  // [LABEL=]CLUSTER[:PATH=VALUE,...] (compare/compare.hpp)
   std::string nodes;                  // "1,16,64"; empty: the scenario's own
   double samples = 0, tokens = 0;     // time and cost to train this many (0: not asked)
-  std::string json_out, csv_out, plot_out;
+  std::string json_out, csv_out, plot_out, html_out;
   int jobs = 0;
-  bool quiet = false;  // no progress on stderr
+  bool quiet = false;     // no progress on stderr
+  std::string tolerance;  // percent: options within it tie (empty: the prediction band, else 1 %)
 };
 // Exit 0; 4 when some runs failed (their rows carry the error); 128 + N when stopped by signal N.
 int cmd_compare(const CommonOptions& common, const CompareArgs& args);

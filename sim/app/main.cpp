@@ -84,7 +84,14 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--out", sweep.out, "append each finished row to FILE.jsonl at once (point order at the end)");
   sweep_cmd->add_flag("--resume", sweep.resume, "skip the points whose rows --out already holds");
   sweep_cmd->add_option("--shard", sweep.shard, "run only the K-th of N slices (K/N, 1 <= K <= N); join with merge");
-  sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress on stderr");
+  sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress on stderr and no table on stdout");
+  sweep_cmd->add_option("--metric", sweep.metric, "rank by step_time (default), samples_per_s or cost ($/M samples)");
+  sweep_cmd->add_option("--group-by", sweep.group_by,
+                        "a swept PATH whose values are ranked apart (default: nodes when swept), or none");
+  sweep_cmd->add_option("--tolerance", sweep.tolerance,
+                        "percent within which rows are flat, not ranked (default: the prediction band, else 1)");
+  sweep_cmd->add_option("--plot", sweep.plot_out, "draw the sweep (scripts/ddpsim-plot) to FILE.png or .svg");
+  sweep_cmd->add_option("--html", sweep.html_out, "write a self-contained HTML report (figure, rows, why) to FILE");
   sweep_cmd->add_flag("--dry-run", sweep.dry_run, "validate the points to run and list them; simulate nothing");
 
   CompareArgs cmp;
@@ -113,12 +120,16 @@ int main(int argc, char** argv) {
   cmp_cmd->add_option("-j,--jobs", cmp.jobs, "parallel child processes (default: all cores)")
       ->check(number_in(0, 1024));
   cmp_cmd->add_flag("-q,--quiet", cmp.quiet, "no progress on stderr");
+  cmp_cmd->add_option("--html", cmp.html_out, "write a self-contained HTML report (figure, every column) to FILE");
+  cmp_cmd->add_option("--tolerance", cmp.tolerance,
+                      "percent within which options tie (default: the prediction band, else 1)");
   cmp_cmd->footer(
       "Each option runs at every --nodes count, plus once on 1 node with 1 GPU (nodes=1, gpus_per_node=1).\n"
       "scaling = (samples/s / GPUs) / samples/s on that 1 GPU: throughput per GPU relative to one GPU of the\n"
-      "same cluster. $/h = price_per_gpu_hour x GPUs; $/M samples = $/h x step time / 3600 / samples per step\n"
-      "x 1e6. Best per criterion (fastest, cheapest, best scaling) among runs that do not fail to fit\n"
-      "(memory_per_gpu_bytes/fits from the run report; '-' when unknown).");
+      "same cluster. $/h = price_per_gpu_hour x GPUs (or the cluster's cost of ownership: its \"ownership\"\n"
+      "block); $/M samples = $/h x step time / 3600 / samples per step x 1e6. Best per criterion (fastest,\n"
+      "cheapest) among runs that do not fail to fit; options within --tolerance tie. Scaling is shown, not\n"
+      "ranked (the slowest GPU scales best). 'why' names each option's mechanism against the fastest.");
 
   MergeArgs merge;
   auto* merge_cmd = app.add_subcommand("merge", "join sweep --shard outputs into what the unsharded sweep writes");

@@ -2,14 +2,17 @@
 
 #include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -19,6 +22,7 @@
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "core/units.hpp"
 #include "report/csv.hpp"
 #include "report/tables.hpp"
 #include "report/writers.hpp"
@@ -444,33 +448,361 @@ std::string journal_text(const SweepHeader& header, const std::map<size_t, core:
   return out;
 }
 
+std::string group_path(const SweepHeader& header, const SweepDecide& decide) {
+  const auto& ps = header.params;
+  if (decide.group_by == "none") return "";
+  if (decide.group_by.empty()) return std::find(ps.begin(), ps.end(), "nodes") != ps.end() ? "nodes" : "";
+  if (std::find(ps.begin(), ps.end(), decide.group_by) == ps.end())
+    throw core::ConfigError("--group-by " + decide.group_by + ": not a swept parameter; expected one of " +
+                            core::Json(ps).dump() + " or none");
+  return decide.group_by;
+}
+
+double parse_tolerance(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(t, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || !(v >= 0 && v < 100))
+    throw core::ConfigError("--tolerance " + text +
+                            ": expected a percentage >= 0 and < 100, e.g. 1 or 1% (differences within it are flat)");
+  return v / 100.0;
+}
+
+std::string sweep_csv_lines(const std::vector<std::string>& params, const core::Json& rows,
+                            const std::vector<bool>& best) {
+  std::string out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string one = report::sweep_csv(params, core::Json::array({rows[i]}),
+                                              i < best.size() && best[i] ? std::optional<size_t>(0) : std::nullopt);
+    out += one.substr(one.find('\n') + 1);
+  }
+  return out;
+}
+
+namespace {
+
+std::string row_label(const core::Json& r, const std::vector<std::string>& params) {
+  std::string s;
+  for (const auto& p : params)
+    s += (s.empty() ? "" : ", ") + p + "=" + report::param_text(r["params"].value(p, core::Json()));
+  return s;
+}
+
+std::string pct1(double v) {
+  char b[32];
+  double p = v * 100.0;
+  if (std::abs(p) < 0.05) p = 0.0;
+  std::snprintf(b, sizeof b, "%.1f%%", p);
+  return b;
+}
+
+// The sweep's table: one column per swept parameter (its last path component unless two read the
+// same), GPUs when they vary, the metric when it is not the step time, then step time, exposed
+// comm, overlap and buckets; each row's mark says what the decision made of it.
+std::string sweep_table_text(const std::string& scenario, const std::vector<std::string>& params,
+                             const core::Json& rows, compare::Metric metric, const std::string& group,
+                             const std::vector<std::string>& marks) {
+  std::vector<std::string> head;
+  for (const auto& p : params) head.push_back(p.substr(p.rfind('.') == std::string::npos ? 0 : p.rfind('.') + 1));
+  for (size_t i = 0; i < head.size(); ++i)
+    for (size_t k = 0; k < head.size(); ++k)
+      if (i != k &&
+          head[i] == params[k].substr(params[k].rfind('.') == std::string::npos ? 0 : params[k].rfind('.') + 1))
+        head[i] = params[i];
+  bool sizes_vary = false;
+  for (const auto& r : rows)
+    if (r.contains("world_size") && rows[0].contains("world_size") && r["world_size"] != rows[0]["world_size"])
+      sizes_vary = true;
+  const size_t np = head.size();
+  if (sizes_vary) head.push_back("GPUs");
+  if (metric == compare::Metric::SAMPLES_PER_S) head.push_back("samples/s");
+  if (metric == compare::Metric::COST) head.push_back("$/M samples");
+  for (const char* h : {"step time", "exposed comm", "overlap", "buckets"}) head.push_back(h);
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> tails;
+  size_t failed = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    std::vector<std::string> c;
+    for (const auto& p : params) c.push_back(report::param_text(r["params"].value(p, core::Json())));
+    if (r.contains("error")) {
+      ++failed;
+      while (c.size() < head.size()) c.push_back("-");
+      std::string msg = r["error"].get<std::string>();
+      if (auto nl = msg.find('\n'); nl != std::string::npos) msg = msg.substr(0, nl) + " ...";
+      tails.push_back("   FAILED (exit " + std::to_string(r.value("exit_code", 1)) + "): " + msg);
+    } else {
+      if (sizes_vary) c.push_back(std::to_string(r["world_size"].get<long long>()));
+      if (metric != compare::Metric::STEP_TIME) {
+        const auto& v = r[compare::metric_key(metric)];
+        char b[64];
+        std::snprintf(b, sizeof b, metric == compare::Metric::COST ? "%.2f" : "%.1f",
+                      v.is_number() ? v.get<double>() : 0.0);
+        c.push_back(v.is_number() ? b : "-");
+      }
+      c.push_back(core::format_time(r["step_time_s"].get<double>()));
+      c.push_back(core::format_time(r.value("exposed_comm_s", 0.0)));
+      c.push_back(r["overlap_ratio"].is_null() ? "n/a" : pct1(r["overlap_ratio"].get<double>()));
+      c.push_back(std::to_string(r["num_buckets"].get<long long>()));
+      tails.push_back(marks[i]);
+    }
+    cells.push_back(std::move(c));
+  }
+  (void)np;
+  std::vector<size_t> width(head.size());
+  for (size_t k = 0; k < head.size(); ++k) {
+    width[k] = head[k].size();
+    for (const auto& c : cells) width[k] = std::max(width[k], c[k].size());
+  }
+  std::ostringstream o;
+  o << "sweep of " << scenario << " (" << rows.size() << " configurations";
+  if (failed) o << ", " << failed << " failed";
+  o << "; best = " << compare::metric_words(metric) << (group.empty() ? "" : " per " + group) << ")\n";
+  auto line = [&](const std::vector<std::string>& c) {
+    std::string l;
+    for (size_t k = 0; k < c.size(); ++k)
+      l += std::string(k ? 2 : 0, ' ') + std::string(width[k] - c[k].size(), ' ') + c[k];
+    return l;
+  };
+  o << line(head) << "\n";
+  for (size_t i = 0; i < cells.size(); ++i) o << line(cells[i]) << tails[i] << "\n";
+  return o.str();
+}
+
+}  // namespace
+
 std::string finish_sweep(const SweepHeader& header, const std::map<size_t, core::Json>& rows,
-                         const SweepOutputs& outputs) {
+                         const SweepOutputs& outputs, const SweepDecide& sd, core::Json* doc_out) {
   core::Json arr = core::Json::array();
-  std::optional<size_t> best;
   size_t failed = 0;
   for (const auto& [point, row] : rows) {
-    if (row.contains("error"))
-      ++failed;
-    else if (!best || row["step_time_s"].get<double>() < arr[*best]["step_time_s"].get<double>())
-      best = arr.size();
+    if (row.contains("error")) ++failed;
     arr.push_back(row);
   }
-  core::Json rec = report::sweep_recommendation(header.params, arr, best);
-  if (!outputs.out.empty()) report::write_output(outputs.out, journal_text(header, rows));
-  if (!outputs.csv.empty()) report::write_output(outputs.csv, report::sweep_csv(header.params, arr, best));
-  if (!outputs.json.empty()) {
-    core::Json doc{{"scenario", header.scenario},
-                   {"metric", "step_time_s"},
-                   {"params", header.params},
-                   {"rows", arr},
-                   {"best", best ? arr[*best] : core::Json(nullptr)},
-                   {"failed", failed},
-                   {"recommendation", rec}};
-    if (!header.shard.whole()) doc["shard"] = header.to_json()["shard"];
-    report::write_output(outputs.json, doc.dump(2));
+  const std::string group = group_path(header, sd);
+  compare::DecideOptions dopt;
+  dopt.metric = sd.metric;
+  dopt.tolerance = sd.tolerance;
+  const auto decisions = compare::decide(
+      arr, dopt,
+      [&](const core::Json& r) {
+        return group.empty() ? core::Json::object() : core::Json{{group, r["params"].value(group, core::Json())}};
+      },
+      [](const core::Json& r) { return !r.contains("error"); });
+  // The rows that are not the group's own variable: the label of a row within its group.
+  std::vector<std::string> inner;
+  for (const auto& p : header.params)
+    if (p != group) inner.push_back(p);
+  if (inner.empty()) inner = header.params;
+  std::vector<std::string> marks(arr.size());
+  std::vector<bool> best_mark(arr.size(), false);
+  core::Json groups = core::Json::array();
+  std::string why;
+  for (const auto& d : decisions) {
+    const std::string gname = group.empty() ? "" : group + "=" + report::param_text(d.key[group]);
+    core::Json g{{"group", d.key},
+                 {"metric", compare::metric_name(sd.metric)},
+                 {"tolerance", d.tolerance},
+                 {"tolerance_source", d.tolerance_source},
+                 {"candidates", d.members.size()}};
+    // The rows the recommendation explains: the group's, less the flat rows other than the reference.
+    core::Json sub = core::Json::array();
+    std::optional<size_t> sub_best;
+    for (size_t i : d.members) {
+      if (d.is_flat() && i != *d.best && std::find(d.flat.begin(), d.flat.end(), i) != d.flat.end()) continue;
+      if (i == *d.best) sub_best = sub.size();
+      sub.push_back(arr[i]);
+    }
+    core::Json rec = report::sweep_recommendation(header.params, sub, sub_best);
+    std::string head = gname.empty() ? "" : gname + ": ";
+    if (d.is_flat()) {
+      const std::string ft =
+          compare::flat_text(arr, d, sd.metric, [&](const core::Json& r) { return row_label(r, inner); });
+      core::Json pts = core::Json::array();
+      for (size_t i : d.flat) {
+        pts.push_back(arr[i]["point"]);
+        marks[i] = "   ~ flat" + (gname.empty() ? "" : " (" + gname + ")");
+      }
+      g["best"] = nullptr;
+      g["flat"] = pts;
+      g["text"] = ft;
+      why += head + ft + "; no single best: the difference is below the model's resolution\n";
+      if (d.members.size() > d.flat.size()) {
+        why += "  the others, against " + row_label(arr[*d.best], inner) + ":\n";
+        for (const auto& l : rec["losers"]) why += "    " + l["text"].get<std::string>() + "\n";
+      }
+    } else {
+      best_mark[*d.best] = true;
+      marks[*d.best] = "   <- best" + (gname.empty() ? "" : " (" + gname + ")");
+      g["best"] = arr[*d.best];
+      g["flat"] = core::Json::array();
+      g["text"] = "best: " + row_label(arr[*d.best], inner);
+      if (d.members.size() > 1)
+        why += head + "why " + row_label(arr[*d.best], inner) + " wins: ";
+      else
+        why += head + "only " + row_label(arr[*d.best], inner) + " ran: ";
+      std::string rt = report::recommendation_text(rec);
+      const std::string pre = "why the best wins: ";
+      if (rt.rfind(pre, 0) == 0) rt = rt.substr(pre.size());
+      why += rt;
+    }
+    g["recommendation"] = rec;
+    groups.push_back(std::move(g));
   }
-  return report::sweep_table(header.scenario, header.params, arr, best) + report::recommendation_text(rec);
+  const bool single = decisions.size() == 1 && group.empty();
+  core::Json best_row = nullptr;
+  if (single && !decisions[0].is_flat()) best_row = arr[*decisions[0].best];
+  if (!outputs.out.empty()) report::write_output(outputs.out, journal_text(header, rows));
+  if (!outputs.csv.empty()) {
+    std::string head = report::sweep_csv(header.params, core::Json::array(), std::nullopt);
+    report::write_output(outputs.csv, head + sweep_csv_lines(header.params, arr, best_mark));
+  }
+  if (!outputs.json.empty() || doc_out) {
+    core::Json doc{{"scenario", header.scenario},
+                   {"metric", compare::metric_key(sd.metric)},
+                   {"params", header.params},
+                   {"group_by", group.empty() ? core::Json(nullptr) : core::Json(group)},
+                   {"rows", arr},
+                   {"best", best_row},
+                   {"groups", groups},
+                   {"failed", failed},
+                   {"recommendation", single ? groups[0]["recommendation"] : core::Json(nullptr)}};
+    if (!header.shard.whole()) doc["shard"] = header.to_json()["shard"];
+    if (!outputs.json.empty()) report::write_output(outputs.json, doc.dump(2));
+    if (doc_out) *doc_out = std::move(doc);
+  }
+  return sweep_table_text(header.scenario, header.params, arr, sd.metric, group, marks) + why;
+}
+
+Exec exec_collect(const std::string& exe, const std::vector<std::string>& args) {
+  int po[2], pe[2];
+  if (::pipe(po) != 0 || ::pipe(pe) != 0) throw core::SimulationError(std::string("pipe: ") + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw core::SimulationError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(128 + SIGTERM);
+    ::dup2(po[1], 1);
+    ::dup2(pe[1], 2);
+    ::close(po[0]);
+    ::close(po[1]);
+    ::close(pe[0]);
+    ::close(pe[1]);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(exe.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(po[1]);
+  ::close(pe[1]);
+  Exec r;
+  pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int k = 0; k < 2; ++k) {
+      if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[k].fd, buf, sizeof buf);
+      if (n > 0) {
+        (k == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[k].fd);
+        fds[k].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  return r;
+}
+
+std::vector<std::string> plot_python(const std::string& flag) {
+  const char* env = std::getenv("DDPSIM_PYTHON");
+  for (const char* c : {env, static_cast<const char*>("python3"), static_cast<const char*>("/usr/bin/python3")}) {
+    if (!c || !*c) continue;
+    std::vector<std::string> cmd;
+    if (std::string(c).find('/') == std::string::npos)
+      cmd = {"/usr/bin/env", c};
+    else
+      cmd = {c};
+    std::vector<std::string> a(cmd.begin() + 1, cmd.end());
+    a.insert(a.end(), {"-c", "import matplotlib"});
+    if (exec_collect(cmd[0], a).code == 0) return cmd;
+  }
+  throw core::ConfigError(
+      flag +
+      ": no Python with matplotlib found (tried $DDPSIM_PYTHON, python3, /usr/bin/python3); install "
+      "python3-matplotlib or set DDPSIM_PYTHON");
+}
+
+std::vector<std::string> check_plot_outputs(const std::filesystem::path& root, const std::string& command,
+                                            const std::string& plot_out, const std::string& html_out) {
+  if (plot_out.empty() && html_out.empty()) return {};
+  if (plot_out == "-") throw core::ConfigError(command + " --plot -: the figure must be a file (.png or .svg)");
+  if (html_out == "-") throw core::ConfigError(command + " --html -: the report must be a file (.html)");
+  if (!plot_out.empty()) {
+    const std::string ext = std::filesystem::path(plot_out).extension().string();
+    if (ext != ".png" && ext != ".svg")
+      throw core::ConfigError(command + " --plot " + plot_out + ": expected a file ending .png or .svg");
+  }
+  const auto script = root / "scripts" / "ddpsim-plot";
+  const std::string flag = command + (plot_out.empty() ? " --html" : " --plot");
+  if (!std::filesystem::exists(script))
+    throw core::ConfigError(flag + ": " + script.string() + " is missing (it draws the figure)");
+  return plot_python(flag);
+}
+
+void draw_plots(const std::filesystem::path& root, const std::vector<std::string>& python, const std::string& command,
+                const std::string& json_text, const std::string& title, const std::string& plot_out,
+                const std::string& html_out) {
+  namespace fs = std::filesystem;
+  if (plot_out.empty() && html_out.empty()) return;
+  const std::string pid = std::to_string(::getpid());
+  const fs::path script = root / "scripts" / "ddpsim-plot";
+  const fs::path tmp_json = fs::temp_directory_path() / ("ddpsim-" + command + "-" + pid + ".json");
+  report::write_output(tmp_json.string(), json_text);
+  std::vector<std::pair<fs::path, fs::path>> moves;  // temporary beside the target -> target
+  std::vector<std::string> a(python.begin() + 1, python.end());
+  a.insert(a.end(), {script.string(), tmp_json.string(), "--title", title});
+  auto tmp_beside = [&](const std::string& target) {
+    const fs::path t(target);
+    const fs::path tmp = t.parent_path() / (".ddpsim-" + command + "-" + pid + t.extension().string());
+    moves.push_back({tmp, t});
+    return tmp.string();
+  };
+  if (!plot_out.empty()) a.insert(a.end(), {"-o", tmp_beside(plot_out)});
+  if (!html_out.empty()) a.insert(a.end(), {"--html", tmp_beside(html_out)});
+  Exec p = exec_collect(python[0], a);
+  std::error_code ec;
+  fs::remove(tmp_json, ec);
+  if (p.code != 0) {
+    for (const auto& [tmp, target] : moves) fs::remove(tmp, ec);
+    throw core::SimulationError(command + ": " + script.string() + " failed (exit " + std::to_string(p.code) +
+                                "): " + p.err);
+  }
+  for (const auto& [tmp, target] : moves) {
+    fs::rename(tmp, target, ec);
+    if (ec)
+      throw core::SimulationError(command + ": cannot rename " + tmp.string() + " to " + target.string() + ": " +
+                                  ec.message());
+  }
 }
 
 }  // namespace ddpsim::app

@@ -4,12 +4,14 @@
 // Also the sweep's grid (--param lists, --shard slices) and its row journal (--out rows.jsonl),
 // which `sweep`, `sweep --resume` and `merge` share.
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "compare/decide.hpp"
 #include "core/json_reader.hpp"
 
 namespace ddpsim::app {
@@ -110,9 +112,48 @@ struct SweepJournal {
 SweepJournal read_journal(const std::string& path);
 // Header line + rows in point order, each line JSON without spaces.
 std::string journal_text(const SweepHeader& header, const std::map<size_t, core::Json>& rows);
+// How a sweep picks its best: the metric, the groups ranked apart (default: `nodes` when it is
+// swept, since fewer nodes always step faster), and the tolerance under which rows are flat.
+struct SweepDecide {
+  compare::Metric metric = compare::Metric::STEP_TIME;
+  std::string group_by;             // a swept path, "none", or empty: `nodes` when swept, else none
+  std::optional<double> tolerance;  // relative; unset: the prediction band, else 1 %
+};
+// The swept path rows are grouped by (empty: one group). Throws core::ConfigError when
+// `group_by` names a path that is not swept.
+std::string group_path(const SweepHeader& header, const SweepDecide& decide);
+// --tolerance: "1%" or "1" (percent), >= 0 and < 100; returns the fraction.
+double parse_tolerance(const std::string& text);
+
 // Writes the outputs named in `outputs` (each whole: temporary file, then rename) and returns the
-// table with the recommendation, for stdout.
+// table with the decision per group and why, for stdout.
 std::string finish_sweep(const SweepHeader& header, const std::map<size_t, core::Json>& rows,
-                         const SweepOutputs& outputs);
+                         const SweepOutputs& outputs, const SweepDecide& decide = {}, core::Json* doc_out = nullptr);
+
+// One CSV line (no header) per row, as report::sweep_csv writes them; `best` marks the rows.
+std::string sweep_csv_lines(const std::vector<std::string>& params, const core::Json& rows,
+                            const std::vector<bool>& best);
+
+// Runs `exe args...` and collects its stdout, stderr and exit code. The child dies with its parent.
+struct Exec {
+  int code = 0;
+  std::string out, err;
+};
+Exec exec_collect(const std::string& exe, const std::vector<std::string>& args);
+
+// A Python that has matplotlib: $DDPSIM_PYTHON, python3 on PATH, or /usr/bin/python3 (the order
+// scripts/ddpsim-plot follows too). Returns the executable and the arguments before the script's.
+// Throws core::ConfigError naming `flag` when none has it.
+std::vector<std::string> plot_python(const std::string& flag);
+
+// --plot FILE.png|.svg and --html FILE of `command` (sweep, compare): checks them before any work.
+// Returns the interpreter for draw_plots (empty when neither is asked for).
+std::vector<std::string> check_plot_outputs(const std::filesystem::path& root, const std::string& command,
+                                            const std::string& plot_out, const std::string& html_out);
+// Draws `json_text` (the command's --json document) with scripts/ddpsim-plot into `plot_out`
+// and/or `html_out`, each written beside its target first and renamed into place.
+void draw_plots(const std::filesystem::path& root, const std::vector<std::string>& python, const std::string& command,
+                const std::string& json_text, const std::string& title, const std::string& plot_out,
+                const std::string& html_out);
 
 }  // namespace ddpsim::app

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "compare/decide.hpp"
 #include "config/fabric_spec.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
@@ -232,6 +233,27 @@ OptionFacts option_facts(const config::ClusterSpec& c) {
   } else {
     f.bom.servers = c.nodes;
   }
+  if (f.price_per_gpu_hour > 0) {
+    f.price_source = "rent";
+  } else if (c.ownership) {
+    // An owned cluster is priced by what it costs to own: the servers the fabric wires (whole
+    // leaves or units), their fabric and their power over the years of depreciation.
+    const auto& o = *c.ownership;
+    const int servers = std::max(f.bom.servers, 1);
+    const double fabric_capex = f.capex_priced ? f.bom.capex : 0.0;
+    f.price_per_gpu_hour = config::ownership_price_per_gpu_hour(o, servers, c.gpus_per_node, fabric_capex);
+    f.price_source = "ownership";
+    const double hours = o.years * 8760.0 * o.utilisation;
+    f.ownership = {{"servers", servers},
+                   {"server_price", o.server_price},
+                   {"servers_capex", o.server_price * servers},
+                   {"fabric_capex", f.capex_priced ? Json(f.bom.capex) : Json(nullptr)},
+                   {"years", o.years},
+                   {"utilisation", o.utilisation},
+                   {"capex_per_hour", (o.server_price * servers + fabric_capex) / hours},
+                   {"power_per_hour", o.server_power_kw * o.pue * o.electricity_per_kwh * servers},
+                   {"price_per_gpu_hour", f.price_per_gpu_hour}};
+  }
   return f;
 }
 
@@ -259,8 +281,13 @@ Json compare_row(const Point& point, const ClusterOption& option, const Json& re
                  const OptionFacts& facts, const Target& target) {
   (void)point;
   Json row = Json::object();
-  const int world = static_cast<int>(num(report, "world_size"));
-  const int nodes = static_cast<int>(num(report, "nodes"));
+  // The figures every row needs: a report without one is an error, never a row of zeros.
+  const std::string what =
+      "--cluster " + option.text + (point.nodes > 0 ? " --nodes " + std::to_string(point.nodes) : "");
+  const int world = static_cast<int>(figure(report, "world_size", what));
+  const int nodes = static_cast<int>(figure(report, "nodes", what));
+  for (const char* k : {"step_time_s", "samples_per_s", "samples_per_rank", "exposed_comm_s", "compute_only_s"})
+    figure(report, k, what);
   row["label"] = option.label + " x" + std::to_string(nodes);
   row["option"] = option.label;
   row["cluster"] = option.cluster;
@@ -282,10 +309,11 @@ Json compare_row(const Point& point, const ClusterOption& option, const Json& re
   const bool seq = has_num(report, "seq_len") && num(report, "seq_len") > 0;
   const double seq_len = seq ? num(report, "seq_len") : 0.0;
   row["tokens_per_s"] = seq ? Json(sps * seq_len) : Json(nullptr);
-  if (baseline && has_num(*baseline, "samples_per_s") && num(*baseline, "samples_per_s") > 0 && world > 0) {
-    row["baseline_samples_per_s"] = num(*baseline, "samples_per_s");
-    row["scaling_efficiency"] = scaling_efficiency(sps, world, num(*baseline, "samples_per_s"),
-                                                   std::max(1, static_cast<int>(num(*baseline, "world_size"))));
+  if (baseline && world > 0) {
+    const double bsps = figure(*baseline, "samples_per_s", what + " (its 1-GPU baseline)");
+    const double bworld = figure(*baseline, "world_size", what + " (its 1-GPU baseline)");
+    row["baseline_samples_per_s"] = bsps;
+    row["scaling_efficiency"] = scaling_efficiency(sps, world, bsps, std::max(1, static_cast<int>(bworld)));
   } else {
     row["baseline_samples_per_s"] = nullptr;
     row["scaling_efficiency"] = nullptr;
@@ -293,6 +321,8 @@ Json compare_row(const Point& point, const ClusterOption& option, const Json& re
   const bool priced = facts.price_per_gpu_hour > 0;
   const double per_hour = facts.price_per_gpu_hour * world;
   row["price_per_gpu_hour"] = priced ? Json(facts.price_per_gpu_hour) : Json(nullptr);
+  row["price_source"] = priced ? Json(facts.price_source.empty() ? "rent" : facts.price_source) : Json(nullptr);
+  row["ownership"] = facts.ownership;
   row["price_per_hour"] = priced ? Json(per_hour) : Json(nullptr);
   const bool runs = step > 0 && samples_per_step > 0;
   row["cost_per_million_samples"] =
@@ -325,43 +355,210 @@ Json compare_row(const Point& point, const ClusterOption& option, const Json& re
   return row;
 }
 
-Json mark_best(Json& rows) {
+namespace {
+
+// Bytes per step on link classes above the leaves (fat-tree spines and cores): zero when the
+// placement keeps every collective's traffic under one leaf.
+double bytes_above_leaves(const Json& run) {
+  double sum = 0;
+  if (!run.contains("links") || !run["links"].is_array()) return 0;
+  for (const auto& c : run["links"]) {
+    const std::string cls = c.value("class", "");
+    if (cls == "leaf up" || cls == "spine down" || cls == "spine up" || cls == "core down")
+      sum += c.value("bytes", 0.0);
+  }
+  return sum;
+}
+
+// The link class whose busiest link carries most above its class's mean: ECMP hashing that lands
+// several flows on one uplink while others idle. {class, ratio} or null when the spread is even.
+Json ecmp_collision(const Json& run) {
+  Json out = nullptr;
+  double worst = 1.25;  // below 25 % over the mean: an even spread, not a collision
+  if (!run.contains("links") || !run["links"].is_array()) return out;
+  for (const auto& c : run["links"]) {
+    if (!c.contains("busiest_link") || !c["busiest_link"].is_object()) continue;
+    const std::string cls = c.value("class", "");
+    if (cls != "leaf up" && cls != "spine down" && cls != "spine up" && cls != "core down") continue;
+    const double mean = c.value("bytes_per_link", 0.0), top = c["busiest_link"].value("bytes", 0.0);
+    if (mean > 0 && top / mean > worst) {
+      worst = top / mean;
+      out = {{"class", cls}, {"ratio", top / mean}, {"link", c["busiest_link"].value("name", "")}};
+    }
+  }
+  return out;
+}
+
+std::string pct0(double v) { return fmt("%.0f %%", v * 100); }
+
+}  // namespace
+
+Json explain_difference(const Json& r, const Json& b) {
+  const double dstep = r["step_time_s"].get<double>() - b["step_time_s"].get<double>();
+  const double dcomp = r["compute_only_s"].get<double>() - b["compute_only_s"].get<double>();
+  const double dexp = r["exposed_comm_s"].get<double>() - b["exposed_comm_s"].get<double>();
+  const Json& run = r.contains("run") ? r["run"] : r;
+  std::string kind, text;
+  if (r["fits"].is_boolean() && !r["fits"].get<bool>()) {
+    kind = "memory";
+    text = "memory: needs " +
+           (r["memory_per_gpu_bytes"].is_number() ? gib(r["memory_per_gpu_bytes"].get<double>()) : "?") +
+           " per GPU, the GPU has " +
+           (r["gpu_memory_bytes"].is_number() ? gib(r["gpu_memory_bytes"].get<double>()) : "?");
+  } else if (dcomp >= 0.5 * dstep) {
+    kind = "compute";
+    text = "compute: " + core::format_time(r["compute_only_s"].get<double>()) + " of GPU work per step vs " +
+           core::format_time(b["compute_only_s"].get<double>()) + " (" + r.value("gpu", std::string("?")) + " vs " +
+           b.value("gpu", std::string("?")) + ")";
+  } else if (dexp > 0) {
+    const Json ecmp = ecmp_collision(run);
+    const Json& busiest = run.contains("busiest_link") ? run["busiest_link"] : Json(nullptr);
+    const double util = busiest.is_object() ? busiest.value("utilisation", 0.0) : 0.0;
+    const std::string exposed = "exposed comm " + core::format_time(r["exposed_comm_s"].get<double>()) + " vs " +
+                                core::format_time(b["exposed_comm_s"].get<double>());
+    if (!ecmp.is_null()) {
+      kind = "ecmp-collisions";
+      text = "ECMP collisions: the busiest " + ecmp["class"].get<std::string>() + " link (" +
+             ecmp["link"].get<std::string>() + ") carries " + fmt("%.1fx", ecmp["ratio"].get<double>()) +
+             " its class's mean while others idle; " + exposed;
+    } else if (busiest.is_object() && util >= 0.3) {
+      kind = "bottleneck-link";
+      text = "bandwidth: the bottleneck is the " + busiest.value("class", std::string("?")) + " links (busiest " +
+             busiest.value("name", std::string("?")) + ", " + pct0(util) + " utilised); " + exposed;
+    } else if (busiest.is_object()) {
+      kind = "latency-bound";
+      text = "latency-bound buckets: the links are at most " + pct0(util) + " utilised, so per-collective latency of " +
+             std::to_string(r.value("num_buckets", 0)) + " buckets dominates; " + exposed;
+    } else {
+      kind = "communication";
+      text = "communication: " + exposed + ", comm alone " + core::format_time(r.value("comm_alone_s", 0.0)) + " vs " +
+             core::format_time(b.value("comm_alone_s", 0.0));
+    }
+  } else {
+    kind = "other";
+    text = "other waits: step " + core::format_time(r["step_time_s"].get<double>()) + " vs " +
+           core::format_time(b["step_time_s"].get<double>()) + " with compute and exposed comm no larger";
+  }
+  return {{"kind", kind}, {"text", text}, {"step_time_delta_s", dstep}};
+}
+
+std::string tie_reason(const Json& rows, const std::vector<size_t>& tied) {
+  bool identical = true, none_above = true, fabrics_differ = false;
+  const Json& first = rows[tied[0]];
+  for (size_t i : tied) {
+    const Json& r = rows[i];
+    if (std::abs(r["step_time_s"].get<double>() - first["step_time_s"].get<double>()) >
+        1e-9 * first["step_time_s"].get<double>())
+      identical = false;
+    if (bytes_above_leaves(r.contains("run") ? r["run"] : r) > 0) none_above = false;
+    if (r["bom"]["topology"] != first["bom"]["topology"] || r["bom"]["spines"] != first["bom"]["spines"] ||
+        r["set"] != first["set"])
+      fabrics_differ = true;
+  }
+  if (identical && none_above && fabrics_differ)
+    return "identical to the last digit: no step traffic crosses a leaf's uplinks (the job's ranks are packed under "
+           "the same leaves), so oversubscribed spines and rail wiring are never used at this size; they differ only "
+           "in "
+           "the bill of materials";
+  if (identical) return "identical to the last digit: the options simulate the same step";
+  return "within the tolerance: the model cannot tell them apart";
+}
+
+Json mark_best(Json& rows, std::optional<double> tolerance) {
   struct Crit {
     const char* name;
-    const char* key;
-    bool larger;
+    Metric metric;
   };
-  const Crit crits[] = {{"fastest", "samples_per_s", true},
-                        {"cheapest", "cost_per_million_samples", false},
-                        {"best scaling", "scaling_efficiency", true}};
+  // Scaling efficiency is shown but not ranked: it favours the slowest GPU (least compute to
+  // hide the communication behind), which tells a buyer nothing; what a buyer ranks is time
+  // (fastest) and money per unit of work (cheapest).
+  const Crit crits[] = {{"fastest", Metric::SAMPLES_PER_S}, {"cheapest", Metric::COST}};
   Json best = Json::object();
+  Json ties = Json::object();
   for (auto& r : rows)
     if (!r.contains("error")) r["best"] = Json::array();
   for (const auto& c : crits) {
-    std::optional<size_t> pick;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i];
-      if (r.contains("error")) continue;
-      if (r.contains("fits") && r["fits"].is_boolean() && !r["fits"].get<bool>()) continue;
-      if (!has_num(r, c.key)) continue;
-      // Figures equal to 1e-9 (relative) are a tie, which the first row wins: a 1:1 fat-tree and
-      // the ideal switch differ only in the last digits of the flow solver.
-      const double v = r[c.key].get<double>();
-      const double p = pick ? rows[*pick][c.key].get<double>() : 0.0;
-      const double tol = 1e-9 * std::max(std::abs(v), std::abs(p));
-      if (!pick || (c.larger ? v > p + tol : v < p - tol)) pick = i;
+    DecideOptions o;
+    o.metric = c.metric;
+    o.tolerance = tolerance;
+    const auto ds = decide(
+        rows, o, [](const Json&) { return Json::object(); },
+        [&](const Json& r) {
+          if (r.contains("error")) return false;
+          if (r.contains("fits") && r["fits"].is_boolean() && !r["fits"].get<bool>()) return false;
+          return has_num(r, metric_key(c.metric));
+        });
+    if (ds.empty()) {
+      best[c.name] = nullptr;
+      continue;
     }
-    best[c.name] = pick ? Json(*pick) : Json(nullptr);
-    if (pick) rows[*pick]["best"].push_back(c.name);
+    const auto& d = ds[0];
+    best[c.name] = *d.best;
+    if (d.is_flat()) {
+      Json t = Json::array();
+      for (size_t i : d.flat) {
+        t.push_back(i);
+        rows[i]["best"].push_back(std::string(c.name) + " (tie)");
+      }
+      ties[c.name] = {{"rows", t},
+                      {"tolerance", d.tolerance},
+                      {"tolerance_source", d.tolerance_source},
+                      {"reason", tie_reason(rows, d.flat)}};
+    } else {
+      rows[*d.best]["best"].push_back(c.name);
+    }
   }
+  best["ties"] = ties;
   return best;
 }
 
+Json why_block(const Json& rows, std::optional<double> tolerance) {
+  Json out = Json::array();
+  std::vector<long long> node_counts;
+  for (const auto& r : rows)
+    if (!r.contains("error") &&
+        std::find(node_counts.begin(), node_counts.end(), r["nodes"].get<long long>()) == node_counts.end())
+      node_counts.push_back(r["nodes"].get<long long>());
+  for (long long n : node_counts) {
+    std::optional<size_t> fast;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      if (r.contains("error") || r["nodes"].get<long long>() != n) continue;
+      if (r["fits"].is_boolean() && !r["fits"].get<bool>()) continue;
+      if (!fast || r["samples_per_s"].get<double>() > rows[*fast]["samples_per_s"].get<double>() * (1 + 1e-9)) fast = i;
+    }
+    if (!fast) continue;
+    const Json& b = rows[*fast];
+    const double tol = tolerance.value_or(0.01);
+    Json others = Json::array();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      if (i == *fast || r.contains("error") || r["nodes"].get<long long>() != n) continue;
+      const double rel = r["step_time_s"].get<double>() / b["step_time_s"].get<double>() - 1;
+      Json e;
+      const bool fits = !(r["fits"].is_boolean() && !r["fits"].get<bool>());
+      if (fits && std::abs(rel) <= tol) {
+        e = {{"kind", "tie"},
+             {"text", "ties with it (step " + fmt("%+.2f %%", rel * 100) + "): " + tie_reason(rows, {*fast, i})}};
+      } else {
+        e = explain_difference(r, b);
+        e["text"] = fmt("+%.1f %% step time; ", rel * 100) + e["text"].get<std::string>();
+      }
+      e["row"] = i;
+      e["label"] = r["label"];
+      others.push_back(std::move(e));
+    }
+    if (!others.empty()) out.push_back({{"nodes", n}, {"fastest", *fast}, {"others", others}});
+  }
+  return out;
+}
+
 Outputs render(const std::string& scenario, const std::vector<ClusterOption>& options,
-               const std::vector<std::string>& global_overrides, const Target& target, Json rows,
-               const Json& baselines) {
+               const std::vector<std::string>& global_overrides, const Target& target, Json rows, const Json& baselines,
+               std::optional<double> tolerance) {
   Outputs out;
-  const Json best = mark_best(rows);
+  const Json best = mark_best(rows, tolerance);
+  const Json why = why_block(rows, tolerance);
   bool any_seq = false, any_capex = false;
   size_t failed = 0;
   for (const auto& r : rows) {
@@ -483,11 +680,40 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     if (any && !has) unpriced.push_back(options[i].label);
   }
   if (!unpriced.empty())
-    o << "$/h: no price_per_gpu_hour in the cluster file of " << join(unpriced, ", ")
-      << " (add one to the cluster file)\n";
+    o << "$/h: no price in the cluster file of " << join(unpriced, ", ")
+      << " (add price_per_gpu_hour for a rented cluster or an ownership block for an owned one)\n";
+  for (const auto& opt : options)
+    for (const auto& r : rows)
+      if (!r.contains("error") && r["option"] == opt.label && r["ownership"].is_object()) {
+        const auto& w = r["ownership"];
+        o << "$/h of " << r["label"].get<std::string>() << ": owned: " << w["servers"].get<long long>() << " servers x "
+          << money(w["server_price"].get<double>()) << " + fabric "
+          << (w["fabric_capex"].is_number() ? money(w["fabric_capex"].get<double>()) : std::string("not priced"))
+          << " over " << fmt("%g", w["years"].get<double>()) << " years at " << pct0(w["utilisation"].get<double>())
+          << " use = " << fmt("$%.2f/h", w["capex_per_hour"].get<double>()) << ", power "
+          << fmt("$%.2f/h", w["power_per_hour"].get<double>()) << " -> "
+          << fmt("$%.3f per GPU-hour", w["price_per_gpu_hour"].get<double>()) << "\n";
+      }
   o << "$/M samples = $/h x step time / 3600 / samples per step x 1e6; '-' = unknown; best excludes failed runs "
        "and runs that do not fit\n";
+  o << "scaling is shown, not ranked: the slowest GPU scales best (it has the most compute to hide the "
+       "communication behind); rank by fastest (time to train) or cheapest ($ per unit of work)\n";
   for (const auto& n : notes) o << n << "\n";
+  for (const auto& [crit, t] : best["ties"].items()) {
+    std::vector<std::string> names;
+    for (const auto& i : t["rows"]) names.push_back(rows[i.get<size_t>()]["label"].get<std::string>());
+    o << crit << ": a tie, any of " << join(names, ", ") << " within " << percent_text(t["tolerance"].get<double>())
+      << ": " << t["reason"].get<std::string>() << "\n";
+  }
+  if (!why.empty()) {
+    o << "\nwhy (each option against the fastest at the same node count):\n";
+    for (const auto& g : why) {
+      o << "  " << g["nodes"].get<long long>() << " node" << (g["nodes"].get<long long>() == 1 ? "" : "s")
+        << ": fastest " << rows[g["fastest"].get<size_t>()]["label"].get<std::string>() << "\n";
+      for (const auto& e : g["others"])
+        o << "    " << e["label"].get<std::string>() << ": " << e["text"].get<std::string>() << "\n";
+    }
+  }
   out.table = o.str();
 
   // ---- CSV
@@ -552,7 +778,7 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     if (b.is_object() && b.contains("error"))
       base = {{"error", b["error"]}};
     else if (b.is_object())
-      base = {{"step_time_s", b.value("step_time_s", 0.0)}, {"samples_per_s", b.value("samples_per_s", 0.0)}};
+      base = {{"step_time_s", b["step_time_s"]}, {"samples_per_s", b["samples_per_s"]}};
     opts.push_back({{"label", options[i].label},
                     {"text", options[i].text},
                     {"cluster", options[i].cluster},
@@ -573,9 +799,13 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
         {"cost_per_million_samples", "price_per_hour x step_time_s / 3600 / samples_per_step x 1e6"},
         {"train_time_s", "N / samples_per_s (--samples) or N / tokens_per_s (--tokens)"},
         {"train_cost", "price_per_hour x train_time_s / 3600"},
-        {"best", "among rows that ran and whose fits is not false; ties (equal to 1e-9) go to the first row"}}},
+        {"best",
+         "fastest (most samples/s) and cheapest (least cost_per_million_samples) among rows that ran and whose fits "
+         "is not false; rows within the tolerance (1 % unless given or a prediction band) tie: best.ties"},
+        {"scaling_efficiency_ranked", "no: the slowest GPU scales best, so it is shown, never ranked"}}},
       {"rows", rows},
       {"best", best},
+      {"why", why},
       {"failed", failed}};
   return out;
 }

@@ -81,6 +81,10 @@ struct OptionFacts {
   bool has_fabric = false;        // an inter-node link exists (nodes > 1 possible)
   fabric::Bom bom;
   bool capex_priced = false;  // the fabric gives unit prices
+  // "rent" (the cluster's price_per_gpu_hour), "ownership" (its cost of ownership,
+  // config/ownership.hpp, over the servers the bill of materials wires) or "" (no price).
+  std::string price_source;
+  core::Json ownership;  // with "ownership": the terms of the price (null otherwise)
 };
 // The fabric's bill of materials for the scenario's own cluster (servers wired as the flow
 // backend wires them: the job's nodes rounded up to whole leaves or scalable units).
@@ -103,7 +107,24 @@ core::Json failed_row(const Point& point, const ClusterOption& option, const std
 // (least cost per million samples; rows with a price), "best scaling" (highest scaling
 // efficiency). Rows that failed or whose `fits` is false are excluded; ties (equal to
 // 1e-9, relative) go to the first row.
-core::Json mark_best(core::Json& rows);
+// Criteria: "fastest" (most samples/s) and "cheapest" (least cost per million samples; rows with
+// a price). Rows within `tolerance` (relative; unset: the best row's prediction band, else 1 %)
+// of the best tie: each is marked "CRITERION (tie)" and best["ties"][CRITERION] holds {rows,
+// tolerance, tolerance_source, reason}. Scaling efficiency is not a criterion: the slowest GPU
+// scales best. Equal to 1e-9 (relative): the first row is the reference.
+core::Json mark_best(core::Json& rows, std::optional<double> tolerance = std::nullopt);
+
+// Why row `r` is slower than row `b` (both finished rows): {kind, text, step_time_delta_s}, kind
+// one of memory (does not fit), compute (GPU work differs by at least half the step difference),
+// ecmp-collisions (a link class above the leaves whose busiest link carries > 1.25x the class
+// mean), bottleneck-link (busiest link >= 30 % utilised), latency-bound (links less busy: the
+// per-collective latency of its buckets), communication (no link statistics) or other.
+core::Json explain_difference(const core::Json& r, const core::Json& b);
+// Why the rows `tied` (indices) tie: identical to 1e-9 with no traffic above the leaves and
+// different fabrics -> placement hides the fabric; else identical; else within the tolerance.
+std::string tie_reason(const core::Json& rows, const std::vector<size_t>& tied);
+// Per node count, the fastest row that fits and each other row's difference from it (or a tie).
+core::Json why_block(const core::Json& rows, std::optional<double> tolerance);
 
 // The outputs: text table(s) for stdout, CSV, and the JSON document.
 struct Outputs {
@@ -112,6 +133,6 @@ struct Outputs {
 };
 Outputs render(const std::string& scenario, const std::vector<ClusterOption>& options,
                const std::vector<std::string>& global_overrides, const Target& target, core::Json rows,
-               const core::Json& baselines);
+               const core::Json& baselines, std::optional<double> tolerance = std::nullopt);
 
 }  // namespace ddpsim::compare

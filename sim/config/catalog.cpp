@@ -644,6 +644,8 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
   c.nodes = static_cast<int>(r.integer("nodes", true, 1, 1 << 20).value_or(1));
   c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", true, 1, 1024).value_or(1));
   c.price_per_gpu_hour = r.number_or("price_per_gpu_hour", 0, 0.0);
+  if (const Json* o = r.raw("ownership"))
+    c.ownership = parse_ownership(*o, join_path(r.path(), "ownership"), r.diagnostics());
   if (const Json* intra = r.raw("intra_node")) {
     ObjectReader ir(*intra, join_path(r.path(), "intra_node"), r.diagnostics());
     c.fabric = intra_fabric_names().value(ir.string_or("fabric", "nvswitch", intra_fabric_names().all()),

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/fabric_spec.hpp"
+#include "config/ownership.hpp"
 #include "core/names.hpp"
 
 namespace ddpsim::config {
@@ -190,9 +191,10 @@ struct ClusterSpec {
     std::vector<PairAchieved> achieved;
     std::string source;
   } calibration;
-  double price_per_gpu_hour = 0;  // optional, for cost comparisons (USD)
-  FabricSpec inter_fabric;        // the inter-node fabric (config/fabric_section); default single_switch
-  std::string fabric_json;        // the cluster file's `fabric` object as written (a scenario's overrides it)
+  double price_per_gpu_hour = 0;       // optional, for cost comparisons (USD)
+  std::optional<Ownership> ownership;  // optional cost of ownership (config/ownership.hpp)
+  FabricSpec inter_fabric;             // the inter-node fabric (config/fabric_section); default single_switch
+  std::string fabric_json;             // the cluster file's `fabric` object as written (a scenario's overrides it)
   int world_size() const { return nodes * gpus_per_node; }
   double intra_bandwidth() const { return intra_link.bandwidth * links_per_gpu; }
   double inter_bandwidth() const { return inter_link ? inter_link->bandwidth * nics_per_node : 0.0; }

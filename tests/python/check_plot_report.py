@@ -52,28 +52,62 @@ def main():
         rows = json.load(open(sweep))["rows"]
         cmp_path = os.path.join(d, "compare.json")
         json.dump({"rows": [dict(rows[0], label="option A"), dict(rows[2], label="option B")]}, open(cmp_path, "w"))
+        # A real `ddpsim compare --json` (every column, the bill of materials, the why block) and a
+        # two-parameter sweep grouped by nodes (one line per group).
+        cmpj = os.path.join(d, "cmp.json")
+        run([ddpsim, "compare", "default", "--set", "training.batch_size=8", "--set", "simulation.backend=analytic",
+             "--nodes", "2", "--cluster", "p4d", "--cluster", "ft=dgx-h100:fabric.topology=fat_tree,fabric.nics_per_leaf=8",
+             "-q", "--samples", "1e6", "--json", cmpj])
+        sweep2 = os.path.join(d, "sweep2.json")
+        run([ddpsim, "sweep", "resnet50-2x8-a100-hdr", "--set", "simulation.backend=analytic", "-q",
+             "--param", "nodes=2,4", "--param", "ddp.bucket_cap_mb=1,25,100", "--json", sweep2])
         outs = os.path.join(d, "figs")
         os.makedirs(outs)
         report = os.path.join(d, "report.html")
-        run([sys.executable, PLOT, sweep, runj, cmp_path, os.path.join(d, "rows.jsonl"), "-o", outs, "--html", report])
-        for name in ("sweep", "run", "compare", "rows"):
+        run([sys.executable, PLOT, sweep, runj, cmp_path, os.path.join(d, "rows.jsonl"), cmpj, sweep2, "-o", outs,
+             "--html", report])
+        for name in ("sweep", "run", "compare", "rows", "cmp", "sweep2"):
             w, h, ink, ok = png_ok(os.path.join(outs, name + ".png"))
             print(f"{name}.png: {w}x{h}, {100 * ink:.1f} % ink")
             if not ok:
                 print(f"FAIL: {name}.png looks blank or malformed")
                 return 1
+        # The first python3 on PATH lacks matplotlib (a virtual environment's, here one run with -S):
+        # ddpsim-plot finds one that has it, as `compare --plot` does, instead of an ImportError.
+        fake = os.path.join(d, "nompl")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "python3"), "w") as f:
+            f.write("#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n")
+        os.chmod(os.path.join(fake, "python3"), 0o755)
+        env = dict(os.environ, PATH=fake + os.pathsep + os.environ.get("PATH", ""))
+        env.pop("DDPSIM_PYTHON", None)
+        if subprocess.run([os.path.join(fake, "python3"), "-c", "import matplotlib"], capture_output=True,
+                          timeout=60).returncode == 0:
+            print("FAIL: the stand-in python3 without matplotlib imports it")
+            return 1
+        run([PLOT, sweep, "-o", os.path.join(d, "nompl.png")], env=env)
+        if png_ok(os.path.join(d, "nompl.png"))[3] is not True:
+            print("FAIL: ddpsim-plot under a python3 without matplotlib drew nothing")
+            return 1
         svg = os.path.join(d, "sweep.svg")
         run([sys.executable, PLOT, sweep, "-o", svg])
         if "<svg" not in open(svg).read(2000):
             print("FAIL: -o sweep.svg is not SVG")
             return 1
         page = open(report, encoding="utf-8").read()
-        if page.count("src='data:image/png;base64,") != 4 or "http" in page.replace("http-equiv", ""):
-            print("FAIL: the report is not self-contained (4 inline images, no external references)")
+        if page.count("src='data:image/png;base64,") != 6 or "http" in page.replace("http-equiv", ""):
+            print("FAIL: the report is not self-contained (6 inline images, no external references)")
             return 1
         if "why the best wins" not in page or "<table>" not in page:
             print("FAIL: the report lacks the tables or the recommendation")
             return 1
+        # compare: every column of its table, the bill of materials and the why block.
+        for want in ("samples/s per GPU", "scaling %", "$/GPU-hour", "$/M samples", "fits", "mem/GPU GiB",
+                     "time to train s", "cost to train $", "fabric bill of materials", "switch ports", "<h3>why</h3>",
+                     "decision per group", "nodes=4: "):
+            if want not in page:
+                print(f"FAIL: the report lacks {want!r}")
+                return 1
         chromium = shutil.which("chromium") or shutil.which("chromium-browser")
         if not chromium:
             print("SKIP: chromium not installed (figures and HTML checked, not the rendering)")

@@ -87,11 +87,30 @@ TEST(Compare, TableCsvJsonAreTheRunsReports) {
   EXPECT_EQ(doc["options"][0]["baseline_1gpu"]["samples_per_s"], b["samples_per_s"]);
   EXPECT_NEAR(p4d2["scaling_efficiency"].get<double>(),
               run["samples_per_s"].get<double>() / 16 / b["samples_per_s"].get<double>(), 1e-12);
-  // Unpriced options have no cost; the best cheapest is a priced row.
+  // Unpriced options have no cost (dgx-a100 has neither a rent nor an ownership block).
   EXPECT_TRUE(doc["rows"][2]["cost_per_million_samples"].is_null());
+  // dgx-h100 is owned (configs/clusters/dgx-h100.json "ownership"): 270000 USD per server over
+  // 4 years of 8760 hours plus 10.2 kW x PUE 1.58 x 0.0806 USD/kWh per server-hour, per 8 GPUs:
+  // (270000 / 35040 + 1.2989496) / 8 = 1.12555 USD per GPU-hour whatever the server count (the
+  // fabric is not priced). At that price, faster H100s beat p4d's 4.10 USD A100 rent per sample.
+  for (size_t i : {4u, 5u}) {
+    const Json& r = doc["rows"][i];
+    ASSERT_EQ(r["option"], "ndr21");
+    EXPECT_EQ(r["price_source"], "ownership");
+    EXPECT_NEAR(r["price_per_gpu_hour"].get<double>(), (270000.0 / 35040 + 10.2 * 1.58 * 0.0806) / 8, 1e-12);
+    EXPECT_TRUE(r["ownership"]["fabric_capex"].is_null());
+  }
+  EXPECT_EQ(doc["rows"][1]["price_source"], "rent");
   ASSERT_TRUE(doc["best"]["cheapest"].is_number());
-  EXPECT_EQ(doc["rows"][doc["best"]["cheapest"].get<size_t>()]["option"], "p4d");
+  EXPECT_EQ(doc["rows"][doc["best"]["cheapest"].get<size_t>()]["option"], "ndr21");
+  EXPECT_NE(r.out.find("$/h of ndr21 x2: owned: 2 servers x $270000 + fabric not priced over 4 years"),
+            std::string::npos)
+      << r.out;
   ASSERT_TRUE(doc["best"]["fastest"].is_number());
+  EXPECT_FALSE(doc["best"].contains("best scaling"));
+  // The why block: every other option at each node count against that count's fastest.
+  ASSERT_EQ(doc["why"].size(), 2u);
+  EXPECT_NE(r.out.find("why (each option against the fastest at the same node count)"), std::string::npos) << r.out;
   // The 2:1 fat-tree's bill of materials: 2 DGX H100 of 8 NICs, one server per 8-port leaf.
   const Json& ndr2 = doc["rows"][5];
   ASSERT_EQ(ndr2["option"], "ndr21");
@@ -165,6 +184,101 @@ TEST(Compare, ClusterFieldOverridesMakeDistinctOptions) {
   EXPECT_EQ(doc["rows"][0]["bom"]["nics"], 32);
   EXPECT_EQ(doc["rows"][1]["bom"]["nics"], 8);
   EXPECT_GE(doc["rows"][1]["step_time_s"].get<double>(), doc["rows"][0]["step_time_s"].get<double>());
+}
+
+// compare runs its options in its own process pool (no `ddpsim run` child): every figure of each
+// row's report equals `ddpsim run --json` of the same scenario and overrides, to 1e-12.
+TEST(Compare, InProcessRowsEqualDdpsimRun) {
+  auto r = run_cli(
+      "compare default --set training.batch_size=8 --nodes 2 --cluster p4d "
+      "--cluster 'ft=dgx-h100:fabric.topology=fat_tree,fabric.nics_per_leaf=8' -q --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json doc = Json::parse(r.out.substr(0, r.out.rfind('}') + 1));
+  const std::vector<std::string> sets = {
+      "--set cluster=p4d --set nodes=2",
+      "--set cluster=dgx-h100 --set fabric.topology=fat_tree --set fabric.nics_per_leaf=8 --set nodes=2"};
+  for (size_t i = 0; i < sets.size(); ++i) {
+    auto one = run_cli("run default --set training.batch_size=8 " + sets[i] + " --json - -q");
+    ASSERT_EQ(one.code, 0) << one.out;
+    const Json want = Json::parse(one.out.substr(0, one.out.rfind('}') + 1));
+    const Json& got = doc["rows"][i]["run"];
+    size_t compared = 0;
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      ASSERT_TRUE(got.contains(it.key())) << it.key();
+      if (it.value().is_number()) {
+        const double w = it.value().get<double>(), g = got[it.key()].get<double>();
+        EXPECT_NEAR(g, w, 1e-12 * std::max(1.0, std::abs(w))) << sets[i] << ": " << it.key();
+        ++compared;
+      } else {
+        EXPECT_EQ(got[it.key()], it.value()) << sets[i] << ": " << it.key();
+      }
+    }
+    EXPECT_GT(compared, 30u);
+  }
+}
+
+// Packed placement: 2 DGX H100 (8 NICs each) under one 16-port leaf never send a byte over the
+// spines, so a 2:1 oversubscribed fat-tree simulates the very step of the ideal switch. The
+// options tie and the note says why; a 4-node job on 8-port leaves does cross the spines.
+TEST(Compare, TiesAreNotedWithTheReason) {
+  auto r = run_cli(
+      "compare default --set training.batch_size=8 --set simulation.backend=flow --nodes 2 "
+      "--cluster ideal=dgx-h100 "
+      "--cluster 'ft21=dgx-h100:fabric.topology=fat_tree,fabric.nics_per_leaf=16,fabric.oversubscription=2:1' -q "
+      "--json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json doc = Json::parse(r.out.substr(0, r.out.rfind('}') + 1));
+  ASSERT_EQ(doc["rows"].size(), 2u);
+  // The same step to the flow solver's last digits (the two fabrics' links are summed in another order).
+  EXPECT_NEAR(doc["rows"][0]["step_time_s"].get<double>(), doc["rows"][1]["step_time_s"].get<double>(),
+              1e-12 * doc["rows"][0]["step_time_s"].get<double>());
+  ASSERT_TRUE(doc["best"]["ties"].contains("fastest")) << doc["best"].dump();
+  EXPECT_NE(
+      doc["best"]["ties"]["fastest"]["reason"].get<std::string>().find("no step traffic crosses a leaf's uplinks"),
+      std::string::npos)
+      << doc["best"].dump();
+  EXPECT_EQ(doc["why"][0]["others"][0]["kind"], "tie");
+  auto t = run_cli(
+      "compare default --set training.batch_size=8 --set simulation.backend=flow --nodes 2 --cluster ideal=dgx-h100 "
+      "--cluster 'ft21=dgx-h100:fabric.topology=fat_tree,fabric.nics_per_leaf=16,fabric.oversubscription=2:1' -q");
+  ASSERT_EQ(t.code, 0) << t.out;
+  EXPECT_NE(t.out.find("fastest: a tie, any of ideal x2, ft21 x2 within 1 %"), std::string::npos) << t.out;
+}
+
+// Two NICs per DGX H100 instead of eight: the same GPUs (compute equal), so the why block names a
+// communication mechanism, never compute.
+TEST(Compare, WhyNamesACommunicationMechanismWhenOnlyTheNetworkDiffers) {
+  auto r = run_cli(
+      "compare default --set training.batch_size=8 --nodes 4 --cluster dgx-h100 "
+      "--cluster 'two-nics=dgx-h100:cluster.inter_node.nics_per_node=2' -q --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json doc = Json::parse(r.out.substr(0, r.out.rfind('}') + 1));
+  ASSERT_EQ(doc["rows"][0]["compute_only_s"], doc["rows"][1]["compute_only_s"]);
+  ASSERT_EQ(doc["why"].size(), 1u);
+  const Json& e = doc["why"][0]["others"][0];
+  EXPECT_EQ(e["label"], "two-nics x4") << e.dump();
+  const std::string kind = e["kind"].get<std::string>();
+  EXPECT_TRUE(kind == "bottleneck-link" || kind == "latency-bound" || kind == "ecmp-collisions" ||
+              kind == "communication")
+      << e.dump();
+}
+
+TEST(Compare, HtmlReportHasEveryColumnAndTheBillOfMaterials) {
+  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") != 0 &&
+      std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no Python with matplotlib";
+  const fs::path d = temp_dir("html");
+  auto r = run_cli(
+      "compare default --set training.batch_size=8 --set simulation.backend=analytic --nodes 2 --cluster p4d "
+      "--cluster 'ft=dgx-h100:fabric.topology=fat_tree,fabric.nics_per_leaf=8' -q --samples 1e6 --html " +
+      (d / "c.html").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string page = slurp(d / "c.html");
+  for (const char* s : {"samples/s", "scaling %", "$/GPU-hour", "$/M samples", "fits", "mem/GPU GiB", "time to train s",
+                        "fabric bill of materials", "switches", "cables", "why", "p4d x2", "data:image/png;base64,"})
+    EXPECT_NE(page.find(s), std::string::npos) << s;
+  for (const auto& e : fs::directory_iterator(d)) EXPECT_EQ(e.path().filename(), "c.html");  // no temporaries left
+  fs::remove_all(d);
 }
 
 }  // namespace

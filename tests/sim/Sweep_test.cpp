@@ -199,10 +199,11 @@ TEST(Sweep, ProgressWithinOneSecondAndAtEachPoint) {
   EXPECT_EQ(finished, 8u) << p.all();
   EXPECT_TRUE(has(p.all(), "sweep: 8/8 done, 0 failed")) << p.all();
   EXPECT_TRUE(has(p.all(), "ETA")) << p.all();
-  // -q: nothing on stderr.
-  Proc q(kFast + " -q -j 2");
+  // -q: nothing on stderr and no table on stdout.
+  Proc q(kFast + " -q -j 2", d / "quiet.txt");
   EXPECT_EQ(q.wait(), 0);
   EXPECT_TRUE(q.lines().empty()) << q.all();
+  EXPECT_EQ(slurp(d / "quiet.txt"), "");
   fs::remove_all(d);
 }
 
@@ -212,7 +213,8 @@ TEST(Sweep, KilledAfterKPointsKeepsThemAndResumeEqualsUninterrupted) {
     return " --out " + (d / (tag + ".jsonl")).string() + " --csv " + (d / (tag + ".csv")).string() + " --json " +
            (d / (tag + ".json")).string();
   };
-  Proc whole(kFast + " -q -j 2" + outs("whole"), d / "whole.txt");
+  // Not -q: its table is compared with the resumed run's (-q prints none).
+  Proc whole(kFast + " -j 2" + outs("whole"), d / "whole.txt");
   ASSERT_EQ(whole.wait(), 0);
   for (int sig : {SIGTERM, SIGKILL}) {
     const std::string tag = sig == SIGTERM ? "term" : "kill";
@@ -283,7 +285,7 @@ TEST(Sweep, ShardedThenMergedEqualsUnsharded) {
     return " --out " + (d / (tag + ".jsonl")).string() + " --csv " + (d / (tag + ".csv")).string() + " --json " +
            (d / (tag + ".json")).string();
   };
-  Proc whole(kFast + " -q -j 2" + outs("whole"), d / "whole.txt");
+  Proc whole(kFast + " -j 2" + outs("whole"), d / "whole.txt");  // not -q: its table is compared
   ASSERT_EQ(whole.wait(), 0);
   std::string shards;
   for (int k = 1; k <= 3; ++k) {
@@ -339,7 +341,7 @@ namespace {
 
 TEST(Sweep, RecommendationNamesWhyTheBestWinsAndTheRuleOfThumb) {
   auto d = temp_dir("rec");
-  Proc p("sweep resnet50-2x8-a100-hdr -q --param ddp.bucket_cap_mb=1,25,100 --json " + (d / "s.json").string(),
+  Proc p("sweep resnet50-2x8-a100-hdr --param ddp.bucket_cap_mb=1,25,100 --json " + (d / "s.json").string(),
          d / "table.txt");
   ASSERT_EQ(p.wait(), 0) << p.all();
   Json j = Json::parse(slurp(d / "s.json"));
@@ -352,8 +354,177 @@ TEST(Sweep, RecommendationNamesWhyTheBestWinsAndTheRuleOfThumb) {
   EXPECT_EQ(rec["rule_of_thumb"][0]["inter_node_gbps"], 200.0);  // one HDR NIC per node
   EXPECT_EQ(rec["rule_of_thumb"][0]["range_mb"], Json::array({25.0, 50.0}));
   std::string table = slurp(d / "table.txt");
-  EXPECT_TRUE(has(table, "why the best wins")) << table;
+  EXPECT_TRUE(has(table, "why ddp.bucket_cap_mb=25 wins")) << table;
   EXPECT_TRUE(has(table, "simulated best 25 MB: within it")) << table;
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace ddpsim
+
+namespace ddpsim {
+namespace {
+
+// Two node counts x three bucket caps of ResNet-50 on A100 nodes (analytic backend: quick).
+const std::string kGrouped =
+    "sweep resnet50-2x8-a100-hdr -q --set simulation.backend=analytic --param nodes=2,16 "
+    "--param ddp.bucket_cap_mb=1,25,100";
+
+Json sweep_json(const std::string& args, const fs::path& d, int expect_code = 0, std::string* table = nullptr) {
+  Proc p(args + " --json " + (d / "s.json").string(), d / "table.txt");
+  EXPECT_EQ(p.wait(), expect_code) << args << "\n" << p.all();
+  if (table) *table = slurp(d / "table.txt");
+  return expect_code == 0 ? Json::parse(slurp(d / "s.json")) : Json();
+}
+
+TEST(SweepDecide, BestPerNodeCountWhenNodesAreSwept) {
+  auto d = temp_dir("group");
+  Proc p(kGrouped.substr(0, kGrouped.find(" -q")) + kGrouped.substr(kGrouped.find(" -q") + 3) + " --json " +
+             (d / "s.json").string(),
+         d / "table.txt");  // without -q: the table
+  ASSERT_EQ(p.wait(), 0) << p.all();
+  const Json j = Json::parse(slurp(d / "s.json"));
+  EXPECT_EQ(j["group_by"], "nodes");
+  EXPECT_TRUE(j["best"].is_null());  // no single best across node counts
+  ASSERT_EQ(j["groups"].size(), 2u);
+  for (const auto& g : j["groups"]) {
+    const int nodes = g["group"]["nodes"].get<int>();
+    // The group's best is the least step time among its own rows (or it is flat).
+    double least = 1e30;
+    for (const auto& r : j["rows"])
+      if (r["params"]["nodes"] == nodes) least = std::min(least, r["step_time_s"].get<double>());
+    if (g["best"].is_null()) {
+      EXPECT_GT(g["flat"].size(), 1u);
+    } else {
+      EXPECT_EQ(g["best"]["params"]["nodes"], nodes);
+      EXPECT_EQ(g["best"]["step_time_s"].get<double>(), least);
+    }
+    // Every row a group's recommendation explains belongs to that group.
+    for (const auto& l : g["recommendation"].value("losers", Json::array())) {
+      const size_t point = l["point"].get<size_t>();
+      EXPECT_EQ(j["rows"][point]["params"]["nodes"], nodes) << l.dump();
+    }
+  }
+  const std::string table = slurp(d / "table.txt");
+  EXPECT_TRUE(has(table, "best = least step time per nodes")) << table;
+  EXPECT_TRUE(has(table, "nodes=2: ")) << table;
+  EXPECT_TRUE(has(table, "nodes=16: ")) << table;
+  // --group-by none: one global ranking again, which the fewest nodes win on step time.
+  const Json all = sweep_json(kGrouped + " --group-by none", d);
+  ASSERT_TRUE(all["group_by"].is_null());
+  ASSERT_EQ(all["groups"].size(), 1u);
+  // A --group-by that is not swept is refused before any run.
+  Proc bad("sweep resnet50-2x8-a100-hdr --param ddp.bucket_cap_mb=1,25 --group-by nodes");
+  EXPECT_EQ(bad.wait(), 2);
+  EXPECT_TRUE(has(bad.all(), "--group-by nodes: not a swept parameter")) << bad.all();
+  fs::remove_all(d);
+}
+
+TEST(SweepDecide, MetricsSamplesPerSecondAndCostFromTheRowsFigures) {
+  auto d = temp_dir("metric");
+  // p4d is priced (4.10 USD per GPU-hour, configs/clusters/p4d.json).
+  const std::string base =
+      "sweep default -q --set training.batch_size=8 --set cluster=p4d --set "
+      "simulation.backend=analytic --param nodes=1,4 --group-by none";
+  const Json sps = sweep_json(base + " --metric samples_per_s", d);
+  EXPECT_EQ(sps["metric"], "samples_per_s");
+  ASSERT_EQ(sps["rows"].size(), 2u);
+  // 4 nodes do more samples per second than 1 (4x the GPUs); 1 node has the shorter step.
+  EXPECT_GT(sps["rows"][1]["samples_per_s"].get<double>(), 1.01 * sps["rows"][0]["samples_per_s"].get<double>());
+  EXPECT_EQ(sps["best"]["params"]["nodes"], 4);
+  const Json st = sweep_json(base, d);
+  EXPECT_EQ(st["best"]["params"]["nodes"], 1);
+  const Json cost = sweep_json(base + " --metric cost", d);
+  for (const auto& r : cost["rows"]) {
+    // price x GPUs x step / 3600 / (samples per GPU x GPUs) x 1e6, by hand.
+    const double want = 4.10 * r["step_time_s"].get<double>() / 3600.0 / r["samples_per_rank"].get<double>() * 1e6;
+    EXPECT_NEAR(r["cost_per_million_samples"].get<double>(), want, 1e-12 * want) << r.dump();
+    EXPECT_EQ(r["price_source"], "rent");
+  }
+  // The cheapest per sample is the row with the least cost, and it is named unless flat.
+  const auto& rows = cost["rows"];
+  const size_t cheaper = rows[0]["cost_per_million_samples"] < rows[1]["cost_per_million_samples"] ? 0 : 1;
+  if (!cost["best"].is_null()) {
+    EXPECT_EQ(cost["best"]["point"], cheaper);
+  }
+  // Unpriced cluster: --metric cost is refused before any run, naming the cluster.
+  Proc bad("sweep default --set cluster=dgx-a100 --param nodes=1,2 --metric cost");
+  EXPECT_EQ(bad.wait(), 2);
+  EXPECT_TRUE(has(bad.all(), "cluster dgx-a100 has no price")) << bad.all();
+  Proc badm("sweep default --param nodes=1,2 --metric speed");
+  EXPECT_EQ(badm.wait(), 2);
+  EXPECT_TRUE(has(badm.all(), "--metric speed")) << badm.all();
+  fs::remove_all(d);
+}
+
+TEST(SweepDecide, DifferencesWithinTheToleranceAreFlatNotABest) {
+  auto d = temp_dir("flat");
+  // 25 MB and 25.001 MB make the same buckets of ResNet-50 (no layer falls between them): the
+  // very same step, which must not be reported as one beating the other.
+  std::string table;
+  const Json j = sweep_json(
+      "sweep resnet50-2x8-a100-hdr -q --set simulation.backend=analytic --param ddp.bucket_cap_mb=25,25.001,1", d, 0,
+      &table);
+  ASSERT_EQ(j["rows"][0]["step_time_s"], j["rows"][1]["step_time_s"]);
+  EXPECT_TRUE(j["best"].is_null());
+  ASSERT_EQ(j["groups"].size(), 1u);
+  EXPECT_EQ(j["groups"][0]["flat"], Json::array({0, 1}));
+  EXPECT_EQ(j["groups"][0]["tolerance"], 0.01);
+  EXPECT_EQ(table, "");  // -q
+  Proc p("sweep resnet50-2x8-a100-hdr --set simulation.backend=analytic --param ddp.bucket_cap_mb=25,25.001,1",
+         d / "t.txt");
+  ASSERT_EQ(p.wait(), 0) << p.all();
+  table = slurp(d / "t.txt");
+  EXPECT_TRUE(has(table, "flat: any of ddp.bucket_cap_mb=25, ddp.bucket_cap_mb=25.001 within 1 %")) << table;
+  EXPECT_TRUE(has(table, "no single best")) << table;
+  EXPECT_FALSE(has(table, "<- best")) << table;
+  // A real difference d between 5 and 25 MB: flat under --tolerance above d, ranked below it.
+  const Json two = sweep_json(
+      "sweep resnet50-2x8-a100-hdr -q --set simulation.backend=analytic "
+      "--param ddp.bucket_cap_mb=5,25",
+      d);
+  const double a = two["rows"][0]["step_time_s"].get<double>(), b = two["rows"][1]["step_time_s"].get<double>();
+  const double rel = std::abs(a - b) / std::min(a, b);
+  ASSERT_GT(rel, 1e-4);
+  char above[32], below[32];
+  std::snprintf(above, sizeof above, "%.6f", rel * 100 * 1.5);
+  std::snprintf(below, sizeof below, "%.6f", rel * 100 * 0.5);
+  const std::string s2 =
+      "sweep resnet50-2x8-a100-hdr -q --set simulation.backend=analytic --param ddp.bucket_cap_mb=5,25";
+  const Json flat = sweep_json(s2 + " --tolerance " + above, d);
+  EXPECT_TRUE(flat["best"].is_null()) << rel;
+  EXPECT_EQ(flat["groups"][0]["flat"].size(), 2u);
+  const Json ranked = sweep_json(s2 + " --tolerance " + std::string(below) + "%", d);
+  ASSERT_FALSE(ranked["best"].is_null()) << rel;
+  EXPECT_EQ(ranked["best"]["point"], a < b ? 0 : 1);
+  Proc bad(s2 + " --tolerance x");
+  EXPECT_EQ(bad.wait(), 2);
+  EXPECT_TRUE(has(bad.all(), "--tolerance x: expected a percentage")) << bad.all();
+  fs::remove_all(d);
+}
+
+TEST(SweepDecide, PlotAndHtmlLikeCompares) {
+  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") != 0 &&
+      std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no Python with matplotlib";
+  auto d = temp_dir("plot");
+  Proc p(kGrouped + " --plot " + (d / "s.png").string() + " --html " + (d / "s.html").string());
+  ASSERT_EQ(p.wait(), 0) << p.all();
+  const std::string png = slurp(d / "s.png");
+  ASSERT_GT(png.size(), 1000u);
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+  const std::string page = slurp(d / "s.html");
+  EXPECT_TRUE(has(page, "data:image/png;base64,")) << page.substr(0, 400);
+  EXPECT_TRUE(has(page, "decision per group")) << page.substr(0, 400);
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(d)) {
+    ++files;
+    EXPECT_TRUE(e.path().filename() == "s.png" || e.path().filename() == "s.html") << e.path();  // no temporaries
+  }
+  EXPECT_EQ(files, 2u);
+  Proc bad("sweep default --param nodes=1,2 --plot x.txt");
+  EXPECT_EQ(bad.wait(), 2);
+  EXPECT_TRUE(has(bad.all(), "--plot x.txt: expected a file ending .png or .svg")) << bad.all();
   fs::remove_all(d);
 }
 

@@ -98,7 +98,8 @@ fi
 echo "slurm up after $(since) s"
 
 sweep=(resnet50-2x8-a100-hdr --set simulation.backend=analytic --param ddp.bucket_cap_mb=1,2,5,10,25,50,100)
-"$ddpsim" sweep "${sweep[@]}" -q --out "$d/local.jsonl" --csv "$d/local.csv" --json "$d/local.json" >"$d/local.txt" ||
+# Not -q: sweep -q prints no table, and the table is compared with the merged one below.
+"$ddpsim" sweep "${sweep[@]}" --out "$d/local.jsonl" --csv "$d/local.csv" --json "$d/local.json" >"$d/local.txt" 2>"$d/local.err" ||
   fail "local sweep failed"
 cd "$d"
 timeout 300 "$repo/scripts/sweep-slurm" --shards 3 --dir "$d/out" --ddpsim "$ddpsim" -- "${sweep[@]}" >"$d/slurm.txt" ||

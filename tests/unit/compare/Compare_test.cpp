@@ -171,9 +171,10 @@ TEST(CompareBest, RowsThatDoNotFitAreExcluded) {
   rows.push_back(compare_row({1, 4}, b, fits, nullptr, free_, {}));
   rows.push_back(failed_row({1, 8}, b, "boom", 1));
   Json best = mark_best(rows);
-  EXPECT_EQ(best["fastest"], 2);       // row 0 is faster but does not fit
-  EXPECT_EQ(best["cheapest"], 1);      // the only priced row that fits
-  EXPECT_EQ(best["best scaling"], 1);  // the only row with a baseline
+  EXPECT_EQ(best["fastest"], 2);   // row 0 is faster but does not fit
+  EXPECT_EQ(best["cheapest"], 1);  // the only priced row that fits
+  // Scaling efficiency is shown, never ranked (the slowest GPU scales best).
+  EXPECT_FALSE(best.contains("best scaling"));
   EXPECT_EQ(rows[2]["best"], Json::array({"fastest"}));
   EXPECT_TRUE(rows[0]["best"].empty());
   EXPECT_FALSE(rows[3].contains("best"));
@@ -183,7 +184,7 @@ TEST(CompareBest, RowsThatDoNotFitAreExcluded) {
   EXPECT_NE(out.table.find("FAILED (exit 1): boom"), std::string::npos) << out.table;
   EXPECT_NE(out.table.find("mem/GPU"), std::string::npos);
   EXPECT_NE(out.table.find("<- fastest"), std::string::npos);
-  EXPECT_NE(out.table.find("no price_per_gpu_hour in the cluster file of b"), std::string::npos) << out.table;
+  EXPECT_NE(out.table.find("no price in the cluster file of b"), std::string::npos) << out.table;
   // One CSV line per row plus the header; the failed row keeps its error.
   EXPECT_EQ(std::count(out.csv.begin(), out.csv.end(), '\n'), 5);
   EXPECT_NE(out.csv.find(",boom,1\n"), std::string::npos) << out.csv;
@@ -208,6 +209,103 @@ TEST(CompareBest, FiguresEqualToNineDigitsAreATieTheFirstRowWins) {
   rows2[0] = compare_row({0, 4}, a, fake_report(4, 8, 0.1, 32), nullptr, {}, {});
   rows2.push_back(compare_row({0, 4}, a, fake_report(4, 8, 0.1 * (1 - 1e-6), 32), nullptr, {}, {}));
   EXPECT_EQ(mark_best(rows2)["fastest"], 1);  // a real difference wins
+}
+
+// A finished row for the why block: step time split into compute and exposed comm, with the link
+// classes the run report would carry.
+Json why_row(const std::string& label, double compute, double exposed, Json links = Json::array(),
+             Json busiest = nullptr) {
+  auto opt = parse_cluster_option(label + "=dgx-h100");
+  Json rep = fake_report(4, 8, compute + exposed, 32);
+  rep["compute_only_s"] = compute;
+  rep["exposed_comm_s"] = exposed;
+  rep["links"] = links;
+  rep["busiest_link"] = busiest;
+  rep["gpu"] = "h100-sxm";
+  return compare_row({0, 4}, opt, rep, nullptr, {}, {});
+}
+
+TEST(CompareWhy, NamesTheMechanismOfEachDifference) {
+  const Json best = why_row("best", 0.100, 0.010);
+  // Compute: 20 ms more GPU work of a 21 ms difference.
+  EXPECT_EQ(explain_difference(why_row("slowgpu", 0.120, 0.011), best)["kind"], "compute");
+  // ECMP: the busiest leaf uplink carries 3x its class's mean.
+  Json ecmp_links =
+      Json::array({{{"class", "leaf up"},
+                    {"bytes", 800.0},
+                    {"bytes_per_link", 100.0},
+                    {"busiest_link", {{"name", "leaf0>spine1"}, {"bytes", 300.0}, {"utilisation", 0.9}}}}});
+  const Json e = explain_difference(
+      why_row("ecmp", 0.100, 0.030, ecmp_links, {{"class", "leaf up"}, {"name", "leaf0>spine1"}, {"utilisation", 0.9}}),
+      best);
+  EXPECT_EQ(e["kind"], "ecmp-collisions") << e.dump();
+  EXPECT_NE(e["text"].get<std::string>().find("leaf0>spine1"), std::string::npos) << e.dump();
+  // An even spread on a busy NIC: the bottleneck link class is named.
+  Json nic_links = Json::array({{{"class", "nic up"},
+                                 {"bytes", 800.0},
+                                 {"bytes_per_link", 100.0},
+                                 {"busiest_link", {{"name", "nic3"}, {"bytes", 101.0}, {"utilisation", 0.8}}}}});
+  const Json b = explain_difference(
+      why_row("nic", 0.100, 0.030, nic_links, {{"class", "nic up"}, {"name", "nic3"}, {"utilisation", 0.8}}), best);
+  EXPECT_EQ(b["kind"], "bottleneck-link") << b.dump();
+  EXPECT_NE(b["text"].get<std::string>().find("nic up"), std::string::npos) << b.dump();
+  // Links mostly idle while comm is exposed: latency-bound buckets.
+  EXPECT_EQ(explain_difference(
+                why_row("lat", 0.100, 0.030, nic_links, {{"class", "nic up"}, {"name", "nic3"}, {"utilisation", 0.05}}),
+                best)["kind"],
+            "latency-bound");
+  // Does not fit: memory, whatever its speed.
+  Json nofit = why_row("big", 0.100, 0.011);
+  nofit["fits"] = false;
+  EXPECT_EQ(explain_difference(nofit, best)["kind"], "memory");
+}
+
+TEST(CompareWhy, TiesAreNotedWithTheirReason) {
+  // Two fabrics (a 2:1 fat-tree option and the ideal switch) that simulate the very same step:
+  // no bytes cross a leaf's uplinks (packed placement), so the spines never matter.
+  Json rows = Json::array();
+  rows.push_back(why_row("ideal", 0.100, 0.010));
+  Json ft =
+      why_row("ft21", 0.100, 0.010, Json::array({{{"class", "leaf up"}, {"bytes", 0.0}, {"bytes_per_link", 0.0}}}));
+  ft["set"] = Json::array({"fabric.topology=fat_tree", "fabric.oversubscription=2:1"});
+  ft["bom"]["topology"] = "fat_tree";
+  rows.push_back(ft);
+  rows.push_back(why_row("slow", 0.150, 0.010));
+  const Json best = mark_best(rows);
+  ASSERT_TRUE(best["ties"].contains("fastest")) << best.dump();
+  EXPECT_EQ(best["ties"]["fastest"]["rows"], Json::array({0, 1}));
+  EXPECT_NE(best["ties"]["fastest"]["reason"].get<std::string>().find("no step traffic crosses a leaf's uplinks"),
+            std::string::npos)
+      << best.dump();
+  EXPECT_EQ(rows[0]["best"], Json::array({"fastest (tie)"}));
+  EXPECT_TRUE(rows[2]["best"].empty());
+  const Json why = why_block(rows, std::nullopt);
+  ASSERT_EQ(why.size(), 1u);
+  EXPECT_EQ(why[0]["others"][0]["kind"], "tie");
+  EXPECT_EQ(why[0]["others"][1]["kind"], "compute");
+  auto out = render("s.json", {parse_cluster_option("x=dgx-h100")}, {}, {}, rows, Json::array());
+  EXPECT_NE(out.table.find("fastest: a tie, any of ideal x4, ft21 x4 within 1 %"), std::string::npos) << out.table;
+  EXPECT_NE(out.table.find("why (each option against the fastest at the same node count)"), std::string::npos)
+      << out.table;
+  // Same figures to the last digit but one fabric carrying spine traffic: identical, no placement claim.
+  rows[1]["run"]["links"][0]["bytes"] = 10.0;
+  EXPECT_EQ(tie_reason(rows, {0, 1}).find("no step traffic"), std::string::npos);
+}
+
+TEST(CompareRow, AMissingFigureIsAnErrorNotZero) {
+  auto opt = parse_cluster_option("a=dgx-h100");
+  Json rep = fake_report(4, 8, 0.1, 32);
+  rep.erase("samples_per_s");
+  try {
+    compare_row({0, 4}, opt, rep, nullptr, {}, {});
+    FAIL() << "a report without samples_per_s made a row";
+  } catch (const core::SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("samples_per_s"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--cluster a=dgx-h100"), std::string::npos) << e.what();
+  }
+  Json base = fake_report(1, 1, 0.1, 32);
+  base.erase("world_size");
+  EXPECT_THROW(compare_row({0, 4}, opt, fake_report(4, 8, 0.1, 32), &base, {}, {}), core::SimulationError);
 }
 
 TEST(CompareFacts, FatTreeBillOfMaterialsByHand) {
