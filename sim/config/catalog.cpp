@@ -1,4 +1,5 @@
 #include "config/catalog.hpp"
+#include "core/suggest.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -501,7 +502,8 @@ fs::path Catalog::resolve(Kind k, const std::string& name, const fs::path& relat
   }
   std::string list;
   for (const auto& n : names(k)) list += (list.empty() ? "" : ", ") + n;
-  throw core::ConfigError("\"" + name + "\" is neither a bundled " + to_string(k) + " nor a readable file; bundled " +
+  throw core::ConfigError("\"" + name + "\" is neither a bundled " + to_string(k) + " nor a readable file" +
+                          core::did_you_mean(name, names(k)) + "; bundled " +
                           to_string(k) + "s (" + dir(k).string() + "): " + (list.empty() ? "none" : list));
 }
 

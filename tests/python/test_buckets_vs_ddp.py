@@ -43,7 +43,7 @@ class TestBucketsVsDDP(unittest.TestCase):
     def check(self, name, spec, shape, dtype="float32", extra=(), model_json=None):
         model_json = model_json or os.path.join(REPO, "models", name + ".json")
         if not os.path.exists(model_json):
-            self.skipTest("%s missing" % model_json)
+            self.fail("%s missing" % model_json)
         cmd = [sys.executable, CHECK, "--ddpsim", DDPSIM, "--spec", spec, "--model-json", model_json,
                "--input", shape, "--input-dtype", dtype, "--caps", "default,1,10,50",
                # DDP rebuilds its buckets at iteration 2's forward (no rebuild at all with

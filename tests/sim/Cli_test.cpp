@@ -225,8 +225,8 @@ TEST(Cli, CollectiveRestrictsAlgoAndProto) {
 
 TEST(Cli, CalibrateWritesAUsableClusterAndReducesError) {
   auto d = temp_dir("calibrate");
-  const std::string log = "../shared/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
-  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  const std::string log = "tests/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
+  ASSERT_TRUE(fs::exists(log)) << "missing " << log;
   auto r = run("calibrate " + log + " --cluster azure-nc12s-v3 --holdout -o " + (d / "c.json").string() + " --json " +
                (d / "fit.json").string());
   ASSERT_EQ(r.code, 0) << r.out;
@@ -244,8 +244,8 @@ TEST(Cli, CalibrateWritesAUsableClusterAndReducesError) {
 
 TEST(Cli, CalibrateReadsNcclVersionAndWritesPostPickKnobs) {
   auto d = temp_dir("calibrate-p4d");
-  const std::string log = "../shared/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
-  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  const std::string log = "tests/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
+  ASSERT_TRUE(fs::exists(log)) << "missing " << log;
   auto r = run("calibrate " + log + " --cluster p4d --nodes 2 --holdout -o " + (d / "c.json").string() + " --json " +
                (d / "fit.json").string());
   ASSERT_EQ(r.code, 0) << r.out;
@@ -268,8 +268,8 @@ TEST(Cli, CalibrateReadsNcclVersionAndWritesPostPickKnobs) {
 }
 
 TEST(Cli, CalibrateFitsTheTimeColumnsAsked) {
-  const std::string log = "../shared/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
-  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  const std::string log = "tests/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
+  ASSERT_TRUE(fs::exists(log)) << "missing " << log;
   auto both = run("calibrate " + log + " --cluster azure-nc12s-v3 --times both --json -");
   ASSERT_EQ(both.code, 0) << both.out;
   const Json rows = Json::parse(both.out)["rows"];
@@ -294,8 +294,8 @@ TEST(Cli, CalibrateFitsTheTimeColumnsAsked) {
 }
 
 TEST(Cli, CalibrateAndCollectiveRefuseBadLaunchFacts) {
-  const std::string log = "../shared/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
-  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  const std::string log = "tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
+  ASSERT_TRUE(fs::exists(log)) << "missing " << log;
   auto three = run("calibrate " + log + " --cluster dgx-a100 -g 8,1,1");
   EXPECT_EQ(three.code, 2) << three.out;
   EXPECT_NE(three.out.find("3 values for 2 runs"), std::string::npos) << three.out;
@@ -398,9 +398,9 @@ TEST(Cli, CollectiveCudaGraphFromTheFlagOrTheBanner) {
 }
 
 TEST(Cli, CollectiveComparesWithALogAndHoldsItToATolerance) {
-  const std::string a100 = "../shared/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
-  const std::string p4d = "../shared/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
-  if (!fs::exists(a100) || !fs::exists(p4d)) GTEST_SKIP() << "shared nccl-tests data not found";
+  const std::string a100 = "tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
+  const std::string p4d = "tests/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
+  ASSERT_TRUE(fs::exists(a100) && fs::exists(p4d)) << "missing tests/data/nccl-tests";
   // A100: runs -g 8 and -g 1 (from the file header); within 10 % for >= 1 MiB (8.8 %).
   auto ok = run("collective allreduce --cluster dgx-a100 -g 8,1 --compare " + a100 + " --tolerance 0.1 --json -");
   ASSERT_EQ(ok.code, 0) << ok.out;
