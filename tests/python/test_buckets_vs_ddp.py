@@ -50,8 +50,10 @@ class TestBucketsVsDDP(unittest.TestCase):
                # find_unused_parameters), so iteration 2 is already the steady state
                "--iterations", "2"] + list(extra)
         t0 = time.time()
+        # The reference runs real DDP; its own spawn has a deadline (scripts/spawn_guard.py), this
+        # one ends a check that hangs anywhere else, with the command named by TimeoutExpired.
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, cwd=REPO)
+                           universal_newlines=True, cwd=REPO, timeout=1800)
         sys.stderr.write("\n[%s: %.0f s] %s" % (name, time.time() - t0, p.stdout))
         return p
 
