@@ -90,10 +90,17 @@ int cmd_show(const CommonOptions& common, const std::string& name, const std::st
     return emit(r, json_out, "show");
   }
   std::vector<std::string> all;
-  for (Kind k : {Kind::MODEL, Kind::CLUSTER, Kind::GPU, Kind::LINK})
-    for (const auto& n : cat.names(k)) all.push_back(n);
+  std::string lists;
+  for (Kind k : {Kind::MODEL, Kind::CLUSTER, Kind::GPU, Kind::LINK}) {
+    std::string list;
+    for (const auto& n : cat.names(k)) {
+      all.push_back(n);
+      list += (list.empty() ? "" : ", ") + n;
+    }
+    lists += "; " + config::to_string(k) + "s: " + (list.empty() ? "none" : list);
+  }
   throw core::ConfigError("show: \"" + name + "\" is neither a model file nor a bundled model, cluster, GPU or link" +
-                          core::did_you_mean(name, all) + " (`ddpsim list` names them)");
+                          core::did_you_mean(name, all) + lists);
 }
 
 Command register_show(CLI::App& app, CommonOptions& common) {

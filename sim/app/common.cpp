@@ -174,7 +174,7 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
   const double grads = s.model.grad_bytes();
   if (grads > 0 && s.ddp.bucket_cap_bytes() > grads) {
     std::snprintf(b, sizeof b,
-                  "ddp.bucket_cap_mb %g MiB is larger than all of model %s's gradients (%s): DDP puts them in one "
+                  "ddp.bucket_cap_mb %.15g MiB is larger than all of model %s's gradients (%s): DDP puts them in one "
                   "bucket and nothing overlaps with the backward pass%s",
                   s.ddp.bucket_cap_mb, s.model.name.c_str(), core::format_bytes(grads).c_str(),
                   s.ddp.bucket_cap_mb >= 1048576 ? "; bucket_cap_mb is in MiB, not bytes (25 MiB is 25, not 26214400)"
