@@ -93,7 +93,6 @@ int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
   return 0;
 }
 
-
 Command register_bench(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "time the simulator on GPT-2 over 1024 GPUs (steady-state step)");

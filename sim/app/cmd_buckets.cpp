@@ -50,7 +50,6 @@ int cmd_buckets(const CommonOptions& common, const BucketsArgs& args) {
   return emit(report::bucket_plans_view(model, ddp, ddp::plan_buckets(model, ddp)), args.json_out, "buckets");
 }
 
-
 Command register_buckets(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<BucketsArgs>();
   auto* cmd = app.add_subcommand("buckets", "print DDP's iteration-1 and steady-state bucket plans");

@@ -73,7 +73,6 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   return 0;
 }
 
-
 Command register_calibrate(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<CalibrateArgs>();
   auto* cmd = app.add_subcommand("calibrate", "fit a cluster's NCCL figures to real all_reduce_perf output");

@@ -69,7 +69,6 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
               args.json_out, "collective");
 }
 
-
 Command register_collective(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<CollectiveArgs>();
   auto* cmd = app.add_subcommand("collective", "predict an nccl-tests-style table for a collective on a cluster");

@@ -310,7 +310,6 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
   return 0;
 }
 
-
 // Registration only (moved from main.cpp): the NCCL flags become overrides before --set.
 Command register_compare(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<CompareArgs>();

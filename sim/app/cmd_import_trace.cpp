@@ -39,7 +39,6 @@ int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args) {
   return 0;
 }
 
-
 Command register_import_trace(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<ImportTraceArgs>();
   auto* cmd = app.add_subcommand("import-trace", "measured per-layer times from a torch.profiler Chrome trace");

@@ -39,7 +39,6 @@ int cmd_list(const CommonOptions& common, const std::string& what) {
   return 0;
 }
 
-
 Command register_list(CLI::App& app, CommonOptions& common) {
   auto what = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("list", "list bundled models, GPUs, links, clusters and scenarios");

@@ -60,7 +60,6 @@ int cmd_merge(const CommonOptions&, const MergeArgs& args) {
   return 0;
 }
 
-
 Command register_merge(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<MergeArgs>();
   auto* cmd = app.add_subcommand("merge", "join sweep --shard outputs into what the unsharded sweep writes");

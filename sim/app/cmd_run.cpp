@@ -58,7 +58,8 @@ int cmd_run(const CommonOptions& common, const RunArgs& args) {
 
 Command register_run(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "simulate a scenario (or --model M --cluster C) and print its step time and overlap");
+  auto* cmd =
+      app.add_subcommand("run", "simulate a scenario (or --model M --cluster C) and print its step time and overlap");
   cmd->add_option("scenario", args->what.scenario,
                   "bundled scenario name (`ddpsim list scenarios`, e.g. compare/llama7b-16x8-h100-adamw) or file "
                   "(default: scenarios/default.json)");

@@ -209,7 +209,6 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   return 0;
 }
 
-
 // Registration only (moved from main.cpp): the NCCL flags become overrides before --set.
 Command register_sweep(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<SweepArgs>();

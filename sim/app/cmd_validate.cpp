@@ -29,7 +29,6 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
   return emit(validate::compare_steps(plan, predicted, args.tolerance), args.json_out, "validate");
 }
 
-
 Command register_validate(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<ValidateArgs>();
   auto* cmd =

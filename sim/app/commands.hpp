@@ -170,9 +170,9 @@ struct CollectiveArgs {
   // The NCCL settings (--algo, --proto, --min-channels, ...): CommonOptions::nccl.
   std::string gpus_per_process;  // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
   bool cuda_graph = false;       // nccl-tests -G: replayed from a CUDA graph (a log's banner "graph: N" wins)
-  std::string compare;             // an all_reduce_perf log: predict its sizes and put them side by side
-  std::string explain;             // a size: list every (algorithm, protocol) NCCL weighs for it
-  double tolerance = 0;            // with compare: exit 3 if the median busbw error for >= 1 MiB exceeds it
+  std::string compare;           // an all_reduce_perf log: predict its sizes and put them side by side
+  std::string explain;           // a size: list every (algorithm, protocol) NCCL weighs for it
+  double tolerance = 0;          // with compare: exit 3 if the median busbw error for >= 1 MiB exceeds it
   std::string json_out;
 };
 int cmd_collective(const CommonOptions& common, const CollectiveArgs& args);

@@ -134,8 +134,7 @@ ScenarioSource scenario_source(const config::Catalog& cat, const ScenarioFlags& 
   if (!f.scenario.empty())
     throw core::ConfigError("scenario \"" + f.scenario + "\" and --model " + f.model +
                             ": give one (to change a scenario's model: --set model=" + f.model + ")");
-  if (f.cluster.empty())
-    throw core::ConfigError("--model " + f.model + " needs --cluster C (`ddpsim list clusters`)");
+  if (f.cluster.empty()) throw core::ConfigError("--model " + f.model + " needs --cluster C (`ddpsim list clusters`)");
   // Resolved now so that a misspelt name is refused (with suggestions) before anything runs.
   cat.resolve(config::Kind::MODEL, f.model);
   cat.resolve(config::Kind::CLUSTER, f.cluster);
@@ -173,12 +172,12 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
   // * 1024 * 1024)); a cap above all the gradients makes one bucket, and 26214400 is 25 MiB in bytes.
   const double grads = s.model.grad_bytes();
   if (grads > 0 && s.ddp.bucket_cap_bytes() > grads) {
-    std::snprintf(b, sizeof b,
-                  "ddp.bucket_cap_mb %.15g MiB is larger than all of model %s's gradients (%s): DDP puts them in one "
-                  "bucket and nothing overlaps with the backward pass%s",
-                  s.ddp.bucket_cap_mb, s.model.name.c_str(), core::format_bytes(grads).c_str(),
-                  s.ddp.bucket_cap_mb >= 1048576 ? "; bucket_cap_mb is in MiB, not bytes (25 MiB is 25, not 26214400)"
-                                                 : "");
+    std::snprintf(
+        b, sizeof b,
+        "ddp.bucket_cap_mb %.15g MiB is larger than all of model %s's gradients (%s): DDP puts them in one "
+        "bucket and nothing overlaps with the backward pass%s",
+        s.ddp.bucket_cap_mb, s.model.name.c_str(), core::format_bytes(grads).c_str(),
+        s.ddp.bucket_cap_mb >= 1048576 ? "; bucket_cap_mb is in MiB, not bytes (25 MiB is 25, not 26214400)" : "");
     w.push_back(b);
   }
   // A learned position table (GPT-2's wpe, BERT's position_embeddings) has one row per position;
@@ -186,7 +185,8 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
   if (s.training.seq_len) {
     for (const auto& p : s.model.params) {
       const auto ends = [&](const std::string& suffix) {
-        return p.name.size() >= suffix.size() && p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+        return p.name.size() >= suffix.size() &&
+               p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0;
       };
       if ((ends("wpe.weight") || ends("position_embeddings.weight")) && p.shape.size() == 2 &&
           *s.training.seq_len > p.shape[0]) {

@@ -1,7 +1,6 @@
 #include "app/nccl_options.hpp"
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -36,8 +35,9 @@ size_t leading_number(const std::string& text, double& v) {
 }
 
 double parse_size(const std::string& flag, const std::string& text) {
-  const std::string accepted = "bytes like 8, 64K, 256M, 8G (K, M, G: powers of 1024, as nccl-tests reads them) or "
-                               "8KiB, 8MiB, 8GiB, 1TiB";
+  const std::string accepted =
+      "bytes like 8, 64K, 256M, 8G (K, M, G: powers of 1024, as nccl-tests reads them) or "
+      "8KiB, 8MiB, 8GiB, 1TiB";
   // The decimal units are ambiguous here (see the header): refused, with the two readings.
   for (const char* si : {"kB", "KB", "MB", "GB", "TB"}) {
     const std::string u(si);
@@ -124,8 +124,7 @@ std::vector<std::string> NcclFlags::as_overrides() const {
   if (min_ctas) out.push_back("collective.NCCL_MIN_CTAS=" + std::to_string(min_ctas));
   if (max_ctas) out.push_back("collective.NCCL_MAX_CTAS=" + std::to_string(max_ctas));
   if (collnet_enable) out.push_back("collective.NCCL_COLLNET_ENABLE=1");
-  if (!buffsize.empty())
-    out.push_back("collective.NCCL_BUFFSIZE=" + fmt("%.0f", parse_size("--buffsize", buffsize)));
+  if (!buffsize.empty()) out.push_back("collective.NCCL_BUFFSIZE=" + fmt("%.0f", parse_size("--buffsize", buffsize)));
   if (nthreads) out.push_back("collective.NCCL_NTHREADS=" + std::to_string(nthreads));
   if (!nccl_version.empty()) out.push_back("collective.nccl_version=" + core::Json(nccl_version).dump());
   return out;
@@ -169,8 +168,7 @@ void add_nccl_flags(CLI::App& cmd, NcclFlags& f, const std::string& what) {
                "NCCL_COLLNET_ENABLE=1" + tail + ": CollNet (SHARP) where the cluster has inter_node.sharp");
   cmd.add_option("--buffsize", f.buffsize,
                  "NCCL_BUFFSIZE" + tail + ": Simple buffer per channel in bytes (4M, 4MiB, 4194304; default 4 MiB)");
-  cmd.add_option("--nthreads", f.nthreads,
-                 "NCCL_NTHREADS" + tail + ": 64 to 512, a multiple of 32 (default NCCL's)");
+  cmd.add_option("--nthreads", f.nthreads, "NCCL_NTHREADS" + tail + ": 64 to 512, a multiple of 32 (default NCCL's)");
   cmd.add_option("--nccl-version", f.nccl_version,
                  "NCCL release" + tail + ", e.g. 2.8.3 (default: the log's 'NCCL version' line, else the cluster's)");
 }

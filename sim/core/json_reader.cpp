@@ -1,5 +1,4 @@
 #include "core/json_reader.hpp"
-#include "core/suggest.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -9,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/suggest.hpp"
 
 namespace ddpsim::core {
 
@@ -181,9 +181,9 @@ void ObjectReader::finish() {
   for (const auto& k : seen_) known += (known.empty() ? "" : ", ") + k;
   for (auto it = value_.begin(); it != value_.end(); ++it) {
     if (!seen_.count(it.key()))
-      diag_.add(join_path(path_, it.key()), "unknown key" +
-                                                did_you_mean(it.key(), std::vector<std::string>(seen_.begin(), seen_.end())) +
-                                                "; allowed keys here: " + known);
+      diag_.add(join_path(path_, it.key()),
+                "unknown key" + did_you_mean(it.key(), std::vector<std::string>(seen_.begin(), seen_.end())) +
+                    "; allowed keys here: " + known);
   }
 }
 

@@ -29,7 +29,8 @@ size_t edit_distance(std::string_view a_in, std::string_view b_in) {
     for (size_t j = 1; j <= m; ++j) {
       const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   return d[n][m];
 }
@@ -46,7 +47,8 @@ std::vector<std::string> closest_names(std::string_view name, const std::vector<
     const std::string fc = fold(c);
     size_t dist = edit_distance(name, c);
     // "llama7b" for "llama-7b", "h100" for "dgx-h100": a part of the other counts as one edit.
-    if (!folded.empty() && folded.size() >= 3 && (fc.find(folded) != std::string::npos || folded.find(fc) != std::string::npos))
+    if (!folded.empty() && folded.size() >= 3 &&
+        (fc.find(folded) != std::string::npos || folded.find(fc) != std::string::npos))
       dist = std::min<size_t>(dist, 1);
     if (dist <= limit) scored.push_back({dist, i});
   }
@@ -63,7 +65,8 @@ std::string did_you_mean(std::string_view name, const std::vector<std::string>& 
   const auto best = closest_names(name, candidates);
   if (best.empty()) return "";
   std::string s = "; did you mean ";
-  for (size_t i = 0; i < best.size(); ++i) s += (i == 0 ? "" : (i + 1 == best.size() ? " or " : ", ")) + ("\"" + best[i] + "\"");
+  for (size_t i = 0; i < best.size(); ++i)
+    s += (i == 0 ? "" : (i + 1 == best.size() ? " or " : ", ")) + ("\"" + best[i] + "\"");
   return s + "?";
 }
 

@@ -735,8 +735,9 @@ TEST(CliNewcomer, RunTakesAModelFileByPath) {
 }
 
 TEST(CliNewcomer, HeaderEchoesEveryOverride) {
-  auto r = run("run resnet50-2x8-a100-hdr --set ddp.bucket_cap_mb=50 --set model=skip-branch "
-               "--set ddp.find_unused_parameters=true");
+  auto r =
+      run("run resnet50-2x8-a100-hdr --set ddp.bucket_cap_mb=50 --set model=skip-branch "
+          "--set ddp.find_unused_parameters=true");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
             "ddpsim: resnet50-2x8-a100-hdr, with --set ddp.bucket_cap_mb=50 --set model=skip-branch --set "
@@ -744,14 +745,16 @@ TEST(CliNewcomer, HeaderEchoesEveryOverride) {
   EXPECT_TRUE(has(r.out, "  model skip-branch (")) << r.out;
   auto j = run("run default --set ddp.bucket_cap_mb=50 --algo Ring --json - -q");
   ASSERT_EQ(j.code, 0) << j.out;
-  EXPECT_EQ(Json::parse(j.out)["overrides"], Json::parse(R"(["collective.NCCL_ALGO=\"Ring\"", "ddp.bucket_cap_mb=50"])"));
+  EXPECT_EQ(Json::parse(j.out)["overrides"],
+            Json::parse(R"(["collective.NCCL_ALGO=\"Ring\"", "ddp.bucket_cap_mb=50"])"));
 }
 
 TEST(CliNewcomer, FlagsThatDoNotGoTogetherAreRefused) {
   auto both = run("run default --model gpt2");
   EXPECT_EQ(both.code, 2) << both.out;
-  EXPECT_TRUE(has(both.out, "scenario \"default\" and --model gpt2: give one (to change a scenario's model: --set "
-                            "model=gpt2)"))
+  EXPECT_TRUE(has(both.out,
+                  "scenario \"default\" and --model gpt2: give one (to change a scenario's model: --set "
+                  "model=gpt2)"))
       << both.out;
   auto no_cluster = run("run --model gpt2");
   EXPECT_EQ(no_cluster.code, 2);
@@ -829,9 +832,10 @@ TEST(CliNewcomer, WarnsOfABucketCapAboveTheModelAndASequenceBeyondItsPositions) 
   // 97.49 MiB; 26214400 is 25 MiB written in bytes.
   auto r = run("run --set ddp.bucket_cap_mb=26214400 -q");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(has(r.err, "ddpsim: warning: ddp.bucket_cap_mb 26214400 MiB is larger than all of model resnet50's "
-                         "gradients (97.49 MiB): DDP puts them in one bucket and nothing overlaps with the backward "
-                         "pass; bucket_cap_mb is in MiB, not bytes (25 MiB is 25, not 26214400)\n"))
+  EXPECT_TRUE(has(r.err,
+                  "ddpsim: warning: ddp.bucket_cap_mb 26214400 MiB is larger than all of model resnet50's "
+                  "gradients (97.49 MiB): DDP puts them in one bucket and nothing overlaps with the backward "
+                  "pass; bucket_cap_mb is in MiB, not bytes (25 MiB is 25, not 26214400)\n"))
       << r.err;
   auto ok = run("run -q");
   EXPECT_EQ(ok.code, 0);
@@ -839,8 +843,9 @@ TEST(CliNewcomer, WarnsOfABucketCapAboveTheModelAndASequenceBeyondItsPositions) 
   // GPT-2's learned position table (transformer.wpe.weight) has 1024 rows (n_positions = 1024).
   auto s = run("run --model gpt2 --cluster dgx-a100 --gpus-per-node 1 --set training.seq_len=2048 -q");
   EXPECT_EQ(s.code, 0) << s.out;
-  EXPECT_TRUE(has(s.err, "ddpsim: warning: training.seq_len 2048 is beyond model gpt2's 1024 positions "
-                         "(transformer.wpe.weight has 1024 rows)"))
+  EXPECT_TRUE(has(s.err,
+                  "ddpsim: warning: training.seq_len 2048 is beyond model gpt2's 1024 positions "
+                  "(transformer.wpe.weight has 1024 rows)"))
       << s.err;
   auto fits = run("run --model gpt2 --cluster dgx-a100 --gpus-per-node 1 --set training.seq_len=1024 -q");
   EXPECT_EQ(fits.code, 0) << fits.out;
@@ -890,9 +895,10 @@ TEST(CliNewcomer, SizeSuffixesReadOneWay) {
   // The decimal units are refused with both readings and the accepted forms.
   auto gb = run("collective --cluster dgx-a100 -e 8GB");
   EXPECT_EQ(gb.code, 2) << gb.out;
-  EXPECT_TRUE(has(gb.out, "--max-bytes: \"8GB\" is ambiguous: write 8G or 8GiB for powers of 1024, or the number of "
-                          "bytes for powers of 1000; accepted: bytes like 8, 64K, 256M, 8G (K, M, G: powers of 1024, as "
-                          "nccl-tests reads them) or 8KiB, 8MiB, 8GiB, 1TiB"))
+  EXPECT_TRUE(has(gb.out,
+                  "--max-bytes: \"8GB\" is ambiguous: write 8G or 8GiB for powers of 1024, or the number of "
+                  "bytes for powers of 1000; accepted: bytes like 8, 64K, 256M, 8G (K, M, G: powers of 1024, as "
+                  "nccl-tests reads them) or 8KiB, 8MiB, 8GiB, 1TiB"))
       << gb.out;
   for (const std::string bad : {"-b 64kB", "-b 64KB", "-e 1TB", "--explain 64MB", "--buffsize 4MB"}) {
     auto r = run("collective --cluster dgx-a100 " + bad);
@@ -913,13 +919,15 @@ TEST(CliNewcomer, OneSetOfNcclFlagsForEverySubcommand) {
       EXPECT_TRUE(has(h.out, flag)) << cmd << " lacks " << flag;
   }
   // calibrate takes --min-ctas / --max-ctas / --collnet-enable now (refused as unknown before).
-  auto c = run("calibrate tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt --cluster dgx-a100 -g 8,1 "
-               "--min-ctas 2 --max-ctas 32 --collnet-enable");
+  auto c =
+      run("calibrate tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt --cluster dgx-a100 -g 8,1 "
+          "--min-ctas 2 --max-ctas 32 --collnet-enable");
   EXPECT_EQ(c.code, 0) << c.out;
   // On run the flags are the scenario's collective fields.
   auto flag = run("run --algo Ring --proto Simple --min-channels 4 --json - -q");
-  auto set = run("run --set collective.NCCL_ALGO=Ring --set collective.NCCL_PROTO=Simple "
-                 "--set collective.NCCL_MIN_NCHANNELS=4 --json - -q");
+  auto set =
+      run("run --set collective.NCCL_ALGO=Ring --set collective.NCCL_PROTO=Simple "
+          "--set collective.NCCL_MIN_NCHANNELS=4 --json - -q");
   ASSERT_EQ(flag.code, 0) << flag.out;
   ASSERT_EQ(set.code, 0) << set.out;
   EXPECT_EQ(Json::parse(flag.out)["step_time_s"], Json::parse(set.out)["step_time_s"]);

@@ -1,5 +1,5 @@
-// Every case of the fuzzing findings (tests/data/reliability/FINDINGS.md) as a regression test: bad input is an exit 2 with a message that
-// names the file and what is wrong; resource cases are refused in under a second with the limit
+// Every case of the fuzzing findings (tests/data/reliability/FINDINGS.md) as a regression test: bad input is an exit 2
+// with a message that names the file and what is wrong; resource cases are refused in under a second with the limit
 // named; outputs are all-or-nothing, written through symlinks, and never replace a device or fifo.
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -13,7 +13,9 @@ using namespace ddpsim::collectives;
 namespace {
 
 // The public logs the project keeps (tests/data/nccl-tests/README.md names their sources).
-std::filesystem::path data_file(const std::string& name) { return std::filesystem::path("tests/data/nccl-tests") / name; }
+std::filesystem::path data_file(const std::string& name) {
+  return std::filesystem::path("tests/data/nccl-tests") / name;
+}
 
 NcclTestsLog parse(const std::string& text) {
   std::istringstream in(text);
