@@ -219,7 +219,7 @@ def scenario(name, model_path, cal, batch, use_measured, cpu, torch_version, pea
 
 def run_ddpsim(ddpsim, scen_path, trace_path):
     r = subprocess.run([ddpsim, "run", scen_path, "--json", "-", "--trace", trace_path, "-q"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
     if r.returncode != 0:
         raise RuntimeError("ddpsim run %s failed (%d): %s" % (scen_path, r.returncode, r.stderr.strip()))
     rep = json.loads(r.stdout)

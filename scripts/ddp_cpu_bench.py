@@ -71,6 +71,7 @@ import export_model as em  # noqa: E402
 import ddpsim_profile as dp  # noqa: E402
 from ddp_reference_buckets import _free_port  # noqa: E402  (one helper for both DDP launchers)
 import ddp_bucket_rule as rule  # noqa: E402  (the one Python copy of the first-bucket rule)
+import spawn_guard  # noqa: E402
 
 FIRST_BUCKET_BYTES_1_13 = rule.first_bucket_bytes(pytorch_version="1.13")
 DEFAULT_CAP_MB = rule.DEFAULT_CAP_MB
@@ -150,7 +151,7 @@ def _worker(rank, cfg, outdir):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(cfg["port"])
     ws = cfg["world_size"]
-    dist.init_process_group("gloo", rank=rank, world_size=ws)
+    dist.init_process_group("gloo", rank=rank, world_size=ws, timeout=spawn_guard.pg_timeout())
     now = time.perf_counter
     res = {"rank": rank}
     try:
@@ -308,7 +309,10 @@ def _worker(rank, cfg, outdir):
     finally:
         with open(os.path.join(outdir, "rank%d.json" % rank), "w") as f:
             json.dump(res, f)
-        dist.destroy_process_group()
+    # The result is on disk: leave without ~Reducer -> ~ProcessGroupGloo (it deadlocked under
+    # load; spawn_guard.py). An exception propagates to spawn, which reports it (the spawn's
+    # deadline ends a teardown that hangs after one).
+    spawn_guard.leave(0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -457,7 +461,6 @@ def build_document(cfg, ranks, argv, wall_s):
 
 def run(args, argv):
     import torch
-    import torch.multiprocessing as mp
     t_start = time.time()
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     shape = em.parse_shape(args.input)
@@ -493,7 +496,7 @@ def run(args, argv):
     outdir = tempfile.mkdtemp(prefix="ddp-cpu-bench-")
     try:
         try:
-            mp.spawn(_worker, args=(cfg, outdir), nprocs=args.world_size, join=True)
+            spawn_guard.spawn(_worker, (cfg, outdir), args.world_size, what="ddp_cpu_bench")
         except Exception as e:
             raise BenchError("a DDP rank process failed: %s: %s" % (type(e).__name__, str(e).strip()[-3000:]))
         ranks = []

@@ -27,6 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_model as em  # noqa: E402
+import spawn_guard  # noqa: E402
 
 
 def _free_port():
@@ -46,7 +47,7 @@ def _worker(rank, cfg, result_path):
     torch.set_num_threads(cfg["threads"])
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(cfg["port"])
-    dist.init_process_group("gloo", rank=rank, world_size=cfg["world_size"])
+    dist.init_process_group("gloo", rank=rank, world_size=cfg["world_size"], timeout=spawn_guard.pg_timeout())
     try:
         model = em.load_model(cfg["spec"], cfg["kwargs"], seed=cfg["seed"])
         plist = em.ddp_param_list(model)
@@ -119,9 +120,15 @@ def _worker(rank, cfg, result_path):
             with open(result_path, "w") as f:
                 json.dump({"log": res, "n_params": len(plist),
                            "n_grad_params": sum(1 for _, p in plist if p.requires_grad)}, f)
+        # Every hook's future has completed (backward waited for them) and rank 0's result is on
+        # disk once all ranks pass the barrier; leaving through os._exit skips ~Reducer ->
+        # ~ProcessGroupGloo, which deadlocked under load (spawn_guard.py).
         dist.barrier()
-    finally:
-        dist.destroy_process_group()
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        spawn_guard.leave(1)
+    spawn_guard.leave(0)
 
 
 def run_reference(spec, shape, input_dtype="float32", kwargs=None, vocab=None, bucket_cap_mb=None,
@@ -130,7 +137,6 @@ def run_reference(spec, shape, input_dtype="float32", kwargs=None, vocab=None, b
     """Returns {"iteration1": [...], "steady_state": [...], "meta": {...}}."""
     import tempfile
     import torch
-    import torch.multiprocessing as mp
     if iterations < 1:
         raise em.ExportError("--iterations must be >= 1")
     if world_size < 1:
@@ -150,7 +156,7 @@ def run_reference(spec, shape, input_dtype="float32", kwargs=None, vocab=None, b
            "find_unused_parameters": find_unused_parameters}
     try:
         try:
-            mp.spawn(_worker, args=(cfg, result_path), nprocs=world_size, join=True)
+            spawn_guard.spawn(_worker, (cfg, result_path), world_size, what="ddp_reference_buckets")
         except Exception as e:
             raise em.ExportError("a DDP worker failed: %s: %s" % (type(e).__name__, str(e).strip()[-2000:]))
         with open(result_path) as f:

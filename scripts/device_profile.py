@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""One prepared measurement run on a GPU machine (issue 13, item 7), and its CPU dry run.
+"""One prepared measurement run on a GPU machine (docs/modelled.md, compute on a GPU), and its CPU dry run.
 
     python3 scripts/device_profile.py [--out bench/results/device-h200] [--preset h200]
         [--models resnet50,bert-base,...] [--budget-s 540] [--iters 5] [--warmup 2]

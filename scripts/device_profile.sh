@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One prepared run on a GPU machine, at most ~10 minutes (issue 13, item 7):
+# One prepared run on a GPU machine, at most ~10 minutes (docs/modelled.md, compute on a GPU):
 #   bash scripts/device_profile.sh [OUT_DIR] [extra scripts/device_profile.py flags]
 # Builds build/ddpsim and build/bench/ddpbench when absent (at most 240 s; ddpbench needs nvcc,
 # cuBLAS and NCCL; without it the ddpbench steps are skipped and say so), then runs

@@ -7,8 +7,9 @@ Usage:
       [--kwargs '{"num_classes": 10}'] [--meta] [--allow-unused]
 
 SPEC is "module.path:callable"; the callable (function or class) is called with **kwargs and
-must return an nn.Module.  scripts/ and the repository root are put on sys.path, so
-"zoo.gpt2:gpt2" and "scripts.zoo.gpt2:gpt2" both work.
+must return an nn.Module.  scripts/, the repository root and the working directory are put on
+sys.path, so "zoo.gpt2:gpt2", "scripts.zoo.gpt2:gpt2" and "mymodels:net" (mymodels.py in the
+directory you run from) all work without PYTHONPATH.
 
 The model runs ONE forward pass (train mode, seed 0) under a TorchDispatchMode that counts
 aten ops and attributes them to the innermost nn.Module on the call stack (tracked with
@@ -62,6 +63,12 @@ def setup_sys_path():
     for p in (SCRIPT_DIR, REPO_ROOT):
         if p not in sys.path:
             sys.path.insert(0, p)
+    # "mymodels:net" from the directory the user is in, as `python3 -c "import mymodels"` would
+    # (a script's sys.path[0] is its own folder, not the working directory). Last, so that the
+    # bundled zoo is not shadowed.
+    cwd = os.getcwd()
+    if cwd not in sys.path and os.path.realpath(cwd) not in [os.path.realpath(x) for x in sys.path if x]:
+        sys.path.append(cwd)
 
 
 def parse_shape(text):

@@ -212,7 +212,7 @@ def verify_with_ddpsim(path, ddpsim=DDPSIM):
     if not os.path.isfile(ddpsim):
         return None
     r = subprocess.run([ddpsim, "show", path, "--json", "-"], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True)
+                       stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
     if r.returncode != 0:
         return (r.stderr or r.stdout).strip()
     return None

@@ -49,7 +49,7 @@ uint64_t cap_bytes(double mb) {
 }
 
 std::vector<uint64_t> rebuild_limits(const CapSpec& cap, double first_bucket_mb) {
-  // The simulator's DdpSettings holds PyTorch's first-bucket rule (one home, DESIGN.md).
+  // The simulator's DdpSettings holds PyTorch's first-bucket rule (one home, docs/design.md).
   ddpsim::config::DdpSettings ddp;
   ddp.bucket_cap_mb = cap.mb;
   ddp.bucket_cap_is_default = cap.is_default;

@@ -1,7 +1,7 @@
 #pragma once
 // PyTorch DDP's gradient bucket assignment, as in the steady state (after the rebuild).
 // Mirrors torch/csrc/distributed/c10d/reducer.cpp: compute_bucket_assignment_by_size() and
-// Reducer::rebuild_buckets(); see REFERENCE.md §1.
+// Reducer::rebuild_buckets(); see docs/facts.md §1.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -4,7 +4,7 @@
 // bucket's last gradient is in, an event is recorded on the compute stream, and buckets are launched
 // strictly in index order on the NCCL stream (cudaStreamWaitEvent + ncclAllReduce). Finalize: the
 // compute stream waits for the last all-reduce, then gradients are copied back out of the buckets
-// (unless --bucket-view) and an optional SGD update runs. REFERENCE.md §1.
+// (unless --bucket-view) and an optional SGD update runs. docs/facts.md §1.
 #include <cstdio>
 #include <map>
 

@@ -93,4 +93,18 @@ int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
   return 0;
 }
 
+Command register_bench(CLI::App& app, CommonOptions& common) {
+  auto args = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("bench", "time the simulator on GPT-2 over 1024 GPUs (steady-state step)");
+  cmd->add_option("--scenario", args->scenario, "scenario to time");
+  cmd->add_option("--repeat", args->repeat, "runs (one process each); the median is reported")
+      ->check(number_in(1, 1000));
+  cmd->add_option("--nodes", args->nodes, "time these node counts instead of the scenario's")
+      ->check(number_in(1, 1 << 20));
+  cmd->add_flag("--scaling", args->scaling,
+                "GPUs, flows, wall s per step and peak RSS per size (default nodes 128, 512, 2048, 16384)");
+  add_set_option(*cmd, common, "override a field: PATH=VALUE");
+  cmd->add_option("--json", args->json_out, "write the figures as JSON to FILE or -");
+  return {cmd, [&common, args] { return cmd_bench(common, *args); }};
+}
 }  // namespace ddpsim::app

@@ -39,13 +39,25 @@ int cmd_buckets(const CommonOptions& common, const BucketsArgs& args) {
     auto sc = cat.scenario_from_json(doc, "buckets", fs::current_path());
     model = sc.model;
     ddp = sc.ddp;
+    print_warnings(sc);
   } else {
     if (!args.model.empty()) overrides.push_back("model=" + args.model);
     auto sc = cat.load_scenario(scenario_path(cat, args.scenario), overrides);
     model = sc.model;
     ddp = sc.ddp;
+    print_warnings(sc);
   }
   return emit(report::bucket_plans_view(model, ddp, ddp::plan_buckets(model, ddp)), args.json_out, "buckets");
 }
 
+Command register_buckets(CLI::App& app, CommonOptions& common) {
+  auto args = std::make_shared<BucketsArgs>();
+  auto* cmd = app.add_subcommand("buckets", "print DDP's iteration-1 and steady-state bucket plans");
+  cmd->add_option("scenario", args->scenario, "bundled scenario name or file");
+  cmd->add_option("--model", args->model, "bundled model name or model file (without a scenario: DDP defaults)");
+  cmd->add_option("--bucket-cap-mb", args->bucket_cap_mb, "DDP bucket_cap_mb")->check(number_in(0, 1e9, true));
+  add_set_option(*cmd, common, "override a field: PATH=VALUE, e.g. ddp.pytorch_version=1.13");
+  cmd->add_option("--json", args->json_out, "write {iteration1, steady_state} JSON to FILE or -");
+  return {cmd, [&common, args] { return cmd_buckets(common, *args); }};
+}
 }  // namespace ddpsim::app

@@ -48,13 +48,12 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     version = log.nccl_version;
     version_from_what = "log";
   }
-  if (!args.nccl_version.empty()) {
-    version = version_from("--nccl-version", args.nccl_version);
+  if (!common.nccl.nccl_version.empty()) {
+    version = version_from("--nccl-version", common.nccl.nccl_version);
     version_from_what = "--nccl-version";
   }
 
-  auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels);
-  apply_buffer_flags(settings, args.buffsize, args.nthreads);
+  auto settings = common.nccl.settings();
   validate::CalibrationRequest q{cluster,           log,        args.log,     run_g,   version,
                                  version_from_what, args.times, args.holdout, settings};
   auto cal = validate::calibrate_from_log(q);
@@ -74,4 +73,22 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
   return 0;
 }
 
+Command register_calibrate(CLI::App& app, CommonOptions& common) {
+  auto args = std::make_shared<CalibrateArgs>();
+  auto* cmd = app.add_subcommand("calibrate", "fit a cluster's NCCL figures to real all_reduce_perf output");
+  cmd->add_option("log", args->log, "nccl-tests all_reduce_perf output")->required();
+  cmd->add_option("--cluster", args->cluster, "bundled cluster name or cluster file")->required();
+  cmd->add_option("--nodes", args->nodes, "node count of the run (default: the cluster's)")
+      ->check(number_in(1, 1 << 20));
+  cmd->add_option("-o,--output", args->out, "write the calibrated cluster file here");
+  cmd->add_flag("--holdout", args->holdout, "fit on every other size and report the error on the rest");
+  cmd->add_option("-g,--gpus-per-process", args->gpus_per_process,
+                  "nccl-tests -g of each run in the log (\"8,1\") or one value for all; default 1; a run's own "
+                  "'# nThread .. nGpus ..' banner wins");
+  add_nccl_flags(*cmd, common.nccl, "the log was run with");
+  cmd->add_option("--times", args->times, "measured times to fit: out-of-place (default), in-place or both")
+      ->check(CLI::IsMember({"out-of-place", "in-place", "both"}));
+  cmd->add_option("--json", args->json_out, "write the fit as JSON to FILE or -");
+  return {cmd, [&common, args] { return cmd_calibrate(common, *args); }};
+}
 }  // namespace ddpsim::app

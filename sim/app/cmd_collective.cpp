@@ -24,10 +24,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   if (!(args.factor > 1)) throw core::ConfigError("--factor: " + fmt("%g", args.factor) + " is not > 1");
   if (args.tolerance > 0 && args.compare.empty())
     throw core::ConfigError("--tolerance: only with --compare LOG (the measurements to hold the prediction to)");
-  auto settings = settings_from(args.algo, args.proto, args.min_channels, args.max_channels, args.collnet_enable);
-  settings.min_ctas = args.min_ctas;
-  settings.max_ctas = args.max_ctas;
-  apply_buffer_flags(settings, args.buffsize, args.nthreads);
+  const auto settings = common.nccl.settings();
   auto topo = collectives::nccl_topology(cluster);
   topo.cuda_graph = args.cuda_graph;
 
@@ -42,7 +39,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     check_log_ranks(log, args.compare, cluster);
     if (log.nccl_version) topo.nccl_version = log.nccl_version;
   }
-  if (!args.nccl_version.empty()) topo.nccl_version = version_from("--nccl-version", args.nccl_version);
+  if (!common.nccl.nccl_version.empty()) topo.nccl_version = version_from("--nccl-version", common.nccl.nccl_version);
   // -g: one value for the predicted table; with --compare one per run of the log (or one for all).
   std::vector<int> run_g;
   if (!args.compare.empty()) {
@@ -72,4 +69,33 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
               args.json_out, "collective");
 }
 
+Command register_collective(CLI::App& app, CommonOptions& common) {
+  auto args = std::make_shared<CollectiveArgs>();
+  auto* cmd = app.add_subcommand("collective", "predict an nccl-tests-style table for a collective on a cluster");
+  cmd->add_option("op", args->op, "collective (allreduce)");
+  cmd->add_option("--cluster", args->cluster, "bundled cluster name or cluster file")->required();
+  cmd->add_option("--nodes", args->nodes, "node count (default: the cluster's)")->check(number_in(1, 1 << 20));
+  cmd->add_option("-b,--min-bytes", args->min_bytes,
+                  "smallest size: 8, 64K, 1M, 1MiB (K, M, G: powers of 1024; 1MB is refused as ambiguous)");
+  cmd->add_option("-e,--max-bytes", args->max_bytes, "largest size (default 8G = 8 GiB)");
+  cmd->add_option("-f,--factor", args->factor, "size multiplier between rows (default 2)")->check(number_in(1, 1e6));
+  add_nccl_flags(*cmd, common.nccl);
+  cmd->add_option("-g,--gpus-per-process", args->gpus_per_process,
+                  "GPUs one process drives, as nccl-tests -g (default 1, as DDP); with --compare one per run "
+                  "(\"8,1\") unless the log's banner says");
+  cmd->add_flag("--cuda-graph", args->cuda_graph,
+                "the calls are replayed from a CUDA graph, as nccl-tests -G: no host step per call on one node "
+                "(across nodes NCCL keeps one per GPU for its proxy); with --compare a run's banner "
+                "\"graph: N\" decides");
+  cmd->add_option("--explain", args->explain,
+                  "a size (64M, 1GiB, ...): every enabled (algorithm, protocol) with NCCL's tuner time and the "
+                  "achieved time, the pick first");
+  cmd->add_option("--compare", args->compare,
+                  "an all_reduce_perf log: predict its sizes (each run with its -g) and show the busbw error");
+  cmd->add_option("--tolerance", args->tolerance,
+                  "with --compare: exit 3 if the median |busbw error| for sizes >= 1 MiB exceeds it (e.g. 0.1)")
+      ->check(number_in(0, 1e6, true));
+  cmd->add_option("--json", args->json_out, "write rows as JSON to FILE or -");
+  return {cmd, [&common, args] { return cmd_collective(common, *args); }};
+}
 }  // namespace ddpsim::app

@@ -167,4 +167,43 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
   return 0;
 }
 
+// Registration only (moved from main.cpp): the NCCL flags become overrides before --set.
+Command register_compare(CLI::App& app, CommonOptions& common) {
+  auto args = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand(
+      "compare", "run a scenario on several clusters and node counts side by side: speed, scaling, cost, fit, fabric");
+  cmd->add_option("scenario", args->scenario, "bundled scenario name or file")->required();
+  cmd->add_option("--cluster", args->clusters,
+                  "an option: [LABEL=]CLUSTER[:PATH=VALUE,...], a bundled cluster or file with --set overrides of "
+                  "its own, e.g. 'ndr-2:1=dgx-h100:fabric.topology=fat_tree,fabric.oversubscription=2:1' "
+                  "(repeatable)")
+      ->required();
+  cmd->add_option("--nodes", args->nodes, "node counts to run each option at, e.g. 1,16,64 (default: the scenario's)");
+  auto* samples = cmd->add_option("--samples", args->samples, "time and cost to train this many samples")
+                      ->check(number_in(0, 1e30, true));
+  auto* tokens = cmd->add_option("--tokens", args->tokens, "time and cost to train this many tokens (sequence models)")
+                     ->check(number_in(0, 1e30, true));
+  samples->excludes(tokens);
+  add_set_option(*cmd, common, "override a field for every run: PATH=VALUE");
+  add_nccl_flags(*cmd, common.nccl);
+  cmd->add_option("--json", args->json_out, "write {options, rows, best} JSON to FILE or -");
+  cmd->add_option("--csv", args->csv_out, "write one row per run as CSV to FILE or -");
+  cmd->add_option("--plot", args->plot_out, "draw the options side by side (scripts/ddpsim-plot) to FILE.png or .svg");
+  cmd->add_option("-j,--jobs", args->jobs, "parallel child processes (default: all cores)")->check(number_in(0, 1024));
+  cmd->add_flag("-q,--quiet", args->quiet, "no progress on stderr");
+  cmd->add_option("--html", args->html_out, "write a self-contained HTML report (figure, every column) to FILE");
+  cmd->add_option("--tolerance", args->tolerance,
+                  "percent within which options tie (default: the prediction band, else 1)");
+  cmd->footer(
+      "Each option runs at every --nodes count, plus once on 1 node with 1 GPU (nodes=1, gpus_per_node=1).\n"
+      "scaling = (samples/s / GPUs) / samples/s on that 1 GPU: throughput per GPU relative to one GPU of the\n"
+      "same cluster. $/h = price_per_gpu_hour x GPUs (or the cluster's cost of ownership: its \"ownership\"\n"
+      "block); $/M samples = $/h x step time / 3600 / samples per step x 1e6. Best per criterion (fastest,\n"
+      "cheapest) among runs that do not fail to fit; options within --tolerance tie. Scaling is shown, not\n"
+      "ranked (the slowest GPU scales best). 'why' names each option's mechanism against the fastest.");
+  return {cmd, [&common, args] {
+            common.overrides = overrides_with_nccl(common);
+            return cmd_compare(common, *args);
+          }};
+}
 }  // namespace ddpsim::app

@@ -39,4 +39,15 @@ int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args) {
   return 0;
 }
 
+Command register_import_trace(CLI::App& app, CommonOptions& common) {
+  auto args = std::make_shared<ImportTraceArgs>();
+  auto* cmd = app.add_subcommand("import-trace", "measured per-layer times from a torch.profiler Chrome trace");
+  cmd->add_option("trace", args->trace, "trace JSON from torch.profiler (with_modules=True or with_stack=True)")
+      ->required();
+  cmd->add_option("--model", args->model, "the model the trace ran (bundled name or file)")->required();
+  cmd->add_option("-o,--output", args->out, "write the model with measured times here");
+  cmd->add_option("--batch", args->batch, "batch size the trace was recorded at (default: the model's)")
+      ->check(number_in(1, 1 << 24));
+  return {cmd, [&common, args] { return cmd_import_trace(common, *args); }};
+}
 }  // namespace ddpsim::app

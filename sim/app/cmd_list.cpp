@@ -4,6 +4,7 @@
 #include "app/commands.hpp"
 #include "config/catalog.hpp"
 #include "core/error.hpp"
+#include "core/suggest.hpp"
 #include "report/views.hpp"
 
 namespace ddpsim::app {
@@ -24,15 +25,24 @@ int cmd_list(const CommonOptions& common, const std::string& what) {
     if (!what.empty() && what != e.title) continue;
     any = true;
     std::cout << e.title << " (" << cat.dir(e.kind).string() << "):\n";
-    for (const auto& n : cat.names(e.kind)) {
+    // Scenarios in subfolders (compare/, claims/) are listed as "folder/name", callable so.
+    const auto names = e.kind == config::Kind::SCENARIO ? scenario_names(cat) : cat.names(e.kind);
+    for (const auto& n : names) {
       const std::string detail = report::catalog_entry_summary(cat, e.kind, cat.dir(e.kind) / (n + ".json"));
       std::cout << "  " << n << (detail.empty() ? "" : "  -  " + detail) << "\n";
     }
   }
   if (!any)
-    throw core::ConfigError("list: \"" + what +
-                            "\" is not a category; expected models, gpus, links, clusters or scenarios");
+    throw core::ConfigError("list: \"" + what + "\" is not a category" +
+                            core::did_you_mean(what, {"models", "gpus", "links", "clusters", "scenarios"}) +
+                            "; expected models, gpus, links, clusters or scenarios");
   return 0;
 }
 
+Command register_list(CLI::App& app, CommonOptions& common) {
+  auto what = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("list", "list bundled models, GPUs, links, clusters and scenarios");
+  cmd->add_option("what", *what, "models, gpus, links, clusters or scenarios (default: all)");
+  return {cmd, [&common, what] { return cmd_list(common, *what); }};
+}
 }  // namespace ddpsim::app

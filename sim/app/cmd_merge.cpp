@@ -60,4 +60,14 @@ int cmd_merge(const CommonOptions&, const MergeArgs& args) {
   return 0;
 }
 
+Command register_merge(CLI::App& app, CommonOptions& common) {
+  auto args = std::make_shared<MergeArgs>();
+  auto* cmd = app.add_subcommand("merge", "join sweep --shard outputs into what the unsharded sweep writes");
+  cmd->add_option("inputs", args->inputs, "the shards' --out FILE.jsonl")->required();
+  cmd->add_option("--out", args->out, "write the merged rows (JSONL) to FILE");
+  cmd->add_option("--csv", args->csv_out, "write the rows as CSV to FILE or -");
+  cmd->add_option("--json", args->json_out, "write {rows, best} JSON to FILE or -");
+  cmd->add_flag("-q,--quiet", args->quiet, "do not print the table");
+  return {cmd, [&common, args] { return cmd_merge(common, *args); }};
+}
 }  // namespace ddpsim::app

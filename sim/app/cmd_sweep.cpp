@@ -235,4 +235,35 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   return 0;
 }
 
+// Registration only (moved from main.cpp): the NCCL flags become overrides before --set.
+Command register_sweep(CLI::App& app, CommonOptions& common) {
+  auto args = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand("sweep", "run a scenario for each combination of parameter values");
+  cmd->add_option("scenario", args->scenario, "bundled scenario name or file")->required();
+  cmd->add_option("--param", args->params,
+                  "PATH=V1,V2,... or PATH=[JSON list] for values with commas, e.g. "
+                  "'collective.NCCL_ALGO=[\"Ring,Tree\",\"Ring\"]' (repeatable: the cartesian product is run)")
+      ->required();
+  add_set_option(*cmd, common, "override a field for every run: PATH=VALUE");
+  add_nccl_flags(*cmd, common.nccl);
+  cmd->add_option("--csv", args->csv_out, "write the rows as CSV to FILE or -");
+  cmd->add_option("--json", args->json_out, "write {rows, best} JSON to FILE or -");
+  cmd->add_option("-j,--jobs", args->jobs, "parallel child processes (default: all cores)")->check(number_in(0, 1024));
+  cmd->add_option("--out", args->out, "append each finished row to FILE.jsonl at once (point order at the end)");
+  cmd->add_flag("--resume", args->resume, "skip the points whose rows --out already holds");
+  cmd->add_option("--shard", args->shard, "run only the K-th of N slices (K/N, 1 <= K <= N); join with merge");
+  cmd->add_flag("-q,--quiet", args->quiet, "no progress on stderr and no table on stdout");
+  cmd->add_option("--metric", args->metric, "rank by step_time (default), samples_per_s or cost ($/M samples)");
+  cmd->add_option("--group-by", args->group_by,
+                  "a swept PATH whose values are ranked apart (default: nodes when swept), or none");
+  cmd->add_option("--tolerance", args->tolerance,
+                  "percent within which rows are flat, not ranked (default: the prediction band, else 1)");
+  cmd->add_option("--plot", args->plot_out, "draw the sweep (scripts/ddpsim-plot) to FILE.png or .svg");
+  cmd->add_option("--html", args->html_out, "write a self-contained HTML report (figure, rows, why) to FILE");
+  cmd->add_flag("--dry-run", args->dry_run, "validate the points to run and list them; simulate nothing");
+  return {cmd, [&common, args] {
+            common.overrides = overrides_with_nccl(common);
+            return cmd_sweep(common, *args);
+          }};
+}
 }  // namespace ddpsim::app

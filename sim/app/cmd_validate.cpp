@@ -29,4 +29,16 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
   return emit(validate::compare_steps(plan, predicted, args.tolerance), args.json_out, "validate");
 }
 
+Command register_validate(CLI::App& app, CommonOptions& common) {
+  auto args = std::make_shared<ValidateArgs>();
+  auto* cmd =
+      app.add_subcommand("validate", "simulate what a ddpbench / ddp_cpu_bench results file measured, side by side");
+  cmd->add_option("results", args->results, "ddpbench-results/1 JSON file")->required();
+  cmd->add_option("--tolerance", args->tolerance,
+                  "relative step-time (or busbw) error allowed; exit 3 beyond it (default 0.05)")
+      ->check(number_in(0, 1e6, true));
+  cmd->add_option("--cluster", args->cluster, "cluster for GPU results (default: inferred from the GPU name)");
+  cmd->add_option("--json", args->json_out, "write the comparison as JSON to FILE or -");
+  return {cmd, [&common, args] { return cmd_validate(common, *args); }};
+}
 }  // namespace ddpsim::app

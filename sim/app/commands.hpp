@@ -1,10 +1,15 @@
 #pragma once
 // The `ddpsim` subcommands. Each returns the process exit code; errors are thrown as
 // core::ConfigError (exit 2) or other exceptions (exit 1) and reported by main().
+// Each cmd_*.cpp also registers its subcommand (register_<name>, listed in main.cpp's table): it
+// adds the subcommand and its flags to the CLI11 app and returns what runs when it is chosen.
+#include <CLI/CLI.hpp>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
+#include "app/nccl_options.hpp"
 #include "config/catalog.hpp"
 #include "report/rendered.hpp"
 
@@ -13,8 +18,67 @@ namespace ddpsim::app {
 struct CommonOptions {
   std::string data_dir;                // empty: Catalog::default_root()
   std::vector<std::string> overrides;  // --set
+  NcclFlags nccl;                      // the NCCL flags (--algo, --proto, ...) of the chosen subcommand
   config::Catalog catalog() const;     // over data_dir
 };
+
+// One subcommand: its CLI11 node and what runs when it was chosen (after parsing).
+struct Command {
+  CLI::App* cli = nullptr;
+  std::function<int()> run;
+};
+// Adds one subcommand to `app`; `common` outlives the parse and the run.
+using Registrar = Command (*)(CLI::App& app, CommonOptions& common);
+Command register_run(CLI::App& app, CommonOptions& common);
+Command register_buckets(CLI::App& app, CommonOptions& common);
+Command register_sweep(CLI::App& app, CommonOptions& common);
+Command register_compare(CLI::App& app, CommonOptions& common);
+Command register_merge(CLI::App& app, CommonOptions& common);
+Command register_list(CLI::App& app, CommonOptions& common);
+Command register_show(CLI::App& app, CommonOptions& common);
+Command register_import_trace(CLI::App& app, CommonOptions& common);
+Command register_bench(CLI::App& app, CommonOptions& common);
+Command register_collective(CLI::App& app, CommonOptions& common);
+Command register_calibrate(CLI::App& app, CommonOptions& common);
+Command register_validate(CLI::App& app, CommonOptions& common);
+
+// A command-line number: finite (CLI11's PositiveNumber lets "nan" and "inf" through) and within
+// [lo, hi] (lo exclusive when `above`), with a short message instead of the double maximum.
+CLI::Validator number_in(double lo, double hi, bool above = false);
+
+// --set PATH=VALUE (repeatable) into common.overrides.
+void add_set_option(CLI::App& cmd, CommonOptions& common, const std::string& help);
+
+// What run (and sweep / compare) simulate: a scenario (bundled name, "compare/NAME" in a
+// subfolder, or a file), or one built from flags: --model M --cluster C [--nodes N]
+// [--gpus-per-node G], DDP defaults and the model's own batch size.
+struct ScenarioFlags {
+  std::string scenario;  // empty with no model: scenarios/default.json
+  std::string model, cluster;
+  int nodes = 0, gpus_per_node = 0;  // 0: the scenario's / cluster's own
+};
+struct ScenarioSource {
+  std::filesystem::path file;  // the scenario file; empty for one built from flags
+  core::Json doc;              // built from flags: {"name", "model", "cluster", "nodes", ...}
+  std::string title;           // the scenario as asked for, or "model M on cluster C"
+  // The scenario with `overrides` (--set) applied; its name is the file's "name" (or stem), or
+  // `title` for one built from flags. Headers add the overrides (scenario_title).
+  config::Scenario load(const config::Catalog& cat, const std::vector<std::string>& overrides) const;
+};
+// Refuses flags that do not go together (a scenario and --model, --cluster without --model, ...)
+// with exit 2; --nodes / --gpus-per-node with a scenario become overrides in `extra_overrides`.
+ScenarioSource scenario_source(const config::Catalog& cat, const ScenarioFlags& flags,
+                               std::vector<std::string>* extra_overrides = nullptr);
+// Bundled scenarios: scenarios/*.json by stem, then one level of subfolders as "folder/stem".
+std::vector<std::string> scenario_names(const config::Catalog& cat);
+// Likely mistakes in a valid scenario (a bucket cap above all the gradients, seq_len beyond the
+// model's position table): one sentence each. print_warnings writes them to stderr.
+std::vector<std::string> scenario_warnings(const config::Scenario& s);
+void print_warnings(const config::Scenario& s);
+// The NCCL flags as overrides, then --set (which wins): what run, sweep and compare apply.
+std::vector<std::string> overrides_with_nccl(const CommonOptions& common);
+// "NAME" or "NAME, with --set A=1 --set B=2": what a report's header names.
+std::string scenario_title(const std::string& title, const std::vector<std::string>& overrides);
 
 // Refuses unusable output paths (an empty one: not asked for) before any work, so a bad path
 // costs nothing (report::check_output_paths).
@@ -28,7 +92,7 @@ int emit(const report::Rendered& r, const std::string& json_out, const std::stri
 std::filesystem::path scenario_path(const config::Catalog& cat, const std::string& name);
 
 struct RunArgs {
-  std::string scenario;  // empty: scenarios/default.json
+  ScenarioFlags what;  // a scenario, or --model/--cluster
   std::string json_out, trace_out, csv_out;
   bool quiet = false;
 };
@@ -86,7 +150,8 @@ struct ImportTraceArgs {
   int batch = 0;  // the batch the trace was recorded at (0: the model's batch_size)
 };
 int cmd_import_trace(const CommonOptions& common, const ImportTraceArgs& args);
-int cmd_show(const CommonOptions& common, const std::string& model, const std::string& json_out);
+// A model's layers, or a cluster's, GPU's or link's figures (whichever catalog has the name).
+int cmd_show(const CommonOptions& common, const std::string& name, const std::string& json_out);
 
 struct BenchArgs {
   std::string scenario = "bench-gpt2-1024";
@@ -107,18 +172,12 @@ struct CollectiveArgs {
   int nodes = 0;  // 0: the cluster's own
   std::string min_bytes = "8", max_bytes = "8G";
   double factor = 2;
-  std::string algo, proto;  // NCCL_ALGO / NCCL_PROTO
-  int min_channels = 0, max_channels = 0;
-  int min_ctas = 0, max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS
-  std::string buffsize;            // NCCL_BUFFSIZE (bytes, K/M suffixes); empty = NCCL's 4 MiB
-  int nthreads = 0;                // NCCL_NTHREADS; 0 = NCCL's default
-  bool collnet_enable = false;     // NCCL_COLLNET_ENABLE=1 (CollNet on a cluster with inter_node.sharp)
-  std::string gpus_per_process;    // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
-  bool cuda_graph = false;         // nccl-tests -G: replayed from a CUDA graph (a log's banner "graph: N" wins)
-  std::string nccl_version;        // "2.8.3"; empty = the cluster's (current if unset)
-  std::string compare;             // an all_reduce_perf log: predict its sizes and put them side by side
-  std::string explain;             // a size: list every (algorithm, protocol) NCCL weighs for it
-  double tolerance = 0;            // with compare: exit 3 if the median busbw error for >= 1 MiB exceeds it
+  // The NCCL settings (--algo, --proto, --min-channels, ...): CommonOptions::nccl.
+  std::string gpus_per_process;  // nccl-tests -g: GPUs one process drives (DDP: 1); with --compare, per run
+  bool cuda_graph = false;       // nccl-tests -G: replayed from a CUDA graph (a log's banner "graph: N" wins)
+  std::string compare;           // an all_reduce_perf log: predict its sizes and put them side by side
+  std::string explain;           // a size: list every (algorithm, protocol) NCCL weighs for it
+  double tolerance = 0;          // with compare: exit 3 if the median busbw error for >= 1 MiB exceeds it
   std::string json_out;
 };
 int cmd_collective(const CommonOptions& common, const CollectiveArgs& args);
@@ -130,12 +189,9 @@ struct CalibrateArgs {
   std::string out;
   bool holdout = false;                // fit on even-indexed sizes, report the odd ones as held out
   std::string gpus_per_process;        // nccl-tests -g per run ("8,1") or one for all; banners win
-  std::string nccl_version;            // overrides the log's "NCCL version" line and the cluster's
   std::string times = "out-of-place";  // which measured times to fit: out-of-place, in-place, both
-  std::string algo, proto;             // NCCL_ALGO / NCCL_PROTO the log was run with
-  int min_channels = 0, max_channels = 0;
-  std::string buffsize;  // NCCL_BUFFSIZE the log was run with (empty: default)
-  int nthreads = 0;      // NCCL_NTHREADS the log was run with (0: default)
+  // The NCCL settings the log was run with (and --nccl-version, which beats the log's "NCCL
+  // version" line and the cluster's): CommonOptions::nccl.
   std::string json_out;
 };
 int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args);

@@ -1,5 +1,6 @@
 #include "app/nccl_options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -33,12 +34,24 @@ size_t leading_number(const std::string& text, double& v) {
   return pos;
 }
 
-// nccl-tests sizes: a number with an optional K, M or G suffix (powers of 1024), or a unit ("8MiB").
 double parse_size(const std::string& flag, const std::string& text) {
+  const std::string accepted =
+      "bytes like 8, 64K, 256M, 8G (K, M, G: powers of 1024, as nccl-tests reads them) or "
+      "8KiB, 8MiB, 8GiB, 1TiB";
+  // The decimal units are ambiguous here (see the header): refused, with the two readings.
+  for (const char* si : {"kB", "KB", "MB", "GB", "TB"}) {
+    const std::string u(si);
+    if (text.size() > u.size() && text.compare(text.size() - u.size(), u.size(), u) == 0) {
+      const std::string num = text.substr(0, text.size() - u.size());
+      const std::string binary = num + (u[0] == 'k' ? "K" : u.substr(0, 1)) + "iB";
+      throw core::ConfigError(flag + ": \"" + text + "\" is ambiguous: write " +
+                              (u == "TB" ? binary : num + u.substr(0, 1) + " or " + binary) +
+                              " for powers of 1024, or the number of bytes for powers of 1000; accepted: " + accepted);
+    }
+  }
   if (auto q = core::parse_quantity(text, core::Quantity::BYTES)) return *q;
   auto v = core::parse_nccl_tests_size(text);
-  if (!v || !(*v > 0))
-    throw core::ConfigError(flag + ": \"" + text + "\" is not a size; expected bytes like 8, 64K, 256M, 8G or 1MiB");
+  if (!v || !(*v > 0)) throw core::ConfigError(flag + ": \"" + text + "\" is not a size; expected " + accepted);
   // The range every byte quantity has (parse_quantity checks it for sizes with a unit); the NCCL
   // model counts bytes in 64-bit integers.
   if (*v > core::quantity_range(core::Quantity::BYTES).second)  // 1e18
@@ -91,6 +104,75 @@ void apply_buffer_flags(collectives::NcclSettings& settings, const std::string& 
   }
 }
 
+collectives::NcclSettings NcclFlags::settings() const {
+  auto s = settings_from(algo, proto, min_channels, max_channels, collnet_enable);
+  s.min_ctas = min_ctas;
+  s.max_ctas = max_ctas;
+  apply_buffer_flags(s, buffsize, nthreads);
+  if (!nccl_version.empty()) version_from("--nccl-version", nccl_version);
+  return s;
+}
+
+std::vector<std::string> NcclFlags::as_overrides() const {
+  settings();  // every flag checked, with its name, before it becomes a scenario field
+  std::vector<std::string> out;
+  // Strings as JSON strings: "2.18" or "Ring" must not be read as a number or fail as JSON.
+  if (!algo.empty()) out.push_back("collective.NCCL_ALGO=" + core::Json(algo).dump());
+  if (!proto.empty()) out.push_back("collective.NCCL_PROTO=" + core::Json(proto).dump());
+  if (min_channels) out.push_back("collective.NCCL_MIN_NCHANNELS=" + std::to_string(min_channels));
+  if (max_channels) out.push_back("collective.NCCL_MAX_NCHANNELS=" + std::to_string(max_channels));
+  if (min_ctas) out.push_back("collective.NCCL_MIN_CTAS=" + std::to_string(min_ctas));
+  if (max_ctas) out.push_back("collective.NCCL_MAX_CTAS=" + std::to_string(max_ctas));
+  if (collnet_enable) out.push_back("collective.NCCL_COLLNET_ENABLE=1");
+  if (!buffsize.empty()) out.push_back("collective.NCCL_BUFFSIZE=" + fmt("%.0f", parse_size("--buffsize", buffsize)));
+  if (nthreads) out.push_back("collective.NCCL_NTHREADS=" + std::to_string(nthreads));
+  if (!nccl_version.empty()) out.push_back("collective.nccl_version=" + core::Json(nccl_version).dump());
+  return out;
+}
+
+namespace {
+CLI::Validator count_in(int lo, int hi) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        size_t pos = 0;
+        long v = 0;
+        try {
+          v = std::stol(text, &pos);
+        } catch (const std::exception&) {
+          pos = 0;
+        }
+        if (pos == 0 || pos != text.size() || v < lo || v > hi)
+          return text + " is not allowed; expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+        return std::string();
+      },
+      "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+}
+}  // namespace
+
+void add_nccl_flags(CLI::App& cmd, NcclFlags& f, const std::string& what) {
+  const std::string tail = what.empty() ? "" : " " + what;
+  f.given = true;
+  cmd.add_option("--algo", f.algo,
+                 "NCCL_ALGO" + tail +
+                     ", as NCCL reads it: comma list of Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain; ^ "
+                     "first disables those listed; ';'-separated function:list entries");
+  cmd.add_option("--proto", f.proto,
+                 "NCCL_PROTO" + tail + ", as NCCL reads it: comma list of LL, LL128, Simple (^LL128: all but LL128)");
+  cmd.add_option("--min-channels", f.min_channels, "NCCL_MIN_NCHANNELS" + tail)->check(count_in(0, 64));
+  cmd.add_option("--max-channels", f.max_channels, "NCCL_MAX_NCHANNELS" + tail)->check(count_in(0, 64));
+  cmd.add_option("--min-ctas", f.min_ctas, "NCCL_MIN_CTAS" + tail + " (NCCL 2.17+; also bounds the NVLS channels)")
+      ->check(count_in(0, 64));
+  cmd.add_option("--max-ctas", f.max_ctas, "NCCL_MAX_CTAS" + tail + " (NCCL 2.17+; also bounds the NVLS channels)")
+      ->check(count_in(0, 64));
+  cmd.add_flag("--collnet-enable", f.collnet_enable,
+               "NCCL_COLLNET_ENABLE=1" + tail + ": CollNet (SHARP) where the cluster has inter_node.sharp");
+  cmd.add_option("--buffsize", f.buffsize,
+                 "NCCL_BUFFSIZE" + tail + ": Simple buffer per channel in bytes (4M, 4MiB, 4194304; default 4 MiB)");
+  cmd.add_option("--nthreads", f.nthreads, "NCCL_NTHREADS" + tail + ": 64 to 512, a multiple of 32 (default NCCL's)");
+  cmd.add_option("--nccl-version", f.nccl_version,
+                 "NCCL release" + tail + ", e.g. 2.8.3 (default: the log's 'NCCL version' line, else the cluster's)");
+}
+
 int version_from(const std::string& flag, const std::string& text) {
   try {
     return collectives::parse_nccl_version(text);
@@ -125,10 +207,17 @@ std::vector<int> launch_per_run(const std::string& flag, const collectives::Nccl
                             "; give one value, or one per run in file order");
   std::vector<int> per_run(log.runs.size(), 1);
   for (size_t r = 0; r < log.runs.size(); ++r) {
-    if (log.runs[r].ngpus > 0)
+    if (log.runs[r].ngpus > 0) {
       per_run[r] = std::min(log.runs[r].ngpus, cluster.gpus_per_node);
-    else if (!values.empty())
+    } else if (!values.empty()) {
       per_run[r] = values.size() == 1 ? values[0] : values[r];
+    } else if (!log_name.empty()) {
+      // A log cut below its banner: -g 1 is a guess, and a single-process -g 8 run taken as
+      // eight processes is off by far more than the model's error (the host step per call).
+      std::cerr << "ddpsim: warning: " << log_name << ": run " << (r + 1) << " of " << log.runs.size()
+                << " has no '# nThread .. nGpus ..' banner; assumed -g 1 (one GPU per process); give "
+                   "-g/--gpus-per-process if it ran otherwise\n";
+    }
   }
   return per_run;
 }

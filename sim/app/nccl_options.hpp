@@ -1,9 +1,14 @@
 #pragma once
-// Command-line helpers shared by `ddpsim collective` and `ddpsim calibrate`: NCCL flags, nccl-tests
-// sizes and logs turned into the library's types, errors as core::ConfigError naming the flag.
+// Command-line helpers: the one set of NCCL flags (collective, calibrate, run, sweep, compare),
+// nccl-tests sizes and logs turned into the library's types, errors as core::ConfigError naming
+// the flag.
 #include <filesystem>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 #include "collectives/nccl_model.hpp"
 #include "collectives/nccl_tests_log.hpp"
@@ -11,10 +16,36 @@
 
 namespace ddpsim::app {
 
+// NCCL's environment settings as flags, the same for every subcommand that takes them.
+struct NcclFlags {
+  std::string algo, proto;  // NCCL_ALGO / NCCL_PROTO, as NCCL reads them
+  int min_channels = 0, max_channels = 0;
+  int min_ctas = 0, max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS (2.17+)
+  bool collnet_enable = false;     // NCCL_COLLNET_ENABLE=1 (CollNet on a cluster with inter_node.sharp)
+  std::string buffsize;            // NCCL_BUFFSIZE (bytes, 4M, 4MiB); empty = NCCL's 4 MiB
+  int nthreads = 0;                // NCCL_NTHREADS; 0 = NCCL's default
+  std::string nccl_version;        // "2.8.3"; empty = the log's / cluster's
+  bool given = false;              // add_nccl_flags was called (the subcommand takes them)
+
+  // Checks every flag (exit 2 naming the flag) and returns the settings collective/calibrate use.
+  collectives::NcclSettings settings() const;
+  // The flags as scenario overrides (collective.NCCL_ALGO=..., collective.nccl_version=...) for
+  // run, sweep and compare; checked as settings() does. Empty when no flag was given.
+  std::vector<std::string> as_overrides() const;
+};
+
+// Adds --algo, --proto, --min-channels, --max-channels, --min-ctas, --max-ctas, --collnet-enable,
+// --buffsize, --nthreads and --nccl-version to `cmd`; `what` ends each help text ("" or "the log
+// was run with").
+void add_nccl_flags(CLI::App& cmd, NcclFlags& flags, const std::string& what = "");
+
 // The number at the start of `text` into `v`; returns how many characters it took (0: none).
 size_t leading_number(const std::string& text, double& v);
 
-// nccl-tests sizes: a number with an optional K, M or G suffix (powers of 1024), or a unit ("8MiB").
+// Command-line sizes (-b, -e, --explain, --buffsize): a number of bytes with an optional K, M or G
+// (powers of 1024, as nccl-tests reads them) or KiB, MiB, GiB, TiB. "8GB" (kB, MB, GB, TB) is
+// refused: in ddpsim's files GB is 10^9, in nccl-tests' -e "8G" is 2^30, and a flag that read one
+// of them silently would be off by 7 %; the message gives the accepted forms.
 double parse_size(const std::string& flag, const std::string& text);
 
 config::ClusterSpec load_cluster(const config::Catalog& cat, const std::string& name, int nodes,

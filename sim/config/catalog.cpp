@@ -14,6 +14,7 @@
 #include "config/sections.hpp"
 #include "core/error.hpp"
 #include "core/names.hpp"
+#include "core/suggest.hpp"
 
 namespace fs = std::filesystem;
 using ddpsim::core::Diagnostics;
@@ -533,8 +534,9 @@ fs::path Catalog::resolve(Kind k, const std::string& name, const fs::path& relat
   }
   std::string list;
   for (const auto& n : names(k)) list += (list.empty() ? "" : ", ") + n;
-  throw core::ConfigError("\"" + name + "\" is neither a bundled " + to_string(k) + " nor a readable file; bundled " +
-                          to_string(k) + "s (" + dir(k).string() + "): " + (list.empty() ? "none" : list));
+  throw core::ConfigError("\"" + name + "\" is neither a bundled " + to_string(k) + " nor a readable file" +
+                          core::did_you_mean(name, names(k)) + "; bundled " + to_string(k) + "s (" + dir(k).string() +
+                          "): " + (list.empty() ? "none" : list));
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/suggest.hpp"
 
 namespace ddpsim::core {
 
@@ -179,7 +180,10 @@ void ObjectReader::finish() {
   std::string known;
   for (const auto& k : seen_) known += (known.empty() ? "" : ", ") + k;
   for (auto it = value_.begin(); it != value_.end(); ++it) {
-    if (!seen_.count(it.key())) diag_.add(join_path(path_, it.key()), "unknown key; allowed keys here: " + known);
+    if (!seen_.count(it.key()))
+      diag_.add(join_path(path_, it.key()),
+                "unknown key" + did_you_mean(it.key(), std::vector<std::string>(seen_.begin(), seen_.end())) +
+                    "; allowed keys here: " + known);
   }
 }
 

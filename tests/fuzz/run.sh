@@ -13,7 +13,7 @@ cmake --preset fuzz >/dev/null
 cmake --build "$build" --target ddpsim_fuzzers -j"$(nproc 2>/dev/null || echo 2)" >/dev/null
 all="fuzz_json_reader fuzz_units fuzz_nccl_log fuzz_trace fuzz_validate fuzz_model fuzz_gpu fuzz_link fuzz_cluster fuzz_scenario"
 fuzzers=${FUZZERS:-$all}
-shared=../shared/data
+shared=tests/data
 seeds() {  # the files each fuzzer starts from
   case $1 in
     fuzz_json_reader) ls models/*.json configs/*/*.json scenarios/*.json tests/data/reliability/*.json ;;

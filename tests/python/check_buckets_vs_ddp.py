@@ -63,8 +63,11 @@ def run_reference(args, cap):
         cmd += ["--bucket-cap-mb", cap]
     if args.find_unused_parameters:
         cmd += ["--find-unused-parameters"]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                       cwd=REPO)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                           cwd=REPO, timeout=1200)
+    except subprocess.TimeoutExpired as e:
+        _err("reference run timed out after %d s: %s\n%s" % (e.timeout, " ".join(cmd), (e.stderr or "")[-3000:]))
     if p.returncode != 0:
         _err("reference run failed (exit %d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-3000:]))
     try:
@@ -104,7 +107,9 @@ def run_ddpsim(args, cap):
     cmd += ["--json", "-"]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                           cwd=REPO)
+                           cwd=REPO, timeout=300)
+    except subprocess.TimeoutExpired as e:
+        _err("ddpsim timed out after %d s: %s" % (e.timeout, " ".join(cmd)))
     except OSError as e:
         _err("cannot run ddpsim %s: %s" % (args.ddpsim, e))
     if p.returncode != 0:

@@ -6,7 +6,7 @@ Mimics the command line of the ddpsim binary's `buckets` subcommand so it can st
   /usr/bin/python3 tests/python/ddpsim_buckets_oracle.py buckets --model models/resnet50.json \
       [--bucket-cap-mb X] [--first-bucket-mb Y] --json -
 
-Rules (torch 1.13 reducer / distributed.py, see docs/REFERENCE.md section 1):
+Rules (torch 1.13 reducer / distributed.py, see docs/facts.md §1):
 - iteration 1 (not static_graph, not find_unused_parameters): limits [unbounded] -> one bucket per
   dtype, parameters in registration order;
 - rebuilt buckets (steady state): the requires_grad parameters in grad_ready_order, limits

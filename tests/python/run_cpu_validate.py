@@ -25,12 +25,23 @@ def main():
     bench = [sys.executable, os.path.join(REPO, "scripts", "ddp_cpu_bench.py"), "--spec", "torchvision.models:resnet18",
              "--input", "8x3x64x64", "--world-size", "2", "--caps", "default,1,5,25", "--iters", "6", "-o", out]
     print("+ " + " ".join(bench), flush=True)
-    if subprocess.call(bench, cwd=REPO) != 0:
+    try:
+        # ddp_cpu_bench's spawn has its own deadline (scripts/spawn_guard.py); this one ends it anyway.
+        code = subprocess.call(bench, cwd=REPO, timeout=1500)
+    except subprocess.TimeoutExpired:
+        print("ddp_cpu_bench.py timed out after 1500 s", file=sys.stderr)
+        return 1
+    if code != 0:
         print("ddp_cpu_bench.py failed", file=sys.stderr)
         return 1
     val = [ddpsim, "validate", out, "--tolerance", "0.10"]
     print("+ " + " ".join(val), flush=True)
-    p = subprocess.run(val, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    try:
+        p = subprocess.run(val, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                           timeout=600)
+    except subprocess.TimeoutExpired:
+        print("ddpsim validate timed out after 600 s", file=sys.stderr)
+        return 1
     print(p.stdout)
     if p.returncode not in (0, 3) or "median |step time error|" not in p.stdout:
         print("ddpsim validate failed (exit %d)" % p.returncode, file=sys.stderr)

@@ -43,15 +43,17 @@ class TestBucketsVsDDP(unittest.TestCase):
     def check(self, name, spec, shape, dtype="float32", extra=(), model_json=None):
         model_json = model_json or os.path.join(REPO, "models", name + ".json")
         if not os.path.exists(model_json):
-            self.skipTest("%s missing" % model_json)
+            self.fail("%s missing" % model_json)
         cmd = [sys.executable, CHECK, "--ddpsim", DDPSIM, "--spec", spec, "--model-json", model_json,
                "--input", shape, "--input-dtype", dtype, "--caps", "default,1,10,50",
                # DDP rebuilds its buckets at iteration 2's forward (no rebuild at all with
                # find_unused_parameters), so iteration 2 is already the steady state
                "--iterations", "2"] + list(extra)
         t0 = time.time()
+        # The reference runs real DDP; its own spawn has a deadline (scripts/spawn_guard.py), this
+        # one ends a check that hangs anywhere else, with the command named by TimeoutExpired.
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, cwd=REPO)
+                           universal_newlines=True, cwd=REPO, timeout=1800)
         sys.stderr.write("\n[%s: %.0f s] %s" % (name, time.time() - t0, p.stdout))
         return p
 

@@ -62,7 +62,8 @@ class DeviceProfileCpuTest(unittest.TestCase):
 
     def test_unknown_model_is_a_usage_error(self):
         r = subprocess.run([sys.executable, SCRIPT, "--cpu", "--out", self.tmp, "--models", "nope"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, cwd=REPO)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, cwd=REPO,
+                           timeout=300)
         self.assertEqual(r.returncode, 2)
         self.assertIn("nope", r.stderr)
 

@@ -129,7 +129,7 @@ class TestModelsJson(unittest.TestCase):
         def load(name):
             path = os.path.join(REPO, "models", name + ".json")
             if not os.path.exists(path):
-                self.skipTest("models/%s.json missing" % name)
+                self.fail("models/%s.json missing" % name)
             with open(path) as f:
                 return json.load(f)
         llama = load("llama-7b")
@@ -157,7 +157,7 @@ class TestModelsJson(unittest.TestCase):
     def test_gpt2_json_tied(self):
         path = os.path.join(REPO, "models", "gpt2.json")
         if not os.path.exists(path):
-            self.skipTest("models/gpt2.json missing")
+            self.fail("models/gpt2.json missing")
         with open(path) as f:
             doc = json.load(f)
         names = [p["name"] for p in doc["params"]]
@@ -173,7 +173,7 @@ class TestModelsJson(unittest.TestCase):
         scripts/ddp_reference_buckets.py, torch 1.13, default cap)."""
         path = os.path.join(REPO, "models", "resnet50.json")
         if not os.path.exists(path):
-            self.skipTest("models/resnet50.json missing")
+            self.fail("models/resnet50.json missing")
         import ddpsim_buckets_oracle as oracle
         with open(path) as f:
             doc = json.load(f)
@@ -288,11 +288,29 @@ class TestExporter(unittest.TestCase):
                      ["torchvision.models:resnet18", "--input", "2xAx3", "-o", out],
                      ["torchvision.models:resnet18", "--input", "2x3", "-o", out]):
             p = subprocess.run(exe + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               universal_newlines=True, cwd=REPO)
+                               universal_newlines=True, cwd=REPO, timeout=300)
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertIn("error:", p.stderr)
             self.assertNotIn("Traceback", p.stderr)
         self.assertFalse(os.path.exists(out))
+
+    def test_module_in_working_directory(self):
+        """`export_model.py mymodels:net` finds mymodels.py where the user runs it, without
+        PYTHONPATH (the script's own folder is sys.path[0], not the working directory)."""
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "mymodels_cwd.py"), "w") as f:
+            f.write("import torch.nn as nn\n\ndef net():\n    return nn.Sequential(nn.Linear(4, 3), nn.ReLU(), "
+                    "nn.Linear(3, 2))\n")
+        out = os.path.join(d, "net.json")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "export_model.py"), "mymodels_cwd:net",
+                            "--input", "2x4", "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, cwd=d, env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        # Two Linear layers: weights 3x4 and 2x3, biases 3 and 2 (the module above, by hand).
+        self.assertEqual(sorted(tuple(x["shape"]) for x in doc["params"]), [(2,), (2, 3), (3,), (3, 4)])
 
 
 @unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")
@@ -384,7 +402,7 @@ class TestMetaPath(unittest.TestCase):
                                            msg=(where, a["name"], k))
             n += 1
         if n == 0:
-            self.skipTest("no traced models/*.json")
+            self.fail("no traced models/*.json (the bundled models are part of the repository)")
 
     def test_meta_needs_no_memory(self):
         import export_model as em

@@ -225,8 +225,8 @@ TEST(Cli, CollectiveRestrictsAlgoAndProto) {
 
 TEST(Cli, CalibrateWritesAUsableClusterAndReducesError) {
   auto d = temp_dir("calibrate");
-  const std::string log = "../shared/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
-  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  const std::string log = "tests/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
+  ASSERT_TRUE(fs::exists(log)) << "missing " << log;
   auto r = run("calibrate " + log + " --cluster azure-nc12s-v3 --holdout -o " + (d / "c.json").string() + " --json " +
                (d / "fit.json").string());
   ASSERT_EQ(r.code, 0) << r.out;
@@ -244,8 +244,8 @@ TEST(Cli, CalibrateWritesAUsableClusterAndReducesError) {
 
 TEST(Cli, CalibrateReadsNcclVersionAndWritesPostPickKnobs) {
   auto d = temp_dir("calibrate-p4d");
-  const std::string log = "../shared/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
-  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  const std::string log = "tests/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
+  ASSERT_TRUE(fs::exists(log)) << "missing " << log;
   auto r = run("calibrate " + log + " --cluster p4d --nodes 2 --holdout -o " + (d / "c.json").string() + " --json " +
                (d / "fit.json").string());
   ASSERT_EQ(r.code, 0) << r.out;
@@ -268,16 +268,16 @@ TEST(Cli, CalibrateReadsNcclVersionAndWritesPostPickKnobs) {
 }
 
 TEST(Cli, CalibrateFitsTheTimeColumnsAsked) {
-  const std::string log = "../shared/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
-  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
-  auto both = run("calibrate " + log + " --cluster azure-nc12s-v3 --times both --json -");
+  const std::string log = "tests/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
+  ASSERT_TRUE(fs::exists(log)) << "missing " << log;
+  auto both = run("calibrate " + log + " --cluster azure-nc12s-v3 -g 1 --times both --json -");
   ASSERT_EQ(both.code, 0) << both.out;
   const Json rows = Json::parse(both.out)["rows"];
   int oop = 0, ip = 0;
   for (const auto& r : rows) (r["column"] == "out-of-place" ? oop : ip) += 1;
   EXPECT_EQ(oop, 58);  // two runs, 29 sizes each, every row has both times
   EXPECT_EQ(ip, 58);
-  auto in_place = run("calibrate " + log + " --cluster azure-nc12s-v3 --times in-place --json -");
+  auto in_place = run("calibrate " + log + " --cluster azure-nc12s-v3 -g 1 --times in-place --json -");
   ASSERT_EQ(in_place.code, 0) << in_place.out;
   const Json ip_rows = Json::parse(in_place.out)["rows"];
   EXPECT_EQ(ip_rows.size(), 58u);
@@ -285,7 +285,7 @@ TEST(Cli, CalibrateFitsTheTimeColumnsAsked) {
   auto bad = run("calibrate " + log + " --cluster azure-nc12s-v3 --times sideways");
   EXPECT_EQ(bad.code, 2) << bad.out;
   // The run's NCCL environment: with NCCL_ALGO=Tree every row is fitted as Tree.
-  auto tree = run("calibrate " + log + " --cluster azure-nc12s-v3 --algo Tree --json -");
+  auto tree = run("calibrate " + log + " --cluster azure-nc12s-v3 -g 1 --algo Tree --json -");
   ASSERT_EQ(tree.code, 0) << tree.out;
   const Json tree_rows = Json::parse(tree.out)["rows"];
   for (const auto& r : tree_rows) EXPECT_EQ(r["algo"], "Tree");
@@ -294,8 +294,8 @@ TEST(Cli, CalibrateFitsTheTimeColumnsAsked) {
 }
 
 TEST(Cli, CalibrateAndCollectiveRefuseBadLaunchFacts) {
-  const std::string log = "../shared/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
-  if (!fs::exists(log)) GTEST_SKIP() << "shared nccl-tests data not found at " << log;
+  const std::string log = "tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
+  ASSERT_TRUE(fs::exists(log)) << "missing " << log;
   auto three = run("calibrate " + log + " --cluster dgx-a100 -g 8,1,1");
   EXPECT_EQ(three.code, 2) << three.out;
   EXPECT_NE(three.out.find("3 values for 2 runs"), std::string::npos) << three.out;
@@ -398,9 +398,9 @@ TEST(Cli, CollectiveCudaGraphFromTheFlagOrTheBanner) {
 }
 
 TEST(Cli, CollectiveComparesWithALogAndHoldsItToATolerance) {
-  const std::string a100 = "../shared/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
-  const std::string p4d = "../shared/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
-  if (!fs::exists(a100) || !fs::exists(p4d)) GTEST_SKIP() << "shared nccl-tests data not found";
+  const std::string a100 = "tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
+  const std::string p4d = "tests/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
+  ASSERT_TRUE(fs::exists(a100) && fs::exists(p4d)) << "missing tests/data/nccl-tests";
   // A100: runs -g 8 and -g 1 (from the file header); within 10 % for >= 1 MiB (8.8 %).
   auto ok = run("collective allreduce --cluster dgx-a100 -g 8,1 --compare " + a100 + " --tolerance 0.1 --json -");
   ASSERT_EQ(ok.code, 0) << ok.out;
@@ -686,6 +686,256 @@ TEST(CliLog, UnknownLevelIsRefusedWithTheAllowedOnes) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("loud"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("debug"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace ddpsim
+
+// ---- A newcomer's commands: a scenario from flags, show, subfolders, headers, warnings, names ----
+
+namespace ddpsim {
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// scenarios/default.json is ResNet-50 on 2 DGX A100 nodes with the training section's defaults
+// written out (batch 32, float32, sgd), so the same run built from flags has the same figures.
+TEST(CliNewcomer, RunFromModelAndClusterFlagsEqualsTheSameScenarioFile) {
+  auto flags = run("run --model resnet50 --cluster dgx-a100 --nodes 2 --json - -q");
+  auto file = run("run default --json - -q");
+  ASSERT_EQ(flags.code, 0) << flags.out;
+  ASSERT_EQ(file.code, 0) << file.out;
+  const Json a = Json::parse(flags.out), b = Json::parse(file.out);
+  EXPECT_EQ(a["world_size"], 16);
+  EXPECT_EQ(a["step_time_s"], b["step_time_s"]);
+  EXPECT_EQ(a["overlap_ratio"], b["overlap_ratio"]);
+  EXPECT_EQ(a["scenario"], "model resnet50 on cluster dgx-a100");
+  // The header names what was asked.
+  auto text = run("run --model resnet50 --cluster dgx-a100 --nodes 2");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_EQ(text.out.substr(0, text.out.find('\n')), "ddpsim: model resnet50 on cluster dgx-a100");
+  // Without --nodes the cluster file's own count (dgx-a100.json: 1 node of 8 GPUs).
+  auto one = run("run --model resnet50 --cluster dgx-a100 --json - -q");
+  ASSERT_EQ(one.code, 0) << one.out;
+  EXPECT_EQ(Json::parse(one.out)["world_size"], 8);
+  auto gpn = run("run --model resnet50 --cluster dgx-a100 --gpus-per-node 2 --json - -q");
+  ASSERT_EQ(gpn.code, 0) << gpn.out;
+  EXPECT_EQ(Json::parse(gpn.out)["world_size"], 2);
+}
+
+TEST(CliNewcomer, RunTakesAModelFileByPath) {
+  auto d = temp_dir("model-path");
+  fs::copy_file("models/resnet50.json", d / "my.json");
+  auto mine = run("run --model " + (d / "my.json").string() + " --cluster dgx-a100 --nodes 2 --json - -q");
+  auto bundled = run("run --model resnet50 --cluster dgx-a100 --nodes 2 --json - -q");
+  ASSERT_EQ(mine.code, 0) << mine.out;
+  ASSERT_EQ(bundled.code, 0) << bundled.out;
+  EXPECT_EQ(Json::parse(mine.out)["step_time_s"], Json::parse(bundled.out)["step_time_s"]);
+  fs::remove_all(d);
+}
+
+TEST(CliNewcomer, HeaderEchoesEveryOverride) {
+  auto r =
+      run("run resnet50-2x8-a100-hdr --set ddp.bucket_cap_mb=50 --set model=skip-branch "
+          "--set ddp.find_unused_parameters=true");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "ddpsim: resnet50-2x8-a100-hdr, with --set ddp.bucket_cap_mb=50 --set model=skip-branch --set "
+            "ddp.find_unused_parameters=true");
+  EXPECT_TRUE(has(r.out, "  model skip-branch (")) << r.out;
+  auto j = run("run default --set ddp.bucket_cap_mb=50 --algo Ring --json - -q");
+  ASSERT_EQ(j.code, 0) << j.out;
+  EXPECT_EQ(Json::parse(j.out)["overrides"],
+            Json::parse(R"(["collective.NCCL_ALGO=\"Ring\"", "ddp.bucket_cap_mb=50"])"));
+}
+
+TEST(CliNewcomer, FlagsThatDoNotGoTogetherAreRefused) {
+  auto both = run("run default --model gpt2");
+  EXPECT_EQ(both.code, 2) << both.out;
+  EXPECT_TRUE(has(both.out,
+                  "scenario \"default\" and --model gpt2: give one (to change a scenario's model: --set "
+                  "model=gpt2)"))
+      << both.out;
+  auto no_cluster = run("run --model gpt2");
+  EXPECT_EQ(no_cluster.code, 2);
+  EXPECT_TRUE(has(no_cluster.out, "--model gpt2 needs --cluster C")) << no_cluster.out;
+  auto no_model = run("run --cluster dgx-a100");
+  EXPECT_EQ(no_model.code, 2);
+  EXPECT_TRUE(has(no_model.out, "--cluster dgx-a100 needs --model")) << no_model.out;
+}
+
+TEST(CliNewcomer, ScenarioSubfoldersAreListedAndCallable) {
+  auto l = run("list scenarios");
+  ASSERT_EQ(l.code, 0) << l.out;
+  // Every file under scenarios/compare and scenarios/claims, by "folder/stem".
+  for (const char* folder : {"compare", "claims"})
+    for (const auto& e : fs::directory_iterator(fs::path("scenarios") / folder))
+      if (e.path().extension() == ".json") {
+        const std::string name = std::string(folder) + "/" + e.path().stem().string();
+        EXPECT_TRUE(has(l.out, "  " + name + "  -  ") || has(l.out, "  " + name + "\n")) << name << "\n" << l.out;
+      }
+  auto r = run("run claims/pin-memory-resnet50-1x8-a100 --json - -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Json::parse(r.out)["world_size"], 8);
+  const Json file = core::read_json_file("scenarios/claims/pin-memory-resnet50-1x8-a100.json");
+  EXPECT_EQ(Json::parse(r.out)["scenario"], file.value("name", std::string("pin-memory-resnet50-1x8-a100")));
+}
+
+TEST(CliNewcomer, ShowsAClusterAGpuAndALink) {
+  auto c = run("show dgx-a100");
+  ASSERT_EQ(c.code, 0) << c.out;
+  // configs/clusters/dgx-a100.json: 1 node x 8 a100-sxm4-80gb, NVSwitch with 12 nvlink3, 8 x ib-hdr.
+  EXPECT_TRUE(has(c.out, "cluster dgx-a100 (")) << c.out;
+  EXPECT_TRUE(has(c.out, "1 node(s) x 8 a100-sxm4-80gb = 8 GPUs")) << c.out;
+  EXPECT_TRUE(has(c.out, "intra-node: nvswitch, 12 x nvlink3 (nvlink,")) << c.out;
+  EXPECT_TRUE(has(c.out, "inter-node: 8 x ib-hdr (infiniband,")) << c.out;
+  auto cj = run("show dgx-a100 --json -");
+  ASSERT_EQ(cj.code, 0) << cj.out;
+  EXPECT_EQ(Json::parse(cj.out), core::read_json_file("configs/clusters/dgx-a100.json"));
+  auto g = run("show a100-sxm4-80gb");
+  ASSERT_EQ(g.code, 0) << g.out;
+  EXPECT_TRUE(has(g.out, "GPU a100-sxm4-80gb: ampere, 108 SMs")) << g.out;  // A100: 108 SMs (NVIDIA A100 whitepaper)
+  auto k = run("show ib-hdr");
+  ASSERT_EQ(k.code, 0) << k.out;
+  // HDR InfiniBand: 200 Gb/s = 25 GB/s per direction.
+  EXPECT_TRUE(has(k.out, "link ib-hdr (infiniband, 25.00 GB/s per direction")) << k.out;
+}
+
+TEST(CliNewcomer, DidYouMeanForMisspeltNames) {
+  struct Case {
+    std::string args, want;
+  };
+  const Case cases[] = {
+      {"run --model resnet5 --cluster dgx-a100", "did you mean \"resnet50\""},
+      {"run --model resnet50 --cluster dgx-a10", "did you mean \"dgx-a100\""},
+      {"run defualt", "did you mean \"default\""},
+      {"run compare/llama7b-16x8-h100-adamv", "did you mean \"compare/llama7b-16x8-h100-adamw\""},
+      {"run --set ddp.bucket_cap=5", "/ddp/bucket_cap: unknown key; did you mean \"bucket_cap_mb\""},
+      {"run --set cluster=dgx-h10", "did you mean \"dgx-h100\""},
+      {"show ib-hrd", "did you mean \"ib-hdr\""},
+      {"show a100-sxm4-80g", "did you mean \"a100-sxm4-80gb\""},
+      {"list model", "did you mean \"models\""},
+  };
+  for (const auto& c : cases) {
+    auto r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_TRUE(has(r.out, c.want)) << c.args << "\nwanted: " << c.want << "\n" << r.out;
+  }
+  // Nothing close: no guess.
+  auto far = run("run --model zzzzzzzz --cluster dgx-a100");
+  EXPECT_EQ(far.code, 2);
+  EXPECT_FALSE(has(far.out, "did you mean")) << far.out;
+}
+
+TEST(CliNewcomer, WarnsOfABucketCapAboveTheModelAndASequenceBeyondItsPositions) {
+  // ResNet-50 has 25,557,032 parameters (torchvision), 102,228,128 bytes of float32 gradients =
+  // 97.49 MiB; 26214400 is 25 MiB written in bytes.
+  auto r = run("run --set ddp.bucket_cap_mb=26214400 -q");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.err,
+                  "ddpsim: warning: ddp.bucket_cap_mb 26214400 MiB is larger than all of model resnet50's "
+                  "gradients (97.49 MiB): DDP puts them in one bucket and nothing overlaps with the backward "
+                  "pass; bucket_cap_mb is in MiB, not bytes (25 MiB is 25, not 26214400)\n"))
+      << r.err;
+  auto ok = run("run -q");
+  EXPECT_EQ(ok.code, 0);
+  EXPECT_FALSE(has(ok.err, "warning")) << ok.err;
+  // GPT-2's learned position table (transformer.wpe.weight) has 1024 rows (n_positions = 1024).
+  auto s = run("run --model gpt2 --cluster dgx-a100 --gpus-per-node 1 --set training.seq_len=2048 -q");
+  EXPECT_EQ(s.code, 0) << s.out;
+  EXPECT_TRUE(has(s.err,
+                  "ddpsim: warning: training.seq_len 2048 is beyond model gpt2's 1024 positions "
+                  "(transformer.wpe.weight has 1024 rows)"))
+      << s.err;
+  auto fits = run("run --model gpt2 --cluster dgx-a100 --gpus-per-node 1 --set training.seq_len=1024 -q");
+  EXPECT_EQ(fits.code, 0) << fits.out;
+  EXPECT_FALSE(has(fits.err, "positions")) << fits.err;
+}
+
+TEST(CliNewcomer, WarnsWhichGpusPerProcessALogWithoutBannerIsReadWith) {
+  // The p4d log is kept as published: its rows without nccl-tests' "# nThread .. nGpus .." banner.
+  const std::string log = "tests/data/nccl-tests/aws-p4d_2x8_a100_efa.txt";
+  ASSERT_TRUE(fs::exists(log)) << "missing " << log;
+  auto r = run("collective --cluster p4d --nodes 2 --compare " + log);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.err, "ddpsim: warning: " + log +
+                             ": run 1 of 1 has no '# nThread .. nGpus ..' banner; assumed -g 1 (one GPU per process); "
+                             "give -g/--gpus-per-process if it ran otherwise"))
+      << r.err;
+  // With -g given nothing is assumed; nor with the banner nccl-tests prints (its format, from a
+  // published all_reduce_perf run) put back on top.
+  auto g = run("collective --cluster p4d --nodes 2 -g 1 --compare " + log);
+  EXPECT_EQ(g.code, 0) << g.out;
+  EXPECT_FALSE(has(g.err, "banner")) << g.err;
+  auto d = temp_dir("banner");
+  {
+    std::ofstream out(d / "with-banner.txt");
+    out << "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+           "validation: 1 graph: 0\n"
+        << slurp(log);
+  }
+  auto b = run("collective --cluster p4d --nodes 2 --compare " + (d / "with-banner.txt").string());
+  EXPECT_EQ(b.code, 0) << b.out;
+  EXPECT_FALSE(has(b.err, "banner")) << b.err;
+  fs::remove_all(d);
+}
+
+TEST(CliNewcomer, SizeSuffixesReadOneWay) {
+  // 8G, 8GiB and 8589934592 are the same size (2^33 bytes), so the same table.
+  auto g = run("collective --cluster dgx-a100 -b 1G -e 8G --json -");
+  auto gib = run("collective --cluster dgx-a100 -b 1GiB -e 8GiB --json -");
+  auto bytes = run("collective --cluster dgx-a100 -b 1073741824 -e 8589934592 --json -");
+  ASSERT_EQ(g.code, 0) << g.out;
+  ASSERT_EQ(gib.code, 0) << gib.out;
+  ASSERT_EQ(bytes.code, 0) << bytes.out;
+  EXPECT_EQ(Json::parse(g.out)["rows"].back()["size_bytes"], 8589934592.0);
+  EXPECT_EQ(Json::parse(g.out)["rows"], Json::parse(gib.out)["rows"]);
+  EXPECT_EQ(Json::parse(g.out)["rows"], Json::parse(bytes.out)["rows"]);
+  // The decimal units are refused with both readings and the accepted forms.
+  auto gb = run("collective --cluster dgx-a100 -e 8GB");
+  EXPECT_EQ(gb.code, 2) << gb.out;
+  EXPECT_TRUE(has(gb.out,
+                  "--max-bytes: \"8GB\" is ambiguous: write 8G or 8GiB for powers of 1024, or the number of "
+                  "bytes for powers of 1000; accepted: bytes like 8, 64K, 256M, 8G (K, M, G: powers of 1024, as "
+                  "nccl-tests reads them) or 8KiB, 8MiB, 8GiB, 1TiB"))
+      << gb.out;
+  for (const std::string bad : {"-b 64kB", "-b 64KB", "-e 1TB", "--explain 64MB", "--buffsize 4MB"}) {
+    auto r = run("collective --cluster dgx-a100 " + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out;
+    EXPECT_TRUE(has(r.out, "is ambiguous")) << bad << "\n" << r.out;
+  }
+  auto run_bad = run("run --buffsize 4MB -q");
+  EXPECT_EQ(run_bad.code, 2) << run_bad.out;
+  EXPECT_TRUE(has(run_bad.out, "--buffsize: \"4MB\" is ambiguous")) << run_bad.out;
+}
+
+TEST(CliNewcomer, OneSetOfNcclFlagsForEverySubcommand) {
+  for (const std::string cmd : {"collective", "calibrate", "run", "sweep", "compare"}) {
+    auto h = run(cmd + " --help");
+    EXPECT_EQ(h.code, 0) << cmd;
+    for (const char* flag : {"--algo", "--proto", "--min-channels", "--max-channels", "--min-ctas", "--max-ctas",
+                             "--collnet-enable", "--buffsize", "--nthreads", "--nccl-version"})
+      EXPECT_TRUE(has(h.out, flag)) << cmd << " lacks " << flag;
+  }
+  // calibrate takes --min-ctas / --max-ctas / --collnet-enable now (refused as unknown before).
+  auto c =
+      run("calibrate tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt --cluster dgx-a100 -g 8,1 "
+          "--min-ctas 2 --max-ctas 32 --collnet-enable");
+  EXPECT_EQ(c.code, 0) << c.out;
+  // On run the flags are the scenario's collective fields.
+  auto flag = run("run --algo Ring --proto Simple --min-channels 4 --json - -q");
+  auto set =
+      run("run --set collective.NCCL_ALGO=Ring --set collective.NCCL_PROTO=Simple "
+          "--set collective.NCCL_MIN_NCHANNELS=4 --json - -q");
+  ASSERT_EQ(flag.code, 0) << flag.out;
+  ASSERT_EQ(set.code, 0) << set.out;
+  EXPECT_EQ(Json::parse(flag.out)["step_time_s"], Json::parse(set.out)["step_time_s"]);
+  auto bad = run("run --algo Rnig -q");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_TRUE(has(bad.out, "--algo \"Rnig\"")) << bad.out;
+  auto range = run("calibrate tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt --cluster dgx-a100 --max-ctas 65");
+  EXPECT_EQ(range.code, 2) << range.out;
+  EXPECT_TRUE(has(range.out, "65 is not allowed; expected an integer from 0 to 64")) << range.out;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The SimGrid flow backend on an uncontended ring equals the closed form
-// 2(N-1)*alpha + 2(N-1)/N * S/B (REFERENCE.md §5) to 1e-9 relative, fused and stepwise.
+// 2(N-1)*alpha + 2(N-1)/N * S/B (docs/facts.md §5) to 1e-9 relative, fused and stepwise.
 #include <gtest/gtest.h>
 
 #include "collectives/ring.hpp"

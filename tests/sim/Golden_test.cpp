@@ -1,7 +1,7 @@
 // Every bundled scenario, and variants that walk the engine's other paths, give the reports in
 // tests/golden/reports (made by tests/golden/make_golden.sh): every number equal to 1e-9 relative,
 // every string equal (1e-12 absolute for values that cancel to ~0). They were first made with the pre-rewrite engine
-// (commit fa8208c), which the engine rewrite of issue 11 reproduced to 1e-9; they are regenerated only for deliberate
+// (commit fa8208c), which the engine rewrite reproduced to 1e-9; they are regenerated only for deliberate
 // model changes, each named in its commit (tests/golden/README.md lists them). Keys the golden file does not have
 // (fields added since) are not compared; `flows` is the engine's own cost (representative flow classes change it), not
 // a result.

@@ -1,4 +1,4 @@
-// Invariants of a simulated DDP step (DESIGN.md definitions), on bundled and synthetic scenarios.
+// Invariants of a simulated DDP step (docs/design.md definitions), on bundled and synthetic scenarios.
 #include "engine/simulation.hpp"
 
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@ config::Scenario bundled_with_contention(const std::string& name, const std::vec
   return cat.load_scenario(cat.resolve(config::Kind::SCENARIO, name), overrides);
 }
 
-// The core invariants (DESIGN.md) are stated for a GPU without contention.
+// The core invariants (docs/design.md) are stated for a GPU without contention.
 config::Scenario bundled(const std::string& name, std::vector<std::string> overrides = {}) {
   overrides.insert(overrides.begin(), "contention.enabled=false");
   return bundled_with_contention(name, overrides);
@@ -102,7 +102,7 @@ TEST(Simulation, GradientAsBucketViewRemovesCopyOut) {
 }
 
 TEST(Simulation, IterationOneReducesOneBucketAtTheEnd) {
-  // Without find_unused_parameters, iteration 1 has one bucket (REFERENCE.md §1), launched only
+  // Without find_unused_parameters, iteration 1 has one bucket (docs/facts.md §1), launched only
   // when the last gradient is ready: nothing overlaps, so exposed comm equals comm alone.
   auto r = simulate_in_children({bundled("default")}).at(0);
   const auto& it1 = r["iteration1"];

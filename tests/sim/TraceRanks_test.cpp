@@ -1,4 +1,4 @@
-// The Chrome trace with explicit ranks (issue 15, item 6): a process per simulated rank, a
+// The Chrome trace with explicit ranks (docs/commands.md, outputs): a process per simulated rank, a
 // "step N" span per rank and iteration, and one "iteration N" instant marker per iteration, all
 // consistent with the report computed from the same Timeline.
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // 1024} nodes x all-reduce sizes 8 B - 8 GiB (powers of two). Closed form, no SimGrid: the sweep
 // is a few thousand predict_allreduce() calls.
 //
-// Properties (issue 16), each with the exceptions the model allows and why:
+// Properties of the NCCL model (docs/accuracy.md), each with the exceptions the model allows and why:
 //  P1 pick consistency: the time NCCL's pick achieves is within kPickSlack (10 %) of the best
 //     achieved time over the candidates NCCL weighs, except where a named mechanism that NCCL's
 //     estimate leaves out applies (exceptions A-E in the test, counted and printed).

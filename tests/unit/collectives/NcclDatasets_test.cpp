@@ -1,5 +1,5 @@
 // Checks the NCCL model against public nccl-tests all_reduce_perf measurements
-// (../shared/data/nccl-tests, see its README.md) through the bundled cluster presets
+// (tests/data/nccl-tests, see its README.md for the sources) through the bundled cluster presets
 // (configs/clusters): nothing is fitted to the file it is checked against, except in the
 // calibrate test, which fits on half of the sizes and checks the other half.
 #include <gtest/gtest.h>
@@ -22,8 +22,7 @@ using namespace ddpsim::collectives;
 namespace {
 
 std::filesystem::path data_file(const std::string& name) {
-  const char* env = std::getenv("DDPSIM_SHARED_DIR");
-  return std::filesystem::path(env ? env : "../shared") / "data" / "nccl-tests" / name;
+  return std::filesystem::path("tests/data/nccl-tests") / name;
 }
 
 double median(std::vector<double> v) {
@@ -101,7 +100,7 @@ Loaded load(const Dataset& d) {
 }  // namespace
 
 TEST(NcclDatasets, PredictedBusBwFromPresetsMatchesMeasurements) {
-  if (!std::filesystem::exists(data_file(datasets()[0].file))) GTEST_SKIP() << "shared nccl-tests data not found";
+  ASSERT_TRUE(std::filesystem::exists(data_file(datasets()[0].file))) << "missing tests/data/nccl-tests";
   for (const auto& d : datasets()) {
     SCOPED_TRACE(d.file);
     const Loaded l = load(d);
@@ -133,7 +132,7 @@ TEST(NcclDatasets, PredictedBusBwFromPresetsMatchesMeasurements) {
 // As `ddpsim calibrate --holdout`: every run of the file, fit on the even-indexed sizes of each
 // run, predict the odd-indexed ones.
 TEST(NcclDatasets, CalibrateOnHalfTheSizesPredictsTheOtherHalf) {
-  if (!std::filesystem::exists(data_file(datasets()[0].file))) GTEST_SKIP() << "shared nccl-tests data not found";
+  ASSERT_TRUE(std::filesystem::exists(data_file(datasets()[0].file))) << "missing tests/data/nccl-tests";
   for (const auto& d : datasets()) {
     SCOPED_TRACE(d.file);
     const Loaded l = load(d);

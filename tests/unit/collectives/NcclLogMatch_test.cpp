@@ -73,9 +73,9 @@ std::vector<std::string> corpus() {
       "",
   };
   std::vector<std::filesystem::path> files;
-  const char* env = std::getenv("DDPSIM_SHARED_DIR");
-  const std::filesystem::path shared = std::filesystem::path(env ? env : "../shared") / "data" / "nccl-tests";
-  for (const auto& dir : {shared, std::filesystem::path("tests/data")})
+  // tests/data holds the public nccl-tests logs (tests/data/nccl-tests) and the fuzzing cases.
+  if (!std::filesystem::is_directory("tests/data")) ADD_FAILURE() << "tests/data not found (run from the source tree)";
+  for (const auto& dir : {std::filesystem::path("tests/data")})
     if (std::filesystem::is_directory(dir))
       for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
         if (e.is_regular_file() && e.path().extension() == ".txt") files.push_back(e.path());

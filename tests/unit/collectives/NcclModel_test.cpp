@@ -48,7 +48,7 @@ TEST(NcclModel, GraphSearchA100NvSwitch) {
 }
 
 TEST(NcclModel, RingLatencyHandComputed) {
-  // REFERENCE.md §2: Ring latency = base + (nsteps - nInter) * intraLat; 8 ranks, 1 node, NVLink.
+  // docs/facts.md §2: Ring latency = base + (nsteps - nInter) * intraLat; 8 ranks, 1 node, NVLink.
   const auto t = tune_model(a100_nvswitch_1x8());
   const int ring = static_cast<int>(Algo::RING), tree = static_cast<int>(Algo::TREE);
   EXPECT_NEAR(t.latency[ring][static_cast<int>(Proto::SIMPLE)], (8.4 + 14 * 3.4) * 1e-6, 1e-12);

@@ -12,12 +12,10 @@ using namespace ddpsim::collectives;
 
 namespace {
 
-std::filesystem::path shared_dir() {
-  if (const char* env = std::getenv("DDPSIM_SHARED_DIR")) return env;
-  return "../shared";
+// The public logs the project keeps (tests/data/nccl-tests/README.md names their sources).
+std::filesystem::path data_file(const std::string& name) {
+  return std::filesystem::path("tests/data/nccl-tests") / name;
 }
-
-std::filesystem::path data_file(const std::string& name) { return shared_dir() / "data" / "nccl-tests" / name; }
 
 NcclTestsLog parse(const std::string& text) {
   std::istringstream in(text);
@@ -211,7 +209,7 @@ TEST(NcclTestsLog, ShippedLogsParse) {
                            {"aws-p4d_2x8_a100_efa.txt", 28, 1, false},
                            {"azure-nc12s-v3_1x2_v100_pcie.txt", 58, 2, true},
                            {"v100-sxm2_1x8_nvlink_cube_mesh.txt", 25, 1, false}};
-  if (!std::filesystem::exists(data_file(expect[0].file))) GTEST_SKIP() << "no shared data at " << shared_dir();
+  ASSERT_TRUE(std::filesystem::exists(data_file(expect[0].file))) << "missing " << data_file(expect[0].file);
   for (const auto& x : expect) {
     SCOPED_TRACE(x.file);
     const auto log = parse_nccl_tests_log_file(data_file(x.file).string());
@@ -286,7 +284,7 @@ TEST(NcclTestsLog, CudaGraphFromTheBanner) {
 }
 
 TEST(NcclTestsLog, ShippedLogsSplitIntoTheirRuns) {
-  if (!std::filesystem::exists(data_file("aws-p4d_2x8_a100_efa.txt"))) GTEST_SKIP() << "shared data not found";
+  ASSERT_TRUE(std::filesystem::exists(data_file("aws-p4d_2x8_a100_efa.txt"))) << "missing tests/data/nccl-tests";
   const auto p4d = parse_nccl_tests_log_file(data_file("aws-p4d_2x8_a100_efa.txt").string());
   EXPECT_EQ(p4d.nccl_version, 20803);  // "# NCCL version 2.8.3+cuda11.2" in the file's header
   ASSERT_EQ(p4d.runs.size(), 1u);
@@ -312,7 +310,7 @@ TEST(NcclTestsLog, NcclTestsBannerCarriesTheLibraryVersion) {
 }
 
 TEST(NcclTestsLog, RankCountFromThePrintedBandwidths) {
-  if (!std::filesystem::exists(data_file("aws-p4d_2x8_a100_efa.txt"))) GTEST_SKIP() << "shared data not found";
+  ASSERT_TRUE(std::filesystem::exists(data_file("aws-p4d_2x8_a100_efa.txt"))) << "missing tests/data/nccl-tests";
   // busbw / algbw = 2(n-1)/n on the largest row: 232.44 / 132.82 = 1.75 -> 8; 32.71 / 17.44 -> 16.
   EXPECT_EQ(parse_nccl_tests_log_file(data_file("a100-sxm4-80gb_1x8_nvswitch.txt").string()).nranks_from_bandwidths(),
             8);

@@ -1,6 +1,6 @@
 // Unit tests for the ring all-reduce plan and closed-form time (sim/collectives/ring.*). Expected
 // values: phase latency (N - nodes) * intra + (nodes - 1) * inter (NCCL tuning.cc), and
-// 2(N-1)/N * S/B + 2 * phase_latency + base (REFERENCE.md §5).
+// 2(N-1)/N * S/B + 2 * phase_latency + base (docs/facts.md §5).
 #include "collectives/ring.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Unit tests for DDP gradient bucket assignment (sim/ddp/bucketizer.*), against hand-traced runs of
 // PyTorch's compute_bucket_assignment_by_size (reducer.cpp) and _ddp_init_helper (distributed.py);
-// REFERENCE.md §1. Every expected plan below is traced by hand in the comment above it.
+// docs/facts.md §1. Every expected plan below is traced by hand in the comment above it.
 #include "ddp/bucketizer.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// ddp::Reducer, one test per rule of REFERENCE.md §1 it implements (no SimGrid).
+// ddp::Reducer, one test per rule of docs/facts.md §1 it implements (no SimGrid).
 #include "ddp/reducer.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The contention model's defaults against the published slowdowns of REFERENCE.md §4.
+// The contention model's defaults against the published slowdowns of docs/facts.md §4.
 #include "gpu/contention.hpp"
 
 #include <gtest/gtest.h>

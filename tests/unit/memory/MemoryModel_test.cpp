@@ -1,5 +1,5 @@
 // Memory per GPU (sim/memory/memory_model.*): every expected value is worked out by hand from the
-// inputs in the test (parameter counts from the model files' shapes, REFERENCE.md §7's terms).
+// inputs in the test (parameter counts from the model files' shapes, docs/facts.md §7's terms).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// report::metrics on hand-made timelines: each quantity against its definition (DESIGN.md).
+// report::metrics on hand-made timelines: each quantity against its definition (docs/design.md).
 #include "report/metrics.hpp"
 
 #include <gtest/gtest.h>
