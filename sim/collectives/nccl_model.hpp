@@ -3,7 +3,7 @@
 // tuner time in nccl_model_time) and the time that pick achieves (time), which adds mechanisms
 // the tuner's affine formula leaves out (Simple per-slice sync, host issue rate; NOTES.md).
 //
-// Mirrors NVIDIA/nccl (v2.2x-2.28 era, the version whose tables REFERENCE.md §2 quotes):
+// Mirrors NVIDIA/nccl (v2.2x-2.28 era, the version whose tables docs/facts.md §2 quotes):
 //   src/graph/search.cc   ncclTopoCompute / ncclTopoDupChannels  -> derive_graphs()
 //   src/graph/topo.h      SM*_NVLINK_BW, PCI_BW, NET_BW            -> caller's NcclTopology
 //   src/graph/tuning.cc   ncclTopoTuneModel / ncclTopoGetAlgoTime  -> tune_model(), model_time()

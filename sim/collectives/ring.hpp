@@ -46,7 +46,7 @@ struct AllReduceTiming {
 };
 
 // Closed form: base + 2 * phase_latency + 2(N-1)/N * S/B; with one latency alpha on every hop this
-// is base + 2(N-1)*alpha + 2(N-1)/N * S/B (REFERENCE.md §5). Split by phase.
+// is base + 2(N-1)*alpha + 2(N-1)/N * S/B (docs/facts.md §5). Split by phase.
 AllReduceTiming ring_allreduce_time(const RingPlan& ring, double bytes, double base_latency);
 
 }  // namespace ddpsim::collectives

@@ -445,7 +445,7 @@ GpuSpec parse_gpu(const Json& j, const std::string& path, Diagnostics& d) {
   g.hbm_bandwidth = r.quantity("hbm_bandwidth", Quantity::BANDWIDTH, true).value_or(1e12);
   g.memory_bytes = r.quantity("memory", Quantity::BYTES, false).value_or(0);
   g.sm_count = static_cast<int>(r.integer_or("sm_count", 0, 1, 1024));
-  // The host link: NCCL's per-generation PCIe figures (REFERENCE.md §2) by default.
+  // The host link: NCCL's per-generation PCIe figures (docs/facts.md §2) by default.
   const double default_host = g.arch == GpuArch::VOLTA                                      ? 12e9
                               : (g.arch == GpuArch::HOPPER || g.arch == GpuArch::BLACKWELL) ? 48e9
                                                                                             : 24e9;

@@ -103,7 +103,7 @@ struct GpuSpec {
   double memory_bytes = 0;
   int sm_count = 0;
   double host_bandwidth = 0;  // bytes/s of the GPU's PCIe link to the host (pinned copies)
-  // Contention figures for this GPU (defaults: REFERENCE.md §4, see gpu/contention.hpp).
+  // Contention figures for this GPU (defaults: docs/facts.md §4, see gpu/contention.hpp).
   std::optional<double> hbm_bytes_per_nccl_byte, comm_slowdown;
   // Achieved fraction of peak by compute dtype and layer type ("float16" -> {"linear": 0.75}).
   std::map<std::string, std::map<std::string, double>> efficiency;
@@ -202,7 +202,7 @@ struct ClusterSpec {
 
 struct DdpSettings {
   double bucket_cap_mb = 25.0;
-  bool bucket_cap_is_default = true;          // PyTorch's behaviour depends on it (REFERENCE.md §1)
+  bool bucket_cap_is_default = true;          // PyTorch's behaviour depends on it (docs/facts.md §1)
   std::optional<double> first_bucket_cap_mb;  // explicit override of dist._DEFAULT_FIRST_BUCKET_BYTES
   bool find_unused_parameters = false;
   bool static_graph = false;
@@ -328,7 +328,7 @@ struct CollectiveSettings {
 enum class Backend { ANALYTIC, FLOW };
 enum class Fidelity { FUSED, STEPWISE };
 // REPRESENTATIVE: homogeneous ranks on a symmetric fabric simulated as representative flow classes
-// (each standing for its identical siblings); ALL: every rank's flows (DESIGN.md, "Decisions").
+// (each standing for its identical siblings); ALL: every rank's flows (docs/design.md, "Decisions").
 enum class RankMode { REPRESENTATIVE, ALL };
 // The names a scenario may give (simulation.backend, .fidelity, .ranks); network's registry has one
 // factory per backend name (tests/unit/network/Backend_test.cpp checks that they agree).

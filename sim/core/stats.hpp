@@ -1,6 +1,6 @@
 #pragma once
 // Order statistics used by the reports, calibration, validation and the benchmarks: one home
-// (DESIGN.md, "each fact lives in one place").
+// (docs/design.md, "each fact lives in one place").
 #include <vector>
 
 namespace ddpsim::core {

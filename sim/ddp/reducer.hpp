@@ -1,7 +1,7 @@
 #pragma once
 // DDP's Reducer for one backward pass, as a state machine with no clock (SimGrid-free): the
 // engine tells it when each gradient has been copied into its bucket and launches what it says.
-// Mirrors torch/csrc/distributed/c10d/reducer.cpp (REFERENCE.md §1):
+// Mirrors torch/csrc/distributed/c10d/reducer.cpp (docs/facts.md §1):
 // - autograd_hook -> mark_variable_ready: the bucket's pending count drops by one per gradient;
 // - buckets launch strictly in index order: a ready bucket waits for every lower index, then all
 //   consecutive ready buckets launch together (Reducer::mark_bucket_ready);

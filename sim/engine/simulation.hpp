@@ -1,8 +1,8 @@
 #pragma once
-// One simulation = one SimGrid Engine (REFERENCE.md §5: one Engine per process). The caller
+// One simulation = one SimGrid Engine (docs/facts.md §5: one Engine per process). The caller
 // must not run two simulations in one process; sweeps fork a child per configuration.
 //
-// The engine (DESIGN.md): a SimGrid actor per simulated rank's compute stream drives a
+// The engine (docs/design.md): a SimGrid actor per simulated rank's compute stream drives a
 // ddp::Reducer per backward pass (ddp/reducer.hpp) over the plan of ddp/step_plan.hpp; an actor per
 // NCCL stream runs the launched collectives FIFO, timing each with collectives::CollectiveModel and
 // realising its phases with the network::Backend the scenario names (network/registry.hpp); GPU

@@ -1,10 +1,10 @@
 #pragma once
-// The inter-node fabric as a plain graph (DESIGN.md "fabric/"): servers' NIC ports, leaf, spine
+// The inter-node fabric as a plain graph (docs/design.md "fabric/"): servers' NIC ports, leaf, spine
 // and core switches, directed links with capacities, routes for every NIC-to-NIC flow, placement
 // of a job's nodes onto servers, and the bill of materials. SimGrid-free; network/flow turns
 // routes into flows.
 //
-// Wiring (REFERENCE.md §6; SimAI astra-sim-alibabacloud/inputs/topo/gen_Topo_Template.py):
+// Wiring (docs/facts.md §6; SimAI astra-sim-alibabacloud/inputs/topo/gen_Topo_Template.py):
 // - fat_tree (ToR): all NICs of a server on one leaf; nics_per_leaf / nics_per_node servers a leaf.
 // - rail_optimized: a scalable unit of nics_per_leaf servers has one leaf per rail; NIC r of every
 //   server of the unit is on rail leaf r (NVIDIA DGX SuperPOD, SimAI Rail_Opti_SingleToR).

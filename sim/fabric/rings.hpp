@@ -1,5 +1,5 @@
 #pragma once
-// NCCL's rings over the fabric (REFERENCE.md §6): each channel's ring leaves a node through one
+// NCCL's rings over the fabric (docs/facts.md §6): each channel's ring leaves a node through one
 // NIC and enters the next node through one NIC. NCCL_CROSS_NIC 0 and 2 (the default, which
 // prefers it) keep a ring on the same NIC index on every node (its rail); 1 lets it change NIC
 // between nodes, which this model takes as entering on the NIC after the one it left on (NCCL

@@ -311,7 +311,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   if (!c.gemm.tensor_cores && !conv_major) p.mfu_peak_dtype = "float32";
 }
 
-// "Measured there, predicted here" (REFERENCE.md §8, Habitat's scheme with this model's kernels):
+// "Measured there, predicted here" (docs/facts.md §8, Habitat's scheme with this model's kernels):
 // a layer measured on GPU A takes, on the cluster's GPU B, its measured time x (the model's
 // estimate of the layer's kernels on B) / (their estimate on A). Equivalently each kernel keeps its
 // share of the measured time in proportion to its estimate on A and is scaled by its own ratio:

@@ -1,6 +1,6 @@
 #pragma once
 // How much a kernel slows while NCCL kernels run beside it, and how much a collective slows while
-// compute runs beside it (REFERENCE.md §4). Pure arithmetic; the engine realises the factors with
+// compute runs beside it (docs/facts.md §4). Pure arithmetic; the engine realises the factors with
 // SimGrid resource sharing (engine/gpu_share).
 //
 // Compute side: NCCL takes one SM per channel, so a compute-bound kernel keeps (SMs - channels)

@@ -1,5 +1,5 @@
 #pragma once
-// Per-kernel GPU time estimates from the hardware description alone (REFERENCE.md §8):
+// Per-kernel GPU time estimates from the hardware description alone (docs/facts.md §8):
 // - GEMMs and implicit-GEMM convolutions run in output tiles; time = waves x one tile's main loop,
 //   waves = ceil(CTAs / SMs) (wave quantization), tensor cores only for eligible dtypes, reduced
 //   efficiency for leading dimensions that are not 16-byte multiples, split-K when the output has

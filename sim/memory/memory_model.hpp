@@ -1,5 +1,5 @@
 #pragma once
-// Memory of one DDP rank at its peak (REFERENCE.md §7), against the GPU's memory; SimGrid-free.
+// Memory of one DDP rank at its peak (docs/facts.md §7), against the GPU's memory; SimGrid-free.
 // Terms: parameters (by their dtype) and buffers; gradients; DDP's bucket buffers (absent with
 // gradient_as_bucket_view, which makes the gradients views of them); optimizer state (SGD momentum
 // 1 buffer, Adam/AdamW exp_avg + exp_avg_sq, in the parameter's dtype: torch.optim keeps no
@@ -25,7 +25,7 @@ namespace ddpsim::memory {
 inline constexpr double kCudaContextBytes = 723.0 * 1024 * 1024;
 // One NCCL communicator after an all-reduce: 688 MiB per GPU for groups of more than two GPUs
 // (NVIDIA/nccl#964: 4x A100 with NVLink, PyTorch process groups, 4 MB all-reduce; NCCL's
-// per-channel, per-peer buffers, REFERENCE.md §7). One per process group (streams.comm_streams).
+// per-channel, per-peer buffers, docs/facts.md §7). One per process group (streams.comm_streams).
 inline constexpr double kNcclCommunicatorBytes = 688.0 * 1024 * 1024;
 
 struct MemoryEstimate {

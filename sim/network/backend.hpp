@@ -1,5 +1,5 @@
 #pragma once
-// The network-backend seam (DESIGN.md): a backend realises the phases of a collective whose time
+// The network-backend seam (docs/design.md): a backend realises the phases of a collective whose time
 // alone the collective model (collectives/collective_model) has already decided. Backends are
 // chosen by name from a registry (network/registry.hpp); the engine builds only the one it uses.
 // This header is SimGrid-free: a backend that needs SimGrid (flow) lives in network/flow.

@@ -1,10 +1,10 @@
 #pragma once
 // The flow backend: a ring phase realised as SimGrid communications on the cluster's links, so
 // that collectives sharing links slow each other down. Links have zero latency and SimGrid runs
-// pure max-min sharing (REFERENCE.md §5); a phase's latency is added here with sleeps, which keeps
+// pure max-min sharing (docs/facts.md §5); a phase's latency is added here with sleeps, which keeps
 // the uncontended result equal to the closed form.
 //
-// Platform (linear in GPUs, REFERENCE.md §6): one star zone. Every flow endpoint has its own up
+// Platform (linear in GPUs, docs/facts.md §6): one star zone. Every flow endpoint has its own up
 // link (transmit) and down link (receive), so a route is the sender's transmit link plus the
 // receiver's receive link and no N x N table exists. Intra-node hops run between per-GPU
 // endpoints (the GPU's NVLink/PCIe ports), inter-node hops between per-node NIC endpoints.

@@ -9,7 +9,7 @@
 namespace ddpsim::report {
 namespace {
 
-// DESIGN.md: overlap_ratio = 1 - exposed_comm / comm_alone, unclamped; undefined without communication.
+// docs/design.md: overlap_ratio = 1 - exposed_comm / comm_alone, unclamped; undefined without communication.
 std::optional<double> overlap_ratio(double exposed_comm, double comm_alone) {
   if (comm_alone > 0) return 1.0 - exposed_comm / comm_alone;
   return std::nullopt;

@@ -1,5 +1,5 @@
 #pragma once
-// The report's quantities from the engine's Timeline, each computed in one place (DESIGN.md,
+// The report's quantities from the engine's Timeline, each computed in one place (docs/design.md,
 // "Definitions the reports use"). SimGrid-free; unit-tested on hand-made timelines.
 #include "report/report.hpp"
 #include "report/timeline.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 // What a simulation produced, and its serialisations: JSON report, summary table, CSV rows and a
-// Chrome trace (Perfetto). Definitions follow DESIGN.md ("Definitions the reports use").
+// Chrome trace (Perfetto). Definitions follow docs/design.md ("Definitions the reports use").
 #include <optional>
 #include <string>
 #include <vector>
