@@ -1,4 +1,4 @@
-// Issue 16 item 5: iteration 1 (one bucket holding every gradient, all-reduced after the whole
+// Iteration 1 (one bucket holding every gradient, all-reduced after the whole
 // backward, nothing overlapped) is never faster than the steady state unless the report says why
 // (report/metrics.hpp explain_iteration1: the steady state's buckets cost more all-reduce time
 // alone, a latency-dominated fabric, or overlapped communication slows the compute kernels).

@@ -211,7 +211,7 @@ TEST(MemoryModel, Llama7bAdamWUnderPlainDdpDoesNotFitIn80GB) {
   EXPECT_DOUBLE_EQ(e.buffers, 0);
   EXPECT_DOUBLE_EQ(e.buckets, p);
   EXPECT_DOUBLE_EQ(e.optimizer_state, 2 * p);
-  // Issue 12's "~108 GB": parameters + gradients + Adam's two states = 16 B x 6.74e9.
+  // The "~108 GB" of a 6.74 B model under DDP with Adam: parameters + gradients + Adam's two states = 16 B x 6.74e9.
   EXPECT_NEAR(4 * p / 1e9, 107.8, 0.05);
   // Ours adds DDP's buckets (4 B) and the larger of the backward peak and the step (every gradient
   // 4 B + foreach's temporaries 4 B): at least 24 B per parameter, 161.7 GB, plus the allowance.
