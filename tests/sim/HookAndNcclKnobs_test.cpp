@@ -1,4 +1,4 @@
-// The quantizing comm hooks through the engine: the quantizing comm hooks run all-gathers (one phase, N x
+// The quantizing comm hooks through the engine: they run all-gathers (one phase, N x
 // the contribution gathered) and kernels; collective.NCCL_BUFFSIZE / NCCL_NTHREADS reach the NCCL
 // model; bad values exit 2. Each simulation runs in a child process.
 #include <gtest/gtest.h>
