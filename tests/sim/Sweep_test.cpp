@@ -274,9 +274,10 @@ TEST(Sweep, SlowPointDoesNotBlockTheOthers) {
     }
   ASSERT_EQ(finished.size(), 6u) << p.all();
   // The five quick points are reported first, while the slow one (150 explicit-rank steps on 64
-  // GPUs, about 2 s) still runs on the other core.
+  // GPUs, about 2 s) still runs on the other core. Only the order is checked: on a loaded machine
+  // the wall-clock ratio between the quick points and the slow one is not a property of the code.
   EXPECT_TRUE(has(finished.back(), "finished point 0 ")) << p.all();
-  EXPECT_LT(at[4], 0.5 * at[5]) << p.all();
+  EXPECT_LE(at[4], at[5]) << p.all();
 }
 
 TEST(Sweep, ShardedThenMergedEqualsUnsharded) {
