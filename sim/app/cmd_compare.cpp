@@ -25,8 +25,8 @@ namespace {
 
 // One option's run report, simulated in this (pool child) process: the very report `ddpsim run
 // --json` writes for the same scenario and overrides (cmd_run.cpp), without a second process.
-Json run_report(const config::Catalog& cat, const fs::path& file, const std::vector<std::string>& overrides) {
-  auto sc = cat.load_scenario(file, overrides);
+Json run_report(const config::Catalog& cat, const ScenarioSource& src, const std::vector<std::string>& overrides) {
+  auto sc = src.load(cat, overrides);
   engine::RunOptions opt;
   opt.collect_trace = false;
   return report::to_json(engine::simulate(sc, opt));
@@ -42,11 +42,18 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
     report::check_output_paths(paths);
   }
   auto cat = common.catalog();
-  const fs::path file = scenario_path(cat, args.scenario);
   if (args.clusters.empty())
     throw core::ConfigError("compare: give at least one --cluster CLUSTER (a bundled name or a cluster file)");
   std::vector<compare::ClusterOption> options;
   for (const auto& c : args.clusters) options.push_back(compare::parse_cluster_option(c));
+  // A scenario, or --model M on the options' clusters (each option sets its own cluster).
+  ScenarioSource src = scenario_source(
+      cat, ScenarioFlags{args.scenario, args.model, args.model.empty() ? "" : options.front().cluster, 0, 0});
+  if (!args.model.empty()) {  // the cluster is each option's, so the title names the model alone
+    src.title = "model " + args.model;
+    src.doc["name"] = src.title;
+  }
+  const std::string name = src.file.empty() ? src.title : src.file.stem().string();
   compare::check_distinct_labels(options);
   for (auto& o : options) compare::inline_cluster_overrides(cat, o);
   const std::vector<int> nodes = args.nodes.empty() ? std::vector<int>{} : compare::parse_nodes(args.nodes);
@@ -65,7 +72,7 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
   for (size_t i = 0; i < grid.size(); ++i) {
     const auto& opt = options[grid[i].option];
     try {
-      auto sc = cat.load_scenario(file, compare::point_overrides(common.overrides, opt, grid[i].nodes));
+      auto sc = src.load(cat, compare::point_overrides(common.overrides, opt, grid[i].nodes));
       facts[i] = compare::option_facts(sc.cluster);
     } catch (const core::ConfigError& e) {
       for (const auto& p : e.problems())
@@ -78,7 +85,7 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
   std::vector<std::optional<std::string>> baseline_invalid(options.size());
   for (size_t o = 0; o < options.size(); ++o) {
     try {
-      cat.load_scenario(file, compare::baseline_overrides(common.overrides, options[o]));
+      src.load(cat, compare::baseline_overrides(common.overrides, options[o]));
     } catch (const core::ConfigError& e) {
       baseline_invalid[o] = std::string("1-GPU baseline: ") + e.what();
     }
@@ -90,16 +97,16 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
   std::vector<std::string> labels;
   std::vector<size_t> order;
   for (size_t o = 0; o < options.size(); ++o) {
-    work.push_back([&cat, file, ov = compare::baseline_overrides(common.overrides, options[o])] {
-      return run_report(cat, file, ov);
+    work.push_back([&cat, &src, ov = compare::baseline_overrides(common.overrides, options[o])] {
+      return run_report(cat, src, ov);
     });
     labels.push_back(options[o].label + " on 1 GPU");
     if (!baseline_invalid[o]) order.push_back(o);
   }
   for (size_t i = 0; i < grid.size(); ++i) {
     const auto& opt = options[grid[i].option];
-    work.push_back([&cat, file, ov = compare::point_overrides(common.overrides, opt, grid[i].nodes)] {
-      return run_report(cat, file, ov);
+    work.push_back([&cat, &src, ov = compare::point_overrides(common.overrides, opt, grid[i].nodes)] {
+      return run_report(cat, src, ov);
     });
     labels.push_back(
         opt.label +
@@ -148,15 +155,15 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
     const Json& b = baselines[grid[i].option];
     rows.push_back(compare::compare_row(grid[i], opt, r.value, b.contains("error") ? nullptr : &b, facts[i], target));
   }
-  auto out = compare::render(file.string(), options, common.overrides, target, std::move(rows), baselines, tolerance);
+  auto out = compare::render(src.file.empty() ? src.title : src.file.string(), options, common.overrides, target,
+                             std::move(rows), baselines, tolerance);
 
   // Everything is computed before anything is written; the figures last, from the same JSON.
   std::vector<report::Output> outs;
   const std::string json_text = report::json_text(out.json, 2, "compare report");
   if (!args.json_out.empty()) outs.push_back({args.json_out, json_text});
   if (!args.csv_out.empty()) outs.push_back({args.csv_out, out.csv});
-  draw_plots(cat.root(), python, "compare", json_text, "ddpsim compare: " + file.stem().string(), args.plot_out,
-             args.html_out);
+  draw_plots(cat.root(), python, "compare", json_text, "ddpsim compare: " + name, args.plot_out, args.html_out);
   report::write_outputs(outs);
   if (args.json_out != "-" && args.csv_out != "-") std::cout << out.table;
   if (failed > 0) {
@@ -172,7 +179,9 @@ Command register_compare(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<CompareArgs>();
   auto* cmd = app.add_subcommand(
       "compare", "run a scenario on several clusters and node counts side by side: speed, scaling, cost, fit, fabric");
-  cmd->add_option("scenario", args->scenario, "bundled scenario name or file")->required();
+  cmd->add_option("scenario", args->scenario, "bundled scenario name or file (or --model)");
+  cmd->add_option("--model", args->model,
+                  "instead of a scenario: a bundled model name or model file, run on each option");
   cmd->add_option("--cluster", args->clusters,
                   "an option: [LABEL=]CLUSTER[:PATH=VALUE,...], a bundled cluster or file with --set overrides of "
                   "its own, e.g. 'ndr-2:1=dgx-h100:fabric.topology=fat_tree,fabric.oversubscription=2:1' "

@@ -108,7 +108,9 @@ Json sweep_row_value(const config::Scenario& sc) {
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   check_outputs({args.json_out, args.csv_out, args.plot_out, args.html_out});
   auto cat = common.catalog();
-  fs::path file = scenario_path(cat, args.scenario);
+  std::vector<std::string> base = common.overrides;  // --nodes / --gpus-per-node on a scenario go first
+  const ScenarioSource src = scenario_source(cat, args.what, &base);
+  const std::string name = src.file.empty() ? src.title : src.file.string();
   std::vector<SweepParam> params;
   for (const auto& p : args.params) params.push_back(parse_sweep_param(p));
   if (params.empty()) throw core::ConfigError("sweep: give at least one --param PATH=V1,V2,...");
@@ -117,8 +119,8 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   if (args.out == "-") throw core::ConfigError("sweep --out -: the row journal must be a file");
   const auto grid = sweep_grid(params);
   SweepHeader header;
-  header.scenario = file.string();
-  header.overrides = common.overrides;
+  header.scenario = name;
+  header.overrides = base;
   for (const auto& p : params) header.params.push_back(p.path);
   header.points = grid.size();
   header.shard = args.shard.empty() ? Shard{} : parse_shard(args.shard);
@@ -158,10 +160,10 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   std::vector<std::vector<std::string>> override_sets(grid.size());
   std::vector<std::string> problems;
   for (size_t i : todo) {
-    auto ov = common.overrides;
+    auto ov = base;
     for (const auto& [k, v] : grid[i]) ov.push_back(k + "=" + v);
     try {
-      auto sc = cat.load_scenario(file, ov);
+      auto sc = src.load(cat, ov);
       if (decide.metric == compare::Metric::COST && compare::option_facts(sc.cluster).price_per_gpu_hour <= 0)
         problems.push_back("sweep --metric cost: point " + std::to_string(i) + " (" + label_of(grid[i]) +
                            "): cluster " + sc.cluster.name +
@@ -193,8 +195,7 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   AppendFile out_stream(args.out), csv_stream(args.csv_out);
 
   std::vector<std::function<Json()>> work(grid.size());
-  for (size_t i : todo)
-    work[i] = [&cat, file, ov = override_sets[i]] { return sweep_row_value(cat.load_scenario(file, ov)); };
+  for (size_t i : todo) work[i] = [&cat, &src, ov = override_sets[i]] { return sweep_row_value(src.load(cat, ov)); };
   ChildEvents ev;
   ev.on_done = [&](size_t i, ChildResult r) {
     Json row{{"point", i}, {"params", params_json(i)}};
@@ -224,7 +225,8 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   }
   Json doc;
   std::string table = finish_sweep(header, rows, outputs, decide, &doc);
-  draw_plots(cat.root(), python, "sweep", doc.dump(2), "ddpsim sweep: " + file.stem().string(), args.plot_out,
+  draw_plots(cat.root(), python, "sweep", doc.dump(2),
+             "ddpsim sweep: " + (src.file.empty() ? src.title : src.file.stem().string()), args.plot_out,
              args.html_out);
   if (!args.quiet && args.json_out != "-" && args.csv_out != "-") std::cout << table;
   if (progress.failed() > 0) {
@@ -239,7 +241,13 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
 Command register_sweep(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<SweepArgs>();
   auto* cmd = app.add_subcommand("sweep", "run a scenario for each combination of parameter values");
-  cmd->add_option("scenario", args->scenario, "bundled scenario name or file")->required();
+  cmd->add_option("scenario", args->what.scenario, "bundled scenario name or file (or --model and --cluster)");
+  cmd->add_option("--model", args->what.model, "instead of a scenario: a bundled model name or model file");
+  cmd->add_option("--cluster", args->what.cluster, "with --model: a bundled cluster name or cluster file");
+  cmd->add_option("--nodes", args->what.nodes, "node count (default: the scenario's or the cluster's)")
+      ->check(number_in(1, 1 << 20));
+  cmd->add_option("--gpus-per-node", args->what.gpus_per_node, "GPUs per node (default: the cluster's)")
+      ->check(number_in(1, 1024));
   cmd->add_option("--param", args->params,
                   "PATH=V1,V2,... or PATH=[JSON list] for values with commas, e.g. "
                   "'collective.NCCL_ALGO=[\"Ring,Tree\",\"Ring\"]' (repeatable: the cartesian product is run)")

@@ -107,7 +107,7 @@ struct BucketsArgs {
 int cmd_buckets(const CommonOptions& common, const BucketsArgs& args);
 
 struct SweepArgs {
-  std::string scenario;
+  ScenarioFlags what;  // a scenario, or --model/--cluster
   std::vector<std::string> params;
   std::string csv_out, json_out;
   std::string out;    // the row journal (JSONL), appended to as points finish
@@ -126,6 +126,7 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args);
 
 struct CompareArgs {
   std::string scenario;
+  std::string model;                  // instead of a scenario: this model on each option's cluster
   std::vector<std::string> clusters;  // [LABEL=]CLUSTER[:PATH=VALUE,...] (compare/compare.hpp)
   std::string nodes;                  // "1,16,64"; empty: the scenario's own
   double samples = 0, tokens = 0;     // time and cost to train this many (0: not asked)

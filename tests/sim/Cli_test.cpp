@@ -940,3 +940,32 @@ TEST(CliNewcomer, OneSetOfNcclFlagsForEverySubcommand) {
 
 }  // namespace
 }  // namespace ddpsim
+
+TEST(CliNewcomer, SweepAndCompareTakeAModelAndAClusterWithoutAScenario) {
+  // scenarios/default.json is resnet50 on dgx-a100 at 2 nodes: the same points from flags give the
+  // same figures, row by row.
+  auto flags =
+      run("sweep --model resnet50 --cluster dgx-a100 --nodes 2 --param ddp.bucket_cap_mb=10,25 -q -j 1 --json -");
+  auto file = run("sweep default --param ddp.bucket_cap_mb=10,25 -q -j 1 --json -");
+  ASSERT_EQ(flags.code, 0) << flags.out;
+  ASSERT_EQ(file.code, 0) << file.out;
+  const Json a = Json::parse(flags.out)["rows"], b = Json::parse(file.out)["rows"];
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a[i]["step_time_s"], b[i]["step_time_s"]) << i;
+    EXPECT_EQ(a[i]["world_size"], 16) << i;
+  }
+  auto cf = run("compare --model resnet50 --cluster dgx-a100 --cluster dgx-h100 --nodes 2 -q -j 1 --json -");
+  auto cs = run("compare default --cluster dgx-a100 --cluster dgx-h100 --nodes 2 -q -j 1 --json -");
+  ASSERT_EQ(cf.code, 0) << cf.out;
+  ASSERT_EQ(cs.code, 0) << cs.out;
+  const Json ra = Json::parse(cf.out)["rows"], rb = Json::parse(cs.out)["rows"];
+  ASSERT_EQ(ra.size(), 2u);
+  ASSERT_EQ(rb.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(ra[i]["step_time_s"], rb[i]["step_time_s"]) << i;
+  // A scenario and --model together are refused, as for run.
+  auto both = run("sweep default --model resnet50 --cluster dgx-a100 --param ddp.bucket_cap_mb=10,25 -q");
+  EXPECT_EQ(both.code, 2) << both.out;
+  EXPECT_TRUE(has(both.out, "give one")) << both.out;
+}
