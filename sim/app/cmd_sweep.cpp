@@ -110,7 +110,7 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   auto cat = common.catalog();
   std::vector<std::string> base = common.overrides;  // --nodes / --gpus-per-node on a scenario go first
   const ScenarioSource src = scenario_source(cat, args.what, &base);
-  const std::string name = src.file.empty() ? src.title : src.file.string();
+  const std::string name = src.title;  // as asked: a bundled name, a file path, or "model M on cluster C"
   std::vector<SweepParam> params;
   for (const auto& p : args.params) params.push_back(parse_sweep_param(p));
   if (params.empty()) throw core::ConfigError("sweep: give at least one --param PATH=V1,V2,...");
