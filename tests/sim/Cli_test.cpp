@@ -938,9 +938,6 @@ TEST(CliNewcomer, OneSetOfNcclFlagsForEverySubcommand) {
   EXPECT_TRUE(has(range.out, "65 is not allowed; expected an integer from 0 to 64")) << range.out;
 }
 
-}  // namespace
-}  // namespace ddpsim
-
 TEST(CliNewcomer, SweepAndCompareTakeAModelAndAClusterWithoutAScenario) {
   // scenarios/default.json is resnet50 on dgx-a100 at 2 nodes: the same points from flags give the
   // same figures, row by row.
@@ -969,3 +966,6 @@ TEST(CliNewcomer, SweepAndCompareTakeAModelAndAClusterWithoutAScenario) {
   EXPECT_EQ(both.code, 2) << both.out;
   EXPECT_TRUE(has(both.out, "give one")) << both.out;
 }
+
+}  // namespace
+}  // namespace ddpsim
