@@ -155,8 +155,7 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
     const Json& b = baselines[grid[i].option];
     rows.push_back(compare::compare_row(grid[i], opt, r.value, b.contains("error") ? nullptr : &b, facts[i], target));
   }
-  auto out = compare::render(src.title, options, common.overrides, target,
-                             std::move(rows), baselines, tolerance);
+  auto out = compare::render(src.title, options, common.overrides, target, std::move(rows), baselines, tolerance);
 
   // Everything is computed before anything is written; the figures last, from the same JSON.
   std::vector<report::Output> outs;
