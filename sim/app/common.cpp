@@ -171,7 +171,8 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
   // bucket_cap_mb is in MiB (torch/nn/parallel/distributed.py: bucket_bytes_cap = int(bucket_cap_mb
   // * 1024 * 1024)); a cap above all the gradients makes one bucket, and 26214400 is 25 MiB in bytes.
   const double grads = s.model.grad_bytes();
-  if (grads > 0 && s.ddp.bucket_cap_bytes() > grads) {
+  // Only a cap the user set: at the default, PyTorch's 1 MiB first bucket still splits a small model.
+  if (grads > 0 && !s.ddp.bucket_cap_is_default && s.ddp.bucket_cap_bytes() > grads) {
     std::snprintf(
         b, sizeof b,
         "ddp.bucket_cap_mb %.15g MiB is larger than all of model %s's gradients (%s): DDP puts them in one "

@@ -225,7 +225,7 @@ namespace {
 TEST(DataParallelSweep, RowsAreExplainedByTheirPhasesNotByBuckets) {
   auto r = run_cli(
       "sweep scenarios/claims/data-parallel-resnet50-1x8-v100.json --param gpus_per_node=2,4 "
-      "--set simulation.backend=analytic -q");
+      "--set simulation.backend=analytic -j 1");  // not -q: it silences the table too
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("torch.nn.DataParallel: scatter"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("overlap-bound"), std::string::npos) << r.out;
