@@ -35,65 +35,6 @@ std::string params_label(const core::Json& r, const std::vector<std::string>& pa
 
 }  // namespace
 
-std::string sweep_table(const std::string& scenario_file, const std::vector<std::string>& param_paths,
-                        const core::Json& rows, std::optional<size_t> best) {
-  // Short headers: the last path component unless two parameters share it.
-  std::vector<std::string> heads;
-  for (const auto& p : param_paths) heads.push_back(p.substr(p.rfind('.') == std::string::npos ? 0 : p.rfind('.') + 1));
-  for (size_t i = 0; i < heads.size(); ++i)
-    for (size_t k = 0; k < heads.size(); ++k)
-      if (i != k && heads[i] == heads[k]) heads[i] = param_paths[i];
-  bool sizes_vary = false;
-  for (const auto& r : rows)
-    if (r.contains("world_size") && rows[0].contains("world_size") && r["world_size"] != rows[0]["world_size"])
-      sizes_vary = true;
-  std::vector<std::string> head = heads;
-  if (sizes_vary) head.push_back("GPUs");
-  for (const char* h : {"step time", "exposed comm", "overlap", "buckets"}) head.push_back(h);
-  std::vector<std::vector<std::string>> cells;
-  std::vector<std::string> notes;
-  size_t failed = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
-    std::vector<std::string> c;
-    for (const auto& p : param_paths) c.push_back(param_text(r["params"].value(p, core::Json())));
-    if (r.contains("error")) {
-      ++failed;
-      if (sizes_vary) c.push_back("-");
-      for (int k = 0; k < 4; ++k) c.push_back("-");
-      std::string msg = r["error"].get<std::string>();
-      if (auto nl = msg.find('\n'); nl != std::string::npos) msg = msg.substr(0, nl) + " ...";
-      notes.push_back("   FAILED (exit " + std::to_string(r.value("exit_code", 1)) + "): " + msg);
-    } else {
-      if (sizes_vary) c.push_back(std::to_string(r["world_size"].get<long long>()));
-      c.push_back(core::format_time(num(r, "step_time_s")));
-      c.push_back(core::format_time(num(r, "exposed_comm_s")));
-      c.push_back(r["overlap_ratio"].is_null() ? "n/a" : pct1(r["overlap_ratio"].get<double>()));
-      c.push_back(std::to_string(r["num_buckets"].get<long long>()));
-      notes.push_back(best && *best == i ? "   <- best" : "");
-    }
-    cells.push_back(std::move(c));
-  }
-  std::vector<size_t> width(head.size());
-  for (size_t k = 0; k < head.size(); ++k) {
-    width[k] = head[k].size();
-    for (const auto& c : cells) width[k] = std::max(width[k], c[k].size());
-  }
-  std::ostringstream o;
-  o << "sweep of " << scenario_file << " (" << rows.size() << " configurations";
-  if (failed) o << ", " << failed << " failed";
-  o << "; best = least step time)\n";
-  auto line = [&](const std::vector<std::string>& c) {
-    std::string l;
-    for (size_t k = 0; k < c.size(); ++k)
-      l += std::string(k ? 2 : 0, ' ') + std::string(width[k] - c[k].size(), ' ') + c[k];
-    return l;
-  };
-  o << line(head) << "\n";
-  for (size_t i = 0; i < cells.size(); ++i) o << line(cells[i]) << notes[i] << "\n";
-  return o.str();
-}
-
 core::Json sweep_recommendation(const std::vector<std::string>& param_paths, const core::Json& rows,
                                 std::optional<size_t> best) {
   core::Json rec = core::Json::object();

@@ -11,10 +11,6 @@
 
 namespace ddpsim::report {
 
-// `rows` as for sweep_csv. One column per swept parameter headed by its last path component (the
-// whole path when two would read the same), every column as wide as its widest cell.
-std::string sweep_table(const std::string& scenario_file, const std::vector<std::string>& param_paths,
-                        const core::Json& rows, std::optional<size_t> best);
 
 // Why the best row wins, from the rows' own figures: each other row's loss is latency-bound (more,
 // smaller collectives: their count and exposed comm), overlap-bound (fewer, larger buckets: the
