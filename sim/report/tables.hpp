@@ -11,7 +11,6 @@
 
 namespace ddpsim::report {
 
-
 // Why the best row wins, from the rows' own figures: each other row's loss is latency-bound (more,
 // smaller collectives: their count and exposed comm), overlap-bound (fewer, larger buckets: the
 // last one launched when the backward is nearly over) or something else the figures name; the
