@@ -1,5 +1,6 @@
 // `ddpsim merge`: joins the row journals of `sweep --shard K/N` runs into exactly what the
-// unsharded sweep writes (the same journal, CSV, JSON and table bytes).
+// unsharded sweep writes (the same journal, CSV, JSON and table bytes, given the sweep's own
+// --metric, --group-by and --tolerance).
 #include <iostream>
 #include <set>
 
@@ -16,6 +17,9 @@ int cmd_merge(const CommonOptions&, const MergeArgs& args) {
   std::vector<std::string> problems;
   SweepHeader header = parts[0].header;
   header.shard = Shard{};
+  // The ranking flags are checked before anything is read further (a bad one: exit 2, nothing written).
+  const SweepDecide decide = parse_decide(args.decide.metric, args.decide.group_by, args.decide.tolerance);
+  group_path(header, decide);
   std::set<int> shards;
   std::map<size_t, core::Json> rows;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -53,7 +57,7 @@ int cmd_merge(const CommonOptions&, const MergeArgs& args) {
     }
   }
   if (!problems.empty()) throw core::ConfigError(problems);
-  std::string table = finish_sweep(header, rows, SweepOutputs{args.out, args.csv_out, args.json_out});
+  std::string table = finish_sweep(header, rows, SweepOutputs{args.out, args.csv_out, args.json_out}, decide);
   if (args.json_out != "-" && args.csv_out != "-" && !args.quiet) std::cout << table;
   for (const auto& [p, r] : rows)
     if (r.contains("error")) return 4;
@@ -68,6 +72,7 @@ Command register_merge(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--csv", args->csv_out, "write the rows as CSV to FILE or -");
   cmd->add_option("--json", args->json_out, "write {rows, best} JSON to FILE or -");
   cmd->add_flag("-q,--quiet", args->quiet, "do not print the table");
+  add_decide_flags(*cmd, args->decide);
   return {cmd, [&common, args] { return cmd_merge(common, *args); }};
 }
 }  // namespace ddpsim::app

@@ -125,10 +125,7 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   header.points = grid.size();
   header.shard = args.shard.empty() ? Shard{} : parse_shard(args.shard);
   const auto mine = shard_points(grid.size(), header.shard);
-  SweepDecide decide;
-  decide.metric = compare::parse_metric(args.metric);
-  decide.group_by = args.group_by;
-  if (!args.tolerance.empty()) decide.tolerance = parse_tolerance(args.tolerance);
+  const SweepDecide decide = parse_decide(args.decide.metric, args.decide.group_by, args.decide.tolerance);
   group_path(header, decide);  // a --group-by that is not swept is refused before any run
   const auto python = check_plot_outputs(cat.root(), "sweep", args.plot_out, args.html_out);
 
@@ -238,6 +235,14 @@ int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
 }
 
 // Registration only (moved from main.cpp): the NCCL flags become overrides before --set.
+void add_decide_flags(CLI::App& cmd, DecideFlags& flags) {
+  cmd.add_option("--metric", flags.metric, "rank by step_time (default), samples_per_s or cost ($/M samples)");
+  cmd.add_option("--group-by", flags.group_by,
+                 "a swept PATH whose values are ranked apart (default: nodes when swept), or none");
+  cmd.add_option("--tolerance", flags.tolerance,
+                 "percent within which rows are flat, not ranked (default: the prediction band, else 1)");
+}
+
 Command register_sweep(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<SweepArgs>();
   auto* cmd = app.add_subcommand("sweep", "run a scenario for each combination of parameter values");
@@ -261,11 +266,7 @@ Command register_sweep(CLI::App& app, CommonOptions& common) {
   cmd->add_flag("--resume", args->resume, "skip the points whose rows --out already holds");
   cmd->add_option("--shard", args->shard, "run only the K-th of N slices (K/N, 1 <= K <= N); join with merge");
   cmd->add_flag("-q,--quiet", args->quiet, "no progress on stderr and no table on stdout");
-  cmd->add_option("--metric", args->metric, "rank by step_time (default), samples_per_s or cost ($/M samples)");
-  cmd->add_option("--group-by", args->group_by,
-                  "a swept PATH whose values are ranked apart (default: nodes when swept), or none");
-  cmd->add_option("--tolerance", args->tolerance,
-                  "percent within which rows are flat, not ranked (default: the prediction band, else 1)");
+  add_decide_flags(*cmd, args->decide);
   cmd->add_option("--plot", args->plot_out, "draw the sweep (scripts/ddpsim-plot) to FILE.png or .svg");
   cmd->add_option("--html", args->html_out, "write a self-contained HTML report (figure, rows, why) to FILE");
   cmd->add_flag("--dry-run", args->dry_run, "validate the points to run and list them; simulate nothing");

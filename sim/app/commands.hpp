@@ -106,6 +106,15 @@ struct BucketsArgs {
 };
 int cmd_buckets(const CommonOptions& common, const BucketsArgs& args);
 
+// How sweep and merge rank rows (app/sweep.hpp SweepDecide, parsed by decide_from_flags).
+struct DecideFlags {
+  std::string metric = "step_time";  // step_time, samples_per_s, cost (compare/decide.hpp)
+  std::string group_by;              // a swept path or "none"; empty: nodes when swept
+  std::string tolerance;             // percent; empty: the prediction band, else 1 %
+};
+// --metric, --group-by and --tolerance, the same for sweep and merge.
+void add_decide_flags(CLI::App& cmd, DecideFlags& flags);
+
 struct SweepArgs {
   ScenarioFlags what;  // a scenario, or --model/--cluster
   std::vector<std::string> params;
@@ -116,10 +125,8 @@ struct SweepArgs {
   bool quiet = false;    // no progress on stderr, no table
   bool dry_run = false;  // validate the points to run and list them; simulate nothing
   int jobs = 0;
-  std::string metric = "step_time";  // step_time, samples_per_s, cost (compare/decide.hpp)
-  std::string group_by;              // a swept path or "none"; empty: nodes when swept
-  std::string tolerance;             // percent; empty: the prediction band, else 1 %
-  std::string plot_out, html_out;    // scripts/ddpsim-plot's figure and HTML report
+  DecideFlags decide;
+  std::string plot_out, html_out;  // scripts/ddpsim-plot's figure and HTML report
 };
 // Exit 0; 4 when some points failed (their rows carry the error); 128 + N when stopped by signal N.
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args);
@@ -142,6 +149,7 @@ struct MergeArgs {
   std::vector<std::string> inputs;  // the shards' --out journals
   std::string out, csv_out, json_out;
   bool quiet = false;
+  DecideFlags decide;  // as the sweep's (scripts/sweep-slurm passes the sweep's own)
 };
 int cmd_merge(const CommonOptions& common, const MergeArgs& args);
 

@@ -475,6 +475,14 @@ double parse_tolerance(const std::string& text) {
   return v / 100.0;
 }
 
+SweepDecide parse_decide(const std::string& metric, const std::string& group_by, const std::string& tolerance) {
+  SweepDecide d;
+  d.metric = compare::parse_metric(metric);
+  d.group_by = group_by;
+  if (!tolerance.empty()) d.tolerance = parse_tolerance(tolerance);
+  return d;
+}
+
 std::string sweep_csv_lines(const std::vector<std::string>& params, const core::Json& rows,
                             const std::vector<bool>& best) {
   std::string out;
@@ -520,7 +528,6 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
   for (const auto& r : rows)
     if (r.contains("world_size") && rows[0].contains("world_size") && r["world_size"] != rows[0]["world_size"])
       sizes_vary = true;
-  const size_t np = head.size();
   if (sizes_vary) head.push_back("GPUs");
   if (metric == compare::Metric::SAMPLES_PER_S) head.push_back("samples/s");
   if (metric == compare::Metric::COST) head.push_back("$/M samples");
@@ -555,24 +562,12 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
     }
     cells.push_back(std::move(c));
   }
-  (void)np;
-  std::vector<size_t> width(head.size());
-  for (size_t k = 0; k < head.size(); ++k) {
-    width[k] = head[k].size();
-    for (const auto& c : cells) width[k] = std::max(width[k], c[k].size());
-  }
   std::ostringstream o;
   o << "sweep of " << scenario << " (" << rows.size() << " configurations";
   if (failed) o << ", " << failed << " failed";
-  o << "; best = " << compare::metric_words(metric) << (group.empty() ? "" : " per " + group) << ")\n";
-  auto line = [&](const std::vector<std::string>& c) {
-    std::string l;
-    for (size_t k = 0; k < c.size(); ++k)
-      l += std::string(k ? 2 : 0, ' ') + std::string(width[k] - c[k].size(), ' ') + c[k];
-    return l;
-  };
-  o << line(head) << "\n";
-  for (size_t i = 0; i < cells.size(); ++i) o << line(cells[i]) << tails[i] << "\n";
+  // "ranked by", not "best =": when every row is within the tolerance there is no best.
+  o << "; ranked by " << compare::metric_words(metric) << (group.empty() ? "" : " per " + group) << ")\n";
+  o << core::aligned_columns(head, cells, tails, false);
   return o.str();
 }
 

@@ -124,6 +124,9 @@ struct SweepDecide {
 std::string group_path(const SweepHeader& header, const SweepDecide& decide);
 // --tolerance: "1%" or "1" (percent), >= 0 and < 100; returns the fraction.
 double parse_tolerance(const std::string& text);
+// The flags' text (--metric, --group-by, --tolerance; empty: the default) as a SweepDecide; throws
+// core::ConfigError for a bad metric or tolerance.
+SweepDecide parse_decide(const std::string& metric, const std::string& group_by, const std::string& tolerance);
 
 // Writes the outputs named in `outputs` (each whole: temporary file, then rename) and returns the
 // table with the decision per group and why, for stdout.

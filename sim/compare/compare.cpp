@@ -80,27 +80,10 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return out;
 }
 
-// Columns right-aligned, each as wide as its widest cell, two spaces apart.
+// Columns right-aligned but the first (the option), each as wide as its widest cell.
 std::string aligned(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& cells,
                     const std::vector<std::string>& tails) {
-  std::vector<size_t> width(head.size());
-  for (size_t k = 0; k < head.size(); ++k) {
-    width[k] = head[k].size();
-    for (const auto& c : cells) width[k] = std::max(width[k], c[k].size());
-  }
-  auto line = [&](const std::vector<std::string>& c) {
-    std::string l;
-    for (size_t k = 0; k < c.size(); ++k) {
-      // The first column (the option) left-aligned, the figures right-aligned.
-      const std::string pad(width[k] - c[k].size(), ' ');
-      l += std::string(k ? 2 : 0, ' ') + (k == 0 ? c[k] + pad : pad + c[k]);
-    }
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    return l;
-  };
-  std::string o = line(head) + "\n";
-  for (size_t i = 0; i < cells.size(); ++i) o += line(cells[i]) + (i < tails.size() ? tails[i] : "") + "\n";
-  return o;
+  return core::aligned_columns(head, cells, tails, true);
 }
 
 }  // namespace

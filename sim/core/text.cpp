@@ -1,5 +1,6 @@
 #include "core/text.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace ddpsim::core {
@@ -20,6 +21,27 @@ std::string to_lower(std::string_view text) {
   std::string out(text);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+std::string aligned_columns(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& cells,
+                            const std::vector<std::string>& tails, bool first_left) {
+  std::vector<size_t> width(head.size());
+  for (size_t k = 0; k < head.size(); ++k) {
+    width[k] = head[k].size();
+    for (const auto& c : cells) width[k] = std::max(width[k], c[k].size());
+  }
+  auto line = [&](const std::vector<std::string>& c) {
+    std::string l;
+    for (size_t k = 0; k < c.size(); ++k) {
+      const std::string pad(width[k] - c[k].size(), ' ');
+      l += std::string(k ? 2 : 0, ' ') + (k == 0 && first_left ? c[k] + pad : pad + c[k]);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    return l;
+  };
+  std::string o = line(head) + "\n";
+  for (size_t i = 0; i < cells.size(); ++i) o += line(cells[i]) + (i < tails.size() ? tails[i] : "") + "\n";
+  return o;
 }
 
 }  // namespace ddpsim::core

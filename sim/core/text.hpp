@@ -12,4 +12,10 @@ std::vector<std::string> split_list(std::string_view text, char sep = ',');
 
 std::string to_lower(std::string_view text);
 
+// A text table: `head` and each row of `cells` on a line, every column as wide as its widest cell,
+// two spaces apart, figures right-aligned (the first column left-aligned when `first_left`),
+// trailing spaces dropped; tails[i], when given, is appended to row i as it is.
+std::string aligned_columns(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& cells,
+                            const std::vector<std::string>& tails, bool first_left);
+
 }  // namespace ddpsim::core

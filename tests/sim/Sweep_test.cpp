@@ -307,6 +307,35 @@ TEST(Sweep, ShardedThenMergedEqualsUnsharded) {
   fs::remove_all(d);
 }
 
+TEST(Sweep, MergeRanksAsTheSweepAsked) {
+  // merge takes the sweep's --metric, --group-by and --tolerance: with the same flags its outputs
+  // equal the unsharded sweep's; without them the ranking (and the JSON's metric) is the default.
+  auto d = temp_dir("merge-decide");
+  const std::string decide = " --metric samples_per_s --tolerance 0 --group-by none";
+  Proc whole(kFast + decide + " -q -j 2 --json " + (d / "whole.json").string());
+  ASSERT_EQ(whole.wait(), 0) << whole.all();
+  std::string shards;
+  for (int k = 1; k <= 2; ++k) {
+    Proc s(kFast + decide + " -q -j 2 --shard " + std::to_string(k) + "/2 --out " +
+           (d / ("s" + std::to_string(k) + ".jsonl")).string());
+    ASSERT_EQ(s.wait(), 0) << s.all();
+    shards += " " + (d / ("s" + std::to_string(k) + ".jsonl")).string();
+  }
+  Proc same("merge -q" + shards + decide + " --json " + (d / "same.json").string());
+  ASSERT_EQ(same.wait(), 0) << same.all();
+  EXPECT_EQ(slurp(d / "same.json"), slurp(d / "whole.json"));
+  Proc plain("merge -q" + shards + " --json " + (d / "plain.json").string());
+  ASSERT_EQ(plain.wait(), 0) << plain.all();
+  EXPECT_TRUE(has(slurp(d / "same.json"), "\"metric\": \"samples_per_s\"")) << slurp(d / "same.json");
+  EXPECT_TRUE(has(slurp(d / "plain.json"), "\"metric\": \"step_time_s\"")) << slurp(d / "plain.json");
+  // A bad ranking flag is refused before anything is written.
+  Proc bad("merge" + shards + " --metric speed --json " + (d / "bad.json").string());
+  EXPECT_EQ(bad.wait(), 2);
+  EXPECT_TRUE(has(bad.all(), "speed")) << bad.all();
+  EXPECT_FALSE(fs::exists(d / "bad.json"));
+  fs::remove_all(d);
+}
+
 TEST(Sweep, FailedPointIsARowAndTheExitCodeSaysSo) {
   // A child killed from outside (as the OOM killer would) becomes a row with its error.
   auto d = temp_dir("fail");
@@ -407,7 +436,7 @@ TEST(SweepDecide, BestPerNodeCountWhenNodesAreSwept) {
     }
   }
   const std::string table = slurp(d / "table.txt");
-  EXPECT_TRUE(has(table, "best = least step time per nodes")) << table;
+  EXPECT_TRUE(has(table, "ranked by least step time per nodes")) << table;
   EXPECT_TRUE(has(table, "nodes=2: ")) << table;
   EXPECT_TRUE(has(table, "nodes=16: ")) << table;
   // --group-by none: one global ranking again, which the fewest nodes win on step time.

@@ -97,7 +97,9 @@ if [ -z "$up" ]; then
 fi
 echo "slurm up after $(since) s"
 
-sweep=(resnet50-2x8-a100-hdr --set simulation.backend=analytic --param ddp.bucket_cap_mb=1,2,5,10,25,50,100)
+# The ranking flags travel to merge (its JSON names the metric: a dropped flag fails the cmp below).
+sweep=(resnet50-2x8-a100-hdr --set simulation.backend=analytic --param ddp.bucket_cap_mb=1,2,5,10,25,50,100
+  --metric samples_per_s --tolerance=0)
 # Not -q: sweep -q prints no table, and the table is compared with the merged one below.
 "$ddpsim" sweep "${sweep[@]}" --out "$d/local.jsonl" --csv "$d/local.csv" --json "$d/local.json" >"$d/local.txt" 2>"$d/local.err" ||
   fail "local sweep failed"
