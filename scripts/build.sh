@@ -9,6 +9,17 @@ case $mode in minimal | full) ;; *) echo "usage: scripts/build.sh [minimal|full]
 bash scripts/setup.sh "$mode"
 jobs=$(nproc 2>/dev/null || echo 2)
 opts=(-DCMAKE_BUILD_TYPE=Release -DDDPSIM_WERROR=ON)
+# Ninja, when installed (scripts/setup.sh installs it), compiles the libraries' sources side by
+# side where Make waits for each library to be archived first; a build/ configured before keeps
+# its generator (CMake refuses to switch one).
+if [ -f build/CMakeCache.txt ]; then
+  generator=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' build/CMakeCache.txt)
+elif command -v ninja >/dev/null 2>&1; then
+  generator=Ninja
+else
+  generator="Unix Makefiles"
+fi
+opts+=(-G "$generator")
 # ccache, when installed, caches compiles across checkouts (worktrees); nothing requires it.
 if command -v ccache >/dev/null 2>&1; then
   opts+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)

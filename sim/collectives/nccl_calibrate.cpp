@@ -9,18 +9,11 @@
 
 #include "collectives/nccl_model.hpp"
 #include "core/stats.hpp"
+#include "core/text.hpp"
 
 namespace ddpsim::collectives {
 namespace {
-
-constexpr double kUs = 1e-6;
-
-std::string fmt(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
+constexpr double kMicrosecond = 1e-6;
 }  // namespace
 
 // ---- calibration ------------------------------------------------------------------------------
@@ -103,12 +96,12 @@ struct Layout {
 NcclTopology apply(const NcclTopology& start, const Layout& l, const std::vector<double>& x) {
   NcclTopology t = start;
   t.achieved_all.bw_factor = std::exp(x[0]);
-  t.achieved_all.latency_offset = x[1] * kUs;
+  t.achieved_all.latency_offset = x[1] * kMicrosecond;
   size_t k = 2;
   if (l.launch) t.launch_overhead = std::exp(x[k++]) * kHostLaunchSeconds;
   for (auto [a, p] : l.pairs) {
     t.achieved[a][p].bw_factor = std::exp(x[k++]);
-    t.achieved[a][p].latency_offset = x[k++] * kUs;
+    t.achieved[a][p].latency_offset = x[k++] * kMicrosecond;
   }
   return t;
 }
@@ -139,8 +132,8 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
   if (pts.empty()) throw std::invalid_argument("calibrate: no (bytes, seconds) points given");
   for (size_t i = 0; i < pts.size(); ++i)
     if (!(pts[i].bytes > 0) || !(pts[i].seconds > 0))
-      throw std::invalid_argument("calibrate: point " + std::to_string(i) + " (" + fmt(pts[i].bytes) + " B, " +
-                                  fmt(pts[i].seconds) + " s) is not positive");
+      throw std::invalid_argument("calibrate: point " + std::to_string(i) + " (" + core::number_text(pts[i].bytes) +
+                                  " B, " + core::number_text(pts[i].seconds) + " s) is not positive");
   if (start.nranks <= 1) throw std::invalid_argument("calibrate: a single rank has no all-reduce time to fit");
 
   Layout layout;
@@ -171,7 +164,7 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
   };
 
   // Stage 1: knobs shared by every pair.
-  std::vector<double> x = {std::log(start.achieved_all.bw_factor), start.achieved_all.latency_offset / kUs};
+  std::vector<double> x = {std::log(start.achieved_all.bw_factor), start.achieved_all.latency_offset / kMicrosecond};
   std::vector<double> step = {0.3, 5.0};
   if (layout.launch) {
     x.push_back(std::log(start.launch_overhead / kHostLaunchSeconds));
@@ -201,13 +194,13 @@ NcclTopology calibrate(const NcclTopology& start, const std::vector<CalibrationP
         if (!usable(v)) return std::numeric_limits<double>::max();
         NcclTopology t = stage1;
         t.achieved[a][p].bw_factor = std::exp(v[0]);
-        t.achieved[a][p].latency_offset = v[1] * kUs;
+        t.achieved[a][p].latency_offset = v[1] * kMicrosecond;
         const double prior = 1e-3 * (v[0] * v[0] + (v[1] / 10.0) * (v[1] / 10.0));  // stay near stage 1
         const double l = loss(t, own);
         return l == std::numeric_limits<double>::max() ? l : l + prior;
       };
       const auto v =
-          nelder_mead(f, {std::log(start.achieved[a][p].bw_factor), start.achieved[a][p].latency_offset / kUs},
+          nelder_mead(f, {std::log(start.achieved[a][p].bw_factor), start.achieved[a][p].latency_offset / kMicrosecond},
                       {0.2, 3.0}, &iterations);
       full.pairs.push_back({a, p});
       x.push_back(v[0]);

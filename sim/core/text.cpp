@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <sstream>
 
 namespace ddpsim::core {
 
@@ -21,6 +23,18 @@ std::string to_lower(std::string_view text) {
   std::string out(text);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+std::string number_text(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::string printf_text(const char* format, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, format, v);
+  return b;
 }
 
 std::string aligned_columns(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& cells,

@@ -12,6 +12,11 @@ std::vector<std::string> split_list(std::string_view text, char sep = ',');
 
 std::string to_lower(std::string_view text);
 
+// `v` as an ostream writes it by default (6 significant digits, shortest form).
+std::string number_text(double v);
+// `v` through printf's `format` (one double conversion, e.g. "%.1f"); at most 63 characters.
+std::string printf_text(const char* format, double v);
+
 // A text table: `head` and each row of `cells` on a line, every column as wide as its widest cell,
 // two spaces apart, figures right-aligned (the first column left-aligned when `first_left`),
 // trailing spaces dropped; tails[i], when given, is appended to row i as it is.

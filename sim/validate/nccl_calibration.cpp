@@ -8,6 +8,7 @@
 #include "collectives/topology.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace fs = std::filesystem;
@@ -16,16 +17,6 @@ namespace ddpsim::validate {
 
 using core::Json;
 using core::median_abs;
-
-namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
-}  // namespace
 
 Calibration calibrate_from_log(const CalibrationRequest& q) {
   const int n = q.cluster.world_size();
@@ -107,7 +98,7 @@ Calibration calibrate_from_log(const CalibrationRequest& q) {
       const auto proto = collectives::to_string(static_cast<collectives::Proto>(p));
       pairs.push_back(
           {{"algo", algo}, {"proto", proto}, {"bw_factor", k.bw_factor}, {"latency_offset_s", k.latency_offset}});
-      pair_text << "  " << algo << "/" << proto << ": bw x" << fmt("%.3f", k.bw_factor) << ", latency "
+      pair_text << "  " << algo << "/" << proto << ": bw x" << core::printf_text("%.3f", k.bw_factor) << ", latency "
                 << (k.latency_offset >= 0 ? "+" : "") << core::format_time(k.latency_offset) << "\n";
     }
   knobs["achieved"] = pairs;
@@ -148,12 +139,14 @@ Calibration calibrate_from_log(const CalibrationRequest& q) {
                     {"proto", collectives::to_string(e.proto)},
                     {"held_out", pt.held_out}});
   }
-  o << "median |time error|: " << fmt("%.1f", med_before * 100) << " % before, " << fmt("%.1f", med_after * 100)
-    << " % after";
-  if (q.holdout && !test_err.empty()) o << ", " << fmt("%.1f", med_test * 100) << " % on the held-out sizes";
+  o << "median |time error|: " << core::printf_text("%.1f", med_before * 100) << " % before, "
+    << core::printf_text("%.1f", med_after * 100) << " % after";
+  if (q.holdout && !test_err.empty())
+    o << ", " << core::printf_text("%.1f", med_test * 100) << " % on the held-out sizes";
   if (q.holdout && test_err.empty()) o << " (nothing held out: every run has a single size)";
-  o << "\nfitted (after NCCL's pick): bandwidth x" << fmt("%.3f", fitted.achieved_all.bw_factor) << ", latency "
-    << (fitted.achieved_all.latency_offset >= 0 ? "+" : "") << core::format_time(fitted.achieved_all.latency_offset);
+  o << "\nfitted (after NCCL's pick): bandwidth x" << core::printf_text("%.3f", fitted.achieved_all.bw_factor)
+    << ", latency " << (fitted.achieved_all.latency_offset >= 0 ? "+" : "")
+    << core::format_time(fitted.achieved_all.latency_offset);
   if (any_multi) o << ", host launch " << core::format_time(fitted.launch_overhead) << " per GPU";
   o << "\n" << pair_text.str();
 

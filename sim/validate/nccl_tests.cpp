@@ -9,18 +9,13 @@
 #include "collectives/topology.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/text.hpp"
 
 namespace ddpsim::validate {
 
 using core::Json;
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 // The title line and the fields every collective document starts with.
 report::Rendered start(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo) {
@@ -98,11 +93,11 @@ report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const col
   const auto tu = collectives::tune_model(topo, settings);
   const bool thresholds = topo.nccl_version != 0 && topo.nccl_version < 20500;  // before the 2.5 tuner
   std::ostringstream table;
-  table << "# " << fmt("%.0f", bytes) << " B: every enabled (algorithm, protocol)"
+  table << "# " << core::printf_text("%.0f", bytes) << " B: every enabled (algorithm, protocol)"
         << (thresholds ? "; NCCL 2.4 picks by fixed size thresholds" : ", by NCCL's tuner time")
-        << "; NCCL runs the first. graph: ring " << tu.ring.nchannels << " x " << fmt("%.1f", tu.ring.bw_intra)
-        << " GB/s, tree " << tu.tree.nchannels << " x " << fmt("%.1f", tu.tree.bw_intra) << " GB/s; "
-        << tu.comm_channels << " channels\n";
+        << "; NCCL runs the first. graph: ring " << tu.ring.nchannels << " x "
+        << core::printf_text("%.1f", tu.ring.bw_intra) << " GB/s, tree " << tu.tree.nchannels << " x "
+        << core::printf_text("%.1f", tu.tree.bw_intra) << " GB/s; " << tu.comm_channels << " channels\n";
   table << "#  algo          proto    nccl model us  achieved us  busbw GB/s  channels  latency us  algbw GB/s  "
            "achieved vs NCCL's estimate\n";
   Json cand_rows = Json::array();
@@ -184,22 +179,25 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
     }
   }
   const double ml = core::median_abs(large), ms = core::median_abs(small);
-  table << "median |busbw error|: " << (large.empty() ? std::string("-") : fmt("%.1f %%", ml * 100))
+  table << "median |busbw error|: " << (large.empty() ? std::string("-") : core::printf_text("%.1f %%", ml * 100))
         << " for sizes >= 1 MiB (" << large.size() << " rows), "
-        << (small.empty() ? std::string("-") : fmt("%.1f %%", ms * 100)) << " below (" << small.size() << " rows)\n";
+        << (small.empty() ? std::string("-") : core::printf_text("%.1f %%", ms * 100)) << " below (" << small.size()
+        << " rows)\n";
   r.doc["compare"] = {{"log", log_name},
                       {"median_abs_busbw_error_large", large.empty() ? Json(nullptr) : Json(ml)},
                       {"median_abs_busbw_error_small", small.empty() ? Json(nullptr) : Json(ms)}};
   if (tolerance > 0) {
     // A tolerance that nothing is checked against would always pass.
     if (large.empty())
-      throw core::ConfigError(log_name + ": no rows of 1 MiB or more, so --tolerance " + fmt("%g", tolerance) +
+      throw core::ConfigError(log_name + ": no rows of 1 MiB or more, so --tolerance " +
+                              core::printf_text("%g", tolerance) +
                               " has nothing to check; expected a log with sizes >= 1 MiB (or no --tolerance)");
     const bool within = ml <= tolerance;
     r.doc["compare"]["tolerance"] = tolerance;
     r.doc["compare"]["within_tolerance"] = within;
     if (!within) {
-      table << "beyond tolerance: " << fmt("%.1f %%", ml * 100) << " > " << fmt("%.1f %%", tolerance * 100) << "\n";
+      table << "beyond tolerance: " << core::printf_text("%.1f %%", ml * 100) << " > "
+            << core::printf_text("%.1f %%", tolerance * 100) << "\n";
       r.status = 3;
     }
   }
