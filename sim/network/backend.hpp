@@ -50,7 +50,7 @@ class Backend {
   virtual std::vector<report::LinkCounterTrack> link_counters() const { return {}; }
   // A peer copy of `bytes` from GPU `src` to GPU `dst` of one node at most `rate` bytes/s (the
   // pair's path), from the calling actor; returns when it is over. torch.nn.DataParallel's copies
-  // (engine/data_parallel). Closed form here (bytes / rate: nothing shared); the flow backend
+  // (plan/dp_builder). Closed form here (bytes / rate: nothing shared); the flow backend
   // shares the GPUs' ports with the other copies in flight when built with p2p endpoints.
   virtual void transfer(Clock& clock, int src, int dst, double bytes, double rate) {
     (void)src;

@@ -66,40 +66,6 @@ struct FlowBackend::FabricState {
   bool actors = false;
 };
 
-namespace {
-
-// The backend whose timeline SimGrid's time steps feed (one simulation per process).
-FlowBackend* g_timeline = nullptr;
-
-void hook_time_steps() {
-  static bool hooked = false;
-  if (hooked) return;
-  hooked = true;
-  sg4::Engine::on_time_advance_cb([](double delta) {
-    if (g_timeline) g_timeline->on_advance(delta);
-  });
-}
-
-}  // namespace
-
-std::unique_ptr<sg4::Engine> FlowBackend::create_engine() {
-  std::vector<std::string> args{"ddpsim", "--log=root.thresh:critical"};
-#if defined(__SANITIZE_ADDRESS__)
-  args.push_back("--cfg=contexts/factory:thread");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  args.push_back("--cfg=contexts/factory:thread");
-#endif
-#endif
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  auto engine = std::make_unique<sg4::Engine>(&argc, argv.data());  // copies the arguments
-  configure(*engine);
-  return engine;
-}
-
 void FlowBackend::configure(sg4::Engine& e) {
   // Pure max-min: no TCP-gamma window cap, no cross traffic, CM02 without LV08's factors.
   e.set_config("network/model:CM02");
@@ -357,8 +323,13 @@ FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const
     for (size_t k = 0; k < ledger_.class_names().size(); ++k)
       tracks_.emplace_back(ledger_.class_capacity(static_cast<int>(k)));
     acc_.assign(tracks_.size(), 0.0);
-    hook_time_steps();
-    g_timeline = this;
+    // SimGrid's time steps feed the link timeline. Its signal outlives the backend (and has no
+    // way to disconnect), so the callback holds a slot the backend clears when it goes.
+    auto slot = std::make_shared<FlowBackend*>(this);
+    advance_slot_ = slot;
+    sg4::Engine::on_time_advance_cb([slot](double delta) {
+      if (*slot) (*slot)->on_advance(delta);
+    });
   }
 }
 
@@ -770,7 +741,7 @@ void FlowBackend::end_recording(double bytes, double start, bool keep) {
 }
 
 FlowBackend::~FlowBackend() {
-  if (g_timeline == this) g_timeline = nullptr;
+  if (advance_slot_) *advance_slot_ = nullptr;
 }
 
 void FlowBackend::round(double bytes, double payload, bool counted) {

@@ -99,11 +99,6 @@ class FlowBackend final : public Backend {
 
   // Applies the pure max-min settings; call on a fresh engine before building anything.
   static void configure(simgrid::s4u::Engine& engine);
-  // The simulation's Engine, configured: quiet logs; under AddressSanitizer, actors on system
-  // threads (contexts/factory:thread), because ASan cannot follow SimGrid's swapped actor stacks
-  // (stale stack poison reported as a stack-buffer-overflow in __asan_handle_no_return). Same
-  // results. One per process.
-  static std::unique_ptr<simgrid::s4u::Engine> create_engine();
 
  private:
   struct Route {
@@ -155,6 +150,7 @@ class FlowBackend final : public Backend {
                  bool counted);
   // --trace: utilisation tracks per class, fed by the flows in flight (Live) at every time step.
   bool timeline_ = false;
+  std::shared_ptr<FlowBackend*> advance_slot_;  // the time-step callback's way to this backend
   std::vector<UtilisationTrack> tracks_;
   std::vector<Live*> live_;
   std::vector<double> acc_;
