@@ -59,6 +59,16 @@ class Backend {
   }
 };
 
+// A ring's hops in two classes, intra-node and inter-node: the first hop of each (null: none)
+// names the links it stands for; the counts are the class's hops. Both backends' representative
+// links come from this one scan.
+struct HopClasses {
+  const collectives::Hop* intra = nullptr;
+  const collectives::Hop* inter = nullptr;
+  long long n_intra = 0, n_inter = 0;
+};
+HopClasses hop_classes(const collectives::RingPlan& ring);
+
 // Link class names shared by the backends (the fabric's own are fabric::to_string(LinkClass)):
 // a GPU's intra-node port out of and into the GPU, e.g. "nvlink port out".
 std::string intra_port_class(const config::ClusterSpec& cluster, bool out);

@@ -255,14 +255,7 @@ FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const
     if (ranks == config::RankMode::REPRESENTATIVE) {
       // One endpoint pair per hop class; the links take the class's hop bandwidth, and the
       // class's first hop names the links it stands for.
-      const collectives::Hop* intra_hop = nullptr;
-      const collectives::Hop* inter_hop = nullptr;
-      long long n_intra = 0, n_inter = 0;
-      for (const auto& h : ring_.hops) {
-        const collectives::Hop*& first = h.inter_node ? inter_hop : intra_hop;
-        if (!first) first = &h;
-        ++(h.inter_node ? n_inter : n_intra);
-      }
+      const auto [intra_hop, inter_hop, n_intra, n_inter] = hop_classes(ring_);
       if (intra_hop) {
         routes_.push_back({endpoint(zone, "intra-src", intra_hop->bandwidth, intra_hop->bandwidth),
                            endpoint(zone, "intra-dst", intra_hop->bandwidth, intra_hop->bandwidth)});

@@ -199,16 +199,21 @@ class DpBuilder {
     return c < 0 ? std::vector<int>{} : std::vector<int>{c};
   }
 
+  static Task task(TaskKind kind, int stream, std::string name, std::string category) {
+    Task t;
+    t.kind = kind;
+    t.stream = stream;
+    t.name = std::move(name);
+    t.category = std::move(category);
+    return t;
+  }
+
   // Host work on `host`; `locked`: its share under the GIL. Nothing when it costs nothing.
   void host_work(int host, double seconds, double locked, std::string name, std::string category) {
     if (seconds <= 0) return;
-    Task t;
-    t.kind = TaskKind::HOST;
-    t.stream = host;
+    Task t = task(TaskKind::HOST, host, std::move(name), std::move(category));
     t.seconds = seconds;
     t.locked = locked;
-    t.name = std::move(name);
-    t.category = std::move(category);
     t.scaled = false;
     add(std::move(t));
   }
@@ -218,13 +223,9 @@ class DpBuilder {
   }
 
   void mark(int host, Mark m, int phase, std::string name = "", std::string category = "") {
-    Task t;
-    t.kind = TaskKind::MARK;
-    t.stream = host;
+    Task t = task(TaskKind::MARK, host, std::move(name), std::move(category));
     t.mark = m;
     t.phase = phase;
-    t.name = std::move(name);
-    t.category = std::move(category);
     add(std::move(t));
   }
 
