@@ -34,7 +34,7 @@ void AnalyticBackend::run_phase(Clock& clock, const Phase& phase) {
   for (int l : links_) ledger_.add_bytes(l, payload);
 }
 
-std::vector<report::LinkClassTotals> AnalyticBackend::link_totals() const {
+std::vector<LinkClassTotals> AnalyticBackend::link_totals() const {
   return ledger_.totals([&](long long key) { return names_[static_cast<size_t>(key)]; }, false);
 }
 

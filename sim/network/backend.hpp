@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "collectives/ring.hpp"
-#include "report/report.hpp"
+#include "config/specs.hpp"
+#include "network/link_stats.hpp"
 
 namespace ddpsim::network {
 
@@ -41,13 +42,13 @@ class Backend {
   virtual size_t actors_per_round() const { return 0; }
   // Flows of rounds that reused an earlier round's solution instead (network/flow.hpp).
   virtual uint64_t flows_reused() const { return 0; }
-  // Link statistics of the counted phases, per link class (report::LinkClassTotals), and what
+  // Link statistics of the counted phases, per link class (LinkClassTotals), and what
   // they can say; none by default.
-  virtual std::vector<report::LinkClassTotals> link_totals() const { return {}; }
+  virtual std::vector<LinkClassTotals> link_totals() const { return {}; }
   virtual std::string links_note() const { return ""; }
   // Utilisation per link class over time (recorded only when asked for at construction: the
   // flow backend's --trace counters).
-  virtual std::vector<report::LinkCounterTrack> link_counters() const { return {}; }
+  virtual std::vector<LinkCounterTrack> link_counters() const { return {}; }
   // A peer copy of `bytes` from GPU `src` to GPU `dst` of one node at most `rate` bytes/s (the
   // pair's path), from the calling actor; returns when it is over. torch.nn.DataParallel's copies
   // (plan/dp_builder). Closed form here (bytes / rate: nothing shared); the flow backend

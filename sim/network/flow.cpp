@@ -207,7 +207,7 @@ void FlowBackend::flow_done(int flow, Live* l, bool counted) {
   if (counted) flow_ended(flow, sg4::Engine::get_clock());
 }
 
-std::vector<report::LinkClassTotals> FlowBackend::link_totals() const {
+std::vector<LinkClassTotals> FlowBackend::link_totals() const {
   const fabric::Fabric* f = fab_ ? fab_->fabric.get() : nullptr;
   return ledger_.totals(
       [&](long long key) {
@@ -222,8 +222,8 @@ std::string FlowBackend::links_note() const {
               : "flow backend; single switch: a node's NICs are one link";
 }
 
-std::vector<report::LinkCounterTrack> FlowBackend::link_counters() const {
-  std::vector<report::LinkCounterTrack> out;
+std::vector<LinkCounterTrack> FlowBackend::link_counters() const {
+  std::vector<LinkCounterTrack> out;
   if (!timeline_) return out;
   for (size_t c = 0; c < tracks_.size(); ++c) {
     if (ledger_.class_capacity(static_cast<int>(c)) <= 0) continue;  // no links of this class

@@ -83,9 +83,9 @@ class FlowBackend final : public Backend {
   void run_phase(Clock& clock, const Phase& phase) override;
   uint64_t flows() const override { return flows_; }
   uint64_t flows_reused() const override { return flows_reused_; }
-  std::vector<report::LinkClassTotals> link_totals() const override;
+  std::vector<LinkClassTotals> link_totals() const override;
   std::string links_note() const override;
-  std::vector<report::LinkCounterTrack> link_counters() const override;
+  std::vector<LinkCounterTrack> link_counters() const override;
   // One flow from GPU src's port to GPU dst's, each port a transmit and a receive link of
   // p2p_bandwidth (the engine passes the GPU pair's bandwidth; `rate` is not applied: SimGrid
   // 3.32 has no rate cap for host-to-host flows); needs p2p_gpus > src, dst at construction.
