@@ -790,7 +790,7 @@ Scenario Catalog::load_scenario(const fs::path& file, const std::vector<std::str
 
 namespace {
 
-// torch.nn.DataParallel (engine/data_parallel.hpp) is one process driving the GPUs of one node.
+// torch.nn.DataParallel (plan/dp_builder.hpp) is one process driving the GPUs of one node.
 void check_data_parallel(const Scenario& s, Diagnostics& d) {
   if (s.cluster.nodes > 1)
     d.add("/nodes", std::to_string(s.cluster.nodes) +

@@ -1,4 +1,6 @@
-// The compute-stream actor of one simulated rank (engine/executor.hpp).
+// The compute-stream actor (engine/executor.hpp): a simulated rank's compute stream, or one GPU's
+// stream of a process plan (HOST streams: kernels follow the host task that issued them, jobs on
+// GPU streams run when every stream taking part has reached them).
 #include <algorithm>
 #include <simgrid/s4u.hpp>
 #include <string>
@@ -16,25 +18,46 @@ using plan::TaskKind;
 
 class ComputeStream {
  public:
-  ComputeStream(ExecContext& ctx, int rank) : ctx_(ctx), plan_(ctx.plan), rank_(rank) {}
+  ComputeStream(ExecContext& ctx, int rank, int stream)
+      : ctx_(ctx),
+        plan_(ctx.plan),
+        rank_(rank),
+        stream_(stream),
+        gpu_(ctx.plan.streams[static_cast<size_t>(stream)].gpu),
+        track_(ctx.track(stream)) {}
 
   void run() {
-    for (int ti : ctx_.compute_program) {
+    for (int ti : ctx_.programs[static_cast<size_t>(stream_)]) {
       const plan::Task& t = plan_.tasks[static_cast<size_t>(ti)];
       if (!t.ranks.has(rank_)) continue;
       if (t.micro_step != si_) si_ = t.micro_step;
-      rs_ = &ctx_.timeline.ranks[static_cast<size_t>(rank_)][static_cast<size_t>(si_)];
+      // Another GPU of a process: its kernels are not the reported rank's.
+      rs_ = gpu_ == 0 ? &ctx_.timeline.ranks[static_cast<size_t>(rank_)][static_cast<size_t>(si_)] : &other_gpu_;
       const auto& st = plan_.steps[static_cast<size_t>(si_)];
       const double f = t.scaled ? plan_.factor[static_cast<size_t>(st.report)][static_cast<size_t>(rank_)] : 1.0;
+      if (ctx_.process) follow(ctx_, t.after, stream_);
       switch (t.kind) {
         case TaskKind::KERNEL: kernel(t, f); break;
         case TaskKind::HOST: host(t); break;
-        case TaskKind::COLLECTIVE: launch(ti, t); break;
+        case TaskKind::COLLECTIVE:
+          if (t.stream == stream_ || std::find(t.joined.begin(), t.joined.end(), stream_) != t.joined.end())
+            joint(ti, t);
+          else
+            launch(ti, t);
+          break;
         case TaskKind::WAIT: wait(t); break;
         case TaskKind::MARK: mark(ti, t); break;
       }
+      if (ctx_.process) {
+        phase_point(ctx_, t);
+        if (t.stream == stream_) task_done(ctx_, ti);
+      }
     }
     idle();
+    if (ctx_.process) {
+      double& end = ctx_.timeline.process.end;
+      end = std::max(end, now());
+    }
     ctx_.board.rank_finished();
   }
 
@@ -79,6 +102,13 @@ class ComputeStream {
     q.kernel.shape.overhead_s *= f;
     q.task = &t;
     q.took = slot(t.slot);
+    if (ctx_.process) {
+      // One kernel at a time: what it follows on the host decides when it starts.
+      const double t0 = sg4::Engine::get_clock();
+      sg4::this_actor::sleep_for(q.kernel.seconds);
+      account(q, t0, q.kernel.seconds);
+      return;
+    }
     queued_.push_back(q);
   }
 
@@ -147,12 +177,16 @@ class ComputeStream {
 
   void account(const Queued& k, double start, double took) {
     rs_->compute_only += k.kernel.seconds;
+    if (ctx_.process) ctx_.timeline.process.gpus[static_cast<size_t>(gpu_)].kernel_s += k.kernel.seconds;
     if (ctx_.contention.enabled) rs_->contention += std::max(0.0, took - k.kernel.seconds);
     if (k.took) *k.took += took;
     if (ctx_.tracing(rank_)) {
       std::string name = k.task->name;
       if (const auto at = name.find("{rank}"); at != std::string::npos) name.replace(at, 6, std::to_string(rank_));
-      ctx_.timeline.trace.push_back({name, k.task->category, 0, start, took, nullptr, rank_});
+      if (track_)
+        ctx_.timeline.trace.push_back({name, k.task->category, track_->tid, start, took, nullptr, track_->pid});
+      else
+        ctx_.timeline.trace.push_back({name, k.task->category, 0, start, took, nullptr, rank_});
     }
   }
 
@@ -180,6 +214,20 @@ class ComputeStream {
       }
     }
     ctx_.board.arrive(ti);
+  }
+
+  // A job on GPU streams: the last stream to reach it runs it, the others wait for it.
+  void joint(int ti, const plan::Task& t) {
+    JobState& j = ctx_.board.job(ti);
+    if (++j.arrived == 1 + static_cast<int>(t.joined.size())) {
+      run_joint_job(ctx_, ti);
+      ctx_.board.done(ti);
+    } else {
+      ctx_.board.wait_until(j.changed, [&] { return j.done; });
+    }
+    const double dur = sg4::Engine::get_clock() - j.start;
+    if (ctx_.tracing(rank_) && track_ && dur > 0)
+      ctx_.timeline.trace.push_back({t.name, t.category, track_->tid, j.start, dur, nullptr, track_->pid});
   }
 
   void wait(const plan::Task& t) {
@@ -248,7 +296,9 @@ class ComputeStream {
 
   ExecContext& ctx_;
   const plan::Plan& plan_;
-  int rank_;
+  int rank_, stream_, gpu_;
+  const report::TraceTrack* track_;
+  report::RankStepRecord other_gpu_;
   int si_ = 0;
   report::RankStepRecord* rs_ = nullptr;
   std::vector<Queued> queued_;
@@ -258,6 +308,7 @@ class ComputeStream {
 
 }  // namespace
 
-void run_compute_stream(ExecContext& ctx, int rank) { ComputeStream(ctx, rank).run(); }
+void run_compute_stream(ExecContext& ctx, int rank) { ComputeStream(ctx, rank, 0).run(); }
+void run_gpu_stream(ExecContext& ctx, int stream) { ComputeStream(ctx, 0, stream).run(); }
 
 }  // namespace ddpsim::engine

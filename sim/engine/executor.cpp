@@ -1,6 +1,31 @@
 #include "engine/executor.hpp"
 
+#include <simgrid/s4u.hpp>
+
+#include "core/error.hpp"
+#include "network/flow.hpp"
+
+namespace sg4 = simgrid::s4u;
+
 namespace ddpsim::engine {
+
+std::unique_ptr<sg4::Engine> create_engine() {
+  std::vector<std::string> args{"ddpsim", "--log=root.thresh:critical"};
+#if defined(__SANITIZE_ADDRESS__)
+  args.push_back("--cfg=contexts/factory:thread");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  args.push_back("--cfg=contexts/factory:thread");
+#endif
+#endif
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv.data());  // copies the arguments
+  network::FlowBackend::configure(*engine);
+  return engine;
+}
 
 void size_timeline(const plan::Plan& plan, report::Timeline& t) {
   // Sized once: actors hold references into it.
@@ -15,6 +40,74 @@ void size_timeline(const plan::Plan& plan, report::Timeline& t) {
     t.jobs.emplace_back(static_cast<size_t>(st.records));
   }
   t.ranks.assign(static_cast<size_t>(plan.ranks), std::vector<report::RankStepRecord>(plan.steps.size()));
+  t.phases = plan.phases;
+  t.process.phase_end.assign(plan.phases.size(), 0.0);
+  t.process.gpus.assign(static_cast<size_t>(plan.process_gpus), {});
+  t.process.locked_s.assign(plan.streams.size(), 0.0);
+}
+
+void follow(ExecContext& ctx, const std::vector<int>& after, int stream) {
+  for (int a : after)
+    if (!ctx.done[static_cast<size_t>(a)])
+      ctx.board.wait_until(ctx.wake[static_cast<size_t>(stream)],
+                           [&] { return ctx.done[static_cast<size_t>(a)] != 0; });
+}
+
+// The streams that follow it are told in plan order, as a thread pushing work to them would.
+void task_done(ExecContext& ctx, int ti) {
+  ctx.done[static_cast<size_t>(ti)] = 1;
+  for (int s : ctx.followers[static_cast<size_t>(ti)]) ctx.wake[static_cast<size_t>(s)]->notify_all();
+}
+
+void phase_point(ExecContext& ctx, const plan::Task& t) {
+  if (t.phase < 0) return;
+  double& e = ctx.timeline.process.phase_end[static_cast<size_t>(t.phase)];
+  e = std::max(e, sg4::Engine::get_clock());
+}
+
+void run_joint_job(ExecContext& ctx, int ti) {
+  const plan::Task& t = ctx.plan.tasks[static_cast<size_t>(ti)];
+  auto& p = ctx.timeline.process;
+  // The GPUs taking part, in ring order from the job's own stream (the root of a broadcast).
+  std::vector<int> gpus{ctx.plan.streams[static_cast<size_t>(t.stream)].gpu};
+  for (int s : t.joined) gpus.push_back(ctx.plan.streams[static_cast<size_t>(s)].gpu);
+  const auto gpu = [&](int g) -> report::GpuStreamRecord& { return p.gpus.at(static_cast<size_t>(g)); };
+  ActorClock clock;
+  const double r0 = sg4::Engine::get_clock();
+  ctx.board.job(ti).start = r0;
+  for (const auto& op : t.chain) {
+    switch (op.kind) {
+      case plan::OpKind::PEER_COPY: {
+        ctx.backend.transfer(clock, op.src, op.dst, op.bytes, ctx.plan.peer_bandwidth);
+        gpu(op.src).tx_bytes += op.bytes;
+        gpu(op.dst).rx_bytes += op.bytes;
+        p.comm_alone_s += op.bytes / ctx.plan.peer_bandwidth;
+        break;
+      }
+      case plan::OpKind::BROADCAST:
+      case plan::OpKind::REDUCE: {
+        // One ring pass (latency + bytes / ring bandwidth): a broadcast from the root along the
+        // ring, a reduce along it to the root (the root sends nothing, the one after it receives
+        // nothing).
+        const auto tm = ctx.model.broadcast(op.bytes);
+        ctx.backend.run_phase(clock, {tm.reduce_scatter, tm.base_latency});
+        p.comm_alone_s += tm.total();
+        const bool reduce = op.kind == plan::OpKind::REDUCE;
+        const size_t n = gpus.size();
+        for (size_t i = 0; i < n; ++i) {
+          const bool sends = reduce ? i != 0 : i + 1 != n;
+          const bool receives = reduce ? i != 1 : i != 0;
+          if (sends) gpu(gpus[i]).tx_bytes += op.bytes;
+          if (receives) gpu(gpus[i]).rx_bytes += op.bytes;
+        }
+        break;
+      }
+      default: throw core::SimulationError("a job on GPU streams runs peer copies, broadcasts and reduces only");
+    }
+  }
+  const double took = sg4::Engine::get_clock() - r0;
+  p.comm_busy_s += took;
+  for (int g : gpus) gpu(g).transfer_s += took;
 }
 
 }  // namespace ddpsim::engine

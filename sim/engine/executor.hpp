@@ -17,6 +17,12 @@
 
 namespace ddpsim::engine {
 
+// The clock of the calling actor, for the network backend.
+class ActorClock final : public network::Clock {
+ public:
+  void sleep_for(double seconds) override { simgrid::s4u::this_actor::sleep_for(seconds); }
+};
+
 // What the actors of one run share.
 struct ExecContext {
   const plan::Plan& plan;
@@ -29,9 +35,42 @@ struct ExecContext {
   std::vector<char> traced;                       // per simulated rank: its kernels go into the trace
   std::vector<std::unique_ptr<GpuShare>> shares;  // per simulated rank's GPU (contention)
   std::vector<double> mark_time;                  // per task: when a MARK was reached (gates)
-  std::vector<int> compute_program;               // the compute stream's tasks (plan.stream_tasks(0))
+  std::vector<std::vector<int>> programs;         // per stream: plan.stream_tasks(stream)
+  // A plan with HOST streams (a process driving several GPUs): its tasks say which tasks of other
+  // streams they follow (`after`), so each task's end is recorded and announced on its stream;
+  // HOST tasks take the process lock (Python's GIL) for their `locked` share.
+  bool process = false;
+  std::vector<char> done;                                // per task
+  std::vector<simgrid::s4u::ConditionVariablePtr> wake;  // per stream: what it follows may have ended
+  std::vector<std::vector<int>> followers;  // per task: the streams with a task following it, in plan order
+  simgrid::s4u::MutexPtr lock;              // the process lock
+  // Per task: the host threads it starts (HOST streams whose first task follows it), started
+  // when it ends, in stream order, as the thread that ran it would; and where actors run.
+  std::vector<std::vector<int>> starts;
+  simgrid::s4u::Host* host = nullptr;
   bool tracing(int rank) const { return collect_trace && traced[static_cast<size_t>(rank)]; }
+  // The trace track of `stream` (null: the rank's own).
+  const report::TraceTrack* track(int stream) const {
+    const int k = plan.streams[static_cast<size_t>(stream)].track;
+    return k < 0 || static_cast<size_t>(k) >= timeline.tracks.size() ? nullptr
+                                                                     : &timeline.tracks[static_cast<size_t>(k)];
+  }
 };
+
+// Process plans: blocks until every task of `after` has ended; records that task `ti` ended.
+void follow(ExecContext& ctx, const std::vector<int>& after, int stream);
+void task_done(ExecContext& ctx, int ti);
+// Process plans: the host threads `ti` starts (ExecContext::starts); the first ones at time 0.
+void start_threads(ExecContext& ctx, int ti);
+void start_first_threads(ExecContext& ctx);
+// Process plans: a task with a phase ends now (the phase ends no earlier).
+void phase_point(ExecContext& ctx, const plan::Task& t);
+
+// The simulation's Engine (one per process), configured: quiet logs, the network model's
+// settings (network::FlowBackend::configure); under AddressSanitizer, actors on system threads
+// (contexts/factory:thread), because ASan cannot follow SimGrid's swapped actor stacks (stale
+// stack poison reported as a stack-buffer-overflow in __asan_handle_no_return). Same results.
+std::unique_ptr<simgrid::s4u::Engine> create_engine();
 
 // Sizes the Timeline for `plan` (micro-steps, ranks, collective records).
 void size_timeline(const plan::Plan& plan, report::Timeline& timeline);
@@ -40,5 +79,12 @@ void size_timeline(const plan::Plan& plan, report::Timeline& timeline);
 void run_compute_stream(ExecContext& ctx, int rank);
 // A collective stream: runs its jobs in FIFO order until every rank has finished.
 void run_nccl_stream(ExecContext& ctx, int stream);
+// A host thread of a process plan (HOST stream): its host work, marks and joins.
+void run_host_stream(ExecContext& ctx, int stream);
+// A compute stream of a process plan: GPU `stream`'s program (rank 0).
+void run_gpu_stream(ExecContext& ctx, int stream);
+// A job on GPU streams (peer copy, NCCL call inside one process), run by the last stream to reach
+// it: realised on the network backend, its traffic and time in the process record.
+void run_joint_job(ExecContext& ctx, int ti);
 
 }  // namespace ddpsim::engine

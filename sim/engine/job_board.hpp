@@ -16,6 +16,7 @@ namespace ddpsim::engine {
 struct JobState {
   int arrived = 0;
   bool started = false, done = false;
+  double start = 0;                            // a joint job (run_joint_job): when its last participant started it
   simgrid::s4u::ConditionVariablePtr changed;  // notified when it starts and when it is done
 };
 

@@ -8,14 +8,9 @@
 
 #include "collectives/collective_model.hpp"
 #include "core/error.hpp"
-#include "ddp/step_plan.hpp"
-#include "engine/data_parallel.hpp"
 #include "engine/executor.hpp"
-#include "gpu/compute_model.hpp"
-#include "memory/memory_model.hpp"
-#include "network/flow.hpp"
 #include "network/registry.hpp"
-#include "plan/ddp_builder.hpp"
+#include "plan/build.hpp"
 #include "report/metrics.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -33,60 +28,6 @@ gpu::ContentionParams contention_params(const config::Scenario& sc) {
   c.fixed_compute_slowdown = sc.contention.compute_slowdown;
   c.nccl_high_priority = sc.streams.nccl_high_priority;
   return c;
-}
-
-report::StepReport build_report(const config::Scenario& sc_, const gpu::ComputeProfile& profile_,
-                                const plan::Plan& plan_, const ddp::StepPlan& steps_, report::Timeline& timeline_,
-                                network::Backend& backend, bool contention,
-                                const std::vector<report::TracedRank>& traced_ranks_) {
-  report::StepReport r;
-  r.scenario = sc_.name;
-  r.model = sc_.model.name;
-  r.cluster = sc_.cluster.name;
-  r.gpu = sc_.cluster.gpu.name;
-  r.world_size = plan_.world_size;
-  r.nodes = sc_.cluster.nodes;
-  r.gpus_per_node = sc_.cluster.gpus_per_node;
-  r.batch_size = sc_.training.batch_size;
-  r.backend = backend.name();
-  r.fidelity = config::to_string(sc_.simulation.fidelity);
-  r.bucket_cap_mb = sc_.ddp.bucket_cap_mb;
-  r.grad_bytes = sc_.model.grad_bytes();
-  r.num_params = static_cast<int>(sc_.model.params.size());
-  r.rebuilt = steps_.buckets.rebuilt;
-  r.comm_hook = config::to_string(sc_.ddp.comm_hook);
-  r.explicit_ranks = plan_.ranks > 1;
-  r.contention = contention;
-  r.compute_scale = profile_.compute_scale;
-  r.measured_layers = profile_.measured_layers;
-  r.compute_provenance = profile_.provenance;
-  r.compute_scale_per = profile_.compute_scale_per;
-  r.transfer_from = profile_.transfer_from;
-  r.transfer_from_device = profile_.transfer_from_device;
-  r.transfer_to = profile_.transfer_to;
-  for (const auto& c : profile_.transfer)
-    r.transfer_classes.push_back(
-        {c.name, c.measured_s * profile_.compute_scale, c.transferred_s * profile_.compute_scale, c.factor()});
-  r.model_flops_per_micro_step = profile_.model_flops;
-  r.mfu_peak_flops = profile_.mfu_peak;
-  r.mfu_peak_dtype = profile_.mfu_peak_dtype;
-  r.seq_len = profile_.seq_len;
-  r.image_size = profile_.image_size;
-  r.attention = profile_.attention;
-  report::fill_iterations(timeline_, r);
-  r.trace = std::move(timeline_.trace);
-  r.traced_ranks = traced_ranks_;
-  r.flows = backend.flows();
-  r.flows_reused = backend.flows_reused();
-  r.ranks = config::to_string(sc_.simulation.ranks);
-  r.memory = memory::estimate_memory(sc_);
-  const auto& z = sc_.training.zero_redundancy_optimizer;
-  r.zero_redundancy_optimizer = !z.enabled ? "off" : z.overlap_with_ddp ? "overlap_with_ddp" : "on";
-  r.link_classes = backend.link_totals();
-  r.link_steps = timeline_.steady_steps;
-  r.links_note = backend.links_note();
-  r.link_counters = backend.link_counters();
-  return r;
 }
 
 // SimGrid gives every actor a stack of its own: an mmap'd region with a guard page
@@ -157,56 +98,88 @@ std::vector<report::TracedRank> select_traced_ranks(const std::vector<std::vecto
   return out;
 }
 
-// Runs `plan` on a fresh SimGrid engine: a host per simulated rank, the backend the scenario
-// names, a compute-stream actor per rank and an NCCL-stream actor per collective stream.
+// Runs the scenario's plan on a fresh SimGrid engine: a host per simulated rank, the backend the
+// scenario names, an actor per stream (compute streams per rank, NCCL streams, a process's host
+// threads and GPU streams); the report is computed from the Timeline (report/metrics).
 report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
-  if (sc.training.wrapper == config::Wrapper::DATA_PARALLEL) return simulate_data_parallel(sc, opt);
-  const gpu::ComputeProfile profile = gpu::build_compute_profile(sc);
+  plan::Built built = plan::build(sc, opt.simulate_iteration1);
+  const plan::Plan& plan = built.plan;
   collectives::CollectiveModel model(sc.cluster, sc.collective);
-  const int world = sc.cluster.world_size();
-  const int ranks = sc.stragglers.explicit_ranks() && world > 1 ? world : 1;
-  ddp::HookCosts costs{profile.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute, world};
-  ddp::StepPlan steps;
-  ddp::plan_steps(steps, sc, costs, ranks, opt.simulate_iteration1);
-  const plan::Plan plan = plan::build_ddp(sc, profile, steps, ranks);
-
-  report::Timeline timeline;
-  timeline.world_size = world;
-  timeline.batch_size = sc.training.batch_size;
-  timeline.steady_steps = steps.steady_steps;
-  timeline.has_iteration1 = steps.has_iteration1;
-  timeline.loader_samples_per_s = sc.training.loader_samples_per_s.value_or(0.0);
+  const int ranks = plan.ranks;
+  report::Timeline& timeline = built.timeline;
   size_timeline(plan, timeline);
-  std::vector<report::TracedRank> traced_ranks;
   std::vector<char> traced(static_cast<size_t>(ranks), 0);
   if (opt.collect_trace) {
-    traced_ranks = select_traced_ranks(plan.factor, ranks);
-    for (const auto& tr : traced_ranks) traced[static_cast<size_t>(tr.rank)] = 1;
+    timeline.traced_ranks = select_traced_ranks(plan.factor, ranks);
+    for (const auto& tr : timeline.traced_ranks) traced[static_cast<size_t>(tr.rank)] = 1;
+    for (const auto& k : plan.tracks) timeline.tracks.push_back({k.pid, k.tid, k.process, k.thread});
+    timeline.phase_track = plan.phase_track;
   }
+  int collective_streams = 0, compute_streams = 0, host_streams = 0;
+  bool peer_copies = false;
+  for (const auto& s : plan.streams) {
+    collective_streams += s.kind == plan::StreamKind::COLLECTIVE ? 1 : 0;
+    compute_streams += s.kind == plan::StreamKind::COMPUTE ? 1 : 0;
+    host_streams += s.kind == plan::StreamKind::HOST ? 1 : 0;
+  }
+  for (const auto& t : plan.tasks)
+    for (const auto& op : t.chain) peer_copies = peer_copies || op.kind == plan::OpKind::PEER_COPY;
 
-  const auto engine = network::FlowBackend::create_engine();
+  const auto engine = create_engine();
   // One star zone: hosts for the simulated ranks' GPUs, and whatever the backend adds; routes
   // are per endpoint (no N x N table). GPU work is timed waits (GpuShare): hosts place actors.
   auto* zone = sg4::create_star_zone("platform");
   std::vector<sg4::Host*> hosts;
   for (int r = 0; r < ranks; ++r) hosts.push_back(zone->create_host("compute" + std::to_string(r), 1.0)->seal());
-  int collective_streams = 0;
-  for (const auto& s : plan.streams) collective_streams += s.kind == plan::StreamKind::COLLECTIVE ? 1 : 0;
-  const auto backend =
-      network::make_backend(config::to_string(sc.simulation.backend),
-                            {zone, sc.cluster, model.ring(), sc.simulation, sc.collective.nccl_cross_nic,
-                             opt.collect_trace, 0, 0, collective_streams <= 1});
+  const auto backend = network::make_backend(
+      config::to_string(sc.simulation.backend),
+      {zone, sc.cluster, model.ring(), sc.simulation, sc.collective.nccl_cross_nic, opt.collect_trace,
+       plan.process_gpus, plan.peer_bandwidth, collective_streams <= 1 && !peer_copies});
   zone->seal();
-  check_actor_mappings(sc, ranks, collective_streams, static_cast<long long>(backend->actors_per_round()));
+  check_actor_mappings(sc, static_cast<long long>(ranks) * compute_streams + host_streams, collective_streams,
+                       static_cast<long long>(backend->actors_per_round()));
 
-  JobBoard board(plan, ranks);
-  ExecContext ctx{plan, model, *backend, timeline, board, contention_params(sc), opt.collect_trace, traced, {}, {}, {}};
+  // A process plan's GPU streams are the ranks the board waits for.
+  const bool process = host_streams > 0;
+  JobBoard board(plan, process ? compute_streams : ranks);
+  auto contention = contention_params(sc);
+  // GPU sharing is between compute and NCCL streams running side by side.
+  contention.enabled = contention.enabled && collective_streams > 0;
+  timeline.contention = contention.enabled;
+  ExecContext ctx{plan, model, *backend, timeline, board, contention, opt.collect_trace, traced, {}, {}, {}, false,
+                  {},   {},    {},       {},       {},    nullptr};
   ctx.mark_time.assign(plan.tasks.size(), 0.0);
-  ctx.compute_program = plan.stream_tasks(0);
-  for (int r = 0; r < ranks; ++r) {
+  for (size_t s = 0; s < plan.streams.size(); ++s) ctx.programs.push_back(plan.stream_tasks(static_cast<int>(s)));
+  ctx.process = process;
+  if (process) {
+    ctx.done.assign(plan.tasks.size(), 0);
+    for (size_t s = 0; s < plan.streams.size(); ++s) ctx.wake.push_back(sg4::ConditionVariable::create());
+    ctx.followers.assign(plan.tasks.size(), {});
+    for (const auto& t : plan.tasks)
+      for (int a : t.after) {
+        auto& f = ctx.followers[static_cast<size_t>(a)];
+        const auto add = [&f](int s) {
+          if (std::find(f.begin(), f.end(), s) == f.end()) f.push_back(s);
+        };
+        add(t.stream);
+        for (int s : t.joined) add(s);
+      }
+    ctx.lock = sg4::Mutex::create();
+  }
+  for (int r = 0; r < ranks; ++r)
     ctx.shares.push_back(std::make_unique<GpuShare>(sc.cluster.gpu, sc.compute.memory_efficiency, ctx.contention));
-    sg4::Actor::create("compute-stream-" + std::to_string(r), hosts[static_cast<size_t>(r)],
-                       [&ctx, r] { run_compute_stream(ctx, r); });
+  if (process) {
+    // The GPUs' streams, then the host threads (the main thread first).
+    for (size_t s = 0; s < plan.streams.size(); ++s)
+      if (plan.streams[s].kind == plan::StreamKind::COMPUTE)
+        sg4::Actor::create("gpu-stream-" + std::to_string(plan.streams[s].gpu), hosts[0],
+                           [&ctx, s] { run_gpu_stream(ctx, static_cast<int>(s)); });
+    ctx.host = hosts[0];
+    start_first_threads(ctx);
+  } else {
+    for (int r = 0; r < ranks; ++r)
+      sg4::Actor::create("compute-stream-" + std::to_string(r), hosts[static_cast<size_t>(r)],
+                         [&ctx, r] { run_compute_stream(ctx, r); });
   }
   for (size_t s = 0; s < plan.streams.size(); ++s)
     if (plan.streams[s].kind == plan::StreamKind::COLLECTIVE)
@@ -214,7 +187,9 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
                          [&ctx, s] { run_nccl_stream(ctx, static_cast<int>(s)); });
   engine->run();
   if (!board.all_finished()) throw core::SimulationError("simulation ended before every rank finished its steps");
-  return build_report(sc, profile, plan, steps, timeline, *backend, ctx.contention.enabled, traced_ranks);
+  report::NetworkStats net{backend->name(),        backend->flows(),      backend->flows_reused(),
+                           backend->link_totals(), backend->links_note(), backend->link_counters()};
+  return report::make_report(sc, built.profile, timeline, std::move(net));
 }
 
 }  // namespace ddpsim::engine

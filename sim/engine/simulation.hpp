@@ -2,12 +2,12 @@
 // One simulation = one SimGrid Engine (docs/facts.md §5: one Engine per process). The caller
 // must not run two simulations in one process; sweeps fork a child per configuration.
 //
-// The engine (docs/design.md): a SimGrid actor per simulated rank's compute stream drives a
-// ddp::Reducer per backward pass (ddp/reducer.hpp) over the plan of ddp/step_plan.hpp; an actor per
-// NCCL stream runs the launched collectives FIFO, timing each with collectives::CollectiveModel and
-// realising its phases with the network::Backend the scenario names (network/registry.hpp); GPU
-// sharing between compute and NCCL kernels is engine/gpu_share.hpp. Everything observed goes into
-// a report::Timeline, which report/metrics.hpp turns into the report.
+// The engine (docs/architecture.md): plan::build writes the scenario's step plan (every wrapper);
+// the executor (engine/executor.hpp) runs it with an actor per stream -- compute streams, NCCL
+// streams timed by collectives::CollectiveModel and realised on the network::Backend the
+// scenario names (network/registry.hpp), a process's host threads -- with GPU sharing between
+// compute and NCCL kernels in engine/gpu_share.hpp. Everything observed goes into a
+// report::Timeline, which report::make_report (report/metrics.hpp) turns into the report.
 #include "config/specs.hpp"
 #include "report/report.hpp"
 

@@ -7,14 +7,7 @@ namespace ddpsim::network {
 AnalyticBackend::AnalyticBackend(const config::ClusterSpec& c, const collectives::RingPlan& ring)
     : bottleneck_(ring.bottleneck_bw) {
   if (ring.nranks <= 1) return;
-  const collectives::Hop* intra = nullptr;
-  const collectives::Hop* inter = nullptr;
-  long long n_intra = 0, n_inter = 0;
-  for (const auto& h : ring.hops) {
-    const collectives::Hop*& first = h.inter_node ? inter : intra;
-    if (!first) first = &h;
-    ++(h.inter_node ? n_inter : n_intra);
-  }
+  const auto [intra, inter, n_intra, n_inter] = hop_classes(ring);
   const int out = ledger_.add_class(intra_port_class(c, true));
   const int in = ledger_.add_class(intra_port_class(c, false));
   const int up = ledger_.add_class(fabric::to_string(fabric::LinkClass::NIC_UP));
@@ -41,7 +34,7 @@ void AnalyticBackend::run_phase(Clock& clock, const Phase& phase) {
   for (int l : links_) ledger_.add_bytes(l, payload);
 }
 
-std::vector<report::LinkClassTotals> AnalyticBackend::link_totals() const {
+std::vector<LinkClassTotals> AnalyticBackend::link_totals() const {
   return ledger_.totals([&](long long key) { return names_[static_cast<size_t>(key)]; }, false);
 }
 

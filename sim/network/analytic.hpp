@@ -19,7 +19,7 @@ class AnalyticBackend final : public Backend {
   AnalyticBackend(const config::ClusterSpec& cluster, const collectives::RingPlan& ring);
   std::string name() const override { return "analytic"; }
   void run_phase(Clock& clock, const Phase& phase) override;
-  std::vector<report::LinkClassTotals> link_totals() const override;
+  std::vector<LinkClassTotals> link_totals() const override;
   std::string links_note() const override;
 
  private:

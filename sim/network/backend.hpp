@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "collectives/ring.hpp"
-#include "report/report.hpp"
+#include "config/specs.hpp"
+#include "network/link_stats.hpp"
 
 namespace ddpsim::network {
 
@@ -41,16 +42,16 @@ class Backend {
   virtual size_t actors_per_round() const { return 0; }
   // Flows of rounds that reused an earlier round's solution instead (network/flow.hpp).
   virtual uint64_t flows_reused() const { return 0; }
-  // Link statistics of the counted phases, per link class (report::LinkClassTotals), and what
+  // Link statistics of the counted phases, per link class (LinkClassTotals), and what
   // they can say; none by default.
-  virtual std::vector<report::LinkClassTotals> link_totals() const { return {}; }
+  virtual std::vector<LinkClassTotals> link_totals() const { return {}; }
   virtual std::string links_note() const { return ""; }
   // Utilisation per link class over time (recorded only when asked for at construction: the
   // flow backend's --trace counters).
-  virtual std::vector<report::LinkCounterTrack> link_counters() const { return {}; }
+  virtual std::vector<LinkCounterTrack> link_counters() const { return {}; }
   // A peer copy of `bytes` from GPU `src` to GPU `dst` of one node at most `rate` bytes/s (the
   // pair's path), from the calling actor; returns when it is over. torch.nn.DataParallel's copies
-  // (engine/data_parallel). Closed form here (bytes / rate: nothing shared); the flow backend
+  // (plan/dp_builder). Closed form here (bytes / rate: nothing shared); the flow backend
   // shares the GPUs' ports with the other copies in flight when built with p2p endpoints.
   virtual void transfer(Clock& clock, int src, int dst, double bytes, double rate) {
     (void)src;
@@ -58,6 +59,16 @@ class Backend {
     if (bytes > 0 && rate > 0) clock.sleep_for(bytes / rate);
   }
 };
+
+// A ring's hops in two classes, intra-node and inter-node: the first hop of each (null: none)
+// names the links it stands for; the counts are the class's hops. Both backends' representative
+// links come from this one scan.
+struct HopClasses {
+  const collectives::Hop* intra = nullptr;
+  const collectives::Hop* inter = nullptr;
+  long long n_intra = 0, n_inter = 0;
+};
+HopClasses hop_classes(const collectives::RingPlan& ring);
 
 // Link class names shared by the backends (the fabric's own are fabric::to_string(LinkClass)):
 // a GPU's intra-node port out of and into the GPU, e.g. "nvlink port out".

@@ -66,40 +66,6 @@ struct FlowBackend::FabricState {
   bool actors = false;
 };
 
-namespace {
-
-// The backend whose timeline SimGrid's time steps feed (one simulation per process).
-FlowBackend* g_timeline = nullptr;
-
-void hook_time_steps() {
-  static bool hooked = false;
-  if (hooked) return;
-  hooked = true;
-  sg4::Engine::on_time_advance_cb([](double delta) {
-    if (g_timeline) g_timeline->on_advance(delta);
-  });
-}
-
-}  // namespace
-
-std::unique_ptr<sg4::Engine> FlowBackend::create_engine() {
-  std::vector<std::string> args{"ddpsim", "--log=root.thresh:critical"};
-#if defined(__SANITIZE_ADDRESS__)
-  args.push_back("--cfg=contexts/factory:thread");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  args.push_back("--cfg=contexts/factory:thread");
-#endif
-#endif
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  auto engine = std::make_unique<sg4::Engine>(&argc, argv.data());  // copies the arguments
-  configure(*engine);
-  return engine;
-}
-
 void FlowBackend::configure(sg4::Engine& e) {
   // Pure max-min: no TCP-gamma window cap, no cross traffic, CM02 without LV08's factors.
   e.set_config("network/model:CM02");
@@ -241,7 +207,7 @@ void FlowBackend::flow_done(int flow, Live* l, bool counted) {
   if (counted) flow_ended(flow, sg4::Engine::get_clock());
 }
 
-std::vector<report::LinkClassTotals> FlowBackend::link_totals() const {
+std::vector<LinkClassTotals> FlowBackend::link_totals() const {
   const fabric::Fabric* f = fab_ ? fab_->fabric.get() : nullptr;
   return ledger_.totals(
       [&](long long key) {
@@ -256,8 +222,8 @@ std::string FlowBackend::links_note() const {
               : "flow backend; single switch: a node's NICs are one link";
 }
 
-std::vector<report::LinkCounterTrack> FlowBackend::link_counters() const {
-  std::vector<report::LinkCounterTrack> out;
+std::vector<LinkCounterTrack> FlowBackend::link_counters() const {
+  std::vector<LinkCounterTrack> out;
   if (!timeline_) return out;
   for (size_t c = 0; c < tracks_.size(); ++c) {
     if (ledger_.class_capacity(static_cast<int>(c)) <= 0) continue;  // no links of this class
@@ -289,14 +255,7 @@ FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const
     if (ranks == config::RankMode::REPRESENTATIVE) {
       // One endpoint pair per hop class; the links take the class's hop bandwidth, and the
       // class's first hop names the links it stands for.
-      const collectives::Hop* intra_hop = nullptr;
-      const collectives::Hop* inter_hop = nullptr;
-      long long n_intra = 0, n_inter = 0;
-      for (const auto& h : ring_.hops) {
-        const collectives::Hop*& first = h.inter_node ? inter_hop : intra_hop;
-        if (!first) first = &h;
-        ++(h.inter_node ? n_inter : n_intra);
-      }
+      const auto [intra_hop, inter_hop, n_intra, n_inter] = hop_classes(ring_);
       if (intra_hop) {
         routes_.push_back({endpoint(zone, "intra-src", intra_hop->bandwidth, intra_hop->bandwidth),
                            endpoint(zone, "intra-dst", intra_hop->bandwidth, intra_hop->bandwidth)});
@@ -357,8 +316,13 @@ FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const
     for (size_t k = 0; k < ledger_.class_names().size(); ++k)
       tracks_.emplace_back(ledger_.class_capacity(static_cast<int>(k)));
     acc_.assign(tracks_.size(), 0.0);
-    hook_time_steps();
-    g_timeline = this;
+    // SimGrid's time steps feed the link timeline. Its signal outlives the backend (and has no
+    // way to disconnect), so the callback holds a slot the backend clears when it goes.
+    auto slot = std::make_shared<FlowBackend*>(this);
+    advance_slot_ = slot;
+    sg4::Engine::on_time_advance_cb([slot](double delta) {
+      if (*slot) (*slot)->on_advance(delta);
+    });
   }
 }
 
@@ -770,7 +734,7 @@ void FlowBackend::end_recording(double bytes, double start, bool keep) {
 }
 
 FlowBackend::~FlowBackend() {
-  if (g_timeline == this) g_timeline = nullptr;
+  if (advance_slot_) *advance_slot_ = nullptr;
 }
 
 void FlowBackend::round(double bytes, double payload, bool counted) {

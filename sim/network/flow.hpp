@@ -83,9 +83,9 @@ class FlowBackend final : public Backend {
   void run_phase(Clock& clock, const Phase& phase) override;
   uint64_t flows() const override { return flows_; }
   uint64_t flows_reused() const override { return flows_reused_; }
-  std::vector<report::LinkClassTotals> link_totals() const override;
+  std::vector<LinkClassTotals> link_totals() const override;
   std::string links_note() const override;
-  std::vector<report::LinkCounterTrack> link_counters() const override;
+  std::vector<LinkCounterTrack> link_counters() const override;
   // One flow from GPU src's port to GPU dst's, each port a transmit and a receive link of
   // p2p_bandwidth (the engine passes the GPU pair's bandwidth; `rate` is not applied: SimGrid
   // 3.32 has no rate cap for host-to-host flows); needs p2p_gpus > src, dst at construction.
@@ -99,11 +99,6 @@ class FlowBackend final : public Backend {
 
   // Applies the pure max-min settings; call on a fresh engine before building anything.
   static void configure(simgrid::s4u::Engine& engine);
-  // The simulation's Engine, configured: quiet logs; under AddressSanitizer, actors on system
-  // threads (contexts/factory:thread), because ASan cannot follow SimGrid's swapped actor stacks
-  // (stale stack poison reported as a stack-buffer-overflow in __asan_handle_no_return). Same
-  // results. One per process.
-  static std::unique_ptr<simgrid::s4u::Engine> create_engine();
 
  private:
   struct Route {
@@ -155,6 +150,7 @@ class FlowBackend final : public Backend {
                  bool counted);
   // --trace: utilisation tracks per class, fed by the flows in flight (Live) at every time step.
   bool timeline_ = false;
+  std::shared_ptr<FlowBackend*> advance_slot_;  // the time-step callback's way to this backend
   std::vector<UtilisationTrack> tracks_;
   std::vector<Live*> live_;
   std::vector<double> acc_;

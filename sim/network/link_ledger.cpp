@@ -27,9 +27,8 @@ double LinkLedger::class_capacity(int cls) const {
   return c;
 }
 
-std::vector<report::LinkClassTotals> LinkLedger::totals(const std::function<std::string(long long)>& name,
-                                                        bool timed) const {
-  std::vector<report::LinkClassTotals> out(classes_.size());
+std::vector<LinkClassTotals> LinkLedger::totals(const std::function<std::string(long long)>& name, bool timed) const {
+  std::vector<LinkClassTotals> out(classes_.size());
   std::vector<const Link*> best(classes_.size(), nullptr);
   for (size_t c = 0; c < classes_.size(); ++c) {
     out[c].cls = classes_[c];
@@ -46,7 +45,7 @@ std::vector<report::LinkClassTotals> LinkLedger::totals(const std::function<std:
     // Strictly higher bytes / capacity (compared without dividing): the first of equals stays.
     if (!b || l.bytes * b->capacity > b->bytes * l.capacity * (1 + 1e-12)) b = &l;
   }
-  std::vector<report::LinkClassTotals> kept;
+  std::vector<LinkClassTotals> kept;
   for (size_t c = 0; c < out.size(); ++c) {
     if (!best[c]) continue;
     out[c].busiest = name(best[c]->key);
@@ -88,8 +87,8 @@ void UtilisationTrack::add_late(double bytes) {
   bytes_.back() += bytes;
 }
 
-report::LinkCounterTrack UtilisationTrack::track(const std::string& cls) const {
-  report::LinkCounterTrack out;
+LinkCounterTrack UtilisationTrack::track(const std::string& cls) const {
+  LinkCounterTrack out;
   out.cls = cls;
   out.capacity = capacity_;
   for (size_t i = 0; i < t_.size(); ++i) {

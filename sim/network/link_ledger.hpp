@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/report.hpp"
+#include "network/link_stats.hpp"
 
 namespace ddpsim::network {
 
@@ -36,7 +36,7 @@ class LinkLedger {
 
   // Per class with at least one link: links (counts), summed capacity and bytes, the longest
   // busy time and the link of the highest bytes / capacity (the first of equals) with its name.
-  std::vector<report::LinkClassTotals> totals(const std::function<std::string(long long)>& name, bool timed) const;
+  std::vector<LinkClassTotals> totals(const std::function<std::string(long long)>& name, bool timed) const;
   const std::vector<std::string>& class_names() const { return classes_; }
   // Summed capacity of a class's links (counts included).
   double class_capacity(int cls) const;
@@ -66,7 +66,7 @@ class UtilisationTrack {
   void add_late(double bytes);
   // The counter samples: value[i] = bytes_i / (capacity x duration) from t[i] on, and a final 0
   // at the last interval's end.
-  report::LinkCounterTrack track(const std::string& cls) const;
+  LinkCounterTrack track(const std::string& cls) const;
 
  private:
   double capacity_ = 0;

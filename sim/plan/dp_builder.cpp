@@ -78,10 +78,65 @@ DpInputs dp_inputs(const config::Scenario& sc, const gpu::ComputeProfile& profil
   in.output_bytes = g > 1 ? dp_output_bytes_per_sample(sc) * sc.training.batch_size * g : 0.0;
   in.input_on_cpu = sc.training.data_parallel.input_device == "cpu" && g > 1;
   // The user's input.to("cuda:0"): the whole batch over GPU 0's host link.
+  // A peer copy (cudaMemcpyAsync between two GPUs) takes the links between the pair: all of the
+  // GPU's links through an NVSwitch or its PCIe link, at most peer_links of them in an NVLink mesh
+  // (DGX-1 V100 hybrid cube mesh: at most 2 between a pair, configs/clusters).
+  const auto& c = sc.cluster;
+  const double port = c.intra_bandwidth();
+  in.peer_bandwidth = (c.fabric == config::IntraFabric::NVLINK_MESH && c.peer_links > 0)
+                          ? std::min(port, c.intra_link.bandwidth * c.peer_links)
+                          : port;
   in.h2d_s = profile.h2d.seconds <= 0 ? 0.0
              : in.input_on_cpu        ? profile.h2d.seconds
                                       : profile.h2d.shape.memory_s * g + profile.h2d.shape.overhead_s;
   return in;
+}
+
+report::DataParallelReport dp_report_facts(const config::Scenario& sc, const DpInputs& in) {
+  report::DataParallelReport d;
+  const auto& m = sc.model;
+  const int g = sc.cluster.gpus_per_node;
+  for (const auto& p : m.params) {
+    d.param_bytes += p.bytes();
+    if (p.requires_grad) d.grad_bytes += p.bytes();
+  }
+  for (const auto& b : m.buffers) d.buffer_bytes += static_cast<double>(b.numel) * config::dtype_size(b.dtype);
+  d.input_bytes = in.input_bytes;
+  d.output_bytes = in.output_bytes;
+  d.nccl = sc.training.data_parallel.nccl;
+  d.gil_share = sc.training.data_parallel.gil_share;
+  if (g > 1) {
+    // One call per coalesced chunk (comm.py), as the builder issues them.
+    std::vector<double> pb, bb, gb;
+    std::vector<int> pt, bt, gt;
+    for (const auto& p : m.params) {
+      pb.push_back(p.bytes());
+      pt.push_back(static_cast<int>(p.dtype));
+      if (p.requires_grad) {
+        gb.push_back(p.bytes());
+        gt.push_back(static_cast<int>(p.dtype));
+      }
+    }
+    for (const auto& b : m.buffers) {
+      bb.push_back(static_cast<double>(b.numel) * config::dtype_size(b.dtype));
+      bt.push_back(static_cast<int>(b.dtype));
+    }
+    d.broadcast_calls = static_cast<int>(take_tensors_cpp(pb, pt, dp_costs::kCoalesceBytes).size() +
+                                         take_tensors_cpp(bb, bt, dp_costs::kCoalesceBytes).size());
+    d.reduce_calls = static_cast<int>(take_tensors_py(gb, gt, dp_costs::kCoalesceBytes).size());
+  }
+  for (int i = 0; i < g; ++i) {
+    report::DataParallelGpu r;
+    r.gpu = i;
+    r.port_bandwidth = sc.cluster.intra_bandwidth();
+    // The user's input.to("cuda:0") (all of it over GPU 0's host link), or each chunk to its GPU.
+    if (in.input_on_cpu)
+      r.host_link_bytes = in.input_bytes / g;
+    else if (i == 0)
+      r.host_link_bytes = in.input_bytes;
+    d.gpus.push_back(r);
+  }
+  return d;
 }
 
 namespace {
@@ -105,11 +160,25 @@ class DpBuilder {
     p_.phases = {"scatter", "replicate", "forward", "gather", "backward", "reduce", "optimizer"};
     MicroStep st;
     p_.steps.push_back(st);
-    p_.streams.push_back({StreamKind::HOST, "main thread", -1, 0});
+    p_.process_gpus = g_;
+    p_.peer_bandwidth = in_.peer_bandwidth;
+    // Trace tracks: the Python process (pid 0: its main thread, a parallel_apply and an autograd
+    // device thread per GPU, the step's phases), then one process per GPU (its current stream).
+    const std::string host = "python process (torch.nn.DataParallel)";
+    p_.tracks.push_back({0, 0, host, "main thread"});
     for (int i = 0; i < g_; ++i) {
-      p_.streams.push_back({StreamKind::HOST, "parallel_apply thread " + std::to_string(i), -1, i});
-      p_.streams.push_back({StreamKind::HOST, "autograd device thread " + std::to_string(i), -1, i});
-      p_.streams.push_back({StreamKind::COMPUTE, "GPU " + std::to_string(i), -1, i});
+      p_.tracks.push_back({0, 1 + 2 * i, host, "parallel_apply thread " + std::to_string(i)});
+      p_.tracks.push_back({0, 2 + 2 * i, host, "autograd device thread " + std::to_string(i)});
+    }
+    p_.phase_track = static_cast<int>(p_.tracks.size());
+    p_.tracks.push_back({0, 1 + 2 * g_, host, "step phases"});
+    for (int i = 0; i < g_; ++i)
+      p_.tracks.push_back({1 + i, 0, "GPU " + std::to_string(i) + " (" + sc_.cluster.gpu.name + ")", "current stream"});
+    p_.streams.push_back({StreamKind::HOST, "main thread", -1, 0, 0});
+    for (int i = 0; i < g_; ++i) {
+      p_.streams.push_back({StreamKind::HOST, "parallel_apply thread " + std::to_string(i), -1, i, 1 + 2 * i});
+      p_.streams.push_back({StreamKind::HOST, "autograd device thread " + std::to_string(i), -1, i, 2 + 2 * i});
+      p_.streams.push_back({StreamKind::COMPUTE, "GPU " + std::to_string(i), -1, i, 2 + 2 * g_ + i});
     }
     main_thread();
     return std::move(p_);
@@ -130,16 +199,21 @@ class DpBuilder {
     return c < 0 ? std::vector<int>{} : std::vector<int>{c};
   }
 
+  static Task task(TaskKind kind, int stream, std::string name, std::string category) {
+    Task t;
+    t.kind = kind;
+    t.stream = stream;
+    t.name = std::move(name);
+    t.category = std::move(category);
+    return t;
+  }
+
   // Host work on `host`; `locked`: its share under the GIL. Nothing when it costs nothing.
   void host_work(int host, double seconds, double locked, std::string name, std::string category) {
     if (seconds <= 0) return;
-    Task t;
-    t.kind = TaskKind::HOST;
-    t.stream = host;
+    Task t = task(TaskKind::HOST, host, std::move(name), std::move(category));
     t.seconds = seconds;
     t.locked = locked;
-    t.name = std::move(name);
-    t.category = std::move(category);
     t.scaled = false;
     add(std::move(t));
   }
@@ -149,13 +223,9 @@ class DpBuilder {
   }
 
   void mark(int host, Mark m, int phase, std::string name = "", std::string category = "") {
-    Task t;
-    t.kind = TaskKind::MARK;
-    t.stream = host;
+    Task t = task(TaskKind::MARK, host, std::move(name), std::move(category));
     t.mark = m;
     t.phase = phase;
-    t.name = std::move(name);
-    t.category = std::move(category);
     add(std::move(t));
   }
 

@@ -35,6 +35,7 @@
 
 #include "config/specs.hpp"
 #include "plan/step_plan.hpp"
+#include "report/report.hpp"
 
 namespace ddpsim::plan {
 
@@ -70,8 +71,13 @@ struct DpInputs {
   double input_bytes = 0;   // the whole input batch (G x batch_size samples)
   double h2d_s = 0;         // the input's host-to-device copy: all of it to GPU 0, or each chunk to its GPU
   bool input_on_cpu = false;
+  double peer_bandwidth = 0;  // bytes/s of a peer copy between two GPUs
 };
 DpInputs dp_inputs(const config::Scenario& scenario, const gpu::ComputeProfile& profile);
+
+// What the report says of DataParallel that the run does not decide: bytes, coalesced calls, the
+// settings, each GPU's port bandwidth and host-link bytes (report/metrics adds the run's figures).
+report::DataParallelReport dp_report_facts(const config::Scenario& scenario, const DpInputs& in);
 
 // `profile`: forward_ops / backward_ops per layer, the host cost per op and the optimizer kernels.
 Plan build_data_parallel(const config::Scenario& scenario, const gpu::ComputeProfile& profile, const DpInputs& in);

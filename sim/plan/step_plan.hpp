@@ -30,11 +30,18 @@ enum class StreamKind {
   HOST,        // a host thread of the process (DataParallel's Python threads): host work only
 };
 
+// A track of the trace (Chrome trace pid/tid and the names it shows).
+struct Track {
+  int pid = 0, tid = 0;
+  std::string process, thread;
+};
+
 struct Stream {
   StreamKind kind = StreamKind::COMPUTE;
   std::string name;
   int group = -1;  // COLLECTIVE: index into Plan::groups
   int gpu = 0;     // COMPUTE: which GPU of the process (DataParallel drives several)
+  int track = -1;  // index into Plan::tracks; -1: the simulated rank's own tracks (pid = rank)
 };
 
 // One operation of a collective job, run in order on the job's stream.
@@ -167,6 +174,14 @@ struct Plan {
   std::vector<std::string> phases;          // names of the `phase` indices
   int world_size = 1;
   int ranks = 1;  // ranks simulated explicitly
+  // A process driving several GPUs (HOST streams; DataParallel): its GPUs, the bandwidth of a
+  // peer copy between two of them (the network backend gives each GPU a port of it), the trace's
+  // tracks in the order they are listed (empty: one process per simulated rank) and the track of
+  // the step's phases (-1: none).
+  int process_gpus = 0;
+  double peer_bandwidth = 0;
+  std::vector<Track> tracks;
+  int phase_track = -1;
 
   int add(Task t) {
     tasks.push_back(std::move(t));

@@ -206,3 +206,138 @@ void explain_iteration1(StepReport& r) {
 }
 
 }  // namespace ddpsim::report
+
+namespace ddpsim::report {
+namespace {
+
+// Fields every wrapper's report carries.
+StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& profile, const NetworkStats& net) {
+  StepReport r;
+  r.scenario = sc.name;
+  r.model = sc.model.name;
+  r.cluster = sc.cluster.name;
+  r.gpu = sc.cluster.gpu.name;
+  r.batch_size = sc.training.batch_size;
+  r.backend = net.backend;
+  r.fidelity = config::to_string(sc.simulation.fidelity);
+  r.grad_bytes = sc.model.grad_bytes();
+  r.num_params = static_cast<int>(sc.model.params.size());
+  r.compute_scale = profile.compute_scale;
+  r.measured_layers = profile.measured_layers;
+  r.compute_provenance = profile.provenance;
+  r.compute_scale_per = profile.compute_scale_per;
+  r.model_flops_per_micro_step = profile.model_flops;
+  r.mfu_peak_flops = profile.mfu_peak;
+  r.mfu_peak_dtype = profile.mfu_peak_dtype;
+  r.seq_len = profile.seq_len;
+  r.image_size = profile.image_size;
+  r.attention = profile.attention;
+  r.flows = net.flows;
+  return r;
+}
+
+// torch.nn.DataParallel: one Python process, one step; the phases split the step's time line
+// (each ends when its last host and GPU work is done, no earlier than the previous one).
+void fill_data_parallel(const config::Scenario& sc, Timeline& t, StepReport& r) {
+  DataParallelReport d = *t.data_parallel;
+  const ProcessRecord& p = t.process;
+  const int g = sc.cluster.gpus_per_node;
+  r.world_size = g;
+  r.nodes = 1;
+  r.gpus_per_node = g;
+  r.bucket_cap_mb = 0;
+  r.comm_hook = "none";
+  r.ranks = "data_parallel";
+  r.has_iteration1 = false;
+  r.steady_iteration = 1;
+  double* out[] = {&d.scatter_s, &d.replicate_s, &d.forward_s, &d.gather_s, &d.backward_s, &d.reduce_s, &d.optimizer_s};
+  const bool traced = !t.tracks.empty();
+  const int phases = static_cast<int>(std::min(t.phases.size(), p.phase_end.size()));
+  double prev = 0;
+  for (int i = 0; i < phases && i < 7; ++i) {
+    const double e = std::max(prev, p.phase_end[static_cast<size_t>(i)]);
+    *out[i] = e - prev;
+    if (traced && t.phase_track >= 0 && e - prev > 0) {
+      const TraceTrack& k = t.tracks[static_cast<size_t>(t.phase_track)];
+      t.trace.push_back({t.phases[static_cast<size_t>(i)], "phase", k.tid, prev, e - prev, nullptr, k.pid});
+    }
+    prev = e;
+  }
+  d.gil_wait_s = p.lock_wait_s;
+  d.host_python_s = p.locked_s.empty() ? 0.0 : p.locked_s[0];  // the main thread's Python
+  r.trace = std::move(t.trace);
+  r.trace_tracks = t.tracks;
+  const double step = std::max(prev, p.end);
+  for (size_t i = 0; i < d.gpus.size() && i < p.gpus.size(); ++i) {
+    auto& x = d.gpus[i];
+    const auto& rec = p.gpus[i];
+    x.kernel_s = rec.kernel_s;
+    x.transfer_s = rec.transfer_s;
+    x.tx_bytes = rec.tx_bytes;
+    x.rx_bytes = rec.rx_bytes;
+    x.bandwidth_use =
+        (step > 0 && x.port_bandwidth > 0) ? (x.tx_bytes + x.rx_bytes) / (step * 2 * x.port_bandwidth) : 0.0;
+    x.transfer_bandwidth_share = (x.transfer_s > 0 && x.port_bandwidth > 0)
+                                     ? std::max(x.tx_bytes, x.rx_bytes) / (x.transfer_s * x.port_bandwidth)
+                                     : 0.0;
+  }
+  const RankStepRecord& rs = t.ranks.at(0).at(0);  // GPU 0's stream
+  auto& s = r.steady;
+  s.iteration = 1;
+  s.step_time_s = step;
+  s.forward_s = d.forward_s;
+  s.backward_compute_s = d.backward_s;
+  s.optimizer_s = d.optimizer_s;
+  s.compute_only_s = rs.compute_only;
+  s.comm_alone_s = p.comm_alone_s;
+  s.comm_busy_s = p.comm_busy_s;
+  s.exposed_comm_s = step - rs.compute_only;
+  s.comm_exposed_s = p.comm_busy_s;
+  s.comm_hidden_s = 0;
+  if (p.comm_busy_s > 0) s.overlap_ratio = 0.0;  // nothing overlaps DataParallel's communication
+  s.h2d_s = rs.h2d;
+  s.samples = sc.training.batch_size;
+  s.micro_step_time_s = step;
+  s.comm_alone_per_sample_s = p.comm_alone_s / std::max(1, sc.training.batch_size);
+  r.iteration1 = s;
+  r.data_parallel = std::move(d);
+}
+
+}  // namespace
+
+StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& profile, Timeline& t, NetworkStats net) {
+  StepReport r = case_fields(sc, profile, net);
+  if (t.data_parallel) {
+    fill_data_parallel(sc, t, r);
+    return r;
+  }
+  r.world_size = t.world_size;
+  r.nodes = sc.cluster.nodes;
+  r.gpus_per_node = sc.cluster.gpus_per_node;
+  r.bucket_cap_mb = sc.ddp.bucket_cap_mb;
+  r.rebuilt = t.rebuilt;
+  r.comm_hook = config::to_string(sc.ddp.comm_hook);
+  r.explicit_ranks = t.ranks.size() > 1;
+  r.contention = t.contention;
+  r.transfer_from = profile.transfer_from;
+  r.transfer_from_device = profile.transfer_from_device;
+  r.transfer_to = profile.transfer_to;
+  for (const auto& c : profile.transfer)
+    r.transfer_classes.push_back(
+        {c.name, c.measured_s * profile.compute_scale, c.transferred_s * profile.compute_scale, c.factor()});
+  fill_iterations(t, r);
+  r.trace = std::move(t.trace);
+  r.traced_ranks = t.traced_ranks;
+  r.flows_reused = net.flows_reused;
+  r.ranks = config::to_string(sc.simulation.ranks);
+  r.memory = memory::estimate_memory(sc);
+  const auto& z = sc.training.zero_redundancy_optimizer;
+  r.zero_redundancy_optimizer = !z.enabled ? "off" : z.overlap_with_ddp ? "overlap_with_ddp" : "on";
+  r.link_classes = std::move(net.link_classes);
+  r.link_steps = t.steady_steps;
+  r.links_note = std::move(net.links_note);
+  r.link_counters = std::move(net.link_counters);
+  return r;
+}
+
+}  // namespace ddpsim::report

@@ -1,6 +1,8 @@
 #pragma once
 // The report's quantities from the engine's Timeline, each computed in one place (docs/design.md,
 // "Definitions the reports use"). SimGrid-free; unit-tested on hand-made timelines.
+#include "config/specs.hpp"
+#include "gpu/compute_model.hpp"
 #include "report/report.hpp"
 #include "report/timeline.hpp"
 
@@ -21,6 +23,13 @@ void fill_iterations(const Timeline& t, StepReport& into);
 // (contention). If those two do not cover the difference the field stays empty. Called by
 // fill_iterations.
 void explain_iteration1(StepReport& r);
+
+// The whole report of a run from its Timeline (every wrapper): the case fields from the scenario,
+// the compute profile and the network backend's statistics, the figures from the Timeline
+// (fill_iterations; a process driving several GPUs, DataParallel: its phases, per-GPU traffic and
+// the step). Moves the Timeline's trace into the report.
+StepReport make_report(const config::Scenario& scenario, const gpu::ComputeProfile& profile, Timeline& timeline,
+                       NetworkStats network);
 
 // Derived quantities of an iteration from its sums: exposed communication, overlap ratio (unclamped,
 // undefined without communication), hidden communication, per-micro-step and per-sample figures.

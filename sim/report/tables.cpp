@@ -53,7 +53,7 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
     const double dstep = num(r, "step_time_s") - num(b, "step_time_s");
     std::string kind, text = params_label(r, param_paths) + ": +" + core::format_time(dstep) + "; ";
     if (r.contains("data_parallel") && r["data_parallel"].is_object()) {
-      // torch.nn.DataParallel (engine/data_parallel): no buckets; its phases say where time goes.
+      // torch.nn.DataParallel (plan/dp_builder): no buckets; its phases say where time goes.
       kind = "data-parallel";
       const auto& ph = r["data_parallel"]["phases"];
       text += "torch.nn.DataParallel: scatter " + core::format_time(num(ph, "scatter_s")) + ", replicate " +

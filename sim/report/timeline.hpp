@@ -2,6 +2,7 @@
 // What the engine records while it simulates (SimGrid-free plain data): per simulated rank and
 // micro-step the times of its compute stream, per micro-step each collective job on the NCCL
 // streams, and the trace events. report/metrics turns it into the report, once.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,33 @@ struct MicroStepInfo {
   std::vector<int> bucket_tensors;
 };
 
+// A GPU's stream in a process that drives several (a plan with HOST streams: DataParallel).
+struct GpuStreamRecord {
+  double kernel_s = 0;                // its kernels, as they took
+  double transfer_s = 0;              // inside peer copies and collectives it took part in
+  double tx_bytes = 0, rx_bytes = 0;  // over its port: peer copies, ring broadcast / reduce hops
+};
+
+// Such a process's step (absolute simulated seconds, sums in the order things happened).
+struct ProcessRecord {
+  std::vector<double> phase_end;      // per plan phase: when its last task ended
+  std::vector<GpuStreamRecord> gpus;  // per GPU
+  std::vector<double> locked_s;       // per stream: host time spent holding the process lock (GIL)
+  double lock_wait_s = 0;             // host threads waiting for the lock, summed
+  double comm_alone_s = 0;            // peer copies and collectives, each with nothing else running
+  double comm_busy_s = 0;             // and as they took
+  double end = 0;                     // the last GPU stream's end
+};
+
+// What the network backend reports after the run (network/backend.hpp).
+struct NetworkStats {
+  std::string backend;
+  unsigned long long flows = 0, flows_reused = 0;
+  std::vector<LinkClassTotals> link_classes;
+  std::string links_note;
+  std::vector<LinkCounterTrack> link_counters;
+};
+
 struct Timeline {
   int world_size = 1;
   int batch_size = 0;
@@ -57,6 +85,16 @@ struct Timeline {
       jobs;  // [micro-step][job]: 0 broadcast, 1+b bucket b, then used map, then parameter syncs
   std::vector<TraceEvent> trace;
   double loader_samples_per_s = 0;  // 0: the data loader is never the bottleneck
+  bool rebuilt = false;             // DDP rebuilt its buckets after iteration 1
+  bool contention = false;          // the executor shared GPUs between compute and NCCL kernels
+  std::vector<TracedRank> traced_ranks;
+  std::vector<TraceTrack> tracks;  // the plan's trace tracks (empty: one process per rank)
+  int phase_track = -1;            // index into tracks: the step's phases
+  std::vector<std::string> phases;
+  // A process driving several GPUs (DataParallel): its record, and the report's facts the run
+  // does not decide (plan builder); metrics adds the run's figures.
+  ProcessRecord process;
+  std::optional<DataParallelReport> data_parallel;
 };
 
 }  // namespace ddpsim::report

@@ -1,4 +1,4 @@
-// torch.nn.DataParallel (training.wrapper "data_parallel", engine/data_parallel): hand-computed
+// torch.nn.DataParallel (training.wrapper "data_parallel", plan/dp_builder, run by the engine): hand-computed
 // link bytes, chunking as comm.py/tensor_flatten.cpp do it, one GPU equal to plain training plus
 // DataParallel's own host work, GIL serialization, flow = analytic, and the refusals.
 #include <gtest/gtest.h>
@@ -8,16 +8,16 @@
 #include <set>
 
 #include "cli_support.hpp"
-#include "engine/data_parallel.hpp"
 #include "gpu/compute_model.hpp"
 #include "gpu/kernel_model.hpp"
+#include "plan/dp_builder.hpp"
 #include "sim_builders.hpp"
 
 namespace ddpsim::testing {
 namespace {
 
-using engine::take_tensors_cpp;
-using engine::take_tensors_py;
+using plan::take_tensors_cpp;
+using plan::take_tensors_py;
 
 TEST(DataParallelChunks, CppClosesAChunkOnceItReachesTheLimitPythonBeforeItWouldExceedIt) {
   const double MiB = 1048576.0;
@@ -100,7 +100,7 @@ TEST(DataParallelTiming, HandComputedStepOfAComputeBoundModelWithoutHostDispatch
   // 100 GB/s) on GPU 0; replicate: 2 chunks, each (1 + G) ops, a flatten on GPU 0 for the
   // 3-tensor chunk, an NCCL broadcast (ring phase latency 3 x 1us + bytes / 100 GB/s); the
   // Python replicate and the threads follow on the host while GPU 0 broadcasts.
-  using namespace engine::dp_costs;
+  using namespace plan::dp_costs;
   const int G = 4;
   auto sc = scenario(dp_scenario(G, true));
   auto r = simulate_in_children({sc});
@@ -142,7 +142,7 @@ TEST(DataParallelTiming, OneGpuIsPlainTrainingPlusDataParallelsHostWork) {
   // One GPU: DataParallel calls the module directly (no replicate, threads or gather); the step
   // is the plain one-GPU step plus the device check and the Scatter call, exactly (the replay of
   // the per-op host dispatch reproduces the compute model's folded layer times).
-  using namespace engine::dp_costs;
+  using namespace plan::dp_costs;
   Json doc{{"name", "one"},
            {"model", "resnet50"},
            {"cluster", "dgx-a100"},

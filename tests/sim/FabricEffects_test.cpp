@@ -13,6 +13,7 @@
 
 #include "collectives/ring.hpp"
 #include "config/overrides.hpp"
+#include "engine/executor.hpp"
 #include "network/flow.hpp"
 #include "sim_builders.hpp"
 
@@ -35,7 +36,7 @@ std::vector<double> slowdowns(const std::vector<config::ClusterSpec>& cs) {
   std::vector<std::function<Json()>> work;
   for (const auto& c : cs)
     work.push_back([c] {
-      const auto engine = network::FlowBackend::create_engine();
+      const auto engine = engine::create_engine();
       sg4::Engine& e = *engine;
       auto* zone = sg4::create_star_zone("z");
       sg4::Host* h = zone->create_host("h", 1.0)->seal();

@@ -11,6 +11,7 @@
 
 #include "collectives/ring.hpp"
 #include "config/overrides.hpp"
+#include "engine/executor.hpp"
 #include "fabric/fabric.hpp"
 #include "fabric/rings.hpp"
 #include "network/flow.hpp"
@@ -41,7 +42,7 @@ struct PhaseResult {
 PhaseResult phase(const config::ClusterSpec& c, config::RankMode ranks = config::RankMode::REPRESENTATIVE,
                   int cross_nic = 2, int concurrent = 1) {
   std::function<Json()> work = [c, ranks, cross_nic, concurrent] {
-    const auto engine = network::FlowBackend::create_engine();
+    const auto engine = engine::create_engine();
     sg4::Engine& e = *engine;
     auto* zone = sg4::create_star_zone("z");
     sg4::Host* h = zone->create_host("h", 1.0)->seal();

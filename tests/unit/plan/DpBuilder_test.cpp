@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <tuple>
 
 #include "plan/dp_builder.hpp"
 
@@ -215,6 +216,57 @@ TEST(DpBuilder, InputOnCpuCopiesEachChunkToItsGpu) {
   const Plan p = build_data_parallel(f.sc, f.prof, f.in);
   EXPECT_EQ(describe(p, dp_main_stream())[2], "WAIT after GPU 0#0 after GPU 1#0");
   EXPECT_EQ(describe(p, dp_gpu_stream(1))[0], "KERNEL input chunk to cuda:1 0.0005 (scatter) after main thread#1");
+}
+
+// The trace's tracks: the Python process (pid 0: the main thread, then per GPU its parallel_apply
+// thread at tid 1 + 2i and autograd device thread at 2 + 2i, the phases at 1 + 2G), then a
+// process per GPU (pid 1 + i); each stream points at its own.
+TEST(DpBuilder, TracksListThePythonProcessThenOneProcessPerGpu) {
+  Fixture f(2);
+  f.sc.cluster.gpu.name = "V100";
+  const Plan p = build_data_parallel(f.sc, f.prof, f.in);
+  const std::string host = "python process (torch.nn.DataParallel)";
+  const std::vector<std::tuple<int, int, std::string, std::string>> want = {
+      {0, 0, host, "main thread"},
+      {0, 1, host, "parallel_apply thread 0"},
+      {0, 2, host, "autograd device thread 0"},
+      {0, 3, host, "parallel_apply thread 1"},
+      {0, 4, host, "autograd device thread 1"},
+      {0, 5, host, "step phases"},
+      {1, 0, "GPU 0 (V100)", "current stream"},
+      {2, 0, "GPU 1 (V100)", "current stream"},
+  };
+  ASSERT_EQ(p.tracks.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(std::make_tuple(p.tracks[i].pid, p.tracks[i].tid, p.tracks[i].process, p.tracks[i].thread), want[i]);
+  EXPECT_EQ(p.phase_track, 5);
+  EXPECT_EQ(p.process_gpus, 2);
+  const std::vector<int> stream_track = {0, 1, 2, 6, 3, 4, 7};  // main; per GPU apply, autograd, stream
+  ASSERT_EQ(p.streams.size(), stream_track.size());
+  for (size_t s = 0; s < p.streams.size(); ++s) EXPECT_EQ(p.streams[s].track, stream_track[s]) << s;
+}
+
+// What the report states without running: one 4 MiB float32 parameter (one coalesced chunk each
+// way), no buffers; the whole input (6000 B) over GPU 0's host link, none over GPU 1's.
+TEST(DpBuilder, ReportFactsCountChunksAndHostLinkBytes) {
+  Fixture f(2);
+  const report::DataParallelReport d = dp_report_facts(f.sc, f.in);
+  EXPECT_EQ(d.param_bytes, 4194304.0);
+  EXPECT_EQ(d.grad_bytes, 4194304.0);
+  EXPECT_EQ(d.buffer_bytes, 0.0);
+  EXPECT_EQ(d.broadcast_calls, 1);
+  EXPECT_EQ(d.reduce_calls, 1);
+  EXPECT_EQ(d.input_bytes, 6000.0);
+  EXPECT_EQ(d.output_bytes, 8000.0);
+  EXPECT_EQ(d.gil_share, 0.5);
+  ASSERT_EQ(d.gpus.size(), 2u);
+  EXPECT_EQ(d.gpus[0].host_link_bytes, 6000.0);
+  EXPECT_EQ(d.gpus[1].host_link_bytes, 0.0);
+  // With the input on the CPU each GPU's chunk crosses its own host link.
+  f.in.input_on_cpu = true;
+  const report::DataParallelReport c = dp_report_facts(f.sc, f.in);
+  EXPECT_EQ(c.gpus[0].host_link_bytes, 3000.0);
+  EXPECT_EQ(c.gpus[1].host_link_bytes, 3000.0);
 }
 
 TEST(DpBuilder, TakeTensorsChunksAsTorchDoes) {

@@ -1,0 +1,41 @@
+#include "plan/build.hpp"
+
+#include "core/error.hpp"
+#include "ddp/step_plan.hpp"
+#include "plan/ddp_builder.hpp"
+#include "plan/dp_builder.hpp"
+
+namespace ddpsim::plan {
+
+Built build(const config::Scenario& sc, bool iteration1) {
+  Built b;
+  auto& t = b.timeline;
+  t.world_size = sc.cluster.world_size();
+  t.batch_size = sc.training.batch_size;
+  if (sc.training.wrapper == config::Wrapper::DATA_PARALLEL) {
+    if (sc.cluster.nodes != 1)
+      throw core::ConfigError(sc.file + ": /nodes: " + std::to_string(sc.cluster.nodes) +
+                              " nodes with training.wrapper \"data_parallel\"; expected 1");
+    b.profile = gpu::build_compute_profile(sc);
+    const DpInputs in = dp_inputs(sc, b.profile);
+    b.plan = build_data_parallel(sc, b.profile, in);
+    t.world_size = sc.cluster.gpus_per_node;
+    t.has_iteration1 = false;
+    t.data_parallel = dp_report_facts(sc, in);
+    return b;
+  }
+  b.profile = gpu::build_compute_profile(sc);
+  const int world = sc.cluster.world_size();
+  const int ranks = sc.stragglers.explicit_ranks() && world > 1 ? world : 1;
+  ddp::HookCosts costs{b.profile.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute, world};
+  ddp::StepPlan steps;
+  ddp::plan_steps(steps, sc, costs, ranks, iteration1);
+  b.plan = build_ddp(sc, b.profile, steps, ranks);
+  t.steady_steps = steps.steady_steps;
+  t.has_iteration1 = steps.has_iteration1;
+  t.loader_samples_per_s = sc.training.loader_samples_per_s.value_or(0.0);
+  t.rebuilt = steps.buckets.rebuilt;
+  return b;
+}
+
+}  // namespace ddpsim::plan
