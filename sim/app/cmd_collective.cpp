@@ -82,6 +82,11 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
                              : std::max(16.0 * n, validate::nccl_tests_size(op.func, asked, n));
     return emit(validate::explain_allreduce(cluster, topo, settings, bytes, op.func), args.json_out, "collective");
   }
+  if (args.compare.empty() && op.func != collectives::Func::ALL_REDUCE &&
+      !(validate::nccl_tests_size(op.func, hi, cluster.world_size()) > 0))
+    throw core::ConfigError("--max-bytes " + args.max_bytes + ": below " + std::to_string(16 * cluster.world_size()) +
+                            " B, the smallest " + op.test + " size on " + std::to_string(cluster.world_size()) +
+                            " ranks (nccl-tests gives every rank a whole 16-byte part); no row to predict");
   if (args.compare.empty())
     return emit(validate::allreduce_table(cluster, topo, settings, lo, hi, args.factor, op.func), args.json_out,
                 "collective");

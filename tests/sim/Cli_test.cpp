@@ -538,6 +538,10 @@ TEST(Cli, CollectiveAllGatherAndReduceScatterTables) {
     EXPECT_TRUE(e["candidates"][0]["picked"].get<bool>());
     for (const auto& c : e["candidates"]) EXPECT_NE(c["algo"], "Tree");  // NCCL runs no tree for them
   }
+  // A range with no size every rank can hold a part of is refused, not printed empty.
+  auto tiny = run("collective reducescatter --cluster dgx-a100 -b 8 -e 64");
+  EXPECT_EQ(tiny.code, 2) << tiny.out;
+  EXPECT_NE(tiny.out.find("below 128 B"), std::string::npos) << tiny.out;
   auto bad = run("collective broadcast --cluster dgx-a100");
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.out.find("allreduce, allgather, reducescatter"), std::string::npos) << bad.out;
