@@ -13,9 +13,23 @@
 
 namespace ddpsim::app {
 
+namespace {
+// The collective and the nccl-tests binary whose output --compare takes.
+struct Op {
+  collectives::Func func;
+  const char* test;
+};
+Op op_of(const std::string& op) {
+  if (op == "allreduce") return {collectives::Func::ALL_REDUCE, "all_reduce_perf"};
+  if (op == "allgather") return {collectives::Func::ALL_GATHER, "all_gather_perf"};
+  if (op == "reducescatter") return {collectives::Func::REDUCE_SCATTER, "reduce_scatter_perf"};
+  throw core::ConfigError("collective: \"" + op +
+                          "\" is not supported; supported: allreduce, allgather, reducescatter");
+}
+}  // namespace
+
 int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
-  if (args.op != "allreduce")
-    throw core::ConfigError("collective: \"" + args.op + "\" is not supported; supported: allreduce");
+  const Op op = op_of(args.op);
   check_outputs({args.json_out});
   auto cat = common.catalog();
   auto cluster = load_cluster(cat, args.cluster, args.nodes, nullptr);
@@ -35,8 +49,8 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     } catch (const collectives::NcclLogError& e) {
       throw core::ConfigError(e.what());
     }
-    if (log.rows.empty()) throw core::ConfigError(args.compare + ": no all_reduce_perf rows found");
-    check_log_ranks(log, args.compare, cluster);
+    if (log.rows.empty()) throw core::ConfigError(args.compare + ": no " + op.test + " rows found");
+    check_log_ranks(log, args.compare, cluster, op.test);
     if (log.nccl_version) topo.nccl_version = log.nccl_version;
   }
   if (!common.nccl.nccl_version.empty()) topo.nccl_version = version_from("--nccl-version", common.nccl.nccl_version);
@@ -60,19 +74,31 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   }
   if (!args.explain.empty()) {
     if (!args.compare.empty()) throw core::ConfigError("--explain and --compare: give one of them");
-    const double bytes = std::max(4.0, std::floor(parse_size("--explain", args.explain) / 4) * 4);
-    return emit(validate::explain_allreduce(cluster, topo, settings, bytes), args.json_out, "collective");
+    const double asked = parse_size("--explain", args.explain);
+    const int n = cluster.world_size();
+    // As nccl-tests would run it; the smallest size that gives every rank a part at least.
+    const double bytes = op.func == collectives::Func::ALL_REDUCE
+                             ? std::max(4.0, validate::nccl_tests_size(op.func, asked, n))
+                             : std::max(16.0 * n, validate::nccl_tests_size(op.func, asked, n));
+    return emit(validate::explain_allreduce(cluster, topo, settings, bytes, op.func), args.json_out, "collective");
   }
+  if (args.compare.empty() && op.func != collectives::Func::ALL_REDUCE &&
+      !(validate::nccl_tests_size(op.func, hi, cluster.world_size()) > 0))
+    throw core::ConfigError("--max-bytes " + args.max_bytes + ": below " + std::to_string(16 * cluster.world_size()) +
+                            " B, the smallest " + op.test + " size on " + std::to_string(cluster.world_size()) +
+                            " ranks (nccl-tests gives every rank a whole 16-byte part); no row to predict");
   if (args.compare.empty())
-    return emit(validate::allreduce_table(cluster, topo, settings, lo, hi, args.factor), args.json_out, "collective");
-  return emit(validate::compare_with_log(cluster, topo, settings, log, args.compare, run_g, args.tolerance),
+    return emit(validate::allreduce_table(cluster, topo, settings, lo, hi, args.factor, op.func), args.json_out,
+                "collective");
+  return emit(validate::compare_with_log(cluster, topo, settings, log, args.compare, run_g, args.tolerance, op.func),
               args.json_out, "collective");
 }
 
 Command register_collective(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<CollectiveArgs>();
   auto* cmd = app.add_subcommand("collective", "predict an nccl-tests-style table for a collective on a cluster");
-  cmd->add_option("op", args->op, "collective (allreduce)");
+  cmd->add_option("op", args->op,
+                  "collective: allreduce, allgather (size = the output), reducescatter (size = one rank's input)");
   cmd->add_option("--cluster", args->cluster, "bundled cluster name or cluster file")->required();
   cmd->add_option("--nodes", args->nodes, "node count (default: the cluster's)")->check(number_in(1, 1 << 20));
   cmd->add_option("-b,--min-bytes", args->min_bytes,
@@ -91,7 +117,8 @@ Command register_collective(CLI::App& app, CommonOptions& common) {
                   "a size (64M, 1GiB, ...): every enabled (algorithm, protocol) with NCCL's tuner time and the "
                   "achieved time, the pick first");
   cmd->add_option("--compare", args->compare,
-                  "an all_reduce_perf log: predict its sizes (each run with its -g) and show the busbw error");
+                  "an all_reduce_perf / all_gather_perf / reduce_scatter_perf log (as the collective): predict its "
+                  "sizes (each run with its -g) and show the busbw error");
   cmd->add_option("--tolerance", args->tolerance,
                   "with --compare: exit 3 if the median |busbw error| for sizes >= 1 MiB exceeds it (e.g. 0.1)")
       ->check(number_in(0, 1e6, true));

@@ -222,18 +222,28 @@ std::vector<int> launch_per_run(const std::string& flag, const collectives::Nccl
   return per_run;
 }
 
-// The log must come from a machine of the cluster's size: its "# Rank .. device" lines, or the
-// rank count its busbw/algbw ratio implies.
-void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& name, const config::ClusterSpec& c) {
-  if (!log.test_name.empty() && log.test_name != "all_reduce_perf")
-    throw core::ConfigError(name + ": the log is " + log.test_name +
-                            " output; ddpsim models all-reduce: give all_reduce_perf output");
+// The log must come from the nccl-tests binary `test` names (its banner, or its rows:
+// collectives::nccl_test_of) and a machine of the cluster's size: its "# Rank .. device" lines, or
+// the rank count its busbw/algbw ratio implies.
+void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& name, const config::ClusterSpec& c,
+                     const std::string& test) {
+  const std::string found = collectives::nccl_test_of(log);
+  const bool one_phase = test != "all_reduce_perf";
+  if (!found.empty() && found != test)
+    throw core::ConfigError(name + ": the log is " + found + " output (" +
+                            (log.test_name.empty() ? "its rows' redop and busbw/algbw" : "its banner") + "); give " +
+                            test + " output");
+  if (found.empty() && one_phase)
+    std::cerr << "ddpsim: warning: " << name << ": the log does not say which nccl-tests binary wrote it (no "
+              << "'# Collective test starting' line, and its rows fit several); taken as " << test << "\n";
   const int n = c.world_size();
   const bool listed = log.nranks() > 0;
-  const int ranks = listed ? log.nranks() : log.nranks_from_bandwidths();
+  const int ranks = listed ? log.nranks() : log.nranks_from_bandwidths(one_phase);
   if (ranks > 0 && ranks != n)
     throw core::ConfigError(name + ": the log has " + std::to_string(ranks) + " ranks (" +
-                            (listed ? "its device lines" : "busbw/algbw = 2(n-1)/n on its largest row") +
+                            (listed      ? "its device lines"
+                             : one_phase ? "busbw/algbw = (n-1)/n on its largest row"
+                                         : "busbw/algbw = 2(n-1)/n on its largest row") +
                             ") but cluster \"" + c.name + "\" has " + std::to_string(n) + " (" +
                             std::to_string(c.nodes) + " x " + std::to_string(c.gpus_per_node) +
                             "); give --nodes or another cluster");

@@ -71,6 +71,9 @@ std::vector<int> launch_per_run(const std::string& flag, const collectives::Nccl
 
 // The log must come from a machine of the cluster's size: its "# Rank .. device" lines, or the
 // rank count its busbw/algbw ratio implies.
-void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& name, const config::ClusterSpec& c);
+// Refuses (core::ConfigError, exit 2) a log another nccl-tests binary than `test` wrote, or one of
+// another rank count than the cluster's.
+void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& name, const config::ClusterSpec& c,
+                     const std::string& test = "all_reduce_perf");
 
 }  // namespace ddpsim::app

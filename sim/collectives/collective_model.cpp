@@ -33,6 +33,20 @@ AllReduceTiming CollectiveModel::allreduce(double bytes) const {
   return t;
 }
 
+namespace {
+// A one-phase function's NCCL estimate as a timing: latency and transfer in reduce_scatter.
+AllReduceTiming one_phase(const AllReduceEstimate& e) {
+  AllReduceTiming t;
+  t.algorithm = to_string(e.algo);
+  t.protocol = to_string(e.proto);
+  t.channels = e.nchannels;
+  t.nccl = e;
+  t.reduce_scatter.latency = e.latency;
+  t.reduce_scatter.transfer = e.time - e.latency;
+  return t;
+}
+}  // namespace
+
 AllReduceTiming CollectiveModel::allgather(double bytes) const {
   AllReduceTiming t;
   if (ring_.nranks <= 1 || bytes <= 0) return t;
@@ -42,16 +56,19 @@ AllReduceTiming CollectiveModel::allgather(double bytes) const {
     t.reduce_scatter = full.all_gather;
     return t;
   }
-  NcclSettings ring_only = settings_;
-  ring_only.algos = {Algo::RING};
-  const auto e = predict_allreduce(topo_, bytes, ring_only);
-  t.algorithm = to_string(e.algo);
-  t.protocol = to_string(e.proto);
-  t.channels = e.nchannels;
-  const double ag_share = e.time > 0 ? e.all_gather_time / e.time : 0.5;
-  t.reduce_scatter.latency = e.latency * ag_share;
-  t.reduce_scatter.transfer = (e.time - e.latency) * ag_share;
-  return t;
+  return one_phase(predict_collective(Func::ALL_GATHER, topo_, bytes, settings_));
+}
+
+AllReduceTiming CollectiveModel::reduce_scatter(double bytes) const {
+  AllReduceTiming t;
+  if (ring_.nranks <= 1 || bytes <= 0) return t;
+  if (!nccl_) {
+    const AllReduceTiming full = ring_allreduce_time(ring_, bytes, base_latency_);
+    t.base_latency = full.base_latency;
+    t.reduce_scatter = full.reduce_scatter;
+    return t;
+  }
+  return one_phase(predict_collective(Func::REDUCE_SCATTER, topo_, bytes, settings_));
 }
 
 AllReduceTiming CollectiveModel::broadcast(double bytes) const {

@@ -14,11 +14,16 @@ class CollectiveModel {
   AllReduceTiming allreduce(double bytes) const;
   // A ring broadcast of `bytes`: one pass around the ring, pipelined (one phase).
   AllReduceTiming broadcast(double bytes) const;
-  // A ring all-gather whose output is `bytes` (every rank's bytes / N): one phase, in
-  // reduce_scatter. NCCL's ring all-gather is the all-gather half of its ring all-reduce of the
-  // output size (N-1 steps of bytes / N; src/device/all_gather.h runRing): NCCL's Ring pick for
-  // that size, half its time. The ring model: phase latency + (N-1)/N x bytes / B.
+  // An all-gather whose output is `bytes` (every rank's bytes / N gathered on every rank): one
+  // phase, in reduce_scatter. NCCL model: NCCL's own AllGather pick and time
+  // (predict_collective(Func::ALL_GATHER), nBytes = the output, as nccl-tests' all_gather_perf
+  // size column). The ring model: phase latency + (N-1)/N x bytes / B.
   AllReduceTiming allgather(double bytes) const;
+  // A reduce-scatter whose INPUT per rank is `bytes` (each rank keeps the reduced bytes / N; the
+  // output size of the matching all-gather): one phase, in reduce_scatter. NCCL model: NCCL's
+  // ReduceScatter pick and time (nBytes = the input, as reduce_scatter_perf's size column). The
+  // ring model: phase latency + (N-1)/N x bytes / B, the reduce-scatter half of its all-reduce.
+  AllReduceTiming reduce_scatter(double bytes) const;
   const RingPlan& ring() const { return ring_; }
 
  private:

@@ -116,6 +116,9 @@ constexpr double kHwLat28[3][kNumAlgos][kNumProtos] = {
     {{2.7, 4.0, 9.6}, {5.0, 8.5, 28}, {0, 0, 0}, {0, 0, 0}},   // NET
 };
 constexpr double kLL128MaxBwPerCh28AllReduce = 16.9;  // ll128MaxBwPerCh[ncclFuncAllReduce]
+// ll128MaxBwPerCh = { 18.8, 12.0, 18.3, 15.2, 16.9 } (Broadcast, Reduce, AllGather, ReduceScatter,
+// AllReduce), here in our Func order (Reduce dropped).
+constexpr double kLL128MaxBwPerCh28[kNumFuncs] = {18.8, 18.3, 15.2, kLL128MaxBwPerCh28AllReduce};
 // perChMaxTreeBws [Volta, Ampere][N1, N2, N4]; llMaxBws rows are the current Volta/Ampere rows.
 constexpr double kPerChMaxTreeBw28[2][3] = {{26.5, 18.5, 10.0}, {24.0, 22.5, 16.0}};
 constexpr double kCompCap80MaxBusBw28 = 235.0;  // "if (compCap80) busBw = std::min(busBw, 235.0f)"
@@ -168,13 +171,19 @@ double ring_plateau_now(const NcclTopology& topo, const NcclTuning& t, double by
 struct TunerTables {
   const double (*base_lat)[kNumProtos] = kBaseLat;         // baseLat[algo][proto], us
   const double (*hw_lat)[kNumAlgos][kNumProtos] = kHwLat;  // hwLat[NVLINK, PCI, NET][algo][proto], us
-  bool ll128_sm70_sm80_only = false;               // LL128 defaults on only when every GPU is sm_70 or every one sm_80
-  bool ring_net_overhead = true;                   // getNetOverhead() floors the ring's intra hop latency
-  bool ppn1_tree_net_lat = true;                   // one GPU per node: every algorithm takes Tree's NET hwLat
-  double ll_multinode_intra_factor = 1;            // LL intra hwLat factor across nodes
-  double ring_ll_factor = .5;                      // Ring LL: min(llMaxBw, bus x this)
-  double ring_ll128_factor_one_gpu = .92;          // Ring LL128 with one GPU per node
-  double ll128_per_channel_cap = 0;                // ll128MaxBwPerCh (GB/s); 0 = the per-arch rows
+  bool ll128_sm70_sm80_only = false;       // LL128 defaults on only when every GPU is sm_70 or every one sm_80
+  bool ring_net_overhead = true;           // getNetOverhead() floors the ring's intra hop latency
+  bool ppn1_tree_net_lat = true;           // one GPU per node: every algorithm takes Tree's NET hwLat
+  double ll_multinode_intra_factor = 1;    // LL intra hwLat factor across nodes
+  double ring_ll_factor = .5;              // Ring LL: min(llMaxBw, bus x this)
+  double ring_ll128_factor_one_gpu = .92;  // Ring LL128 with one GPU per node
+  double ll128_per_channel_cap = 0;        // ll128MaxBwPerCh (GB/s); 0 = the per-arch rows
+  // 2.8's ll128MaxBwPerCh is per function (Broadcast, AllGather, ReduceScatter, AllReduce in our
+  // Func order; null = ll128_per_channel_cap for every function).
+  const double* ll128_per_channel_cap_by_func = nullptr;
+  // Ring LL for AllGather / ReduceScatter on one node: 2.8 (to 2.20) busBw / 3, against / 4
+  // across nodes and for all-reduce; from 2.21 .5 for every function (ring_ll_factor).
+  double ring_ll_factor_ag_rs_one_node = .5;
   double tree_ll128_inter_factor = 120.0 / 128.0;  // Tree LL128 across nodes
   double compcap80_max_bus = 0;                    // all-sm_80 bus bw cap (GB/s); 0 = none
   bool hopper_tree_degrade = true;                 // sm_90+: Tree across nodes x .85 (search.cc degrades the tree)
@@ -201,6 +210,8 @@ TunerTables tables28() {
   t.ring_ll_factor = 1.0 / 4;  // all-reduce: busBw / 4
   t.ring_ll128_factor_one_gpu = 0.7;
   t.ll128_per_channel_cap = kLL128MaxBwPerCh28AllReduce;
+  t.ll128_per_channel_cap_by_func = kLL128MaxBwPerCh28;
+  t.ring_ll_factor_ag_rs_one_node = 1.0 / 3;
   t.tree_ll128_inter_factor = 0.915;
   t.compcap80_max_bus = kCompCap80MaxBusBw28;
   t.hopper_tree_degrade = false;
@@ -228,6 +239,8 @@ TunerEra make_era(int first, int end, const char* releases, const char* source, 
   e.nvls_bus_per_step = first >= 22803;
   e.net_hw_lat_override[kNvlsTree] = first < 22809 ? 14.0 : 0.0;
   e.nvls_sm100_tuning = first >= 23003;
+  e.ag_rs_nvls = e.nvls && !(first >= 21800 && first < 21900);
+  e.ag_rs_nvls_ratio = first < 21800 ? .75 : first < 22300 ? 5.0 / 6.0 : 1.0;
   return e;
 }
 
@@ -236,7 +249,12 @@ const std::vector<TunerEra> kEras = {
     make_era(20500, 20900, "2.5-2.8", "src/graph/tuning.cc at 920dbe5b (2.8.3)", kTables28),
     make_era(20900, 21700, "2.9-2.16", "src/graph/tuning.cc (no NVLS)", kTablesNow),
     make_era(21700, 21800, "2.17", "src/graph/tuning.cc at v2.19.3-1 (NVLS rows), no CollNet", kTablesNow),
-    make_era(21800, 22700, "2.18-2.26", "src/graph/tuning.cc at v2.19.3-1", kTablesNow),
+    // 2.18-2.26 share the all-reduce tables read at v2.19.3-1; they are split where AllGather and
+    // ReduceScatter change (tuning.cc at v2.18.5-1, v2.19.3-1, v2.22.3-1, v2.23.4-1).
+    make_era(21800, 21900, "2.18", "src/graph/tuning.cc at v2.19.3-1 (AllGather/ReduceScatter: v2.18.5-1)", kTablesNow),
+    make_era(21900, 22300, "2.19-2.22", "src/graph/tuning.cc at v2.19.3-1, v2.22.3-1", kTablesNow),
+    make_era(22300, 22700, "2.23-2.26", "src/graph/tuning.cc at v2.19.3-1 (AllGather/ReduceScatter: v2.23.4-1)",
+             kTablesNow),
     make_era(22700, 22803, "2.27-2.28.2", "src/graph/tuning.cc at v2.27.3-1, src/transport/nvls.cc", kTablesNow),
     make_era(22803, 22809, "2.28.3-2.28.8", "src/graph/tuning.cc at v2.28.3-1, v2.28.7-1", kTablesNow),
     make_era(22809, 23003, "2.28.9-2.30.2", "src/graph/tuning.cc at v2.28.9-1", kTablesNow),
@@ -397,6 +415,7 @@ void nvls_tuning(const NcclTopology& topo, const TunerEra& era, int ppn, double 
 
 struct Derived {
   const TunerEra* era = nullptr;  // chosen once from NcclTopology::nccl_version
+  Func func = Func::ALL_REDUCE;   // the function tuned
   NcclTuning tuning;
   int ppn = 1;
   int natural_channels = 1;         // comm->nChannels before NCCL_MIN/MAX_NCHANNELS
@@ -594,6 +613,7 @@ struct TuneContext {
   const NcclTopology& topo;
   const TunerEra& era;
   const TunerTables& tab;
+  Func func = Func::ALL_REDUCE;  // the function being tuned (tuning.cc's `coll`)
   int nranks = 1, nnodes = 1, ppn = 1;
   int cc = 1;                // compute-capability row of the current tables
   bool hopper = false;       // sm_90+
@@ -638,11 +658,16 @@ double graph_bus(const TuneContext& c, const NcclGraph& g, double cc80_cap) {
   return bus;
 }
 double ll128_cap(const TuneContext& c, const NcclGraph& g, double per_channel) {
-  return c.tab.ll128_per_channel_cap > 0 ? c.tab.ll128_per_channel_cap * g.nchannels : g.nchannels * per_channel;
+  const double cap = c.tab.ll128_per_channel_cap_by_func ? c.tab.ll128_per_channel_cap_by_func[static_cast<int>(c.func)]
+                                                         : c.tab.ll128_per_channel_cap;
+  return cap > 0 ? cap * g.nchannels : g.nchannels * per_channel;
 }
 double ring_bus(const TuneContext& c, const NcclGraph& g, int p, double ll_max_bw, double cc80_cap) {
   double bus = graph_bus(c, g, cc80_cap);
-  if (p == kLL) bus = std::min(ll_max_bw, bus * c.tab.ring_ll_factor);
+  const bool one_phase = c.func != Func::ALL_REDUCE;  // AllGather / ReduceScatter
+  if (p == kLL)
+    bus = std::min(ll_max_bw,
+                   bus * (one_phase && c.nnodes == 1 ? c.tab.ring_ll_factor_ag_rs_one_node : c.tab.ring_ll_factor));
   if (p == kLL128)
     bus = std::min(bus * (c.ppn < 2 ? c.tab.ring_ll128_factor_one_gpu : 0.92), ll128_cap(c, g, c.per_ch_ring_ll128));
   return bus;
@@ -691,18 +716,47 @@ double collnet_direct_bus(const TuneContext& c, const NcclGraph& g, int, double,
   return bus;
 }
 
+// NVLS AllGather / ReduceScatter per channel (tuning.cc): 2.28.3+ bwIntra x nvlsEfficiency x
+// (nHeads-1)/nHeads x (ppn-1)/ppn (no second pipelined operation), against bwInter; before,
+// min(bwIntra, bwInter) (2.19-2.28.2; 2.17 bwIntra on <= 2 nodes, the same on the one node NVLS
+// runs these functions on here).
+double nvls_ag_rs_bus(const TuneContext& c, const NcclGraph& g, int, double, double) {
+  double bw = std::min(g.bw_intra, g.bw_inter);
+  if (c.era.nvls_bus_per_step) {
+    const double intra = g.bw_intra * kNvlsEfficiency[c.cc] * (g.nchannels - 1) / g.nchannels * (c.ppn - 1.0) / c.ppn;
+    bw = std::min(intra, g.bw_inter);
+  }
+  return g.nchannels * bw;
+}
+// NVLS for AllGather / ReduceScatter: the graph with >= 2 heads, the era running it there, and at
+// most NCCL_MAX_NVLS_ARITY (32) local ranks (enqueue.cc updateCollCostTable skips NVLS for
+// non-AllReduce functions beyond that).
+bool nvls_tuned_ag_rs(const TuneContext& c, const NcclGraph& g) {
+  return nvls_tuned(c, g) && c.era.ag_rs_nvls && c.ppn <= 32;
+}
+// Across nodes NVLS AllGather / ReduceScatter needs a CollNet plugin with iallgather /
+// ireducescatter and one NIC per local GPU (tuning.cc "AllGather/ReduceScatter requires 1:1
+// GPU:NIC"); not modelled, so one node only.
+bool one_node(const TuneContext& c) { return c.nnodes == 1; }
+
 // -- bus -> algorithm bandwidth
-double per_ring_step(const TuneContext& c) { return static_cast<double>(c.nranks) / (2 * (c.nranks - 1)); }
+// tuning.cc: nsteps = 2(nRanks-1) for AllReduce, nRanks-1 for AllGather / ReduceScatter; the
+// ring's inter-node steps 2(nNodes-1) and nNodes-1.
+int ring_steps(Func func, int nranks) { return func == Func::ALL_REDUCE ? 2 * (nranks - 1) : nranks - 1; }
+double per_ring_step(const TuneContext& c) {
+  return static_cast<double>(c.nranks) / (c.func == Func::ALL_REDUCE ? 2 * (c.nranks - 1) : c.nranks - 1);
+}
 double half(const TuneContext&) { return .5; }
 double nvls_ratio(const TuneContext& c) { return c.era.nvls_bus_per_step ? per_ring_step(c) : 5.0 / 6.0; }
+double nvls_ag_rs_ratio(const TuneContext& c) { return c.era.ag_rs_nvls_ratio; }
 
 // -- latency (tuning.cc), us
 double ring_latency(const TuneContext& c, int p, double base, double intra, double inter, double& hop_intra) {
   const double overhead = !c.tab.ring_net_overhead ? 0.0 : p == kSimple ? 3 * c.net_overhead : c.net_overhead;
   intra = std::max(intra, overhead);
   hop_intra = intra;
-  const int nsteps = 2 * (c.nranks - 1);
-  const int n_inter = c.nnodes == 1 ? 0 : 2 * (c.nnodes - 1);
+  const int nsteps = ring_steps(c.func, c.nranks);
+  const int n_inter = c.nnodes == 1 ? 0 : (c.func == Func::ALL_REDUCE ? 2 : 1) * (c.nnodes - 1);
   return base + ((nsteps - n_inter) * intra + n_inter * inter);
 }
 double tree_latency(const TuneContext& c, int, double base, double intra, double inter, double& hop_intra) {
@@ -757,6 +811,9 @@ int collnet_direct_channels(const ChannelInput& in) {
 double ring_edge(int nranks) { return 2.0 * (nranks - 1) / nranks; }
 double tree_edge(int) { return 1.0; }
 double ring_node_edge(int nranks, int) { return ring_edge(nranks); }
+// All-gather / reduce-scatter ring: every byte of the total crosses each edge (N-1)/N times.
+double ring_edge_one_phase(int nranks) { return (nranks - 1.0) / nranks; }
+double ring_node_edge_one_phase(int nranks, int) { return ring_edge_one_phase(nranks); }
 // In-network reduction (CollNet, multi-node NVLS through CollNet): a node sends its part once and
 // receives the reduced result once, whatever the node count (the switches reduce).
 double in_network_edge(int, int) { return 1.0; }
@@ -851,13 +908,32 @@ const AlgoTraits kAllReduceAlgos[kNumAlgos] = {
      .latency = collnet_chain_latency,
      .simple_thread_threshold = kCollnetThreadThreshold},
 };
+
+// AllGather and ReduceScatter (tuning.cc ncclTopoTuneModel runs them through the same branch:
+// Ring, NVLS, CollNetDirect and, from 2.23, PAT; src/device/all_gather.h and reduce_scatter.h
+// runRing: N-1 steps of chunks cut as all-reduce's, ALLGATHER_/REDUCESCATTER_CHUNKSTEPS =
+// NCCL_STEPS/2, SLICESTEPS = NCCL_STEPS/4). Not modelled: CollNetDirect (needs a CollNet plugin
+// with iallgather / ireducescatter and one NIC per GPU) and PAT (2.23+, one GPU per node).
+// ncclTopoGetAlgoTime applies no tree correction or ring plateau to them.
+const AlgoTraits kAllGatherAlgos[] = {
+    {.algo = Algo::RING, .nccl_index = 1, .graph = &NcclTuning::ring, .protos = kAllProtos,
+     .bus_bw = ring_bus, .bus_to_alg = per_ring_step, .latency = ring_latency,
+     .simple_threads = ST::RING, .ll_threshold_per_rank = true, .nthreads_setting = true,
+     .graph_channels = true, .channel_edge_bytes = ring_edge_one_phase, .node_edge_bytes = ring_node_edge_one_phase,
+     .ring_hops = true},
+    {.algo = Algo::NVLS, .nccl_index = 4, .graph = &NcclTuning::nvls,
+     .tuned = nvls_tuned_ag_rs, .available = one_node, .bus_bw = nvls_ag_rs_bus, .bus_to_alg = nvls_ag_rs_ratio,
+     .latency = nvls_latency, .channels = nvls_channels},
+};
 // clang-format on
 
-// The traits of `func` (empty: not modelled yet).
+// The traits of `func` (empty: not modelled).
 std::vector<const AlgoTraits*> traits_of(Func func) {
   std::vector<const AlgoTraits*> out;
   if (func == Func::ALL_REDUCE)
     for (const AlgoTraits& tr : kAllReduceAlgos) out.push_back(&tr);
+  if (func == Func::ALL_GATHER || func == Func::REDUCE_SCATTER)
+    for (const AlgoTraits& tr : kAllGatherAlgos) out.push_back(&tr);
   return out;
 }
 const AlgoTraits& allreduce_traits(int a) { return kAllReduceAlgos[a]; }
@@ -874,9 +950,10 @@ void apply_buffer_settings(NcclTuning& t, const NcclSettings& settings) {
   if (settings.buffsize > 0) t.simple_buffsize = settings.buffsize;
 }
 
-Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
+Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func = Func::ALL_REDUCE) {
   validate(topo);
   Derived d;
+  d.func = func;
   d.era = &tuner_era(topo.nccl_version);
   const TunerEra& era = *d.era;
   const TunerTables& tab = *era.tables;
@@ -932,7 +1009,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   t.comm_channels = comm_ch;
   d.nccl_model_bw_factor = std::min(1.0, static_cast<double>(comm_ch) / d.natural_channels);
 
-  TuneContext c{topo, era, tab};
+  TuneContext c{topo, era, tab, func};
   c.nranks = nranks;
   c.nnodes = nnodes;
   c.ppn = ppn;
@@ -981,7 +1058,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   const int intra_hw = (topo.intra_class == LinkClass::NVLINK && topo.p2p) ? 0 : 1;  // NVLINK : PCI
   const double net_latency_us = topo.net_latency / kUs;                              // graph latencyInter
 
-  for (const AlgoTraits* tr : traits_of(Func::ALL_REDUCE)) {
+  for (const AlgoTraits* tr : traits_of(func)) {
     const int a = static_cast<int>(tr->algo);
     const NcclGraph& g = t.*(tr->graph);
     for (int p = 0; p < kNumProtos; ++p) {
@@ -1009,9 +1086,18 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
   }
 
   // ---- enable / disable (tuning.cc, after the model) ----
-  for (const AlgoTraits* tr : traits_of(Func::ALL_REDUCE)) {
+  // NCCL_ALGO as NcclSettings carries it is the all-reduce list: for AllGather / ReduceScatter it
+  // applies only where it names one of their algorithms (NCCL before 2.24 applied NCCL_ALGO to every
+  // function but never disabled Ring for them: tuning.cc at v2.17.1-1 "Never disable ring for
+  // non-allreduce operations"; from 2.24 a list may name its function).
+  bool algo_filter = !settings.algos.empty();
+  if (func != Func::ALL_REDUCE && algo_filter) {
+    algo_filter = false;
+    for (const AlgoTraits* tr : traits_of(func)) algo_filter = algo_filter || listed(settings.algos, tr->algo);
+  }
+  for (const AlgoTraits* tr : traits_of(func)) {
     const int a = static_cast<int>(tr->algo);
-    const bool algo_on = (settings.algos.empty() || listed(settings.algos, tr->algo)) && tr->available(c);
+    const bool algo_on = (!algo_filter || listed(settings.algos, tr->algo)) && tr->available(c);
     for (int p = 0; p < kNumProtos; ++p) {
       bool proto_on = settings.protos.empty() || listed(settings.protos, static_cast<Proto>(p));
       if (p == kLL128 && settings.protos.empty()) {
@@ -1026,7 +1112,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings) {
 
   // ---- threads and thresholds (tuning.cc) ----
   const int simple_ring_threads = (t.ring.bw_intra * graph_ch <= kPciBw) ? 256 : kSimpleMaxThreads;
-  for (const AlgoTraits* tr : traits_of(Func::ALL_REDUCE)) {
+  for (const AlgoTraits* tr : traits_of(func)) {
     const int a = static_cast<int>(tr->algo);
     const int simple = tr->simple_threads == ST::RING         ? simple_ring_threads
                        : tr->simple_threads == ST::SIMPLE_MAX ? kSimpleMaxThreads
@@ -1140,7 +1226,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, const Alg
   const double lat_scale = topo.latency_scale;
   if (tr.ring_hops) {
     const int nranks = topo.nranks;
-    const int nsteps = 2 * (nranks - 1);
+    const int nsteps = ring_steps(d.func, nranks);
     // (3): inter-node share of a chunk's hops; (1)/(2): per-hop cost.
     const double n_inter = topo.nnodes > 1 ? nsteps * static_cast<double>(topo.nnodes) / nranks : 0.0;
     const double hop_lat = ((nsteps - n_inter) * d.hop_lat_intra[a][p] + n_inter * d.hop_lat_inter[a][p]) / nsteps;
@@ -1181,7 +1267,9 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, const Alg
   e.why.host_bound = host_time > gpu_time;
   e.why.gpus_per_process = topo.gpus_per_process;
   e.latency = std::max(0.0, e.time - bytes / e.bandwidth);
-  e.reduce_scatter_time = e.time / 2;  // ring: n-1 of 2(n-1) steps; tree: reduce up, then broadcast down
+  // All-reduce: ring n-1 of 2(n-1) steps; tree: reduce up, then broadcast down. The one-phase
+  // functions are all one phase.
+  e.reduce_scatter_time = d.func == Func::ALL_REDUCE ? e.time / 2 : d.func == Func::REDUCE_SCATTER ? e.time : 0.0;
   e.all_gather_time = e.time - e.reduce_scatter_time;
   return e;
 }
@@ -1217,7 +1305,9 @@ LegacyPick legacy24_pick(const NcclTopology& topo, const Derived& d, double byte
   else
     tree_threshold = ringbw * treebw / (ringbw - treebw) * (ringlat - treelat);
   LegacyPick pick;
-  pick.algo = bytes <= tree_threshold ? kTree : kRing;
+  // getPatternInfo: AllGather / ReduceScatter always ring (ncclPatternRing, nchunksPerLoop =
+  // nRanks); their nBytes is nRanks x the per-rank count (src/misc/argcheck.cc), as later.
+  pick.algo = d.func == Func::ALL_REDUCE && bytes <= tree_threshold ? kTree : kRing;
   // getKernelInfo: LL threads and channels grow with the size, then the LL threshold.
   const double nchunks = pick.algo == kTree ? 1 : nranks;
   const int thread_thr = kLegacyThreadThr * (nnodes > 1 ? 2 : 1);
@@ -1297,15 +1387,31 @@ bool modelled(Func func, Algo algo) {
 
 int nccl_algo_index(Algo algo) { return allreduce_traits(static_cast<int>(algo)).nccl_index; }
 
-NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings) { return derive(topo, settings).tuning; }
+namespace {
+std::string words(Func func) {
+  switch (func) {
+    case Func::ALL_REDUCE: return "all-reduce";
+    case Func::ALL_GATHER: return "all-gather";
+    case Func::REDUCE_SCATTER: return "reduce-scatter";
+    case Func::BROADCAST: return "broadcast";
+  }
+  return "?";
+}
+}  // namespace
 
-std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, double bytes,
-                                                    const NcclSettings& settings) {
-  if (!(bytes >= 0)) throw std::invalid_argument("all-reduce size " + fmt(bytes) + " bytes is not >= 0");
+NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings) { return derive(topo, settings).tuning; }
+NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings, Func func) {
+  return derive(topo, settings, func).tuning;
+}
+
+std::vector<AllReduceEstimate> collective_candidates(Func func, const NcclTopology& topo, double bytes,
+                                                     const NcclSettings& settings) {
+  if (traits_of(func).empty()) throw std::invalid_argument("the NCCL model has no rules for " + to_string(func));
+  if (!(bytes >= 0)) throw std::invalid_argument(words(func) + " size " + fmt(bytes) + " bytes is not >= 0");
   std::vector<AllReduceEstimate> out;
   if (topo.nranks <= 1) return out;
-  const Derived d = derive(topo, settings);
-  for (const AlgoTraits* tr : traits_of(Func::ALL_REDUCE))
+  const Derived d = derive(topo, settings, func);
+  for (const AlgoTraits* tr : traits_of(func))
     for (int p = 0; p < kNumProtos; ++p)
       if (d.tuning.bandwidth[static_cast<int>(tr->algo)][p] > 0) out.push_back(estimate(topo, d, *tr, p, bytes));
   // enqueue.cc picks the first strictly smaller time scanning algo-major in NCCL's order
@@ -1323,21 +1429,30 @@ std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, do
       return static_cast<int>(e.algo) == pick.algo && static_cast<int>(e.proto) == pick.proto;
     });
     if (it != out.end()) {
-      *it = estimate(topo, d, allreduce_traits(pick.algo), pick.proto, bytes, pick.nchannels);
+      const AlgoTraits* tr = nullptr;
+      for (const AlgoTraits* t : traits_of(func))
+        if (static_cast<int>(t->algo) == pick.algo) tr = t;
+      *it = estimate(topo, d, *tr, pick.proto, bytes, pick.nchannels);
       std::rotate(out.begin(), it, it + 1);
     }
   }
   return out;
 }
 
-AllReduceEstimate predict_allreduce(const NcclTopology& topo, double bytes, const NcclSettings& settings) {
+std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, double bytes,
+                                                    const NcclSettings& settings) {
+  return collective_candidates(Func::ALL_REDUCE, topo, bytes, settings);
+}
+
+AllReduceEstimate predict_collective(Func func, const NcclTopology& topo, double bytes, const NcclSettings& settings) {
   if (topo.nranks <= 1 || bytes == 0) {
     validate(topo);
+    if (traits_of(func).empty()) throw std::invalid_argument("the NCCL model has no rules for " + to_string(func));
     AllReduceEstimate e;
     e.nchannels = 0;
     return e;  // NCCL returns immediately: nothing to move
   }
-  auto c = allreduce_candidates(topo, bytes, settings);
+  auto c = collective_candidates(func, topo, bytes, settings);
   if (c.empty()) {
     std::string algos, protos;
     // Appends in steps: GCC 12 warns falsely (-Wrestrict) on `s += (c ? "" : ",") + str`.
@@ -1349,17 +1464,28 @@ AllReduceEstimate predict_allreduce(const NcclTopology& topo, double bytes, cons
       if (!protos.empty()) protos.push_back(',');
       protos.append(to_string(p));
     }
-    throw std::invalid_argument("no (algorithm, protocol) is enabled for all-reduce on this topology (NCCL_ALGO=" +
-                                (algos.empty() ? "default" : algos) +
+    const std::string what = words(func);
+    throw std::invalid_argument("no (algorithm, protocol) is enabled for " + what +
+                                " on this topology (NCCL_ALGO=" + (algos.empty() ? "default" : algos) +
                                 ", NCCL_PROTO=" + (protos.empty() ? "default" : protos) + ")");
   }
   return c.front();
+}
+
+AllReduceEstimate predict_allreduce(const NcclTopology& topo, double bytes, const NcclSettings& settings) {
+  return predict_collective(Func::ALL_REDUCE, topo, bytes, settings);
 }
 
 double algbw(double bytes, double time) { return time > 0 ? bytes / time : 0.0; }
 
 double busbw_allreduce(double algbw_value, int nranks) {
   return nranks > 0 ? algbw_value * 2.0 * (nranks - 1) / nranks : 0.0;
+}
+
+double busbw(Func func, double algbw_value, int nranks) {
+  if (func == Func::ALL_REDUCE) return busbw_allreduce(algbw_value, nranks);
+  if (func == Func::BROADCAST) return algbw_value;  // src/broadcast.cu BroadcastGetBw: factor 1
+  return nranks > 0 ? algbw_value * (nranks - 1.0) / nranks : 0.0;
 }
 
 namespace {

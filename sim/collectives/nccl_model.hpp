@@ -26,6 +26,12 @@ enum class Arch { VOLTA, AMPERE, HOPPER, ADA, BLACKWELL };
 enum class LinkClass { NVLINK, PCI, NET };  // NCCL_HW_NVLINK / NCCL_HW_PCI / NCCL_HW_NET
 
 inline constexpr int kNumAlgos = 6;
+
+// NCCL's collective functions (src/include/device.h ncclFunc_t order: Broadcast, Reduce,
+// AllGather, ReduceScatter, AllReduce; Reduce is not modelled, Broadcast has no rules yet).
+enum class Func { BROADCAST, ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE };
+inline constexpr int kNumFuncs = 4;
+std::string to_string(Func f);
 inline constexpr int kNumProtos = 3;
 
 // Host cost of one ncclAllReduce call on one GPU (NCCL enqueue + cudaLaunchKernel), seconds.
@@ -163,6 +169,20 @@ void validate(const NcclTopology& topo);
 NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings = {});
 
 AllReduceEstimate predict_allreduce(const NcclTopology& topo, double bytes, const NcclSettings& settings = {});
+
+// Any modelled function (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER; BROADCAST throws
+// std::invalid_argument). `bytes` is NCCL's nBytes (src/include/enqueue.h ncclFuncMaxSendRecvCount x
+// element size): all-reduce the buffer; all-gather the whole OUTPUT (nranks x the per-rank send
+// size); reduce-scatter the whole INPUT of one rank (nranks x the per-rank result). That is also
+// nccl-tests' "size" column (src/common.cu prints max(sendBytes, expectedBytes)). The estimate's
+// reduce_scatter_time / all_gather_time carry the whole time for the one-phase functions.
+// NcclSettings::algos is the all-reduce list (config::allreduce_algos): for all-gather and
+// reduce-scatter it applies where it names an algorithm that runs them, else NCCL's defaults stay.
+AllReduceEstimate predict_collective(Func func, const NcclTopology& topo, double bytes,
+                                     const NcclSettings& settings = {});
+std::vector<AllReduceEstimate> collective_candidates(Func func, const NcclTopology& topo, double bytes,
+                                                     const NcclSettings& settings = {});
+NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings, Func func);
 // Every enabled (algo, proto), sorted by NCCL's model time, for explanation tables.
 std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, double bytes,
                                                     const NcclSettings& settings = {});
@@ -170,6 +190,10 @@ std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, do
 // nccl-tests doc/PERFORMANCE.md definitions.
 double algbw(double bytes, double time);
 double busbw_allreduce(double algbw, int nranks);
+// nccl-tests' bus bandwidth of `func` (src/all_reduce.cu AllReduceGetBw: x 2(n-1)/n;
+// src/all_gather.cu AllGatherGetBw and src/reduce_scatter.cu ReduceScatterGetBw: x (n-1)/n, with
+// algbw = count x typesize x nranks / time, i.e. the size column over the time).
+double busbw(Func func, double algbw, int nranks);
 
 // Result of calibrate(): the fitted knobs and how well they reproduce the measurements.
 struct NcclFit {

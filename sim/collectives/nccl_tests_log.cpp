@@ -385,18 +385,45 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   return log;
 }
 
-int NcclTestsLog::nranks_from_bandwidths() const {
+namespace {
+// The out-of-place row with the largest algbw >= 1 GB/s (most printed digits), or null.
+const NcclTestsRow* widest_row(const std::vector<NcclTestsRow>& rows) {
   const NcclTestsRow* best = nullptr;
   for (const auto& r : rows)
     if (r.oop_algbw >= 1.0 && (!best || r.oop_algbw > best->oop_algbw)) best = &r;
+  return best;
+}
+}  // namespace
+
+int NcclTestsLog::nranks_from_bandwidths(bool one_phase) const {
+  const NcclTestsRow* best = widest_row(rows);
   if (!best) return 0;
-  const double ratio = best->oop_busbw / best->oop_algbw;  // 2(n-1)/n, in [1, 2)
-  if (!(ratio >= 0.99) || !(ratio < 2.0)) return 0;
-  const double n = 2.0 / (2.0 - ratio);
+  const double ratio = best->oop_busbw / best->oop_algbw;  // 2(n-1)/n in [1, 2); one phase (n-1)/n in [.5, 1)
+  const double r = one_phase ? 2 * ratio : ratio;
+  if (!(r >= 0.99) || !(r < 2.0)) return 0;
+  const double n = 2.0 / (2.0 - r);
   const long rounded = std::lround(n);
   // Two printed decimals on algbw >= 1: the ratio is good to ~1 %, so n to ~1 % of n^2/2.
   if (rounded < 2 || std::abs(n - rounded) > 0.02 * rounded * rounded / 2 + 0.05) return 0;
   return static_cast<int>(rounded);
+}
+
+std::string nccl_test_of(const NcclTestsLog& log) {
+  if (!log.test_name.empty()) {
+    std::string name = log.test_name;
+    const std::string mpi = "_mpi";
+    if (name.size() > mpi.size() && name.compare(name.size() - mpi.size(), mpi.size(), mpi) == 0)
+      name.resize(name.size() - mpi.size());
+    return name;
+  }
+  const NcclTestsRow* best = widest_row(log.rows);
+  if (!best) return "";
+  if (best->root >= 0) return "";  // a rooted test (broadcast_perf, reduce_perf)
+  // alltoall_perf prints as all_gather_perf does ("none", (n-1)/n): only its banner tells it apart.
+  if (best->redop == "none") return "all_gather_perf";
+  // 2(n-1)/n >= 1, printed to two decimals; (n-1)/n < .999 up to 1,000 ranks.
+  if (best->oop_busbw / best->oop_algbw >= 0.999) return "all_reduce_perf";
+  return best->redop.empty() ? "" : "reduce_scatter_perf";
 }
 
 NcclTestsLog parse_nccl_tests_log_file(const std::string& path) {

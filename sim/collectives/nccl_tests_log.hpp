@@ -64,9 +64,19 @@ struct NcclTestsLog {
   int nranks() const { return static_cast<int>(devices.size()); }  // 0 if the banner had no device lines
   // Ranks implied by the printed bandwidths: all-reduce busbw/algbw = 2(n-1)/n (nccl-tests
   // PERFORMANCE.md), read on the row with the largest algbw (most printed digits); 0 if no row
-  // has algbw >= 1 GB/s or the ratio matches no whole n.
-  int nranks_from_bandwidths() const;
+  // has algbw >= 1 GB/s or the ratio matches no whole n. one_phase: all-gather / reduce-scatter,
+  // busbw/algbw = (n-1)/n.
+  int nranks_from_bandwidths(bool one_phase = false) const;
 };
+
+// Which nccl-tests binary wrote the log: its "# Collective test starting: NAME" line (nccl-tests
+// 2.14+; an "_mpi" build's name without the suffix), else read from its rows: busbw/algbw >= 1 is
+// all-reduce's 2(n-1)/n, < 1 the (n-1)/n of all-gather and reduce-scatter (src/all_reduce.cu,
+// all_gather.cu, reduce_scatter.cu *GetBw), told apart by the redop column ("none" for
+// all_gather_perf, the reduction for reduce_scatter_perf). "" when the log does not say: no name,
+// no row with algbw >= 1 GB/s, a rooted test (root >= 0), or the oldest row layout (no redop
+// column) with a ratio below 1. Without a name, alltoall_perf output reads as all_gather_perf.
+std::string nccl_test_of(const NcclTestsLog& log);
 
 NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename);
 

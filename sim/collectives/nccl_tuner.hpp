@@ -6,19 +6,14 @@
 //  - algorithm traits: per collective function and NCCL algorithm, its graph (topology), its
 //    bandwidth and latency rules, its channel rule and the achieved-time mechanisms that apply.
 // Adding an algorithm is one traits entry plus its rule functions (nccl_model.cpp, kAllReduceAlgos);
-// adding a function (AllGather, ReduceScatter, ...) is one traits table for it.
+// adding a function is one traits table for it (kAllGatherAlgos serves AllGather and ReduceScatter,
+// which tuning.cc models alike).
 #include <string>
 #include <vector>
 
 #include "collectives/nccl_model.hpp"
 
 namespace ddpsim::collectives {
-
-// NCCL's collective functions (src/include/device.h ncclFunc_t order: Broadcast, Reduce,
-// AllGather, ReduceScatter, AllReduce; Reduce is not modelled).
-enum class Func { BROADCAST, ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE };
-inline constexpr int kNumFuncs = 4;
-std::string to_string(Func f);
 
 // tuning.cc's tables and refinement constants of a release line (nccl_model.cpp: the current
 // ones, and 2.8.3's).
@@ -44,6 +39,12 @@ struct TunerEra {
   bool simple_fixed_slices = false;  // 2.4: GenericOp walks every slice of a chunk (achieved time)
   // NET hwLat replaced per algorithm (0 = the table's): NVLS tree's was 14 us before 2.28.9.
   double net_hw_lat_override[kNumAlgos] = {};
+  // AllGather and ReduceScatter (tuning.cc ncclTopoTuneModel's per-function loop, read at each
+  // era's tag): NVLS runs them in 2.17 and from 2.19 (2.18's loop skips every algorithm but Ring);
+  // its bus -> algorithm ratio is .75 in 2.17 (every function), 5/6 in 2.19-2.22, and from 2.23
+  // none ("Convert bus BW to algorithm BW" skips non-Ring AllGather / ReduceScatter).
+  bool ag_rs_nvls = true;
+  double ag_rs_nvls_ratio = 1.0;
 };
 
 // The era whose tables a given NCCL_VERSION_CODE runs (0 = current). Throws std::invalid_argument
@@ -51,8 +52,8 @@ struct TunerEra {
 const TunerEra& tuner_era(int nccl_version);
 const std::vector<TunerEra>& tuner_eras();  // every era, oldest first
 
-// Whether the model has rules for `algo` running `func` (all-reduce: every algorithm; the other
-// functions: none yet).
+// Whether the model has rules for `algo` running `func` (all-reduce: every algorithm; all-gather
+// and reduce-scatter: Ring and NVLS; broadcast: none).
 bool modelled(Func func, Algo algo);
 // NCCL's NCCL_ALGO_* index (Tree 0, Ring 1, CollNetDirect 2, CollNetChain 3, NVLS 4, NVLSTree 5):
 // enqueue.cc scans algorithms in this order, so it breaks ties between equal times.

@@ -18,15 +18,24 @@ using core::Json;
 namespace {
 
 // The title line and the fields every collective document starts with.
-report::Rendered start(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo) {
+std::string op_name(collectives::Func func) {
+  return func == collectives::Func::ALL_GATHER       ? "allgather"
+         : func == collectives::Func::REDUCE_SCATTER ? "reducescatter"
+                                                     : "allreduce";
+}
+
+report::Rendered start(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo,
+                       collectives::Func func) {
   report::Rendered r;
   std::ostringstream t;
-  t << "# ddpsim collective allreduce: " << cluster.name << ", " << cluster.nodes << " x " << cluster.gpus_per_node
-    << " " << cluster.gpu.name << " = " << cluster.world_size() << " ranks (predicted, float sum; NCCL "
+  t << "# ddpsim collective " << op_name(func) << ": " << cluster.name << ", " << cluster.nodes << " x "
+    << cluster.gpus_per_node << " " << cluster.gpu.name << " = " << cluster.world_size() << " ranks (predicted, float"
+    << (func == collectives::Func::ALL_GATHER ? "" : " sum") << "; NCCL "
     << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process << " GPU(s) per process"
     << (topo.cuda_graph ? ", CUDA graph" : "") << ")\n";
   r.text = t.str();
-  r.doc = {{"cluster", cluster.name},
+  r.doc = {{"collective", op_name(func)},
+           {"cluster", cluster.name},
            {"world_size", cluster.world_size()},
            {"nodes", cluster.nodes},
            {"nccl_version", collectives::nccl_version_string(topo.nccl_version)},
@@ -38,28 +47,38 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
 }  // namespace
 
 collectives::AllReduceEstimate predict(const collectives::NcclTopology& topo, double bytes,
-                                       const collectives::NcclSettings& settings) {
+                                       const collectives::NcclSettings& settings, collectives::Func func) {
   try {
-    return collectives::predict_allreduce(topo, bytes, settings);
+    return collectives::predict_collective(func, topo, bytes, settings);
   } catch (const std::invalid_argument& ex) {
     throw core::ConfigError(std::string("collective: ") + ex.what());
   }
 }
 
+double nccl_tests_size(collectives::Func func, double requested, int nranks) {
+  const double count = std::floor(requested / 4);
+  if (func == collectives::Func::ALL_REDUCE || nranks < 1) return count * 4;
+  return nranks * std::floor(std::floor(count / nranks) / 4) * 4 * 4;
+}
+
 report::Rendered allreduce_table(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo,
-                                 const collectives::NcclSettings& settings, double lo, double hi, double factor) {
-  report::Rendered r = start(cluster, topo);
+                                 const collectives::NcclSettings& settings, double lo, double hi, double factor,
+                                 collectives::Func func) {
+  report::Rendered r = start(cluster, topo, func);
   const int n = cluster.world_size();
   std::ostringstream table;
   table << "#       size         count     time   algbw   busbw  algo          proto   channels\n";
   table << "#        (B)    (elements)     (us)  (GB/s)  (GB/s)\n";
   Json rows = Json::array();
   for (double size = lo; size <= hi * (1 + 1e-12); size *= factor) {
-    // nccl-tests rounds the size down to whole float elements.
-    const double bytes = std::max(4.0, std::floor(size / 4) * 4);
-    const auto e = predict(topo, bytes, settings);
+    // nccl-tests rounds the size down (whole floats; whole 16-byte per-rank parts); too small a
+    // size for every rank to hold a part runs nothing and is left out.
+    const double bytes = func == collectives::Func::ALL_REDUCE ? std::max(4.0, nccl_tests_size(func, size, n))
+                                                               : nccl_tests_size(func, size, n);
+    if (!(bytes > 0)) continue;
+    const auto e = predict(topo, bytes, settings, func);
     const double alg = collectives::algbw(bytes, e.time) / 1e9;
-    const double bus = collectives::busbw_allreduce(alg, n);
+    const double bus = collectives::busbw(func, alg, n);
     char line[200];
     std::snprintf(line, sizeof line, "%12.0f  %12.0f %8.2f %7.2f %7.2f  %-13s %-7s %8d\n", bytes, bytes / 4,
                   e.time * 1e6, alg, bus, collectives::to_string(e.algo).c_str(),
@@ -80,17 +99,17 @@ report::Rendered allreduce_table(const config::ClusterSpec& cluster, const colle
 }
 
 report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo,
-                                   const collectives::NcclSettings& settings, double bytes) {
-  report::Rendered r = start(cluster, topo);
+                                   const collectives::NcclSettings& settings, double bytes, collectives::Func func) {
+  report::Rendered r = start(cluster, topo, func);
   const int n = cluster.world_size();
   std::vector<collectives::AllReduceEstimate> cands;
   try {
-    cands = collectives::allreduce_candidates(topo, bytes, settings);
+    cands = collectives::collective_candidates(func, topo, bytes, settings);
   } catch (const std::invalid_argument& ex) {
     throw core::ConfigError(std::string("collective: ") + ex.what());
   }
   if (cands.empty()) throw core::ConfigError("collective: no (algorithm, protocol) is enabled for this topology");
-  const auto tu = collectives::tune_model(topo, settings);
+  const auto tu = collectives::tune_model(topo, settings, func);
   const bool thresholds = topo.nccl_version != 0 && topo.nccl_version < 20500;  // before the 2.5 tuner
   std::ostringstream table;
   table << "# " << core::printf_text("%.0f", bytes) << " B: every enabled (algorithm, protocol)"
@@ -103,7 +122,7 @@ report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const col
   Json cand_rows = Json::array();
   for (size_t i = 0; i < cands.size(); ++i) {
     const auto& e = cands[i];
-    const double bus = collectives::busbw_allreduce(collectives::algbw(bytes, e.time), n) / 1e9;
+    const double bus = collectives::busbw(func, collectives::algbw(bytes, e.time), n) / 1e9;
     char line[200];
     std::snprintf(line, sizeof line, "%s %-13s %-7s %14.2f %12.2f %11.2f %9d %11.2f %11.2f", i == 0 ? "*" : " ",
                   collectives::to_string(e.algo).c_str(), collectives::to_string(e.proto).c_str(),
@@ -138,8 +157,9 @@ report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const col
 
 report::Rendered compare_with_log(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo,
                                   const collectives::NcclSettings& settings, const collectives::NcclTestsLog& log,
-                                  const std::string& log_name, const std::vector<int>& run_g, double tolerance) {
-  report::Rendered r = start(cluster, topo);
+                                  const std::string& log_name, const std::vector<int>& run_g, double tolerance,
+                                  collectives::Func func) {
+  report::Rendered r = start(cluster, topo, func);
   const int n = cluster.world_size();
   std::ostringstream table;
   // Side by side with the log: every run with its own launch mode (banner nGpus, else -g).
@@ -153,10 +173,9 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
     for (size_t i = 0; i < log.runs[run].row_count; ++i) {
       const auto& row = log.rows[log.runs[run].first_row + i];
       if (!(row.size_bytes > 0) || !(row.oop_time_us > 0)) continue;
-      const auto e = predict(t, row.size_bytes, settings);
-      const double pred = collectives::busbw_allreduce(collectives::algbw(row.size_bytes, e.time), n) / 1e9;
-      const double meas =
-          collectives::busbw_allreduce(collectives::algbw(row.size_bytes, row.oop_time_us * 1e-6), n) / 1e9;
+      const auto e = predict(t, row.size_bytes, settings, func);
+      const double pred = collectives::busbw(func, collectives::algbw(row.size_bytes, e.time), n) / 1e9;
+      const double meas = collectives::busbw(func, collectives::algbw(row.size_bytes, row.oop_time_us * 1e-6), n) / 1e9;
       const double err = pred / meas - 1;
       (row.size_bytes >= 1048576 ? large : small).push_back(err);
       char line[220];

@@ -505,6 +505,82 @@ TEST(Cli, LogsOfOtherCollectivesAreRefused) {
   fs::remove_all(d);
 }
 
+// All-gather and reduce-scatter: nccl-tests' size column (the output / one rank's input), busbw
+// = algbw x (n-1)/n, --explain, and --compare holding a log to the test that wrote it.
+TEST(Cli, CollectiveAllGatherAndReduceScatterTables) {
+  for (const std::string op : {"allgather", "reducescatter"}) {
+    SCOPED_TRACE(op);
+    auto r = run("collective " + op + " --cluster dgx-a100 -b 8 -e 8G -f 2 --json -");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const Json doc = Json::parse(r.out);
+    EXPECT_EQ(doc["collective"], op);
+    const auto& rows = doc["rows"];
+    // Sizes below 8 ranks x 16 B give no rank a part (nccl-tests rounds the per-rank count down
+    // to 16 B): 128 B .. 8 GiB remain.
+    ASSERT_EQ(rows.size(), 27u);
+    EXPECT_EQ(rows.front()["size_bytes"].get<double>(), 128.0);
+    for (const auto& row : rows) {
+      const double size = row["size_bytes"], t = row["time_us"];
+      EXPECT_NEAR(row["algbw_GBps"].get<double>(), size / (t * 1e-6) / 1e9, 1e-9 * size / t);
+      EXPECT_NEAR(row["busbw_GBps"].get<double>(), row["algbw_GBps"].get<double>() * 7 / 8, 1e-9 * size / t);
+    }
+    EXPECT_EQ(rows.back()["algo"], "Ring");
+    EXPECT_EQ(rows.back()["proto"], "Simple");
+    // The same bytes as an all-reduce buffer take longer: half the ring steps here.
+    auto ar = run("collective allreduce --cluster dgx-a100 -b 1G -e 1G --json -");
+    ASSERT_EQ(ar.code, 0) << ar.out;
+    const double t_ar = Json::parse(ar.out)["rows"][0]["time_us"];
+    EXPECT_LT(rows[23]["time_us"].get<double>(), 0.6 * t_ar);  // row 23: 1 GiB
+    auto ex = run("collective " + op + " --cluster dgx-a100 --explain 64M --json -");
+    ASSERT_EQ(ex.code, 0) << ex.out;
+    const Json e = Json::parse(ex.out);
+    EXPECT_EQ(e["size_bytes"], 67108864.0);
+    EXPECT_TRUE(e["candidates"][0]["picked"].get<bool>());
+    for (const auto& c : e["candidates"]) EXPECT_NE(c["algo"], "Tree");  // NCCL runs no tree for them
+  }
+  // A range with no size every rank can hold a part of is refused, not printed empty.
+  auto tiny = run("collective reducescatter --cluster dgx-a100 -b 8 -e 64");
+  EXPECT_EQ(tiny.code, 2) << tiny.out;
+  EXPECT_NE(tiny.out.find("below 128 B"), std::string::npos) << tiny.out;
+  auto bad = run("collective broadcast --cluster dgx-a100");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("allreduce, allgather, reducescatter"), std::string::npos) << bad.out;
+}
+
+TEST(Cli, CollectiveCompareTakesOnlyTheMatchingTest) {
+  auto d = temp_dir("aglog");
+  const std::string rows =
+      "#  Rank  0 Group  0 Pid 1 on n device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  1 Group  0 Pid 2 on n device  1 [0x0a] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  2 Group  0 Pid 3 on n device  2 [0x44] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  3 Group  0 Pid 4 on n device  3 [0x4a] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  4 Group  0 Pid 5 on n device  4 [0x84] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  5 Group  0 Pid 6 on n device  5 [0x8a] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  6 Group  0 Pid 7 on n device  6 [0xc0] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  7 Group  0 Pid 8 on n device  7 [0xc3] NVIDIA A100-SXM4-80GB\n"
+      "  1073741824     268435456     float    none      -1   5000.0  214.75  187.90      0   5000.0  214.75  187.90"
+      "      0\n";
+  std::ofstream(d / "ag.txt") << "# Collective test starting: all_gather_perf\n# nThread 1 nGpus 1\n" << rows;
+  std::ofstream(d / "ag-nobanner.txt") << "# nThread 1 nGpus 1\n" << rows;
+  auto ok = run("collective allgather --cluster dgx-a100 --compare " + (d / "ag.txt").string() + " --json -");
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  const Json doc = Json::parse(ok.out);
+  ASSERT_EQ(doc["rows"].size(), 1u);
+  EXPECT_NEAR(doc["rows"][0]["measured_busbw_GBps"].get<double>(), 1073741824.0 / 5000e-6 / 1e9 * 7 / 8, 1e-6);
+  // Its rows ("none", busbw/algbw = 7/8) say all_gather_perf without the banner line too.
+  auto rows_only = run("collective reducescatter --cluster dgx-a100 --compare " + (d / "ag-nobanner.txt").string());
+  EXPECT_EQ(rows_only.code, 2) << rows_only.out;
+  EXPECT_NE(rows_only.out.find("the log is all_gather_perf output"), std::string::npos) << rows_only.out;
+  auto other = run("collective reducescatter --cluster dgx-a100 --compare " + (d / "ag.txt").string());
+  EXPECT_EQ(other.code, 2) << other.out;
+  EXPECT_NE(other.out.find("give reduce_scatter_perf output"), std::string::npos) << other.out;
+  const std::string a100 = "tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";  // all_reduce_perf
+  auto ar = run("collective allgather --cluster dgx-a100 --compare " + a100);
+  EXPECT_EQ(ar.code, 2) << ar.out;
+  EXPECT_NE(ar.out.find("all_reduce_perf"), std::string::npos) << ar.out;
+  fs::remove_all(d);
+}
+
 TEST(Cli, CalibrateRejectsMalformedLogWithLineNumber) {
   auto d = temp_dir("badlog");
   std::ofstream(d / "bad.txt") << "# nThread 1 nGpus 2\n           8             2     float     sum    10.9  oops\n";

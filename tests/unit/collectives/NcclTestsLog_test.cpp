@@ -331,3 +331,34 @@ TEST(NcclTestsLog, ReadsWhichTestProducedTheLog) {
   EXPECT_EQ(parse("# Collective test starting: reduce_scatter_perf\n").test_name, "reduce_scatter_perf");
   EXPECT_EQ(parse("# nThread 1 nGpus 1 minBytes 8 maxBytes 16\n").test_name, "");
 }
+
+TEST(NcclTestsLog, TellsTheTestFromTheBannerOrTheRows) {
+  // The banner names it; an "_mpi" build's name is the same test.
+  EXPECT_EQ(nccl_test_of(parse("# Collective test starting: all_gather_perf_mpi\n")), "all_gather_perf");
+  EXPECT_EQ(nccl_test_of(parse("# Collective test starting: alltoall_perf\n")), "alltoall_perf");
+  // No banner: busbw/algbw 1.75 = 2(n-1)/n is all-reduce; .875 = (n-1)/n with redop "none" is
+  // all-gather, with "sum" reduce-scatter (8 ranks, nccl-tests *GetBw).
+  const std::string ar =
+      "  1073741824     268435456     float     sum      -1   8000.0  134.22  234.88      0   8000.0  "
+      "134.22  234.88      0\n";
+  const std::string ag =
+      "  1073741824     268435456     float    none      -1   8000.0  134.22  117.44      0   8000.0  "
+      "134.22  117.44      0\n";
+  const std::string rs =
+      "  1073741824     268435456     float     sum      -1   8000.0  134.22  117.44      0   8000.0  "
+      "134.22  117.44      0\n";
+  EXPECT_EQ(nccl_test_of(parse(ar)), "all_reduce_perf");
+  EXPECT_EQ(nccl_test_of(parse(ag)), "all_gather_perf");
+  EXPECT_EQ(nccl_test_of(parse(rs)), "reduce_scatter_perf");
+  // The ratio gives the rank count for either kind.
+  EXPECT_EQ(parse(ag).nranks_from_bandwidths(true), 8);
+  EXPECT_EQ(parse(ar).nranks_from_bandwidths(), 8);
+  // A rooted test (reduce_perf: root 0) or rows too small to read a ratio from: unknown.
+  EXPECT_EQ(nccl_test_of(parse("  1073741824     268435456     float     sum       0   8000.0  134.22  134.22      0   "
+                               "8000.0  134.22  134.22      0\n")),
+            "");
+  EXPECT_EQ(
+      nccl_test_of(parse("           8             2     float    none      -1    40.12    0.00    0.00      0    "
+                         "38.85    0.00    0.00      0\n")),
+      "");
+}
