@@ -213,8 +213,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadName{"ddp.comm_hook=fp8_compress",
                               "/ddp/comm_hook",
                               "\"fp8_compress\"",
-                              {"allreduce", "fp16_compress", "bf16_compress", "powersgd", "quantize_per_tensor",
-                               "quantize_per_channel"}},
+                              {"allreduce", "allreduce_hook", "fp16_compress", "bf16_compress", "powersgd",
+                               "quantize_per_tensor", "quantize_per_channel"}},
                       BadName{"training.wrapper=fsdp", "/training/wrapper", "\"fsdp\"", {"ddp", "data_parallel"}},
                       BadName{"collective.model=tree", "/collective/model", "\"tree\"", {"nccl", "ring"}}));
 
