@@ -60,8 +60,9 @@ BandPart ddp_part(int world_size) {
   // prediction up; the band keeps their upper end and reaches down to the prediction.
   p.low = 0.0;
   p.high = 1.0 / (1.0 - 0.076) - 1.0;
-  p.validation = "real DDP with the no-DDP step measured: 1.4-7.5 % too fast (V100, 1-16 GPUs), 6.1-7.6 % (CPU, "
-                 "gloo), before DDP's own costs were modelled";
+  p.validation =
+      "real DDP with the no-DDP step measured: 1.4-7.5 % too fast (V100, 1-16 GPUs), 6.1-7.6 % (CPU, "
+      "gloo), before DDP's own costs were modelled";
   return p;
 }
 
@@ -89,17 +90,14 @@ Prediction prediction(double step_s, double compute_only_s, const std::string& p
 }
 
 Prediction prediction(const StepReport& r) {
-  return prediction(r.steady.step_time_s, r.steady.compute_only_s, r.compute_provenance, r.compute_scale,
-                    r.world_size);
+  return prediction(r.steady.step_time_s, r.steady.compute_only_s, r.compute_provenance, r.compute_scale, r.world_size);
 }
 
 core::Json prediction_json(const Prediction& p) {
   core::Json parts = core::Json::array();
   for (const auto& b : p.parts)
-    parts.push_back({{"part", b.part},
-                     {"kind", b.kind},
-                     {"relative_error_range", {b.low, b.high}},
-                     {"validation", b.validation}});
+    parts.push_back(
+        {{"part", b.part}, {"kind", b.kind}, {"relative_error_range", {b.low, b.high}}, {"validation", b.validation}});
   return {{"band_s", {p.low_s, p.high_s}},
           {"basis", p.summary},
           {"parts", parts},

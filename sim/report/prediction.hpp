@@ -16,8 +16,8 @@ struct StepReport;
 // truth against the prediction that its validation showed (truth = predicted x (1 + e), e in
 // [low, high]), and the validation in words with its numbers.
 struct BandPart {
-  std::string part;    // "compute", "ddp"
-  std::string kind;    // "measured", "calibrated", "transferred", "estimated", "simulated"
+  std::string part;  // "compute", "ddp"
+  std::string kind;  // "measured", "calibrated", "transferred", "estimated", "simulated"
   double low = 0, high = 0;
   std::string validation;
 };

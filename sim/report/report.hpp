@@ -57,8 +57,8 @@ struct IterationReport {
   // one-rank call at world size 1). All part of compute_only.
   double ddp_overhead_s = 0;
   double ddp_forward_host_s = 0, ddp_hook_host_s = 0, ddp_bucket_host_s = 0;
-  int micro_steps = 1;              // forward/backward passes per optimizer step (gradient accumulation)
-  double micro_step_time_s = 0;     // mean per micro-step
+  int micro_steps = 1;           // forward/backward passes per optimizer step (gradient accumulation)
+  double micro_step_time_s = 0;  // mean per micro-step
   double comm_alone_per_sample_s = 0;
   int samples = 0;                                                          // samples per rank in this optimizer step
   std::optional<double> step_time_p50_s, step_time_p95_s, step_time_p99_s;  // explicit ranks: over the steps

@@ -119,7 +119,10 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     const Json& fit = need(cal, "ring_fit", "/calibration", file);
     const double copy_bw = need_number(cal, "copy_bandwidth_Bps", "/calibration", file);
     const double overhead = need_number(cal, "op_overhead_s", "/calibration", file);
-    const double bw = need_number(fit, "bandwidth_Bps", "/calibration/ring_fit", file);
+    // One rank: nothing crosses the link and the fit has no bandwidth (null); the copy rate stands in.
+    const double bw = ranks == 1 && fit.is_object() && fit.contains("bandwidth_Bps") && fit["bandwidth_Bps"].is_null()
+                          ? copy_bw
+                          : need_number(fit, "bandwidth_Bps", "/calibration/ring_fit", file);
     const double alpha = need_number(fit, "step_latency_s", "/calibration/ring_fit", file);
     const double base = need_number(fit, "base_latency_s", "/calibration/ring_fit", file);
     auto q = [](double v, const char* unit) {
@@ -292,7 +295,8 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     // predicted as the step over the step without DDP's own work (ddp_overhead_s); at world size 1
     // nothing else separates the two.
     Json overhead = nullptr;
-    const double no_ddp = m.value("no_ddp_step_time_s", Json(nullptr)).is_number() ? m["no_ddp_step_time_s"].get<double>() : 0.0;
+    const double no_ddp =
+        m.value("no_ddp_step_time_s", Json(nullptr)).is_number() ? m["no_ddp_step_time_s"].get<double>() : 0.0;
     const double p_ddp = p.value("ddp_overhead_s", 0.0);
     if (no_ddp > 0 && plan.ranks == 1 && ps > p_ddp) {
       const double mo_frac = ms / no_ddp - 1, po_frac = ps / (ps - p_ddp) - 1;

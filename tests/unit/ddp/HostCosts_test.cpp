@@ -1,7 +1,7 @@
 // ddp::host_seconds and ddp::HostExposure against sums worked out by hand.
-#include "ddp/host_costs.hpp"
-
 #include <gtest/gtest.h>
+
+#include "ddp/host_costs.hpp"
 
 namespace ddpsim::ddp {
 namespace {

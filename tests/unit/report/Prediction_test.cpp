@@ -11,7 +11,7 @@ TEST(Prediction, EstimatedComputeWidensTheBandByItsErrorsOnTheComputeTimeOnly) {
   // step 100 ms, compute only 60 ms, 8 GPUs. Compute: truth/predicted - 1 in [-14 %, +29.3 %]
   // on the 60 ms; DDP: [0, 1/(1 - 0.076) - 1 = 8.22511 %] on the 100 ms.
   const Prediction p = prediction(0.100, 0.060, "estimated (per-kernel model)", 1.0, 8);
-  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14, 1e-12);                             // 91.6 ms
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14, 1e-12);                              // 91.6 ms
   EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293 + 0.100 * (1 / 0.924 - 1), 1e-12);  // 125.805 ms
   EXPECT_EQ(p.summary, "compute estimated, DDP simulated");
   ASSERT_EQ(p.parts.size(), 2u);
