@@ -313,7 +313,7 @@ std::string to_table(const StepReport& r) {
   line("  optimizer          ", s.optimizer_s);
   line("compute only         ", s.compute_only_s);
   if (s.ddp_overhead_s > 0)
-    o << "  DDP's own work     " << core::format_time(s.ddp_overhead_s) << " (copies "
+    o << "    DDP's own work     " << core::format_time(s.ddp_overhead_s) << " (copies "
       << core::format_time(s.ddp_copy_s) << ", hooks " << core::format_time(s.ddp_hook_host_s) << ", buckets "
       << core::format_time(s.ddp_bucket_host_s) << ", forward " << core::format_time(s.ddp_forward_host_s) << ")\n";
   line("comm alone           ", s.comm_alone_s);
