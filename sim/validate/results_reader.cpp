@@ -48,8 +48,7 @@ class ResultsChecker {
     field(doc, "format", "", T::STRING, true);
     field(doc, "mode", "", T::STRING, true);
     field(doc, "torch_version", "", T::STRING, false);
-    if (const Json* cfg = field(doc, "config", "", T::OBJECT, false))
-    {
+    if (const Json* cfg = field(doc, "config", "", T::OBJECT, false)) {
       field(*cfg, "zero_grad_set_to_none", "/config", T::BOOLEAN, false);
       field(*cfg, "gradient_as_bucket_view", "/config", T::BOOLEAN, false);
       field(*cfg, "comm_hook", "/config", T::STRING, false);

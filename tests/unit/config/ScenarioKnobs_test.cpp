@@ -157,6 +157,7 @@ TEST(SettingNames, EveryNameParsesToItsValueAndPrintsBack) {
                                   [](const config::Scenario& s) { return s.training.compute_dtype; });
   expect_round_trip<CommHook>("ddp.comm_hook", config::comm_hook_names(),
                               {{"allreduce", CommHook::ALLREDUCE},
+                               {"allreduce_hook", CommHook::ALLREDUCE_HOOK},
                                {"fp16_compress", CommHook::FP16_COMPRESS},
                                {"bf16_compress", CommHook::BF16_COMPRESS},
                                {"powersgd", CommHook::POWERSGD},
