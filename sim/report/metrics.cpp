@@ -209,6 +209,15 @@ void explain_iteration1(StepReport& r) {
     why += "communication overlapping the backward slows compute kernels by " + core::format_time(s.contention_s) +
            " in the steady state against " + core::format_time(a.contention_s) + " in iteration 1";
   }
+  // DDP's host work per bucket: more buckets in the steady state, more of it for the GPU to wait for.
+  const double host_s = s.ddp_forward_host_s + s.ddp_hook_host_s + s.ddp_bucket_host_s;
+  const double host_a = a.ddp_forward_host_s + a.ddp_hook_host_s + a.ddp_bucket_host_s;
+  if (host_s - host_a > 0) {
+    covered += host_s - host_a;
+    if (!why.empty()) why += "; ";
+    why += "DDP's host work for the steady state's " + std::to_string(s.buckets.size()) + " bucket(s) (" +
+           core::format_time(host_s) + " waited for) against iteration 1's (" + core::format_time(host_a) + ")";
+  }
   if (covered + tol >= diff)
     r.iteration1_faster_because = "iteration 1 is " + core::format_time(diff) + " faster: " + why;
 }
