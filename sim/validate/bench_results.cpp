@@ -306,12 +306,14 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     const bool within = std::fabs(step_err) <= tolerance;
     ok = ok && within;
     char line[240];
-    std::snprintf(
-        line, sizeof line, "  %7s %11s %11s %7.1f %13s %13s   %8s / %-8s   %6.1f%s%s\n", plan.steps[i].label.c_str(),
-        core::format_time(ms).c_str(), core::format_time(ps).c_str(), step_err * 100, core::format_time(me).c_str(),
-        core::format_time(pe).c_str(), percent_or_na(mo).c_str(), percent_or_na(po).c_str(),
-        core::median(bucket_errs) * 100, within ? "" : "   <- beyond tolerance",
-        m.contains("buckets") && m["buckets"].size() != p["buckets"].size() ? "   (bucket count differs)" : "");
+    std::snprintf(line, sizeof line, "  %7s %11s %11s %7.1f %13s %13s   %8s / %-8s   %6.1f%s%s\n",
+                  plan.steps[i].label.c_str(), core::format_time(ms).c_str(), core::format_time(ps).c_str(),
+                  step_err * 100, core::format_time(me).c_str(), core::format_time(pe).c_str(),
+                  percent_or_na(mo).c_str(), percent_or_na(po).c_str(), core::median(bucket_errs) * 100,
+                  within ? "" : "   <- beyond tolerance",
+                  plan.ranks > 1 && m.contains("buckets") && m["buckets"].size() != p["buckets"].size()
+                      ? "   (bucket count differs)"
+                      : "");
     out << line;
     if (overhead.is_object()) {
       char ol[160];
