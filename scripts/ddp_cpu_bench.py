@@ -41,6 +41,12 @@ In order, inside the rank processes:
      steps so that both see the same machine load): the same DDP with the hook returning the
      divided bucket in an already-completed future and broadcast_buffers switched off -- nothing
      crosses processes, the Reducer's copies into/out of the buckets remain.
+   - "no-DDP" steps (1 warm-up, then --iters, one after each compute-only step): the same model
+     (seed, input) without DDP; DDP's own cost is step_time_s / no_ddp_step_time_s - 1 at world
+     size 1 (`ddpsim validate` compares it with the prediction's ddp_overhead_s).
+   The hook (div_ by the world size, all_reduce, then()) is torch's default_hooks.allreduce_hook
+   plus timestamps: config.comm_hook "allreduce_hook", which `ddpsim validate` simulates.
+   --gradient-as-bucket-view builds the DDP models with gradient_as_bucket_view=True.
    Every step starts after a dist.barrier(); times are relative to the step start (after the
    barrier), rank 0's wall clock; step = forward + loss + backward (which waits for every bucket's
    all-reduce) + optimizer.step() + optimizer.zero_grad() (set_to_none=False, torch 1.13's
@@ -78,6 +84,9 @@ DEFAULT_CAP_MB = rule.DEFAULT_CAP_MB
 BUCKET_RULE_1_13 = ("torch 1.13: iteration 1 = one bucket per dtype; rebuilt at iteration 2 in "
                     "gradient-ready order with limits [1 MiB, bucket_cap_mb] (first bucket 1 MiB for "
                     "the default and explicit caps alike)")
+NO_DDP_METHOD = ("the same model (same seed and input) without DDP, same SGD and zero_grad, one step "
+                 "after each compute-only step; its median")
+COMM_HOOK = "allreduce_hook"  # what the timestamping hook does: div_ by world size, all_reduce, then()
 COMPUTE_ONLY_METHOD = ("same DDP instance, comm hook returns the bucket (divided by world size) in "
                        "a completed future, broadcast_buffers off: no inter-process traffic, the "
                        "Reducer's bucket copies remain")
@@ -217,19 +226,25 @@ def _worker(rank, cfg, outdir):
             if skip:  # gloo cannot broadcast bool buffers
                 DDP._set_params_and_buffers_to_ignore_for_model(model, skip)
             kw = {} if cap == "default" else {"bucket_cap_mb": float(cap)}
-            ddp = DDP(model, **kw)
+            ddp = DDP(model, gradient_as_bucket_view=cfg["gradient_as_bucket_view"], **kw)
             opt = torch.optim.SGD(ddp.parameters(), lr=cfg["lr"], momentum=cfg["momentum"])
             x = em.make_input(model, cfg["shape"], cfg["input_dtype"], vocab=cfg["vocab"],
                               seed=cfg["seed"] + rank)
-            st = {"mode": "comm", "t0": 0.0, "buckets": []}
+            st = {"mode": "comm", "t0": 0.0, "buckets": [], "params": {}}
 
             def hook(state, bucket):
                 t_ready = now() - st["t0"]
                 buf = bucket.buffer()
-                params = []
-                for p in bucket.parameters():
-                    i = param_index(p)
-                    params.append(-1 if i is None else i)
+                # The parameter list of a bucket is looked up once per bucket plan (a Python loop
+                # over its tensors that real DDP does not run every step).
+                key = (int(bucket.index()), int(buf.numel()))
+                params = st["params"].get(key)
+                if params is None:
+                    params = []
+                    for p in bucket.parameters():
+                        i = param_index(p)
+                        params.append(-1 if i is None else i)
+                    st["params"][key] = params
                 rec = {"index": int(bucket.index()), "bytes": int(buf.numel() * buf.element_size()),
                        "num_tensors": len(params), "dtype": em.dtype_str(buf.dtype), "params": params,
                        "ready_s": t_ready}
@@ -249,8 +264,25 @@ def _worker(rank, cfg, outdir):
                 return fut.then(done)
 
             ddp.register_comm_hook(None, hook)
+            # The same model without DDP (same seed and input): DDP's own cost is the difference.
+            plain = em.load_model(cfg["spec"], cfg["kwargs"], seed=cfg["seed"])
+            plain_opt = torch.optim.SGD(plain.parameters(), lr=cfg["lr"], momentum=cfg["momentum"])
             return {"cap": cap, "ddp": ddp, "opt": opt, "x": x, "st": st, "comm": [], "noop": [],
+                    "plain": plain, "plain_opt": plain_opt, "no_ddp": [],
                     "bucket_bytes_cap": int(ddp.bucket_bytes_cap)}
+
+        def run_plain(case):
+            m, opt = case["plain"], case["plain_opt"]
+            dist.barrier()
+            t0 = now()
+            out = m(case["x"])
+            loss = em.output_loss(out)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=cfg["set_to_none"])
+            t_e = now()
+            del out, loss
+            return t_e - t0
 
         def run_step(case, mode):
             st, ddp, opt = case["st"], case["ddp"], case["opt"]
@@ -276,14 +308,16 @@ def _worker(rank, cfg, outdir):
             for _ in range(cfg["warmup"]):
                 run_step(case, "comm")
             run_step(case, "noop")
+            run_plain(case)
 
-        def timed(case):   # one comm step then one compute-only step: both see the same load
+        def timed(case):   # a comm step, a compute-only step, a no-DDP step: all see the same load
             case["comm"].append(run_step(case, "comm"))
             case["noop"].append(run_step(case, "noop"))
+            case["no_ddp"].append(run_plain(case))
 
         def finish(case):
-            out = {k: case[k] for k in ("cap", "comm", "noop", "bucket_bytes_cap")}
-            for k in ("ddp", "opt", "x"):
+            out = {k: case[k] for k in ("cap", "comm", "noop", "no_ddp", "bucket_bytes_cap")}
+            for k in ("ddp", "opt", "x", "plain", "plain_opt"):
                 del case[k]
             return out
 
@@ -390,6 +424,8 @@ def build_document(cfg, ranks, argv, wall_s):
             b["size_limit"] = limits[0] if b["index"] == 0 else limits[1]
         step = _median(step_times)
         co = _median(co_times)
+        no_ddp_times = c0.get("no_ddp", [])
+        no_ddp = _median(no_ddp_times)
         comm_alone = sum(b["alone_s"] for b in buckets)
         exposed = step - co
         cases.append({
@@ -402,6 +438,9 @@ def build_document(cfg, ranks, argv, wall_s):
             "rank_step_time_s": [_median([s["step_time_s"] for s in r["cases"][ci]["comm"]]) for r in ranks],
             "compute_only_s": co,
             "compute_only_method": COMPUTE_ONLY_METHOD,
+            "no_ddp_step_time_s": no_ddp,
+            "no_ddp_step_times_s": no_ddp_times,
+            "no_ddp_method": NO_DDP_METHOD,
             "comm_alone_s": comm_alone,
             "comm_alone_method": "sum over buckets of the calibration all-reduce time at the bucket's "
                                  "size (log-log interpolation; ring fit outside the measured range)",
@@ -430,7 +469,8 @@ def build_document(cfg, ranks, argv, wall_s):
         "output": cfg["output"], "backend": "gloo", "master_addr": "127.0.0.1",
         "optimizer": "sgd", "lr": cfg["lr"], "momentum": cfg["momentum"],
         "zero_grad_set_to_none": cfg["set_to_none"], "loss": "sum of the means of the floating outputs",
-        "broadcast_buffers": True, "gradient_as_bucket_view": False, "static_graph": False,
+        "broadcast_buffers": True, "gradient_as_bucket_view": cfg["gradient_as_bucket_view"],
+        "static_graph": False, "comm_hook": COMM_HOOK,
         "find_unused_parameters": False, "dtype": "float32",
         "first_bucket_bytes": FIRST_BUCKET_BYTES_1_13, "default_bucket_cap_mb": DEFAULT_CAP_MB,
     }
@@ -491,6 +531,7 @@ def run(args, argv):
            "profile_mode": args.profile_mode, "profile_iters": args.profile_iters,
            "profile_warmup": args.profile_warmup, "ar_min_bytes": 4096, "schedule": args.schedule,
            "set_to_none": args.zero_grad_set_to_none,
+           "gradient_as_bucket_view": args.gradient_as_bucket_view,
            "ar_max_bytes": args.ar_max_bytes, "lr": 1e-4, "momentum": 0.9,
            "model_json": model_json, "output": args.output, "port": _free_port()}
     outdir = tempfile.mkdtemp(prefix="ddp-cpu-bench-")
@@ -588,6 +629,9 @@ def main(argv=None):
     ap.add_argument("--zero-grad-set-to-none", action="store_true",
                     help="optimizer.zero_grad(set_to_none=True) in the steps and the profile "
                          "(default: False, torch 1.13's default: gradients are accumulated into)")
+    ap.add_argument("--gradient-as-bucket-view", action="store_true",
+                    help="DDP(gradient_as_bucket_view=True): gradients are views into the buckets "
+                         "(no copy in or out)")
     ap.add_argument("--profile-iters", type=int, default=5)
     ap.add_argument("--profile-warmup", type=int, default=2)
     ap.add_argument("--ar-max-bytes", type=int, default=64 << 20,

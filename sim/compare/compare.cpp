@@ -276,10 +276,13 @@ Json compare_row(const Point& point, const ClusterOption& option, const Json& re
   row["cluster"] = option.cluster;
   row["set"] = option.overrides;
   // The report's fields the outputs and scripts/ddpsim-plot use, as the run wrote them.
-  for (const char* k :
-       {"scenario", "model", "gpu", "nodes", "gpus_per_node", "world_size", "step_time_s", "samples_per_s",
-        "samples_per_rank", "seq_len", "overlap_ratio", "exposed_comm_s", "compute_only_s", "contention_s",
-        "comm_exposed_s", "comm_alone_s", "num_buckets", "mfu", "backend"})
+  for (const char* k : {"scenario",       "model",          "gpu",
+                        "nodes",          "gpus_per_node",  "world_size",
+                        "step_time_s",    "samples_per_s",  "samples_per_rank",
+                        "seq_len",        "overlap_ratio",  "exposed_comm_s",
+                        "compute_only_s", "contention_s",   "comm_exposed_s",
+                        "comm_alone_s",   "num_buckets",    "mfu",
+                        "backend",        "ddp_overhead_s", "prediction"})
     if (report.contains(k)) row[k] = report[k];
   // Memory fit, when the run report has it (absent: unknown).
   for (const char* k : {"memory_per_gpu_bytes", "gpu_memory_bytes", "fits", "memory"})

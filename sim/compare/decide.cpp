@@ -106,11 +106,11 @@ std::vector<Decision> decide(const Json& rows, const DecideOptions& opt,
     if (opt.tolerance) {
       d.tolerance = *opt.tolerance;
       d.tolerance_source = "--tolerance";
-    } else if (br.contains("prediction") && br["prediction"].is_object() && br["prediction"].contains("band_s") &&
-               br["prediction"]["band_s"].is_number() && br.contains("step_time_s") && br["step_time_s"].is_number() &&
-               br["step_time_s"].get<double>() > 0) {
-      // The model's own band around the best's step time is the resolution of any ranking.
-      d.tolerance = br["prediction"]["band_s"].get<double>() / br["step_time_s"].get<double>();
+    } else if (br.contains("prediction") && br["prediction"].is_object() && br["prediction"].contains("resolution") &&
+               br["prediction"]["resolution"].is_number() && br["prediction"]["resolution"].get<double>() > 0) {
+      // What the validation behind the best row's prediction band can resolve between two
+      // predictions of one model (report/prediction.hpp): closer rows are a tie.
+      d.tolerance = br["prediction"]["resolution"].get<double>();
       d.tolerance_source = "prediction band";
     } else {
       d.tolerance = 0.01;

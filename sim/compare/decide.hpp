@@ -31,8 +31,9 @@ double cost_per_million(double price_per_gpu_hour, double step_time_s, double sa
 
 struct DecideOptions {
   Metric metric = Metric::STEP_TIME;
-  // Relative tolerance: differences within it are flat. Unset: the best row's prediction band
-  // (row "prediction": {"band_s": S}, relative to its step time) when it has one, else 1 %.
+  // Relative tolerance: differences within it are flat. Unset: the resolution of the best row's
+  // prediction band (row "prediction": {"resolution": r}, report/prediction.hpp) when it has one,
+  // else 1 %.
   std::optional<double> tolerance;
 };
 

@@ -134,6 +134,7 @@ bool is_half_precision(ComputeDtype d) { return d == ComputeDtype::FLOAT16 || d 
 std::string to_string(CommHook h) { return comm_hook_names().name(h); }
 const core::Names<CommHook>& comm_hook_names() {
   static const core::Names<CommHook> t{{"allreduce", CommHook::ALLREDUCE},
+                                       {"allreduce_hook", CommHook::ALLREDUCE_HOOK},
                                        {"fp16_compress", CommHook::FP16_COMPRESS},
                                        {"bf16_compress", CommHook::BF16_COMPRESS},
                                        {"powersgd", CommHook::POWERSGD},

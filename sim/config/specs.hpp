@@ -28,7 +28,17 @@ std::string to_string(ComputeDtype d);
 bool is_half_precision(ComputeDtype d);
 // ddp.comm_hook: torch.distributed.algorithms.ddp_comm_hooks (default_hooks, powerSGD_hook,
 // quantization_hooks); ALLREDUCE is DDP without a hook.
-enum class CommHook { ALLREDUCE, FP16_COMPRESS, BF16_COMPRESS, POWERSGD, QUANTIZE_PER_TENSOR, QUANTIZE_PER_CHANNEL };
+// ALLREDUCE: no hook registered (the Reducer divides while copying into the bucket);
+// ALLREDUCE_HOOK: default_hooks.allreduce_hook registered (it divides the bucket in place).
+enum class CommHook {
+  ALLREDUCE,
+  ALLREDUCE_HOOK,
+  FP16_COMPRESS,
+  BF16_COMPRESS,
+  POWERSGD,
+  QUANTIZE_PER_TENSOR,
+  QUANTIZE_PER_CHANNEL
+};
 const core::Names<CommHook>& comm_hook_names();
 std::string to_string(CommHook h);
 // training.wrapper: DistributedDataParallel or torch.nn.DataParallel.
@@ -209,7 +219,7 @@ struct DdpSettings {
   bool gradient_as_bucket_view = false;
   std::string pytorch_version = "2.4";  // "1.13" or "2.x": where the first-bucket rule differs
   bool broadcast_buffers = true;        // buffers broadcast from rank 0 at every forward
-  // allreduce, fp16_compress, bf16_compress, powersgd, quantize_per_tensor, quantize_per_channel
+  // allreduce, allreduce_hook, fp16_compress, bf16_compress, powersgd, quantize_per_tensor, quantize_per_channel
   CommHook comm_hook = CommHook::ALLREDUCE;
   struct PowerSgd {
     int matrix_approximation_rank = 1;

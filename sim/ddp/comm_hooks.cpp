@@ -203,6 +203,12 @@ BucketComm plan_bucket_comm(const Bucket& bucket, const config::ModelSpec& model
                                (split.p_elems + split.q_elems) * fb + split.compressed_elems * elem * 4, c));
     return out;
   }
+  if (hook == CommHook::ALLREDUCE_HOOK) {
+    // torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py, _allreduce_fut:
+    // tensor.div_(world_size) on the bucket (read + write every element) before the all-reduce;
+    // the Reducer then copies gradients in without dividing (same traffic as the default).
+    out.at_launch.push_back(kernel("bucket.div_(world_size)", 0, elems * elem * 2, c));
+  }
   out.chain.push_back(allreduce("all-reduce", bucket.bytes));
   return out;
 }

@@ -82,6 +82,9 @@ class ComputeStream {
       case Slot::FINALIZE_WAIT: return &rs_->finalize_wait;
       case Slot::STALL: return &rs_->stall;
       case Slot::PARAM_SYNC_WAIT: return &rs_->param_sync_wait;
+      case Slot::DDP_FORWARD: return &rs_->ddp_forward;
+      case Slot::DDP_HOOK: return &rs_->ddp_hook;
+      case Slot::DDP_BUCKET: return &rs_->ddp_bucket;
       case Slot::NONE: break;
     }
     return nullptr;
@@ -193,7 +196,7 @@ class ComputeStream {
   // Host work: the stream issues nothing meanwhile; the host's time counts as compute.
   void host(const plan::Task& t) {
     now();
-    if (double* s = slot(t.slot)) *s = t.seconds;
+    if (double* s = slot(t.slot)) *s += t.seconds;  // several per micro-step (DDP's hooks)
     idle();
     sg4::this_actor::sleep_for(t.seconds);
     rs_->compute_only += t.seconds;

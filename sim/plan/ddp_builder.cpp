@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collectives/nccl_model.hpp"
+#include "ddp/host_costs.hpp"
 #include "ddp/reducer.hpp"
 #include "memory/memory_model.hpp"
 
@@ -19,12 +21,26 @@ gpu::Kernel scaled_by(gpu::Kernel k, double s) {
 // Writes one rank's program, micro-step by micro-step, onto the compute stream (0).
 class DdpBuilder {
  public:
-  DdpBuilder(const config::Scenario& sc, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps, int ranks)
+  DdpBuilder(const config::Scenario& sc, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps, int ranks,
+             const ddp::HostCosts* host_costs)
       : sc_(sc), profile_(profile), steps_(steps), zero_(zero_steps(sc, profile, steps)) {
     p_.world_size = sc.cluster.world_size();
     p_.ranks = ranks;
     ddp_ = p_.world_size > 1;
     streams_ = ddp_ ? sc.streams.comm_streams : 0;
+    // DDP's own host work (ddp/host_costs.hpp); a CUDA graph replays the step without its hooks.
+    if (!sc.training.cuda_graphs) host_ = host_costs ? *host_costs : ddp::measured_host_costs();
+    // At world size 1 the bucket's collective is a call on a one-rank group: no transfer, only the
+    // call (the ring model's base latency; NCCL's host launch cost, nccl_model.hpp).
+    if (!ddp_ && !sc.training.cuda_graphs)
+      one_rank_call_s_ = sc.collective.model == config::CollectiveModelKind::RING
+                             ? sc.collective.base_latency
+                             : sc.cluster.calibration.launch_overhead.value_or(collectives::kHostLaunchSeconds);
+    // The host/GPU split of the compute profile (per-kernel model, eager): without it every host
+    // second of DDP is exposed (HostExposure).
+    split_ = !sc.training.cuda_graphs && profile.host_backward_op_s > 0 &&
+             profile.backward_ops.size() == sc.model.layers.size() &&
+             profile.forward_ops.size() == sc.model.layers.size();
   }
 
   Plan build() {
@@ -37,8 +53,8 @@ class DdpBuilder {
     p_.first_steady_report = steps_.has_iteration1 ? 1 : 0;
     layer_params();
     // Sized once: a plan is built per simulation, and growing it moves every task.
-    size_t per_step = 16 + 2 * sc_.model.layers.size() + sc_.model.params.size() + 3 * zero_.jobs();
-    for (const auto& c : steps_.comm_steady) per_step += 6 + c.at_launch.size();
+    size_t per_step = 16 + 2 * sc_.model.layers.size() + 2 * sc_.model.params.size() + 3 * zero_.jobs();
+    for (const auto& c : steps_.comm_steady) per_step += 7 + c.at_launch.size();
     p_.tasks.reserve(steps_.steps.size() * per_step);
     for (size_t si = 0; si < steps_.steps.size(); ++si) micro_step(si);
     if (zero_.overlap) {
@@ -90,6 +106,13 @@ class DdpBuilder {
     t.slot = slot;
     t.scaled = scaled;
     return i;
+  }
+  // The GPU's wait for DDP's host work (0: none, nothing issued).
+  void host_wait(double seconds, std::string name, Slot slot) {
+    if (!(seconds > 0)) return;
+    const int i = task(TaskKind::HOST, std::move(name), "ddp");
+    p_.tasks[static_cast<size_t>(i)].seconds = seconds;
+    p_.tasks[static_cast<size_t>(i)].slot = slot;
   }
   int wait(std::vector<int> after, Slot slot, bool until_started = false) {
     const int i = task(TaskKind::WAIT, "");
@@ -162,9 +185,20 @@ class DdpBuilder {
       wait({j}, Slot::BCAST_WAIT);
     }
     mark(Mark::FORWARD_BEGIN);
-    for (size_t l = 0; l < m.layers.size(); ++l) kernel(profile_.forward[l], m.layers[l].name, "forward");
+    // DDP.forward's own work (_pre_forward, prepare_for_backward) in a synced micro-step; the GPU
+    // waits for it at the step's start (the queue is empty there).
+    ddp::HostExposure hx(split_);
+    if (st.sync) {
+      hx.ddp_host(host_.forward_s);
+      host_wait(hx.take(), "DDP forward (_pre_forward, prepare_for_backward)", Slot::DDP_FORWARD);
+    }
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+      kernel(profile_.forward[l], m.layers[l].name, "forward");
+      if (split_)
+        for (double s : profile_.forward_ops[l]) hx.kernel(s, profile_.host_forward_op_s);
+    }
     mark(Mark::FORWARD_END);
-    if (ddp_ && st.sync && sc_.ddp.find_unused_parameters) {
+    if (st.sync && sc_.ddp.find_unused_parameters) {
       // prepare_for_backward walks the autograd graph to find unused parameters (host side).
       const int t = task(TaskKind::HOST, "autograd graph traversal", "ddp");
       p_.tasks[static_cast<size_t>(t)].seconds =
@@ -173,18 +207,38 @@ class DdpBuilder {
     }
 
     mark(Mark::BACKWARD_BEGIN);
+    // DDP's Reducer runs at every world size (at 1 its collectives are one-rank calls, no jobs).
     ddp::Reducer reducer(buckets, m.params.size(),
-                         {ddp_ && st.sync, st.used_map_allreduce, sc_.ddp.gradient_as_bucket_view});
+                         {st.sync, ddp_ && st.used_map_allreduce, sc_.ddp.gradient_as_bucket_view});
+    const double op_host = split_ ? profile_.host_backward_op_s : 0.0;
+    // reducer.cpp mark_variable_ready_dense: a gradient that already is its bucket view is divided
+    // in place only without a comm hook (with one, the hook divides): no kernel per gradient then.
+    const bool copy_in = !(sc_.ddp.gradient_as_bucket_view && sc_.ddp.comm_hook != config::CommHook::ALLREDUCE);
     for (size_t l = m.layers.size(); l-- > 0;) {
       kernel(profile_.backward[l], m.layers[l].name, "backward");
+      if (split_)
+        for (double s : profile_.backward_ops[l]) hx.kernel(s, profile_.host_backward_op_s);
       if (!reducer.hooks_active()) continue;
       for (int p : layer_params_[l]) {
-        kernel(profile_.copy_in[p], "copy grad " + m.params[p].name, "ddp", Slot::COPY);
+        // autograd_hook -> mark_variable_ready on the backward thread, then the copy it launches.
+        hx.ddp_host(host_.per_gradient_hook_s);
+        if (copy_in) hx.ddp_kernel(profile_.copy_in[p].seconds, profile_.copy_in[p].seconds > 0 ? op_host : 0.0);
+        host_wait(hx.take(), "DDP autograd hook " + m.params[p].name, Slot::DDP_HOOK);
+        if (copy_in) kernel(profile_.copy_in[p], "copy grad " + m.params[p].name, "ddp", Slot::COPY);
         const auto r = reducer.mark_ready(p);
         if (r.ready_bucket < 0) continue;
-        mark(Mark::BUCKET_READY, r.ready_bucket);
-        for (size_t i = 0; i < r.launched.size(); ++i)
-          launch_bucket(st, static_cast<size_t>(r.launched[i]), r.launch_used_map && i + 1 == r.launched.size());
+        if (ddp_) mark(Mark::BUCKET_READY, r.ready_bucket);
+        for (size_t i = 0; i < r.launched.size(); ++i) {
+          // mark_bucket_ready -> all_reduce_bucket: the Reducer's per-bucket work and the call.
+          hx.ddp_host(host_.per_bucket_s + one_rank_call_s_);
+          host_wait(hx.take(), "DDP bucket " + std::to_string(r.launched[i]) + " (Reducer, hook call)",
+                    Slot::DDP_BUCKET);
+          if (ddp_)
+            launch_bucket(st, static_cast<size_t>(r.launched[i]), r.launch_used_map && i + 1 == r.launched.size());
+          else  // the hook still runs its own kernels before the one-rank call
+            for (const auto& h : (*st.comm)[static_cast<size_t>(r.launched[i])].at_launch)
+              kernel(h.kernel, h.name, "comm hook");
+        }
       }
     }
     mark(Mark::BACKWARD_END);
@@ -192,9 +246,11 @@ class DdpBuilder {
 
     if (reducer.hooks_active()) {
       // finalize_backward: the compute stream waits for every bucket (and the used map).
-      std::vector<int> waits;
-      for (size_t b = 0; b < reducer.finalize_waits(); ++b) waits.push_back(jobs_[1 + b]);
-      wait(waits, Slot::FINALIZE_WAIT);
+      if (ddp_) {
+        std::vector<int> waits;
+        for (size_t b = 0; b < reducer.finalize_waits(); ++b) waits.push_back(jobs_[1 + b]);
+        wait(waits, Slot::FINALIZE_WAIT);
+      }
       if (reducer.copies_out())
         for (size_t b = 0; b < nb; ++b) {
           gpu::Kernel k;
@@ -202,7 +258,9 @@ class DdpBuilder {
             k.seconds += profile_.copy_out[p].seconds;
             k.shape.memory_s += profile_.copy_out[p].shape.memory_s;
             k.shape.overhead_s += profile_.copy_out[p].shape.overhead_s;
+            hx.ddp_kernel(profile_.copy_out[p].seconds, profile_.copy_out[p].seconds > 0 ? op_host : 0.0);
           }
+          host_wait(hx.take(), "DDP finalize_backward launches", Slot::DDP_HOOK);
           kernel(k, "copy bucket " + std::to_string(b) + " to grads", "ddp", Slot::COPY);
         }
     }
@@ -293,6 +351,9 @@ class DdpBuilder {
   Plan p_;
   bool ddp_ = false;
   int streams_ = 0;
+  ddp::HostCosts host_;         // zero under CUDA graphs
+  double one_rank_call_s_ = 0;  // world size 1: the collective call on the one-rank group
+  bool split_ = false;          // the profile separates host dispatch from GPU time
   int si_ = 0;
   std::vector<int> jobs_;  // task of each collective record of the current micro-step
   std::vector<std::vector<int>> layer_params_;
@@ -363,8 +424,8 @@ ZeroSteps zero_steps(const config::Scenario& sc, const gpu::ComputeProfile& prof
 }
 
 Plan build_ddp(const config::Scenario& scenario, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps,
-               int ranks) {
-  return DdpBuilder(scenario, profile, steps, ranks).build();
+               int ranks, const ddp::HostCosts* host_costs) {
+  return DdpBuilder(scenario, profile, steps, ranks, host_costs).build();
 }
 
 }  // namespace ddpsim::plan

@@ -18,6 +18,7 @@
 // overlap_with_ddp (torch/distributed/algorithms/ddp_comm_hooks/ddp_zero_hook.py,
 // hook_with_zero_step) the step runs at the end of the backward bucket by bucket on the owning
 // rank (bucket i on rank i % world) with one broadcast per bucket, after two warm-up iterations.
+#include "ddp/host_costs.hpp"
 #include "ddp/step_plan.hpp"
 #include "plan/step_plan.hpp"
 
@@ -25,8 +26,13 @@ namespace ddpsim::plan {
 
 // Builds the plan for `ranks` simulated ranks (1: the representative rank) over the micro-steps
 // of `steps` (ddp::plan_steps). Stream 0 is the compute stream, 1 + k NCCL stream k.
+// DDP's own host work (ddp/host_costs.hpp) is charged where the GPU waits for it, as HOST tasks
+// (slots DDP_FORWARD, DDP_HOOK, DDP_BUCKET): DDP.forward's work at the forward's start, each
+// gradient's autograd hook before its copy, each bucket's Reducer work (and, at world size 1, the
+// one-rank collective call) before its launch. The Reducer runs at world size 1 too (hooks,
+// copies), without jobs. `host_costs` null: ddp::measured_host_costs().
 Plan build_ddp(const config::Scenario& scenario, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps,
-               int ranks);
+               int ranks, const ddp::HostCosts* host_costs = nullptr);
 
 // ZeroRedundancyOptimizer's pieces the DDP plan uses (exposed for the tests).
 struct ZeroSteps {

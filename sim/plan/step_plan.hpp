@@ -76,7 +76,20 @@ enum class TaskKind {
 
 // Where a task's time goes in the rank's record of the micro-step (report/timeline.hpp).
 // PARAM_SYNC_WAIT: waiting for parameter broadcasts after an optimizer step (ZeroRedundancyOptimizer).
-enum class Slot { NONE, H2D, COPY, TRAVERSAL, BCAST_WAIT, FINALIZE_WAIT, STALL, PARAM_SYNC_WAIT };
+// DDP_FORWARD / DDP_HOOK / DDP_BUCKET: the GPU's wait for DDP's own host work (ddp/host_costs.hpp).
+enum class Slot {
+  NONE,
+  H2D,
+  COPY,
+  TRAVERSAL,
+  BCAST_WAIT,
+  FINALIZE_WAIT,
+  STALL,
+  PARAM_SYNC_WAIT,
+  DDP_FORWARD,
+  DDP_HOOK,
+  DDP_BUCKET
+};
 
 enum class Mark {
   NONE,

@@ -34,6 +34,10 @@ void accumulate(IterationReport& into, const IterationReport& x, double w) {
   into.comm_hidden_s += w * x.comm_hidden_s;
   into.h2d_s += w * x.h2d_s;
   into.autograd_traversal_s += w * x.autograd_traversal_s;
+  into.ddp_overhead_s += w * x.ddp_overhead_s;
+  into.ddp_forward_host_s += w * x.ddp_forward_host_s;
+  into.ddp_hook_host_s += w * x.ddp_hook_host_s;
+  into.ddp_bucket_host_s += w * x.ddp_bucket_host_s;
   into.micro_step_time_s += w * x.micro_step_time_s;
   into.comm_alone_per_sample_s += w * x.comm_alone_per_sample_s;
   into.zero_broadcast_s += w * x.zero_broadcast_s;
@@ -76,6 +80,10 @@ IterationReport iteration_report(const Timeline& t, int report) {
     rep.contention_s += rs.contention;
     rep.h2d_s += rs.h2d;
     rep.autograd_traversal_s += rs.traversal;
+    rep.ddp_forward_host_s += rs.ddp_forward;
+    rep.ddp_hook_host_s += rs.ddp_hook;
+    rep.ddp_bucket_host_s += rs.ddp_bucket;
+    rep.ddp_overhead_s += rs.copy + rs.ddp_forward + rs.ddp_hook + rs.ddp_bucket;
     rep.samples += t.batch_size;
     const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall + rs.param_sync_wait;
     rep.zero_broadcast_wait_s += rs.param_sync_wait;
@@ -200,6 +208,15 @@ void explain_iteration1(StepReport& r) {
     if (!why.empty()) why += "; ";
     why += "communication overlapping the backward slows compute kernels by " + core::format_time(s.contention_s) +
            " in the steady state against " + core::format_time(a.contention_s) + " in iteration 1";
+  }
+  // DDP's host work per bucket: more buckets in the steady state, more of it for the GPU to wait for.
+  const double host_s = s.ddp_forward_host_s + s.ddp_hook_host_s + s.ddp_bucket_host_s;
+  const double host_a = a.ddp_forward_host_s + a.ddp_hook_host_s + a.ddp_bucket_host_s;
+  if (host_s - host_a > 0) {
+    covered += host_s - host_a;
+    if (!why.empty()) why += "; ";
+    why += "DDP's host work for the steady state's " + std::to_string(s.buckets.size()) + " bucket(s) (" +
+           core::format_time(host_s) + " waited for) against iteration 1's (" + core::format_time(host_a) + ")";
   }
   if (covered + tol >= diff)
     r.iteration1_faster_because = "iteration 1 is " + core::format_time(diff) + " faster: " + why;

@@ -16,12 +16,13 @@ IterationReport iteration_report(const Timeline& t, int report);
 void fill_iterations(const Timeline& t, StepReport& into);
 // When iteration 1 is faster than the steady state, names what accounts for the difference in
 // into.iteration1_faster_because (step = compute_only + contention + straggler_wait +
-// comm_exposed + data_wait, compared term by term). Two mechanisms are named: (1) the steady
+// comm_exposed + data_wait, compared term by term). Three mechanisms are named: (1) the steady
 // state's buckets cost more all-reduce time alone than iteration 1's single bucket (each call pays
 // NCCL's latency and smaller messages run at lower bandwidth: a latency-dominated fabric), which
 // shows in comm_exposed; (2) communication overlapping the backward slows the compute kernels
-// (contention). If those two do not cover the difference the field stays empty. Called by
-// fill_iterations.
+// (contention); (3) DDP's host work the GPU waits for grows with the steady state's buckets
+// (ddp_*_host_s, part of compute_only). If those do not cover the difference the field stays
+// empty. Called by fill_iterations.
 void explain_iteration1(StepReport& r);
 
 // The whole report of a run from its Timeline (every wrapper): the case fields from the scenario,

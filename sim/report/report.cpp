@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/units.hpp"
+#include "report/prediction.hpp"
 #include "report/tables.hpp"
 
 namespace ddpsim::report {
@@ -34,6 +35,11 @@ Json iteration_json(const IterationReport& it, bool include_buckets) {
   j["data_wait_s"] = it.data_wait_s;
   j["h2d_s"] = it.h2d_s;
   j["autograd_traversal_s"] = it.autograd_traversal_s;
+  j["ddp_overhead_s"] = it.ddp_overhead_s;
+  j["ddp_overhead"] = {{"copies_s", it.ddp_copy_s},
+                       {"forward_host_s", it.ddp_forward_host_s},
+                       {"hook_host_s", it.ddp_hook_host_s},
+                       {"bucket_host_s", it.ddp_bucket_host_s}};
   j["micro_steps"] = it.micro_steps;
   j["micro_step_time_s"] = it.micro_step_time_s;
   j["comm_alone_per_sample_s"] = it.comm_alone_per_sample_s;
@@ -100,6 +106,8 @@ Json to_json(const StepReport& r, bool include_buckets) {
   // [compute]
   j["compute_scale_per"] = r.compute_scale_per;
   j["compute_provenance"] = r.compute_provenance;
+  // The likely band of the real step and what it rests on (report/prediction.hpp); DDP only.
+  if (!r.data_parallel && r.steady.step_time_s > 0) j["prediction"] = prediction_json(prediction(r));
   j["mfu"] = r.mfu();
   j["mfu_peak_dtype"] = r.mfu_peak_dtype;
   j["model_flops_per_micro_step"] = r.model_flops_per_micro_step;
@@ -291,18 +299,23 @@ std::string to_table(const StepReport& r) {
   if (r.data_parallel)
     o << "  torch.nn.DataParallel over " << r.world_size << " GPU(s): one process, GPU 0 the master\n\n";
   else if (r.world_size == 1)
-    o << "  one GPU: no DDP, no communication\n\n";
+    o << "  one GPU: DDP's hooks, bucket copies and one-rank calls, no communication\n\n";
   else
     o << "  DDP bucket_cap_mb " << r.bucket_cap_mb << ": " << s.buckets.size() << " buckets in the steady state"
       << (r.rebuilt ? " (rebuilt from the gradient-ready order)" : " (no rebuild)") << "\n\n";
   auto line = [&](const char* name, double v) { o << "  " << name << core::format_time(v) << "\n"; };
   o << "steady state (iteration " << r.steady_iteration << ")\n";
   line("step time            ", s.step_time_s);
+  if (!r.data_parallel && s.step_time_s > 0) o << "    " << prediction_text(prediction(r)) << "\n";
   line("  forward            ", s.forward_s);
   line("  backward compute   ", s.backward_compute_s);
   line("  finalize wait      ", s.finalize_wait_s);
   line("  optimizer          ", s.optimizer_s);
   line("compute only         ", s.compute_only_s);
+  if (s.ddp_overhead_s > 0)
+    o << "    DDP's own work     " << core::format_time(s.ddp_overhead_s) << " (copies "
+      << core::format_time(s.ddp_copy_s) << ", hooks " << core::format_time(s.ddp_hook_host_s) << ", buckets "
+      << core::format_time(s.ddp_bucket_host_s) << ", forward " << core::format_time(s.ddp_forward_host_s) << ")\n";
   line("comm alone           ", s.comm_alone_s);
   line("comm busy            ", s.comm_busy_s);
   line("exposed comm         ", s.exposed_comm_s);

@@ -52,8 +52,14 @@ struct IterationReport {
   double comm_hidden_s = 0;     // communication that ran under compute: comm_busy - comm_exposed
   double h2d_s = 0;             // input copy (part of compute_only)
   double autograd_traversal_s = 0;  // find_unused_parameters' graph walk (part of compute_only)
-  int micro_steps = 1;              // forward/backward passes per optimizer step (gradient accumulation)
-  double micro_step_time_s = 0;     // mean per micro-step
+  // What DDP itself costs the step (docs/commands.md, "ddp_overhead_s"): its copy kernels
+  // (ddp_copy_s) plus the compute stream's waits for its host work: DDP.forward's own work, the
+  // autograd hooks (and finalize_backward's launches), the Reducer's per-bucket work (with the
+  // one-rank call at world size 1). All part of compute_only.
+  double ddp_overhead_s = 0;
+  double ddp_forward_host_s = 0, ddp_hook_host_s = 0, ddp_bucket_host_s = 0;
+  int micro_steps = 1;           // forward/backward passes per optimizer step (gradient accumulation)
+  double micro_step_time_s = 0;  // mean per micro-step
   double comm_alone_per_sample_s = 0;
   int samples = 0;                                                          // samples per rank in this optimizer step
   std::optional<double> step_time_p50_s, step_time_p95_s, step_time_p99_s;  // explicit ranks: over the steps

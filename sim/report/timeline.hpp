@@ -19,9 +19,10 @@ struct RankStepRecord {
   double compute_only = 0;                              // every kernel at its contention-free time
   double contention = 0;                                // time lost to NCCL kernels beside compute
   double traversal = 0, h2d = 0;
-  double param_sync_wait = 0;         // waiting for parameter broadcasts (ZeroRedundancyOptimizer)
-  double backward_done = 0;           // absolute time the backward pass ended
-  std::vector<double> ready, launch;  // per bucket, absolute
+  double ddp_forward = 0, ddp_hook = 0, ddp_bucket = 0;  // waits for DDP's host work (forward, hooks, buckets)
+  double param_sync_wait = 0;                            // waiting for parameter broadcasts (ZeroRedundancyOptimizer)
+  double backward_done = 0;                              // absolute time the backward pass ended
+  std::vector<double> ready, launch;                     // per bucket, absolute
 };
 
 // One collective job (bucket chain, buffer broadcast or used-map all-reduce) in one micro-step.

@@ -119,7 +119,10 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     const Json& fit = need(cal, "ring_fit", "/calibration", file);
     const double copy_bw = need_number(cal, "copy_bandwidth_Bps", "/calibration", file);
     const double overhead = need_number(cal, "op_overhead_s", "/calibration", file);
-    const double bw = need_number(fit, "bandwidth_Bps", "/calibration/ring_fit", file);
+    // One rank: nothing crosses the link and the fit has no bandwidth (null); the copy rate stands in.
+    const double bw = ranks == 1 && fit.is_object() && fit.contains("bandwidth_Bps") && fit["bandwidth_Bps"].is_null()
+                          ? copy_bw
+                          : need_number(fit, "bandwidth_Bps", "/calibration/ring_fit", file);
     const double alpha = need_number(fit, "step_latency_s", "/calibration/ring_fit", file);
     const double base = need_number(fit, "base_latency_s", "/calibration/ring_fit", file);
     auto q = [](double v, const char* unit) {
@@ -198,6 +201,16 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     if (doc.contains("config") && doc["config"].contains("zero_grad_set_to_none") &&
         doc["config"]["zero_grad_set_to_none"].is_boolean())
       base["training"]["zero_grad_set_to_none"] = doc["config"]["zero_grad_set_to_none"];
+    // The DDP the run built: gradient views, and the comm hook it registered. scripts/ddp_cpu_bench.py
+    // always registered a hook that divides the bucket in place (default_hooks.allreduce_hook plus
+    // timestamps), also before it wrote config.comm_hook.
+    const Json cfg = doc.value("config", Json::object());
+    if (cfg.contains("gradient_as_bucket_view") && cfg["gradient_as_bucket_view"].is_boolean())
+      base["ddp"]["gradient_as_bucket_view"] = cfg["gradient_as_bucket_view"];
+    if (cfg.contains("comm_hook") && cfg["comm_hook"].is_string())
+      base["ddp"]["comm_hook"] = cfg["comm_hook"];
+    else if (doc.value("generator", "") == "scripts/ddp_cpu_bench.py")
+      base["ddp"]["comm_hook"] = "allreduce_hook";
     for (size_t i = 0; i < cases.size(); ++i) {
       const Json& c = cases[i];
       Json d = base;
@@ -249,7 +262,7 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
   out << "  cap MiB   step meas    step pred   err %   exposed meas  exposed pred   overlap meas/pred   bucket end "
          "err % (median)\n";
   Json rows = Json::array();
-  std::vector<double> step_errors;
+  std::vector<double> step_errors, overhead_errors;
   bool ok = true;
   for (size_t i = 0; i < predicted.size(); ++i) {
     const Json& p = predicted[i];
@@ -278,17 +291,39 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                          {"relative_error", err}});
       }
     }
+    // DDP's own cost: measured against the same model's no-DDP steps (when the run has them),
+    // predicted as the step over the step without DDP's own work (ddp_overhead_s); at world size 1
+    // nothing else separates the two.
+    Json overhead = nullptr;
+    const double no_ddp =
+        m.value("no_ddp_step_time_s", Json(nullptr)).is_number() ? m["no_ddp_step_time_s"].get<double>() : 0.0;
+    const double p_ddp = p.value("ddp_overhead_s", 0.0);
+    if (no_ddp > 0 && plan.ranks == 1 && ps > p_ddp) {
+      const double mo_frac = ms / no_ddp - 1, po_frac = ps / (ps - p_ddp) - 1;
+      overhead = {{"measured", mo_frac}, {"predicted", po_frac}, {"error_points", (po_frac - mo_frac) * 100}};
+      overhead_errors.push_back(std::fabs(po_frac - mo_frac));
+    }
     const bool within = std::fabs(step_err) <= tolerance;
     ok = ok && within;
     char line[240];
-    std::snprintf(
-        line, sizeof line, "  %7s %11s %11s %7.1f %13s %13s   %8s / %-8s   %6.1f%s%s\n", plan.steps[i].label.c_str(),
-        core::format_time(ms).c_str(), core::format_time(ps).c_str(), step_err * 100, core::format_time(me).c_str(),
-        core::format_time(pe).c_str(), percent_or_na(mo).c_str(), percent_or_na(po).c_str(),
-        core::median(bucket_errs) * 100, within ? "" : "   <- beyond tolerance",
-        m.contains("buckets") && m["buckets"].size() != p["buckets"].size() ? "   (bucket count differs)" : "");
+    std::snprintf(line, sizeof line, "  %7s %11s %11s %7.1f %13s %13s   %8s / %-8s   %6.1f%s%s\n",
+                  plan.steps[i].label.c_str(), core::format_time(ms).c_str(), core::format_time(ps).c_str(),
+                  step_err * 100, core::format_time(me).c_str(), core::format_time(pe).c_str(),
+                  percent_or_na(mo).c_str(), percent_or_na(po).c_str(), core::median(bucket_errs) * 100,
+                  within ? "" : "   <- beyond tolerance",
+                  plan.ranks > 1 && m.contains("buckets") && m["buckets"].size() != p["buckets"].size()
+                      ? "   (bucket count differs)"
+                      : "");
     out << line;
+    if (overhead.is_object()) {
+      char ol[160];
+      std::snprintf(ol, sizeof ol, "          DDP over no DDP: measured %.2f %%, predicted %.2f %% (%+.2f points)\n",
+                    overhead["measured"].get<double>() * 100, overhead["predicted"].get<double>() * 100,
+                    overhead["error_points"].get<double>());
+      out << ol;
+    }
     rows.push_back({{"bucket_cap", plan.steps[i].label},
+                    {"ddp_overhead", overhead},
                     {"measured",
                      {{"step_time_s", ms},
                       {"exposed_comm_s", me},
@@ -313,6 +348,10 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
   r.doc = header(plan, tolerance);
   r.doc["cases"] = rows;
   r.doc["median_abs_step_time_error"] = med;
+  if (!overhead_errors.empty()) {
+    r.doc["median_abs_ddp_overhead_error"] = core::median(overhead_errors);
+    out << "  median |DDP-over-no-DDP error| " << core::median(overhead_errors) * 100 << " points\n";
+  }
   r.text = out.str();
   verdict(r, ok);
   return r;

@@ -193,6 +193,8 @@ class BenchTest(unittest.TestCase):
                   "ar_max_bytes", "profile_mode"):
             self.assertIn(k, cfg)
         self.assertEqual(cfg["caps"], ["default", 5.0])
+        # what `ddpsim validate` simulates: the hook the run registered, no gradient views
+        self.assertEqual((cfg["comm_hook"], cfg["gradient_as_bucket_view"]), ("allreduce_hook", False))
         cal = doc["calibration"]
         self.assertGreater(cal["copy_bandwidth_Bps"], 0)
         self.assertGreater(cal["op_overhead_s"], 0)
@@ -237,6 +239,9 @@ class BenchTest(unittest.TestCase):
             self.assertLessEqual(c["backward_end_s"], c["step_time_s"])
             self.assertEqual(len(c["step_times_s"]), 2)
             self.assertEqual(len(c["compute_only_times_s"]), 2)
+            # the same model without DDP, one step after each compute-only step
+            self.assertEqual(len(c["no_ddp_step_times_s"]), 2)
+            self.assertGreater(c["no_ddp_step_time_s"], 0.0)
             bs = c["buckets"]
             self.assertGreaterEqual(len(bs), 2)
             self.assertEqual([b["index"] for b in bs], list(range(len(bs))))

@@ -243,7 +243,8 @@ TEST(Compare, TiesAreNotedWithTheReason) {
       "compare default --set training.batch_size=8 --set simulation.backend=flow --nodes 2 --cluster ideal=dgx-h100 "
       "--cluster 'ft21=dgx-h100:fabric.topology=fat_tree,fabric.nics_per_leaf=16,fabric.oversubscription=2:1' -q");
   ASSERT_EQ(t.code, 0) << t.out;
-  EXPECT_NE(t.out.find("fastest: a tie, any of ideal x2, ft21 x2 within 1 %"), std::string::npos) << t.out;
+  // Within the rows' prediction resolution, 3.4 % (report/prediction.cpp).
+  EXPECT_NE(t.out.find("fastest: a tie, any of ideal x2, ft21 x2 within 3.4 %"), std::string::npos) << t.out;
 }
 
 // Two NICs per DGX H100 instead of eight: the same GPUs (compute equal), so the why block names a

@@ -87,7 +87,8 @@ TEST(Decide, DifferencesUnderOnePercentAreFlat) {
 
 TEST(Decide, ThePredictionBandSetsTheToleranceWhenThereIsOne) {
   Json rows = Json::array({row(0, 1, 0.100, 10), row(1, 1, 0.103, 10)});
-  rows[0]["prediction"] = {{"band_s", 0.005}};  // +-5 ms on 100 ms: 5 %
+  // A run report's prediction: its band and the resolution its validation gives (5 %).
+  rows[0]["prediction"] = {{"band_s", {0.095, 0.110}}, {"resolution", 0.05}};
   auto ds = decide(rows, {}, one_group, ran);
   EXPECT_DOUBLE_EQ(ds[0].tolerance, 0.05);
   EXPECT_EQ(ds[0].tolerance_source, "prediction band");
@@ -95,6 +96,11 @@ TEST(Decide, ThePredictionBandSetsTheToleranceWhenThereIsOne) {
   DecideOptions o;
   o.tolerance = 0.01;  // an explicit tolerance wins over the band
   EXPECT_FALSE(decide(rows, o, one_group, ran)[0].is_flat());
+  // A prediction without a resolution (or a non-positive one) leaves the 1 % default.
+  rows[0]["prediction"] = {{"band_s", {0.095, 0.110}}};
+  EXPECT_EQ(decide(rows, {}, one_group, ran)[0].tolerance_source, "default");
+  rows[0]["prediction"]["resolution"] = 0.0;
+  EXPECT_DOUBLE_EQ(decide(rows, {}, one_group, ran)[0].tolerance, 0.01);
 }
 
 TEST(Decide, AMissingFigureIsAnErrorNeverZero) {

@@ -157,6 +157,7 @@ TEST(SettingNames, EveryNameParsesToItsValueAndPrintsBack) {
                                   [](const config::Scenario& s) { return s.training.compute_dtype; });
   expect_round_trip<CommHook>("ddp.comm_hook", config::comm_hook_names(),
                               {{"allreduce", CommHook::ALLREDUCE},
+                               {"allreduce_hook", CommHook::ALLREDUCE_HOOK},
                                {"fp16_compress", CommHook::FP16_COMPRESS},
                                {"bf16_compress", CommHook::BF16_COMPRESS},
                                {"powersgd", CommHook::POWERSGD},
@@ -213,8 +214,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadName{"ddp.comm_hook=fp8_compress",
                               "/ddp/comm_hook",
                               "\"fp8_compress\"",
-                              {"allreduce", "fp16_compress", "bf16_compress", "powersgd", "quantize_per_tensor",
-                               "quantize_per_channel"}},
+                              {"allreduce", "allreduce_hook", "fp16_compress", "bf16_compress", "powersgd",
+                               "quantize_per_tensor", "quantize_per_channel"}},
                       BadName{"training.wrapper=fsdp", "/training/wrapper", "\"fsdp\"", {"ddp", "data_parallel"}},
                       BadName{"collective.model=tree", "/collective/model", "\"tree\"", {"nccl", "ring"}}));
 

@@ -38,6 +38,24 @@ HookCosts costs() {
   return c;
 }
 
+TEST(CommHooks, AllreduceHookDividesTheBucketInPlaceBeforeTheAllReduce) {
+  // default_hooks.allreduce_hook: tensor.div_(world_size), then all_reduce of the whole bucket.
+  auto m = model();
+  config::DdpSettings ddp;
+  ddp.comm_hook = config::CommHook::ALLREDUCE_HOOK;
+  const Bucket b = all(m);
+  auto c = plan_bucket_comm(b, m, ddp, true, costs());
+  ASSERT_EQ(c.at_launch.size(), 1u);
+  // float32: read 4 + write 4 bytes per element = 2 x the bucket, at 1 TB/s x the default
+  // memory efficiency 0.8.
+  EXPECT_NEAR(c.at_launch[0].kernel.shape.memory_s, 2 * b.bytes / (1e12 * 0.8), 1e-15);
+  ASSERT_EQ(c.chain.size(), 1u);
+  EXPECT_EQ(c.chain[0].bytes, b.bytes);
+  // No hook registered: the Reducer divides while copying in; nothing at launch.
+  ddp.comm_hook = config::CommHook::ALLREDUCE;
+  EXPECT_TRUE(plan_bucket_comm(b, m, ddp, true, costs()).at_launch.empty());
+}
+
 TEST(CommHooks, PowerSgdSplitFollowsShouldCompress) {
   auto m = model();
   auto s = powersgd_split(all(m), m, 1, 2.0);

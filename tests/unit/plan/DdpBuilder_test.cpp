@@ -38,6 +38,9 @@ const char* slot_name(Slot s) {
     case Slot::FINALIZE_WAIT: return " [finalize_wait]";
     case Slot::STALL: return " [stall]";
     case Slot::PARAM_SYNC_WAIT: return " [param_sync_wait]";
+    case Slot::DDP_FORWARD: return " [ddp_forward]";
+    case Slot::DDP_HOOK: return " [ddp_hook]";
+    case Slot::DDP_BUCKET: return " [ddp_bucket]";
   }
   return "?";
 }
@@ -81,6 +84,9 @@ std::vector<std::string> describe(const Plan& p, int si) {
   }
   return out;
 }
+
+// The plans' structure without DDP's host work (tested on its own below).
+const ddp::HostCosts kNoHost{};
 
 gpu::Kernel k(double s) {
   gpu::Kernel x;
@@ -150,7 +156,7 @@ struct Fixture {
 
 TEST(DdpBuilder, OneSyncedStepLaunchesBucketsAsTheReducerReadiesThemThenFinalizes) {
   Fixture f(2, 2);
-  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost);
   ASSERT_EQ(p.streams.size(), 2u);
   EXPECT_EQ(p.streams[0].kind, StreamKind::COMPUTE);
   EXPECT_EQ(p.streams[1].kind, StreamKind::COLLECTIVE);
@@ -193,7 +199,7 @@ TEST(DdpBuilder, OneSyncedStepLaunchesBucketsAsTheReducerReadiesThemThenFinalize
 
 TEST(DdpBuilder, NoSyncMicroStepsNeitherCopyNorCommunicateNorStep) {
   Fixture f(2, 2, 2);
-  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost);
   ASSERT_EQ(p.steps.size(), 2u);
   EXPECT_FALSE(p.steps[0].sync);
   const std::vector<std::string> want = {
@@ -208,16 +214,129 @@ TEST(DdpBuilder, NoSyncMicroStepsNeitherCopyNorCommunicateNorStep) {
   EXPECT_EQ(describe(p, 1).size(), 26u);  // the synced one, as above
 }
 
-TEST(DdpBuilder, OneGpuHasNoCollectivesAndNoStreamsBesidesCompute) {
+TEST(DdpBuilder, OneGpuRunsTheReducerWithoutCollectives) {
+  // DDP at world size 1 still hooks every gradient, copies it into its bucket and back, and calls
+  // the collective on its one-rank group (reducer.cpp runs unchanged); nothing crosses processes.
   Fixture f(1, 1);
-  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  f.sc.collective.model = config::CollectiveModelKind::RING;
+  f.sc.collective.base_latency = 0.25;  // the one-rank call
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost);
   EXPECT_EQ(p.streams.size(), 1u);
   EXPECT_TRUE(p.groups.empty());
-  for (const auto& t : p.tasks) {
-    EXPECT_NE(t.kind, TaskKind::COLLECTIVE);
-    EXPECT_NE(t.kind, TaskKind::WAIT);
-    EXPECT_EQ(t.name.rfind("copy", 0), std::string::npos) << t.name;  // no DDP hooks
-  }
+  const std::vector<std::string> want = {
+      "MARK STEP_BEGIN",
+      "KERNEL input to GPU 0.5 unscaled [h2d]",
+      "MARK FORWARD_BEGIN",
+      "KERNEL L0 1",
+      "KERNEL L1 2",
+      "MARK FORWARD_END",
+      "MARK BACKWARD_BEGIN",
+      "KERNEL L1 4",
+      "KERNEL copy grad p2 0.3 [copy]",
+      "KERNEL copy grad p1 0.2 [copy]",
+      "HOST DDP bucket 0 (Reducer, hook call) 0.25 [ddp_bucket]",
+      "KERNEL L0 3",
+      "KERNEL copy grad p0 0.1 [copy]",
+      "HOST DDP bucket 1 (Reducer, hook call) 0.25 [ddp_bucket]",
+      "MARK BACKWARD_END",
+      "KERNEL copy bucket 0 to grads 0.06 [copy]",
+      "KERNEL copy bucket 1 to grads 0.01 [copy]",
+      "MARK OPTIMIZER_BEGIN",
+      "KERNEL optimizer step (sgd) 6",
+      "MARK OPTIMIZER_END",
+      "MARK STEP_END",
+  };
+  EXPECT_EQ(describe(p, 0), want);
+  // NCCL: the host's launch of the one-rank call (collectives/nccl_model.hpp, 5 us).
+  f.sc.collective.model = config::CollectiveModelKind::NCCL;
+  EXPECT_EQ(describe(build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost), 0)[10],
+            "HOST DDP bucket 0 (Reducer, hook call) 5e-06 [ddp_bucket]");
+}
+
+TEST(DdpBuilder, HostWorkIsExposedInFullWithoutAHostGpuSplit) {
+  // A profile without per-op host times (measured, or a CPU rank): the GPU waits for every second
+  // of DDP's host work, where PyTorch does it. Costs by hand: forward 0.7, hook 0.05 per
+  // gradient, 0.125 per bucket.
+  Fixture f(2, 2);
+  const ddp::HostCosts c{0.05, 0.125, 0.7};
+  const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  const std::vector<std::string> want = {
+      "MARK STEP_BEGIN",
+      "KERNEL input to GPU 0.5 unscaled [h2d]",
+      "MARK FORWARD_BEGIN",
+      "HOST DDP forward (_pre_forward, prepare_for_backward) 0.7 [ddp_forward]",
+      "KERNEL L0 1",
+      "KERNEL L1 2",
+      "MARK FORWARD_END",
+      "MARK BACKWARD_BEGIN",
+      "KERNEL L1 4",
+      "HOST DDP autograd hook p2 0.05 [ddp_hook]",
+      "KERNEL copy grad p2 0.3 [copy]",
+      "HOST DDP autograd hook p1 0.05 [ddp_hook]",
+      "KERNEL copy grad p1 0.2 [copy]",
+      "MARK BUCKET_READY 0",
+      "HOST DDP bucket 0 (Reducer, hook call) 0.125 [ddp_bucket]",
+      "MARK BUCKET_LAUNCH 0",
+      "JOB bucket 0 on 1 record 1: all-reduce 0=2000",
+      "KERNEL L0 3",
+      "HOST DDP autograd hook p0 0.05 [ddp_hook]",
+      "KERNEL copy grad p0 0.1 [copy]",
+      "MARK BUCKET_READY 1",
+      "HOST DDP bucket 1 (Reducer, hook call) 0.125 [ddp_bucket]",
+      "MARK BUCKET_LAUNCH 1",
+      "JOB bucket 1 on 1 record 2: all-reduce 1=400",
+      "MARK BACKWARD_END",
+      "WAIT bucket 0 bucket 1 [finalize_wait]",
+      "KERNEL copy bucket 0 to grads 0.06 [copy]",
+      "KERNEL copy bucket 1 to grads 0.01 [copy]",
+      "MARK OPTIMIZER_BEGIN",
+      "KERNEL optimizer step (sgd) 6",
+      "MARK OPTIMIZER_END",
+      "MARK STEP_END",
+  };
+  EXPECT_EQ(got, want);
+  // Under CUDA graphs the replayed step runs no hooks: no host work at all.
+  f.sc.training.cuda_graphs = true;
+  for (const auto& line : describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0))
+    EXPECT_EQ(line.rfind("HOST", 0), std::string::npos) << line;
+}
+
+TEST(DdpBuilder, WithAHostGpuSplitOnlyTheGpusExtraWaitIsCharged) {
+  // Per-op host times (0.5 per backward op, 0.25 per forward op) and GPU times per op: the host
+  // and the GPU as one queue (ddp::HostExposure). Forward: L0 one op of 1, L1 one op of 2.
+  // Backward: L1 one op of 4, L0 one op of 3. Copies in 0.3/0.2/0.1, out 0.01/0.02/0.04.
+  Fixture f(2, 2);
+  f.prof.forward_ops = {{1}, {2}};
+  f.prof.backward_ops = {{3}, {4}};
+  f.prof.host_forward_op_s = 0.25;
+  f.prof.host_backward_op_s = 0.5;
+  const ddp::HostCosts c{0.05, 0.125, 0.7};
+  const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  // By hand (host h, GPU g; "with" queue; the plain queue has the same kernels without DDP):
+  // forward: DDP work h = 0.7 at the start, the GPU (free at 0) waits 0.7 -> HOST 0.7.
+  //   L0: h 0.95, g starts 0.95 (plain: h 0.25, g 0.25..1.25); L1: h 1.2, g 1.95..3.95
+  //   (plain: h 0.5, g 1.25..3.25). Waits so far: with 0.95, plain 0.25; taken 0.7.
+  // backward L1: h 1.7, g 3.95..7.95 (plain h 1.0, g 3.25..7.25).
+  //   hook p2: h 1.75; copy p2 launched at h 2.25, g 7.95..8.25; probe: h 2.25 < g: no wait.
+  //   hook p1: h 2.3, copy at 2.8, g ..8.45: no wait. Bucket 0: h 2.925: no wait.
+  // L0: h 3.425, g 8.45..11.45 (plain h 1.5, g 7.25..10.25); hook p0 h 3.475, copy h 3.975,
+  //   g ..11.55; bucket 1 h 4.1: no wait. Copies out at h 4.6 (p2, p1: g ..11.61) and 5.1 (p0):
+  //   no wait. So only the forward's 0.7 is exposed: the backward is GPU-bound.
+  int host = 0;
+  for (const auto& line : got)
+    if (line.rfind("HOST", 0) == 0) {
+      ++host;
+      EXPECT_EQ(line, "HOST DDP forward (_pre_forward, prepare_for_backward) 0.7 [ddp_forward]");
+    }
+  EXPECT_EQ(host, 1);
+  // A launch-bound backward: host 5 per backward op. With: after the forward h 1.2, g 3.95;
+  // L1 op h 6.2, g 6.2..10.2 (plain: h 0.5 -> 5.5, g 5.5..9.5; waits with 0.95 + 2.25 = 3.2,
+  // plain 0.25 + 2.25 = 2.5). hook p2 h 6.25, copy h 11.25 > g 10.2: waits 1.05 -> HOST 1.05
+  // (with - plain - taken = 3.2 + 1.05 - 2.5 - 0.7); g 11.25..11.55.
+  f.prof.host_backward_op_s = 5;
+  const auto lb = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  ASSERT_GT(lb.size(), 9u);
+  EXPECT_EQ(lb[9], "HOST DDP autograd hook p2 1.05 [ddp_hook]");
 }
 
 TEST(DdpBuilder, UnusedParametersStreamsAndOneHardwareQueue) {
@@ -227,7 +346,7 @@ TEST(DdpBuilder, UnusedParametersStreamsAndOneHardwareQueue) {
   f.sc.streams.comm_streams = 2;
   f.sc.streams.cuda_device_max_connections = 1;
   for (auto& s : f.steps.steps) s.used_map_allreduce = true;
-  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost);
   ASSERT_EQ(p.streams.size(), 3u);
   const auto got = describe(p, 0);
   const std::vector<std::string> want = {
@@ -269,13 +388,13 @@ TEST(DdpBuilder, BufferBroadcastFromRankZeroBeforeTheForward) {
   Fixture f(2, 2);
   f.sc.model.buffers.resize(1);
   f.sc.model.buffers[0].numel = 10;  // float32: 40 bytes
-  const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1), 0);
+  const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost), 0);
   ASSERT_GE(got.size(), 5u);
   EXPECT_EQ(got[2], "JOB broadcast buffers on 1 record 0: broadcast=40");
   EXPECT_EQ(got[3], "WAIT broadcast buffers [bcast_wait]");
   EXPECT_EQ(got[4], "MARK FORWARD_BEGIN");
   f.sc.ddp.broadcast_buffers = false;
-  EXPECT_EQ(describe(build_ddp(f.sc, f.prof, f.steps, 1), 0)[2], "MARK FORWARD_BEGIN");
+  EXPECT_EQ(describe(build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost), 0)[2], "MARK FORWARD_BEGIN");
 }
 
 // ZeroRedundancyOptimizer._partition_parameters: parameters sorted by numel, largest first, each
@@ -284,7 +403,7 @@ TEST(DdpBuilder, BufferBroadcastFromRankZeroBeforeTheForward) {
 TEST(DdpBuilder, ZeroStepsTheShardThenBroadcastsEveryRanksParameters) {
   Fixture f(2, 2);
   f.sc.training.zero_redundancy_optimizer.enabled = true;
-  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost);
   const auto got = describe(p, 0);
   const std::vector<std::string> tail = {
       "MARK OPTIMIZER_BEGIN",
@@ -308,7 +427,7 @@ TEST(DdpBuilder, ZeroStepsTheShardThenBroadcastsEveryRanksParameters) {
   EXPECT_GT(z.max_shard_step, 0);
   for (const auto& s : z.shard_step) EXPECT_LE(s.seconds, z.max_shard_step);
   // Every rank simulated: no gate standing for the others.
-  const Plan all = build_ddp(f.sc, f.prof, f.steps, 4);
+  const Plan all = build_ddp(f.sc, f.prof, f.steps, 4, &kNoHost);
   for (const auto& t : all.tasks) EXPECT_EQ(t.gate.from, -1);
   // parameters_as_bucket_view: one flat bucket per rank, a 1-element dummy for rank 3.
   f.sc.training.zero_redundancy_optimizer.parameters_as_bucket_view = true;
@@ -324,7 +443,7 @@ TEST(DdpBuilder, ZeroOverlapStepsEachBucketOnItsOwnerInTheLastHook) {
   Fixture f(1, 2, 1, true);
   f.sc.training.zero_redundancy_optimizer.enabled = true;
   f.sc.training.zero_redundancy_optimizer.overlap_with_ddp = true;
-  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1);
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost);
   EXPECT_EQ(p.report_iteration, (std::vector<int>{1, 3}));
   EXPECT_EQ(p.steps[1].iteration, 3);
   for (const auto& line : describe(p, 0)) EXPECT_EQ(line.find("ZeRO"), std::string::npos) << line;

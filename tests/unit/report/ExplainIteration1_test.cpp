@@ -32,6 +32,25 @@ TEST(ExplainIteration1, SlowerIterationOneNeedsNoReason) {
   EXPECT_TRUE(r.iteration1_faster_because.empty());
 }
 
+TEST(ExplainIteration1, DdpHostWorkPerBucketIsNamed) {
+  // One GPU: no communication; 20 buckets cost 20 x 8.67 us of host work the GPU waits for, one
+  // bucket 8.67 us (part of compute_only): iteration 1 is 19 x 8.67 us faster.
+  StepReport r = base();
+  r.iteration1.comm_exposed_s = r.iteration1.comm_alone_s = 0;
+  r.iteration1.ddp_bucket_host_s = 8.67e-6;
+  r.steady.ddp_bucket_host_s = 20 * 8.67e-6;
+  r.steady.compute_only_s += 19 * 8.67e-6;
+  sum(r.iteration1);
+  sum(r.steady);
+  explain_iteration1(r);
+  EXPECT_NE(r.iteration1_faster_because.find("DDP's host work for the steady state's 20 bucket(s)"), std::string::npos)
+      << r.iteration1_faster_because;
+  // Less host work than the difference: not explained.
+  r.steady.ddp_bucket_host_s = 10 * 8.67e-6;
+  explain_iteration1(r);
+  EXPECT_TRUE(r.iteration1_faster_because.empty());
+}
+
 TEST(ExplainIteration1, LatencyDominatedBucketsAreNamed) {
   StepReport r = base();
   r.steady.comm_alone_s = 0.040;  // 20 buckets pay the per-call latency

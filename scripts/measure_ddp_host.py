@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""Measure what torch DistributedDataParallel itself costs on this CPU (torch 1.13); prints JSON.
+
+What sim/ddp/host_costs.hpp takes from it (docs/accuracy.md, "DDP's own costs"):
+- per_gradient_hook_s: the Reducer's work per gradient on the backward thread with
+  gradient_as_bucket_view=True (autograd_hook -> mark_variable_ready -> mark_variable_ready_dense
+  with no copy: the gradient already is the bucket view), per tensor;
+- per_gradient_copies_s: what gradient_as_bucket_view=False adds per tensor (the copy into the
+  bucket, at::mul_out by 1/world_size, and the copy back out in finalize_backward), per tensor, at
+  a size where the bytes are negligible (16x16 float32 weights): the two ops' fixed costs;
+- reducer_per_bucket_s: per_bucket_s less allreduce_one_rank_s (dist.all_reduce of 1 KiB on the
+  one-rank group, async + future wait, measured alone): the Reducer's own share;
+- per_bucket_s: per bucket at world size 1 (mark_bucket_ready -> all_reduce_bucket: the comm
+  hook / allreduce on the one-rank group, its Work and future, the then() callback, and
+  finalize_bucket_dense), from the regression over bucket counts;
+- forward_s: DDP.forward's extra time per step (_pre_forward / prepare_for_forward, the rebuild
+  check, logging, prepare_for_backward, _find_tensors over the output), constant part.
+
+Method (named here because the numbers come from it): a chain of L nn.Linear(16, 16) (2L
+parameter tensors, batch 4) trained without DDP, with DDP (gloo, world size 1,
+gradient_as_bucket_view False) and with DDP (gradient_as_bucket_view True), the three interleaved
+step by step and the cases round robin, so that machine load hits them alike; forward and backward timed separately
+(time.perf_counter), medians over --reps steps after warm-up (the buckets are rebuilt at
+iteration 2 in torch 1.13). Bucket counts are set with bucket_cap_mb and
+dist._DEFAULT_FIRST_BUCKET_BYTES (the 1 MiB first-bucket limit would otherwise hold the whole
+model). Per case d_bwd = the median over steps of (DDP backward - the plain backward run just
+before it): pairing adjacent steps cancels changes of machine load; then least squares
+d_bwd = c0 + c_t * tensors + c_b * buckets over the cases (numpy.linalg.lstsq), and the same for
+the forward. torch.set_num_threads(1).
+
+The machine may be shared with other work while this runs: the load average at start and end is
+in the output, and the per-case medians are listed so that scatter can be judged.
+
+Usage: /usr/bin/python3 scripts/measure_ddp_host.py [--reps 30] [-o out.json]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+
+LAYER_BYTES = (16 * 16 + 16) * 4  # one nn.Linear(16, 16): weight + bias, float32
+
+
+def build(layers, seed=0):
+    import torch
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(*[torch.nn.Linear(16, 16) for _ in range(layers)])
+
+
+def cap_for(layers_per_bucket):
+    # A bucket closes once its size reaches the limit (_compute_bucket_assignment_by_size):
+    # just under k layers' bytes closes it after exactly k layers.
+    return layers_per_bucket * LAYER_BYTES - 100
+
+
+def make_case(layers, layers_per_bucket):
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    cap = cap_for(layers_per_bucket)
+    # The Reducer keeps the first-bucket limit it was built with (its rebuild at iteration 2 uses it).
+    dist._DEFAULT_FIRST_BUCKET_BYTES = cap
+    runs = {"plain": build(layers),
+            "ddp": DDP(build(layers), bucket_cap_mb=cap / float(1 << 20), gradient_as_bucket_view=False),
+            "ddp_view": DDP(build(layers), bucket_cap_mb=cap / float(1 << 20), gradient_as_bucket_view=True)}
+    return {"layers": layers, "per": layers_per_bucket, "cap": cap, "x": torch.randn(4, 16), "runs": runs,
+            "times": {k: {"forward": [], "backward": []} for k in runs}}
+
+
+def step(m, x, rec):
+    m.zero_grad(set_to_none=False)
+    t0 = time.perf_counter()
+    out = m(x)
+    t1 = time.perf_counter()
+    loss = out.sum()
+    t2 = time.perf_counter()
+    loss.backward()
+    t3 = time.perf_counter()
+    if rec is not None:
+        rec["forward"].append(t1 - t0)
+        rec["backward"].append(t3 - t2)
+
+
+def case_result(c):
+    layers, times, ddp = c["layers"], c["times"], c["runs"]["ddp"]
+    buckets = -(-layers // c["per"])
+    info = ddp._get_ddp_logging_data() if hasattr(ddp, "_get_ddp_logging_data") else {}
+    sizes = info.get("rebuilt_bucket_sizes") or info.get("bucket_sizes")
+    if isinstance(sizes, str):
+        counted = len([s for s in sizes.split(",") if s.strip()])
+        if counted != buckets:
+            raise RuntimeError("layers %d, %d per bucket: DDP made %d buckets, expected %d (%s)"
+                               % (layers, c["per"], counted, buckets, sizes))
+    med = {k: {p: statistics.median(v) for p, v in t.items()} for k, t in times.items()}
+
+    def paired(run, phase):
+        # Median of the step-by-step differences: the two steps ran back to back, so a change of
+        # machine load between steps cancels (the machine may be shared).
+        return statistics.median(a - b for a, b in zip(times[run][phase], times["plain"][phase]))
+    return {"layers": layers, "tensors": 2 * layers, "buckets": buckets, "cap_bytes": c["cap"],
+            "ddp_bucket_sizes": sizes, "median_s": med,
+            "d_backward_s": paired("ddp", "backward"),
+            "d_backward_view_s": paired("ddp_view", "backward"),
+            "d_forward_s": paired("ddp", "forward")}
+
+
+def allreduce_one_rank(reps):
+    """dist.all_reduce of 1 KiB on the one-rank group: the collective's own share of a bucket."""
+    import torch
+    import torch.distributed as dist
+    t = torch.ones(256)
+    for _ in range(5):
+        dist.all_reduce(t)
+    ts = []
+    for _ in range(reps):
+        a = time.perf_counter()
+        dist.all_reduce(t, async_op=True).get_future().wait()
+        ts.append(time.perf_counter() - a)
+    return statistics.median(ts)
+
+
+def fit(rows, key):
+    import numpy as np
+    a = np.array([[1.0, r["tensors"], r["buckets"]] for r in rows])
+    y = np.array([r[key] for r in rows])
+    coef, *_ = np.linalg.lstsq(a, y, rcond=None)
+    resid = y - a @ coef
+    return {"constant_s": float(coef[0]), "per_tensor_s": float(coef[1]), "per_bucket_s": float(coef[2]),
+            "max_abs_residual_s": float(max(abs(resid)))}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=4)
+    ap.add_argument("-o", "--output", default="-")
+    args = ap.parse_args(argv)
+    if args.reps < 3 or args.warmup < 3:
+        sys.stderr.write("measure_ddp_host.py: --reps and --warmup must be >= 3 (buckets rebuild at step 2)\n")
+        return 2
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    load0 = os.getloadavg()[0]
+    store = tempfile.NamedTemporaryFile(prefix="ddp-host-store-", delete=False).name
+    dist.init_process_group("gloo", init_method="file://" + store, rank=0, world_size=1)
+    # (layers, layers per bucket): tensors vary at one bucket, buckets vary at 200 layers.
+    plan = [(25, 25), (50, 50), (100, 100), (200, 200), (200, 20), (200, 4), (200, 1), (100, 1)]
+    t0 = time.time()
+    cases = [make_case(layers, per) for layers, per in plan]
+    for c in cases:
+        for _ in range(args.warmup):
+            for m in c["runs"].values():
+                step(m, c["x"], None)
+    # Round robin over the cases, each case's three runs back to back: load bursts hit all alike.
+    for _ in range(args.reps):
+        for c in cases:
+            for k, m in c["runs"].items():
+                step(m, c["x"], c["times"][k])
+    rows = [case_result(c) for c in cases]
+    for r in rows:
+        sys.stderr.write("  L=%d buckets=%d: d_bwd %.1f us (view %.1f us), d_fwd %.1f us\n"
+                         % (r["layers"], r["buckets"], r["d_backward_s"] * 1e6,
+                            r["d_backward_view_s"] * 1e6, r["d_forward_s"] * 1e6))
+    bwd, view, fwd = fit(rows, "d_backward_s"), fit(rows, "d_backward_view_s"), fit(rows, "d_forward_s")
+    ar1 = allreduce_one_rank(4 * args.reps)
+    doc = {
+        "format": "ddpsim-ddp-host/1",
+        "torch_version": torch.__version__,
+        "method": "DDP(gloo, world size 1) vs plain nn.Sequential of nn.Linear(16,16), interleaved, "
+                  "medians over %d steps; least squares over tensors and buckets" % args.reps,
+        "load_average_1m": {"start": load0, "end": os.getloadavg()[0]},
+        "wall_s": time.time() - t0,
+        "cases": rows,
+        "fit_backward": bwd,
+        "fit_backward_view": view,
+        "fit_forward": fwd,
+        "per_gradient_hook_s": view["per_tensor_s"],
+        "per_gradient_copies_s": bwd["per_tensor_s"] - view["per_tensor_s"],
+        "per_bucket_s": bwd["per_bucket_s"],
+        "allreduce_one_rank_s": ar1,
+        "reducer_per_bucket_s": bwd["per_bucket_s"] - ar1,
+        "forward_s": fwd["constant_s"],
+        "forward_per_tensor_s": fwd["per_tensor_s"],
+        "forward_per_bucket_s": fwd["per_bucket_s"],
+    }
+    text = json.dumps(doc, indent=1) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w") as f:
+            f.write(text)
+    sys.stdout.flush()
+    os.unlink(store)
+    # ~Reducer -> ~ProcessGroupGloo can hang at interpreter exit (scripts/spawn_guard.py): leave now.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+#include "report/prediction.hpp"
+
+#include <algorithm>
+
+#include "core/units.hpp"
+#include "report/report.hpp"
+
+namespace ddpsim::report {
+
+// Every figure below is a validation result in docs/accuracy.md ("The prediction band"); e is the
+// truth against the prediction, truth = predicted x (1 + e). A prediction x % too fast (step time
+// error (predicted - measured) / measured = -x) is e = 1 / (1 - x) - 1; a throughput x % too high
+// is e = x.
+
+BandPart compute_part(const std::string& provenance, double compute_scale) {
+  BandPart p;
+  p.part = "compute";
+  if (compute_scale != 1.0) {
+    // The compute is scaled so that one GPU's step equals the measured one: exact there by construction.
+    p.kind = "calibrated";
+    p.validation = "scaled to the measured single-GPU step (exact at one GPU by construction)";
+    return p;
+  }
+  if (provenance.rfind("measured", 0) == 0) {
+    // Measured per-layer profile fed to `ddpsim run` against a measured training iteration
+    // (ResNet-50 on this project's CPU): +1.8 % (batch 8) and -0.8 % (batch 2).
+    p.kind = "measured";
+    p.low = 1.0 / 1.018 - 1.0;
+    p.high = 1.0 / (1.0 - 0.008) - 1.0;
+    p.validation = "measured profile vs measured iteration: +1.8 % and -0.8 % (ResNet-50, CPU)";
+    return p;
+  }
+  // Estimated (or transferred, which has no validation table of its own yet): the uncalibrated
+  // one-GPU estimate against 32 published configurations (ResNet-50 and BERT; V100 and A100; FP32,
+  // TF32, AMP): median |throughput error| 29.3 %, too fast on 26 of 32, too slow by at most 14 %
+  // (V100 FP32 ResNet-50). The likely band: from 14 % faster to 29.3 % slower than predicted.
+  p.kind = provenance.rfind("transferred", 0) == 0 ? "transferred" : "estimated";
+  p.low = -0.14;
+  p.high = 0.293;
+  p.validation = std::string(p.kind == "transferred" ? "no transfer validation yet; the estimate's: " : "") +
+                 "median |error| 29.3 % on 32 published configurations, too fast on 26 (up to 94 %), too slow by "
+                 "at most 14 %";
+  return p;
+}
+
+BandPart ddp_part(int world_size) {
+  BandPart p;
+  p.part = "ddp";
+  p.kind = "simulated";
+  if (world_size <= 1) {
+    // DDP at one GPU (V100, ResNet/ResNeXt) costs 1.4-5.6 % over the same model without DDP.
+    p.low = 0.0;
+    p.high = 0.056;
+    p.validation = "DDP at one GPU measured 1.4-5.6 % over no DDP (V100, ResNet/ResNeXt)";
+    return p;
+  }
+  // Real DDP with the measured no-DDP step given: V100 servers (ResNet/ResNeXt, 1-16 GPUs, caps 25
+  // and 1 MB) 1.4-7.5 % too fast (median 4.6 %); this project's CPU check (gloo, ResNet-18, 2
+  // ranks) 6.1-7.6 % too fast, and 2.5-4.0 % with DDP's own costs and the run's comm hook
+  // modelled. The V100 figures are from before (not rerun); the band keeps the upper end (7.6 %)
+  // and reaches down to the prediction.
+  p.low = 0.0;
+  p.high = 1.0 / (1.0 - 0.076) - 1.0;
+  p.validation =
+      "real DDP with the no-DDP step measured: 1.4-7.5 % too fast (V100, 1-16 GPUs; before DDP's own costs were "
+      "modelled), 2.5-4.0 % (CPU, gloo, ResNet-18, 2 ranks; 6.1-7.6 % before)";
+  return p;
+}
+
+double tie_resolution() {
+  // The 25 MB -> 1 MB bucket-cap slowdown on V100 servers: measured 0.3-3.8 %, predicted 0.0-0.4 %
+  // (errors up to 3.4 points); on this project's CPU the step errors of four caps of one run span
+  // 1.5 points. Two predictions of one model closer than the larger of these are not resolved.
+  return 0.034;
+}
+
+Prediction prediction(double step_s, double compute_only_s, const std::string& provenance, double compute_scale,
+                      int world_size) {
+  Prediction p;
+  p.step_s = step_s;
+  const BandPart c = compute_part(provenance, compute_scale);
+  const BandPart d = ddp_part(world_size);
+  p.parts = {c, d};
+  const double c_only = std::clamp(compute_only_s, 0.0, step_s);
+  p.low_s = std::min(step_s, step_s + c_only * c.low + step_s * d.low);
+  p.high_s = std::max(step_s, step_s + c_only * c.high + step_s * d.high);
+  p.resolution = tie_resolution();
+  p.resolution_basis = "bucket-cap slowdown 25 -> 1 MB: measured 0.3-3.8 %, predicted 0.0-0.4 % (V100)";
+  p.summary = "compute " + c.kind + ", DDP " + d.kind;
+  return p;
+}
+
+Prediction prediction(const StepReport& r) {
+  return prediction(r.steady.step_time_s, r.steady.compute_only_s, r.compute_provenance, r.compute_scale, r.world_size);
+}
+
+core::Json prediction_json(const Prediction& p) {
+  core::Json parts = core::Json::array();
+  for (const auto& b : p.parts)
+    parts.push_back(
+        {{"part", b.part}, {"kind", b.kind}, {"relative_error_range", {b.low, b.high}}, {"validation", b.validation}});
+  return {{"band_s", {p.low_s, p.high_s}},
+          {"basis", p.summary},
+          {"parts", parts},
+          {"resolution", p.resolution},
+          {"resolution_basis", p.resolution_basis}};
+}
+
+std::string prediction_text(const Prediction& p) {
+  return "likely " + core::format_time(p.low_s) + " - " + core::format_time(p.high_s) + ": " + p.summary;
+}
+
+}  // namespace ddpsim::report

@@ -1,0 +1,53 @@
+#pragma once
+// How far a step-time prediction can be trusted: a likely band around it and what each part of it
+// rests on, from the project's own validation tables (docs/accuracy.md, "The prediction band").
+// SimGrid-free; the tables are data here, the arithmetic is tested by hand
+// (tests/unit/report/Prediction_test.cpp).
+#include <string>
+#include <vector>
+
+#include "core/json_reader.hpp"
+
+namespace ddpsim::report {
+
+struct StepReport;
+
+// One validated part of the prediction: what it is, how it is obtained, the relative error of the
+// truth against the prediction that its validation showed (truth = predicted x (1 + e), e in
+// [low, high]), and the validation in words with its numbers.
+struct BandPart {
+  std::string part;  // "compute", "ddp"
+  std::string kind;  // "measured", "calibrated", "transferred", "estimated", "simulated"
+  double low = 0, high = 0;
+  std::string validation;
+};
+
+struct Prediction {
+  double step_s = 0;
+  double low_s = 0, high_s = 0;  // the likely band of the real step time
+  // The smallest relative difference between two predictions of one model on one machine that the
+  // validation can resolve: rows closer than this are a tie (compare/decide).
+  double resolution = 0;
+  std::string resolution_basis;
+  std::vector<BandPart> parts;
+  std::string summary;  // "compute estimated, DDP simulated"
+};
+
+// The part tables (exposed for the tests and docs).
+BandPart compute_part(const std::string& provenance, double compute_scale);
+BandPart ddp_part(int world_size);
+double tie_resolution();
+
+// step_s and compute_only_s: the steady step and its compute-only time. The compute part's error
+// applies to compute_only_s, the DDP part's to the whole step (it was validated on whole steps
+// with the compute measured): low = step + compute_only x c.low + step x d.low, high likewise;
+// the band always holds the prediction itself.
+Prediction prediction(double step_s, double compute_only_s, const std::string& provenance, double compute_scale,
+                      int world_size);
+Prediction prediction(const StepReport& r);
+
+core::Json prediction_json(const Prediction& p);
+// "likely 21.0 ms - 31.0 ms: compute estimated, DDP simulated"
+std::string prediction_text(const Prediction& p);
+
+}  // namespace ddpsim::report

@@ -1,0 +1,55 @@
+// report::prediction: the likely band and its basis, worked out by hand from the validation
+// tables in report/prediction.cpp (docs/accuracy.md, "The prediction band").
+#include "report/prediction.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ddpsim::report {
+namespace {
+
+TEST(Prediction, EstimatedComputeWidensTheBandByItsErrorsOnTheComputeTimeOnly) {
+  // step 100 ms, compute only 60 ms, 8 GPUs. Compute: truth/predicted - 1 in [-14 %, +29.3 %]
+  // on the 60 ms; DDP: [0, 1/(1 - 0.076) - 1 = 8.22511 %] on the 100 ms.
+  const Prediction p = prediction(0.100, 0.060, "estimated (per-kernel model)", 1.0, 8);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14, 1e-12);                              // 91.6 ms
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293 + 0.100 * (1 / 0.924 - 1), 1e-12);  // 125.805 ms
+  EXPECT_EQ(p.summary, "compute estimated, DDP simulated");
+  ASSERT_EQ(p.parts.size(), 2u);
+  EXPECT_EQ(p.parts[0].kind, "estimated");
+  EXPECT_NE(p.parts[0].validation.find("29.3 %"), std::string::npos);
+  EXPECT_NE(prediction_text(p).find("compute estimated"), std::string::npos);
+}
+
+TEST(Prediction, MeasuredAndCalibratedComputeNarrowIt) {
+  // Measured profile: [1/1.018 - 1, 1/0.992 - 1] = [-1.7682 %, +0.80645 %] on the compute.
+  const Prediction m = prediction(0.100, 0.080, "measured on NVIDIA H100", 1.0, 2);
+  EXPECT_NEAR(m.low_s, 0.100 + 0.080 * (1 / 1.018 - 1), 1e-12);
+  EXPECT_NEAR(m.high_s, 0.100 + 0.080 * (1 / 0.992 - 1) + 0.100 * (1 / 0.924 - 1), 1e-12);
+  // Calibrated to a measured single-GPU step: the compute adds nothing; the band's floor is the
+  // prediction itself (the DDP part's low end is 0).
+  const Prediction c = prediction(0.100, 0.080, "estimated (per-kernel model)", 1.3, 2);
+  EXPECT_EQ(c.parts[0].kind, "calibrated");
+  EXPECT_DOUBLE_EQ(c.low_s, 0.100);
+  EXPECT_NEAR(c.high_s, 0.100 / 0.924, 1e-12);
+}
+
+TEST(Prediction, OneGpuUsesTheOneGpuDdpTableAndTransferredTheEstimatesOne) {
+  const Prediction p = prediction(0.050, 0.050, "transferred from a100-sxm4-80gb (per-kernel scaling)", 1.0, 1);
+  EXPECT_EQ(p.parts[0].kind, "transferred");
+  EXPECT_NEAR(p.low_s, 0.050 * (1 - 0.14), 1e-12);
+  EXPECT_NEAR(p.high_s, 0.050 * (1 + 0.293 + 0.056), 1e-12);
+}
+
+TEST(Prediction, TheJsonCarriesTheBandTheBasisAndTheResolution) {
+  const Prediction p = prediction(0.100, 0.060, "estimated (per-kernel model)", 1.0, 8);
+  const core::Json j = prediction_json(p);
+  ASSERT_TRUE(j["band_s"].is_array());
+  EXPECT_DOUBLE_EQ(j["band_s"][0].get<double>(), p.low_s);
+  EXPECT_DOUBLE_EQ(j["band_s"][1].get<double>(), p.high_s);
+  EXPECT_EQ(j["basis"], "compute estimated, DDP simulated");
+  EXPECT_DOUBLE_EQ(j["resolution"].get<double>(), 0.034);
+  EXPECT_EQ(j["parts"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace ddpsim::report
