@@ -54,6 +54,8 @@ AllReduceTiming CollectiveModel::allgather(double bytes) const {
   return t;
 }
 
+AllReduceTiming CollectiveModel::reduce_scatter(double bytes) const { return allgather(bytes); }
+
 AllReduceTiming CollectiveModel::broadcast(double bytes) const {
   AllReduceTiming t;
   t.algorithm = "Ring";

@@ -19,6 +19,9 @@ class CollectiveModel {
   // output size (N-1 steps of bytes / N; src/device/all_gather.h runRing): NCCL's Ring pick for
   // that size, half its time. The ring model: phase latency + (N-1)/N x bytes / B.
   AllReduceTiming allgather(double bytes) const;
+  // A reduce-scatter whose input is `bytes` per rank: one phase, in reduce_scatter. Placeholder:
+  // the ring's all-gather phase of the same size.
+  AllReduceTiming reduce_scatter(double bytes) const;
   const RingPlan& ring() const { return ring_; }
 
  private:

@@ -30,6 +30,9 @@ struct ExecContext {
   std::vector<std::unique_ptr<GpuShare>> shares;  // per simulated rank's GPU (contention)
   std::vector<double> mark_time;                  // per task: when a MARK was reached (gates)
   std::vector<int> compute_program;               // the compute stream's tasks (plan.stream_tasks(0))
+  // Per process group (plan.groups), the collective model of its ranks when they are not the
+  // whole cluster (FSDP's HYBRID_SHARD groups); null or absent: `model`.
+  std::vector<const collectives::CollectiveModel*> group_models{};
   bool tracing(int rank) const { return collect_trace && traced[static_cast<size_t>(rank)]; }
 };
 

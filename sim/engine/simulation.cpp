@@ -16,6 +16,7 @@
 #include "network/flow.hpp"
 #include "network/registry.hpp"
 #include "plan/ddp_builder.hpp"
+#include "plan/fsdp_builder.hpp"
 #include "report/metrics.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -82,6 +83,27 @@ report::StepReport build_report(const config::Scenario& sc_, const gpu::ComputeP
   r.memory = memory::estimate_memory(sc_);
   const auto& z = sc_.training.zero_redundancy_optimizer;
   r.zero_redundancy_optimizer = !z.enabled ? "off" : z.overlap_with_ddp ? "overlap_with_ddp" : "on";
+  r.activation_checkpointing = config::to_string(sc_.training.activation_checkpointing);
+  if (sc_.training.wrapper == config::Wrapper::FSDP) {
+    const auto& f = sc_.training.fsdp;
+    const auto g = plan::fsdp_groups(sc_);
+    const auto units = plan::fsdp_units(sc_);
+    for (const auto& u : units) r.fsdp_units.push_back(u.name);
+    r.fsdp = std::string(f.version == 1 ? "FSDP1 FullyShardedDataParallel" : "FSDP2 fully_shard") + " " +
+             config::to_string(f.sharding_strategy) + ": " + std::to_string(units.size()) + " units (wrap " +
+             config::to_string(f.wrap) + "), shard group " + std::to_string(g.shard) +
+             (g.replica > 1 ? " x " + std::to_string(g.replica) + " replicas" : std::string()) +
+             (f.version == 1 ? ", backward_prefetch " + config::to_string(f.backward_prefetch) +
+                                   (f.forward_prefetch ? ", forward_prefetch" : "") +
+                                   (f.limit_all_gathers ? ", limit_all_gathers" : "")
+                             : std::string(", implicit prefetch")) +
+             (f.param_dtype ? ", param_dtype " + config::to_string(*f.param_dtype) : std::string()) +
+             (f.reduce_dtype ? ", reduce_dtype " + config::to_string(*f.reduce_dtype) : std::string()) +
+             "; activation checkpointing " + r.activation_checkpointing;
+    for (auto* it : {&r.steady, &r.iteration1})
+      for (auto& row : it->units)
+        if (static_cast<size_t>(row.index) < units.size()) row.name = units[static_cast<size_t>(row.index)].name;
+  }
   r.link_classes = backend.link_totals();
   r.link_steps = timeline_.steady_steps;
   r.links_note = backend.links_note();
@@ -117,6 +139,24 @@ void check_actor_mappings(const config::Scenario& sc, long long ranks, long long
       " actors); expected simulation.ranks \"representative\" and no stragglers here, or raise the limit (sysctl -w "
       "vm.max_map_count=" +
       std::to_string(needed) + ")");
+}
+
+// The cluster a process group of FSDP's HYBRID_SHARD spans: a shard group is one node's GPUs; a
+// replica group one GPU per node, the node's NICs shared by the node's gpus_per_node replica
+// groups running at once.
+config::ClusterSpec group_cluster(const config::ClusterSpec& c, const plan::ProcessGroup& g) {
+  config::ClusterSpec out = c;
+  if (g.size == c.gpus_per_node && c.nodes > 1 && g.size != c.world_size()) {
+    out.nodes = 1;
+  } else if (g.size == c.nodes && c.gpus_per_node > 1) {
+    out.gpus_per_node = 1;
+    if (out.inter_link && c.nics_per_node > 0) {
+      const double share = static_cast<double>(c.nics_per_node) / c.gpus_per_node;
+      out.nics_per_node = std::max(1, c.nics_per_node / c.gpus_per_node);
+      out.inter_link->bandwidth *= share / out.nics_per_node;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -168,7 +208,15 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
   ddp::HookCosts costs{profile.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute, world};
   ddp::StepPlan steps;
   ddp::plan_steps(steps, sc, costs, ranks, opt.simulate_iteration1);
-  const plan::Plan plan = plan::build_ddp(sc, profile, steps, ranks);
+  const bool fsdp = sc.training.wrapper == config::Wrapper::FSDP;
+  const plan::Plan plan =
+      fsdp ? plan::build_fsdp(sc, profile, steps, ranks) : plan::build_ddp(sc, profile, steps, ranks);
+  // Collective models of the process groups that are not the whole cluster.
+  std::vector<std::unique_ptr<collectives::CollectiveModel>> group_models;
+  for (const auto& g : plan.groups)
+    group_models.push_back(g.size != world && g.size > 1 ? std::make_unique<collectives::CollectiveModel>(
+                                                               group_cluster(sc.cluster, g), sc.collective)
+                                                         : nullptr);
 
   report::Timeline timeline;
   timeline.world_size = world;
@@ -200,8 +248,10 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
   check_actor_mappings(sc, ranks, collective_streams, static_cast<long long>(backend->actors_per_round()));
 
   JobBoard board(plan, ranks);
-  ExecContext ctx{plan, model, *backend, timeline, board, contention_params(sc), opt.collect_trace, traced, {}, {}, {}};
+  ExecContext ctx{plan,   model, *backend, timeline, board, contention_params(sc), opt.collect_trace,
+                  traced, {},    {},       {},       {}};
   ctx.mark_time.assign(plan.tasks.size(), 0.0);
+  for (const auto& m : group_models) ctx.group_models.push_back(m.get());
   ctx.compute_program = plan.stream_tasks(0);
   for (int r = 0; r < ranks; ++r) {
     ctx.shares.push_back(std::make_unique<GpuShare>(sc.cluster.gpu, sc.compute.memory_efficiency, ctx.contention));

@@ -4,6 +4,7 @@
 
 #include "ddp/reducer.hpp"
 #include "memory/memory_model.hpp"
+#include "plan/fsdp_builder.hpp"
 
 namespace ddpsim::plan {
 namespace {
@@ -20,7 +21,11 @@ gpu::Kernel scaled_by(gpu::Kernel k, double s) {
 class DdpBuilder {
  public:
   DdpBuilder(const config::Scenario& sc, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps, int ranks)
-      : sc_(sc), profile_(profile), steps_(steps), zero_(zero_steps(sc, profile, steps)) {
+      : sc_(sc),
+        profile_(profile),
+        steps_(steps),
+        zero_(zero_steps(sc, profile, steps)),
+        recompute_(recompute_kernels(sc, profile)) {
     p_.world_size = sc.cluster.world_size();
     p_.ranks = ranks;
     ddp_ = p_.world_size > 1;
@@ -176,6 +181,8 @@ class DdpBuilder {
     ddp::Reducer reducer(buckets, m.params.size(),
                          {ddp_ && st.sync, st.used_map_allreduce, sc_.ddp.gradient_as_bucket_view});
     for (size_t l = m.layers.size(); l-- > 0;) {
+      // Activation checkpointing: a checkpointed block reruns its forward before its backward.
+      kernel(recompute_[l], "recompute up to " + m.layers[l].name + " (checkpoint)", "recompute");
       kernel(profile_.backward[l], m.layers[l].name, "backward");
       if (!reducer.hooks_active()) continue;
       for (int p : layer_params_[l]) {
@@ -290,6 +297,7 @@ class DdpBuilder {
   const gpu::ComputeProfile& profile_;
   const ddp::StepPlan& steps_;
   ZeroSteps zero_;
+  std::vector<gpu::Kernel> recompute_;  // per layer, before its backward (activation checkpointing)
   Plan p_;
   bool ddp_ = false;
   int streams_ = 0;

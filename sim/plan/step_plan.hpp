@@ -39,12 +39,13 @@ struct Stream {
 
 // One operation of a collective job, run in order on the job's stream.
 enum class OpKind {
-  ALLREDUCE,  // bytes reduced per rank
-  ALLGATHER,  // bytes each rank contributes (output: group size x bytes)
-  BROADCAST,  // bytes broadcast from the root
-  REDUCE,     // bytes reduced to the root (one pass, as a broadcast)
-  PEER_COPY,  // bytes from GPU src to GPU dst of one process
-  KERNEL,     // a comm hook's callback kernel on the NCCL stream (not contended)
+  ALLREDUCE,       // bytes reduced per rank
+  ALLGATHER,       // bytes each rank contributes (output: group size x bytes)
+  REDUCE_SCATTER,  // bytes each rank puts in (output: bytes / group size)
+  BROADCAST,       // bytes broadcast from the root
+  REDUCE,          // bytes reduced to the root (one pass, as a broadcast)
+  PEER_COPY,       // bytes from GPU src to GPU dst of one process
+  KERNEL,          // a comm hook's callback kernel on the NCCL stream (not contended)
 };
 
 struct CommOp {
@@ -69,7 +70,8 @@ enum class TaskKind {
 
 // Where a task's time goes in the rank's record of the micro-step (report/timeline.hpp).
 // PARAM_SYNC_WAIT: waiting for parameter broadcasts after an optimizer step (ZeroRedundancyOptimizer).
-enum class Slot { NONE, H2D, COPY, TRAVERSAL, BCAST_WAIT, FINALIZE_WAIT, STALL, PARAM_SYNC_WAIT };
+// ALLGATHER_WAIT: waiting for an FSDP unit's all-gather (`bucket`: the unit).
+enum class Slot { NONE, H2D, COPY, TRAVERSAL, BCAST_WAIT, FINALIZE_WAIT, STALL, PARAM_SYNC_WAIT, ALLGATHER_WAIT };
 
 enum class Mark {
   NONE,
@@ -111,7 +113,18 @@ struct Gate {
 
 // What a collective job is, for the report's records of a micro-step.
 // PARAM_SYNC: parameters broadcast after a sharded optimizer step (ZeroRedundancyOptimizer).
-enum class JobRole { NONE, BUFFER_BROADCAST, BUCKET, USED_MAP, PARAM_SYNC };
+// UNIT_ALLGATHER / UNIT_REDUCE / UNIT_REPLICA_ALLREDUCE: an FSDP unit's (`bucket`) all-gather,
+// gradient reduction (reduce-scatter, NO_SHARD's all-reduce) and HYBRID_SHARD's all-reduce.
+enum class JobRole {
+  NONE,
+  BUFFER_BROADCAST,
+  BUCKET,
+  USED_MAP,
+  PARAM_SYNC,
+  UNIT_ALLGATHER,
+  UNIT_REDUCE,
+  UNIT_REPLICA_ALLREDUCE
+};
 
 struct Task {
   TaskKind kind = TaskKind::KERNEL;
@@ -136,7 +149,8 @@ struct Task {
   int record = -1;  // index into the micro-step's collective records
   Gate gate;
   // WAIT: tasks (COLLECTIVE, or any on another stream) to be done; any task may list tasks it
-  // must follow beside its stream's order.
+  // must follow beside its stream's order (a job on a collective stream: jobs of other streams
+  // that must be done before it starts).
   std::vector<int> after;
   bool until_started = false;
   Slot slot = Slot::NONE;

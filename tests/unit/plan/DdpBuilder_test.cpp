@@ -38,6 +38,7 @@ const char* slot_name(Slot s) {
     case Slot::FINALIZE_WAIT: return " [finalize_wait]";
     case Slot::STALL: return " [stall]";
     case Slot::PARAM_SYNC_WAIT: return " [param_sync_wait]";
+    case Slot::ALLGATHER_WAIT: return " [allgather_wait]";
   }
   return "?";
 }
