@@ -2,8 +2,11 @@
 // per-unit report fields (sizes by hand), sweeps over the FSDP settings, bad values and warnings.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "core/json_reader.hpp"
 #include "sim/cli_support.hpp"
+#include "support/files.hpp"
 
 namespace ddpsim {
 namespace {
@@ -55,18 +58,23 @@ TEST(FsdpCli, HybridShardOnOneNodeIsWarned) {
 }
 
 TEST(FsdpCli, SweepOverStrategyAndCheckpointing) {
+  const auto d = testing::temp_dir("fsdp-sweep");
+  const auto out = (d / "s.json").string();
   auto r =
       run("sweep gpt2-4x8-h100-ndr --set training.wrapper=fsdp --param "
           "training.fsdp.sharding_strategy=FULL_SHARD,HYBRID_SHARD,NO_SHARD --param "
-          "training.activation_checkpointing=none,full --json -");
+          "training.activation_checkpointing=none,full --json " +
+          out);
   ASSERT_EQ(r.code, 0) << r.out;
-  const auto at = r.out.find('{');
-  ASSERT_NE(at, std::string::npos) << r.out;
-  Json j = Json::parse(r.out.substr(at));
+  Json j = Json::parse(testing::slurp(out));
   ASSERT_EQ(j["rows"].size(), 6u);
-  // Full checkpointing recomputes the forward: never faster than none, other settings equal.
-  for (size_t i = 0; i < 6; i += 2)
+  // Full checkpointing recomputes the forward: slower than none with the other settings equal.
+  for (size_t i = 0; i < 6; i += 2) {
+    EXPECT_EQ(j["rows"][i]["params"]["training.activation_checkpointing"], "none");
+    EXPECT_EQ(j["rows"][i + 1]["params"]["training.activation_checkpointing"], "full");
     EXPECT_GT(j["rows"][i + 1]["step_time_s"].get<double>(), j["rows"][i]["step_time_s"].get<double>()) << i;
+  }
+  std::filesystem::remove_all(d);
 }
 
 }  // namespace
