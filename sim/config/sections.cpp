@@ -182,9 +182,8 @@ std::vector<std::string> fsdp_warnings(const Scenario& s) {
     w.push_back(
         "training.fsdp.wrap \"root\": one unit holds every parameter, so the whole model is all-gathered "
         "before the forward and nothing overlaps with it");
-  if (f.param_dtype && tr.compute_dtype != ComputeDtype::FLOAT32 &&
-      ((*f.param_dtype == DType::BFLOAT16 && tr.compute_dtype != ComputeDtype::BFLOAT16) ||
-       (*f.param_dtype == DType::FLOAT16 && tr.compute_dtype != ComputeDtype::FLOAT16)))
+  if (f.param_dtype && ((*f.param_dtype == DType::BFLOAT16 && tr.compute_dtype != ComputeDtype::BFLOAT16) ||
+                        (*f.param_dtype == DType::FLOAT16 && tr.compute_dtype != ComputeDtype::FLOAT16)))
     w.push_back("training.fsdp.param_dtype " + to_string(*f.param_dtype) + " differs from training.compute_dtype " +
                 to_string(tr.compute_dtype) + ": the compute times follow compute_dtype");
   if (s.cluster.world_size() == 1)

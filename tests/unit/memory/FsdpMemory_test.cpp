@@ -80,8 +80,8 @@ TEST(FsdpMemory, Fsdp1PadsTheFlatParameterNoShardKeepsEverything) {
   EXPECT_DOUBLE_EQ(e.unsharded_grads, 275 * 4 * 4);  // the flat gradient, reduce-scattered in place
   s.training.fsdp.sharding_strategy = config::ShardingStrategy::NO_SHARD;
   e = estimate_memory(s);
-  EXPECT_DOUBLE_EQ(e.parameters, 2300 * 4);
-  EXPECT_DOUBLE_EQ(e.optimizer_state, 2 * 2300 * 4);
+  EXPECT_DOUBLE_EQ(e.parameters, 1900 * 4);  // 1000 + 400 + 400 + 100, unsharded
+  EXPECT_DOUBLE_EQ(e.optimizer_state, 2 * 1900 * 4);
   EXPECT_DOUBLE_EQ(e.unsharded_params, 0);
   EXPECT_DOUBLE_EQ(e.unsharded_grads, 0);
 }
