@@ -158,7 +158,7 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
   e.gpu_memory = sc.cluster.gpu.memory_bytes;
   const int world = sc.cluster.world_size();
   const auto groups = plan::fsdp_groups(sc);
-  const bool no_shard = f.sharding_strategy == config::ShardingStrategy::NO_SHARD || world <= 1;
+  const bool no_shard = f.sharding_strategy == config::ShardingStrategy::NO_SHARD || world <= 1 || groups.shard <= 1;
   const int shard = no_shard ? 1 : groups.shard;
   e.fsdp_shards = shard;
   const auto units = plan::fsdp_units(sc);

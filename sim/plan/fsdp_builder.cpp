@@ -172,8 +172,9 @@ class FsdpBuilder {
     p_.world_size = sc.cluster.world_size();
     p_.ranks = ranks;
     comm_ = p_.world_size > 1;
-    no_shard_ = f_.sharding_strategy == ShardingStrategy::NO_SHARD;
-    hybrid_ = f_.sharding_strategy == ShardingStrategy::HYBRID_SHARD && groups_.replica > 1;
+    // HYBRID_SHARD with one GPU per node shards nothing: it is NO_SHARD (an all-reduce over all).
+    no_shard_ = f_.sharding_strategy == ShardingStrategy::NO_SHARD || groups_.shard <= 1;
+    hybrid_ = f_.sharding_strategy == ShardingStrategy::HYBRID_SHARD && groups_.replica > 1 && !no_shard_;
     sharded_ = comm_ && !no_shard_ && groups_.shard > 1;
     unit_of_.assign(sc.model.layers.size(), 0);
     for (size_t u = 0; u < units_.size(); ++u)
