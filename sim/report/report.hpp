@@ -34,7 +34,7 @@ struct BucketRow {
 // all-reduce across replicas).
 struct UnitRow {
   int index = 0;
-  std::string name;
+  std::string name{};
   double allgather_bytes = 0;  // per rank in, all its all-gathers together
   int allgathers = 0;
   double allgather_alone_s = 0;
@@ -79,8 +79,8 @@ struct IterationReport {
   double zero_broadcast_bytes = 0;
   double zero_broadcast_wait_s = 0;
   std::vector<BucketRow> buckets;
-  double allgather_wait_s = 0;  // FSDP: the compute stream's waits for all-gathers (part of comm_exposed_s)
-  std::vector<UnitRow> units;   // FSDP: per unit
+  double allgather_wait_s = 0;   // FSDP: the compute stream's waits for all-gathers (part of comm_exposed_s)
+  std::vector<UnitRow> units{};  // FSDP: per unit
 };
 
 struct TraceEvent {
@@ -212,8 +212,8 @@ struct StepReport {
   memory::MemoryEstimate memory;         // per GPU at its peak (memory/memory_model.hpp)
   std::string zero_redundancy_optimizer = "off";  // "off", "on" or "overlap_with_ddp"
   // training.wrapper "fsdp": its settings in words (empty otherwise) and its units' names.
-  std::string fsdp;
-  std::vector<std::string> fsdp_units;
+  std::string fsdp{};
+  std::vector<std::string> fsdp_units{};
   std::string activation_checkpointing = "none";
   // Link statistics over the steady step(s) (`links`, `busiest_link`): per class, in the order the
   // backend lists them; empty without communication. `link_steps` steps were counted.

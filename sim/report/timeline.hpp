@@ -18,11 +18,11 @@ struct RankStepRecord {
   double compute_only = 0;                              // every kernel at its contention-free time
   double contention = 0;                                // time lost to NCCL kernels beside compute
   double traversal = 0, h2d = 0;
-  double param_sync_wait = 0;               // waiting for parameter broadcasts (ZeroRedundancyOptimizer)
-  double allgather_wait = 0;                // waiting for FSDP units' all-gathers
-  std::vector<double> unit_allgather_wait;  // per FSDP unit
-  double backward_done = 0;                 // absolute time the backward pass ended
-  std::vector<double> ready, launch;        // per bucket, absolute
+  double param_sync_wait = 0;                 // waiting for parameter broadcasts (ZeroRedundancyOptimizer)
+  double allgather_wait = 0;                  // waiting for FSDP units' all-gathers
+  std::vector<double> unit_allgather_wait{};  // per FSDP unit
+  double backward_done = 0;                   // absolute time the backward pass ended
+  std::vector<double> ready, launch;          // per bucket, absolute
 };
 
 // One collective job (bucket chain, buffer broadcast or used-map all-reduce) in one micro-step.
@@ -38,9 +38,10 @@ struct CollectiveRecord {
   bool param_sync = false;  // parameter broadcasts after a sharded optimizer step (ZeroRedundancyOptimizer)
   int param_sync_ops = 0;
   double param_sync_bytes = 0;
-  int unit = -1;        // FSDP: the unit whose collective this is
-  std::string fsdp_op;  // FSDP: "all-gather", "reduce" (reduce-scatter or NO_SHARD's all-reduce), "replica all-reduce"
-  double bytes = 0;     // FSDP: the collective's bytes (per rank in)
+  int unit = -1;  // FSDP: the unit whose collective this is
+  std::string
+      fsdp_op{};     // FSDP: "all-gather", "reduce" (reduce-scatter or NO_SHARD's all-reduce), "replica all-reduce"
+  double bytes = 0;  // FSDP: the collective's bytes (per rank in)
 };
 
 struct MicroStepInfo {
