@@ -9,8 +9,13 @@ length, with the real-valued rotate-half formulation so the model also runs on t
 device), causal mask built in forward.  Pre-norm blocks: h = x + attn(attention_norm(x));
 out = h + ffn(ffn_norm(h)).
 
+Grouped-query attention (meta-llama/llama3 `model.py`): `n_kv_heads` key/value heads, each shared
+by n_heads / n_kv_heads query heads (repeat_kv); wk and wv are n_kv_heads * head_dim wide.
+
 All builders take `device=` (e.g. "meta": shapes only, no memory) and `dtype=`.
   llama_7b: dim 4096, 32 layers, 32 heads, FFN hidden 11008, vocab 32000 -> 6,738,415,616 params.
+  llama2_13b: dim 5120, 40 layers, 40 heads, FFN 13824, vocab 32000 -> 13,015,864,320 params.
+  llama3_8b: dim 4096, 32 layers, 32 heads / 8 KV heads, FFN 14336, vocab 128256 -> 8,030,261,248.
 """
 import math
 
@@ -29,15 +34,18 @@ def ffn_hidden_dim(dim, multiple_of=256, ffn_dim_multiplier=None):
 
 class LlamaArgs(object):
     def __init__(self, dim=4096, n_layers=32, n_heads=32, vocab_size=32000, multiple_of=256,
-                 norm_eps=1e-6, max_seq_len=2048, hidden_dim=None, rope_theta=10000.0):
+                 norm_eps=1e-6, max_seq_len=2048, hidden_dim=None, rope_theta=10000.0,
+                 n_kv_heads=None, ffn_dim_multiplier=None):
         self.dim = dim
         self.n_layers = n_layers
         self.n_heads = n_heads
+        self.n_kv_heads = n_kv_heads if n_kv_heads is not None else n_heads
         self.vocab_size = vocab_size
         self.multiple_of = multiple_of
         self.norm_eps = norm_eps
         self.max_seq_len = max_seq_len
-        self.hidden_dim = hidden_dim if hidden_dim is not None else ffn_hidden_dim(dim, multiple_of)
+        self.hidden_dim = (hidden_dim if hidden_dim is not None
+                           else ffn_hidden_dim(dim, multiple_of, ffn_dim_multiplier))
         self.rope_theta = rope_theta
 
 
@@ -70,18 +78,24 @@ class Attention(nn.Module):
     def __init__(self, args, device=None, dtype=None):
         super().__init__()
         self.n_heads = args.n_heads
+        self.n_kv_heads = args.n_kv_heads
         self.head_dim = args.dim // args.n_heads
         kw = dict(bias=False, device=device, dtype=dtype)
         self.wq = nn.Linear(args.dim, args.n_heads * self.head_dim, **kw)
-        self.wk = nn.Linear(args.dim, args.n_heads * self.head_dim, **kw)
-        self.wv = nn.Linear(args.dim, args.n_heads * self.head_dim, **kw)
+        self.wk = nn.Linear(args.dim, self.n_kv_heads * self.head_dim, **kw)
+        self.wv = nn.Linear(args.dim, self.n_kv_heads * self.head_dim, **kw)
         self.wo = nn.Linear(args.n_heads * self.head_dim, args.dim, **kw)
 
     def forward(self, x, cos, sin, mask):
         bsz, seqlen, _ = x.shape
         xq = self.wq(x).view(bsz, seqlen, self.n_heads, self.head_dim).transpose(1, 2)
-        xk = self.wk(x).view(bsz, seqlen, self.n_heads, self.head_dim).transpose(1, 2)
-        xv = self.wv(x).view(bsz, seqlen, self.n_heads, self.head_dim).transpose(1, 2)
+        xk = self.wk(x).view(bsz, seqlen, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        xv = self.wv(x).view(bsz, seqlen, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        if self.n_kv_heads != self.n_heads:  # repeat_kv: each KV head serves n_rep query heads
+            n_rep = self.n_heads // self.n_kv_heads
+            b, h, s, d = xk.shape  # the reference's expand + reshape (works on the meta device)
+            xk = xk[:, :, None].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
+            xv = xv[:, :, None].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
         xq = xq * cos + rotate_half(xq) * sin
         xk = xk * cos + rotate_half(xk) * sin
         scores = torch.matmul(xq, xk.transpose(2, 3)) / math.sqrt(self.head_dim)
@@ -164,5 +178,23 @@ def llama(device=None, dtype=None, **overrides):
 def llama_7b(device=None, dtype=None, **overrides):
     """LLaMA-7B (published configuration): dim 4096, 32 layers, 32 heads, FFN 11008, vocab 32000."""
     cfg = dict(dim=4096, n_layers=32, n_heads=32, vocab_size=32000, multiple_of=256, norm_eps=1e-6)
+    cfg.update(overrides)
+    return Transformer(LlamaArgs(**cfg), device=device, dtype=dtype)
+
+
+def llama2_13b(device=None, dtype=None, **overrides):
+    """Llama 2 13B (meta-llama/llama params.json): dim 5120, 40 layers, 40 heads, FFN 13824
+    (2/3 x 4 x 5120 rounded up to 256), vocab 32000, norm eps 1e-5."""
+    cfg = dict(dim=5120, n_layers=40, n_heads=40, vocab_size=32000, multiple_of=256, norm_eps=1e-5)
+    cfg.update(overrides)
+    return Transformer(LlamaArgs(**cfg), device=device, dtype=dtype)
+
+
+def llama3_8b(device=None, dtype=None, **overrides):
+    """Llama 3 8B (meta-llama/llama3 params.json): dim 4096, 32 layers, 32 heads, 8 KV heads
+    (grouped-query attention), FFN 14336 (ffn_dim_multiplier 1.3, multiple_of 1024), vocab
+    128256, rope theta 500000, norm eps 1e-5."""
+    cfg = dict(dim=4096, n_layers=32, n_heads=32, n_kv_heads=8, vocab_size=128256, multiple_of=1024,
+               ffn_dim_multiplier=1.3, norm_eps=1e-5, rope_theta=500000.0, max_seq_len=8192)
     cfg.update(overrides)
     return Transformer(LlamaArgs(**cfg), device=device, dtype=dtype)

@@ -11,6 +11,7 @@
 
 #include "app/commands.hpp"
 #include "config/overrides.hpp"
+#include "config/sections.hpp"
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
@@ -201,6 +202,7 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
       }
     }
   }
+  for (auto& f : config::fsdp_warnings(s)) w.push_back(std::move(f));
   return w;
 }
 

@@ -144,7 +144,37 @@ const core::Names<CommHook>& comm_hook_names() {
 }
 std::string to_string(Wrapper w) { return wrapper_names().name(w); }
 const core::Names<Wrapper>& wrapper_names() {
-  static const core::Names<Wrapper> t{{"ddp", Wrapper::DDP}, {"data_parallel", Wrapper::DATA_PARALLEL}};
+  static const core::Names<Wrapper> t{
+      {"ddp", Wrapper::DDP}, {"data_parallel", Wrapper::DATA_PARALLEL}, {"fsdp", Wrapper::FSDP}};
+  return t;
+}
+std::string to_string(ShardingStrategy s) { return sharding_strategy_names().name(s); }
+const core::Names<ShardingStrategy>& sharding_strategy_names() {
+  static const core::Names<ShardingStrategy> t{{"FULL_SHARD", ShardingStrategy::FULL_SHARD},
+                                               {"SHARD_GRAD_OP", ShardingStrategy::SHARD_GRAD_OP},
+                                               {"NO_SHARD", ShardingStrategy::NO_SHARD},
+                                               {"HYBRID_SHARD", ShardingStrategy::HYBRID_SHARD}};
+  return t;
+}
+std::string to_string(FsdpWrap w) { return fsdp_wrap_names().name(w); }
+const core::Names<FsdpWrap>& fsdp_wrap_names() {
+  static const core::Names<FsdpWrap> t{
+      {"block", FsdpWrap::BLOCK}, {"every_k_blocks", FsdpWrap::EVERY_K_BLOCKS}, {"root", FsdpWrap::ROOT}};
+  return t;
+}
+std::string to_string(BackwardPrefetch b) { return backward_prefetch_names().name(b); }
+const core::Names<BackwardPrefetch>& backward_prefetch_names() {
+  static const core::Names<BackwardPrefetch> t{{"BACKWARD_PRE", BackwardPrefetch::BACKWARD_PRE},
+                                               {"BACKWARD_POST", BackwardPrefetch::BACKWARD_POST},
+                                               {"none", BackwardPrefetch::NONE}};
+  return t;
+}
+std::string to_string(ActivationCheckpointing a) { return activation_checkpointing_names().name(a); }
+const core::Names<ActivationCheckpointing>& activation_checkpointing_names() {
+  static const core::Names<ActivationCheckpointing> t{{"none", ActivationCheckpointing::NONE},
+                                                      {"full", ActivationCheckpointing::FULL},
+                                                      {"selective_block", ActivationCheckpointing::SELECTIVE_BLOCK},
+                                                      {"selective_op", ActivationCheckpointing::SELECTIVE_OP}};
   return t;
 }
 std::string to_string(CollectiveModelKind m) { return collective_model_names().name(m); }
@@ -807,6 +837,23 @@ void check_data_parallel(const Scenario& s, Diagnostics& d) {
           "DataParallel; expected none");
 }
 
+// FullyShardedDataParallel / fully_shard: what the FSDP plan (plan/fsdp_builder.hpp) does not model.
+void check_fsdp(const Scenario& s, Diagnostics& d) {
+  const std::string w = " with training.wrapper \"fsdp\": ";
+  if (s.training.zero_redundancy_optimizer.enabled)
+    d.add("/training/zero_redundancy_optimizer", "true" + w + "FSDP shards the optimizer state itself; expected false");
+  if (s.training.gradient_accumulation_steps > 1)
+    d.add("/training/gradient_accumulation_steps",
+          std::to_string(s.training.gradient_accumulation_steps) + w +
+              "FSDP's no_sync (unsharded gradient accumulation) is not modelled; expected 1");
+  if (s.stragglers.explicit_ranks())
+    d.add("/stragglers", "jitter or slow ranks" + w + "not modelled (one representative rank); expected none");
+  if (s.ddp.comm_hook != CommHook::ALLREDUCE)
+    d.add("/ddp/comm_hook", "\"" + to_string(s.ddp.comm_hook) + "\"" + w +
+                                "DDP's comm hooks do not apply to FSDP; expected \"allreduce\" (use "
+                                "training.fsdp.reduce_dtype for low-precision reduction)");
+}
+
 }  // namespace
 
 Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, const fs::path& base) const {
@@ -870,6 +917,7 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
                 std::to_string(s.cluster.world_size()) + "-GPU cluster; expected 0.." +
                 std::to_string(s.cluster.world_size() - 1));
   if (d.ok() && s.training.wrapper == Wrapper::DATA_PARALLEL) check_data_parallel(s, d);
+  if (d.ok() && s.training.wrapper == Wrapper::FSDP) check_fsdp(s, d);
   if (d.ok() && !s.model.unused_params.empty() && !s.ddp.find_unused_parameters && s.cluster.world_size() > 1 &&
       s.training.wrapper == Wrapper::DDP)
     d.add("/ddp/find_unused_parameters",

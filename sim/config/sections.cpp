@@ -115,6 +115,82 @@ DdpSettings parse_ddp(const Json& j, Diagnostics& d) {
   return s;
 }
 
+namespace {
+TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
+  const TrainingSettings::Fsdp def;
+  TrainingSettings::Fsdp s;
+  const std::string p = "/training/fsdp";
+  ObjectReader fr(j, p, d);
+  s.sharding_strategy = sharding_strategy_names().value(
+      fr.string_or("sharding_strategy", to_string(def.sharding_strategy), sharding_strategy_names().all()),
+      def.sharding_strategy);
+  s.version = static_cast<int>(fr.integer_or("version", def.version, 1, 2));
+  s.wrap = fsdp_wrap_names().value(fr.string_or("wrap", to_string(def.wrap), fsdp_wrap_names().all()), def.wrap);
+  s.wrap_every = static_cast<int>(fr.integer_or("k", def.wrap_every, 1, 1 << 20));
+  s.forward_prefetch = fr.boolean_or("forward_prefetch", def.forward_prefetch);
+  s.backward_prefetch = backward_prefetch_names().value(
+      fr.string_or("backward_prefetch", to_string(def.backward_prefetch), backward_prefetch_names().all()),
+      def.backward_prefetch);
+  s.limit_all_gathers = fr.boolean_or("limit_all_gathers", def.limit_all_gathers);
+  if (fr.has("reshard_after_forward")) s.reshard_after_forward = fr.boolean_or("reshard_after_forward", true);
+  const std::vector<std::string> dtypes{"float32", "bfloat16", "float16"};
+  if (auto v = fr.string("param_dtype", false, dtypes)) s.param_dtype = parse_dtype(*v);
+  if (auto v = fr.string("reduce_dtype", false, dtypes)) s.reduce_dtype = parse_dtype(*v);
+  fr.finish();
+  if (s.reshard_after_forward && s.version == 1)
+    d.add(p + "/reshard_after_forward",
+          std::string(*s.reshard_after_forward ? "true" : "false") +
+              " with version 1: FullyShardedDataParallel has no reshard_after_forward (it follows "
+              "sharding_strategy: SHARD_GRAD_OP keeps the parameters); expected it unset, or version 2");
+  if (s.reshard_after_forward && *s.reshard_after_forward &&
+      (s.sharding_strategy == ShardingStrategy::SHARD_GRAD_OP || s.sharding_strategy == ShardingStrategy::NO_SHARD))
+    d.add(p + "/reshard_after_forward",
+          "true with sharding_strategy \"" + to_string(s.sharding_strategy) +
+              "\", which keeps the parameters unsharded after the forward; expected false or unset");
+  return s;
+}
+}  // namespace
+
+std::vector<std::string> fsdp_warnings(const Scenario& s) {
+  std::vector<std::string> w;
+  const auto& tr = s.training;
+  if (tr.wrapper != Wrapper::FSDP) {
+    if (tr.activation_checkpointing != ActivationCheckpointing::NONE && tr.wrapper == Wrapper::DATA_PARALLEL)
+      w.push_back("training.activation_checkpointing \"" + to_string(tr.activation_checkpointing) +
+                  "\" is not modelled for training.wrapper \"data_parallel\"; it is ignored");
+    return w;
+  }
+  const auto& f = tr.fsdp;
+  if (f.sharding_strategy == ShardingStrategy::HYBRID_SHARD && s.cluster.nodes == 1)
+    w.push_back(
+        "training.fsdp.sharding_strategy HYBRID_SHARD on one node: the replica group has one member, so it "
+        "is FULL_SHARD with an extra process group; HYBRID_SHARD pays off across nodes");
+  if (f.sharding_strategy == ShardingStrategy::HYBRID_SHARD && s.cluster.nodes > 1 && s.cluster.gpus_per_node == 1)
+    w.push_back(
+        "training.fsdp.sharding_strategy HYBRID_SHARD with one GPU per node: every shard group has one "
+        "member, so nothing is sharded (it is NO_SHARD)");
+  if (f.version == 2 &&
+      (f.forward_prefetch || f.backward_prefetch != BackwardPrefetch::BACKWARD_PRE || !f.limit_all_gathers))
+    w.push_back(
+        "training.fsdp: forward_prefetch, backward_prefetch and limit_all_gathers are FSDP1 arguments; "
+        "version 2 (fully_shard) prefetches implicitly one unit ahead and ignores them");
+  if (f.version == 1 && !f.limit_all_gathers)
+    w.push_back(
+        "training.fsdp.limit_all_gathers false: every unit's all-gather may be issued ahead of the "
+        "compute, so every unit can be unsharded at once (the memory estimate counts all of them)");
+  if (f.wrap == FsdpWrap::ROOT && s.cluster.world_size() > 1 && f.sharding_strategy != ShardingStrategy::NO_SHARD)
+    w.push_back(
+        "training.fsdp.wrap \"root\": one unit holds every parameter, so the whole model is all-gathered "
+        "before the forward and nothing overlaps with it");
+  if (f.param_dtype && ((*f.param_dtype == DType::BFLOAT16 && tr.compute_dtype != ComputeDtype::BFLOAT16) ||
+                        (*f.param_dtype == DType::FLOAT16 && tr.compute_dtype != ComputeDtype::FLOAT16)))
+    w.push_back("training.fsdp.param_dtype " + to_string(*f.param_dtype) + " differs from training.compute_dtype " +
+                to_string(tr.compute_dtype) + ": the compute times follow compute_dtype");
+  if (s.cluster.world_size() == 1)
+    w.push_back("training.wrapper \"fsdp\" on one GPU: there is nothing to shard and no collective runs");
+  return w;
+}
+
 TrainingSettings parse_training(const Json& j, Diagnostics& d) {
   const TrainingSettings def;
   TrainingSettings s;
@@ -170,6 +246,13 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
     ps.input_device = pr.string_or("input_device", pd.input_device, {"cuda:0", "cpu"});
     pr.finish();
   }
+  if (const Json* fj = tr.raw("fsdp")) s.fsdp = parse_fsdp(*fj, d);
+  s.activation_checkpointing = activation_checkpointing_names().value(
+      tr.string_or("activation_checkpointing", to_string(def.activation_checkpointing),
+                   activation_checkpointing_names().all()),
+      def.activation_checkpointing);
+  s.activation_checkpointing_every =
+      static_cast<int>(tr.integer_or("activation_checkpointing_every", def.activation_checkpointing_every, 1, 1 << 20));
   tr.finish();
   return s;
 }

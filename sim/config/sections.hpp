@@ -3,6 +3,7 @@
 // its JSON object, adds every problem to `d` with its JSON path, and returns the settings with the
 // defaults of specs.hpp (the one place they are written) for keys that are absent.
 #include <string>
+#include <vector>
 
 #include "config/specs.hpp"
 #include "core/json_reader.hpp"
@@ -21,6 +22,8 @@ StragglerSettings parse_stragglers(const core::Json& j, core::Diagnostics& d);
 
 // ZeroRedundancyOptimizer settings that the model or other sections rule out.
 void check_zero_redundancy_optimizer(const Scenario& s, core::Diagnostics& d);
+// Likely mistakes in the FSDP and activation-checkpointing settings (stderr warnings, not errors).
+std::vector<std::string> fsdp_warnings(const Scenario& s);
 
 // The DDP pytorch_version whose first-bucket rule a measured run's torch release follows
 // ("1.13.1" -> "1.13", anything else -> "2.4"); see DdpSettings::first_bucket_cap_bytes.

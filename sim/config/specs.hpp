@@ -42,9 +42,26 @@ enum class CommHook {
 const core::Names<CommHook>& comm_hook_names();
 std::string to_string(CommHook h);
 // training.wrapper: DistributedDataParallel or torch.nn.DataParallel.
-enum class Wrapper { DDP, DATA_PARALLEL };
+enum class Wrapper { DDP, DATA_PARALLEL, FSDP };
 const core::Names<Wrapper>& wrapper_names();
 std::string to_string(Wrapper w);
+// training.fsdp.sharding_strategy: torch.distributed.fsdp.ShardingStrategy (FSDP1 api.py; FSDP2
+// expresses the same with reshard_after_forward and a 1-D or 2-D mesh).
+enum class ShardingStrategy { FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD };
+const core::Names<ShardingStrategy>& sharding_strategy_names();
+std::string to_string(ShardingStrategy s);
+// training.fsdp.wrap: which modules become FSDP units (the auto-wrap policy).
+enum class FsdpWrap { BLOCK, EVERY_K_BLOCKS, ROOT };
+const core::Names<FsdpWrap>& fsdp_wrap_names();
+std::string to_string(FsdpWrap w);
+// training.fsdp.backward_prefetch: torch.distributed.fsdp.BackwardPrefetch (FSDP1), or none.
+enum class BackwardPrefetch { BACKWARD_PRE, BACKWARD_POST, NONE };
+const core::Names<BackwardPrefetch>& backward_prefetch_names();
+std::string to_string(BackwardPrefetch b);
+// training.activation_checkpointing: which blocks recompute their forward in the backward.
+enum class ActivationCheckpointing { NONE, FULL, SELECTIVE_BLOCK, SELECTIVE_OP };
+const core::Names<ActivationCheckpointing>& activation_checkpointing_names();
+std::string to_string(ActivationCheckpointing a);
 // collective.model: NCCL's algorithm/protocol/channel model, or the plain ring closed form.
 enum class CollectiveModelKind { NCCL, RING };
 const core::Names<CollectiveModelKind>& collective_model_names();
@@ -285,6 +302,27 @@ struct TrainingSettings {
     // chunk host-to-device on a background stream per GPU).
     std::string input_device = "cuda:0";
   } data_parallel;
+  // wrapper "fsdp": FullyShardedDataParallel (version 1, torch/distributed/fsdp/) or fully_shard
+  // (version 2, torch/distributed/_composable/fsdp/). Defaults are PyTorch's (FSDP1's constructor
+  // arguments; FSDP2's fully_shard(reshard_after_forward=True)).
+  struct Fsdp {
+    ShardingStrategy sharding_strategy = ShardingStrategy::FULL_SHARD;
+    int version = 2;
+    FsdpWrap wrap = FsdpWrap::BLOCK;
+    int wrap_every = 2;                                                   // every_k_blocks: blocks per unit
+    bool forward_prefetch = false;                                        // FSDP1
+    BackwardPrefetch backward_prefetch = BackwardPrefetch::BACKWARD_PRE;  // FSDP1
+    bool limit_all_gathers = true;                                        // FSDP1: at most 2 all-gathers ahead
+    std::optional<bool> reshard_after_forward;                            // FSDP2 (unset: from the strategy)
+    std::optional<DType> param_dtype, reduce_dtype;                       // MixedPrecision (unset: the parameter's)
+    // Units keep their parameters unsharded from the forward to the backward.
+    bool keeps_params_after_forward() const {
+      return sharding_strategy == ShardingStrategy::SHARD_GRAD_OP || sharding_strategy == ShardingStrategy::NO_SHARD ||
+             (reshard_after_forward && !*reshard_after_forward);
+    }
+  } fsdp;
+  ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::NONE;
+  int activation_checkpointing_every = 2;  // selective_block: every k-th block
 };
 
 struct ContentionSettings {

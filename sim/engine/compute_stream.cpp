@@ -85,6 +85,7 @@ class ComputeStream {
       case Slot::DDP_FORWARD: return &rs_->ddp_forward;
       case Slot::DDP_HOOK: return &rs_->ddp_hook;
       case Slot::DDP_BUCKET: return &rs_->ddp_bucket;
+      case Slot::ALLGATHER_WAIT: return &rs_->allgather_wait;
       case Slot::NONE: break;
     }
     return nullptr;
@@ -215,6 +216,15 @@ class ComputeStream {
         rec.param_sync_bytes = 0;
         for (const auto& op : t.chain) rec.param_sync_bytes += op.bytes;
       }
+      if (t.role == plan::JobRole::UNIT_ALLGATHER || t.role == plan::JobRole::UNIT_REDUCE ||
+          t.role == plan::JobRole::UNIT_REPLICA_ALLREDUCE) {
+        rec.unit = t.bucket;
+        rec.fsdp_op = t.role == plan::JobRole::UNIT_ALLGATHER ? "all-gather"
+                      : t.role == plan::JobRole::UNIT_REDUCE  ? "reduce"
+                                                              : "replica all-reduce";
+        for (const auto& op : t.chain)
+          if (op.kind != plan::OpKind::KERNEL) rec.bytes += op.bytes;
+      }
     }
     ctx_.board.arrive(ti);
   }
@@ -248,7 +258,13 @@ class ComputeStream {
       else
         ctx_.board.wait_until(j.changed, [&] { return j.done; });
     }
-    if (double* s = slot(t.slot)) *s += now() - w0;
+    const double waited = now() - w0;
+    if (double* s = slot(t.slot)) *s += waited;
+    if (t.slot == Slot::ALLGATHER_WAIT && t.bucket >= 0) {
+      auto& per = rs_->unit_allgather_wait;
+      if (per.size() <= static_cast<size_t>(t.bucket)) per.resize(static_cast<size_t>(t.bucket) + 1, 0.0);
+      per[static_cast<size_t>(t.bucket)] += waited;
+    }
   }
 
   void mark(int ti, const plan::Task& t) {

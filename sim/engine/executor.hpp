@@ -48,6 +48,9 @@ struct ExecContext {
   // when it ends, in stream order, as the thread that ran it would; and where actors run.
   std::vector<std::vector<int>> starts;
   simgrid::s4u::Host* host = nullptr;
+  // Per process group (plan.groups), the collective model of its ranks when they are not the
+  // whole cluster (FSDP's HYBRID_SHARD groups); null or absent: `model`.
+  std::vector<const collectives::CollectiveModel*> group_models{};
   bool tracing(int rank) const { return collect_trace && traced[static_cast<size_t>(rank)]; }
   // The trace track of `stream` (null: the rank's own).
   const report::TraceTrack* track(int stream) const {

@@ -17,7 +17,12 @@ class SimClock final : public network::Clock {
 class NcclStream {
  public:
   NcclStream(ExecContext& ctx, int stream) : ctx_(ctx), plan_(ctx.plan), stream_(stream) {
-    world_ = plan_.groups.at(static_cast<size_t>(plan_.streams[static_cast<size_t>(stream)].group)).size;
+    const size_t g = static_cast<size_t>(plan_.streams[static_cast<size_t>(stream)].group);
+    world_ = plan_.groups.at(g).size;
+    if (g < ctx.group_models.size() && ctx.group_models[g]) model_ = ctx.group_models[g];
+    // The network backend knows the whole cluster's ring: a sub-group's collectives (FSDP's
+    // HYBRID_SHARD groups) take their model's time alone, without flows or link statistics.
+    sub_group_ = world_ != plan_.world_size;
   }
 
   void run() {
@@ -42,7 +47,10 @@ class NcclStream {
     const double alone = start_latency + phase.total();
     if (ctx_.contention.enabled)
       for (auto& s : ctx_.shares) kernels.push_back(s->start_nccl(alone, load));
-    ctx_.backend.run_phase(clock_, {phase, start_latency, hop_bytes, counted});
+    if (sub_group_)
+      clock_.sleep_for(start_latency + phase.total());
+    else
+      ctx_.backend.run_phase(clock_, {phase, start_latency, hop_bytes, counted});
     for (size_t r = 0; r < kernels.size(); ++r) ctx_.shares[r]->finish_nccl(kernels[r]);
   }
 
@@ -69,6 +77,12 @@ class NcclStream {
     const size_t si = static_cast<size_t>(j.micro_step);
     report::CollectiveRecord& rec = ctx_.timeline.jobs[si][static_cast<size_t>(j.record)];
     gate(j);
+    // Jobs of other streams it must follow (FSDP: a reduce-scatter after the previous all-reduce
+    // issued on the same CUDA stream).
+    for (int a : j.after) {
+      JobState& dep = ctx_.board.job(a);
+      ctx_.board.wait_until(dep.changed, [&] { return dep.done; });
+    }
     rec.start = sg4::Engine::get_clock();
     ctx_.board.started(ti);
     const bool counted = plan_.steps[si].report >= plan_.first_steady_report;
@@ -88,14 +102,18 @@ class NcclStream {
       // An all-gather (quantization hooks) is one phase, as a broadcast: op.bytes per rank in.
       const bool broadcast = op.kind == plan::OpKind::BROADCAST;
       const bool gather = op.kind == plan::OpKind::ALLGATHER;
-      const bool one_phase = broadcast || gather;
-      const collectives::AllReduceTiming timing = broadcast ? ctx_.model.broadcast(op.bytes)
-                                                  : gather  ? ctx_.model.allgather(op.bytes * world_)
-                                                            : ctx_.model.allreduce(op.bytes);
-      // A ring all-gather of N x b bytes moves what one phase of an all-reduce of them does.
-      const auto load = load_of(gather ? op.bytes * world_ / 2 : op.bytes, timing.total(), timing.channels);
+      const bool scatter = op.kind == plan::OpKind::REDUCE_SCATTER;
+      const bool one_phase = broadcast || gather || scatter;
+      const collectives::AllReduceTiming timing = broadcast ? model_->broadcast(op.bytes)
+                                                  : gather  ? model_->allgather(op.bytes * world_)
+                                                  : scatter ? model_->reduce_scatter(op.bytes)
+                                                            : model_->allreduce(op.bytes);
+      // A ring all-gather of N x b bytes (a reduce-scatter of N x b bytes in) moves what one phase
+      // of an all-reduce of them does.
+      const double phase_of = gather ? op.bytes * world_ / 2 : scatter ? op.bytes / 2 : op.bytes;
+      const auto load = load_of(phase_of, timing.total(), timing.channels);
       // Link statistics: a broadcast puts the buffer on every hop, an all-reduce phase (N-1)/N of
-      // it, an all-gather of N x b bytes (N-1) x b.
+      // it, an all-gather of N x b bytes (N-1) x b, a reduce-scatter of b bytes in (N-1)/N x b.
       const double hop_bytes = broadcast ? op.bytes
                                : gather  ? op.bytes * (world_ - 1)
                                          : op.bytes * (world_ - 1) / world_;
@@ -122,7 +140,7 @@ class NcclStream {
                         {"algorithm", timing.algorithm},
                         {"protocol", timing.protocol},
                         {"channels", timing.channels}};
-        const char* kind = broadcast ? "broadcast" : gather ? "allgather" : "allreduce";
+        const char* kind = broadcast ? "broadcast" : gather ? "allgather" : scatter ? "reducescatter" : "allreduce";
         ctx_.timeline.trace.push_back({j.name + " " + op.name, kind, track, t0, t1 - t0, args});
         ctx_.timeline.trace.push_back({broadcast ? "broadcast"
                                        : gather  ? "all-gather"
@@ -139,6 +157,8 @@ class NcclStream {
   const plan::Plan& plan_;
   int stream_;
   int world_ = 1;
+  const collectives::CollectiveModel* model_ = &ctx_.model;
+  bool sub_group_ = false;
   SimClock clock_;
 };
 

@@ -60,6 +60,24 @@ void check_actor_mappings(const config::Scenario& sc, long long ranks, long long
       std::to_string(needed) + ")");
 }
 
+// The cluster a process group of FSDP's HYBRID_SHARD spans: a shard group is one node's GPUs; a
+// replica group one GPU per node, the node's NICs shared by the node's gpus_per_node replica
+// groups running at once.
+config::ClusterSpec group_cluster(const config::ClusterSpec& c, const plan::ProcessGroup& g) {
+  config::ClusterSpec out = c;
+  if (g.size == c.gpus_per_node && c.nodes > 1 && g.size != c.world_size()) {
+    out.nodes = 1;
+  } else if (g.size == c.nodes && c.gpus_per_node > 1) {
+    out.gpus_per_node = 1;
+    if (out.inter_link && c.nics_per_node > 0) {
+      const double share = static_cast<double>(c.nics_per_node) / c.gpus_per_node;
+      out.nics_per_node = std::max(1, c.nics_per_node / c.gpus_per_node);
+      out.inter_link->bandwidth *= share / out.nics_per_node;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<report::TracedRank> select_traced_ranks(const std::vector<std::vector<double>>& factor, int ranks) {
@@ -107,6 +125,14 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
   collectives::CollectiveModel model(sc.cluster, sc.collective);
   const int ranks = plan.ranks;
   report::Timeline& timeline = built.timeline;
+  // Collective models of the process groups that are not the whole cluster (FSDP's shard and
+  // replica groups).
+  const int world = sc.cluster.world_size();
+  std::vector<std::unique_ptr<collectives::CollectiveModel>> group_models;
+  for (const auto& g : plan.groups)
+    group_models.push_back(g.size != world && g.size > 1 ? std::make_unique<collectives::CollectiveModel>(
+                                                               group_cluster(sc.cluster, g), sc.collective)
+                                                         : nullptr);
   size_timeline(plan, timeline);
   std::vector<char> traced(static_cast<size_t>(ranks), 0);
   if (opt.collect_trace) {
@@ -150,6 +176,7 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
                   {},   {},    {},       {},       {},    nullptr};
   ctx.mark_time.assign(plan.tasks.size(), 0.0);
   for (size_t s = 0; s < plan.streams.size(); ++s) ctx.programs.push_back(plan.stream_tasks(static_cast<int>(s)));
+  for (const auto& m : group_models) ctx.group_models.push_back(m.get());
   ctx.process = process;
   if (process) {
     ctx.done.assign(plan.tasks.size(), 0);

@@ -5,12 +5,13 @@
 
 #include "ddp/bucketizer.hpp"
 #include "gpu/kernel_model.hpp"
+#include "plan/fsdp_builder.hpp"
 
 namespace ddpsim::memory {
 
 double MemoryEstimate::total() const {
   return parameters + buffers + gradients + buckets + optimizer_state + optimizer_temporaries + activations +
-         allowance();
+         unsharded_params + unsharded_grads + allowance();
 }
 
 std::pair<std::string, double> MemoryEstimate::largest_term() const {
@@ -21,6 +22,8 @@ std::pair<std::string, double> MemoryEstimate::largest_term() const {
                                                   {"optimizer_state", optimizer_state},
                                                   {"optimizer_temporaries", optimizer_temporaries},
                                                   {"activations", activations},
+                                                  {"unsharded_params", unsharded_params},
+                                                  {"unsharded_grads", unsharded_grads},
                                                   {"allowance", allowance()}};
   std::pair<std::string, double> best{"parameters", -1};
   for (const auto& [name, v] : terms)
@@ -90,7 +93,190 @@ std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::
   return gpu::layer_saved_bytes(m, c);
 }
 
+ActivationPlan activation_plan(const config::Scenario& sc, std::string* rule) {
+  ActivationPlan a;
+  a.full = activation_bytes_per_layer(sc, rule);
+  a.kept = a.full;
+  const auto& m = sc.model;
+  a.block.assign(m.layers.size(), -1);
+  if (sc.training.activation_checkpointing == config::ActivationCheckpointing::NONE ||
+      sc.training.wrapper == config::Wrapper::DATA_PARALLEL)
+    return a;
+  const auto blocks = plan::model_blocks(m);
+  const auto ck = plan::checkpointed_blocks(sc.training, blocks.size());
+  a.checkpointed.assign(ck.begin(), ck.end());
+  const bool op = sc.training.activation_checkpointing == config::ActivationCheckpointing::SELECTIVE_OP;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    for (int l : blocks[b].layers) a.block[static_cast<size_t>(l)] = static_cast<int>(b);
+    if (!ck[b]) continue;
+    for (size_t i = 0; i < blocks[b].layers.size(); ++i) {
+      const size_t l = static_cast<size_t>(blocks[b].layers[i]);
+      const auto type = m.layers[l].type;
+      const bool matmul =
+          type == config::LayerType::LINEAR || type == config::LayerType::MATMUL || type == config::LayerType::CONV2D;
+      // torch.utils.checkpoint keeps the block's inputs; selective_op keeps the matmul layers' saves.
+      a.kept[l] = op ? (matmul ? a.full[l] : 0.0) : (i == 0 ? a.full[l] : 0.0);
+    }
+  }
+  if (rule)
+    *rule += "; activation checkpointing \"" + config::to_string(sc.training.activation_checkpointing) +
+             "\": checkpointed blocks keep " +
+             (op ? "their linear/matmul layers' saves" : "their first layer's saves") +
+             " and hold their full activations again while recomputed";
+  return a;
+}
+
+std::vector<double> activations_before_backward(const ActivationPlan& a) {
+  const size_t n = a.kept.size();
+  std::vector<double> out(n, 0.0);
+  double prefix = 0;
+  for (size_t l = 0; l < n; ++l) {
+    prefix += a.kept[l];
+    out[l] = prefix;
+  }
+  // Within a checkpointed block, the recompute has rebuilt layers <= l of it.
+  double extra = 0;
+  for (size_t l = 0; l < n; ++l) {
+    const int b = a.block[l];
+    if (l > 0 && a.block[l - 1] != b) extra = 0;
+    if (b >= 0 && static_cast<size_t>(b) < a.checkpointed.size() && a.checkpointed[static_cast<size_t>(b)]) {
+      extra += a.full[l] - a.kept[l];
+      out[l] += extra;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// FullyShardedDataParallel / fully_shard on one rank at its peak (plan/fsdp_builder.hpp).
+MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
+  MemoryEstimate e;
+  const auto& m = sc.model;
+  const auto& tr = sc.training;
+  const auto& f = tr.fsdp;
+  e.gpu_memory = sc.cluster.gpu.memory_bytes;
+  const int world = sc.cluster.world_size();
+  const auto groups = plan::fsdp_groups(sc);
+  const bool no_shard = f.sharding_strategy == config::ShardingStrategy::NO_SHARD || world <= 1 || groups.shard <= 1;
+  const int shard = no_shard ? 1 : groups.shard;
+  e.fsdp_shards = shard;
+  const auto units = plan::fsdp_units(sc);
+  std::vector<int> unit_of(m.layers.size(), 0);
+  for (size_t u = 0; u < units.size(); ++u)
+    for (int l : units[u].layers) unit_of[static_cast<size_t>(l)] = static_cast<int>(u);
+  // The local shard, in the parameters' own dtype (the optimizer's fp32 copy).
+  double local_numel = 0, local_grad_numel = 0, state = 0, largest_shard = 0;
+  std::vector<double> grad_shard_bytes(units.size(), 0.0);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const auto& un = units[u];
+    const double elem = un.params.empty() ? 4.0 : config::dtype_size(m.params[static_cast<size_t>(un.params[0])].dtype);
+    const double n = no_shard ? un.numel : un.shard_numel;
+    const double g = no_shard ? un.grad_numel : un.grad_shard_numel;
+    local_numel += n;
+    local_grad_numel += g;
+    e.parameters += n * elem;
+    grad_shard_bytes[u] = g * elem;
+    state += g * optimizer_state_bytes_per_element(tr.optimizer, tr.sgd_momentum, static_cast<int>(elem));
+    largest_shard = std::max(largest_shard, g * elem);
+  }
+  for (const auto& b : m.buffers) e.buffers += static_cast<double>(b.numel) * config::dtype_size(b.dtype);
+  e.optimizer_state = state;
+  e.zero_shards = 1;
+  {
+    double st = 0;
+    for (const auto& p : m.params)
+      if (p.requires_grad)
+        st += static_cast<double>(p.numel) *
+              optimizer_state_bytes_per_element(tr.optimizer, tr.sgd_momentum, config::dtype_size(p.dtype));
+    e.optimizer_state_unsharded = st;
+  }
+  double grad_total = 0;
+  for (double g : grad_shard_bytes) grad_total += g;
+  double temporaries = 0;
+  if (tr.optimizer == "adam" || tr.optimizer == "adamw") {
+    if (tr.optimizer_impl == "foreach") temporaries = grad_total;
+    if (tr.optimizer_impl == "for_loop") temporaries = largest_shard;
+  }
+
+  // Units unsharded at once besides the root (kept from its forward to its backward): FSDP2
+  // prefetches one unit ahead (the current one and the next); FSDP1 with limit_all_gathers
+  // allows two all-gathers in flight (BACKWARD_PRE: the current and the next unit; BACKWARD_POST
+  // and none prefetch after the current unit's gradient computation: one), without it all of
+  // them; SHARD_GRAD_OP / reshard_after_forward false keep every unit from the forward on.
+  auto unsharded_bytes = [&](const plan::FsdpUnit& un) {
+    return no_shard ? 0.0 : un.shard_numel * shard * un.param_elem;
+  };
+  std::vector<double> ub;
+  for (size_t u = 1; u < units.size(); ++u) ub.push_back(unsharded_bytes(units[u]));
+  std::sort(ub.rbegin(), ub.rend());
+  size_t depth = f.version == 2                                                  ? 2
+                 : !f.limit_all_gathers                                          ? ub.size()
+                 : f.backward_prefetch == config::BackwardPrefetch::BACKWARD_PRE ? 2
+                                                                                 : 1;
+  if (f.keeps_params_after_forward()) depth = ub.size();
+  depth = std::min(depth, ub.size());
+  double in_flight = units.empty() ? 0.0 : unsharded_bytes(units[0]);
+  for (size_t i = 0; i < depth; ++i) in_flight += ub[i];
+  e.unsharded_units = no_shard ? 0 : static_cast<int>(depth) + 1;
+  // The unit in its backward: its unsharded gradient (param_dtype) and, FSDP2, the reduce-scatter
+  // input it is copied into (reduce_dtype); FSDP1 reduce-scatters the padded flat gradient itself.
+  double unit_grad = 0;
+  if (!no_shard)
+    for (const auto& un : units)
+      unit_grad =
+          std::max(unit_grad, un.grad_shard_numel * shard * (un.param_elem + (f.version == 2 ? un.grad_elem : 0)));
+
+  const ActivationPlan ap = activation_plan(sc, &e.activation_rule);
+  const auto act = activations_before_backward(ap);
+  // Backward, before each layer's backward: the activations still alive, the sharded gradients of
+  // the units already reduced (all of them when zero_grad keeps them) and the unit's unsharded one.
+  double bwd_peak = -1, bwd_act = 0, bwd_grads = 0;
+  std::vector<char> reduced(units.size(), 0);
+  double grads_after = 0;
+  int cur = -1;
+  for (size_t l = m.layers.size(); l-- > 0;) {
+    const int u = unit_of[l];
+    if (cur >= 0 && u != cur && !reduced[static_cast<size_t>(cur)] && cur != 0) {
+      reduced[static_cast<size_t>(cur)] = 1;
+      grads_after += grad_shard_bytes[static_cast<size_t>(cur)];
+    }
+    cur = u;
+    const double g = tr.zero_grad_set_to_none ? grads_after : grad_total;
+    const double v = act[l] + g;
+    if (v > bwd_peak) {
+      bwd_peak = v;
+      bwd_act = act[l];
+      bwd_grads = g;
+    }
+  }
+  if (m.layers.empty()) bwd_peak = 0;
+  bwd_peak += in_flight + unit_grad;
+  if (grad_total + temporaries > bwd_peak) {
+    e.peak_phase = "optimizer step";
+    e.gradients = grad_total;
+    e.optimizer_temporaries = temporaries;
+    e.unsharded_units = 0;
+  } else {
+    e.peak_phase = "backward";
+    e.gradients = bwd_grads;
+    e.activations = bwd_act;
+    e.unsharded_params = in_flight;
+    e.unsharded_grads = unit_grad;
+  }
+  e.cuda_context = kCudaContextBytes;
+  // One NCCL communicator per process group the collectives use (shard group; replica group).
+  if (world > 1)
+    e.nccl_buffers = kNcclCommunicatorBytes * (groups.replica > 1 && groups.shard > 1 && !no_shard ? 2 : 1);
+  (void)local_numel;
+  (void)local_grad_numel;
+  return e;
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const config::Scenario& sc) {
+  if (sc.training.wrapper == config::Wrapper::FSDP) return estimate_fsdp_memory(sc);
   MemoryEstimate e;
   const auto& m = sc.model;
   const auto& tr = sc.training;
@@ -170,23 +356,21 @@ MemoryEstimate estimate_memory(const config::Scenario& sc) {
     if (tr.optimizer_impl == "for_loop") temporaries = largest;
   }
 
-  std::vector<double> act = activation_bytes_per_layer(sc, &e.activation_rule);
+  // Activations alive before each layer's backward (activation_plan: checkpointing keeps less).
+  const std::vector<double> act = activations_before_backward(activation_plan(sc, &e.activation_rule));
   // Backward: before layer l's backward, the activations of layers 0..l are alive and the
   // gradients of layers l..L-1 exist (set_to_none: gradients are freed by zero_grad and reappear
   // as backward produces them; without it they stay allocated all along).
   const size_t layers = m.layers.size();
-  double act_prefix = 0;
-  for (double a : act) act_prefix += a;
   double grads_after = 0;  // gradients of layers > l
   double bwd_peak = -1, bwd_act = 0, bwd_grads = 0;
   for (size_t l = layers; l-- > 0;) {
     const double g = views ? 0.0 : (tr.zero_grad_set_to_none ? grads_after + grad_per_layer[l] : grad_total);
-    if (act_prefix + g > bwd_peak) {
-      bwd_peak = act_prefix + g;
-      bwd_act = act_prefix;
+    if (act[l] + g > bwd_peak) {
+      bwd_peak = act[l] + g;
+      bwd_act = act[l];
       bwd_grads = g;
     }
-    act_prefix -= act[l];
     grads_after += grad_per_layer[l];
   }
   if (layers == 0) bwd_peak = 0, bwd_grads = views ? 0 : grad_total;

@@ -12,6 +12,13 @@
 // - optimizer step: every gradient, no activations, the step's temporaries.
 // With training.zero_redundancy_optimizer the optimizer state (and the step's temporaries) are
 // those of the rank holding the largest shard, partitioned as PyTorch does (zero_partition).
+// With training.wrapper "fsdp" (estimate_fsdp_memory): parameters, gradients and optimizer state
+// are the local shard's (in the parameters' dtype: the sharded parameters are the fp32 master
+// copy when param_dtype is lower, so no further master copy exists); the units unsharded at once
+// (in param_dtype) and the unit's unsharded gradient before its reduce-scatter come on top.
+// Activation checkpointing (plan::checkpointed_blocks): a checkpointed block keeps only its input
+// (taken as what its first layer saves, its input at the least) -- selective_op: what its
+// linear/matmul layers save -- and holds its full activations again while it is recomputed.
 #include <string>
 #include <vector>
 
@@ -31,6 +38,10 @@ inline constexpr double kNcclCommunicatorBytes = 688.0 * 1024 * 1024;
 struct MemoryEstimate {
   double parameters = 0, buffers = 0, gradients = 0, buckets = 0, optimizer_state = 0, optimizer_temporaries = 0,
          activations = 0;
+  double unsharded_params = 0;  // FSDP: the units all-gathered at the peak (param_dtype)
+  double unsharded_grads = 0;   // FSDP: the unsharded gradient of the unit in its backward (+ reduce-scatter input)
+  int fsdp_shards = 1;          // FSDP: ranks each unit is sharded over (1: not sharded)
+  int unsharded_units = 0;      // FSDP: units unsharded at the peak
   double cuda_context = 0, nccl_buffers = 0;  // the allowance
   double allowance() const { return cuda_context + nccl_buffers; }
   double total() const;
@@ -57,6 +68,18 @@ std::vector<std::vector<int>> zero_partition(const config::ModelSpec& m, int wor
 // what every forward kernel keeps for its backward (gpu::layer_saved_bytes); for models without
 // kernel records half of the layer's forward traffic (read + written), scaled by batch and autocast.
 std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::string* rule = nullptr);
+
+// Per layer, the activation bytes kept from the forward to the backward, and the bytes the layer
+// holds while its block is recomputed (== kept outside checkpointed blocks).
+struct ActivationPlan {
+  std::vector<double> kept, full;
+  std::vector<int> block;          // per layer, its block (-1: none)
+  std::vector<char> checkpointed;  // per block
+};
+ActivationPlan activation_plan(const config::Scenario& sc, std::string* rule = nullptr);
+// The activations alive just before layer l's backward: every kept byte of layers <= l plus, in a
+// checkpointed block, the recomputed activations of its layers <= l beyond what they keep.
+std::vector<double> activations_before_backward(const ActivationPlan& a);
 
 MemoryEstimate estimate_memory(const config::Scenario& sc);
 

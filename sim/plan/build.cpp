@@ -4,6 +4,7 @@
 #include "ddp/step_plan.hpp"
 #include "plan/ddp_builder.hpp"
 #include "plan/dp_builder.hpp"
+#include "plan/fsdp_builder.hpp"
 
 namespace ddpsim::plan {
 
@@ -30,7 +31,25 @@ Built build(const config::Scenario& sc, bool iteration1) {
   ddp::HookCosts costs{b.profile.peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute, world};
   ddp::StepPlan steps;
   ddp::plan_steps(steps, sc, costs, ranks, iteration1);
-  b.plan = build_ddp(sc, b.profile, steps, ranks);
+  if (sc.training.wrapper == config::Wrapper::FSDP) {
+    b.plan = build_fsdp(sc, b.profile, steps, ranks);
+    const auto& f = sc.training.fsdp;
+    const auto g = fsdp_groups(sc);
+    const auto units = fsdp_units(sc);
+    for (const auto& u : units) t.fsdp_units.push_back(u.name);
+    t.fsdp = std::string(f.version == 1 ? "FSDP1 FullyShardedDataParallel" : "FSDP2 fully_shard") + " " +
+             config::to_string(f.sharding_strategy) + ": " + std::to_string(units.size()) + " units (wrap " +
+             config::to_string(f.wrap) + "), shard group " + std::to_string(g.shard) +
+             (g.replica > 1 ? " x " + std::to_string(g.replica) + " replicas" : std::string()) +
+             (f.version == 1 ? ", backward_prefetch " + config::to_string(f.backward_prefetch) +
+                                   (f.forward_prefetch ? ", forward_prefetch" : "") +
+                                   (f.limit_all_gathers ? ", limit_all_gathers" : "")
+                             : std::string(", implicit prefetch")) +
+             (f.param_dtype ? ", param_dtype " + config::to_string(*f.param_dtype) : std::string()) +
+             (f.reduce_dtype ? ", reduce_dtype " + config::to_string(*f.reduce_dtype) : std::string());
+  } else {
+    b.plan = build_ddp(sc, b.profile, steps, ranks);
+  }
   t.steady_steps = steps.steady_steps;
   t.has_iteration1 = steps.has_iteration1;
   t.loader_samples_per_s = sc.training.loader_samples_per_s.value_or(0.0);

@@ -6,6 +6,7 @@
 #include "ddp/host_costs.hpp"
 #include "ddp/reducer.hpp"
 #include "memory/memory_model.hpp"
+#include "plan/fsdp_builder.hpp"
 
 namespace ddpsim::plan {
 namespace {
@@ -23,7 +24,11 @@ class DdpBuilder {
  public:
   DdpBuilder(const config::Scenario& sc, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps, int ranks,
              const ddp::HostCosts* host_costs)
-      : sc_(sc), profile_(profile), steps_(steps), zero_(zero_steps(sc, profile, steps)) {
+      : sc_(sc),
+        profile_(profile),
+        steps_(steps),
+        zero_(zero_steps(sc, profile, steps)),
+        recompute_(recompute_kernels(sc, profile)) {
     p_.world_size = sc.cluster.world_size();
     p_.ranks = ranks;
     ddp_ = p_.world_size > 1;
@@ -215,6 +220,8 @@ class DdpBuilder {
     // in place only without a comm hook (with one, the hook divides): no kernel per gradient then.
     const bool copy_in = !(sc_.ddp.gradient_as_bucket_view && sc_.ddp.comm_hook != config::CommHook::ALLREDUCE);
     for (size_t l = m.layers.size(); l-- > 0;) {
+      // Activation checkpointing: a checkpointed block reruns its forward before its backward.
+      kernel(recompute_[l], "recompute up to " + m.layers[l].name + " (checkpoint)", "recompute");
       kernel(profile_.backward[l], m.layers[l].name, "backward");
       if (split_)
         for (double s : profile_.backward_ops[l]) hx.kernel(s, profile_.host_backward_op_s);
@@ -348,6 +355,7 @@ class DdpBuilder {
   const gpu::ComputeProfile& profile_;
   const ddp::StepPlan& steps_;
   ZeroSteps zero_;
+  std::vector<gpu::Kernel> recompute_;  // per layer, before its backward (activation checkpointing)
   Plan p_;
   bool ddp_ = false;
   int streams_ = 0;

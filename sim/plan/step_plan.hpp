@@ -46,12 +46,13 @@ struct Stream {
 
 // One operation of a collective job, run in order on the job's stream.
 enum class OpKind {
-  ALLREDUCE,  // bytes reduced per rank
-  ALLGATHER,  // bytes each rank contributes (output: group size x bytes)
-  BROADCAST,  // bytes broadcast from the root
-  REDUCE,     // bytes reduced to the root (one pass, as a broadcast)
-  PEER_COPY,  // bytes from GPU src to GPU dst of one process
-  KERNEL,     // a comm hook's callback kernel on the NCCL stream (not contended)
+  ALLREDUCE,       // bytes reduced per rank
+  ALLGATHER,       // bytes each rank contributes (output: group size x bytes)
+  REDUCE_SCATTER,  // bytes each rank puts in (output: bytes / group size)
+  BROADCAST,       // bytes broadcast from the root
+  REDUCE,          // bytes reduced to the root (one pass, as a broadcast)
+  PEER_COPY,       // bytes from GPU src to GPU dst of one process
+  KERNEL,          // a comm hook's callback kernel on the NCCL stream (not contended)
 };
 
 struct CommOp {
@@ -76,6 +77,7 @@ enum class TaskKind {
 
 // Where a task's time goes in the rank's record of the micro-step (report/timeline.hpp).
 // PARAM_SYNC_WAIT: waiting for parameter broadcasts after an optimizer step (ZeroRedundancyOptimizer).
+// ALLGATHER_WAIT: waiting for an FSDP unit's all-gather (`bucket`: the unit).
 // DDP_FORWARD / DDP_HOOK / DDP_BUCKET: the GPU's wait for DDP's own host work (ddp/host_costs.hpp).
 enum class Slot {
   NONE,
@@ -88,7 +90,8 @@ enum class Slot {
   PARAM_SYNC_WAIT,
   DDP_FORWARD,
   DDP_HOOK,
-  DDP_BUCKET
+  DDP_BUCKET,
+  ALLGATHER_WAIT
 };
 
 enum class Mark {
@@ -131,7 +134,18 @@ struct Gate {
 
 // What a collective job is, for the report's records of a micro-step.
 // PARAM_SYNC: parameters broadcast after a sharded optimizer step (ZeroRedundancyOptimizer).
-enum class JobRole { NONE, BUFFER_BROADCAST, BUCKET, USED_MAP, PARAM_SYNC };
+// UNIT_ALLGATHER / UNIT_REDUCE / UNIT_REPLICA_ALLREDUCE: an FSDP unit's (`bucket`) all-gather,
+// gradient reduction (reduce-scatter, NO_SHARD's all-reduce) and HYBRID_SHARD's all-reduce.
+enum class JobRole {
+  NONE,
+  BUFFER_BROADCAST,
+  BUCKET,
+  USED_MAP,
+  PARAM_SYNC,
+  UNIT_ALLGATHER,
+  UNIT_REDUCE,
+  UNIT_REPLICA_ALLREDUCE
+};
 
 struct Task {
   TaskKind kind = TaskKind::KERNEL;
@@ -156,7 +170,8 @@ struct Task {
   int record = -1;  // index into the micro-step's collective records
   Gate gate;
   // WAIT: tasks (COLLECTIVE, or any on another stream) to be done; any task may list tasks it
-  // must follow beside its stream's order.
+  // must follow beside its stream's order (a job on a collective stream: jobs of other streams
+  // that must be done before it starts).
   std::vector<int> after;
   bool until_started = false;
   Slot slot = Slot::NONE;

@@ -10,6 +10,47 @@ namespace ddpsim::report {
 namespace {
 
 // docs/design.md: overlap_ratio = 1 - exposed_comm / comm_alone, unclamped; undefined without communication.
+// FSDP's per-unit rows of a synced micro-step: all-gathers (alone, and the compute stream's waits
+// for them) and reductions, whose exposed part is, in order of their ends, what lies after the
+// backward and after the reductions that ended before (as DDP's buckets).
+void fsdp_units(const std::vector<CollectiveRecord>& jobs, const RankStepRecord& rs, IterationReport& rep) {
+  bool any = false;
+  for (const auto& j : jobs) any = any || (j.present && !j.fsdp_op.empty());
+  if (!any) return;
+  rep.units.clear();
+  auto row = [&](int u) -> UnitRow& {
+    while (rep.units.size() <= static_cast<size_t>(u)) {
+      UnitRow r;
+      r.index = static_cast<int>(rep.units.size());
+      rep.units.push_back(r);
+    }
+    return rep.units[static_cast<size_t>(u)];
+  };
+  std::vector<const CollectiveRecord*> reductions;
+  for (const auto& j : jobs) {
+    if (!j.present || j.fsdp_op.empty() || j.unit < 0) continue;
+    UnitRow& r = row(j.unit);
+    if (j.fsdp_op == "all-gather") {
+      r.allgather_bytes += j.bytes;
+      r.allgathers += 1;
+      r.allgather_alone_s += j.alone;
+    } else {
+      r.reduce_bytes += j.fsdp_op == "reduce" ? j.bytes : 0.0;
+      r.reduce_alone_s += j.alone;
+      reductions.push_back(&j);
+    }
+  }
+  for (size_t u = 0; u < rs.unit_allgather_wait.size(); ++u)
+    row(static_cast<int>(u)).allgather_exposed_s += rs.unit_allgather_wait[u];
+  std::stable_sort(reductions.begin(), reductions.end(),
+                   [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->end < b->end; });
+  double prev_end = rs.backward_done;
+  for (const auto* j : reductions) {
+    row(j->unit).reduce_exposed_s += std::max(0.0, j->end - std::max(prev_end, rs.backward_done));
+    prev_end = std::max(prev_end, j->end);
+  }
+}
+
 std::optional<double> overlap_ratio(double exposed_comm, double comm_alone) {
   if (comm_alone > 0) return 1.0 - exposed_comm / comm_alone;
   return std::nullopt;
@@ -42,6 +83,7 @@ void accumulate(IterationReport& into, const IterationReport& x, double w) {
   into.comm_alone_per_sample_s += w * x.comm_alone_per_sample_s;
   into.zero_broadcast_s += w * x.zero_broadcast_s;
   into.zero_broadcast_wait_s += w * x.zero_broadcast_wait_s;
+  into.allgather_wait_s += w * x.allgather_wait_s;
 }
 
 }  // namespace
@@ -85,8 +127,9 @@ IterationReport iteration_report(const Timeline& t, int report) {
     rep.ddp_bucket_host_s += rs.ddp_bucket;
     rep.ddp_overhead_s += rs.copy + rs.ddp_forward + rs.ddp_hook + rs.ddp_bucket;
     rep.samples += t.batch_size;
-    const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall + rs.param_sync_wait;
+    const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall + rs.param_sync_wait + rs.allgather_wait;
     rep.zero_broadcast_wait_s += rs.param_sync_wait;
+    rep.allgather_wait_s += rs.allgather_wait;
     if (st.sync && explicit_ranks) {
       // The part of rank 0's finalize wait spent waiting for the slowest rank's backward.
       double slowest = 0;
@@ -106,6 +149,7 @@ IterationReport iteration_report(const Timeline& t, int report) {
       }
     }
     if (!st.sync || t.world_size <= 1) continue;
+    fsdp_units(jobs, rs, rep);
     // Bucket rows: the synced micro-step of this optimizer step.
     rep.buckets.clear();
     double prev_end = rs.backward_done;
@@ -165,6 +209,7 @@ void fill_iterations(const Timeline& t, StepReport& r) {
       accumulate(mean, x, 1.0 / t.steady_steps);
       if (s == t.steady_steps - 1) {
         mean.buckets = x.buckets;
+        mean.units = x.units;
         mean.iteration = x.iteration;
         mean.micro_steps = x.micro_steps;
         mean.samples = x.samples;
@@ -350,6 +395,15 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.memory = memory::estimate_memory(sc);
   const auto& z = sc.training.zero_redundancy_optimizer;
   r.zero_redundancy_optimizer = !z.enabled ? "off" : z.overlap_with_ddp ? "overlap_with_ddp" : "on";
+  r.activation_checkpointing = config::to_string(sc.training.activation_checkpointing);
+  if (!t.fsdp.empty()) {
+    r.fsdp = t.fsdp + "; activation checkpointing " + r.activation_checkpointing;
+    r.fsdp_units = t.fsdp_units;
+    for (auto* it : {&r.steady, &r.iteration1})
+      for (auto& row : it->units)
+        if (static_cast<size_t>(row.index) < t.fsdp_units.size())
+          row.name = t.fsdp_units[static_cast<size_t>(row.index)];
+  }
   r.link_classes = std::move(net.link_classes);
   r.link_steps = t.steady_steps;
   r.links_note = std::move(net.links_note);

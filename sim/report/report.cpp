@@ -53,6 +53,21 @@ Json iteration_json(const IterationReport& it, bool include_buckets) {
   j["zero_broadcasts"] = it.zero_broadcasts;
   j["zero_broadcast_bytes"] = it.zero_broadcast_bytes;
   j["zero_broadcast_wait_s"] = it.zero_broadcast_wait_s;
+  if (!it.units.empty()) j["allgather_wait_s"] = it.allgather_wait_s;
+  if (include_buckets && !it.units.empty()) {
+    Json rows = Json::array();
+    for (const auto& u : it.units)
+      rows.push_back({{"index", u.index},
+                      {"name", u.name},
+                      {"allgather_bytes", u.allgather_bytes},
+                      {"allgathers", u.allgathers},
+                      {"allgather_alone_s", u.allgather_alone_s},
+                      {"allgather_exposed_s", u.allgather_exposed_s},
+                      {"reduce_bytes", u.reduce_bytes},
+                      {"reduce_alone_s", u.reduce_alone_s},
+                      {"reduce_exposed_s", u.reduce_exposed_s}});
+    j["fsdp_units"] = rows;
+  }
   if (include_buckets) {
     Json rows = Json::array();
     for (const auto& b : it.buckets) {
@@ -147,7 +162,13 @@ Json to_json(const StepReport& r, bool include_buckets) {
                  {"peak_phase", m.peak_phase},
                  {"activation_rule", m.activation_rule},
                  {"optimizer_state_unsharded", m.optimizer_state_unsharded},
-                 {"zero_shards", m.zero_shards}};
+                 {"zero_shards", m.zero_shards},
+                 {"unsharded_params", m.unsharded_params},
+                 {"unsharded_grads", m.unsharded_grads},
+                 {"fsdp_shards", m.fsdp_shards},
+                 {"unsharded_units", m.unsharded_units}};
+  if (!r.fsdp.empty()) j["fsdp"] = r.fsdp;
+  j["activation_checkpointing"] = r.activation_checkpointing;
   j["zero_redundancy_optimizer"] = r.zero_redundancy_optimizer;
   // Only when iteration 1 is faster than the steady state (metrics.hpp explain_iteration1).
   if (!r.iteration1_faster_because.empty()) j["iteration1_faster_because"] = r.iteration1_faster_because;
@@ -298,6 +319,8 @@ std::string to_table(const StepReport& r) {
   }
   if (r.data_parallel)
     o << "  torch.nn.DataParallel over " << r.world_size << " GPU(s): one process, GPU 0 the master\n\n";
+  else if (!r.fsdp.empty())
+    o << "  " << r.fsdp << "\n\n";
   else if (r.world_size == 1)
     o << "  one GPU: DDP's hooks, bucket copies and one-rank calls, no communication\n\n";
   else
@@ -357,8 +380,14 @@ std::string to_table(const StepReport& r) {
     o << " (peak in " << m.peak_phase << ": parameters " << core::format_bytes(m.parameters + m.buffers)
       << ", gradients " << core::format_bytes(m.gradients) << ", buckets " << core::format_bytes(m.buckets)
       << ", optimizer " << core::format_bytes(m.optimizer_state + m.optimizer_temporaries)
-      << (m.zero_shards > 1 ? " (ZeRO over " + std::to_string(m.zero_shards) + ")" : std::string()) << ", activations "
-      << core::format_bytes(m.activations) << ", context + NCCL " << core::format_bytes(m.allowance()) << ")\n";
+      << (m.zero_shards > 1 ? " (ZeRO over " + std::to_string(m.zero_shards) + ")" : std::string())
+      << (m.fsdp_shards > 1 ? " (sharded over " + std::to_string(m.fsdp_shards) + ")" : std::string())
+      << (m.unsharded_params + m.unsharded_grads > 0
+              ? ", unsharded units " + core::format_bytes(m.unsharded_params) + " (" +
+                    std::to_string(m.unsharded_units) + ") + their gradient " + core::format_bytes(m.unsharded_grads)
+              : std::string())
+      << ", activations " << core::format_bytes(m.activations) << ", context + NCCL "
+      << core::format_bytes(m.allowance()) << ")\n";
   }
   o << link_table(r);
   if (r.data_parallel) {
@@ -386,6 +415,24 @@ std::string to_table(const StepReport& r) {
     o << "  step time          " << core::format_time(r.iteration1.step_time_s) << ", exposed comm "
       << core::format_time(r.iteration1.exposed_comm_s) << ", overlap " << pct(r.iteration1.overlap_ratio) << "\n";
     if (!r.iteration1_faster_because.empty()) o << "  " << r.iteration1_faster_because << "\n";
+  }
+  if (!s.units.empty()) {
+    o << "\nsteady-state FSDP units (all-gathers: forward + backward; reduction: reduce-scatter, + all-reduce "
+         "across replicas)\n";
+    o << "  all-gather waits " << core::format_time(s.allgather_wait_s) << ", exposed reductions "
+      << core::format_time(s.finalize_wait_s) << "\n";
+    o << "  idx  unit                         AG bytes   AG alone AG exposed  RS bytes   RS alone RS exposed\n";
+    const size_t shown = s.units.size() <= 12 ? s.units.size() : 10;
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& u = s.units[i];
+      char buf[240];
+      std::snprintf(buf, sizeof buf, "  %3d  %-24.24s %11s %10s %10s %9s %10s %10s\n", u.index, u.name.c_str(),
+                    core::format_bytes(u.allgather_bytes).c_str(), core::format_time(u.allgather_alone_s).c_str(),
+                    core::format_time(u.allgather_exposed_s).c_str(), core::format_bytes(u.reduce_bytes).c_str(),
+                    core::format_time(u.reduce_alone_s).c_str(), core::format_time(u.reduce_exposed_s).c_str());
+      o << buf;
+    }
+    if (shown < s.units.size()) o << "  ... " << (s.units.size() - shown) << " more (use --json for all)\n";
   }
   if (!s.buckets.empty()) {
     o << "\nsteady-state buckets (times from the iteration start)\n";

@@ -30,6 +30,21 @@ struct BucketRow {
   std::string vs_nccl{};
 };
 
+// One FSDP unit's collectives in a synced micro-step (sums over its forward and backward
+// all-gathers; its reduction: the reduce-scatter, or NO_SHARD's all-reduce, plus HYBRID_SHARD's
+// all-reduce across replicas).
+struct UnitRow {
+  int index = 0;
+  std::string name{};
+  double allgather_bytes = 0;  // per rank in, all its all-gathers together
+  int allgathers = 0;
+  double allgather_alone_s = 0;
+  double allgather_exposed_s = 0;  // the compute stream's wait for them
+  double reduce_bytes = 0;         // per rank in
+  double reduce_alone_s = 0;
+  double reduce_exposed_s = 0;  // its reduction's part after the backward and the reductions before it
+};
+
 struct IterationReport {
   int iteration = 0;
   double start_s = 0;  // absolute simulated time the iteration began
@@ -71,6 +86,8 @@ struct IterationReport {
   double zero_broadcast_bytes = 0;
   double zero_broadcast_wait_s = 0;
   std::vector<BucketRow> buckets;
+  double allgather_wait_s = 0;   // FSDP: the compute stream's waits for all-gathers (part of comm_exposed_s)
+  std::vector<UnitRow> units{};  // FSDP: per unit
 };
 
 struct TraceEvent {
@@ -182,6 +199,10 @@ struct StepReport {
   unsigned long long flows_reused = 0;   // flows of rounds that reused an earlier round's solution
   memory::MemoryEstimate memory;         // per GPU at its peak (memory/memory_model.hpp)
   std::string zero_redundancy_optimizer = "off";  // "off", "on" or "overlap_with_ddp"
+  // training.wrapper "fsdp": its settings in words (empty otherwise) and its units' names.
+  std::string fsdp{};
+  std::vector<std::string> fsdp_units{};
+  std::string activation_checkpointing = "none";
   // Link statistics over the steady step(s) (`links`, `busiest_link`): per class, in the order the
   // backend lists them; empty without communication. `link_steps` steps were counted.
   std::vector<LinkClassTotals> link_classes;

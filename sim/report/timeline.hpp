@@ -21,6 +21,8 @@ struct RankStepRecord {
   double traversal = 0, h2d = 0;
   double ddp_forward = 0, ddp_hook = 0, ddp_bucket = 0;  // waits for DDP's host work (forward, hooks, buckets)
   double param_sync_wait = 0;                            // waiting for parameter broadcasts (ZeroRedundancyOptimizer)
+  double allgather_wait = 0;                             // waiting for FSDP units' all-gathers
+  std::vector<double> unit_allgather_wait{};             // per FSDP unit
   double backward_done = 0;                              // absolute time the backward pass ended
   std::vector<double> ready, launch;                     // per bucket, absolute
 };
@@ -38,6 +40,10 @@ struct CollectiveRecord {
   bool param_sync = false;  // parameter broadcasts after a sharded optimizer step (ZeroRedundancyOptimizer)
   int param_sync_ops = 0;
   double param_sync_bytes = 0;
+  int unit = -1;  // FSDP: the unit whose collective this is
+  std::string
+      fsdp_op{};     // FSDP: "all-gather", "reduce" (reduce-scatter or NO_SHARD's all-reduce), "replica all-reduce"
+  double bytes = 0;  // FSDP: the collective's bytes (per rank in)
 };
 
 struct MicroStepInfo {
@@ -96,6 +102,9 @@ struct Timeline {
   // does not decide (plan builder); metrics adds the run's figures.
   ProcessRecord process;
   std::optional<DataParallelReport> data_parallel;
+  // training.wrapper "fsdp" (plan builder): its settings in words and its units' names.
+  std::string fsdp{};
+  std::vector<std::string> fsdp_units{};
 };
 
 }  // namespace ddpsim::report

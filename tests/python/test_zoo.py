@@ -36,7 +36,9 @@ KNOWN_TOTALS = {"resnet50": 25557032, "bert-base": 109482240, "gpt2": 124439808,
                 "resnet101": 44549160, "resnet152": 60192808, "vgg16": 138357544,
                 "vit-b16": 86567656, "vit-l16": 304326632, "bert-large": 335141888,
                 "gpt2-medium": 354823168, "gpt2-large": 774030080, "gpt2-xl": 1557611200,
-                "llama-7b": 6738415616, "mixed-gpt": 7419392, "skip-branch": 4496416}
+                "llama-7b": 6738415616, "mixed-gpt": 7419392, "skip-branch": 4496416,
+                # meta-llama's published sizes: Llama 3 8B 8,030,261,248; Llama 2 13B 13,015,864,320
+                "llama3-8b": 8030261248, "llama2-13b": 13015864320}
 # name -> (spec, kwargs): what the file must have been exported from
 ZOO = {"resnet50": "torchvision.models:resnet50", "resnet101": "torchvision.models:resnet101",
        "resnet152": "torchvision.models:resnet152", "vgg16": "torchvision.models:vgg16",
@@ -45,6 +47,7 @@ ZOO = {"resnet50": "torchvision.models:resnet50", "resnet101": "torchvision.mode
        "gpt2": "zoo.gpt2:gpt2", "gpt2-medium": "zoo.gpt2:gpt2_medium",
        "gpt2-large": "zoo.gpt2:gpt2_large", "gpt2-xl": "zoo.gpt2:gpt2_xl",
        "llama-7b": "zoo.llama:llama_7b", "mixed-gpt": "zoo.mixed:mixed_gpt",
+       "llama3-8b": "zoo.llama:llama3_8b", "llama2-13b": "zoo.llama:llama2_13b",
        "skip-branch": "zoo.unused:skip_branch_net"}
 # models small enough to instantiate for real in a test (the rest are built on the meta device)
 REAL_BUILD_MAX = 400 * 1000 * 1000
@@ -345,11 +348,25 @@ class TestZooParams(unittest.TestCase):
         import export_model as em
         for spec, n in (("zoo.bert:bert_large", 335141888), ("zoo.gpt2:gpt2_medium", 354823168),
                         ("zoo.gpt2:gpt2_large", 774030080), ("zoo.gpt2:gpt2_xl", 1557611200),
-                        ("zoo.llama:llama_7b", 6738415616)):
+                        ("zoo.llama:llama_7b", 6738415616), ("zoo.llama:llama3_8b", 8030261248),
+                        ("zoo.llama:llama2_13b", 13015864320)):
             m = em.load_model(spec, {}, meta=True)
             self.assertEqual(sum(p.numel() for p in m.parameters()), n, spec)
         from zoo.llama import ffn_hidden_dim
         self.assertEqual(ffn_hidden_dim(4096), 11008)
+        self.assertEqual(ffn_hidden_dim(5120), 13824)  # Llama 2 13B
+        self.assertEqual(ffn_hidden_dim(4096, 1024, 1.3), 14336)  # Llama 3 8B
+
+    def test_grouped_query_attention(self):
+        """Llama 3 8B: wk and wv are 8 KV heads x 128 wide; a tiny GQA model runs for real."""
+        import torch
+        from zoo.llama import llama, llama3_8b
+        m = llama3_8b(device="meta")
+        self.assertEqual(list(m.layers[0].attention.wk.weight.shape), [1024, 4096])
+        self.assertEqual(list(m.layers[0].attention.wq.weight.shape), [4096, 4096])
+        tiny = llama(dim=32, n_layers=1, n_heads=4, n_kv_heads=2, vocab_size=50)
+        out = tiny(torch.zeros(1, 5, dtype=torch.int64))
+        self.assertEqual(list(out.shape), [1, 5, 50])
 
 
 @unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")

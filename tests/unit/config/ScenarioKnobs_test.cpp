@@ -172,7 +172,8 @@ TEST(SettingNames, EveryNameParsesToItsValueAndPrintsBack) {
   EXPECT_EQ(load({"training.wrapper=ddp"}).training.wrapper, config::Wrapper::DDP);
   EXPECT_EQ(config::wrapper_names().value("data_parallel", config::Wrapper::DDP), config::Wrapper::DATA_PARALLEL);
   EXPECT_EQ(config::to_string(config::Wrapper::DATA_PARALLEL), "data_parallel");
-  EXPECT_EQ(config::wrapper_names().all().size(), 2u);
+  EXPECT_EQ(config::wrapper_names().value("fsdp", config::Wrapper::DDP), config::Wrapper::FSDP);
+  EXPECT_EQ(config::wrapper_names().all().size(), 3u);
 }
 
 TEST(SettingNames, HalfPrecisionIsFloat16AndBfloat16Only) {
@@ -202,22 +203,23 @@ TEST_P(BadSettingName, IsRefusedWithFilePathValueAndEveryAllowedName) {
 
 INSTANTIATE_TEST_SUITE_P(
     Scenario, BadSettingName,
-    ::testing::Values(BadName{"training.compute_dtype=fp8",
-                              "/training/compute_dtype",
-                              "\"fp8\"",
-                              {"float32", "tf32", "bfloat16", "float16", "float64"}},
-                      // Names are exact (PyTorch's spellings): no case folding.
-                      BadName{"training.compute_dtype=Float16",
-                              "/training/compute_dtype",
-                              "\"Float16\"",
-                              {"float32", "tf32", "bfloat16", "float16", "float64"}},
-                      BadName{"ddp.comm_hook=fp8_compress",
-                              "/ddp/comm_hook",
-                              "\"fp8_compress\"",
-                              {"allreduce", "allreduce_hook", "fp16_compress", "bf16_compress", "powersgd",
-                               "quantize_per_tensor", "quantize_per_channel"}},
-                      BadName{"training.wrapper=fsdp", "/training/wrapper", "\"fsdp\"", {"ddp", "data_parallel"}},
-                      BadName{"collective.model=tree", "/collective/model", "\"tree\"", {"nccl", "ring"}}));
+    ::testing::Values(
+        BadName{"training.compute_dtype=fp8",
+                "/training/compute_dtype",
+                "\"fp8\"",
+                {"float32", "tf32", "bfloat16", "float16", "float64"}},
+        // Names are exact (PyTorch's spellings): no case folding.
+        BadName{"training.compute_dtype=Float16",
+                "/training/compute_dtype",
+                "\"Float16\"",
+                {"float32", "tf32", "bfloat16", "float16", "float64"}},
+        BadName{"ddp.comm_hook=fp8_compress",
+                "/ddp/comm_hook",
+                "\"fp8_compress\"",
+                {"allreduce", "allreduce_hook", "fp16_compress", "bf16_compress", "powersgd", "quantize_per_tensor",
+                 "quantize_per_channel"}},
+        BadName{"training.wrapper=deepspeed", "/training/wrapper", "\"deepspeed\"", {"ddp", "data_parallel", "fsdp"}},
+        BadName{"collective.model=tree", "/collective/model", "\"tree\"", {"nccl", "ring"}}));
 
 }  // namespace
 }  // namespace ddpsim

@@ -41,6 +41,7 @@ const char* slot_name(Slot s) {
     case Slot::DDP_FORWARD: return " [ddp_forward]";
     case Slot::DDP_HOOK: return " [ddp_hook]";
     case Slot::DDP_BUCKET: return " [ddp_bucket]";
+    case Slot::ALLGATHER_WAIT: return " [allgather_wait]";
   }
   return "?";
 }

@@ -1,0 +1,100 @@
+#pragma once
+// The step plan of FullyShardedDataParallel (FSDP1, torch/distributed/fsdp/) and fully_shard
+// (FSDP2, torch/distributed/_composable/fsdp/), with activation checkpointing; and the pieces the
+// memory model shares with it (units, blocks, shard sizes).
+//
+// Units (the wrapping): the model's blocks are its layers grouped by the first numbered component
+// of their names ("layers.3.attention.wq" -> block "layers.3"); training.fsdp.wrap "block" makes
+// each block a unit (transformer_auto_wrap_policy), "every_k_blocks" k consecutive blocks, "root"
+// one unit of everything. The root unit holds the parameters outside every block (embeddings,
+// final norm, output layer); it is all-gathered first and kept unsharded until its backward
+// (FSDP1 _runtime_utils.py _post_forward_reshard: the root is not freed after forward; FSDP2
+// _fsdp_state.py _lazy_init: the root's post_forward_mesh_info is None).
+//
+// One rank's program per micro-step (the representative rank), streams:
+//   0 compute; 1 the shard group's NCCL stream (all-gathers and reduce-scatters, or NO_SHARD's
+//   all-reduces); 2 (HYBRID_SHARD) the replica group's NCCL stream (the all-reduce of each
+//   reduce-scattered shard across nodes).
+// All collectives of one process group run on one NCCL stream in issue order: torch/distributed/
+// fsdp/api.py BackwardPrefetch's note, "For a single process group using NCCL backend, any
+// collectives, even if issued from different streams, contend for the same per-device NCCL
+// stream". The CPU is taken to run ahead of the GPU (kernels are asynchronous), so a collective
+// is issued as soon as its dependencies and FSDP's rate limiter allow.
+//
+// Forward, per unit u in forward order: wait for AG(u) (param_dtype bytes, padded shard per rank);
+// FSDP2: the copy-out kernel (foreach_all_gather_copy_out) on the compute stream; u's forward
+// layers; then u is resharded (freed) unless kept (root, SHARD_GRAD_OP, NO_SHARD,
+// reshard_after_forward false).
+//   FSDP2: AG(u+1) is issued after u's copy-out: its copy-in waits for the previous all-gather's
+//   event (_fsdp_param_group.py FSDPParamGroup.unshard / wait_for_unshard, AllGatherState).
+//   FSDP1: with limit_all_gathers, _runtime_utils.py _unshard dequeues a free event from
+//   _FreeEventQueue (_limits.py, at most 2 in flight) and synchronizes on it: AG(k) starts after
+//   the free of the unit two frees back (three with forward_prefetch, which issues AG(k+1) in
+//   _pre_forward of k via _prefetch_handle). Without the limiter every all-gather is issued at once.
+// Backward, per unit in reverse order: its pre-backward hook unshards it if it was freed
+// (_pre_backward_hook), FSDP2 copies out, and prefetches the next unit (FSDP1 BACKWARD_PRE / FSDP2
+// _backward_prefetch: in the pre-backward hook; BACKWARD_POST: in _post_backward_hook after the
+// unit's gradient computation); a checkpointed block recomputes its forward; the layers'
+// backward; then the post-backward hook issues the reduce-scatter of the unit's gradients
+// (reduce_dtype bytes): FSDP1 _reduce_grad (pre-divide, reduce_scatter_tensor, post-divide;
+// HYBRID_SHARD: all_reduce on _inter_node_pg), FSDP2 foreach_reduce (_fsdp_collectives.py:
+// foreach_reduce_scatter_copy_in, reduce_scatter_tensor, all_reduce for HSDP, the divide and
+// copy-out). A reduce-scatter waits for the previous all-reduce: both are on the one
+// post-backward (reduce_scatter) CUDA stream. The final callback waits for every reduction, then
+// the optimizer steps the local shard (1/shard group size of the parameters).
+#include <string>
+#include <vector>
+
+#include "ddp/step_plan.hpp"
+#include "plan/step_plan.hpp"
+
+namespace ddpsim::plan {
+
+// A block: consecutive layers sharing the first numbered component of their names.
+struct Block {
+  std::string name;
+  std::vector<int> layers;  // forward order
+};
+// The model's blocks in forward order; layers outside every block are not listed.
+std::vector<Block> model_blocks(const config::ModelSpec& m);
+// Per block, whether activation checkpointing recomputes it (training.activation_checkpointing).
+// selective_block: the k-th, 2k-th, ... blocks counting from 1.
+std::vector<bool> checkpointed_blocks(const config::TrainingSettings& tr, size_t blocks);
+
+// Per layer, the kernel a checkpointed block reruns before that layer's backward (the block's last
+// layer; zero elsewhere): used by the DDP and FSDP plans alike.
+std::vector<gpu::Kernel> recompute_kernels(const config::Scenario& sc, const gpu::ComputeProfile& profile);
+
+struct FsdpUnit {
+  std::string name;
+  bool root = false;
+  std::vector<int> layers;  // forward order
+  std::vector<int> params;  // indices into the model's parameters
+  double numel = 0;         // every parameter element (FSDP flattens frozen ones too)
+  double grad_numel = 0;    // trainable elements
+  // Per rank after padding (FSDP1 flat_param.py: the flat parameter padded to a multiple of the
+  // shard group size; FSDP2 _fsdp_param.py: each parameter's dim 0 padded, _get_dim0_padded_size).
+  double shard_numel = 0, grad_shard_numel = 0;
+  double param_elem = 4, grad_elem = 4;  // bytes per element all-gathered (param_dtype) and reduced (reduce_dtype)
+  bool kept = false;                     // not resharded after forward
+  // What the collectives carry: the all-gather's bytes per rank in, the reduce-scatter's bytes per
+  // rank in (the whole padded gradient), the HSDP all-reduce's (one shard).
+  double allgather_bytes() const { return shard_numel * param_elem; }
+  double reduce_scatter_bytes(int shard) const { return grad_shard_numel * shard * grad_elem; }
+  double shard_grad_bytes() const { return grad_shard_numel * grad_elem; }
+};
+
+struct FsdpGroups {
+  int shard = 1;    // ranks a unit's parameters are sharded over
+  int replica = 1;  // HYBRID_SHARD: replicas of each shard (nodes)
+};
+FsdpGroups fsdp_groups(const config::Scenario& sc);
+
+// The units in forward order (the root first when it holds parameters or is the only unit).
+std::vector<FsdpUnit> fsdp_units(const config::Scenario& sc);
+
+// The plan of `steps`' micro-steps for the representative rank (ranks must be 1).
+Plan build_fsdp(const config::Scenario& scenario, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps,
+                int ranks);
+
+}  // namespace ddpsim::plan

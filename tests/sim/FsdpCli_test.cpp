@@ -1,0 +1,83 @@
+// training.wrapper "fsdp" through the command line: the fit of Llama 3 8B on one DGX H100, the
+// per-unit report fields (sizes by hand), sweeps over the FSDP settings, bad values and warnings.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/json_reader.hpp"
+#include "sim/cli_support.hpp"
+#include "support/files.hpp"
+
+namespace ddpsim {
+namespace {
+
+using core::Json;
+
+testing::CliResult run(const std::string& args) { return testing::run_cli(args); }
+
+// Llama 3 8B: 32 blocks of 218,112,000 parameters (wq, wo 4096 x 4096; wk, wv 1024 x 4096; w1, w2,
+// w3 4096 x 14336; two norms of 4096); every dim 0 divides by 8, so FSDP2 pads nothing.
+constexpr double kBlock = 218112000.0;
+
+TEST(FsdpCli, Llama3FitsOnOneDgxH100UnderFullShardAndNotUnderDdp) {
+  auto r = run("run llama3-8b-fsdp-8x-h100 --json - -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json j = Json::parse(r.out);
+  EXPECT_TRUE(j["fits"].get<bool>()) << j["memory"].dump();
+  EXPECT_EQ(j["activation_checkpointing"], "full");
+  ASSERT_EQ(j["fsdp_units"].size(), 33u);  // the root and 32 blocks
+  const auto& u = j["fsdp_units"][1];
+  EXPECT_EQ(u["name"], "layers.0");
+  EXPECT_EQ(u["allgathers"], 2);                                             // before its forward and its backward
+  EXPECT_DOUBLE_EQ(u["allgather_bytes"].get<double>(), 2 * kBlock / 8 * 2);  // bf16 shards, per rank
+  EXPECT_DOUBLE_EQ(u["reduce_bytes"].get<double>(), kBlock * 4);             // fp32 gradient in, per rank
+  EXPECT_EQ(j["memory"]["fsdp_shards"], 8);
+  auto d = run("run llama3-8b-fsdp-8x-h100 --set training.wrapper=ddp --json - -q");
+  ASSERT_EQ(d.code, 0) << d.out;
+  // stdout only: the warning that it does not fit is on stderr (out holds stdout, then stderr).
+  EXPECT_FALSE(Json::parse(d.out.substr(0, d.out.size() - d.err.size()))["fits"].get<bool>());
+  EXPECT_NE(d.err.find("per GPU at its peak"), std::string::npos) << d.err;
+}
+
+TEST(FsdpCli, BadFsdpValuesExitTwoWithPathValueAndAllowed) {
+  auto r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.sharding_strategy=FULL -q");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/training/fsdp/sharding_strategy"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HYBRID_SHARD"), std::string::npos) << r.out;
+  r = run("run llama3-8b-fsdp-8x-h100 --set training.activation_checkpointing=most -q");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/training/activation_checkpointing"), std::string::npos) << r.out;
+  r = run(
+      "run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 --set training.fsdp.reshard_after_forward=false -q");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/training/fsdp/reshard_after_forward"), std::string::npos) << r.out;
+}
+
+TEST(FsdpCli, HybridShardOnOneNodeIsWarned) {
+  auto r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.sharding_strategy=HYBRID_SHARD -q");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("HYBRID_SHARD on one node"), std::string::npos) << r.out;
+}
+
+TEST(FsdpCli, SweepOverStrategyAndCheckpointing) {
+  const auto d = testing::temp_dir("fsdp-sweep");
+  const auto out = (d / "s.json").string();
+  auto r =
+      run("sweep gpt2-4x8-h100-ndr --set training.wrapper=fsdp --param "
+          "training.fsdp.sharding_strategy=FULL_SHARD,HYBRID_SHARD,NO_SHARD --param "
+          "training.activation_checkpointing=none,full --json " +
+          out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  Json j = Json::parse(testing::slurp(out));
+  ASSERT_EQ(j["rows"].size(), 6u);
+  // Full checkpointing recomputes the forward: slower than none with the other settings equal.
+  for (size_t i = 0; i < 6; i += 2) {
+    EXPECT_EQ(j["rows"][i]["params"]["training.activation_checkpointing"], "none");
+    EXPECT_EQ(j["rows"][i + 1]["params"]["training.activation_checkpointing"], "full");
+    EXPECT_GT(j["rows"][i + 1]["step_time_s"].get<double>(), j["rows"][i]["step_time_s"].get<double>()) << i;
+  }
+  std::filesystem::remove_all(d);
+}
+
+}  // namespace
+}  // namespace ddpsim

@@ -1,0 +1,107 @@
+// Memory per GPU under FSDP and with activation checkpointing (sim/memory/memory_model.*): every
+// expected value worked out by hand from the inputs below.
+#include <gtest/gtest.h>
+
+#include "config/specs.hpp"
+#include "memory/memory_model.hpp"
+
+namespace ddpsim {
+namespace {
+
+using config::DType;
+using config::Scenario;
+using memory::estimate_memory;
+using memory::kCudaContextBytes;
+using memory::kNcclCommunicatorBytes;
+
+config::ParamSpec p2(const std::string& name, int64_t rows, int64_t cols) {
+  config::ParamSpec p;
+  p.name = name;
+  p.shape = {rows, cols};
+  p.numel = rows * cols;
+  p.dtype = DType::FLOAT32;
+  return p;
+}
+
+// Layers (export batch 2 = training batch, float32, no kernel records: activations are half the
+// forward traffic): emb (e [100,10]) 5e5 B, blocks.0.fc (w0 [40,10]) 1e6, blocks.0.act 2e6,
+// blocks.1.fc (w1 [40,10]) 1e6, blocks.1.act 2e6, head (h [10,10]) 2e5. 1 node x 4 GPUs, Adam
+// foreach. FSDP units: root {e, h} (1100 elements), blocks.0 {w0} (400), blocks.1 {w1} (400).
+Scenario model(config::Wrapper w, int version = 2) {
+  Scenario s;
+  s.model.name = "tiny";
+  s.model.batch_size = 2;
+  s.model.params = {p2("e", 100, 10), p2("w0", 40, 10), p2("w1", 40, 10), p2("h", 10, 10)};
+  const char* names[6] = {"emb", "blocks.0.fc", "blocks.0.act", "blocks.1.fc", "blocks.1.act", "head"};
+  const double fwd[6] = {1e6, 2e6, 4e6, 2e6, 4e6, 4e5};
+  const std::vector<std::vector<int>> params = {{0}, {1}, {}, {2}, {}, {3}};
+  for (size_t l = 0; l < 6; ++l) {
+    config::LayerSpec L;
+    L.name = names[l];
+    L.fwd_bytes = fwd[l];
+    L.params = params[l];
+    s.model.layers.push_back(L);
+  }
+  s.model.grad_ready_order = {3, 2, 1, 0};
+  s.cluster.gpu.memory_bytes = 80e9;
+  s.cluster.nodes = 1;
+  s.cluster.gpus_per_node = 4;
+  s.training.batch_size = 2;
+  s.training.optimizer = "adam";
+  s.training.wrapper = w;
+  s.training.fsdp.version = version;
+  return s;
+}
+
+TEST(FsdpMemory, Fsdp2FullShardByHand) {
+  const auto e = estimate_memory(model(config::Wrapper::FSDP));
+  // Shards over 4 (dim 0 padded): e 25 rows x 10, h 3 x 10 -> root 280; blocks 10 x 10 = 100 each.
+  EXPECT_EQ(e.fsdp_shards, 4);
+  EXPECT_DOUBLE_EQ(e.parameters, 480 * 4);
+  EXPECT_DOUBLE_EQ(e.optimizer_state, 2 * 4 * 480);
+  // Unsharded at once: the root (280 x 4 ranks x 4 B) and two blocks (100 x 4 x 4 each).
+  EXPECT_DOUBLE_EQ(e.unsharded_params, 4480 + 2 * 1600);
+  EXPECT_EQ(e.unsharded_units, 3);
+  // The largest unit's unsharded gradient (fp32) plus FSDP2's reduce-scatter input: 1120 x (4 + 4).
+  EXPECT_DOUBLE_EQ(e.unsharded_grads, 8960);
+  // Peak before head's backward: every activation, no sharded gradient yet.
+  EXPECT_EQ(e.peak_phase, "backward");
+  EXPECT_DOUBLE_EQ(e.activations, 6.7e6);
+  EXPECT_DOUBLE_EQ(e.gradients, 0);
+  EXPECT_DOUBLE_EQ(e.nccl_buffers, kNcclCommunicatorBytes);
+  EXPECT_DOUBLE_EQ(e.total(), 1920 + 3840 + 6.7e6 + 7680 + 8960 + kCudaContextBytes + kNcclCommunicatorBytes);
+}
+
+TEST(FsdpMemory, Fsdp1PadsTheFlatParameterNoShardKeepsEverything) {
+  auto s = model(config::Wrapper::FSDP, 1);
+  auto e = estimate_memory(s);
+  // ceil(1100 / 4) = 275 + 100 + 100 elements.
+  EXPECT_DOUBLE_EQ(e.parameters, 475 * 4);
+  EXPECT_DOUBLE_EQ(e.unsharded_grads, 275 * 4 * 4);  // the flat gradient, reduce-scattered in place
+  s.training.fsdp.sharding_strategy = config::ShardingStrategy::NO_SHARD;
+  e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.parameters, 1900 * 4);  // 1000 + 400 + 400 + 100, unsharded
+  EXPECT_DOUBLE_EQ(e.optimizer_state, 2 * 1900 * 4);
+  EXPECT_DOUBLE_EQ(e.unsharded_params, 0);
+  EXPECT_DOUBLE_EQ(e.unsharded_grads, 0);
+}
+
+// Full checkpointing keeps each block's first layer's saves (1e6 each): before blocks.1.act's
+// backward, emb 5e5 + blocks.0.fc 1e6 + blocks.1.fc 1e6 kept plus blocks.1.act recomputed 2e6.
+TEST(FsdpMemory, FullCheckpointingKeepsBlockInputsPlusOneRecomputedBlock) {
+  auto s = model(config::Wrapper::FSDP);
+  s.training.activation_checkpointing = config::ActivationCheckpointing::FULL;
+  EXPECT_DOUBLE_EQ(estimate_memory(s).activations, 4.5e6);
+  // The same for DDP, where h's gradient (400 B) exists by then.
+  auto d = model(config::Wrapper::DDP);
+  d.training.activation_checkpointing = config::ActivationCheckpointing::FULL;
+  const auto e = estimate_memory(d);
+  EXPECT_DOUBLE_EQ(e.activations, 4.5e6);
+  EXPECT_DOUBLE_EQ(e.gradients, 400);
+  // selective_block every 2nd: only blocks.1 is checkpointed: 5e5 + 1e6 + 2e6 + 1e6 + 2e6 (recomputed).
+  s.training.activation_checkpointing = config::ActivationCheckpointing::SELECTIVE_BLOCK;
+  EXPECT_DOUBLE_EQ(estimate_memory(s).activations, 6.5e6);
+}
+
+}  // namespace
+}  // namespace ddpsim

@@ -1,0 +1,372 @@
+// plan::build_fsdp and its pieces against plans written out by hand from PyTorch's FSDP1
+// (torch/distributed/fsdp/_runtime_utils.py, _limits.py, flat_param.py) and FSDP2
+// (torch/distributed/_composable/fsdp/_fsdp_param_group.py, _fsdp_collectives.py): unit and
+// shard sizes, the compute stream's program, the jobs on the NCCL streams, their order and
+// dependencies (no SimGrid).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "plan/fsdp_builder.hpp"
+
+namespace ddpsim::plan {
+namespace {
+
+gpu::Kernel k(double s) {
+  gpu::Kernel x;
+  x.seconds = s;
+  x.shape.memory_s = s;
+  return x;
+}
+
+// Layers: emb (e [10,10]), layers.0.a (a0 [6,10]), layers.1.a (a1 [6,10]), norm (n [10]), fp32.
+// Units: root {e, n} (110 elements), layers.0 {a0} (60), layers.1 {a1} (60).
+// Copies: HBM 1000 B/s, efficiency 1, no kernel overhead: a copy of B bytes takes B/1000 s.
+struct Fixture {
+  config::Scenario sc;
+  gpu::ComputeProfile prof;
+  ddp::StepPlan steps;
+  Fixture(int nodes, int gpus, int version, config::ShardingStrategy strategy) {
+    const std::vector<std::vector<int64_t>> shapes = {{10, 10}, {6, 10}, {6, 10}, {10}};
+    const int64_t numel[4] = {100, 60, 60, 10};
+    const char* names[4] = {"e", "a0", "a1", "n"};
+    sc.model.params.resize(4);
+    for (size_t i = 0; i < 4; ++i) {
+      sc.model.params[i].name = names[i];
+      sc.model.params[i].shape = shapes[i];
+      sc.model.params[i].numel = numel[i];
+    }
+    const char* layers[4] = {"emb", "layers.0.a", "layers.1.a", "norm"};
+    sc.model.layers.resize(4);
+    for (size_t l = 0; l < 4; ++l) {
+      sc.model.layers[l].name = layers[l];
+      sc.model.layers[l].params = {static_cast<int>(l)};
+    }
+    sc.cluster.nodes = nodes;
+    sc.cluster.gpus_per_node = gpus;
+    sc.cluster.gpu.hbm_bandwidth = 1000;
+    sc.compute.memory_efficiency = 1.0;
+    sc.compute.kernel_overhead = 0;
+    sc.training.optimizer = "sgd";
+    sc.training.wrapper = config::Wrapper::FSDP;
+    sc.training.fsdp.version = version;
+    sc.training.fsdp.sharding_strategy = strategy;
+    prof.forward = {k(1), k(2), k(3), k(4)};
+    prof.backward = {k(10), k(20), k(30), k(40)};
+    prof.h2d = k(0.5);
+    prof.optimizer = k(6);
+    prof.peak_flops = 1e12;
+    steps.steps.push_back({2, 0, true, true, nullptr, nullptr, false});
+    steps.report_iteration = {2};
+    steps.has_iteration1 = false;
+    steps.factor.assign(1, std::vector<double>(1, 1.0));
+  }
+};
+
+std::string chain_text(const Task& t) {
+  std::ostringstream s;
+  for (const auto& o : t.chain) {
+    if (o.kind == OpKind::KERNEL)
+      s << " [" << o.name << " " << o.kernel.seconds << "]";
+    else
+      s << " " << o.name << "=" << o.bytes;
+  }
+  return s.str();
+}
+
+// The compute stream's program: kernels with their times, waits by the names of their jobs,
+// jobs with their stream and chain, marks.
+std::vector<std::string> program(const Plan& p) {
+  std::vector<std::string> out;
+  for (const Task& t : p.tasks) {
+    std::ostringstream s;
+    switch (t.kind) {
+      case TaskKind::MARK:
+        if (t.mark == Mark::FORWARD_BEGIN) s << "FORWARD";
+        if (t.mark == Mark::BACKWARD_BEGIN) s << "BACKWARD";
+        if (t.mark == Mark::OPTIMIZER_BEGIN) s << "OPTIMIZER";
+        break;
+      case TaskKind::KERNEL: s << t.name << " " << t.kernel.seconds; break;
+      case TaskKind::COLLECTIVE:
+        s << "JOB " << t.name << " on " << t.stream << ":" << chain_text(t);
+        for (int a : t.after) s << " after " << p.tasks[static_cast<size_t>(a)].name;
+        break;
+      case TaskKind::WAIT:
+        s << "WAIT";
+        for (int a : t.after) s << " " << p.tasks[static_cast<size_t>(a)].name;
+        break;
+      case TaskKind::HOST: s << "HOST"; break;
+    }
+    if (!s.str().empty()) out.push_back(s.str());
+  }
+  return out;
+}
+
+std::vector<std::string> jobs_on(const Plan& p, int stream) {
+  std::vector<std::string> out;
+  for (const Task& t : p.tasks)
+    if (t.kind == TaskKind::COLLECTIVE && t.stream == stream) out.push_back(t.name);
+  return out;
+}
+
+TEST(FsdpBuilder, BlocksAreLayersSharingTheirFirstNumberedNameComponent) {
+  config::ModelSpec m;
+  for (const char* n : {"tok", "h.0.attn", "h.0.mlp", "h.1.attn", "encoder.layer.3.x", "ln_f"}) {
+    config::LayerSpec l;
+    l.name = n;
+    m.layers.push_back(l);
+  }
+  const auto b = model_blocks(m);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].name, "h.0");
+  EXPECT_EQ(b[0].layers, (std::vector<int>{1, 2}));
+  EXPECT_EQ(b[1].name, "h.1");
+  EXPECT_EQ(b[2].name, "encoder.layer.3");
+}
+
+TEST(FsdpBuilder, SelectiveBlockCheckpointsEveryKthBlockCountingFromOne) {
+  config::TrainingSettings tr;
+  tr.activation_checkpointing = config::ActivationCheckpointing::SELECTIVE_BLOCK;
+  tr.activation_checkpointing_every = 3;
+  EXPECT_EQ(checkpointed_blocks(tr, 7), (std::vector<bool>{false, false, true, false, false, true, false}));
+  tr.activation_checkpointing = config::ActivationCheckpointing::FULL;
+  EXPECT_EQ(checkpointed_blocks(tr, 2), (std::vector<bool>{true, true}));
+  tr.activation_checkpointing = config::ActivationCheckpointing::NONE;
+  EXPECT_EQ(checkpointed_blocks(tr, 2), (std::vector<bool>{false, false}));
+}
+
+TEST(FsdpBuilder, UnitsAndShardSizesFsdp2PadDim0Fsdp1PadTheFlatParameter) {
+  Fixture f2(2, 2, 2, config::ShardingStrategy::FULL_SHARD);  // shard over 4
+  auto u = fsdp_units(f2.sc);
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(u[0].name, "root");
+  EXPECT_TRUE(u[0].root && u[0].kept);
+  EXPECT_EQ(u[0].params, (std::vector<int>{0, 3}));
+  EXPECT_EQ(u[0].numel, 110);
+  // e: ceil(10/4) = 3 rows of 10; n: ceil(10/4) = 3 rows of 1.
+  EXPECT_EQ(u[0].shard_numel, 33);
+  EXPECT_EQ(u[1].name, "layers.0");
+  EXPECT_EQ(u[1].shard_numel, 20);  // ceil(6/4) = 2 rows of 10
+  EXPECT_FALSE(u[1].kept);
+  EXPECT_EQ(u[1].allgather_bytes(), 80);
+  EXPECT_EQ(u[1].reduce_scatter_bytes(4), 320);
+  Fixture f1(2, 2, 1, config::ShardingStrategy::FULL_SHARD);
+  u = fsdp_units(f1.sc);
+  EXPECT_EQ(u[0].shard_numel, 28);  // ceil(110/4)
+  EXPECT_EQ(u[1].shard_numel, 15);  // 60/4
+  // every_k_blocks with k 2: one unit of both blocks.
+  f1.sc.training.fsdp.wrap = config::FsdpWrap::EVERY_K_BLOCKS;
+  f1.sc.training.fsdp.wrap_every = 2;
+  u = fsdp_units(f1.sc);
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_EQ(u[1].name, "layers.0..layers.1");
+  EXPECT_EQ(u[1].numel, 120);
+  f1.sc.training.fsdp.wrap = config::FsdpWrap::ROOT;
+  u = fsdp_units(f1.sc);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].numel, 230);
+  // Mixed precision: all-gathers in param_dtype, reductions in reduce_dtype (default: param_dtype).
+  f2.sc.training.fsdp.param_dtype = config::DType::BFLOAT16;
+  u = fsdp_units(f2.sc);
+  EXPECT_EQ(u[1].allgather_bytes(), 40);
+  EXPECT_EQ(u[1].reduce_scatter_bytes(4), 160);
+  f2.sc.training.fsdp.reduce_dtype = config::DType::FLOAT32;
+  EXPECT_EQ(fsdp_units(f2.sc)[1].reduce_scatter_bytes(4), 320);
+}
+
+TEST(FsdpBuilder, GroupsPerStrategy) {
+  Fixture f(4, 8, 2, config::ShardingStrategy::FULL_SHARD);
+  EXPECT_EQ(fsdp_groups(f.sc).shard, 32);
+  EXPECT_EQ(fsdp_groups(f.sc).replica, 1);
+  f.sc.training.fsdp.sharding_strategy = config::ShardingStrategy::HYBRID_SHARD;
+  EXPECT_EQ(fsdp_groups(f.sc).shard, 8);
+  EXPECT_EQ(fsdp_groups(f.sc).replica, 4);
+  f.sc.training.fsdp.sharding_strategy = config::ShardingStrategy::NO_SHARD;
+  EXPECT_EQ(fsdp_groups(f.sc).shard, 1);
+}
+
+// FSDP2 FULL_SHARD over 4 GPUs, worked out by hand: the root all-gathered first and kept; each
+// block's all-gather prefetched once the previous one is copied out; in the backward the next
+// block prefetched in the pre-backward hook, each block's reduce-scatter after its backward, the
+// root's last; the optimizer on 73 of 230 elements.
+TEST(FsdpBuilder, Fsdp2FullShardProgram) {
+  Fixture f(2, 2, 2, config::ShardingStrategy::FULL_SHARD);
+  const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].size, 4);
+  ASSERT_EQ(p.streams.size(), 2u);
+  const std::vector<std::string> want = {
+      "input to GPU 0.5", "FORWARD",
+      // copy-in: 33 x (4 + 4) B; copy-out: 2 x 33 x 4 ranks x 4 B
+      "JOB all-gather root on 1: [all-gather copy-in 0.264] all-gather=132", "WAIT all-gather root",
+      "all-gather copy-out root 1.056", "JOB all-gather layers.0 on 1: [all-gather copy-in 0.16] all-gather=80",
+      "emb 1", "WAIT all-gather layers.0", "all-gather copy-out layers.0 0.64",
+      "JOB all-gather layers.1 on 1: [all-gather copy-in 0.16] all-gather=80", "layers.0.a 2",
+      "WAIT all-gather layers.1", "all-gather copy-out layers.1 0.64", "layers.1.a 3", "norm 4", "BACKWARD",
+      "JOB all-gather layers.1 on 1: [all-gather copy-in 0.16] all-gather=80", "norm 40", "WAIT all-gather layers.1",
+      "all-gather copy-out layers.1 0.64", "JOB all-gather layers.0 on 1: [all-gather copy-in 0.16] all-gather=80",
+      "layers.1.a 30",
+      // copy-in: 80 padded elements x (4 + 4) B; reduce-scatter 80 x 4 B in; divide: 2 x 20 x 4 B
+      "JOB reduce-scatter layers.1 on 1: [reduce-scatter copy-in 0.64] reduce-scatter=320 [post-divide, copy-out "
+      "0.16]",
+      "WAIT all-gather layers.0", "all-gather copy-out layers.0 0.64", "layers.0.a 20",
+      "JOB reduce-scatter layers.0 on 1: [reduce-scatter copy-in 0.64] reduce-scatter=320 [post-divide, copy-out "
+      "0.16]",
+      "emb 10",
+      "JOB reduce-scatter root on 1: [reduce-scatter copy-in 1.056] reduce-scatter=528 [post-divide, copy-out "
+      "0.264]",
+      "WAIT reduce-scatter layers.1 reduce-scatter layers.0 reduce-scatter root", "OPTIMIZER",
+      "optimizer step on the local shard (sgd) 1.90435",  // 6 x 73 / 230
+  };
+  EXPECT_EQ(program(p), want);
+  EXPECT_EQ(p.steps[0].records, 8);
+}
+
+// FSDP1 FULL_SHARD (limit_all_gathers, BACKWARD_PRE) over 4 GPUs: with two blocks the rate limiter
+// never binds, so every forward all-gather is issued at once; in the backward the pre-backward
+// hooks issue layers.1's and (prefetch) layers.0's before any reduce-scatter. No copy-in/out
+// kernels (flat parameters), a pre- and post-divide around each reduce-scatter.
+TEST(FsdpBuilder, Fsdp1FullShardStreamOrder) {
+  Fixture f(2, 2, 1, config::ShardingStrategy::FULL_SHARD);
+  const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+  EXPECT_EQ(jobs_on(p, 1),
+            (std::vector<std::string>{"all-gather root", "all-gather layers.0", "all-gather layers.1",
+                                      "all-gather layers.1", "all-gather layers.0", "reduce-scatter layers.1",
+                                      "reduce-scatter layers.0", "reduce-scatter root"}));
+  const auto prog = program(p);
+  EXPECT_EQ(prog[2], "JOB all-gather root on 1: all-gather=112");  // ceil(110/4) x 4 B
+  // pre-divide 2 x 60 x 4 B, reduce-scatter 60 x 4 B in, post-divide 2 x 15 x 4 B
+  EXPECT_NE(std::find(prog.begin(), prog.end(),
+                      "JOB reduce-scatter layers.0 on 1: [pre-divide 0.48] reduce-scatter=240 [post-divide, copy-out "
+                      "0.12]"),
+            prog.end());
+}
+
+// Five blocks, FSDP1 with limit_all_gathers: AG(k) waits for the free of the unit two frees back
+// (_FreeEventQueue of 2): b0, b1 at the start, b2 after b0's forward, b3 after b1's, b4 after b2's.
+// With forward_prefetch one more is ahead: b0..b2 at the start, b3 after b0, b4 after b1.
+TEST(FsdpBuilder, Fsdp1RateLimiterInTheForward) {
+  for (bool prefetch : {false, true}) {
+    Fixture f(1, 4, 1, config::ShardingStrategy::FULL_SHARD);
+    f.sc.model.params.resize(5);
+    f.sc.model.layers.resize(5);
+    f.prof.forward.clear();
+    f.prof.backward.clear();
+    for (size_t b = 0; b < 5; ++b) {
+      f.sc.model.params[b].name = "w" + std::to_string(b);
+      f.sc.model.params[b].shape = {8};
+      f.sc.model.params[b].numel = 8;
+      f.sc.model.layers[b].name = "b." + std::to_string(b);
+      f.sc.model.layers[b].params = {static_cast<int>(b)};
+      f.prof.forward.push_back(k(1));
+      f.prof.backward.push_back(k(2));
+    }
+    f.sc.training.fsdp.forward_prefetch = prefetch;
+    const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+    std::vector<std::string> fwd;
+    for (const auto& line : program(p)) {
+      if (line == "BACKWARD") break;
+      if (line.rfind("JOB", 0) == 0 || line.rfind("b.", 0) == 0) fwd.push_back(line.substr(0, line.find(" on")));
+    }
+    const std::vector<std::string> want = prefetch ? std::vector<std::string>{"JOB all-gather b.0",
+                                                                              "JOB all-gather b.1",
+                                                                              "JOB all-gather b.2",
+                                                                              "b.0 1",
+                                                                              "JOB all-gather b.3",
+                                                                              "b.1 1",
+                                                                              "JOB all-gather b.4",
+                                                                              "b.2 1",
+                                                                              "b.3 1",
+                                                                              "b.4 1"}
+                                                   : std::vector<std::string>{"JOB all-gather b.0",
+                                                                              "JOB all-gather b.1",
+                                                                              "b.0 1",
+                                                                              "JOB all-gather b.2",
+                                                                              "b.1 1",
+                                                                              "JOB all-gather b.3",
+                                                                              "b.2 1",
+                                                                              "JOB all-gather b.4",
+                                                                              "b.3 1",
+                                                                              "b.4 1"};
+    EXPECT_EQ(fwd, want) << "forward_prefetch " << prefetch;
+  }
+}
+
+// SHARD_GRAD_OP keeps the parameters from the forward to the backward: no backward all-gathers.
+TEST(FsdpBuilder, ShardGradOpGathersOnlyInTheForward) {
+  Fixture f(2, 2, 2, config::ShardingStrategy::SHARD_GRAD_OP);
+  const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+  EXPECT_EQ(jobs_on(p, 1),
+            (std::vector<std::string>{"all-gather root", "all-gather layers.0", "all-gather layers.1",
+                                      "reduce-scatter layers.1", "reduce-scatter layers.0", "reduce-scatter root"}));
+}
+
+// NO_SHARD: one all-reduce of each unit's gradient over the world, no all-gather.
+TEST(FsdpBuilder, NoShardAllReducesEachUnit) {
+  Fixture f(2, 2, 1, config::ShardingStrategy::NO_SHARD);
+  const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].size, 4);
+  std::vector<std::string> jobs;
+  for (const auto& line : program(p))
+    if (line.rfind("JOB", 0) == 0) jobs.push_back(line);
+  EXPECT_EQ(jobs, (std::vector<std::string>{"JOB all-reduce layers.1 on 1: all-reduce=240",
+                                            "JOB all-reduce layers.0 on 1: all-reduce=240",
+                                            "JOB all-reduce root on 1: all-reduce=440"}));
+}
+
+// HYBRID_SHARD on 2 nodes x 2 GPUs: shards over a node's 2 GPUs (e: 5 rows, n: 5, blocks 3 rows),
+// each reduce-scatter followed by an all-reduce of the shard on the replica group's stream; the
+// next reduce-scatter waits for the previous all-reduce (one CUDA stream).
+TEST(FsdpBuilder, HybridShardAllReducesTheShardAcrossReplicas) {
+  Fixture f(2, 2, 2, config::ShardingStrategy::HYBRID_SHARD);
+  const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+  ASSERT_EQ(p.groups.size(), 2u);
+  EXPECT_EQ(p.groups[0].size, 2);
+  EXPECT_EQ(p.groups[1].size, 2);
+  ASSERT_EQ(p.streams.size(), 3u);
+  EXPECT_EQ(p.streams[2].group, 1);
+  std::vector<std::string> red;
+  for (const auto& line : program(p))
+    if (line.rfind("JOB reduce", 0) == 0 || line.rfind("JOB all-reduce", 0) == 0) red.push_back(line);
+  const std::vector<std::string> want = {
+      // copy-in 60 x 8 B; reduce-scatter 60 x 4 B in
+      "JOB reduce-scatter layers.1 on 1: [reduce-scatter copy-in 0.48] reduce-scatter=240",
+      // the 30-element shard, then the divide and copy-out 2 x 30 x 4 B
+      "JOB all-reduce layers.1 on 2: all-reduce across replicas=120 [post-divide, copy-out 0.24] after reduce-scatter "
+      "layers.1",
+      "JOB reduce-scatter layers.0 on 1: [reduce-scatter copy-in 0.48] reduce-scatter=240 after all-reduce layers.1",
+      "JOB all-reduce layers.0 on 2: all-reduce across replicas=120 [post-divide, copy-out 0.24] after reduce-scatter "
+      "layers.0",
+      // root: e 5 rows of 10 + n 5 = 55 per rank, 110 padded
+      "JOB reduce-scatter root on 1: [reduce-scatter copy-in 0.88] reduce-scatter=440 after all-reduce layers.0",
+      "JOB all-reduce root on 2: all-reduce across replicas=220 [post-divide, copy-out 0.44] after reduce-scatter root",
+  };
+  EXPECT_EQ(red, want);
+}
+
+// Full checkpointing: each block reruns its forward (2 s, 3 s) before its backward; selective_op
+// reruns only the non-matmul layers (here none of the linear layers).
+TEST(FsdpBuilder, CheckpointedBlocksRecomputeTheirForward) {
+  Fixture f(2, 2, 2, config::ShardingStrategy::FULL_SHARD);
+  f.sc.training.activation_checkpointing = config::ActivationCheckpointing::FULL;
+  auto r = recompute_kernels(f.sc, f.prof);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].seconds, 0);
+  EXPECT_EQ(r[1].seconds, 2);
+  EXPECT_EQ(r[2].seconds, 3);
+  EXPECT_EQ(r[3].seconds, 0);
+  const auto prog = program(build_fsdp(f.sc, f.prof, f.steps, 1));
+  const auto at = std::find(prog.begin(), prog.end(), "recompute up to layers.1.a (checkpoint) 3");
+  ASSERT_NE(at, prog.end());
+  EXPECT_EQ(*(at + 1), "layers.1.a 30");
+  f.sc.model.layers[1].type = config::LayerType::LINEAR;
+  f.sc.training.activation_checkpointing = config::ActivationCheckpointing::SELECTIVE_OP;
+  r = recompute_kernels(f.sc, f.prof);
+  EXPECT_EQ(r[1].seconds, 0);
+  EXPECT_EQ(r[2].seconds, 3);
+}
+
+}  // namespace
+}  // namespace ddpsim::plan
