@@ -402,7 +402,24 @@ Json explain_difference(const Json& r, const Json& b) {
     const double util = busiest.is_object() ? busiest.value("utilisation", 0.0) : 0.0;
     const std::string exposed = "exposed comm " + core::format_time(r["exposed_comm_s"].get<double>()) + " vs " +
                                 core::format_time(b["exposed_comm_s"].get<double>());
-    if (!ecmp.is_null()) {
+    const Json& brun = b.contains("run") ? b["run"] : b;
+    // FSDP: its collectives are per unit; which of them stays exposed is the mechanism.
+    auto fsdp_exposed = [](const Json& x, const char* key) {
+      double sum = 0;
+      if (x.contains("fsdp_units") && x["fsdp_units"].is_array())
+        for (const auto& u : x["fsdp_units"]) sum += u.value(key, 0.0);
+      return sum;
+    };
+    const bool fsdp = run.value("fsdp", std::string()).size() && brun.value("fsdp", std::string()).size();
+    if (fsdp) {
+      const double ag = fsdp_exposed(run, "allgather_exposed_s"), bag = fsdp_exposed(brun, "allgather_exposed_s");
+      const double rd = fsdp_exposed(run, "reduce_exposed_s"), brd = fsdp_exposed(brun, "reduce_exposed_s");
+      kind = "fsdp";
+      text = std::string(rd - brd >= ag - bag ? "FSDP gradient reductions" : "FSDP parameter all-gathers") +
+             ": exposed all-gathers " + core::format_time(ag) + " vs " + core::format_time(bag) +
+             ", exposed reductions (reduce-scatter, replica all-reduce) " + core::format_time(rd) + " vs " +
+             core::format_time(brd) + "; " + exposed;
+    } else if (!ecmp.is_null()) {
       kind = "ecmp-collisions";
       text = "ECMP collisions: the busiest " + ecmp["class"].get<std::string>() + " link (" +
              ecmp["link"].get<std::string>() + ") carries " + fmt("%.1fx", ecmp["ratio"].get<double>()) +

@@ -11,14 +11,6 @@
 namespace ddpsim::plan {
 namespace {
 
-gpu::Kernel scaled_by(gpu::Kernel k, double s) {
-  k.seconds *= s;
-  k.shape.compute_s *= s;
-  k.shape.memory_s *= s;
-  k.shape.overhead_s *= s;
-  return k;
-}
-
 // Writes one rank's program, micro-step by micro-step, onto the compute stream (0).
 class DdpBuilder {
  public:

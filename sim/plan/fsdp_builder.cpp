@@ -28,14 +28,6 @@ std::string block_key(const std::string& name) {
   return "";
 }
 
-gpu::Kernel scaled_by(gpu::Kernel k, double s) {
-  k.seconds *= s;
-  k.shape.compute_s *= s;
-  k.shape.memory_s *= s;
-  k.shape.overhead_s *= s;
-  return k;
-}
-
 gpu::Kernel sum(gpu::Kernel a, const gpu::Kernel& b) {
   a.seconds += b.seconds;
   a.shape.compute_s += b.shape.compute_s;
@@ -316,8 +308,9 @@ class FsdpBuilder {
     wait({ag_[u]}, Slot::ALLGATHER_WAIT, static_cast<int>(u));
     const FsdpUnit& un = units_[u];
     if (f_.version == 2)
+      // Slot NONE: a COPY slot is DDP's gradient copies (ddp_overhead_s); this is FSDP's own kernel.
       kernel(copy(2.0 * un.shard_numel * groups_.shard * un.param_elem), "all-gather copy-out " + un.name, "fsdp",
-             Slot::COPY);
+             Slot::NONE);
   }
 
   // The gradient reduction of unit u after its backward (post-backward hook).

@@ -191,6 +191,15 @@ struct MicroStep {
   int records = 0;  // collective records (JobRole jobs) of this micro-step
 };
 
+// A kernel `s` times as long, each part of its shape too (a shard of the work, a rank's factor).
+inline gpu::Kernel scaled_by(gpu::Kernel k, double s) {
+  k.seconds *= s;
+  k.shape.compute_s *= s;
+  k.shape.memory_s *= s;
+  k.shape.overhead_s *= s;
+  return k;
+}
+
 struct Plan {
   std::vector<ProcessGroup> groups;
   std::vector<Stream> streams;

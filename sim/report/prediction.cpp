@@ -1,6 +1,8 @@
 #include "report/prediction.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "core/units.hpp"
 #include "report/report.hpp"
@@ -91,7 +93,18 @@ Prediction prediction(double step_s, double compute_only_s, const std::string& p
 }
 
 Prediction prediction(const StepReport& r) {
-  return prediction(r.steady.step_time_s, r.steady.compute_only_s, r.compute_provenance, r.compute_scale, r.world_size);
+  Prediction p =
+      prediction(r.steady.step_time_s, r.steady.compute_only_s, r.compute_provenance, r.compute_scale, r.world_size);
+  if (!r.fsdp.empty()) {
+    // FSDP's collectives and overlap have no measurement of their own here: DDP's band stands in,
+    // and the basis says so.
+    BandPart& w = p.parts[1];
+    w.part = "fsdp";
+    w.kind = "simulated (not validated)";
+    w.validation = "no FSDP measurement in this project; DDP's band stands in: " + w.validation;
+    p.summary = p.parts[0].kind.empty() ? p.summary : "compute " + p.parts[0].kind + ", FSDP simulated (not validated)";
+  }
+  return p;
 }
 
 core::Json prediction_json(const Prediction& p) {
@@ -106,8 +119,22 @@ core::Json prediction_json(const Prediction& p) {
           {"resolution_basis", p.resolution_basis}};
 }
 
-std::string prediction_text(const Prediction& p) {
-  return "likely " + core::format_time(p.low_s) + " - " + core::format_time(p.high_s) + ": " + p.summary;
+namespace {
+// Both ends in the high end's unit, whole units from 10 up, else two significant digits: a band
+// is not known to five.
+std::string band_text(double low, double high) {
+  const double scale = high >= 1.0 ? 1.0 : high >= 1e-3 ? 1e3 : 1e6;
+  const char* unit = high >= 1.0 ? "s" : high >= 1e-3 ? "ms" : "us";
+  auto two = [](double v) {
+    const int decimals = v > 0 ? std::max(0, 1 - static_cast<int>(std::floor(std::log10(v)))) : 0;
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", decimals, v);
+    return std::string(b);
+  };
+  return two(low * scale) + "-" + two(high * scale) + " " + unit;
 }
+}  // namespace
+
+std::string prediction_text(const Prediction& p) { return "likely " + band_text(p.low_s, p.high_s) + ": " + p.summary; }
 
 }  // namespace ddpsim::report

@@ -260,6 +260,32 @@ TEST(CompareWhy, NamesTheMechanismOfEachDifference) {
   EXPECT_EQ(explain_difference(nofit, best)["kind"], "memory");
 }
 
+TEST(CompareWhy, FsdpNamesWhichUnitCollectivesStayExposed) {
+  // HYBRID_SHARD vs FULL_SHARD: the all-gathers stay in the node, the gradient reductions cross
+  // it; two units each: exposed all-gathers 1 + 1 ms vs 2 + 2 ms, reductions 10 + 10 vs 3 + 3 ms.
+  auto fsdp_row = [](const std::string& label, double ag, double rd) {
+    Json r = why_row(label, 0.100, 2 * (ag + rd));
+    Json units = Json::array();
+    for (int u = 0; u < 2; ++u) units.push_back({{"allgather_exposed_s", ag}, {"reduce_exposed_s", rd}});
+    r["run"]["fsdp"] = "FSDP2 fully_shard";
+    r["run"]["fsdp_units"] = units;
+    return r;
+  };
+  const Json full = fsdp_row("full", 0.002, 0.003), hybrid = fsdp_row("hybrid", 0.001, 0.010);
+  const Json e = explain_difference(hybrid, full);
+  EXPECT_EQ(e["kind"], "fsdp") << e.dump();
+  const std::string t = e["text"].get<std::string>();
+  EXPECT_EQ(t.rfind("FSDP gradient reductions: exposed all-gathers 2.000 ms vs 4.000 ms, exposed reductions "
+                    "(reduce-scatter, replica all-reduce) 20.000 ms vs 6.000 ms",
+                    0),
+            0u)
+      << t;
+  // More exposed all-gathers than reductions: the all-gathers are named.
+  EXPECT_EQ(explain_difference(fsdp_row("slowag", 0.010, 0.003), full)["text"].get<std::string>().rfind(
+                "FSDP parameter all-gathers", 0),
+            0u);
+}
+
 TEST(CompareWhy, TiesAreNotedWithTheirReason) {
   // Two fabrics (a 2:1 fat-tree option and the ideal switch) that simulate the very same step:
   // no bytes cross a leaf's uplinks (packed placement), so the spines never matter.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "report/report.hpp"
+
 namespace ddpsim::report {
 namespace {
 
@@ -17,7 +19,33 @@ TEST(Prediction, EstimatedComputeWidensTheBandByItsErrorsOnTheComputeTimeOnly) {
   ASSERT_EQ(p.parts.size(), 2u);
   EXPECT_EQ(p.parts[0].kind, "estimated");
   EXPECT_NE(p.parts[0].validation.find("29.3 %"), std::string::npos);
-  EXPECT_NE(prediction_text(p).find("compute estimated"), std::string::npos);
+  // Both ends in the high end's unit, whole units from 10 up, else two significant digits.
+  EXPECT_EQ(prediction_text(p), "likely 92-126 ms: compute estimated, DDP simulated");
+  Prediction small = p;
+  small.low_s = 0.000512;
+  small.high_s = 0.0009949;
+  EXPECT_EQ(prediction_text(small), "likely 512-995 us: compute estimated, DDP simulated");
+  small.low_s = 0.0021;
+  small.high_s = 0.00346;
+  EXPECT_EQ(prediction_text(small), "likely 2.1-3.5 ms: compute estimated, DDP simulated");
+}
+
+TEST(Prediction, FsdpSaysItsCommunicationIsNotValidated) {
+  // The same figures as above under FSDP: the same band (DDP's stands in), named for what it is.
+  StepReport r;
+  r.steady.step_time_s = 0.100;
+  r.steady.compute_only_s = 0.060;
+  r.compute_provenance = "estimated (per-kernel model)";
+  r.compute_scale = 1.0;
+  r.world_size = 8;
+  r.fsdp = "FSDP2 fully_shard FULL_SHARD";
+  const Prediction p = prediction(r);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14, 1e-12);
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293 + 0.100 * (1 / 0.924 - 1), 1e-12);
+  EXPECT_EQ(p.summary, "compute estimated, FSDP simulated (not validated)");
+  ASSERT_EQ(p.parts.size(), 2u);
+  EXPECT_EQ(p.parts[1].part, "fsdp");
+  EXPECT_EQ(p.parts[1].validation.rfind("no FSDP measurement in this project", 0), 0u);
 }
 
 TEST(Prediction, MeasuredAndCalibratedComputeNarrowIt) {
