@@ -411,9 +411,10 @@ Json explain_difference(const Json& r, const Json& b) {
       return sum;
     };
     const bool fsdp = run.value("fsdp", std::string()).size() && brun.value("fsdp", std::string()).size();
-    if (fsdp) {
-      const double ag = fsdp_exposed(run, "allgather_exposed_s"), bag = fsdp_exposed(brun, "allgather_exposed_s");
-      const double rd = fsdp_exposed(run, "reduce_exposed_s"), brd = fsdp_exposed(brun, "reduce_exposed_s");
+    const double ag = fsdp_exposed(run, "allgather_exposed_s"), bag = fsdp_exposed(brun, "allgather_exposed_s");
+    const double rd = fsdp_exposed(run, "reduce_exposed_s"), brd = fsdp_exposed(brun, "reduce_exposed_s");
+    // Named only when the units' exposed collectives grow; else the generic reasons below.
+    if (fsdp && std::max(ag - bag, rd - brd) > 0) {
       kind = "fsdp";
       text = std::string(rd - brd >= ag - bag ? "FSDP gradient reductions" : "FSDP parameter all-gathers") +
              ": exposed all-gathers " + core::format_time(ag) + " vs " + core::format_time(bag) +

@@ -280,6 +280,14 @@ TEST(CompareWhy, FsdpNamesWhichUnitCollectivesStayExposed) {
                     0),
             0u)
       << t;
+  // More exposed comm, but neither kind of unit collective grows (the difference lies elsewhere):
+  // the generic reasons, not FSDP's.
+  Json less = fsdp_row("less", 0.001, 0.002);
+  less["exposed_comm_s"] = 0.030;
+  less["step_time_s"] = 0.130;
+  const Json l = explain_difference(less, full);
+  EXPECT_NE(l["kind"], "fsdp") << l.dump();
+  EXPECT_NE(l["kind"], "other") << l.dump();
   // More exposed all-gathers than reductions: the all-gathers are named.
   EXPECT_EQ(explain_difference(fsdp_row("slowag", 0.010, 0.003), full)["text"].get<std::string>().rfind(
                 "FSDP parameter all-gathers", 0),
