@@ -47,29 +47,21 @@ AllReduceTiming one_phase(const AllReduceEstimate& e) {
 }
 }  // namespace
 
-AllReduceTiming CollectiveModel::allgather(double bytes) const {
+// One half of an all-reduce of `bytes` as its own collective: NCCL's pick and time for `func`,
+// or the ring's matching phase.
+AllReduceTiming CollectiveModel::half(Func func, double bytes) const {
   AllReduceTiming t;
   if (ring_.nranks <= 1 || bytes <= 0) return t;
-  if (!nccl_) {
-    const AllReduceTiming full = ring_allreduce_time(ring_, bytes, base_latency_);
-    t.base_latency = full.base_latency;
-    t.reduce_scatter = full.all_gather;
-    return t;
-  }
-  return one_phase(predict_collective(Func::ALL_GATHER, topo_, bytes, settings_));
+  if (nccl_) return one_phase(predict_collective(func, topo_, bytes, settings_));
+  const AllReduceTiming full = ring_allreduce_time(ring_, bytes, base_latency_);
+  t.base_latency = full.base_latency;
+  t.reduce_scatter = func == Func::ALL_GATHER ? full.all_gather : full.reduce_scatter;
+  return t;
 }
 
-AllReduceTiming CollectiveModel::reduce_scatter(double bytes) const {
-  AllReduceTiming t;
-  if (ring_.nranks <= 1 || bytes <= 0) return t;
-  if (!nccl_) {
-    const AllReduceTiming full = ring_allreduce_time(ring_, bytes, base_latency_);
-    t.base_latency = full.base_latency;
-    t.reduce_scatter = full.reduce_scatter;
-    return t;
-  }
-  return one_phase(predict_collective(Func::REDUCE_SCATTER, topo_, bytes, settings_));
-}
+AllReduceTiming CollectiveModel::allgather(double bytes) const { return half(Func::ALL_GATHER, bytes); }
+
+AllReduceTiming CollectiveModel::reduce_scatter(double bytes) const { return half(Func::REDUCE_SCATTER, bytes); }
 
 AllReduceTiming CollectiveModel::broadcast(double bytes) const {
   AllReduceTiming t;

@@ -27,6 +27,7 @@ class CollectiveModel {
   const RingPlan& ring() const { return ring_; }
 
  private:
+  AllReduceTiming half(Func func, double bytes) const;
   RingPlan ring_;
   bool nccl_;
   double base_latency_;
