@@ -7,12 +7,13 @@
 #include "ddp/reducer.hpp"
 #include "memory/memory_model.hpp"
 #include "plan/fsdp_builder.hpp"
+#include "plan/program_writer.hpp"
 
 namespace ddpsim::plan {
 namespace {
 
 // Writes one rank's program, micro-step by micro-step, onto the compute stream (0).
-class DdpBuilder {
+class DdpBuilder : ProgramWriter {
  public:
   DdpBuilder(const config::Scenario& sc, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps, int ranks,
              const ddp::HostCosts* host_costs)
@@ -80,30 +81,6 @@ class DdpBuilder {
     }
   }
 
-  int task(TaskKind kind, std::string name, std::string category = "") {
-    Task t;
-    t.kind = kind;
-    t.micro_step = si_;
-    t.name = std::move(name);
-    t.category = std::move(category);
-    return p_.add(std::move(t));
-  }
-  int mark(Mark m, int bucket = -1) {
-    const int i = task(TaskKind::MARK, "");
-    p_.tasks[static_cast<size_t>(i)].mark = m;
-    p_.tasks[static_cast<size_t>(i)].bucket = bucket;
-    return i;
-  }
-  // A kernel of zero time is not issued (the engine skipped it).
-  int kernel(const gpu::Kernel& k, std::string name, std::string category, Slot slot = Slot::NONE, bool scaled = true) {
-    if (k.seconds <= 0) return -1;
-    const int i = task(TaskKind::KERNEL, std::move(name), std::move(category));
-    Task& t = p_.tasks[static_cast<size_t>(i)];
-    t.kernel = k;
-    t.slot = slot;
-    t.scaled = scaled;
-    return i;
-  }
   // The GPU's wait for DDP's host work (0: none, nothing issued).
   void host_wait(double seconds, std::string name, Slot slot) {
     if (!(seconds > 0)) return;
@@ -348,14 +325,12 @@ class DdpBuilder {
   const ddp::StepPlan& steps_;
   ZeroSteps zero_;
   std::vector<gpu::Kernel> recompute_;  // per layer, before its backward (activation checkpointing)
-  Plan p_;
   bool ddp_ = false;
   int streams_ = 0;
   ddp::HostCosts host_;         // zero under CUDA graphs
   double one_rank_call_s_ = 0;  // world size 1: the collective call on the one-rank group
   bool split_ = false;          // the profile separates host dispatch from GPU time
-  int si_ = 0;
-  std::vector<int> jobs_;  // task of each collective record of the current micro-step
+  std::vector<int> jobs_;       // task of each collective record of the current micro-step
   std::vector<std::vector<int>> layer_params_;
 };
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "gpu/compute_model.hpp"
+#include "plan/program_writer.hpp"
 
 namespace ddpsim::plan {
 namespace {
@@ -152,7 +153,7 @@ std::vector<FsdpUnit> fsdp_units(const config::Scenario& sc) {
 
 namespace {
 
-class FsdpBuilder {
+class FsdpBuilder : ProgramWriter {
  public:
   FsdpBuilder(const config::Scenario& sc, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps, int ranks)
       : sc_(sc),
@@ -217,26 +218,6 @@ class FsdpBuilder {
   }
 
  private:
-  int task(TaskKind kind, std::string name, std::string category = "") {
-    Task t;
-    t.kind = kind;
-    t.micro_step = si_;
-    t.name = std::move(name);
-    t.category = std::move(category);
-    return p_.add(std::move(t));
-  }
-  int mark(Mark m) {
-    const int i = task(TaskKind::MARK, "");
-    p_.tasks[static_cast<size_t>(i)].mark = m;
-    return i;
-  }
-  int kernel(const gpu::Kernel& k, std::string name, std::string category, Slot slot = Slot::NONE) {
-    if (k.seconds <= 0) return -1;
-    const int i = task(TaskKind::KERNEL, std::move(name), std::move(category));
-    p_.tasks[static_cast<size_t>(i)].kernel = k;
-    p_.tasks[static_cast<size_t>(i)].slot = slot;
-    return i;
-  }
   int wait(std::vector<int> after, Slot slot, int unit = -1) {
     const int i = task(TaskKind::WAIT, "");
     Task& t = p_.tasks[static_cast<size_t>(i)];
@@ -565,9 +546,8 @@ class FsdpBuilder {
   const ddp::StepPlan& steps_;
   std::vector<FsdpUnit> units_;
   FsdpGroups groups_;
-  Plan p_;
   bool comm_ = false, no_shard_ = false, hybrid_ = false, sharded_ = false;
-  int si_ = 0, records_ = 0, last_allreduce_ = -1;
+  int records_ = 0, last_allreduce_ = -1;
   std::vector<int> unit_of_, ag_, reduces_;
   std::vector<gpu::Kernel> recompute_;
 };
