@@ -286,7 +286,7 @@ struct TrainingSettings {
     bool parameters_as_bucket_view = false;  // one broadcast per rank's shard instead of one per parameter
   } zero_redundancy_optimizer;
   // How the model is wrapped: "ddp" (DistributedDataParallel, one process per GPU) or
-  // "data_parallel" (torch.nn.DataParallel: one process, one node; engine/data_parallel.hpp).
+  // "data_parallel" (torch.nn.DataParallel: one process, one node; plan/dp_builder.hpp, engine/host_stream.cpp).
   Wrapper wrapper = Wrapper::DDP;
   struct DataParallel {
     // Share of an eager op's host cost a Python thread holds the GIL for (parallel_apply's threads

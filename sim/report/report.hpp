@@ -119,7 +119,7 @@ struct TracedRank {
 using network::LinkClassTotals;
 using network::LinkCounterTrack;
 
-// torch.nn.DataParallel (training.wrapper "data_parallel", engine/data_parallel.hpp).
+// torch.nn.DataParallel (training.wrapper "data_parallel", plan/dp_builder.hpp).
 struct DataParallelGpu {
   int gpu = 0;
   double tx_bytes = 0, rx_bytes = 0;  // over the GPU's intra-node port (peer copies, NCCL broadcast / reduce)
