@@ -281,7 +281,10 @@ MemoryEstimate estimate_memory(const config::Scenario& sc) {
   const auto& m = sc.model;
   const auto& tr = sc.training;
   const int world = sc.cluster.world_size();
-  const bool ddp = world > 1;
+  // DDP's Reducer allocates its buckets whatever the world size (reducer.cpp initialize_buckets),
+  // and at one GPU its all-reduces still go through a communicator; torch.nn.DataParallel has
+  // neither (its reduce_add_coalesced buffers are transient).
+  const bool ddp = tr.wrapper == config::Wrapper::DDP;
   const auto& zero = tr.zero_redundancy_optimizer;
   e.gpu_memory = sc.cluster.gpu.memory_bytes;
 
@@ -313,7 +316,7 @@ MemoryEstimate estimate_memory(const config::Scenario& sc) {
     }
   };
   std::vector<std::vector<int>> shards;
-  if (zero.enabled && ddp) {
+  if (zero.enabled && ddp && world > 1) {
     if (zero.overlap_with_ddp) {
       // ZeroRedundancyOptimizer._bucket_assignments_per_rank (shard_buckets=False): DDP bucket i
       // belongs to rank i % world.
@@ -385,7 +388,7 @@ MemoryEstimate estimate_memory(const config::Scenario& sc) {
     e.activations = bwd_act;
   }
   e.cuda_context = kCudaContextBytes;
-  if (ddp) e.nccl_buffers = kNcclCommunicatorBytes * sc.streams.comm_streams;
+  if (ddp || world > 1) e.nccl_buffers = kNcclCommunicatorBytes * sc.streams.comm_streams;
   return e;
 }
 

@@ -84,12 +84,22 @@ TEST(MemoryModel, GradientsKeptByZeroGradOrViewsOfTheBuckets) {
   e = estimate_memory(s);
   EXPECT_DOUBLE_EQ(e.gradients, 0);
   EXPECT_DOUBLE_EQ(e.buckets, 5000);
-  // One GPU: no DDP, so no buckets and no NCCL communicator.
+  // One GPU under DDP: the Reducer still allocates its buckets and the all-reduces still create a
+  // communicator (reducer.cpp initialize_buckets does not look at the world size).
   s = small();
   s.cluster.gpus_per_node = 1;
   e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.buckets, 5000);
+  EXPECT_DOUBLE_EQ(e.nccl_buffers, kNcclCommunicatorBytes);
+  // torch.nn.DataParallel: no Reducer, no buckets; its NCCL communicator only with several GPUs.
+  s.training.wrapper = config::Wrapper::DATA_PARALLEL;
+  e = estimate_memory(s);
   EXPECT_DOUBLE_EQ(e.buckets, 0);
   EXPECT_DOUBLE_EQ(e.nccl_buffers, 0);
+  s.cluster.gpus_per_node = 2;
+  e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.buckets, 0);
+  EXPECT_DOUBLE_EQ(e.nccl_buffers, kNcclCommunicatorBytes);
   // One communicator per process group.
   s = small();
   s.streams.comm_streams = 3;
