@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 namespace ddpsim::gpu {
@@ -10,11 +11,17 @@ namespace {
 
 // Large-tile main-loop efficiency of a full wave. NVIDIA Matrix Multiplication Background User's
 // Guide (DU-09799-001, "Typical Tile Dimensions in cuBLAS and Performance"): large FP16 GEMMs on
-// A100 run at roughly 80 % of the 312 TFLOPS peak with 256x128 tiles; SGEMM (SIMT) on V100 reaches
-// ~14 of 15.7 TFLOPS (cuBLAS SGEMM figures quoted there and in the GTC'19 S9926 talk). These are
-// kernel-level figures, not training throughput.
+// A100 run at roughly 80 % of the 312 TFLOPS peak with 256x128 tiles. TF32 reaches as much: the
+// PyTorch docs (notes/cuda.rst, "TensorFloat-32 (TF32) on Ampere devices") time a 10240^3 matmul
+// on GA100 at 0.016 s in TF32 (134 TFLOPS, 86 % of 156). SGEMM (SIMT): the same page times it at
+// 0.11 s in FP32 (19.5 TFLOPS: the whole peak, +-5 % from the rounding), cuBLAS reaches 19.0 of
+// 19.5 TFLOPS at m = n = k = 2304 on A100 80GB PCIe (triton-lang/triton issue 2491, cuBLAS
+// column; 2304^2 / 128^2 = 324 tiles = 3 full waves on 108 SMs, so no quantization loss), and
+// ~14 of 15.7 on V100 (cuBLAS figures quoted in the guide and the GTC'19 S9926 talk: 0.89). We
+// take 0.95 for a full wave (it was 0.85, below every one of these). Kernel-level figures, not
+// training throughput; the rows are in tests/data/kernels/ (KernelDevSet test).
 constexpr double kTensorCoreGemmEfficiency = 0.80;
-constexpr double kSimtGemmEfficiency = 0.85;
+constexpr double kSimtGemmEfficiency = 0.95;
 // Large streaming kernels (copy/triad) reach ~90 % of the datasheet HBM bandwidth on V100, A100
 // and H100 (BabelStream results, Deakin et al., and NVIDIA's nvbandwidth device-local copy).
 constexpr double kStreamEfficiency = 0.90;
@@ -188,6 +195,13 @@ double dim(const config::KernelRecord& r, size_t i, double value, const KernelCo
 
 double round_up(double x, double a) { return std::ceil(x / a) * a; }
 
+// The dropout rewrite in mem_kernels: after a bernoulli_ record, the next div_ and mul of the same
+// layer are the rest of the decomposed dropout.
+struct DropoutState {
+  double mask_bytes = 0;
+  bool pending_div = false, pending_mul = false;
+};
+
 struct Gemm4 {
   double b, m, n, k;
 };
@@ -229,22 +243,42 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   const double in_b = eb * n * r.c * h * w, out_b = eb * n * r.o * p * q, w_b = eb * r.o * cg * r.r * r.s;
   // Implicit GEMM (Convolutional Layers guide, "Convolution Algorithms"): forward M = N*P*Q,
   // N = K (filters), K = C*R*S; the operands are read from the tensors, not an im2col copy.
-  auto implicit = [&](double gm, double gn, double gk, double bytes) {
+  // Layout: PyTorch's default memory format is NCHW (ddpsim has no channels_last option). cuDNN's
+  // half-precision tensor-core convolutions run in NHWC and, given NCHW tensors, launch
+  // NCHW->NHWC transposes of their inputs and an NHWC->NCHW transpose of their output for every
+  // call (NVIDIA Convolutional Layers User's Guide, "Tensor Layouts In Memory: NCHW vs NHWC";
+  // the per-operation "NCHW<>NHWC kernels" of cuDNN fp16 convolutions in the Nsight traces of
+  // microsoft/onnxruntime PR 17200, "Make CUDA a NHWC EP"). Each transpose reads and writes its
+  // tensor once, a memory-bound kernel inside the convolution's call (its time is added to the
+  // convolution's, one aten op for the host). TF32 convolutions are not given transposes: no
+  // kernel-level source for what cuDNN does with NCHW in TF32 was found (see sim/gpu/NOTES.md).
+  const bool transposes = d.tensor_cores && d.elem_bytes == 2;
+  auto implicit = [&](double gm, double gn, double gk, double bytes, std::initializer_list<double> transposed) {
     auto e = gemm_estimate(r.g, gm, gn, gk, d);
     e.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
     e.seconds = std::max(e.shape.compute_s, e.shape.memory_s) + e.shape.overhead_s;
+    if (transposes)
+      for (double t : transposed) {
+        const Kernel k = memory_kernel(2 * t, c.memory);
+        e.shape.memory_s += k.shape.memory_s;
+        e.shape.overhead_s += k.shape.overhead_s;
+        e.seconds += k.seconds;
+      }
     return from_gemm(e);
   };
   const double f = 2 * n * p * q * r.o * cg * r.r * r.s;
-  add(lk, true, implicit(n * p * q, op, cp * r.r * r.s, in_b + w_b + out_b));
+  // Forward transposes: x and w in, y out.
+  add(lk, true, implicit(n * p * q, op, cp * r.r * r.s, in_b + w_b + out_b, {in_b, w_b, out_b}));
   lk.flops_fwd += f;
   // dgrad: M = N*H*W, N = C, K = K*R*S; wgrad: M = K, N = C*R*S, K = N*P*Q (guide, same section).
+  // Separate cuDNN calls (cudnn_convolution_backward_input / _weight), each transposing its own
+  // operands: dgrad dy and w in, dx out; wgrad dy and x in, dw out.
   if (r.grad_a) {
-    add(lk, false, implicit(n * h * w, cp, op * r.r * r.s, out_b + w_b + in_b));
+    add(lk, false, implicit(n * h * w, cp, op * r.r * r.s, out_b + w_b + in_b, {out_b, w_b, in_b}));
     lk.flops_bwd += f;
   }
   if (r.grad_b) {
-    add(lk, false, implicit(op, cp * r.r * r.s, n * p * q, out_b + in_b + w_b));
+    add(lk, false, implicit(op, cp * r.r * r.s, n * p * q, out_b + in_b + w_b, {out_b, in_b, w_b}));
     lk.flops_bwd += f;
   }
   if (r.bias) add(lk, false, memory_kernel(out_b, c.memory));
@@ -264,6 +298,120 @@ void fused_attention(const Gemm4& qk, const Gemm4& pv, const KernelContext& c, L
       fused_attention_kernel(2.5 * flops, eb * (2 * (q + kk + v) + 2 * o), c.attention_bwd_efficiency, d));
   lk.flops_fwd += flops;
   lk.flops_bwd += 2 * flops;  // model FLOPs: recomputation is not useful work
+}
+
+// ---- Memory-bound operators as PyTorch's CUDA implementation runs them -------------------------
+// The export records an operator's bytes read (`in`) and written (`out`) once each. Several
+// operators make more passes over memory than that, some make none, and the meta-device export
+// sees decompositions that CUDA fuses. Sources per rule below (PyTorch 1.13-2.x).
+
+// Views launch no kernel (aten/src/ATen/native/TensorShape.cpp: view, _unsafe_view, expand,
+// permute, transpose, ... alias their input's storage). Their backward is a view of the gradient.
+bool is_view(const std::string& op) {
+  static const char* views[] = {"_unsafe_view", "view",  "_reshape_alias", "expand",  "permute",
+                                "transpose",    "t",     "unsqueeze",      "squeeze", "slice",
+                                "select",       "alias", "as_strided",     "detach",  "unflatten"};
+  for (const char* v : views)
+    if (op == v) return true;
+  return false;
+}
+
+// Autocast's fp32 policy (aten/src/ATen/autocast_mode.cpp, TORCH_LIBRARY_IMPL(aten, Autocast, m),
+// "fp32" and "fp32_set_opt_dtype" lists): under float16/bfloat16 autocast these run in float32
+// and return float32. layer_norm / native_layer_norm ("fp32") cast their half input to float32
+// first (cached_cast: a copy kernel); softmax / log_softmax ("fp32_set_opt_dtype") are called with
+// dtype=float32, which SoftMax.cpp serves with one half_to_float kernel (no separate cast).
+enum class AutocastFp32 { NO, CAST_INPUT, HALF_TO_FLOAT };
+AutocastFp32 autocast_fp32(const std::string& op) {
+  if (op == "native_layer_norm" || op == "layer_norm" || op == "exp" || op == "log" || op == "rsqrt" || op == "pow" ||
+      op == "reciprocal" || op == "nll_loss_forward" || op == "mse_loss")
+    return AutocastFp32::CAST_INPUT;
+  if (op == "_softmax" || op == "_log_softmax" || op == "softmax" || op == "log_softmax")
+    return AutocastFp32::HALF_TO_FLOAT;
+  return AutocastFp32::NO;
+}
+
+// Bytes and passes of the memory-bound operator `r` (forward kernels and, if it has one, backward
+// kernels) appended to lk. `dropout` carries the dropout rewrite across the layer's records.
+void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKernels& lk, DropoutState& dropout) {
+  if (is_view(r.name)) return;
+  // Bytes at float32 (the export's dtype) and at the scenario's activation dtype.
+  const double in32 = poly(r.in, c.size_ratio) * c.batch_ratio, o32 = poly(r.out, c.size_ratio) * c.batch_ratio;
+  double in = in32 * c.act_bytes_factor, o = o32 * c.act_bytes_factor;
+
+  // Dropout: F.dropout on CUDA calls native_dropout when is_fused_kernel_acceptable (Dropout.cpp:
+  // CUDA input, 0 < p < 1), one kernel (aten/src/ATen/native/cuda/Dropout.cu, fused_dropout_kernel)
+  // that reads x and writes y and a one-byte-per-element mask; its backward (masked_scale_kernel)
+  // reads grad_out and the mask and writes grad_in. The meta-device export cannot take that path
+  // and records _dropout_impl's decomposition bernoulli_ (mask), div_ (scale), mul (apply): the
+  // three records are replaced by the two kernels.
+  if (r.name == "bernoulli_") {
+    dropout.mask_bytes = o32 / 4.0;  // one byte per element (records are float32)
+    dropout.pending_div = dropout.pending_mul = true;
+    lk.forward.push_back(memory_kernel(in + o + dropout.mask_bytes, c.memory));
+    return;
+  }
+  if (dropout.pending_div && r.name == "div_") {
+    dropout.pending_div = false;
+    return;
+  }
+  if (dropout.pending_mul && r.name == "mul") {
+    dropout.pending_mul = false;
+    if (r.backward) lk.backward.push_back(memory_kernel(o + dropout.mask_bytes + o, c.memory));
+    return;
+  }
+
+  // Autocast fp32-policy ops: the op's own traffic at float32 plus the casts (a cast reads half
+  // and writes float32 or the reverse: the float32 bytes plus half of them). The op's
+  // float32 output is cast back to half once by its consumer (a linear or matmul under autocast);
+  // the casts' backward (_to_copy's) converts the gradients the other way.
+  const bool half = c.act_bytes_factor < 1.0;
+  const auto policy = half ? autocast_fp32(r.name) : AutocastFp32::NO;
+  // Casts: forward input cast (before the op) and output cast (after it); backward the output
+  // cast's gradient conversion first, the input cast's last (reverse order).
+  double cast_in = 0, cast_out = 0;
+  if (policy != AutocastFp32::NO) {
+    if (policy == AutocastFp32::CAST_INPUT) {
+      cast_in = in + in32;
+      lk.forward.push_back(memory_kernel(cast_in, c.memory));
+      in = in32;
+    }  // else half_to_float: the op itself reads the half input
+    cast_out = o32 + o;
+    o = o32;
+    if (r.backward) lk.backward.push_back(memory_kernel(cast_out, c.memory));
+  }
+
+  if (r.name == "native_batch_norm") {
+    // Training-mode batch norm, NCHW (Normalization.cu, batch_norm_cuda_out): batch_norm_mean_var
+    // reads x (per-channel statistics), batch_norm_update_stats_and_invert touches per-channel
+    // vectors only, batch_norm_elementwise reads x and writes y: x is read twice. Backward
+    // (batch_norm_backward_cuda -> batch_norm_backward_cuda_template, one fused kernel per channel
+    // block, Normalization.cuh batch_norm_backward_kernel): reduces dy and (x - mean) dy over the
+    // channel, then reads dy and x again to write dx. A channel's slice (N x H x W elements) times
+    // the channels in flight exceeds L2 at training batch sizes, so each read is a DRAM pass.
+    // cuDNN's batch norm (used when torch.backends.cudnn is on) is closed source; we take the
+    // passes of PyTorch's own kernels, which the statistics-before-normalising dependency forces.
+    // (The per-channel update kernel moves no activation bytes and is left out.)
+    lk.forward.push_back(memory_kernel(in, c.memory));
+    lk.forward.push_back(memory_kernel(in + o, c.memory));
+    if (r.backward) lk.backward.push_back(memory_kernel(2 * o + 3 * in, c.memory));
+  } else if (r.name == "native_layer_norm" || r.name == "layer_norm") {
+    // layer_norm_kernel.cu: the forward (vectorized_layer_norm_kernel) reads a row into registers
+    // once and writes y; the backward runs layer_norm_grad_input_kernel (reads dy and x, writes
+    // dx) and then GammaBetaBackward(Simple)CUDAKernel, which reads dy and x again for dgamma and
+    // dbeta: two kernels, 5 passes.
+    lk.forward.push_back(memory_kernel(in + o, c.memory));
+    if (r.backward) {
+      lk.backward.push_back(memory_kernel(o + 2 * in, c.memory));
+      lk.backward.push_back(memory_kernel(o + in, c.memory));
+    }
+  } else {
+    lk.forward.push_back(memory_kernel(in + o, c.memory));
+    // Backward (the export's byte rule): read grad_out, read what was saved, write grad_in.
+    if (r.backward) lk.backward.push_back(memory_kernel(in + 2 * o, c.memory));
+  }
+  if (cast_out > 0) lk.forward.push_back(memory_kernel(cast_out, c.memory));
+  if (cast_in > 0 && r.backward) lk.backward.push_back(memory_kernel(cast_in, c.memory));
 }
 
 bool is_bmm_of_activations(const config::KernelRecord& r) {
@@ -286,6 +434,7 @@ std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const Kernel
     const auto& layer = m.layers[li];
     auto& lk = out[li];
     std::vector<const config::KernelRecord*> mems;  // for the fused-epilogue option
+    DropoutState dropout;
     for (const auto& r : layer.kernels) {
       if (fused_attention_on && is_bmm_of_activations(r)) {
         if (!in_attention) {
@@ -305,20 +454,14 @@ std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const Kernel
         case config::KernelRecord::Op::GEMM: gemm_kernels(r, c, lk); break;
         case config::KernelRecord::Op::CONV: conv_kernels(r, c, lk); break;
         case config::KernelRecord::Op::MEM: {
-          const double s = c.batch_ratio * c.act_bytes_factor;
-          const double in = poly(r.in, c.size_ratio) * s, o = poly(r.out, c.size_ratio) * s;
           const double fl = poly(r.flops, c.size_ratio) * c.batch_ratio;
           lk.flops_fwd += fl;
+          if (r.backward) lk.flops_bwd += fl;
           if (c.fuse_bias_gelu_dropout && layer.type == config::LayerType::ELEMENTWISE) {
             mems.push_back(&r);
             break;
           }
-          lk.forward.push_back(memory_kernel(in + o, c.memory));
-          // Backward (the export's byte rule): read grad_out, read what was saved, write grad_in.
-          if (r.backward) {
-            lk.backward.push_back(memory_kernel(in + 2 * o, c.memory));
-            lk.flops_bwd += fl;
-          }
+          mem_kernels(r, c, lk, dropout);
           break;
         }
       }

@@ -3,6 +3,7 @@
 // kernel_model.cpp (tile list and relative efficiencies, alignment factors, host cost).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "config/specs.hpp"
@@ -153,11 +154,110 @@ TEST(KernelModel, ConvBackwardIsDgradAndWgradImplicitGemms) {
   const auto d = gpu16();
   EXPECT_NEAR(lk[0].forward[0].shape.compute_s, gemm_estimate(1, 25088, 64, 576, d).shape.compute_s, kTol);
   EXPECT_NEAR(lk[0].backward[1].shape.compute_s, gemm_estimate(1, 64, 576, 25088, d).shape.compute_s, kTol);
-  // Bytes are the tensors, not an im2col copy: 2 B x (8*64*56*56 x 2 + 64*64*9).
-  EXPECT_NEAR(lk[0].forward[0].shape.memory_s, 2.0 * (2 * 8 * 64 * 56 * 56 + 64 * 64 * 9) / 0.9e12, kTol);
+  // Bytes are the tensors, not an im2col copy: 2 B x (8*64*56*56 x 2 + 64*64*9). In fp16 on tensor
+  // cores the NCHW tensors are transposed to NHWC and back (x, w in; y out), each read and written
+  // once (3 more kernels of 2 us + 2 x bytes / 0.9 TB/s), added to the convolution: 3x the bytes.
+  const double io = 2.0 * (2 * 8 * 64 * 56 * 56 + 64 * 64 * 9);
+  EXPECT_NEAR(lk[0].forward[0].shape.memory_s, 3 * io / 0.9e12, kTol);
+  EXPECT_NEAR(
+      lk[0].forward[0].seconds,
+      std::max(gemm_estimate(1, 25088, 64, 576, d).shape.compute_s, io / 0.9e12) + 2e-6 + 3 * 2e-6 + 2 * io / 0.9e12,
+      kTol);
+  // TF32 (4-byte operands on tensor cores) and SIMT convolutions get no transposes.
+  auto c32 = context();
+  c32.conv.elem_bytes = 4;
+  c32.conv.align_elems = 4;
+  const auto lk32 = ddpsim::gpu::layer_kernels(one_layer({r}), c32);
+  EXPECT_NEAR(lk32[0].forward[0].shape.memory_s, 2 * io / 0.9e12, kTol);
   // Forward FLOPs 2 x 25088 x 64 x 576; backward twice that.
   EXPECT_DOUBLE_EQ(lk[0].flops_fwd, 2.0 * 25088 * 64 * 576);
   EXPECT_DOUBLE_EQ(lk[0].flops_bwd, 2 * lk[0].flops_fwd);
+}
+
+KernelRecord mem(const char* name, double in, double out, bool backward) {
+  KernelRecord r;
+  r.name = name;
+  r.in[0] = in;
+  r.out[0] = out;
+  r.backward = backward;
+  return r;
+}
+
+// t = 2 us + bytes / 0.9 TB/s on gpu16().
+double mt(double bytes) { return 2e-6 + bytes / 0.9e12; }
+
+TEST(KernelModel, BatchNormReadsItsInputTwiceForwardAndBackward) {
+  // Normalization.cu: statistics (read x, 1 MB), then normalise (read x, write y: 2 MB); backward
+  // one fused kernel reading dy and x twice and writing dx: 2 x 1 + 3 x 1 = 5 MB.
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({mem("native_batch_norm", 1e6, 1e6, true)}), context());
+  ASSERT_EQ(lk[0].forward.size(), 2u);
+  ASSERT_EQ(lk[0].backward.size(), 1u);
+  EXPECT_NEAR(lk[0].forward[0].seconds, mt(1e6), kTol);
+  EXPECT_NEAR(lk[0].forward[1].seconds, mt(2e6), kTol);
+  EXPECT_NEAR(lk[0].backward[0].seconds, mt(5e6), kTol);
+}
+
+TEST(KernelModel, LayerNormBackwardIsTwoKernels) {
+  // layer_norm_kernel.cu: forward reads x, writes y (2 MB); backward grad-input kernel (dy, x, dx:
+  // 3 MB) and gamma/beta kernel (dy, x: 2 MB).
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({mem("native_layer_norm", 1e6, 1e6, true)}), context());
+  ASSERT_EQ(lk[0].forward.size(), 1u);
+  ASSERT_EQ(lk[0].backward.size(), 2u);
+  EXPECT_NEAR(lk[0].forward[0].seconds, mt(2e6), kTol);
+  EXPECT_NEAR(lk[0].backward[0].seconds, mt(3e6), kTol);
+  EXPECT_NEAR(lk[0].backward[1].seconds, mt(2e6), kTol);
+}
+
+TEST(KernelModel, DecomposedDropoutIsTheFusedKernel) {
+  // Export: bernoulli_ (4 MB in, 4 MB out), div_ (4, 4), mul (x and mask 8 MB in, 4 MB out; has a
+  // backward). CUDA's native_dropout: one kernel reading x (4 MB), writing y (4 MB) and a 1-byte
+  // mask (1 MB for 1M float32 elements): 9 MB; backward reads dy (4) and the mask (1), writes dx
+  // (4): 9 MB. Views (_unsafe_view) launch nothing either way.
+  const auto lk =
+      ddpsim::gpu::layer_kernels(one_layer({mem("bernoulli_", 4e6, 4e6, false), mem("div_", 4e6, 4e6, false),
+                                            mem("mul", 8e6, 4e6, true), mem("_unsafe_view", 4e6, 4e6, true)}),
+                                 context());
+  ASSERT_EQ(lk[0].forward.size(), 1u);
+  ASSERT_EQ(lk[0].backward.size(), 1u);
+  EXPECT_NEAR(lk[0].forward[0].seconds, mt(9e6), kTol);
+  EXPECT_NEAR(lk[0].backward[0].seconds, mt(9e6), kTol);
+  // A lone div_ or mul (no bernoulli_ before it) is an ordinary element-wise op.
+  const auto plain = ddpsim::gpu::layer_kernels(one_layer({mem("mul", 8e6, 4e6, true)}), context());
+  EXPECT_NEAR(plain[0].forward[0].seconds, mt(12e6), kTol);
+  EXPECT_NEAR(plain[0].backward[0].seconds, mt(16e6), kTol);
+}
+
+TEST(KernelModel, AutocastRunsLayerNormAndSoftmaxInFloat32) {
+  // Records at float32: in = out = 4 MB. Under autocast activations are half (2 MB).
+  // layer_norm (autocast "fp32" list): cast x half -> float (2 + 4 = 6 MB), LN in float32 (8 MB),
+  // its float32 output cast to half by the consumer (4 + 2 = 6 MB). Backward: the output cast's
+  // gradient (6 MB), LN backward at float32 (4 + 8 = 12 MB, 4 + 4 = 8 MB), the input cast's (6 MB).
+  auto c = context();
+  c.act_bytes_factor = 0.5;
+  const auto ln = ddpsim::gpu::layer_kernels(one_layer({mem("native_layer_norm", 4e6, 4e6, true)}), c);
+  ASSERT_EQ(ln[0].forward.size(), 3u);
+  ASSERT_EQ(ln[0].backward.size(), 4u);
+  EXPECT_NEAR(ln[0].forward[0].seconds, mt(6e6), kTol);
+  EXPECT_NEAR(ln[0].forward[1].seconds, mt(8e6), kTol);
+  EXPECT_NEAR(ln[0].forward[2].seconds, mt(6e6), kTol);
+  EXPECT_NEAR(ln[0].backward[0].seconds, mt(6e6), kTol);
+  EXPECT_NEAR(ln[0].backward[1].seconds, mt(12e6), kTol);
+  EXPECT_NEAR(ln[0].backward[2].seconds, mt(8e6), kTol);
+  EXPECT_NEAR(ln[0].backward[3].seconds, mt(6e6), kTol);
+  // softmax ("fp32_set_opt_dtype"): one half_to_float kernel (reads 2, writes 4 MB), then the cast
+  // of its output (6 MB); backward: cast gradient (6 MB), softmax backward reads dy and y in
+  // float32 and writes a half dx (4 + 4 + 2 = 10 MB).
+  const auto sm = ddpsim::gpu::layer_kernels(one_layer({mem("_softmax", 4e6, 4e6, true)}), c);
+  ASSERT_EQ(sm[0].forward.size(), 2u);
+  ASSERT_EQ(sm[0].backward.size(), 2u);
+  EXPECT_NEAR(sm[0].forward[0].seconds, mt(6e6), kTol);
+  EXPECT_NEAR(sm[0].forward[1].seconds, mt(6e6), kTol);
+  EXPECT_NEAR(sm[0].backward[1].seconds, mt(10e6), kTol);
+  // Outside autocast nothing changes: 8 MB forward, 12 MB backward.
+  const auto f32 = ddpsim::gpu::layer_kernels(one_layer({mem("_softmax", 4e6, 4e6, true)}), context());
+  ASSERT_EQ(f32[0].forward.size(), 1u);
+  EXPECT_NEAR(f32[0].forward[0].seconds, mt(8e6), kTol);
+  EXPECT_NEAR(f32[0].backward[0].seconds, mt(12e6), kTol);
 }
 
 TEST(KernelModel, SequenceLengthScalesAttentionQuadratically) {
