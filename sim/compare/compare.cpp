@@ -652,6 +652,13 @@ Json why_block(const Json& rows, std::optional<double> tolerance) {
         e = explain_difference(r, b);
         e["text"] = fmt("+%.1f %% step time; ", rel * 100) + e["text"].get<std::string>();
       }
+      // Placed as assumed; scattered (placement not guaranteed) it would differ more: say by what.
+      if (r.contains("placement") && r["placement"].value("matters", false)) {
+        const Json& p = r["placement"];
+        e["text"] = e["text"].get<std::string>() + "; scattered over the fabric " +
+                    fmt("%+.1f %%", p["relative"].get<double>() * 100) + " more" +
+                    (p.contains("why") ? " (" + p["why"]["kind"].get<std::string>() + ")" : std::string());
+      }
       e["row"] = i;
       e["label"] = r["label"];
       others.push_back(std::move(e));

@@ -484,6 +484,15 @@ TEST(ComparePlacement, ATieHiddenByPlacementSaysSoAndNamesTheMechanism) {
   EXPECT_EQ(tie_reason(plain, {0, 1}).find("only as placed"), std::string::npos);
 }
 
+TEST(ComparePlacement, AWhyOfASlowerRentedRowAddsItsScatteredDifference) {
+  Json rows = Json::array({why_row("fast", 0.050, 0.010), rented_row("rented", 0.20)});
+  placement_ranges(rows, std::nullopt);
+  const Json why = why_block(rows, std::nullopt);
+  ASSERT_EQ(why.size(), 1u);
+  const std::string t = why[0]["others"][0]["text"].get<std::string>();
+  EXPECT_NE(t.find("; scattered over the fabric +20.0 % more (ecmp-collisions)"), std::string::npos) << t;
+}
+
 TEST(CompareWhy, OversubscribedUplinksAreNamedAsSpineOversubscription) {
   const Json best = why_row("best", 0.100, 0.010);
   Json links = Json::array({{{"class", "leaf up"},
