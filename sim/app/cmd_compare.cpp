@@ -114,11 +114,29 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
     order.push_back(options.size() + i);
   }
 
+  // Rented capacity whose placement the provider does not guarantee: each such multi-node point
+  // also runs scattered (compare/compare.hpp OptionFacts::scattered_set), after every point.
+  std::vector<std::optional<size_t>> scattered_job(grid.size());
+  size_t n_scattered = 0;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    if (facts[i].scattered_set.empty()) continue;
+    const auto& opt = options[grid[i].option];
+    auto ov = compare::point_overrides(common.overrides, opt, grid[i].nodes);
+    ov.insert(ov.end(), facts[i].scattered_set.begin(), facts[i].scattered_set.end());
+    scattered_job[i] = work.size();
+    work.push_back([&cat, &src, ov] { return run_report(cat, src, ov); });
+    labels.push_back(labels[options.size() + i] + " scattered");
+    order.push_back(work.size() - 1);
+    ++n_scattered;
+  }
+
   Progress progress("compare", args.quiet, order.size(), 0);
   progress.started(
       std::to_string(options.size()) + " options x " +
       (nodes.empty() ? std::string("the scenario's nodes") : std::to_string(nodes.size()) + " node counts") + " + " +
-      std::to_string(options.size()) + " 1-GPU baselines: " + std::to_string(order.size()) + " runs");
+      std::to_string(options.size()) + " 1-GPU baselines" +
+      (n_scattered ? " + " + std::to_string(n_scattered) + " scattered placements" : std::string()) + ": " +
+      std::to_string(order.size()) + " runs");
   std::vector<ChildResult> results(work.size());
   ChildEvents ev;
   ev.on_done = [&](size_t i, ChildResult r) {
@@ -154,6 +172,10 @@ int cmd_compare(const CommonOptions& common, const CompareArgs& args) {
     }
     const Json& b = baselines[grid[i].option];
     rows.push_back(compare::compare_row(grid[i], opt, r.value, b.contains("error") ? nullptr : &b, facts[i], target));
+    if (scattered_job[i]) {
+      const auto& sr = results[*scattered_job[i]];
+      compare::attach_scattered(rows.back(), sr.ok ? &sr.value : nullptr, sr.error);
+    }
   }
   auto out = compare::render(src.title, options, common.overrides, target, std::move(rows), baselines, tolerance);
 

@@ -213,6 +213,20 @@ OptionFacts option_facts(const config::ClusterSpec& c) {
     fabric::Fabric fab(spec, fabric::Fabric::servers_for(spec, c.nodes, k), k, c.inter_link->bandwidth);
     f.bom = fab.bom();
     f.has_fabric = true;
+    f.placement = config::to_string(spec.placement);
+    f.routing = config::to_string(spec.routing);
+    f.leaf_oversubscription = spec.leaf_oversubscription;
+    f.spine_oversubscription = spec.spine_oversubscription;
+    f.placement_guaranteed = spec.placement_guaranteed;
+    if (!spec.is_single_switch() && !spec.placement_guaranteed && c.nodes > 1) {
+      try {  // the scattered bound must be wirable (a two-tier tree may run out of spine ports)
+        const fabric::FabricSpec sc = fabric::scattered_spec(spec, c.nodes, k);
+        fabric::Fabric(sc, sc.servers, k, c.inter_link->bandwidth);
+        f.scattered_set = fabric::scattered_overrides(spec, c.nodes, k);
+      } catch (const core::ConfigError& e) {
+        f.scattered_note = std::string("the scattered placement cannot be wired: ") + e.what();
+      }
+    }
   } else {
     f.bom.servers = c.nodes;
   }
@@ -336,7 +350,15 @@ Json compare_row(const Point& point, const ClusterOption& option, const Json& re
                 {"cables_spine_core", b.cables_spine_core},
                 {"cables", b.cables()},
                 {"switch_ports_used", b.switch_ports_used},
-                {"capex", facts.capex_priced ? Json(b.capex) : Json(nullptr)}};
+                {"capex", facts.capex_priced ? Json(b.capex) : Json(nullptr)},
+                {"routing", facts.has_fabric ? Json(facts.routing) : Json(nullptr)},
+                {"leaf_oversubscription", facts.leaf_oversubscription},
+                {"spine_oversubscription", facts.spine_oversubscription}};
+  row["placement"] = {{"assumed", facts.placement.empty() ? Json(nullptr) : Json(facts.placement)},
+                      {"guaranteed", facts.placement_guaranteed},
+                      {"scattered", nullptr}};
+  if (!facts.scattered_set.empty()) row["placement"]["scattered_set"] = facts.scattered_set;
+  if (!facts.scattered_note.empty()) row["placement"]["note"] = facts.scattered_note;
   row["run"] = report;
   return row;
 }
@@ -426,9 +448,22 @@ Json explain_difference(const Json& r, const Json& b) {
              ecmp["link"].get<std::string>() + ") carries " + fmt("%.1fx", ecmp["ratio"].get<double>()) +
              " its class's mean while others idle; " + exposed;
     } else if (busiest.is_object() && util >= 0.3) {
-      kind = "bottleneck-link";
-      text = "bandwidth: the bottleneck is the " + busiest.value("class", std::string("?")) + " links (busiest " +
-             busiest.value("name", std::string("?")) + ", " + pct0(util) + " utilised); " + exposed;
+      const std::string cls = busiest.value("class", std::string("?"));
+      const Json& bom = r.contains("bom") ? r["bom"] : Json(nullptr);
+      const double over_leaf = bom.is_object() ? bom.value("leaf_oversubscription", 1.0) : 1.0;
+      const double over_spine = bom.is_object() ? bom.value("spine_oversubscription", 1.0) : 1.0;
+      const bool leaf_up = cls == "leaf up" || cls == "spine down";
+      const bool core = cls == "spine up" || cls == "core down";
+      if ((leaf_up && over_leaf > 1) || (core && over_spine > 1)) {
+        kind = "spine-oversubscription";
+        text = "spine oversubscription: the " + cls + " links (" + fmt("%g:1", leaf_up ? over_leaf : over_spine) +
+               " oversubscribed) are the bottleneck (busiest " + busiest.value("name", std::string("?")) + ", " +
+               pct0(util) + " utilised); " + exposed;
+      } else {
+        kind = "bottleneck-link";
+        text = "bandwidth: the bottleneck is the " + cls + " links (busiest " +
+               busiest.value("name", std::string("?")) + ", " + pct0(util) + " utilised); " + exposed;
+      }
     } else if (busiest.is_object()) {
       kind = "latency-bound";
       text = "latency-bound buckets: the links are at most " + pct0(util) + " utilised, so per-collective latency of " +
@@ -446,6 +481,55 @@ Json explain_difference(const Json& r, const Json& b) {
   return {{"kind", kind}, {"text", text}, {"step_time_delta_s", dstep}};
 }
 
+void attach_scattered(Json& row, const Json* report, const std::string& error) {
+  if (!row.contains("placement") || !row["placement"].is_object()) return;
+  if (!report) {
+    row["placement"]["scattered"] = {{"error", error}};
+    return;
+  }
+  Json s = Json::object();
+  for (const char* k : {"step_time_s", "samples_per_s", "exposed_comm_s", "compute_only_s", "comm_alone_s", "fits",
+                        "num_buckets", "gpu"})
+    if (report->contains(k)) s[k] = (*report)[k];
+  if (!s.contains("fits")) s["fits"] = nullptr;
+  // What explain_difference reads of the run: its link classes and busiest link (and FSDP units).
+  Json run = Json::object();
+  for (const char* k : {"links", "busiest_link", "fsdp", "fsdp_units"})
+    if (report->contains(k)) run[k] = (*report)[k];
+  s["run"] = run;
+  row["placement"]["scattered"] = s;
+}
+
+void placement_ranges(Json& rows, std::optional<double> tolerance) {
+  for (auto& r : rows) {
+    if (r.contains("error") || !r.contains("placement")) continue;
+    Json& p = r["placement"];
+    if (!p["scattered"].is_object() || !p["scattered"].contains("step_time_s")) continue;
+    const double packed = r["step_time_s"].get<double>(), scattered = p["scattered"]["step_time_s"].get<double>();
+    double tol = 0.01;
+    std::string source = "default";
+    if (tolerance) {
+      tol = *tolerance;
+      source = "--tolerance";
+    } else if (r.contains("prediction") && r["prediction"].is_object() && has_num(r["prediction"], "resolution")) {
+      tol = r["prediction"]["resolution"].get<double>();
+      source = "prediction band";
+    }
+    const double rel = packed > 0 ? scattered / packed - 1 : 0.0;
+    p["range_s"] = {std::min(packed, scattered), std::max(packed, scattered)};
+    p["relative"] = rel;
+    p["tolerance"] = tol;
+    p["tolerance_source"] = source;
+    p["matters"] = std::abs(rel) > tol;
+    if (std::abs(rel) > tol) {
+      p["scattered"]["bom"] = r["bom"];  // the fabric's oversubscription, for the mechanism
+      Json e = explain_difference(p["scattered"], r);
+      p["scattered"].erase("bom");
+      p["why"] = e;
+    }
+  }
+}
+
 std::string tie_reason(const Json& rows, const std::vector<size_t>& tied) {
   bool identical = true, none_above = true, fabrics_differ = false;
   const Json& first = rows[tied[0]];
@@ -459,13 +543,33 @@ std::string tie_reason(const Json& rows, const std::vector<size_t>& tied) {
         r["set"] != first["set"])
       fabrics_differ = true;
   }
+  // Rows whose placement the provider does not guarantee and whose scattered run differs: the tie
+  // holds only for the placement assumed.
+  std::vector<std::string> unhidden;
+  for (size_t i : tied) {
+    const Json& r = rows[i];
+    if (!r.contains("placement") || !r["placement"].value("matters", false)) continue;
+    const Json& p = r["placement"];
+    const std::string assumed = p["assumed"].is_string() ? p["assumed"].get<std::string>() : std::string("?");
+    std::string t = r["label"].get<std::string>() + " (as placed: " + assumed + ") is " +
+                    fmt("%+.1f %%", p["relative"].get<double>() * 100) + " scattered";
+    if (p.contains("why")) t += " (" + p["why"]["text"].get<std::string>() + ")";
+    unhidden.push_back(t);
+  }
+  std::string reason;
   if (identical && none_above && fabrics_differ)
-    return "identical to the last digit: no step traffic crosses a leaf's uplinks (the job's ranks are packed under "
-           "the same leaves), so oversubscribed spines and rail wiring are never used at this size; they differ only "
-           "in "
-           "the bill of materials";
-  if (identical) return "identical to the last digit: the options simulate the same step";
-  return "within the tolerance: the model cannot tell them apart";
+    reason =
+        "identical to the last digit: no step traffic crosses a leaf's uplinks (the job's ranks are packed under "
+        "the same leaves), so oversubscribed spines and rail wiring are never used at this size; they differ only in "
+        "the bill of materials";
+  else if (identical)
+    reason = "identical to the last digit: the options simulate the same step";
+  else
+    reason = "within the tolerance: the model cannot tell them apart";
+  if (!unhidden.empty())
+    reason += "; but only as placed: the provider does not guarantee the placement, and scattered over the fabric " +
+              join(unhidden, "; ");
+  return reason;
 }
 
 Json mark_best(Json& rows, std::optional<double> tolerance) {
@@ -548,6 +652,13 @@ Json why_block(const Json& rows, std::optional<double> tolerance) {
         e = explain_difference(r, b);
         e["text"] = fmt("+%.1f %% step time; ", rel * 100) + e["text"].get<std::string>();
       }
+      // Placed as assumed; scattered (placement not guaranteed) it would differ more: say by what.
+      if (r.contains("placement") && r["placement"].value("matters", false)) {
+        const Json& p = r["placement"];
+        e["text"] = e["text"].get<std::string>() + "; scattered over the fabric " +
+                    fmt("%+.1f %%", p["relative"].get<double>() * 100) + " more" +
+                    (p.contains("why") ? " (" + p["why"]["kind"].get<std::string>() + ")" : std::string());
+      }
       e["row"] = i;
       e["label"] = r["label"];
       others.push_back(std::move(e));
@@ -561,6 +672,7 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
                const std::vector<std::string>& global_overrides, const Target& target, Json rows, const Json& baselines,
                std::optional<double> tolerance) {
   Outputs out;
+  placement_ranges(rows, tolerance);
   const Json best = mark_best(rows, tolerance);
   const Json why = why_block(rows, tolerance);
   bool any_seq = false, any_capex = false;
@@ -603,7 +715,14 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     }
     c.push_back(std::to_string(r["nodes"].get<long long>()));
     c.push_back(std::to_string(r["world_size"].get<long long>()));
-    c.push_back(core::format_time(num(r, "step_time_s")));
+    {
+      // The packed-to-scattered range where the provider does not guarantee placement and it matters.
+      std::string st = core::format_time(num(r, "step_time_s"));
+      const Json& pl = r.contains("placement") ? r["placement"] : Json(nullptr);
+      if (pl.is_object() && pl.value("matters", false))
+        st += ".." + core::format_time(pl["scattered"]["step_time_s"].get<double>());
+      c.push_back(st);
+    }
     c.push_back(rate(num(r, "samples_per_s")));
     if (any_seq) c.push_back(opt_text(r["tokens_per_s"], rate));
     c.push_back(opt_text(r["scaling_efficiency"], pct1));
@@ -703,6 +822,47 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
   o << "scaling is shown, not ranked: the slowest GPU scales best (it has the most compute to hide the "
        "communication behind); rank by fastest (time to train) or cheapest ($ per unit of work)\n";
   for (const auto& n : notes) o << n << "\n";
+  // ---- placement: what each row assumed, and the scattered bound where the provider does not guarantee it
+  {
+    std::vector<std::string> lines;
+    for (const auto& r : rows) {
+      if (r.contains("error") || !r.contains("placement") || r["placement"]["assumed"].is_null()) continue;
+      const Json& p = r["placement"];
+      const std::string label = r["label"].get<std::string>();
+      const std::string assumed = p["assumed"].get<std::string>();
+      if (p["guaranteed"].get<bool>()) {
+        lines.push_back(label + ": " + assumed + " (the cluster file's placement)");
+        continue;
+      }
+      std::string t = label + ": assumes " + assumed + "; the provider does not guarantee placement";
+      if (p["scattered"].is_object() && p["scattered"].contains("error")) {
+        t += "; the scattered run failed: " + p["scattered"]["error"].get<std::string>();
+      } else if (p.contains("range_s")) {
+        const double rel = p["relative"].get<double>(), tol = p["tolerance"].get<double>();
+        t += "; scattered (no two nodes under one leaf domain): step " + core::format_time(num(r, "step_time_s")) +
+             " -> " + core::format_time(p["scattered"]["step_time_s"].get<double>()) + " (" +
+             fmt("%+.1f %%", rel * 100);
+        if (p["matters"].get<bool>())
+          t += ", beyond the " + percent_text(tol) +
+               " tie threshold): " + (p.contains("why") ? p["why"]["text"].get<std::string>() : std::string("?"));
+        else
+          t += ", within the " + percent_text(tol) + " tie threshold: placement does not matter here)";
+      } else if (p.contains("note")) {
+        t += "; " + p["note"].get<std::string>();
+      } else {
+        t += "; one node: no inter-node traffic";
+      }
+      lines.push_back(t);
+    }
+    bool any_unguaranteed = false;
+    for (const auto& r : rows)
+      if (!r.contains("error") && r.contains("placement") && !r["placement"]["guaranteed"].get<bool>())
+        any_unguaranteed = true;
+    if (any_unguaranteed && !lines.empty()) {
+      o << "\nplacement (each row's figures are for the placement it assumed; '..' in step time: packed..scattered):\n";
+      for (const auto& l : lines) o << "  " << l << "\n";
+    }
+  }
   for (const auto& [crit, t] : best["ties"].items()) {
     std::vector<std::string> names;
     for (const auto& i : t["rows"]) names.push_back(rows[i.get<size_t>()]["label"].get<std::string>());
@@ -747,6 +907,8 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
   {
     std::vector<std::string> h(std::begin(cols), std::end(cols));
     for (const char* k : bom_cols) h.push_back(std::string("bom_") + k);
+    for (const char* k : {"placement_assumed", "placement_guaranteed", "scattered_step_time_s", "placement_matters"})
+      h.push_back(k);
     h.push_back("best");
     h.push_back("error");
     h.push_back("exit_code");
@@ -764,6 +926,14 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
       }
     }
     for (const char* k : bom_cols) f.push_back(r.contains("bom") ? report::csv_value(r["bom"][k]) : "");
+    {
+      const Json pl = r.contains("placement") ? r["placement"] : Json(nullptr);
+      const bool sc = pl.is_object() && pl["scattered"].is_object() && pl["scattered"].contains("step_time_s");
+      f.push_back(pl.is_object() ? report::csv_value(pl["assumed"]) : "");
+      f.push_back(pl.is_object() ? report::csv_value(pl["guaranteed"]) : "");
+      f.push_back(sc ? report::csv_value(pl["scattered"]["step_time_s"]) : "");
+      f.push_back(pl.is_object() && pl.contains("matters") ? report::csv_value(pl["matters"]) : "");
+    }
     std::vector<std::string> marks;
     if (r.contains("best"))
       for (const auto& m : r["best"]) marks.push_back(m.get<std::string>());

@@ -85,6 +85,15 @@ struct OptionFacts {
   // config/ownership.hpp, over the servers the bill of materials wires) or "" (no price).
   std::string price_source;
   core::Json ownership;  // with "ownership": the terms of the price (null otherwise)
+  // Placement: what the runs assume (the fabric's `placement`; "" without a fabric), whether the
+  // provider guarantees it (fabric.placement_guaranteed), and, where it does not and the job spans
+  // nodes, the --set overrides of the scattered run (fabric::scattered_overrides; empty: none).
+  std::string placement;
+  bool placement_guaranteed = true;
+  std::string routing;  // the fabric's routing ("dmodk", "ecmp", "adaptive")
+  double leaf_oversubscription = 1, spine_oversubscription = 1;
+  std::vector<std::string> scattered_set;
+  std::string scattered_note;  // why no scattered run although placement is not guaranteed
 };
 // The fabric's bill of materials for the scenario's own cluster (servers wired as the flow
 // backend wires them: the job's nodes rounded up to whole leaves or scalable units).
@@ -99,6 +108,14 @@ double scaling_efficiency(double samples_per_s, int world_size, double baseline_
 // whole run report under `run`. `baseline` is the 1-GPU run report (null when it failed).
 core::Json compare_row(const Point& point, const ClusterOption& option, const core::Json& report,
                        const core::Json* baseline, const OptionFacts& facts, const Target& target);
+// Attaches the scattered run of a row whose placement is not guaranteed: its report (or the
+// error that stopped it) under row.placement.scattered, with the figures explain_difference reads.
+void attach_scattered(core::Json& row, const core::Json* report, const std::string& error);
+// For every row with a scattered run: row.placement.range_s = [packed, scattered] step time,
+// relative difference, tolerance (--tolerance, else the row's prediction band, else 1 %: the tie
+// threshold compare uses) and `matters` (the difference exceeds it), and, when it matters, the
+// mechanism (explain_difference of the scattered run against the assumed one).
+void placement_ranges(core::Json& rows, std::optional<double> tolerance);
 // A failed point's row: label, option, nodes, error, exit_code.
 core::Json failed_row(const Point& point, const ClusterOption& option, const std::string& error, int exit_code);
 
@@ -117,7 +134,8 @@ core::Json mark_best(core::Json& rows, std::optional<double> tolerance = std::nu
 // Why row `r` is slower than row `b` (both finished rows): {kind, text, step_time_delta_s}, kind
 // one of memory (does not fit), compute (GPU work differs by at least half the step difference),
 // ecmp-collisions (a link class above the leaves whose busiest link carries > 1.25x the class
-// mean), bottleneck-link (busiest link >= 30 % utilised), latency-bound (links less busy: the
+// mean), spine-oversubscription (the busiest link, >= 30 % utilised, is an uplink class the row's
+// bom says is oversubscribed), bottleneck-link (busiest link >= 30 % utilised), latency-bound (links less busy: the
 // per-collective latency of its buckets), communication (no link statistics) or other.
 core::Json explain_difference(const core::Json& r, const core::Json& b);
 // Why the rows `tied` (indices) tie: identical to 1e-9 with no traffic above the leaves and

@@ -72,6 +72,7 @@ FabricSpec parse_fabric(const Json& j, const std::string& path, Diagnostics& d) 
   f.placement = fabric::placement_names().value(
       r.string_or("placement", to_string(def.placement), fabric::placement_names().all()), def.placement);
   f.placement_seed = static_cast<uint64_t>(r.integer_or("placement_seed", 1, 0, 1LL << 53));
+  f.placement_guaranteed = r.boolean_or("placement_guaranteed", def.placement_guaranteed);
   f.servers = static_cast<int>(r.integer_or("servers", def.servers, 1, 1 << 20));
   if (auto v = r.number("background_load", false, 0.0, false, 0.95)) f.background_load = *v;
   f.flows_per_nic = static_cast<int>(r.integer_or("flows_per_nic", def.flows_per_nic, 1, 64));

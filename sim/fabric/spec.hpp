@@ -41,6 +41,10 @@ struct FabricSpec {
   uint64_t routing_seed = 1;
   FabricPlacement placement = FabricPlacement::PACKED;
   uint64_t placement_seed = 1;
+  // false: the provider does not promise where a job's nodes land (rented capacity: EC2 cluster
+  // placement groups and Capacity Blocks place "close together", not under one leaf). `placement`
+  // is then what the runs assume, and compare also runs the scattered bound (scattered_spec).
+  bool placement_guaranteed = true;
   int servers = 0;             // servers wired to the fabric (0: the job's nodes, rounded up to whole leaves/units)
   double background_load = 0;  // share [0, 1) of every upper-tier link another job keeps busy
   int flows_per_nic = 1;       // NCCL connections (QPs) per NIC per ring hop that routing sees separately
@@ -48,5 +52,14 @@ struct FabricSpec {
   double price_per_switch = 0, price_per_cable = 0, price_per_nic = 0;
   bool is_single_switch() const { return topology == FabricTopology::SINGLE_SWITCH; }
 };
+
+// The scattered bound of a placement the provider does not guarantee: no two of the job's nodes
+// share a leaf domain (a ToR leaf, a dual-ToR pair, a rail-optimized scalable unit). The fabric is
+// wired with `job_nodes` x servers-per-domain servers and `spread` placement puts job node i in
+// domain i, so every inter-node ring hop crosses the leaves' uplinks (and, beyond a pod, the
+// cores). The fabric's own sizes, oversubscription and routing are kept.
+FabricSpec scattered_spec(const FabricSpec& spec, int job_nodes, int nics_per_node);
+// The --set overrides that turn a scenario's fabric into scattered_spec (for a child run).
+std::vector<std::string> scattered_overrides(const FabricSpec& spec, int job_nodes, int nics_per_node);
 
 }  // namespace ddpsim::fabric

@@ -283,5 +283,48 @@ TEST(Compare, HtmlReportHasEveryColumnAndTheBillOfMaterials) {
   fs::remove_all(d);
 }
 
+TEST(Compare, RentedPlacementIsRunScatteredAndTheRangeShownWhereItMatters) {
+  // 64 nodes of three options at a 1 % tie threshold: OCI's ECMP-hashed Clos and AWS's SRD
+  // (adaptive) Clos, both non-blocking with placement not guaranteed, and an owned DGX H100.
+  auto r = run_cli(
+      "compare default --set training.batch_size=8 --nodes 64 --cluster oci-bm-gpu4 --cluster aws-p5 "
+      "--cluster dgx-h100 --tolerance 1 -q --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json doc = Json::parse(r.out.substr(0, r.out.rfind('}') + 1));
+  ASSERT_EQ(doc["rows"].size(), 3u);
+  const Json& oci = doc["rows"][0]["placement"];
+  const Json& aws = doc["rows"][1]["placement"];
+  const Json& dgx = doc["rows"][2]["placement"];
+  // Each states what it assumed; only the rented ones were run scattered.
+  for (const Json* p : {&oci, &aws}) {
+    EXPECT_EQ((*p)["assumed"], "packed");
+    EXPECT_FALSE((*p)["guaranteed"].get<bool>());
+    ASSERT_TRUE((*p)["scattered"].is_object()) << p->dump();
+    EXPECT_DOUBLE_EQ((*p)["tolerance"].get<double>(), 0.01);
+  }
+  EXPECT_EQ(dgx["assumed"], "packed");
+  EXPECT_TRUE(dgx["guaranteed"].get<bool>());
+  EXPECT_TRUE(dgx["scattered"].is_null());
+  // SRD spraying on a non-blocking tree: no uplink is shared, scattered or packed: the same step.
+  EXPECT_NEAR(aws["relative"].get<double>(), 0.0, 1e-9) << aws.dump();
+  EXPECT_FALSE(aws["matters"].get<bool>());
+  // ECMP: scattered, every ring hop crosses a leaf's uplinks and more flows collide.
+  EXPECT_GT(oci["relative"].get<double>(), 0.01) << oci.dump();
+  EXPECT_TRUE(oci["matters"].get<bool>());
+  EXPECT_EQ(oci["why"]["kind"], "ecmp-collisions") << oci["why"].dump();
+  // The text says both.
+  auto t = run_cli(
+      "compare default --set training.batch_size=8 --nodes 64 --cluster oci-bm-gpu4 --cluster aws-p5 "
+      "--cluster dgx-h100 --tolerance 1 -q");
+  ASSERT_EQ(t.code, 0) << t.out;
+  for (const char* s : {"placement (each row's figures are for the placement it assumed",
+                        "oci-bm-gpu4 x64: assumes packed; the provider does not guarantee placement",
+                        "beyond the 1 % tie threshold): ECMP collisions",
+                        "aws-p5 x64: assumes packed; the provider does not guarantee placement",
+                        "within the 1 % tie threshold: placement does not matter here",
+                        "dgx-h100 x64: packed (the cluster file's placement)"})
+    EXPECT_NE(t.out.find(s), std::string::npos) << s << "\n" << t.out;
+}
+
 }  // namespace
 }  // namespace ddpsim

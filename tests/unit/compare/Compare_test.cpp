@@ -374,5 +374,140 @@ TEST(CompareFacts, FatTreeBillOfMaterialsByHand) {
   EXPECT_DOUBLE_EQ(f.bom.capex, 6 * 1000 + 256 * 10);
 }
 
+TEST(CompareFacts, PlacementNotGuaranteedAsksForTheScatteredRun) {
+  config::ClusterSpec c;
+  c.name = "rented";
+  c.nodes = 16;
+  c.gpus_per_node = 8;
+  c.nics_per_node = 8;
+  config::LinkSpec l;
+  l.bandwidth = 50e9;
+  c.inter_link = l;
+  c.inter_fabric.topology = config::FabricTopology::FAT_TREE;
+  c.inter_fabric.nics_per_leaf = 32;  // 4 servers a leaf
+  c.inter_fabric.switch_radix = 64;
+  // Guaranteed (the default): no scattered run.
+  auto f = option_facts(c);
+  EXPECT_EQ(f.placement, "packed");
+  EXPECT_TRUE(f.placement_guaranteed);
+  EXPECT_TRUE(f.scattered_set.empty());
+  // Not guaranteed: 16 nodes each alone under a leaf: 16 x 4 = 64 servers wired, spread.
+  c.inter_fabric.placement_guaranteed = false;
+  f = option_facts(c);
+  EXPECT_FALSE(f.placement_guaranteed);
+  EXPECT_EQ(f.scattered_set, (std::vector<std::string>{"fabric.placement=spread", "fabric.servers=64"}));
+  // One node: no inter-node traffic, nothing to scatter.
+  c.nodes = 1;
+  EXPECT_TRUE(option_facts(c).scattered_set.empty());
+  // 128 nodes scattered on a two-tier tree: 128 leaves exceed a 64-port spine; said, not run.
+  c.nodes = 128;
+  f = option_facts(c);
+  EXPECT_TRUE(f.scattered_set.empty());
+  EXPECT_NE(f.scattered_note.find("cannot be wired"), std::string::npos) << f.scattered_note;
+}
+
+// A row whose placement is not guaranteed, with its scattered run `slower` (relative) slower, the
+// extra time exposed communication on leaf uplinks whose busiest link carries 3x the class mean.
+Json rented_row(const std::string& label, double slower) {
+  auto opt = parse_cluster_option(label + "=dgx-h100");
+  Json rep = fake_report(4, 8, 0.110, 32);
+  rep["compute_only_s"] = 0.100;
+  rep["exposed_comm_s"] = 0.010;
+  rep["gpu"] = "h100-sxm";
+  OptionFacts f;
+  f.has_fabric = true;
+  f.topology = "fat_tree";
+  f.placement = "packed";
+  f.placement_guaranteed = false;
+  f.scattered_set = {"fabric.placement=spread", "fabric.servers=16"};
+  Json row = compare_row({0, 4}, opt, rep, nullptr, f, {});
+  Json sc = rep;
+  sc["step_time_s"] = 0.110 * (1 + slower);
+  sc["exposed_comm_s"] = 0.010 + 0.110 * slower;
+  sc["links"] = Json::array({{{"class", "leaf up"},
+                              {"bytes", 800.0},
+                              {"bytes_per_link", 100.0},
+                              {"busiest_link", {{"name", "leaf0>spine1"}, {"bytes", 300.0}, {"utilisation", 0.9}}}}});
+  sc["busiest_link"] = {{"class", "leaf up"}, {"name", "leaf0>spine1"}, {"utilisation", 0.9}};
+  attach_scattered(row, &sc, "");
+  return row;
+}
+
+TEST(ComparePlacement, RangeShownWhereScatteringMattersAndNotWhereItDoesNot) {
+  Json rows = Json::array();
+  rows.push_back(rented_row("matters", 0.20));  // +20 % scattered: beyond the 1 % tie threshold
+  rows.push_back(rented_row("hidden", 0.005));  // +0.5 %: within it
+  placement_ranges(rows, std::nullopt);
+  const Json& m = rows[0]["placement"];
+  EXPECT_TRUE(m["matters"].get<bool>()) << m.dump();
+  EXPECT_DOUBLE_EQ(m["range_s"][0].get<double>(), 0.110);
+  EXPECT_DOUBLE_EQ(m["range_s"][1].get<double>(), 0.110 * 1.20);
+  EXPECT_NEAR(m["relative"].get<double>(), 0.20, 1e-12);
+  EXPECT_EQ(m["tolerance_source"], "default");
+  EXPECT_EQ(m["why"]["kind"], "ecmp-collisions") << m.dump();
+  const Json& h = rows[1]["placement"];
+  EXPECT_FALSE(h["matters"].get<bool>()) << h.dump();
+  EXPECT_FALSE(h.contains("why"));
+  // --tolerance 25 %: the 20 % no longer matters.
+  Json rows2 = Json::array({rented_row("matters", 0.20)});
+  placement_ranges(rows2, 0.25);
+  EXPECT_FALSE(rows2[0]["placement"]["matters"].get<bool>());
+  // The text: the assumed placement of each row, the range where it matters, none where it does not.
+  auto out = render("s.json", {parse_cluster_option("x=dgx-h100")}, {}, {},
+                    Json::array({rented_row("matters", 0.20), rented_row("hidden", 0.005)}), Json::array());
+  EXPECT_NE(out.table.find("110.000 ms..132.000 ms"), std::string::npos) << out.table;
+  EXPECT_NE(out.table.find("matters x4: assumes packed; the provider does not guarantee placement"), std::string::npos)
+      << out.table;
+  EXPECT_NE(out.table.find("beyond the 1 % tie threshold): ECMP collisions"), std::string::npos) << out.table;
+  EXPECT_NE(out.table.find("within the 1 % tie threshold: placement does not matter here"), std::string::npos)
+      << out.table;
+  EXPECT_EQ(out.table.find("110.000 ms..110."), std::string::npos) << out.table;  // no range for "hidden"
+  EXPECT_NE(out.csv.find("placement_assumed,placement_guaranteed,scattered_step_time_s,placement_matters"),
+            std::string::npos);
+}
+
+TEST(ComparePlacement, ATieHiddenByPlacementSaysSoAndNamesTheMechanism) {
+  // Two options tie as packed; one of them, scattered, is 20 % slower on ECMP collisions.
+  Json rows = Json::array();
+  Json ideal = why_row("ideal", 0.100, 0.010);
+  rows.push_back(ideal);
+  rows.push_back(rented_row("rented", 0.20));
+  const auto out = render("s.json", {parse_cluster_option("x=dgx-h100")}, {}, {}, rows, Json::array());
+  EXPECT_NE(out.table.find("fastest: a tie, any of ideal x4, rented x4"), std::string::npos) << out.table;
+  EXPECT_NE(out.table.find("but only as placed: the provider does not guarantee the placement, and scattered over "
+                           "the fabric rented x4 (as placed: packed) is +20.0 % scattered (ECMP collisions"),
+            std::string::npos)
+      << out.table;
+  // Without the scattered difference the tie reason carries no placement caveat.
+  Json plain = Json::array({why_row("a", 0.100, 0.010), rented_row("b", 0.001)});
+  placement_ranges(plain, std::nullopt);
+  EXPECT_EQ(tie_reason(plain, {0, 1}).find("only as placed"), std::string::npos);
+}
+
+TEST(ComparePlacement, AWhyOfASlowerRentedRowAddsItsScatteredDifference) {
+  Json rows = Json::array({why_row("fast", 0.050, 0.010), rented_row("rented", 0.20)});
+  placement_ranges(rows, std::nullopt);
+  const Json why = why_block(rows, std::nullopt);
+  ASSERT_EQ(why.size(), 1u);
+  const std::string t = why[0]["others"][0]["text"].get<std::string>();
+  EXPECT_NE(t.find("; scattered over the fabric +20.0 % more (ecmp-collisions)"), std::string::npos) << t;
+}
+
+TEST(CompareWhy, OversubscribedUplinksAreNamedAsSpineOversubscription) {
+  const Json best = why_row("best", 0.100, 0.010);
+  Json links = Json::array({{{"class", "leaf up"},
+                             {"bytes", 800.0},
+                             {"bytes_per_link", 100.0},
+                             {"busiest_link", {{"name", "leaf0>spine1"}, {"bytes", 110.0}, {"utilisation", 0.95}}}}});
+  Json r =
+      why_row("over", 0.100, 0.030, links, {{"class", "leaf up"}, {"name", "leaf0>spine1"}, {"utilisation", 0.95}});
+  r["bom"]["leaf_oversubscription"] = 2.0;
+  const Json e = explain_difference(r, best);
+  EXPECT_EQ(e["kind"], "spine-oversubscription") << e.dump();
+  EXPECT_NE(e["text"].get<std::string>().find("2:1 oversubscribed"), std::string::npos) << e.dump();
+  r["bom"]["leaf_oversubscription"] = 1.0;  // non-blocking: the plain bottleneck
+  EXPECT_EQ(explain_difference(r, best)["kind"], "bottleneck-link");
+}
+
 }  // namespace
 }  // namespace ddpsim::compare
