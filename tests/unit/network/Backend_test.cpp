@@ -9,6 +9,7 @@
 
 #include "config/specs.hpp"
 #include "network/analytic.hpp"
+#include "network/registry.hpp"
 
 namespace ddpsim::network {
 namespace {
@@ -19,11 +20,14 @@ class RecordingClock : public Clock {
   std::vector<double> sleeps;
 };
 
-TEST(Backend, RegistryListsAnalyticAndFlowWithDescriptions) {
-  ASSERT_EQ(backend_infos().size(), 2u);
-  EXPECT_EQ(backend_infos()[0].name, "analytic");
-  EXPECT_EQ(backend_infos()[1].name, "flow");
-  for (const auto& b : backend_infos()) EXPECT_FALSE(b.description.empty());
+TEST(Backend, TableListsAnalyticAndFlowWithDescriptionsAndFactories) {
+  ASSERT_EQ(backends().size(), 2u);
+  EXPECT_EQ(backends()[0].name, "analytic");
+  EXPECT_EQ(backends()[1].name, "flow");
+  for (const auto& b : backends()) {
+    EXPECT_FALSE(b.description.empty());
+    EXPECT_TRUE(static_cast<bool>(b.factory)) << b.name;
+  }
   EXPECT_EQ(backend_names(), "analytic, flow");
 }
 
@@ -31,7 +35,7 @@ TEST(Backend, RegistryListsAnalyticAndFlowWithDescriptions) {
 // have a registered backend, and every registered backend must be nameable.
 TEST(Backend, ConfigNamesEqualTheRegistry) {
   std::vector<std::string> registered;
-  for (const auto& b : backend_infos()) registered.push_back(b.name);
+  for (const auto& b : backends()) registered.push_back(b.name);
   auto config_names = config::backend_names().all();
   std::sort(config_names.begin(), config_names.end());
   std::sort(registered.begin(), registered.end());
