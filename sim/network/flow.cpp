@@ -354,7 +354,7 @@ void FlowBackend::transfer(Clock& clock, int src, int dst, double bytes, double 
 }
 
 size_t FlowBackend::flows_per_sender() const {
-  return std::max<size_t>(1, static_cast<size_t>(std::ceil(std::sqrt(static_cast<double>(flows_.size())))));
+  return std::max<size_t>(1, static_cast<size_t>(std::ceil(std::sqrt(static_cast<double>(flows_.size())) / 8)));
 }
 
 size_t FlowBackend::actors_per_round() const {
@@ -523,10 +523,12 @@ FlowBackend::ActorSet& FlowBackend::free_set() {
   for (auto* m : st->mailboxes) m->set_receiver(receiver);
   // Senders: each sends a run of flows_per_sender() flows, moving to each flow's host before its
   // send (a comm leaves the host its sender is on when it starts: CommImpl::start), and waits for
-  // them. A sender's finished comms leave its activity list linearly (CommImpl::finish), and
-  // wait_any registers on each pending comm, so a sender of m flows pays O(m^2) a round: about
-  // sqrt(flows) senders of sqrt(flows) flows each keep that O(flows^1.5), and the actors (two
-  // memory mappings each: engine/simulation.cpp) at sqrt(flows) + 1 per round in flight.
+  // them. A sender's finished comms leave its activity list linearly (CommImpl::finish), each
+  // move casts every activity it holds (Actor::set_host) and wait_any registers on each pending
+  // comm, so a sender of m flows pays O(m^2) a round (measured: __dynamic_cast and the wait_any
+  // simcall were 28 % of a 32,768-GPU run's CPU with m = sqrt(flows)). m = sqrt(flows) / 8 keeps
+  // that O(flows^1.5 / 8) and the actors (two memory mappings each: engine/simulation.cpp) at
+  // 8 sqrt(flows) + 1 per round in flight (2,794 for 122,880 flows at 131,072 GPUs).
   const size_t per = flows_per_sender();
   for (size_t first = 0; first < n; first += per) {
     const size_t last = std::min(n, first + per);
