@@ -15,7 +15,7 @@
 // of a class moves at the same rate as its representative, and concurrent collectives share the
 // representative links as they share every real one: the result equals the every-flow simulation
 // (tested to 1e-9). `all` simulates every hop; the flows are sent by one pool (a set per round in
-// flight) of about sqrt(N) senders of sqrt(N) flows each, since SimGrid removes a finished
+// flight) of about 8 sqrt(N) senders of sqrt(N) / 8 flows each, since SimGrid removes a finished
 // activity from its issuer's list linearly (CommImpl::finish), so one actor holding N flows would
 // pay O(N^2) per phase, and an actor per flow would need two memory mappings per flow (its stack
 // and guard page; vm.max_map_count); a handful of class flows are sent by the phase's own actor.
