@@ -41,9 +41,10 @@ void check_actor_mappings(const config::Scenario& sc, long long ranks, long long
     std::fclose(f);
   }
   if (max_maps <= 0) return;  // not Linux, or unreadable: nothing to check against
-  // Compute streams, NCCL streams, one flow-actor pool per NCCL stream (rounds in flight) and
-  // a reserve for what the process maps besides (libraries, heap, SimGrid itself: 179 measured
-  // with GPT-2 on 16,384 GPUs, ECMP 3-tier fat-tree, ranks "all": 61,625 mappings, 30,723 actors).
+  // Compute streams, NCCL streams, one set of the flow backend's pool per NCCL stream (rounds in
+  // flight: about 8 sqrt(flows) senders, network/flow.cpp) and a reserve for what the process
+  // maps besides (libraries, heap, SimGrid itself: 179-182 measured with GPT-2, ECMP 3-tier
+  // fat-tree, ranks "all", at 16,384 and 131,072 GPUs).
   const long long actors = ranks + streams + std::max(1LL, streams) * per_round;
   const long long reserve = 512;
   const long long needed = 2 * actors + reserve;
@@ -53,7 +54,7 @@ void check_actor_mappings(const config::Scenario& sc, long long ranks, long long
       std::to_string(sc.cluster.world_size()) + " GPUs needs about " + std::to_string(actors) + " SimGrid actors (" +
       std::to_string(ranks) + " compute streams, " + std::to_string(streams) + " NCCL streams, " +
       std::to_string(std::max(1LL, streams) * per_round) +
-      " flow actors), 2 memory mappings each (stack and guard page), more than this machine's vm.max_map_count " +
+      " flow senders), 2 memory mappings each (stack and guard page), more than this machine's vm.max_map_count " +
       std::to_string(max_maps) + " allows (" + std::to_string((max_maps - reserve) / 2) +
       " actors); expected simulation.ranks \"representative\" and no stragglers here, or raise the limit (sysctl -w "
       "vm.max_map_count=" +

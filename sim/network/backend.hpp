@@ -1,7 +1,7 @@
 #pragma once
 // The network-backend seam (docs/design.md): a backend realises the phases of a collective whose time
 // alone the collective model (collectives/collective_model) has already decided. Backends are
-// chosen by name from a registry (network/registry.hpp); the engine builds only the one it uses.
+// chosen by name from one table (network/registry.hpp); the engine builds only the one it uses.
 // This header is SimGrid-free: a backend that needs SimGrid (flow) lives in network/flow.
 #include <cstdint>
 #include <string>
@@ -73,14 +73,5 @@ HopClasses hop_classes(const collectives::RingPlan& ring);
 // Link class names shared by the backends (the fabric's own are fabric::to_string(LinkClass)):
 // a GPU's intra-node port out of and into the GPU, e.g. "nvlink port out".
 std::string intra_port_class(const config::ClusterSpec& cluster, bool out);
-
-struct BackendInfo {
-  std::string name;
-  std::string description;
-};
-// Every registered backend, in a fixed order; `simulation.backend` takes these names.
-const std::vector<BackendInfo>& backend_infos();
-// "analytic, flow": for messages that list the valid names.
-std::string backend_names();
 
 }  // namespace ddpsim::network

@@ -25,46 +25,35 @@ struct FlowBackend::Live {
   size_t slot = 0;
 };
 
-// `all`: one actor per hop, each issuing its own flow when the phase's actor releases it. One set
-// per phase in flight: collectives on several NCCL streams run phases at the same time.
-struct FlowBackend::HopActors {
-  std::vector<sg4::SemaphorePtr> start;
-  sg4::SemaphorePtr done = sg4::Semaphore::create(0);
-  uint64_t size = 0;
-  double payload = 0;
+// The pool (every flow simulated): senders, each sending a run of the round's flows when the
+// phase's actor releases it (free_set), and one receiver on the sink. One set per round in
+// flight, so that concurrent collectives (several NCCL streams) each get their own and run at the
+// same time.
+struct FlowBackend::ActorSet {
+  std::vector<sg4::SemaphorePtr> start;  // per sender
+  sg4::SemaphorePtr done;
+  std::vector<uint64_t> sizes;
+  std::vector<double> payloads;  // per flow, bytes of payload it stands for
   bool counted = false;
   size_t remaining = 0;
-  bool busy = false;
+  // The sink's receiver takes the finished comms of the flows in `to_drain` out of their
+  // mailboxes when released.
+  std::vector<sg4::Mailbox*> mailboxes;
+  sg4::SemaphorePtr drain;
+  std::vector<size_t> to_drain;
 };
 
-// Fabric-mode flows carry bytes x kByteScale on links of capacity x kByteScale: the same times,
-// with flow sizes rounded to 2^-20 byte instead of one byte (so the 1:1 fat-tree equals the
-// single switch to rounding).
-constexpr double kByteScale = 1048576.0;
-
+// A fabric's graph, its links' capacities after background load and the job's flows on each.
 struct FlowBackend::FabricState {
   std::unique_ptr<fabric::Fabric> fabric;
   std::vector<double> capacity;  // per fabric link, after background load
   std::vector<int> used;         // flows of the job on each fabric link
-  // Per-flow actors (every flow simulated): one set per round in flight, so that concurrent
-  // collectives (several NCCL streams) each get their own and run at the same time.
-  struct ActorSet {
-    std::vector<sg4::SemaphorePtr> start;
-    sg4::SemaphorePtr done;
-    std::vector<uint64_t> sizes;
-    std::vector<double> payloads;  // per flow, bytes of payload it stands for
-    bool counted = false;
-    size_t remaining = 0;
-    // The sink's receiver takes the finished comms of the flows in `to_drain` out of their
-    // mailboxes when released.
-    std::vector<simgrid::s4u::Mailbox*> mailboxes;
-    simgrid::s4u::SemaphorePtr drain;
-    std::vector<size_t> to_drain;
-  };
-  std::vector<std::unique_ptr<ActorSet>> sets;
-  std::vector<ActorSet*> idle;
-  bool actors = false;
 };
+
+// Fabric flows carry bytes x kByteScale on links of capacity x kByteScale: the same times,
+// with flow sizes rounded to 2^-20 byte instead of one byte (so the 1:1 fat-tree equals the
+// single switch to rounding).
+constexpr double kByteScale = 1048576.0;
 
 void FlowBackend::configure(sg4::Engine& e) {
   // Pure max-min: no TCP-gamma window cap, no cross traffic, CM02 without LV08's factors.
@@ -80,7 +69,7 @@ void FlowBackend::configure(sg4::Engine& e) {
 
 namespace {
 
-// A flow endpoint with its own transmit (up) and receive (down) link in the star zone.
+// A peer-copy endpoint with its own transmit (up) and receive (down) link in the star zone.
 sg4::Host* endpoint(sg4::NetZone* zone, const std::string& name, double tx_bw, double rx_bw) {
   sg4::Host* h = zone->create_host(name, 1.0)->seal();
   sg4::Link* tx = zone->create_link(name + "-tx", tx_bw)->set_latency(0)->seal();
@@ -152,11 +141,11 @@ void FlowBackend::flow_ended(int flow, double t) {
 }
 
 void FlowBackend::wait_each(std::vector<sg4::CommPtr>& comms, std::vector<int>& index, std::vector<Live>& live,
-                            bool counted) {
+                            bool counted, int first) {
   while (!comms.empty()) {
     const auto k = static_cast<size_t>(sg4::Comm::wait_any(comms));
     const int i = index[k];
-    flow_done(i, timeline_ ? &live[static_cast<size_t>(i)] : nullptr, counted);
+    flow_done(i, timeline_ ? &live[static_cast<size_t>(i - first)] : nullptr, counted);
     comms.erase(comms.begin() + static_cast<long>(k));
     index.erase(index.begin() + static_cast<long>(k));
   }
@@ -240,78 +229,25 @@ FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const
     : timeline_(link_timeline), ring_(ring), fidelity_(fidelity), serial_(serial) {
   for (int g = 0; g < p2p_gpus; ++g)
     p2p_.push_back(endpoint(zone, "p2p-gpu" + std::to_string(g), p2p_bandwidth, p2p_bandwidth));
-  const int n = ring_.nranks;
-  if (n <= 1) return;
+  if (ring_.nranks <= 1) return;
   const bool fabric = !c.inter_fabric.is_single_switch() && c.nodes > 1 && c.inter_link;
   add_classes(c, fabric);
+  // The single switch is the degenerate fabric: a hop's path is its source port's transmit link
+  // and its destination port's receive link, in whole bytes (the fraction of a byte left over is
+  // slept at the ring's bottleneck bandwidth: round()).
+  whole_bytes_ = !fabric;
+  // Every flow, on either, leaves its own host through its path's links (the host's up list)
+  // towards one sink with an empty down list: the pool's actors then all send to one receiver.
+  sink_ = zone->create_host("flow-sink", 1.0)->seal();
+  zone->add_route(nullptr, sink_->get_netpoint(), nullptr, nullptr, {}, false);
   if (fabric) {
     build_fabric(zone, c, ranks, cross_nic);
   } else {
-    const std::string intra = config::to_string(c.fabric);
-    auto out_name = [&](int g) { return "gpu" + std::to_string(g) + ">" + intra; };
-    auto in_name = [&](int g) { return intra + ">gpu" + std::to_string(g); };
-    auto nic_up = [&](int node) { return "node" + std::to_string(node) + ".nics>switch"; };
-    auto nic_down = [&](int node) { return "switch>node" + std::to_string(node) + ".nics"; };
-    if (ranks == config::RankMode::REPRESENTATIVE) {
-      // One endpoint pair per hop class; the links take the class's hop bandwidth, and the
-      // class's first hop names the links it stands for.
-      const auto [intra_hop, inter_hop, n_intra, n_inter] = hop_classes(ring_);
-      if (intra_hop) {
-        routes_.push_back({endpoint(zone, "intra-src", intra_hop->bandwidth, intra_hop->bandwidth),
-                           endpoint(zone, "intra-dst", intra_hop->bandwidth, intra_hop->bandwidth)});
-        const int first = static_cast<int>(path_.size());
-        path_.emplace_back(named_link(intra_out_, intra_hop->bandwidth, n_intra, out_name(intra_hop->src)), 1.0);
-        path_.emplace_back(named_link(intra_in_, intra_hop->bandwidth, n_intra, in_name(intra_hop->dst)), 1.0);
-        close_flow(first);
-      }
-      if (inter_hop) {
-        routes_.push_back({endpoint(zone, "inter-src", inter_hop->bandwidth, inter_hop->bandwidth),
-                           endpoint(zone, "inter-dst", inter_hop->bandwidth, inter_hop->bandwidth)});
-        const int first = static_cast<int>(path_.size());
-        path_.emplace_back(named_link(nic_up_, inter_hop->bandwidth, n_inter, nic_up(inter_hop->src / c.gpus_per_node)),
-                           1.0);
-        path_.emplace_back(
-            named_link(nic_down_, inter_hop->bandwidth, n_inter, nic_down(inter_hop->dst / c.gpus_per_node)), 1.0);
-        close_flow(first);
-      }
-    } else {
-      // Every hop: per-GPU port endpoints for intra-node hops, per-node NIC endpoints between nodes.
-      struct Ep {
-        sg4::Host* host = nullptr;
-        int tx = -1, rx = -1;  // ledger links
-      };
-      std::vector<Ep> gpu(static_cast<size_t>(n)), nic(static_cast<size_t>(c.nodes));
-      // Ledger links as a direction is first used (a GPU whose incoming hop is the NIC's has no
-      // port-in link of its own, as in the representative classes).
-      auto gpu_ep = [&](int g, double bw) -> Ep& {
-        auto& e = gpu[static_cast<size_t>(g)];
-        if (!e.host) e.host = endpoint(zone, "gpu" + std::to_string(g), bw, bw);
-        return e;
-      };
-      auto nic_ep = [&](int node, double bw) -> Ep& {
-        auto& e = nic[static_cast<size_t>(node)];
-        if (!e.host) e.host = endpoint(zone, "node" + std::to_string(node) + "-nic", bw, bw);
-        return e;
-      };
-      for (const auto& h : ring_.hops) {
-        const int first = static_cast<int>(path_.size());
-        const int sn = h.src / c.gpus_per_node, dn = h.dst / c.gpus_per_node;
-        Ep& s = h.inter_node ? nic_ep(sn, h.bandwidth) : gpu_ep(h.src, h.bandwidth);
-        if (s.tx < 0)
-          s.tx = h.inter_node ? named_link(nic_up_, h.bandwidth, 1, nic_up(sn))
-                              : named_link(intra_out_, h.bandwidth, 1, out_name(h.src));
-        Ep& d = h.inter_node ? nic_ep(dn, h.bandwidth) : gpu_ep(h.dst, h.bandwidth);
-        if (d.rx < 0)
-          d.rx = h.inter_node ? named_link(nic_down_, h.bandwidth, 1, nic_down(dn))
-                              : named_link(intra_in_, h.bandwidth, 1, in_name(h.dst));
-        routes_.push_back({s.host, d.host});
-        path_.emplace_back(s.tx, 1.0);
-        path_.emplace_back(d.rx, 1.0);
-        close_flow(first);
-      }
-      every_hop_ = true;
-    }
+    add_hop_flows(zone, c, ranks, false);
+    representative_ = ranks == config::RankMode::REPRESENTATIVE;
   }
+  // Every flow from its own actor of the pool unless the flows are a handful of classes.
+  pooled_ = !representative_ || flows_.size() > 16;
   if (timeline_) {
     for (size_t k = 0; k < ledger_.class_names().size(); ++k)
       tracks_.emplace_back(ledger_.class_capacity(static_cast<int>(k)));
@@ -323,6 +259,82 @@ FlowBackend::FlowBackend(sg4::NetZone* zone, const config::ClusterSpec& c, const
     sg4::Engine::on_time_advance_cb([slot](double delta) {
       if (*slot) (*slot)->on_advance(delta);
     });
+  }
+}
+
+sg4::Link* FlowBackend::link(sg4::NetZone* zone, const std::string& name, double bandwidth) const {
+  return zone->create_link(name, bandwidth * (whole_bytes_ ? 1.0 : kByteScale))->set_latency(0)->seal();
+}
+
+void FlowBackend::add_flow(sg4::NetZone* zone, const std::string& name, const std::vector<sg4::Link*>& links,
+                           double share, double weight) {
+  sg4::Host* h = zone->create_host(name, 1.0)->seal();
+  std::vector<sg4::LinkInRoute> route;
+  for (sg4::Link* l : links) route.emplace_back(l);
+  zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, route, false);
+  flows_.push_back({h, share, weight});
+}
+
+void FlowBackend::add_hop_flows(sg4::NetZone* zone, const config::ClusterSpec& c, config::RankMode ranks, bool fabric) {
+  const std::string intra = config::to_string(c.fabric);
+  auto out_name = [&](int g) { return "gpu" + std::to_string(g) + ">" + intra; };
+  auto in_name = [&](int g) { return intra + ">gpu" + std::to_string(g); };
+  auto nic_up = [&](int node) { return "node" + std::to_string(node) + ".nics>switch"; };
+  auto nic_down = [&](int node) { return "switch>node" + std::to_string(node) + ".nics"; };
+  if (ranks == config::RankMode::REPRESENTATIVE) {
+    // One flow per hop class; its links take the class's hop bandwidth, and the class's first
+    // hop names the links it stands for. On a fabric the inter-node class is the fabric's.
+    const auto [intra_hop, inter_hop, n_intra, n_inter] = hop_classes(ring_);
+    if (intra_hop) {
+      const double bw = intra_hop->bandwidth;
+      add_flow(zone, "intra-flow", {link(zone, "intra-tx", bw), link(zone, "intra-rx", bw)}, 1.0, 1.0);
+      const int first = static_cast<int>(path_.size());
+      path_.emplace_back(named_link(intra_out_, bw, n_intra, out_name(intra_hop->src)), 1.0);
+      path_.emplace_back(named_link(intra_in_, bw, n_intra, in_name(intra_hop->dst)), 1.0);
+      close_flow(first);
+    }
+    if (inter_hop && !fabric) {
+      const double bw = inter_hop->bandwidth;
+      add_flow(zone, "inter-flow", {link(zone, "inter-tx", bw), link(zone, "inter-rx", bw)}, 1.0, 1.0);
+      const int first = static_cast<int>(path_.size());
+      path_.emplace_back(named_link(nic_up_, bw, n_inter, nic_up(inter_hop->src / c.gpus_per_node)), 1.0);
+      path_.emplace_back(named_link(nic_down_, bw, n_inter, nic_down(inter_hop->dst / c.gpus_per_node)), 1.0);
+      close_flow(first);
+    }
+    return;
+  }
+  // Every hop: per-GPU ports for intra-node hops, per-node NIC ports between nodes (on a fabric
+  // those are the fabric's flows), a port's transmit and receive link made (and named in the
+  // ledger) as that direction is first used, at the bandwidth of the hop that uses it.
+  struct Port {
+    sg4::Link* tx = nullptr;
+    sg4::Link* rx = nullptr;
+    int tx_id = -1, rx_id = -1;  // ledger links
+  };
+  std::vector<Port> gpu(static_cast<size_t>(ring_.nranks)), nic(static_cast<size_t>(fabric ? 0 : c.nodes));
+  int k = 0;
+  for (const auto& h : ring_.hops) {
+    if (h.inter_node && fabric) continue;
+    const int sn = h.src / c.gpus_per_node, dn = h.dst / c.gpus_per_node;
+    const std::string sname = h.inter_node ? "node" + std::to_string(sn) + "-nic" : "gpu" + std::to_string(h.src);
+    const std::string dname = h.inter_node ? "node" + std::to_string(dn) + "-nic" : "gpu" + std::to_string(h.dst);
+    Port& s = h.inter_node ? nic[static_cast<size_t>(sn)] : gpu[static_cast<size_t>(h.src)];
+    if (!s.tx) {
+      s.tx = link(zone, sname + "-tx", h.bandwidth);
+      s.tx_id = h.inter_node ? named_link(nic_up_, h.bandwidth, 1, nic_up(sn))
+                             : named_link(intra_out_, h.bandwidth, 1, out_name(h.src));
+    }
+    Port& d = h.inter_node ? nic[static_cast<size_t>(dn)] : gpu[static_cast<size_t>(h.dst)];
+    if (!d.rx) {
+      d.rx = link(zone, dname + "-rx", h.bandwidth);
+      d.rx_id = h.inter_node ? named_link(nic_down_, h.bandwidth, 1, nic_down(dn))
+                             : named_link(intra_in_, h.bandwidth, 1, in_name(h.dst));
+    }
+    add_flow(zone, "hop-flow" + std::to_string(k++), {s.tx, d.rx}, 1.0, 1.0);
+    const int first = static_cast<int>(path_.size());
+    path_.emplace_back(s.tx_id, 1.0);
+    path_.emplace_back(d.rx_id, 1.0);
+    close_flow(first);
   }
 }
 
@@ -338,44 +350,18 @@ void FlowBackend::transfer(Clock& clock, int src, int dst, double bytes, double 
   (void)rate;
   sg4::Comm::sendto(p2p_[static_cast<size_t>(src)], p2p_[static_cast<size_t>(dst)],
                     static_cast<uint64_t>(std::llround(bytes)));
-  ++flows_;
+  ++n_flows_;
+}
+
+size_t FlowBackend::flows_per_sender() const {
+  return std::max<size_t>(1, static_cast<size_t>(std::ceil(std::sqrt(static_cast<double>(flows_.size())) / 8)));
 }
 
 size_t FlowBackend::actors_per_round() const {
-  // A pool of per-flow actors (and a fabric's sink) per round in flight, when flows have actors.
-  if (fab_) return fab_->actors ? ffl_.size() + 1 : 0;
-  return routes_.size();
-}
-
-FlowBackend::HopActors& FlowBackend::free_hop_actors() {
-  for (auto& a : actor_sets_)
-    if (!a->busy) return *a;
-  actor_sets_.push_back(std::make_unique<HopActors>());
-  HopActors* a = actor_sets_.back().get();
-  for (size_t i = 0; i < routes_.size(); ++i) {
-    a->start.push_back(sg4::Semaphore::create(0));
-    const Route r = routes_[i];
-    sg4::Actor::create("hop-" + std::to_string(i), r.src, [this, a, i, r] {
-      while (true) {
-        a->start[i]->acquire();
-        const int flow = static_cast<int>(i);
-        if (timeline_) {
-          Live l;
-          l.comm = sg4::Comm::sendto_async(r.src, r.dst, a->size);
-          l.scale = a->payload / static_cast<double>(a->size);
-          l.flow = flow;
-          live_begin(l);
-          l.comm->wait();
-          flow_done(flow, &l, a->counted);
-        } else {
-          sg4::Comm::sendto(r.src, r.dst, a->size);
-          flow_done(flow, nullptr, a->counted);
-        }
-        if (--a->remaining == 0) a->done->release();
-      }
-    })->daemonize();
-  }
-  return *a;
+  // A set of the pool per round in flight: its senders and the sink's receiver.
+  if (!pooled_) return 0;
+  const size_t per = flows_per_sender();
+  return (flows_.size() + per - 1) / per + 1;
 }
 
 // ------------------------------------------------------------------ fabric mode
@@ -420,67 +406,8 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
       lid[l] = ledger_.add_link(class_of_[static_cast<int>(F.links()[l].cls)], F.links()[l].bandwidth, 1,
                                 static_cast<long long>(l));
 
-  // Intra-node hops as before (one representative class, or every hop), at scaled capacities.
-  const int n = ring_.nranks;
-  const std::string intra_name = config::to_string(c.fabric);
-  auto out_name = [&](int g) { return "gpu" + std::to_string(g) + ">" + intra_name; };
-  auto in_name = [&](int g) { return intra_name + ">gpu" + std::to_string(g); };
-  const collectives::Hop* intra = nullptr;
-  long long n_intra = 0;
-  for (const auto& h : ring_.hops)
-    if (!h.inter_node) {
-      if (!intra) intra = &h;
-      ++n_intra;
-    }
-  // Every fabric-mode flow, intra-node ones too, leaves its own host through its path's links
-  // (the up list) towards one sink with an empty down list: the per-flow actors can then all
-  // send to one receiver on the sink (make_set).
-  sg4::Host* sink = zone->create_host("fabric-sink", 1.0)->seal();
-  zone->add_route(nullptr, sink->get_netpoint(), nullptr, nullptr, {}, false);
-  auto flow_host = [&](const std::string& name, const std::vector<sg4::Link*>& links) {
-    sg4::Host* h = zone->create_host(name, 1.0)->seal();
-    std::vector<sg4::LinkInRoute> route;
-    for (sg4::Link* l : links) route.emplace_back(l);
-    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, route, false);
-    return h;
-  };
-  auto port = [&](const std::string& name, double bw) {
-    return zone->create_link(name, bw * kByteScale)->set_latency(0)->seal();
-  };
-  if (intra && ranks == config::RankMode::REPRESENTATIVE) {
-    ffl_.push_back({flow_host("intra-flow", {port("intra-tx", intra->bandwidth), port("intra-rx", intra->bandwidth)}),
-                    sink, 1.0, 1.0});
-    const int first = static_cast<int>(path_.size());
-    path_.emplace_back(named_link(intra_out_, intra->bandwidth, n_intra, out_name(intra->src)), 1.0);
-    path_.emplace_back(named_link(intra_in_, intra->bandwidth, n_intra, in_name(intra->dst)), 1.0);
-    close_flow(first);
-  } else if (intra) {
-    struct Port {
-      sg4::Link* tx = nullptr;
-      sg4::Link* rx = nullptr;
-      int tx_id = -1, rx_id = -1;  // ledger links
-    };
-    std::vector<Port> gpu(static_cast<size_t>(n));
-    int k = 0;
-    for (const auto& h : ring_.hops)
-      if (!h.inter_node) {
-        Port& s = gpu[static_cast<size_t>(h.src)];
-        if (!s.tx) {
-          s.tx = port("gpu" + std::to_string(h.src) + "-tx", h.bandwidth);
-          s.tx_id = named_link(intra_out_, h.bandwidth, 1, out_name(h.src));
-        }
-        Port& d = gpu[static_cast<size_t>(h.dst)];
-        if (!d.rx) {
-          d.rx = port("gpu" + std::to_string(h.dst) + "-rx", h.bandwidth);
-          d.rx_id = named_link(intra_in_, h.bandwidth, 1, in_name(h.dst));
-        }
-        ffl_.push_back({flow_host("intra-flow" + std::to_string(k++), {s.tx, d.rx}), sink, 1.0, 1.0});
-        const int first = static_cast<int>(path_.size());
-        path_.emplace_back(s.tx_id, 1.0);
-        path_.emplace_back(d.rx_id, 1.0);
-        close_flow(first);
-      }
-  }
+  // Intra-node hops as on the single switch (one representative class, or every hop).
+  add_hop_flows(zone, c, ranks, true);
 
   // Representative classes: the multiset of per-link shares (capacity / flows) and the byte share.
   bool rep = ranks == config::RankMode::REPRESENTATIVE;
@@ -503,7 +430,7 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
       }
     }
   }
-  fabric_rep_ = rep;
+  representative_ = rep;
   if (rep) {
     // One flow per class on one link of the class's smallest per-flow share; statistics count
     // each fabric link once with its flow count.
@@ -513,7 +440,7 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
     for (size_t k2 = 0; k2 < members.size(); ++k2) {
       const auto& m = members[k2];
       double rate = std::numeric_limits<double>::infinity();
-      FabricFlow f;
+      Flow f;
       const int first = static_cast<int>(path_.size());
       for (int i : m)
         for (int l : *subs[static_cast<size_t>(i)].links) {
@@ -527,10 +454,9 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
       f.src = zone->create_host(name, 1.0)->seal();
       sg4::Link* link = zone->create_link(name + "-link", rate * kByteScale)->set_latency(0)->seal();
       zone->add_route(f.src->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(link)}, false);
-      f.dst = sink;
       f.share = subs[static_cast<size_t>(m[0])].share;
       f.weight = static_cast<double>(m.size());
-      ffl_.push_back(f);
+      flows_.push_back(f);
       close_flow(first);
     }
   } else {
@@ -545,7 +471,7 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
       return sl;
     };
     for (size_t i = 0; i < subs.size(); ++i) {
-      FabricFlow f;
+      Flow f;
       const int first = static_cast<int>(path_.size());
       std::vector<sg4::LinkInRoute> route;
       for (int l : *subs[i].links) {
@@ -554,38 +480,38 @@ void FlowBackend::build_fabric(sg4::NetZone* zone, const config::ClusterSpec& c,
       }
       f.src = zone->create_host("flow" + std::to_string(i), 1.0)->seal();
       zone->add_route(f.src->get_netpoint(), nullptr, nullptr, nullptr, route, false);
-      f.dst = sink;
       f.share = subs[i].share;
-      ffl_.push_back(f);
+      flows_.push_back(f);
       close_flow(first);
     }
   }
-  // Every flow from its own actor unless the flows are a handful of classes.
-  fab_->actors = !rep || ffl_.size() > 16;
 }
 
-namespace {
+// ------------------------------------------------------------------ the pool
 
-FlowBackend::FabricState::ActorSet* make_set(FlowBackend* fb,
-                                             std::vector<std::unique_ptr<FlowBackend::FabricState::ActorSet>>& sets,
-                                             const std::vector<sg4::Host*>& src, const std::vector<sg4::Host*>& dst) {
-  auto set = std::make_unique<FlowBackend::FabricState::ActorSet>();
-  auto* st = set.get();
+FlowBackend::ActorSet& FlowBackend::free_set() {
+  if (!idle_.empty()) {
+    ActorSet* set = idle_.back();
+    idle_.pop_back();
+    return *set;
+  }
+  auto owned = std::make_unique<ActorSet>();
+  ActorSet* st = owned.get();
   st->done = sg4::Semaphore::create(0);
-  st->sizes.assign(src.size(), 0);
-  st->payloads.assign(src.size(), 0);
-  const std::string tag = "fabric-flow-" + std::to_string(sets.size()) + "-";
-  // Every flow goes to the sink (build_fabric) through a mailbox of its own whose permanent
-  // receiver lives there: a send to it starts at once, as Comm::sendto would, but is not a detached
-  // comm, which SimGrid 3.32 keeps in one list of the maestro and removes linearly when it ends
-  // (CommImpl::finish: maestro->activities_.remove): O(flows^2) a round. One mailbox per flow
-  // keeps each mailbox's queue at one comm (taking a comm out of a longer one moves the rest:
-  // boost::circular_buffer::erase). The receiver takes the finished comms out after the round.
-  static char payload = 0;
+  st->sizes.assign(flows_.size(), 0);
+  st->payloads.assign(flows_.size(), 0);
+  const std::string tag = "flow-" + std::to_string(sets_.size()) + "-";
+  // Every flow goes to the sink through a mailbox of its own whose permanent receiver lives
+  // there: a send to it starts at once (CommImpl::isend), as Comm::sendto would, but is not a
+  // detached comm, which SimGrid 3.32 keeps in one list of the maestro and removes linearly when
+  // it ends (CommImpl::finish: maestro->activities_.remove): O(flows^2) a round. One mailbox per
+  // flow keeps each mailbox's queue at one comm (taking a comm out of a longer one moves the
+  // rest: boost::circular_buffer::erase). The receiver takes the finished comms out after the
+  // round.
   st->drain = sg4::Semaphore::create(0);
-  for (size_t i = 0; i < src.size(); ++i)
-    st->mailboxes.push_back(sg4::Mailbox::by_name(tag + "mb" + std::to_string(i)));
-  sg4::ActorPtr receiver = sg4::Actor::create(tag + "sink", dst.front(), [st] {
+  const size_t n = flows_.size();
+  for (size_t i = 0; i < n; ++i) st->mailboxes.push_back(sg4::Mailbox::by_name(tag + "mb" + std::to_string(i)));
+  sg4::ActorPtr receiver = sg4::Actor::create(tag + "sink", sink_, [st] {
     while (true) {
       st->drain->acquire();
       std::vector<size_t> flows;
@@ -595,102 +521,112 @@ FlowBackend::FabricState::ActorSet* make_set(FlowBackend* fb,
   });
   receiver->daemonize();
   for (auto* m : st->mailboxes) m->set_receiver(receiver);
-  for (size_t i = 0; i < src.size(); ++i) {
+  // Senders: each sends a run of flows_per_sender() flows, moving to each flow's host before its
+  // send (a comm leaves the host its sender is on when it starts: CommImpl::start), and waits for
+  // them. A sender's finished comms leave its activity list linearly (CommImpl::finish), each
+  // move casts every activity it holds (Actor::set_host) and wait_any registers on each pending
+  // comm, so a sender of m flows pays O(m^2) a round (measured: __dynamic_cast and the wait_any
+  // simcall were 28 % of a 32,768-GPU run's CPU with m = sqrt(flows)). m = sqrt(flows) / 8 keeps
+  // that O(flows^1.5 / 8) and the actors (two memory mappings each: engine/simulation.cpp) at
+  // 8 sqrt(flows) + 1 per round in flight (2,794 for 122,880 flows at 131,072 GPUs).
+  const size_t per = flows_per_sender();
+  for (size_t first = 0; first < n; first += per) {
+    const size_t last = std::min(n, first + per);
     st->start.push_back(sg4::Semaphore::create(0));
-    sg4::Host* s = src[i];
-    sg4::Mailbox* mb = st->mailboxes[i];
-    sg4::Actor::create(tag + std::to_string(i), s, [fb, st, i, mb] {
+    sg4::SemaphorePtr start = st->start.back();
+    sg4::Actor::create(tag + std::to_string(first / per), flows_[first].src, [this, st, start, first, last] {
+      std::vector<sg4::CommPtr> comms;
+      std::vector<int> index;
+      std::vector<Live> live(timeline_ ? last - first : 0);
       while (true) {
-        st->start[i]->acquire();
-        const uint64_t size = st->sizes[i];
-        const int flow = static_cast<int>(i);
-        if (size > 0) {
-          if (fb->timeline()) {
-            FlowBackend::Live l;
-            l.comm = mb->put_async(&payload, size);
+        start->acquire();
+        for (size_t i = first; i < last; ++i) {
+          const uint64_t size = st->sizes[i];
+          if (size == 0) continue;
+          if (sg4::this_actor::get_host() != flows_[i].src) sg4::this_actor::set_host(flows_[i].src);
+          comms.push_back(st->mailboxes[i]->put_async(&token_, size));
+          index.push_back(static_cast<int>(i));
+          if (timeline_) {
+            Live& l = live[i - first];
+            l.comm = comms.back();
             l.scale = st->payloads[i] / static_cast<double>(size);
-            l.flow = flow;
-            fb->live_begin(l);
-            l.comm->wait();
-            fb->flow_done(flow, &l, st->counted);
-          } else {
-            mb->put(&payload, size);
-            fb->flow_done(flow, nullptr, st->counted);
+            l.flow = static_cast<int>(i);
+            live_begin(l);
           }
         }
-        if (--st->remaining == 0) st->done->release();
+        wait_each(comms, index, live, st->counted, static_cast<int>(first));
+        st->remaining -= last - first;
+        if (st->remaining == 0) st->done->release();
       }
     })->daemonize();
   }
-  sets.push_back(std::move(set));
-  return st;
+  sets_.push_back(std::move(owned));
+  return *st;
 }
 
-}  // namespace
+// ------------------------------------------------------------------ rounds
 
-void FlowBackend::round_fabric(double bytes, double payload, bool counted) {
+void FlowBackend::round(double bytes, double payload, bool counted) {
   if (bytes <= 0) return;
-  FabricState& st = *fab_;
-  std::vector<uint64_t> sizes(ffl_.size());
-  std::vector<double> payloads(ffl_.size());
-  const double now = sg4::Engine::get_clock();
-  uint64_t smallest = std::numeric_limits<uint64_t>::max();
-  for (size_t i = 0; i < ffl_.size(); ++i) {
-    sizes[i] = static_cast<uint64_t>(std::llround(bytes * ffl_[i].share * kByteScale));
-    payloads[i] = payload * ffl_[i].share;
+  // What the flows carry: whole bytes on the single switch (the rest is slept below, so that the
+  // uncontended phase time is exact), 2^-20 byte units on a fabric.
+  const double volume = whole_bytes_ ? std::floor(bytes) : bytes;
+  std::vector<uint64_t> sizes(flows_.size());
+  std::vector<double> payloads(flows_.size());
+  uint64_t smallest = std::numeric_limits<uint64_t>::max(), largest = 0;
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const double b = bytes * flows_[i].share;
+    sizes[i] =
+        whole_bytes_ ? static_cast<uint64_t>(std::floor(b)) : static_cast<uint64_t>(std::llround(b * kByteScale));
+    payloads[i] = payload * flows_[i].share;
     smallest = std::min(smallest, sizes[i]);
+    largest = std::max(largest, sizes[i]);
   }
-  // Every flow of the round moves bytes (a zero-share flow would change the problem).
-  const bool whole_round = st.actors && reusable() && smallest > 0;
-  if (whole_round && replay(bytes, payloads, counted)) return;
-  for (size_t i = 0; i < ffl_.size(); ++i)
-    if (counted && sizes[i] > 0) flow_started(static_cast<int>(i), payloads[i], now);
-  flows_ += ffl_.size();
-  if (st.actors) {
-    if (whole_round) begin_recording();
-    FabricState::ActorSet* set = nullptr;
-    if (st.idle.empty()) {
-      std::vector<sg4::Host*> src, dst;
-      for (const auto& f : ffl_) {
-        src.push_back(f.src);
-        dst.push_back(f.dst);
-      }
-      set = make_set(this, st.sets, src, dst);
+  // A round whose every flow moves bytes (a zero-share flow would change the problem) may reuse
+  // the kept one, or become it.
+  const bool whole_round = pooled_ && reusable() && smallest > 0;
+  if (largest > 0 && !(whole_round && replay(volume, payloads, counted))) {
+    const double now = sg4::Engine::get_clock();
+    for (size_t i = 0; i < flows_.size(); ++i)
+      if (counted && sizes[i] > 0) flow_started(static_cast<int>(i), payloads[i], now);
+    n_flows_ += flows_.size();
+    if (pooled_) {
+      if (whole_round) begin_recording();
+      ActorSet& set = free_set();
+      set.sizes = std::move(sizes);
+      set.payloads = std::move(payloads);
+      set.counted = counted;
+      set.remaining = flows_.size();
+      for (auto& s : set.start) s->release();
+      set.done->acquire();
+      for (size_t i = 0; i < set.sizes.size(); ++i)
+        if (set.sizes[i] > 0) set.to_drain.push_back(i);
+      set.drain->release();
+      idle_.push_back(&set);
+      // Whole bytes scale exactly; 2^32 units of 2^-20 byte: the smallest flow's rounding is
+      // under 1.2e-10 of it.
+      if (whole_round) end_recording(volume, now, whole_bytes_ || smallest >= (uint64_t{1} << 32));
     } else {
-      set = st.idle.back();
-      st.idle.pop_back();
-    }
-    set->sizes = std::move(sizes);
-    set->payloads = std::move(payloads);
-    set->counted = counted;
-    set->remaining = ffl_.size();
-    for (auto& s : set->start) s->release();
-    set->done->acquire();
-    for (size_t i = 0; i < set->sizes.size(); ++i)
-      if (set->sizes[i] > 0) set->to_drain.push_back(i);
-    set->drain->release();
-    st.idle.push_back(set);
-    // 2^32 units of 2^-20 byte: the smallest flow's rounding is under 1.2e-10 of it.
-    if (whole_round) end_recording(bytes, now, smallest >= (uint64_t{1} << 32));
-  } else {
-    // A handful of class flows from this actor; wait_any tells each one's end.
-    std::vector<sg4::CommPtr> comms;
-    std::vector<int> index;
-    std::vector<Live> live(ffl_.size());
-    for (size_t i = 0; i < ffl_.size(); ++i)
-      if (sizes[i] > 0) {
-        comms.push_back(sg4::Comm::sendto_async(ffl_[i].src, ffl_[i].dst, sizes[i]));
-        index.push_back(static_cast<int>(i));
-        if (timeline_) {
-          Live& l = live[i];
-          l.comm = comms.back();
-          l.scale = payloads[i] / static_cast<double>(sizes[i]);
-          l.flow = static_cast<int>(i);
-          live_begin(l);
+      // A handful of class flows from this actor; wait_any tells each one's end.
+      std::vector<sg4::CommPtr> comms;
+      std::vector<int> index;
+      std::vector<Live> live(flows_.size());
+      for (size_t i = 0; i < flows_.size(); ++i)
+        if (sizes[i] > 0) {
+          comms.push_back(sg4::Comm::sendto_async(flows_[i].src, sink_, sizes[i]));
+          index.push_back(static_cast<int>(i));
+          if (timeline_) {
+            Live& l = live[i];
+            l.comm = comms.back();
+            l.scale = payloads[i] / static_cast<double>(sizes[i]);
+            l.flow = static_cast<int>(i);
+            live_begin(l);
+          }
         }
-      }
-    wait_each(comms, index, live, counted);
+      wait_each(comms, index, live, counted);
+    }
   }
+  if (bytes > volume) sg4::this_actor::sleep_for((bytes - volume) / ring_.bottleneck_bw);
 }
 
 // ------------------------------------------------------------------ reused rounds
@@ -714,7 +650,7 @@ bool FlowBackend::replay(double bytes, const std::vector<double>& payloads, bool
 }
 
 void FlowBackend::begin_recording() {
-  ends_.assign(std::max(ffl_.size(), routes_.size()), 0.0);
+  ends_.assign(flows_.size(), 0.0);
   recording_ = true;
 }
 
@@ -722,8 +658,7 @@ void FlowBackend::end_recording(double bytes, double start, bool keep) {
   recording_ = false;
   if (!keep || ref_.valid) return;
   ref_.ends.clear();
-  const size_t n = fab_ ? ffl_.size() : routes_.size();
-  for (size_t i = 0; i < n; ++i) ref_.ends.emplace_back(ends_[i] - start, static_cast<int>(i));
+  for (size_t i = 0; i < flows_.size(); ++i) ref_.ends.emplace_back(ends_[i] - start, static_cast<int>(i));
   std::stable_sort(ref_.ends.begin(), ref_.ends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   ref_.bytes = bytes;
   ref_.duration = ref_.ends.empty() ? 0.0 : ref_.ends.back().first;
@@ -737,54 +672,6 @@ FlowBackend::~FlowBackend() {
   if (advance_slot_) *advance_slot_ = nullptr;
 }
 
-void FlowBackend::round(double bytes, double payload, bool counted) {
-  if (bytes <= 0) return;
-  // Flows carry whole bytes; the fraction of a byte left over is added as its transfer time so
-  // that the uncontended phase time is exact.
-  const double whole = std::floor(bytes);
-  const auto size = static_cast<uint64_t>(whole);
-  // Every flow carries `whole` bytes: a kept round scales to any size.
-  const bool replayed = size > 0 && every_hop_ && reusable() && ref_.valid &&
-                        replay(whole, std::vector<double>(routes_.size(), payload), counted);
-  if (size > 0 && !replayed) {
-    flows_ += routes_.size();
-    const double now = sg4::Engine::get_clock();
-    if (counted)
-      for (size_t i = 0; i < routes_.size(); ++i) flow_started(static_cast<int>(i), payload, now);
-    if (every_hop_) {
-      HopActors& a = free_hop_actors();
-      a.busy = true;
-      a.size = size;
-      a.payload = payload;
-      a.counted = counted;
-      a.remaining = routes_.size();
-      const bool record = reusable();
-      if (record) begin_recording();
-      for (auto& s : a.start) s->release();
-      a.done->acquire();
-      a.busy = false;
-      if (record) end_recording(whole, now, true);
-    } else {
-      std::vector<sg4::CommPtr> comms;
-      std::vector<Live> live(routes_.size());
-      comms.reserve(routes_.size());
-      for (size_t i = 0; i < routes_.size(); ++i) {
-        comms.push_back(sg4::Comm::sendto_async(routes_[i].src, routes_[i].dst, size));
-        if (timeline_) {
-          live[i].comm = comms.back();
-          live[i].scale = payload / whole;
-          live[i].flow = static_cast<int>(i);
-          live_begin(live[i]);
-        }
-      }
-      std::vector<int> index(routes_.size());
-      for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int>(i);
-      wait_each(comms, index, live, counted);
-    }
-  }
-  if (bytes > whole) sg4::this_actor::sleep_for((bytes - whole) / ring_.bottleneck_bw);
-}
-
 void FlowBackend::run_phase(Clock& clock, const Phase& phase) {
   clock.sleep_for(phase.start_latency);
   const int n = ring_.nranks;
@@ -794,12 +681,11 @@ void FlowBackend::run_phase(Clock& clock, const Phase& phase) {
   const int steps = n - 1;
   if (fidelity_ == config::Fidelity::FUSED) {
     clock.sleep_for(phase.timing.latency + extra_phase_latency_);
-    fab_ ? round_fabric(volume, payload, phase.counted) : round(volume, payload, phase.counted);
+    round(volume, payload, phase.counted);
   } else {
     for (int s = 0; s < steps; ++s) {
       clock.sleep_for((phase.timing.latency + extra_phase_latency_) / steps);
-      fab_ ? round_fabric(volume / steps, payload / steps, phase.counted)
-           : round(volume / steps, payload / steps, phase.counted);
+      round(volume / steps, payload / steps, phase.counted);
     }
   }
 }

@@ -4,18 +4,21 @@
 // pure max-min sharing (docs/facts.md §5); a phase's latency is added here with sleeps, which keeps
 // the uncontended result equal to the closed form.
 //
-// Platform (linear in GPUs, docs/facts.md §6): one star zone. Every flow endpoint has its own up
-// link (transmit) and down link (receive), so a route is the sender's transmit link plus the
-// receiver's receive link and no N x N table exists. Intra-node hops run between per-GPU
-// endpoints (the GPU's NVLink/PCIe ports), inter-node hops between per-node NIC endpoints.
+// Platform (linear in GPUs, docs/facts.md §6): one star zone. Every flow leaves a host of its own
+// whose up list is the flow's path, towards one sink with an empty down list, so no N x N table
+// exists; the single switch is the degenerate fabric whose paths are two links: the source port's
+// transmit link and the destination port's receive link (per-GPU ports, the GPU's NVLink/PCIe,
+// for intra-node hops; per-node NIC ports between nodes). One code path runs both.
 //
 // Ranks: `representative` puts one flow per hop class (intra-node, inter-node) on one endpoint
 // pair per class. On this fabric each link carries exactly one hop of a collective, so every hop
 // of a class moves at the same rate as its representative, and concurrent collectives share the
 // representative links as they share every real one: the result equals the every-flow simulation
-// (tested to 1e-9). `all` simulates every hop; each hop's flow is issued by its own actor, since
-// SimGrid removes a finished activity from its issuer's list linearly (CommImpl::finish), so one
-// actor holding N flows would pay O(N^2) per phase.
+// (tested to 1e-9). `all` simulates every hop; the flows are sent by one pool (a set per round in
+// flight) of about 8 sqrt(N) senders of sqrt(N) / 8 flows each, since SimGrid removes a finished
+// activity from its issuer's list linearly (CommImpl::finish), so one actor holding N flows would
+// pay O(N^2) per phase, and an actor per flow would need two memory mappings per flow (its stack
+// and guard page; vm.max_map_count); a handful of class flows are sent by the phase's own actor.
 //
 // Fabric (cluster `fabric` other than single_switch, network/fabric_flows below): the inter-node
 // hops become one flow per NIC (and connection) routed through the fabric graph (sim/fabric), so
@@ -81,7 +84,7 @@ class FlowBackend final : public Backend {
   // one flow per hop for the whole phase; stepwise: N-1 rounds of one flow per hop, each after
   // 1/(N-1) of the latency.
   void run_phase(Clock& clock, const Phase& phase) override;
-  uint64_t flows() const override { return flows_; }
+  uint64_t flows() const override { return n_flows_; }
   uint64_t flows_reused() const override { return flows_reused_; }
   std::vector<LinkClassTotals> link_totals() const override;
   std::string links_note() const override;
@@ -92,41 +95,54 @@ class FlowBackend final : public Backend {
   void transfer(Clock& clock, int src, int dst, double bytes, double rate) override;
   struct FabricState;
   struct Live;
+  struct ActorSet;
 
-  bool representative_fabric() const { return fabric_rep_; }
-  size_t fabric_flows() const { return ffl_.size(); }
+  // A fabric whose flows are simulated as representative classes.
+  bool representative_fabric() const { return fab_ && representative_; }
+  size_t fabric_flows() const { return fab_ ? flows_.size() : 0; }
   size_t actors_per_round() const override;
 
   // Applies the pure max-min settings; call on a fresh engine before building anything.
   static void configure(simgrid::s4u::Engine& engine);
 
  private:
-  struct Route {
+  // A flow: its own host, whose up list is the flow's path (towards sink_), its share of the hop
+  // volume, and the flows of the job it stands for (a representative class).
+  struct Flow {
     simgrid::s4u::Host* src = nullptr;
-    simgrid::s4u::Host* dst = nullptr;
+    double share = 1.0;
+    double weight = 1.0;
   };
-  struct HopActors;  // the per-hop actors of `all`
+  // Every round: one flow per entry of flows_ (single switch: one per hop or hop class; fabric:
+  // intra-node hops, then one per NIC flow or class), each `share` of the round's volume.
   void round(double bytes, double payload, bool counted);
   void build_fabric(simgrid::s4u::NetZone* zone, const config::ClusterSpec& cluster, config::RankMode ranks,
                     int cross_nic);
-  void round_fabric(double bytes, double payload, bool counted);
+  // The ring's hops as flows (one per hop class for `representative`), the inter-node ones only
+  // on the single switch (`fabric` false): a hop is its source port's transmit link and its
+  // destination port's receive link.
+  void add_hop_flows(simgrid::s4u::NetZone* zone, const config::ClusterSpec& cluster, config::RankMode ranks,
+                     bool fabric);
+  void add_flow(simgrid::s4u::NetZone* zone, const std::string& name, const std::vector<simgrid::s4u::Link*>& links,
+                double share, double weight);
+  simgrid::s4u::Link* link(simgrid::s4u::NetZone* zone, const std::string& name, double bandwidth) const;
+  ActorSet& free_set();  // a set of the pool not running a round (created on first need)
+  size_t flows_per_sender() const;
 
-  // A fabric-mode flow: its source endpoint (whose up list is the path), its share of the hop
-  // volume, and the ledger links it stands for with how many flows each (for link statistics).
-  struct FabricFlow {
-    simgrid::s4u::Host* src = nullptr;
-    simgrid::s4u::Host* dst = nullptr;
-    double share = 1.0;
-    double weight = 1.0;  // flows it stands for (representative)
-  };
-  std::vector<FabricFlow> ffl_;
+  std::vector<Flow> flows_;
+  simgrid::s4u::Host* sink_ = nullptr;
   std::unique_ptr<FabricState> fab_;
-  bool fabric_rep_ = false;
+  bool whole_bytes_ = true;      // single switch: flows carry whole bytes (fabric: 2^-20 byte units)
+  bool representative_ = false;  // flows stand for classes of hops
+  bool pooled_ = false;          // flows are sent by the pool's actors (else by the phase's actor)
   double extra_phase_latency_ = 0;
+  std::vector<std::unique_ptr<ActorSet>> sets_;
+  std::vector<ActorSet*> idle_;
+  char token_ = 0;  // what the pool's flows carry (SimGrid's payload pointer)
 
-  // Link statistics: per flow of a round (ffl_ on a fabric, routes_ on the single switch) its
-  // slice of path_ (ledger link, flows of the job the entry stands for) and of flow_classes_ (link
-  // class, links x flows: its weight in the class's bytes).
+  // Link statistics: per flow of a round its slice of path_ (ledger link, flows of the job the
+  // entry stands for) and of flow_classes_ (link class, links x flows: its weight in the class's
+  // bytes).
   struct FlowLinks {
     int first = 0, n = 0;
     int cls_first = 0, cls_n = 0;
@@ -146,8 +162,9 @@ class FlowBackend final : public Backend {
   void flow_started(int flow, double payload, double t);
   void flow_ended(int flow, double t);
   // Waits for the comms of a handful of flows (index: their flows) and ends each as it finishes.
+  // `live` holds the flows from `first` on.
   void wait_each(std::vector<simgrid::s4u::CommPtr>& comms, std::vector<int>& index, std::vector<Live>& live,
-                 bool counted);
+                 bool counted, int first = 0);
   // --trace: utilisation tracks per class, fed by the flows in flight (Live) at every time step.
   bool timeline_ = false;
   std::shared_ptr<FlowBackend*> advance_slot_;  // the time-step callback's way to this backend
@@ -166,12 +183,8 @@ class FlowBackend final : public Backend {
  private:
   collectives::RingPlan ring_;
   config::Fidelity fidelity_;
-  std::vector<Route> routes_;             // one per flow a round starts
   std::vector<simgrid::s4u::Host*> p2p_;  // per-GPU port endpoints for transfer()
-  HopActors& free_hop_actors();           // a set not running a phase (created on first need)
-  std::vector<std::unique_ptr<HopActors>> actor_sets_;
-  bool every_hop_ = false;  // `all` on the single switch: flows issued by per-hop actors
-  uint64_t flows_ = 0;
+  uint64_t n_flows_ = 0;
   // Reused rounds (see above): the kept round's volume (fabric: before the shares; single
   // switch: whole bytes per flow), duration and (end - start, flow) by end.
   struct Reference {

@@ -1,8 +1,13 @@
 #pragma once
-// Backends by name (network/backend.hpp lists them): the engine asks for the one the scenario
-// names and builds nothing else. An unknown name is a ConfigError that lists the valid ones.
+// The backends, as one table (the way SimGrid registers its models: a name, a description and a
+// factory per entry): the engine asks for the one the scenario names and builds nothing else;
+// `simulation.backend` takes these names (config::backend_names() parses them, and a unit test
+// holds the two lists equal). Adding a backend is one entry here plus its class. An unknown name
+// is a ConfigError that lists the valid ones.
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/specs.hpp"
 #include "network/backend.hpp"
@@ -27,6 +32,17 @@ struct BackendContext {
   bool serial = false;
 };
 
+struct BackendEntry {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<Backend>(const BackendContext&)> factory;
+};
+
+// Every backend, in a fixed order.
+const std::vector<BackendEntry>& backends();
+// "analytic, flow": for messages that list the valid names.
+std::string backend_names();
+// The backend `name` built for `context`; a ConfigError naming simulation.backend when unknown.
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& context);
 
 }  // namespace ddpsim::network

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,6 +90,36 @@ TEST(RankModes, RepresentativeEqualsAllWithOneGpuPerNode) {
 }
 TEST(RankModes, RepresentativeEqualsAllWithoutContention) {
   check({"bert-base-2x8-v100-edr", {"contention.enabled=false", "ddp.bucket_cap_mb=5"}});
+}
+
+// Explicit ranks give every rank a compute-stream actor, and SimGrid maps a stack and a guard page
+// per actor: past vm.max_map_count SimGrid would abort ("Failed to protect stack"), so the run is
+// refused before it starts, naming the setting (engine/simulation.cpp check_actor_mappings).
+TEST(RankModes, ActorsPastTheMappingLimitAreRefusedBeforeTheRun) {
+  long long max_maps = 0;
+  if (std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    if (std::fscanf(f, "%lld", &max_maps) != 1) max_maps = 0;
+    std::fclose(f);
+  }
+  if (max_maps <= 0 || max_maps > 1000000) GTEST_SKIP() << "vm.max_map_count " << max_maps;
+  // 8 GPUs per node: more than max_maps / 2 compute streams.
+  const long long nodes = max_maps / 16 + 1;
+  config::Catalog cat(config::Catalog::default_root());
+  const auto sc = cat.load_scenario(
+      "scenarios/default.json",
+      {"nodes=" + std::to_string(nodes), "stragglers.jitter_cv=0.1", "stragglers.steps=1", "limits.max_seconds=1e9"});
+  ASSERT_EQ(sc.cluster.gpus_per_node, 8);
+  std::vector<std::function<Json()>> work{[sc] {
+    engine::RunOptions opt;
+    opt.simulate_iteration1 = false;
+    opt.collect_trace = false;
+    return report::to_json(engine::simulate(sc, opt));
+  }};
+  const auto r = app::run_in_children(work, 1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].ok) << "ran";
+  EXPECT_NE(r[0].error.find("vm.max_map_count"), std::string::npos) << r[0].error;
+  EXPECT_NE(r[0].error.find("/simulation/ranks"), std::string::npos) << r[0].error;
 }
 
 }  // namespace

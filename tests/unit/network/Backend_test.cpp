@@ -1,9 +1,9 @@
-// The network-backend seam without SimGrid: the registry's names and the analytic backend.
+// The network-backend seam without SimGrid: the analytic backend (the table of backends, which
+// builds the flow backend too, is tested in tests/sim/BackendTable_test.cpp).
 #include "network/backend.hpp"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -18,25 +18,6 @@ class RecordingClock : public Clock {
   void sleep_for(double s) override { sleeps.push_back(s); }
   std::vector<double> sleeps;
 };
-
-TEST(Backend, RegistryListsAnalyticAndFlowWithDescriptions) {
-  ASSERT_EQ(backend_infos().size(), 2u);
-  EXPECT_EQ(backend_infos()[0].name, "analytic");
-  EXPECT_EQ(backend_infos()[1].name, "flow");
-  for (const auto& b : backend_infos()) EXPECT_FALSE(b.description.empty());
-  EXPECT_EQ(backend_names(), "analytic, flow");
-}
-
-// A scenario's simulation.backend is checked against config's names when it is read; each must
-// have a registered backend, and every registered backend must be nameable.
-TEST(Backend, ConfigNamesEqualTheRegistry) {
-  std::vector<std::string> registered;
-  for (const auto& b : backend_infos()) registered.push_back(b.name);
-  auto config_names = config::backend_names().all();
-  std::sort(config_names.begin(), config_names.end());
-  std::sort(registered.begin(), registered.end());
-  EXPECT_EQ(config_names, registered);
-}
 
 TEST(Backend, AnalyticPhaseTakesItsLatencyPlusTransfer) {
   AnalyticBackend b;
