@@ -35,13 +35,13 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // src/tuner/nccl_ofi_model.cpp model_platform_params (P5 & P5e, P5en), include/nccl_ofi_param.h
 // TUNER_NET_COMP_OVERHEAD.
 const AwsOfiPlatform kP4d{"p4d.24xlarge", 75.0 * kUsec, false, 8 * kMiB, 0, 0, 0, 0, false};
-const AwsOfiPlatform kP5{"p5/p5e", 75.0 * kUsec, true, 8 * kMiB, 512 * 1024.0, 512 * 1024.0, 20.0 * kUsec,
-                         3.0 * kUsec, true};
-const AwsOfiPlatform kP5en{"p5en/p6-b200", 35.0 * kUsec, true, 8 * kMiB, 512 * 1024.0, 512 * 1024.0, 18.0 * kUsec,
-                           3.0 * kUsec, true};
+const AwsOfiPlatform kP5{"p5/p5e",     75.0 * kUsec, true,        8 * kMiB, 512 * 1024.0,
+                         512 * 1024.0, 20.0 * kUsec, 3.0 * kUsec, true};
+const AwsOfiPlatform kP5en{"p5en/p6-b200", 35.0 * kUsec, true,        8 * kMiB, 512 * 1024.0,
+                           512 * 1024.0,   18.0 * kUsec, 3.0 * kUsec, true};
 
 // ---- nccl_ofi_regions.cpp geometry, in log2 space ----
-constexpr double kTunerMaxRanks = 1024.0 * 1024;          // TUNER_MAX_RANKS
+constexpr double kTunerMaxRanks = 1024.0 * 1024;              // TUNER_MAX_RANKS
 constexpr double kTunerMaxSize = 100.0 * 1024 * 1024 * 1024;  // TUNER_MAX_SIZE
 constexpr double kEps = 1e-10;
 

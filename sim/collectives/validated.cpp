@@ -17,10 +17,10 @@ const std::vector<ValidatedCase>& validated_cases() {
        "nccl-tests/v100-sxm2_1x8_nvlink_cube_mesh.txt", 0.102, 0.228},
       {"V100 PCIe x2", "azure-nc12s-v3", "v100-pcie-16gb", 1, "nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt", 0.040,
        0.166},
+      {"A100 x8 + 4x100G EFA (p4d), NCCL 2.19.4 + aws-ofi-nccl 1.7.4, Ring forced, 1 GiB only", "p4d", "a100-sxm4-40gb",
+       2, "published_nccl_tests/aws-p4d-2x8-efa-nccl2.19-ring.json", 0.028, -1, true},
       {"A100 x8 + 4x100G EFA (p4d), NCCL 2.8.3 + aws-ofi-nccl 1.1 (2020 stack)", "p4d", "a100-sxm4-40gb", 2,
        "nccl-tests/aws-p4d_2x8_a100_efa.txt", 1.72, 5.452},
-      {"A100 x8 + 4x100G EFA (p4d), NCCL 2.19.4 + aws-ofi-nccl 1.7.4, Ring forced, 1 GiB only", "p4d",
-       "a100-sxm4-40gb", 2, "published_nccl_tests/aws-p4d-2x8-efa-nccl2.19-ring.json", 0.028, -1},
       {"H100 SXM x8, NVSwitch (NVLS)", "dgx-h100", "h100-sxm", 1,
        "published_nccl_tests/h100-sxm-8x-dgx-nvswitch-1node.json", 0.026, 0.105},
       {"H100 x8 + 8x400G InfiniBand NDR, NCCL 2.26.2", "dgx-h100", "h100-sxm", 2,
@@ -30,7 +30,7 @@ const std::vector<ValidatedCase>& validated_cases() {
       {"H100 x8 + 8x400G InfiniBand (Voltage Park), NCCL 2.24.3", "dgx-h100", "h100-sxm", 4,
        "published_nccl_tests/h100-sxm-4x8-ib-8x400g-voltagepark-nccl2.24.json", 0.077, 0.112},
       {"H100 x8 + NDR with SHARP, CollNetChain forced", "dgx-h100-sharp", "h100-sxm", 8,
-       "published_nccl_tests/h100-8x8-coreweave-sharp-collnetchain.json", 0.018, -1},
+       "published_nccl_tests/h100-8x8-coreweave-sharp-collnetchain.json", 0.018, -1, true},
       {"A100 40GB x8 + 16x100G RoCE (OCI BM.GPU4.8)", "oci-bm-gpu4", "a100-sxm4-40gb", 2,
        "published_nccl_tests/a100-sxm4-40gb-2x8-oci-bm-gpu4-roce.json", 0.149, 0.533},
       {"RTX 4090 x8 PCIe, no P2P", "pcie-4090x8", "rtx-4090", 1,
@@ -47,7 +47,8 @@ const std::vector<ValidatedCase>& validated_cases() {
 
 namespace validated_detail {
 
-const ValidatedCase* nearest(int nodes, bool (*match)(const ValidatedCase&, const std::string&), const std::string& key) {
+const ValidatedCase* nearest(int nodes, bool (*match)(const ValidatedCase&, const std::string&),
+                             const std::string& key) {
   const ValidatedCase* best = nullptr;
   double best_d = 0;
   for (const ValidatedCase& c : validated_cases()) {
@@ -66,10 +67,11 @@ using validated_detail::nearest;
 
 const ValidatedCase* closest_validated(const std::string& cluster, const std::string& gpu, int nodes) {
   nodes = std::max(1, nodes);
-  if (const ValidatedCase* c =
-          nearest(nodes, [](const ValidatedCase& v, const std::string& k) { return k == v.preset; }, cluster))
+  if (const ValidatedCase* c = nearest(
+          nodes, [](const ValidatedCase& v, const std::string& k) { return k == v.preset; }, cluster))
     return c;
-  return nearest(nodes, [](const ValidatedCase& v, const std::string& k) { return k == v.gpu; }, gpu);
+  return nearest(
+      nodes, [](const ValidatedCase& v, const std::string& k) { return k == v.gpu && !v.forced; }, gpu);
 }
 
 std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes) {

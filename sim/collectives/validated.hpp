@@ -15,16 +15,17 @@ struct ValidatedCase {
   const char* preset;         // the bundled cluster preset the check runs through
   const char* gpu;            // the preset's GPU (configs/gpus name)
   int nodes;
-  const char* table;  // the data file (tests/data/...)
+  const char* table;    // the data file (tests/data/...)
   double median_large;  // median |busbw error| at >= 1 MiB (fraction)
   double median_small;  // < 1 MiB; < 0: the table has no such rows
+  bool forced = false;  // the run forced its algorithm (NCCL_ALGO): a class match skips it
 };
 
 const std::vector<ValidatedCase>& validated_cases();
 
 // The closest validated case for a cluster preset (or file) named `cluster` with GPU `gpu` at
 // `nodes` nodes: the same preset at the nearest node count (log2 distance, ties to fewer nodes),
-// else the same GPU; nullptr when neither has a table.
+// else the same GPU (runs with NCCL's default algorithm only); nullptr when neither has a table.
 const ValidatedCase* closest_validated(const std::string& cluster, const std::string& gpu, int nodes);
 
 // One line for --explain and the run report: the closest table, its node count and its error, and

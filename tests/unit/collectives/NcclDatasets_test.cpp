@@ -340,6 +340,10 @@ TEST(NcclDatasets, ValidatedTableIsWhatTheDatasetsGive) {
   ASSERT_NE(p5, nullptr);
   EXPECT_EQ(p5->nodes, 2);
   EXPECT_NE(trust_line("aws-p5", "h100-sxm", 2).find("preset dgx-h100, not aws-p5"), std::string::npos);
+  // A class match skips forced-algorithm runs: aws-p5 at 32 nodes gets the 4-node default H100
+  // table, not the 8-node SHARP CollNetChain one.
+  EXPECT_EQ(closest_validated("aws-p5", "h100-sxm", 32)->nodes, 4);
+  EXPECT_FALSE(closest_validated("aws-p5", "h100-sxm", 32)->forced);
   EXPECT_EQ(closest_validated("my-cluster", "no-such-gpu", 4), nullptr);
   EXPECT_NE(trust_line("my-cluster", "no-such-gpu", 4).find("no validated"), std::string::npos);
 }

@@ -168,9 +168,9 @@ TEST(NcclNetPlugin, ReportedLatencyMovesNcclsEstimateOnly) {
   EXPECT_NEAR(predict_allreduce(old_p4d, 8).nccl_model_time, predict_allreduce(old_plain, 8).nccl_model_time, 1e-12);
   // Simple: latencyInter twice per hop (tuning.cc "Also add the flush extra latency"). Tree Simple
   // on 2 nodes: 2 hops x 2 x 75 us.
-  EXPECT_NEAR(candidate(b, Algo::TREE, Proto::SIMPLE).nccl_model_time -
-                  candidate(a, Algo::TREE, Proto::SIMPLE).nccl_model_time,
-              4 * 75e-6, 1e-9);
+  EXPECT_NEAR(
+      candidate(b, Algo::TREE, Proto::SIMPLE).nccl_model_time - candidate(a, Algo::TREE, Proto::SIMPLE).nccl_model_time,
+      4 * 75e-6, 1e-9);
 }
 
 TEST(NcclNetPlugin, EfaStepIsAwsFigureInTheAchievedTime) {
@@ -188,8 +188,7 @@ TEST(NcclNetPlugin, EfaStepIsAwsFigureInTheAchievedTime) {
   EXPECT_NEAR(y.nccl_model_time - x.nccl_model_time, 300e-6, 1e-8);
   EXPECT_NE(explain_difference(y).find("net plugin latency"), std::string::npos);
   // Tree Simple: 2 log2(4) x (20 + 3 - 14) = 36 us more.
-  EXPECT_NEAR(candidate(b, Algo::TREE, Proto::SIMPLE).time - candidate(a, Algo::TREE, Proto::SIMPLE).time, 36e-6,
-              1e-8);
+  EXPECT_NEAR(candidate(b, Algo::TREE, Proto::SIMPLE).time - candidate(a, Algo::TREE, Proto::SIMPLE).time, 36e-6, 1e-8);
 }
 
 TEST(NcclNetPlugin, RegionPickIsNcclsPickAndSaysSo) {
