@@ -7,6 +7,7 @@
 #include "collectives/nccl_model.hpp"
 #include "collectives/nccl_tests_log.hpp"
 #include "collectives/topology.hpp"
+#include "collectives/validated.hpp"
 #include "config/catalog.hpp"
 #include "core/error.hpp"
 #include "validate/nccl_tests.hpp"
@@ -80,7 +81,20 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     const double bytes = op.func == collectives::Func::ALL_REDUCE
                              ? std::max(4.0, validate::nccl_tests_size(op.func, asked, n))
                              : std::max(16.0 * n, validate::nccl_tests_size(op.func, asked, n));
-    return emit(validate::explain_allreduce(cluster, topo, settings, bytes, op.func), args.json_out, "collective");
+    report::Rendered r = validate::explain_allreduce(cluster, topo, settings, bytes, op.func);
+    // How far to trust it (issue 24 item 4): the closest validated all_reduce_perf table.
+    const std::string trust = collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes);
+    r.text += "trust: " + trust + "\n";
+    r.doc["trust"] = trust;
+    if (const auto* c = collectives::closest_validated(cluster.name, cluster.gpu.name, cluster.nodes)) {
+      r.doc["closest_validated"] = {{"cluster_class", c->cluster_class},
+                                    {"preset", c->preset},
+                                    {"nodes", c->nodes},
+                                    {"table", c->table},
+                                    {"median_busbw_error_ge_1MiB", c->median_large}};
+      if (c->median_small >= 0) r.doc["closest_validated"]["median_busbw_error_lt_1MiB"] = c->median_small;
+    }
+    return emit(r, args.json_out, "collective");
   }
   if (args.compare.empty() && op.func != collectives::Func::ALL_REDUCE &&
       !(validate::nccl_tests_size(op.func, hi, cluster.world_size()) > 0))

@@ -424,6 +424,9 @@ struct Derived {
   // [algo][proto], as tuning.cc applies them (intra: NVLink or PCI row; inter: NET row plus the
   // graph's latencyInter and getNetOverhead()).
   std::array<std::array<double, kNumProtos>, kNumAlgos> hop_lat_intra{}, hop_lat_inter{};
+  // The latency of the achieved time (s): NCCL's formula with the achieved NET step (hop_lat_inter)
+  // and without the latency a net plugin reports for NCCL's pick only.
+  std::array<std::array<double, kNumProtos>, kNumAlgos> achieved_latency{};
   // NCCL's one-node NVLS algorithm bandwidth on this node (B/s; 0 without NVLS): the bound on
   // the intra-node half of an NVLS tree (achieved-time item 8).
   double nvls_node_algbw = 0;
@@ -975,6 +978,16 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func
   in.intra_bw = topo.intra_bw / kGB;
   in.nic_bw = topo.nic_bw / kGB;
   in.nics = topo.nics_per_node;
+  // aws-ofi-nccl's RDMA protocol (p5, p5en) shows NCCL one device per group of rails, the NICs
+  // beside one GPU (nccl_ofi_topo.cpp groups; nccl_ofi_rdma.cpp get_properties: port_speed x
+  // max_group_size): p5 8 x 400 Gb/s instead of 32 x 100, p5en 8 x 400 instead of 16 x 200. The
+  // search sees those devices; the NICs' total (item 7) is the same.
+  const AwsOfiPlatform* plugin = aws_ofi_platform(topo.net_plugin);
+  if (plugin && plugin->rdma && ppn > 0 && in.nics > ppn && in.nics % ppn == 0) {
+    const int group = in.nics / ppn;
+    in.nics = ppn;
+    in.nic_bw *= group;
+  }
   const double peer = (topo.intra_peer_bw > 0 ? topo.intra_peer_bw : topo.intra_bw) / kGB;
   if (!in.inter) {
     in.max_bw = ppn > 1 ? peer : kLocBw;
@@ -1017,10 +1030,17 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func
   c.hopper = hopper;
   c.nvls_possible =
       topo.nvls && topo.nvswitch && hopper && topo.intra_class == LinkClass::NVLINK && ppn > 1 && era.nvls;
+  // aws-ofi-nccl sets NCCL_NVLS_ENABLE=0 under NCCL 2.18.5 ("a bug with EFA and NCCL version 2.18.3
+  // and earlier on platforms with NVLink Switch support"; platform-aws.cpp, unless the user set it).
+  if (plugin && topo.nccl_version != 0 && topo.nccl_version < 21805) c.nvls_possible = false;
   if (c.nvls_possible) {
     t.nvls = nvls_graph(in, ppn, bw_scale);
     // enqueue.cc: nc = comm->nvlsChannels; chunk sizes: nvls.cc ncclNvlsTuning.
     nvls_tuning(topo, era, ppn, in.nic_bw, t.nvls_channels, d.nvls_chunk, d.nvls_tree_max_chunk);
+    // aws-ofi-nccl (platform-aws.cpp, p5/p5en env): NCCL_NVLS_CHUNKSIZE and
+    // NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB ("recovers from the regression" of 2.19.3's 64 KiB).
+    if (plugin && plugin->nvls_chunk > 0) d.nvls_chunk = plugin->nvls_chunk;
+    if (plugin && plugin->nvlstree_max_chunk > 0) d.nvls_tree_max_chunk = plugin->nvlstree_max_chunk;
     d.nvls_default_channels = t.nvls_channels;
     if (settings.max_ctas > 0) t.nvls_channels = std::min(t.nvls_channels, settings.max_ctas);
     if (settings.min_ctas > 0) t.nvls_channels = std::max(t.nvls_channels, std::min(settings.min_ctas, kMaxChannels));
@@ -1057,6 +1077,17 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func
   c.net_overhead = nnodes > 1 ? (topo.amd_cpu ? 2.0 : 1.0) : 0.0;                    // getNetOverhead()
   const int intra_hw = (topo.intra_class == LinkClass::NVLINK && topo.p2p) ? 0 : 1;  // NVLINK : PCI
   const double net_latency_us = topo.net_latency / kUs;                              // graph latencyInter
+  // The latency a net plugin reports (ncclNetProperties_t::latency -> search.cc graph->latencyInter):
+  // aws-ofi-nccl reports 75 us on p4d/p5, 35 us on p5en (platform-aws.cpp; "NCCL's internal tuner
+  // choices work better with this value"), a tuner input, so it enters NCCL's pick only.
+  // NCCL reads it from 2.12 (ncclNetProperties_t::latency, search.cc latencyInter; absent at 2.11.4).
+  const bool reads_latency = topo.nccl_version == 0 || topo.nccl_version >= 21200;
+  const double reported_us = plugin && nnodes > 1 && reads_latency ? plugin->reported_latency_s / kUs : 0.0;
+  // What an EFA step costs (achieved time): AWS's own model of it (nccl_ofi_model.cpp
+  // model_platform_params net_lat, + TUNER_NET_COMP_OVERHEAD for Simple: "~2 us in the device and
+  // ~1 us to write that completion up to the host stack") replaces NCCL's NET hwLat; 0 = keep it.
+  const double efa_step_us = plugin ? plugin->model_net_lat_s / kUs : 0.0;
+  const double efa_comp_us = plugin ? plugin->comp_overhead_s / kUs : 0.0;
 
   for (const AlgoTraits* tr : traits_of(func)) {
     const int a = static_cast<int>(tr->algo);
@@ -1076,11 +1107,18 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func
       double inter_lat = tab.ppn1_tree_net_lat && ppn == 1 ? tab.hw_lat[2][kTree][p] : tab.hw_lat[2][a][p];
       if (era.net_hw_lat_override[a] > 0) inter_lat = era.net_hw_lat_override[a];
       if (nnodes > 1 && p == kLL) intra_lat *= tab.ll_multinode_intra_factor;
-      inter_lat += net_latency_us;
-      if (p == kSimple) inter_lat += net_latency_us;  // flush
-      d.hop_lat_inter[a][p] = inter_lat * kUs;
+      // Achieved: the hardware step (EFA: AWS's figure) + the topology's extra latency.
+      double achieved_inter = efa_step_us > 0 ? efa_step_us + (p == kSimple ? efa_comp_us : 0.0) : inter_lat;
+      achieved_inter += net_latency_us;
+      if (p == kSimple) achieved_inter += net_latency_us;  // flush
+      // NCCL's pick: its NET hwLat + latencyInter (the topology's and the plugin's reported), twice
+      // for Simple (tuning.cc "Also add the flush extra latency").
+      inter_lat += net_latency_us + reported_us;
+      if (p == kSimple) inter_lat += net_latency_us + reported_us;  // flush
+      d.hop_lat_inter[a][p] = achieved_inter * kUs;
       double hop_intra = 0;
       t.latency[a][p] = tr->latency(c, p, tab.base_lat[a][p], intra_lat, inter_lat, hop_intra) * kUs;
+      d.achieved_latency[a][p] = tr->latency(c, p, tab.base_lat[a][p], intra_lat, achieved_inter, hop_intra) * kUs;
       d.hop_lat_intra[a][p] = hop_intra * kUs;
     }
   }
@@ -1121,6 +1159,9 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func
     t.thread_threshold[a] = {kLLThreadThreshold * (tr->ll_threshold_per_rank ? nranks : 1), kLL128ThreadThreshold,
                              tr->simple_thread_threshold};
   }
+  // aws-ofi-nccl sets NCCL_BUFFSIZE=8 MiB (platform-aws.cpp env, every p4d/p5/p5en entry) unless
+  // the user set it (env_manager insert_envvar without overwrite).
+  if (plugin && plugin->buffsize > 0) t.simple_buffsize = plugin->buffsize;
   apply_buffer_settings(t, settings);
   return d;
 }
@@ -1142,7 +1183,12 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, const Alg
   if (tr.tree_correction && log_size >= 0 && log_size < 23) bw *= tab.tree_correction(p, log_size);
   if (tr.ring_plateau && p == kSimple && topo.nnodes > 1) lat *= tab.ring_plateau(topo, t, bytes);
   const double lat_offset = topo.latency_offset;
+  // The achieved latency: without a plugin's reported latency, with the achieved NET step.
+  double ach_lat = d.achieved_latency[a][p];
+  if (tr.ring_plateau && p == kSimple && topo.nnodes > 1) ach_lat *= tab.ring_plateau(topo, t, bytes);
+  ach_lat = ach_lat * topo.latency_scale + lat_offset;
   lat = lat * topo.latency_scale + lat_offset;
+  e.why.net_step_latency = ach_lat - lat;
   e.nccl_model_time = lat + bytes / bw;
   e.why.nccl_bandwidth = bw;
   e.why.nccl_latency = lat;
@@ -1212,7 +1258,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, const Alg
     const double per_node = nics * topo.nic_bw * topo.bw_scale_inter;
     limit_to(per_node / tr.node_edge_bytes(topo.nranks, topo.nnodes), Limit::NICS);
   }
-  double gpu_time = lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
+  double gpu_time = ach_lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)
   // (9) NVLS / NVLS-tree pipeline fill: the stages behind the first add (stages - 1) loop times.
   if (tr.pipeline_loop) {
     // nChannels x nHeads; the heads are the NVLS graph's channels, one per local GPU up to
@@ -1233,7 +1279,7 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, const Alg
     const double base = tab.base_lat[a][p] * kUs;
     const double hop_latency = (base + nsteps * hop_lat) * lat_scale + lat_offset;
     const auto differs = [](double x, double y) { return std::abs(x - y) > 1e-9 * std::max(std::abs(x), std::abs(y)); };
-    e.why.ring_hops = differs(hop_latency, lat);
+    e.why.ring_hops = differs(hop_latency, ach_lat);
     // Per-channel bus bandwidth: algorithm bw -> bus bw, shared by the channels used.
     const double ch_bw = e.bandwidth * nsteps / nranks / nc;
     if (p == kSimple) {
@@ -1422,6 +1468,22 @@ std::vector<AllReduceEstimate> collective_candidates(Func func, const NcclTopolo
   std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return nccl_order(x) < nccl_order(y); });
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& x, const auto& y) { return x.nccl_model_time < y.nccl_model_time; });
+  // A net plugin's tuner (aws-ofi-nccl's region tuner, net_plugin.hpp) sets its (algorithm,
+  // protocol)'s cost to 0 in NCCL's table, so NCCL picks it; the channels stay NCCL's.
+  if (d.era->tuner) {
+    const auto pick = aws_ofi_region_pick(
+        topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version, bytes,
+        [&](Algo a, Proto p) { return d.tuning.bandwidth[static_cast<int>(a)][static_cast<int>(p)] > 0; });
+    if (pick) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const AllReduceEstimate& e) {
+        return e.algo == pick->algo && e.proto == pick->proto;
+      });
+      if (it != out.end()) {
+        it->why.plugin_pick = true;
+        std::rotate(out.begin(), it, it + 1);
+      }
+    }
+  }
   if (!d.era->tuner) {
     // NCCL 2.4 had no tuner: its fixed thresholds decide (user NCCL_ALGO/NCCL_PROTO still filter).
     const LegacyPick pick = legacy24_pick(topo, d, bytes);
@@ -1515,6 +1577,11 @@ std::string explain_difference(const AllReduceEstimate& e) {
       std::snprintf(b, sizeof b, "pipeline fill %.0f ns", w.fill * 1e9);
     else
       std::snprintf(b, sizeof b, "pipeline fill %.1f us", w.fill * 1e6);
+    parts.emplace_back(b);
+  }
+  if (std::abs(w.net_step_latency) > 1e-12) {
+    std::snprintf(b, sizeof b, "net plugin latency %+.1f us (reported to NCCL vs the EFA step)",
+                  w.net_step_latency * 1e6);
     parts.emplace_back(b);
   }
   if (w.simple_slices) parts.emplace_back("Simple slices");

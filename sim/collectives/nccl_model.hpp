@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collectives/nccl_names.hpp"
+#include "collectives/net_plugin.hpp"
 
 namespace ddpsim::collectives {
 
@@ -58,6 +59,10 @@ struct NcclTopology {
   // plugin, Mellanox/nccl-rdma-sharp-plugins): CollNet algorithms exist, used with
   // NcclSettings::collnet_enable (NCCL_COLLNET_ENABLE=1).
   bool sharp = false;
+  // The net plugin NCCL loads for the NICs (aws-ofi-nccl on EFA; net_plugin.hpp): the latency it
+  // reports (NCCL's pick only), its rails grouped into one NCCL device, the NCCL settings it
+  // forces, its region tuner's pick and AWS's EFA step latency (NOTES.md "EFA through aws-ofi-nccl").
+  NetPlugin net_plugin = NetPlugin::NONE;
   bool amd_cpu = false;  // tuning.cc: llMaxBws row and getNetOverhead() depend on the CPU vendor (multi-node)
   // GPUs one host thread drives (nccl-tests -g G in single-process mode). The host enqueues and
   // launches one kernel per GPU per call, so back-to-back calls cannot run faster than
@@ -135,6 +140,10 @@ struct AllReduceEstimate {
     bool host_bound = false;     // the host issue rate (item 4) set the time
     int gpus_per_process = 1;    // the host bound's GPUs per thread (nccl-tests -g)
     bool calibrated = false;     // a calibration (nccl_calibration) changed the achieved time
+    // Seconds the achieved latency differs from NCCL's by the network step: a net plugin's reported
+    // latency that only NCCL's pick sees, and EFA's step as AWS models it (net_plugin.hpp).
+    double net_step_latency = 0;
+    bool plugin_pick = false;  // the net plugin's tuner (aws-ofi-nccl regions) forced this candidate
   } why;
 };
 

@@ -702,6 +702,7 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     c.nics_per_node = static_cast<int>(nr.integer("nics_per_node", true, 1, 1024).value_or(1));
     c.net_latency = nr.quantity("extra_latency", Quantity::TIME, false, true).value_or(0.0);
     c.sharp = nr.boolean_or("sharp", false);
+    c.net_plugin = nr.string_or("net_plugin", "", {"aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en"});
     nr.finish();
   }
   if (const Json* fj = r.raw("fabric")) {

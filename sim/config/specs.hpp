@@ -199,6 +199,9 @@ struct ClusterSpec {
   std::string cpu = "intel";  // NCCL's tuning tables differ by CPU vendor (intel, amd)
   double net_latency = 0;     // extra seconds per inter-node hop (NCCL graph latencyInter)
   bool sharp = false;         // inter_node.sharp: switches reduce in the network (SHARP, NCCL CollNet)
+  // inter_node.net_plugin: the NCCL net plugin on the NICs ("" = NCCL's own transport;
+  // "aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en": sim/collectives/net_plugin.hpp).
+  std::string net_plugin;
   // NCCL release the cluster runs ("nccl_version": "2.8.3"); 0 = current. Picks NCCL's tuner era.
   int nccl_version = 0;
   // Fitted by `ddpsim calibrate` against the user's nccl-tests output (identity by default).

@@ -1,0 +1,77 @@
+#pragma once
+// NCCL net plugins that change what NCCL sees and picks: aws-ofi-nccl on AWS EFA (p4d, p5/p5e,
+// p5en). Read at aws/aws-ofi-nccl 2daf7d30 (2026-08-21, after v1.21.1); NOTES.md "EFA through
+// aws-ofi-nccl". What the plugin does, by source file:
+//  - src/platform-aws.cpp platform_data_map: per instance type the latency the plugin reports to
+//    NCCL (ncclNetProperties_t::latency -> search.cc graph->latencyInter, a tuner input only:
+//    "NCCL's internal tuner choices work better with this value"), the transport protocol (RDMA
+//    write on p5/p5en, send/recv on p4d) and the NCCL environment it sets (NCCL_BUFFSIZE 8 MiB,
+//    NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB on p5/p5en).
+//  - src/nccl_ofi_rdma.cpp get_properties: with the RDMA protocol one NCCL device is a group of
+//    rails (nccl_ofi_topo.cpp: the NICs beside one GPU), its speed the sum of the rails'.
+//  - src/tuner/nccl_ofi_regions.cpp: the region tuner (p5/p5e, p5en), which forces NCCL's
+//    (algorithm, protocol) pick by (bytes, ranks) polygons on more than two nodes.
+//  - src/tuner/nccl_ofi_model.cpp model_platform_params: AWS's own per inter-node step latency
+//    for EFA (20 us p5, 18 us p5en, + TUNER_NET_COMP_OVERHEAD 3 us for Simple).
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/nccl_names.hpp"
+
+namespace ddpsim::collectives {
+
+enum class Func;
+
+enum class NetPlugin { NONE, AWS_OFI_P4D, AWS_OFI_P5, AWS_OFI_P5EN };
+
+// Spellings of cluster files' `inter_node.net_plugin`.
+inline const std::vector<std::string>& net_plugin_names() {
+  static const std::vector<std::string> names = {"aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en"};
+  return names;
+}
+// "" -> NONE; throws std::invalid_argument for an unknown name.
+NetPlugin parse_net_plugin(const std::string& name);
+std::string to_string(NetPlugin p);
+
+struct AwsOfiPlatform {
+  const char* name = "";          // platform_data_map entry
+  double reported_latency_s = 0;  // .latency (us in the source): NCCL's graph latencyInter
+  bool rdma = false;              // .default_protocol RDMA (rails grouped into one device)
+  double buffsize = 0;            // env NCCL_BUFFSIZE (bytes; 0 = not set)
+  double nvls_chunk = 0;          // env NCCL_NVLS_CHUNKSIZE (bytes; 0 = not set)
+  double nvlstree_max_chunk = 0;  // env NCCL_NVLSTREE_MAX_CHUNKSIZE (bytes; 0 = not set)
+  // nccl_ofi_model.cpp model_platform_params .net_lat: AWS's per inter-node step latency of EFA
+  // on this platform (0 = the plugin has no model for it: NCCL's NET latencies stay).
+  double model_net_lat_s = 0;
+  double comp_overhead_s = 0;  // TUNER_NET_COMP_OVERHEAD (3 us): added for Simple
+  bool region_tuner = false;   // nccl_ofi_regions.cpp is_region_supported
+};
+
+// nullptr for NetPlugin::NONE.
+const AwsOfiPlatform* aws_ofi_platform(NetPlugin p);
+
+// The region tuner's forced (algorithm, protocol), as region_get_coll_info_internal_v3 sets it:
+// only for all-reduce with 8 ranks per node on more than two nodes, NCCL 2.22.3+ (tuner v3;
+// nccl_version 0 = current), scanning the platform's regions in order and skipping an (algorithm,
+// protocol) NCCL has disabled (`enabled` false: cost table NCCL_ALGO_PROTO_IGNORE). nullopt: NCCL's
+// own pick stands (outside every region, or not applicable).
+struct RegionPick {
+  Algo algo;
+  Proto proto;
+};
+std::optional<RegionPick> aws_ofi_region_pick(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,
+                                              double bytes, const std::function<bool(Algo, Proto)>& enabled);
+
+// The ray-casting point-in-polygon test of nccl_ofi_regions.cpp is_inside_region, on (bytes,
+// ranks) points given in linear scale (log2 taken here, 0 -> 1e-6 as transform_log2 does):
+// 1 inside, 0 on an edge, -1 outside. Exposed for tests.
+struct TunerPoint {
+  double x = 0, y = 0;
+};
+int aws_ofi_inside_region(TunerPoint p, const std::vector<TunerPoint>& polygon);
+// extend_region(a, b, z) of nccl_ofi_regions.cpp, linear scale in and out.
+TunerPoint aws_ofi_extend_region(TunerPoint a, TunerPoint b, TunerPoint z);
+
+}  // namespace ddpsim::collectives

@@ -1,0 +1,36 @@
+#pragma once
+// How far an all-reduce prediction can be trusted (issue 24 item 4): the public all_reduce_perf
+// tables the NCCL model was checked against (tests/data/nccl-tests, tests/data/published_nccl_tests;
+// sources in their README / files) and the median |busbw error| the model reaches on each, as
+// documented in sim/collectives/NOTES.md and held by tests/unit/collectives/NcclDatasets_test.cpp.
+// This is the one place the table of validated cases lives; `collective --explain` and the run
+// report read it.
+#include <string>
+#include <vector>
+
+namespace ddpsim::collectives {
+
+struct ValidatedCase {
+  const char* cluster_class;  // what was measured, in words
+  const char* preset;         // the bundled cluster preset the check runs through
+  const char* gpu;            // the preset's GPU (configs/gpus name)
+  int nodes;
+  const char* table;    // the data file (tests/data/...)
+  double median_large;  // median |busbw error| at >= 1 MiB (fraction)
+  double median_small;  // < 1 MiB; < 0: the table has no such rows
+  bool forced = false;  // the run forced its algorithm (NCCL_ALGO): a class match skips it
+};
+
+const std::vector<ValidatedCase>& validated_cases();
+
+// The closest validated case for a cluster preset (or file) named `cluster` with GPU `gpu` at
+// `nodes` nodes: the same preset at the nearest node count (log2 distance, ties to fewer nodes),
+// else the same GPU (runs with NCCL's default algorithm only); nullptr when neither has a table.
+const ValidatedCase* closest_validated(const std::string& cluster, const std::string& gpu, int nodes);
+
+// One line for --explain and the run report: the closest table, its node count and its error, and
+// what differs from the prediction asked for (another preset, another node count); says so when
+// nothing comparable was validated.
+std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes);
+
+}  // namespace ddpsim::collectives

@@ -1,0 +1,221 @@
+// aws-ofi-nccl inside NCCL (sim/collectives/net_plugin.hpp): the region tuner's geometry and
+// picks, the rails grouped into one NCCL device, the reported latency (NCCL's pick only), AWS's
+// EFA step (achieved time) and the NCCL settings the plugin forces. Expected values are worked
+// out by hand from the plugin's source (aws/aws-ofi-nccl 2daf7d30), not taken from the code.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "collectives/nccl_model.hpp"
+#include "collectives/net_plugin.hpp"
+
+using namespace ddpsim::collectives;
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = 1024.0 * kMiB;
+
+// 8 x H100 per node on NVSwitch (18 NVLink4 = 18 x 20.6 GB/s NCCL-effective as in dgx-h100).
+NcclTopology h100_nodes(int nodes, int nics, double nic_bw, NetPlugin plugin) {
+  NcclTopology t;
+  t.nranks = 8 * nodes;
+  t.nnodes = nodes;
+  t.arch = Arch::HOPPER;
+  t.sm_count = 132;
+  t.intra_bw = 18 * 20.6e9;
+  t.nvswitch = true;
+  t.nvls = true;
+  t.nic_bw = nic_bw;
+  t.nics_per_node = nics;
+  t.net_plugin = plugin;
+  return t;
+}
+
+bool all_enabled(Algo, Proto) { return true; }
+
+const AllReduceEstimate& candidate(const std::vector<AllReduceEstimate>& c, Algo a, Proto p) {
+  for (const auto& e : c)
+    if (e.algo == a && e.proto == p) return e;
+  ADD_FAILURE() << "no candidate " << to_string(a) << "/" << to_string(p);
+  return c.front();
+}
+
+}  // namespace
+
+TEST(NcclNetPlugin, ParsesTheThreePlatformsAndRefusesOthers) {
+  EXPECT_EQ(parse_net_plugin(""), NetPlugin::NONE);
+  for (const std::string& n : net_plugin_names()) EXPECT_EQ(to_string(parse_net_plugin(n)), n);
+  EXPECT_THROW(parse_net_plugin("aws-ofi-nccl/p6"), std::invalid_argument);
+  // platform-aws.cpp: latency 75 us (p4d, p5/p5e), 35 us (p5en); RDMA on p5/p5en, send/recv on p4d.
+  EXPECT_DOUBLE_EQ(aws_ofi_platform(NetPlugin::AWS_OFI_P4D)->reported_latency_s, 75e-6);
+  EXPECT_DOUBLE_EQ(aws_ofi_platform(NetPlugin::AWS_OFI_P5EN)->reported_latency_s, 35e-6);
+  EXPECT_FALSE(aws_ofi_platform(NetPlugin::AWS_OFI_P4D)->rdma);
+  EXPECT_TRUE(aws_ofi_platform(NetPlugin::AWS_OFI_P5)->rdma);
+  EXPECT_EQ(aws_ofi_platform(NetPlugin::NONE), nullptr);
+}
+
+TEST(NcclNetPlugin, ExtendRegionAsTheSourceDoes) {
+  const TunerPoint z{100.0 * kGiB, 1024.0 * 1024};
+  // a and b on one vertical line: (a.x, z.y).
+  const TunerPoint v = aws_ofi_extend_region({402653184, 2048}, {402653184, 4096}, z);
+  EXPECT_NEAR(v.x, 402653184, 1e-3);
+  EXPECT_NEAR(v.y, 1048576, 1e-6);
+  // (7.5 GiB, 160) -> (9 GiB, 192): both coordinates grow by 1.2, slope 1 in log2-log2, so the
+  // line through them reaches x = 100 GiB at 160 x 100 / 7.5 = 2133.33 ranks (< z.y): (z.x, 2133.33).
+  const TunerPoint s = aws_ofi_extend_region({8053063680, 160}, {9663676416, 192}, z);
+  EXPECT_NEAR(s.x, 100.0 * kGiB, 1.0);
+  EXPECT_NEAR(s.y, 160.0 * 100 / 7.5, 1e-6);
+}
+
+TEST(NcclNetPlugin, PointInRegionInsideOutsideAndOnTheEdge) {
+  // The square [1, 4] x [1, 4] (in log2: [0, 2] x [0, 2]).
+  const std::vector<TunerPoint> sq = {{1, 1}, {4, 1}, {4, 4}, {1, 4}};
+  EXPECT_EQ(aws_ofi_inside_region({2, 2}, sq), 1);
+  EXPECT_EQ(aws_ofi_inside_region({8, 2}, sq), -1);
+  EXPECT_EQ(aws_ofi_inside_region({2, 0.5}, sq), -1);
+  EXPECT_EQ(aws_ofi_inside_region({4, 2}, sq), 0);  // on the right edge: is_inside_region says 0
+}
+
+TEST(NcclNetPlugin, P5RegionTunerPicks) {
+  const auto pick = [](int nodes, double bytes) {
+    return aws_ofi_region_pick(NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 8 * nodes, nodes, 0, bytes, all_enabled);
+  };
+  // Tree LL128's right edge runs (30 MiB, 16) -> (36 MiB, 32) -> (112 MiB, 64) -> (288 MiB, 128)
+  // -> (288 MiB, 256): at 32 ranks it ends at 36 MiB, at 256 ranks at 288 MiB.
+  ASSERT_TRUE(pick(4, 32 * kMiB));
+  EXPECT_EQ(pick(4, 32 * kMiB)->algo, Algo::TREE);
+  EXPECT_EQ(pick(4, 32 * kMiB)->proto, Proto::LL128);
+  EXPECT_EQ(pick(32, 256 * kMiB)->algo, Algo::TREE);
+  EXPECT_EQ(pick(32, 8)->algo, Algo::TREE);  // the region starts at 0 bytes
+  // 4 nodes, 64 MiB: right of Tree LL128, inside Ring LL128 (its left edge at 32 ranks is 36 MiB,
+  // its right edge (1 GiB, 17) -> (2 GiB, 64) crosses 32 ranks at 2^30.48 B).
+  EXPECT_EQ(pick(4, 64 * kMiB)->algo, Algo::RING);
+  EXPECT_EQ(pick(4, 64 * kMiB)->proto, Proto::LL128);
+  EXPECT_EQ(pick(4, 1.25 * kGiB)->algo, Algo::RING);
+  EXPECT_EQ(pick(4, 1.25 * kGiB)->proto, Proto::LL128);
+  // "Skip when two nodes or lesser"; other functions and other ranks per node: NCCL's own pick.
+  EXPECT_FALSE(pick(2, 32 * kMiB));
+  EXPECT_FALSE(aws_ofi_region_pick(NetPlugin::AWS_OFI_P5, Func::ALL_GATHER, 32, 4, 0, 32 * kMiB, all_enabled));
+  EXPECT_FALSE(aws_ofi_region_pick(NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 16, 4, 0, 32 * kMiB, all_enabled));
+  // Before NCCL 2.21.5 there is no tuner plugin interface.
+  EXPECT_FALSE(aws_ofi_region_pick(NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 32, 4, 21903, 32 * kMiB, all_enabled));
+  EXPECT_FALSE(aws_ofi_region_pick(NetPlugin::AWS_OFI_P4D, Func::ALL_REDUCE, 32, 4, 0, 32 * kMiB, all_enabled));
+  // A disabled (algorithm, protocol) (NCCL_ALGO_PROTO_IGNORE) is skipped: at (32 MiB, 32 ranks)
+  // only Tree LL128 contains the point, so nothing is forced.
+  const auto no_tree = [](Algo a, Proto) { return a != Algo::TREE; };
+  EXPECT_FALSE(aws_ofi_region_pick(NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 32, 4, 0, 32 * kMiB, no_tree));
+}
+
+TEST(NcclNetPlugin, P5enRegionTunerPicks) {
+  const auto pick = [](int nodes, double bytes) {
+    return aws_ofi_region_pick(NetPlugin::AWS_OFI_P5EN, Func::ALL_REDUCE, 8 * nodes, nodes, 0, bytes, all_enabled);
+  };
+  // Tree LL up to 192 KiB (vertical edge at 196608 B from 16 to 1024 ranks).
+  EXPECT_EQ(pick(4, 64 * 1024)->proto, Proto::LL);
+  EXPECT_EQ(pick(4, 64 * 1024)->algo, Algo::TREE);
+  // Tree LL128 from 192 KiB; at 32 ranks its edge (12.5 MiB, 16) -> (123.5 MiB, 127) is at
+  // 2^(23.64 + (5 - 4) x (26.95 - 23.64) / (6.99 - 4)) = 2^24.75 B = 28.2 MiB.
+  EXPECT_EQ(pick(4, 1 * kMiB)->proto, Proto::LL128);
+  EXPECT_EQ(pick(4, 1 * kMiB)->algo, Algo::TREE);
+  EXPECT_EQ(pick(4, 64 * kMiB)->algo, Algo::RING);  // Ring LL128 beyond
+  EXPECT_EQ(pick(4, 64 * kMiB)->proto, Proto::LL128);
+}
+
+TEST(NcclNetPlugin, RdmaRailsAreOneNcclDevicePerGpu) {
+  // p5: 32 x 100 Gb/s EFA; NCCL sees 8 devices of 4 rails (400 Gb/s), as if the node had 8 NICs.
+  const NcclTuning grouped = tune_model(h100_nodes(4, 32, 12.5e9, NetPlugin::AWS_OFI_P5));
+  const NcclTuning eight = tune_model(h100_nodes(4, 8, 50e9, NetPlugin::NONE));
+  const NcclTuning raw = tune_model(h100_nodes(4, 32, 12.5e9, NetPlugin::NONE));
+  EXPECT_EQ(grouped.ring.nchannels, eight.ring.nchannels);
+  EXPECT_DOUBLE_EQ(grouped.ring.bw_inter, eight.ring.bw_inter);
+  EXPECT_DOUBLE_EQ(grouped.tree.bw_inter, eight.tree.bw_inter);
+  EXPECT_NE(raw.ring.bw_inter, eight.ring.bw_inter);  // without the plugin: 100 Gb/s channels
+  // p4d's send/recv protocol does not group (4 NICs for 8 GPUs anyway).
+  const NcclTuning p4d = tune_model(h100_nodes(4, 32, 12.5e9, NetPlugin::AWS_OFI_P4D));
+  EXPECT_DOUBLE_EQ(p4d.ring.bw_inter, raw.ring.bw_inter);
+}
+
+TEST(NcclNetPlugin, ForcedBuffsizeUnlessTheUserSetsOne) {
+  EXPECT_DOUBLE_EQ(tune_model(h100_nodes(2, 8, 50e9, NetPlugin::AWS_OFI_P5)).simple_buffsize, 8 * kMiB);
+  EXPECT_DOUBLE_EQ(tune_model(h100_nodes(2, 8, 50e9, NetPlugin::NONE)).simple_buffsize, 4 * kMiB);
+  NcclSettings s;
+  s.buffsize = 2 * kMiB;
+  EXPECT_DOUBLE_EQ(tune_model(h100_nodes(2, 8, 50e9, NetPlugin::AWS_OFI_P5), s).simple_buffsize, 2 * kMiB);
+}
+
+TEST(NcclNetPlugin, ReportedLatencyMovesNcclsEstimateOnly) {
+  // p4d (no plugin model): the 75 us reach NCCL's latencyInter (twice for Simple) and nothing else.
+  // 2 nodes: Tree has 2 log2(2) = 2 inter hops, the ring 2 (nNodes - 1) = 2.
+  NcclTopology plain = h100_nodes(2, 8, 50e9, NetPlugin::NONE);
+  NcclTopology p4d = plain;
+  p4d.net_plugin = NetPlugin::AWS_OFI_P4D;
+  const auto a = allreduce_candidates(plain, 8);
+  const auto b = allreduce_candidates(p4d, 8);
+  for (Algo algo : {Algo::TREE, Algo::RING}) {
+    const auto& x = candidate(a, algo, Proto::LL);
+    const auto& y = candidate(b, algo, Proto::LL);
+    EXPECT_NEAR(y.nccl_model_time - x.nccl_model_time, 2 * 75e-6, 1e-9) << to_string(algo);
+    EXPECT_NEAR(y.time, x.time, 1e-12) << to_string(algo);
+    EXPECT_NEAR(y.why.net_step_latency, -2 * 75e-6, 1e-9);
+    const auto& xs = candidate(a, algo, Proto::LL128);
+    const auto& ys = candidate(b, algo, Proto::LL128);
+    EXPECT_NEAR(ys.nccl_model_time - xs.nccl_model_time, 2 * 75e-6, 1e-9);
+  }
+  // NCCL reads the plugin's latency from 2.12 on (search.cc latencyInter): 2.11.4 ignores it.
+  NcclTopology old_plain = plain, old_p4d = p4d;
+  old_plain.nccl_version = old_p4d.nccl_version = 21104;
+  EXPECT_NEAR(predict_allreduce(old_p4d, 8).nccl_model_time, predict_allreduce(old_plain, 8).nccl_model_time, 1e-12);
+  // Simple: latencyInter twice per hop (tuning.cc "Also add the flush extra latency"). Tree Simple
+  // on 2 nodes: 2 hops x 2 x 75 us.
+  EXPECT_NEAR(
+      candidate(b, Algo::TREE, Proto::SIMPLE).nccl_model_time - candidate(a, Algo::TREE, Proto::SIMPLE).nccl_model_time,
+      4 * 75e-6, 1e-9);
+}
+
+TEST(NcclNetPlugin, EfaStepIsAwsFigureInTheAchievedTime) {
+  // p5 (AWS's model: 20 us per inter-node step, + 3 us for Simple) against NCCL's NET hwLat (Tree
+  // LL 5 us) on the same 8 x 400 Gb/s devices. 4 nodes, 8 B: Tree LL achieved latency grows by
+  // 2 log2(4) x (20 - 5) = 60 us; NCCL's estimate by 2 log2(4) x 75 us (the reported latency).
+  const NcclTopology plain = h100_nodes(4, 8, 50e9, NetPlugin::NONE);
+  NcclTopology p5 = plain;
+  p5.net_plugin = NetPlugin::AWS_OFI_P5;
+  const auto a = allreduce_candidates(plain, 8);
+  const auto b = allreduce_candidates(p5, 8);
+  const auto& x = candidate(a, Algo::TREE, Proto::LL);
+  const auto& y = candidate(b, Algo::TREE, Proto::LL);
+  EXPECT_NEAR(y.time - x.time, 60e-6, 1e-8);
+  EXPECT_NEAR(y.nccl_model_time - x.nccl_model_time, 300e-6, 1e-8);
+  EXPECT_NE(explain_difference(y).find("net plugin latency"), std::string::npos);
+  // Tree Simple: 2 log2(4) x (20 + 3 - 14) = 36 us more.
+  EXPECT_NEAR(candidate(b, Algo::TREE, Proto::SIMPLE).time - candidate(a, Algo::TREE, Proto::SIMPLE).time, 36e-6, 1e-8);
+}
+
+TEST(NcclNetPlugin, RegionPickIsNcclsPickAndSaysSo) {
+  // 4 p5 nodes, 32 MiB: the region tuner forces Tree LL128 (above), whatever NCCL estimates.
+  const NcclTopology p5 = h100_nodes(4, 32, 12.5e9, NetPlugin::AWS_OFI_P5);
+  const auto e = predict_allreduce(p5, 32 * kMiB);
+  EXPECT_EQ(e.algo, Algo::TREE);
+  EXPECT_EQ(e.proto, Proto::LL128);
+  EXPECT_TRUE(e.why.plugin_pick);
+  // On 2 nodes the plugin leaves NCCL's pick (the minimum of NCCL's estimates).
+  const auto c2 = allreduce_candidates(h100_nodes(2, 32, 12.5e9, NetPlugin::AWS_OFI_P5), 32 * kMiB);
+  EXPECT_FALSE(c2.front().why.plugin_pick);
+  for (const auto& x : c2) EXPECT_LE(c2.front().nccl_model_time, x.nccl_model_time);
+  // NCCL_ALGO without Tree: the point is in no enabled region, so NCCL's own pick stands.
+  NcclSettings ring;
+  ring.algos = {Algo::RING};
+  EXPECT_FALSE(predict_allreduce(p5, 32 * kMiB, ring).why.plugin_pick);
+}
+
+TEST(NcclNetPlugin, NoNvlsUnderNccl2185WithThePlugin) {
+  // platform-aws.cpp: NCCL_NVLS_ENABLE=0 when ncclGetVersion < 21805.
+  NcclTopology p5 = h100_nodes(2, 32, 12.5e9, NetPlugin::AWS_OFI_P5);
+  p5.nccl_version = 21803;
+  for (const auto& e : allreduce_candidates(p5, 64 * kMiB))
+    EXPECT_TRUE(e.algo != Algo::NVLS && e.algo != Algo::NVLS_TREE) << to_string(e.algo);
+  p5.nccl_version = 21805;
+  bool nvls_tree = false;
+  for (const auto& e : allreduce_candidates(p5, 64 * kMiB)) nvls_tree = nvls_tree || e.algo == Algo::NVLS_TREE;
+  EXPECT_TRUE(nvls_tree);
+}
