@@ -65,8 +65,8 @@ void check_limits(const Scenario& s, core::Diagnostics& d) {
     const double t = seconds_all_ranks(gpus, s.simulation.reuse_rounds && s.streams.comm_streams <= 1);
     if (t > L.max_seconds)
       d.add("/simulation/ranks",
-            "\"all\" builds a host and links per GPU and simulates every flow: " + g + " GPUs would take about " + num(t) +
-                " s, more than limits.max_seconds " + num(L.max_seconds) +
+            "\"all\" builds a host and links per GPU and simulates every flow: " + g + " GPUs would take about " +
+                num(t) + " s, more than limits.max_seconds " + num(L.max_seconds) +
                 "; use \"representative\", fewer nodes, or raise it with --set limits.max_seconds=" + raise_to(t));
   }
   if (s.stragglers.explicit_ranks() && gpus > 1) {
