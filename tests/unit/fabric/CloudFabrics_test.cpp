@@ -32,7 +32,7 @@ fabric::Bom bom(const config::ClusterSpec& c) {
 }
 
 TEST(CloudFabrics, EveryRentedPresetHasAFabricWhosePlacementIsNotGuaranteed) {
-  for (const char* name : {"aws-p5", "p4d", "azure-nd-h100-v5", "gcp-a3-mega", "oci-bm-gpu4"}) {
+  for (const char* name : {"aws-p5", "aws-p5en", "p4d", "azure-nd-h100-v5", "gcp-a3-mega", "oci-bm-gpu4"}) {
     const auto s = load(name, 2);
     EXPECT_FALSE(s.cluster.inter_fabric.is_single_switch()) << name;
     EXPECT_FALSE(s.cluster.inter_fabric.placement_guaranteed) << name;
@@ -68,6 +68,19 @@ TEST(CloudFabrics, AwsP5UltraClusterCountsByHand) {
   EXPECT_EQ(b.cables_spine_core, 8192);
   EXPECT_EQ(b.switches(), 320);
   EXPECT_EQ(b.switch_ports_used, 320 * 128);
+}
+
+TEST(CloudFabrics, AwsP5enUltraClusterCountsByHand) {
+  // 16 x 200G EFA a p5en, 64 NIC ports down a 128-port leaf: 4 instances a leaf. 64 nodes: 1024
+  // NICs, 16 leaves in one pod; 64 lanes of 16 leaves, 128 / 16 = 8 lanes a spine: 8 spines; no
+  // cores. Cables: 1024 NIC-leaf, 16 x 64 = 1024 leaf-spine; ports 1024 + 2 x 1024.
+  const auto b = bom(load("aws-p5en", 64).cluster);
+  EXPECT_EQ(b.nics, 1024);
+  EXPECT_EQ(b.leaves, 16);
+  EXPECT_EQ(b.spines, 8);
+  EXPECT_EQ(b.cores, 0);
+  EXPECT_EQ(b.cables_leaf_spine, 1024);
+  EXPECT_EQ(b.switch_ports_used, 1024 + 2 * 1024);
 }
 
 TEST(CloudFabrics, P4dUltraClusterCountsByHand) {
