@@ -640,7 +640,7 @@ TEST(Cli, ValidateComparesTheCommittedCpuRunCaseByCase) {
   auto r = run("validate bench/results/cpu-2rank-resnet18.json --tolerance 1.0 --json -");
   ASSERT_EQ(r.code, 0) << r.out;
   Json j = Json::parse(r.out);
-  ASSERT_EQ(j["cases"].size(), 4u);
+  ASSERT_EQ(j["cases"].size(), 5u);  // the run's caps: default, 1, 5, 25, 100 (its config.caps)
   for (const auto& c : j["cases"]) {
     const double m = c["measured"]["step_time_s"], p = c["predicted"]["step_time_s"];
     EXPECT_NEAR(c["step_time_error"].get<double>(), (p - m) / m, 1e-12);
