@@ -751,6 +751,12 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
   std::ostringstream o;
   o << "compare of " << scenario << " (" << options.size() << " option" << (options.size() == 1 ? "" : "s") << ", "
     << rows.size() << " runs";
+  size_t scattered_runs = 0;  // the extra runs of options whose placement is not guaranteed
+  for (const auto& r : rows)
+    if (r.contains("placement") && r["placement"].is_object() && r["placement"].contains("scattered") &&
+        r["placement"]["scattered"].is_object())
+      ++scattered_runs;
+  if (scattered_runs) o << " + " << scattered_runs << " scattered";
   if (failed) o << ", " << failed << " failed";
   o << ")\n";
   o << aligned(head, cells, tails);

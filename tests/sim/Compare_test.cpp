@@ -317,7 +317,8 @@ TEST(Compare, RentedPlacementIsRunScatteredAndTheRangeShownWhereItMatters) {
       "compare default --set training.batch_size=8 --nodes 64 --cluster oci-bm-gpu4 --cluster aws-p5 "
       "--cluster dgx-h100 --tolerance 1 -q");
   ASSERT_EQ(t.code, 0) << t.out;
-  for (const char* s : {"placement (each row's figures are for the placement it assumed",
+  for (const char* s : {"(3 options, 3 runs + 2 scattered)",  // the two rented options' extra runs
+                        "placement (each row's figures are for the placement it assumed",
                         "oci-bm-gpu4 x64: assumes packed; the provider does not guarantee placement",
                         "beyond the 1 % tie threshold): ECMP collisions",
                         "aws-p5 x64: assumes packed; the provider does not guarantee placement",
