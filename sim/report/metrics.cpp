@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectives/validated.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
 
@@ -279,6 +280,7 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.model = sc.model.name;
   r.cluster = sc.cluster.name;
   r.gpu = sc.cluster.gpu.name;
+  if (sc.cluster.world_size() > 1) r.nccl_trust = collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes);
   r.batch_size = sc.training.batch_size;
   r.backend = net.backend;
   r.fidelity = config::to_string(sc.simulation.fidelity);

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <sstream>
 
-#include "collectives/validated.hpp"
 #include "core/units.hpp"
 #include "report/prediction.hpp"
 #include "report/tables.hpp"
@@ -102,8 +101,7 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["world_size"] = r.world_size;
   j["nodes"] = r.nodes;
   j["gpus_per_node"] = r.gpus_per_node;
-  // How far the all-reduce model can be trusted here: the closest validated table (issue 24 item 4).
-  j["nccl_trust"] = collectives::trust_line(r.cluster, r.gpu, r.nodes);
+  if (!r.nccl_trust.empty()) j["nccl_trust"] = r.nccl_trust;
   j["batch_size"] = r.batch_size;
   j["backend"] = r.backend;
   j["fidelity"] = r.fidelity;
@@ -314,7 +312,7 @@ std::string to_table(const StepReport& r) {
   }
   o << "  cluster " << r.cluster << ": " << r.nodes << " node(s) x " << r.gpus_per_node << " " << r.gpu << " = "
     << r.world_size << " GPUs; backend " << r.backend << " (" << r.fidelity << ")\n";
-  o << "  NCCL model trust: " << collectives::trust_line(r.cluster, r.gpu, r.nodes) << "\n";
+  if (!r.nccl_trust.empty()) o << "  NCCL model trust: " << r.nccl_trust << "\n";
   if (r.compute_scale != 1.0) {
     char b[128];
     std::snprintf(b, sizeof b, "  compute scaled x%.4f per %s to match the measured single-GPU step\n", r.compute_scale,

@@ -151,6 +151,9 @@ struct StepReport {
   std::string model;
   std::string cluster;
   std::string gpu;
+  // How far the all-reduce model can be trusted here (collectives::trust_line; issue 24 item 4):
+  // the closest validated all_reduce_perf table; empty at one GPU (no collective).
+  std::string nccl_trust;
   int world_size = 1;
   int nodes = 1;
   int gpus_per_node = 1;

@@ -51,6 +51,14 @@ TEST(Cli, RunJsonHasTheDocumentedFields) {
   for (const char* k : {"index", "bytes", "num_tensors", "ready_s", "start_s", "end_s", "exposed_s"})
     EXPECT_TRUE(j["buckets"][0].contains(k)) << k;
   EXPECT_EQ(j["world_size"], 16);
+  // dgx-a100 x2: the closest validated table is the preset's own 1-node table, at another node count.
+  const std::string trust = j["nccl_trust"].get<std::string>();
+  EXPECT_NE(trust.find("closest validated table: A100 SXM4 x8, NVSwitch, 1 node"), std::string::npos) << trust;
+  EXPECT_NE(trust.find("[differs: 2 nodes asked]"), std::string::npos) << trust;
+  // One GPU runs no collective: no trust line.
+  auto one = run("run --json - -q --nodes 1 --gpus-per-node 1");
+  ASSERT_EQ(one.code, 0) << one.out;
+  EXPECT_FALSE(Json::parse(one.out).contains("nccl_trust"));
   // The steady-state buckets hold every gradient byte exactly once.
   double total = 0;
   for (const auto& b : j["buckets"]) total += b["bytes"].get<double>();
