@@ -14,7 +14,18 @@ What sim/ddp/host_costs.hpp takes from it (docs/accuracy.md, "DDP's own costs"):
   hook / allreduce on the one-rank group, its Work and future, the then() callback, and
   finalize_bucket_dense), from the regression over bucket counts;
 - forward_s: DDP.forward's extra time per step (_pre_forward / prepare_for_forward, the rebuild
-  check, logging, prepare_for_backward, _find_tensors over the output), constant part.
+  check, logging, prepare_for_backward, _find_tensors over the output), constant part;
+- buffer_sync_s, per_buffer_s: DDP.forward's buffer broadcast (broadcast_buffers=True, the
+  default), which runs at world size 1 too: DistributedDataParallel._sync_buffers ->
+  _assign_modules_buffers (a Python loop over named_buffers) -> dist._broadcast_coalesced
+  (torch/csrc/distributed/c10d/comm.cpp: per dtype bucket flatten_dense_tensors, a broadcast on
+  the group, then unflatten_dense_tensors and one copy_ back per buffer, on every rank, the root
+  included).  Method: DDP over a chain of K nn.BatchNorm1d(16) (3 buffers each: running_mean,
+  running_var float32 and num_batches_tracked int64, so two dtype buckets, as in every BatchNorm
+  model), K = 10, 20, 40, 80, ddp._sync_buffers() timed directly, one K after the other, medians
+  over 10 x --reps calls, least squares time = c + per_buffer * buffers; buffer_sync_s is
+  c less the two one-rank dist.broadcast calls it holds (broadcast_one_rank_s, 1 KiB, measured
+  alone), which ddpsim charges as the one-rank call at world size 1 and as the broadcast job above.
 
 Method (named here because the numbers come from it): a chain of L nn.Linear(16, 16) (2L
 parameter tensors, batch 4) trained without DDP, with DDP (gloo, world size 1,
@@ -124,6 +135,45 @@ def allreduce_one_rank(reps):
     return statistics.median(ts)
 
 
+def buffer_sync(reps):
+    """DDP._sync_buffers() over K BatchNorm1d(16) layers (3 buffers each), K interleaved."""
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    ks = (10, 20, 40, 80)
+    ddps = {}
+    for k in ks:
+        torch.manual_seed(0)
+        ddps[k] = DDP(torch.nn.Sequential(*[torch.nn.BatchNorm1d(16) for _ in range(k)]))
+    times = {k: [] for k in ks}
+    # One K after the other: interleaving the three DDP instances call by call made the smallest
+    # one's calls 20x slower here (1.46 ms for K = 10 against 81 us alone; cause not found).
+    for k in ks:
+        for _ in range(5):
+            ddps[k]._sync_buffers()
+        for _ in range(reps):
+            a = time.perf_counter()
+            ddps[k]._sync_buffers()
+            times[k].append(time.perf_counter() - a)
+    t = torch.ones(256)
+    for _ in range(5):
+        dist.broadcast(t, 0)
+    bc = []
+    for _ in range(reps):
+        a = time.perf_counter()
+        dist.broadcast(t, 0)
+        bc.append(time.perf_counter() - a)
+    import numpy as np
+    rows = [{"bn_layers": k, "buffers": 3 * k, "median_s": statistics.median(times[k])} for k in ks]
+    a = np.array([[1.0, r["buffers"]] for r in rows])
+    y = np.array([r["median_s"] for r in rows])
+    coef, *_ = np.linalg.lstsq(a, y, rcond=None)
+    one = statistics.median(bc)
+    return {"cases": rows, "constant_s": float(coef[0]), "per_buffer_s": float(coef[1]),
+            "max_abs_residual_s": float(max(abs(y - a @ coef))), "broadcast_one_rank_s": one,
+            "buffer_sync_s": float(coef[0]) - 2 * one}
+
+
 def fit(rows, key):
     import numpy as np
     a = np.array([[1.0, r["tensors"], r["buckets"]] for r in rows])
@@ -139,6 +189,8 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=4)
     ap.add_argument("-o", "--output", default="-")
+    ap.add_argument("--buffers-only", action="store_true",
+                    help="measure only the buffer broadcast (buffer_sync_s, per_buffer_s)")
     args = ap.parse_args(argv)
     if args.reps < 3 or args.warmup < 3:
         sys.stderr.write("measure_ddp_host.py: --reps and --warmup must be >= 3 (buckets rebuild at step 2)\n")
@@ -149,6 +201,15 @@ def main(argv=None):
     load0 = os.getloadavg()[0]
     store = tempfile.NamedTemporaryFile(prefix="ddp-host-store-", delete=False).name
     dist.init_process_group("gloo", init_method="file://" + store, rank=0, world_size=1)
+    if args.buffers_only:
+        bufs = buffer_sync(10 * args.reps)
+        doc = {"format": "ddpsim-ddp-host/1", "torch_version": torch.__version__,
+               "load_average_1m": {"start": load0, "end": os.getloadavg()[0]}, "fit_buffer_sync": bufs,
+               "buffer_sync_s": bufs["buffer_sync_s"], "per_buffer_s": bufs["per_buffer_s"]}
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        sys.stdout.flush()
+        os.unlink(store)
+        os._exit(0)
     # (layers, layers per bucket): tensors vary at one bucket, buckets vary at 200 layers.
     plan = [(25, 25), (50, 50), (100, 100), (200, 200), (200, 20), (200, 4), (200, 1), (100, 1)]
     t0 = time.time()
@@ -169,6 +230,7 @@ def main(argv=None):
                             r["d_backward_view_s"] * 1e6, r["d_forward_s"] * 1e6))
     bwd, view, fwd = fit(rows, "d_backward_s"), fit(rows, "d_backward_view_s"), fit(rows, "d_forward_s")
     ar1 = allreduce_one_rank(4 * args.reps)
+    bufs = buffer_sync(10 * args.reps)
     doc = {
         "format": "ddpsim-ddp-host/1",
         "torch_version": torch.__version__,
@@ -188,6 +250,9 @@ def main(argv=None):
         "forward_s": fwd["constant_s"],
         "forward_per_tensor_s": fwd["per_tensor_s"],
         "forward_per_bucket_s": fwd["per_bucket_s"],
+        "fit_buffer_sync": bufs,
+        "buffer_sync_s": bufs["buffer_sync_s"],
+        "per_buffer_s": bufs["per_buffer_s"],
     }
     text = json.dumps(doc, indent=1) + "\n"
     if args.output == "-":

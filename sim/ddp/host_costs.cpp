@@ -16,12 +16,18 @@ HostCosts measured_host_costs() {
   c.per_gradient_hook_s = 3.97e-6;
   c.per_bucket_s = 17.06e-6 - 13.39e-6;
   c.forward_s = 74.3e-6;
+  // scripts/measure_ddp_host.py --buffers-only --reps 30, 2026-12-02 13:55 UTC, 1-minute load
+  // average 6.9 (builds on the 2 cores): ddp._sync_buffers() over 10/20/40/80 BatchNorm1d(16)
+  // (30-240 buffers) 78 / 140 / 284 / 589 us; least squares 2.45 us per buffer, constant -3 us
+  // (residuals <= 8 us: the constant, which holds the two one-rank broadcasts of the two dtype
+  // buckets, is below what the fit resolves and is left out).
+  c.per_buffer_s = 2.45e-6;
   return c;
 }
 
-double host_seconds(const HostCosts& c, size_t gradients, size_t buckets) {
+double host_seconds(const HostCosts& c, size_t gradients, size_t buckets, size_t buffers) {
   return c.forward_s + c.per_gradient_hook_s * static_cast<double>(gradients) +
-         c.per_bucket_s * static_cast<double>(buckets);
+         c.per_bucket_s * static_cast<double>(buckets) + c.per_buffer_s * static_cast<double>(buffers);
 }
 
 void HostExposure::Queue::issue(double gpu_s, double host_s) {

@@ -12,7 +12,12 @@
 //   finalize_bucket_dense's per-bucket work;
 // - per forward, in DistributedDataParallel.forward / _pre_forward
 //   (torch/nn/parallel/distributed.py): prepare_for_forward, the rebuild-buckets check, logging,
-//   _find_tensors over the output and reducer.prepare_for_backward (reset of the bucket counts).
+//   _find_tensors over the output and reducer.prepare_for_backward (reset of the bucket counts);
+// - per forward with broadcast_buffers (the default) and buffers, in DistributedDataParallel.forward:
+//   _sync_buffers -> _assign_modules_buffers (a Python loop over named_buffers) ->
+//   dist._broadcast_coalesced (torch/csrc/distributed/c10d/comm.cpp, BroadcastWork: per dtype
+//   bucket flatten_dense_tensors, the broadcast, then unflatten_dense_tensors and one copy_ back
+//   per buffer on every rank, the root included), per buffer.
 // All of it runs at world size 1 as well; there the collective is a call on a one-rank group.
 //
 // The numbers are CPU seconds measured here on torch 1.13 (Debian python3-torch 1.13.0a0, a
@@ -29,14 +34,16 @@ struct HostCosts {
   double per_gradient_hook_s = 0;  // autograd_hook + mark_variable_ready, gradient_as_bucket_view (no copy)
   double per_bucket_s = 0;         // the Reducer's per-bucket work, the collective call itself excluded
   double forward_s = 0;            // DDP.forward's own work per synced forward (not under no_sync())
+  double per_buffer_s = 0;         // _sync_buffers per module buffer (broadcast_buffers), the broadcast itself excluded
 };
 
 // torch 1.13's costs measured on this project's CPU (see above).
 HostCosts measured_host_costs();
 
 // Host seconds DDP adds to one synced backward + forward of `gradients` gradients in `buckets`
-// buckets, not counting the copies' kernels or the collectives (a closed form the tests check).
-double host_seconds(const HostCosts& c, size_t gradients, size_t buckets);
+// buckets with `buffers` module buffers broadcast, not counting the copies' kernels or the
+// collectives (a closed form the tests check).
+double host_seconds(const HostCosts& c, size_t gradients, size_t buckets, size_t buffers = 0);
 
 }  // namespace ddpsim::ddp
 

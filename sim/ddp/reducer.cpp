@@ -31,6 +31,10 @@ Reducer::Readiness Reducer::mark_ready(int param) {
   return r;
 }
 
+size_t Reducer::forward_broadcast_buffers(const config::ModelSpec& model, const config::DdpSettings& ddp) {
+  return ddp.broadcast_buffers ? model.buffers.size() : 0;
+}
+
 double Reducer::forward_broadcast_bytes(const config::ModelSpec& model, const config::DdpSettings& ddp) {
   if (!ddp.broadcast_buffers) return 0;
   double bytes = 0;

@@ -52,6 +52,8 @@ class Reducer {
   static double used_map_bytes(size_t num_params) { return 4.0 * static_cast<double>(num_params); }
   // Bytes DDP's forward broadcasts from rank 0 (0: nothing to broadcast).
   static double forward_broadcast_bytes(const config::ModelSpec& model, const config::DdpSettings& ddp);
+  // Module buffers DDP's forward syncs (_sync_buffers, at every world size; 0: none or switched off).
+  static size_t forward_broadcast_buffers(const config::ModelSpec& model, const config::DdpSettings& ddp);
 
  private:
   const std::vector<Bucket>& buckets_;

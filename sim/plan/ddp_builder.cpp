@@ -163,7 +163,10 @@ class DdpBuilder : ProgramWriter {
     // waits for it at the step's start (the queue is empty there).
     ddp::HostExposure hx(split_);
     if (st.sync) {
-      hx.ddp_host(host_.forward_s);
+      // With broadcast_buffers, _sync_buffers' per-buffer work (world size 1 too: the broadcast is
+      // then a call on a one-rank group, host_costs.hpp).
+      hx.ddp_host(host_.forward_s +
+                  host_.per_buffer_s * static_cast<double>(ddp::Reducer::forward_broadcast_buffers(m, sc_.ddp)));
       host_wait(hx.take(), "DDP forward (_pre_forward, prepare_for_backward)", Slot::DDP_FORWARD);
     }
     for (size_t l = 0; l < m.layers.size(); ++l) {
@@ -213,7 +216,7 @@ class DdpBuilder : ProgramWriter {
             launch_bucket(st, static_cast<size_t>(r.launched[i]), r.launch_used_map && i + 1 == r.launched.size());
           else  // the hook still runs its own kernels before the one-rank call
             for (const auto& h : (*st.comm)[static_cast<size_t>(r.launched[i])].at_launch)
-              kernel(h.kernel, h.name, "comm hook");
+              kernel(h.kernel, h.name, "comm hook", Slot::HOOK_KERNEL);
         }
       }
     }
@@ -254,7 +257,7 @@ class DdpBuilder : ProgramWriter {
   void launch_bucket(const ddp::MicroStep& st, size_t b, bool then_used_map) {
     const auto& comm = (*st.comm)[b];
     // The hook's own kernels (compression) run on the compute stream before the collective.
-    for (const auto& h : comm.at_launch) kernel(h.kernel, h.name, "comm hook");
+    for (const auto& h : comm.at_launch) kernel(h.kernel, h.name, "comm hook", Slot::HOOK_KERNEL);
     mark(Mark::BUCKET_LAUNCH, static_cast<int>(b));
     const int j = job(static_cast<int>(b % static_cast<size_t>(streams_)), "bucket " + std::to_string(b),
                       chain_of(comm.chain), JobRole::BUCKET, static_cast<int>(1 + b), static_cast<int>(b));

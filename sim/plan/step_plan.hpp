@@ -79,6 +79,7 @@ enum class TaskKind {
 // PARAM_SYNC_WAIT: waiting for parameter broadcasts after an optimizer step (ZeroRedundancyOptimizer).
 // ALLGATHER_WAIT: waiting for an FSDP unit's all-gather (`bucket`: the unit).
 // DDP_FORWARD / DDP_HOOK / DDP_BUCKET: the GPU's wait for DDP's own host work (ddp/host_costs.hpp).
+// HOOK_KERNEL: a comm hook's own kernels on the compute stream (allreduce_hook's div_, compression).
 enum class Slot {
   NONE,
   H2D,
@@ -91,6 +92,7 @@ enum class Slot {
   DDP_FORWARD,
   DDP_HOOK,
   DDP_BUCKET,
+  HOOK_KERNEL,
   ALLGATHER_WAIT
 };
 

@@ -16,6 +16,7 @@ struct RankStepRecord {
   double fwd = 0, bwd = 0, opt = 0;                     // phase durations on the compute stream
   double finalize_wait = 0, bcast_wait = 0, stall = 0;  // waits for communication
   double copy = 0;                                      // DDP's copy kernels, as they took
+  double hook_kernel = 0;                               // the comm hook's kernels, as they took
   double compute_only = 0;                              // every kernel at its contention-free time
   double contention = 0;                                // time lost to NCCL kernels beside compute
   double traversal = 0, h2d = 0;

@@ -7,15 +7,22 @@ namespace ddpsim::ddp {
 namespace {
 
 TEST(HostCosts, HostSecondsIsForwardPlusPerGradientPlusPerBucket) {
-  const HostCosts c{0.5, 2, 10};
+  const HostCosts c{0.5, 2, 10, 0};
   EXPECT_DOUBLE_EQ(host_seconds(c, 4, 3), 10 + 4 * 0.5 + 3 * 2);
   EXPECT_DOUBLE_EQ(host_seconds(c, 0, 0), 10);
+}
+
+TEST(HostCosts, EachBroadcastBufferAddsItsSyncCost) {
+  // _sync_buffers' per-buffer work (broadcast_buffers): 6 buffers at 0.25 each, by hand.
+  const HostCosts c{0.5, 2, 10, 0.25};
+  EXPECT_DOUBLE_EQ(host_seconds(c, 4, 3, 6), 10 + 4 * 0.5 + 3 * 2 + 6 * 0.25);
+  EXPECT_DOUBLE_EQ(host_seconds(c, 4, 3), 10 + 4 * 0.5 + 3 * 2);
 }
 
 TEST(HostCosts, TheMeasuredCostsArePositiveAndBelowAMillisecond) {
   // Sanity of the table, not its values: each is a few microseconds of CPU work.
   const HostCosts c = measured_host_costs();
-  for (double v : {c.per_gradient_hook_s, c.per_bucket_s, c.forward_s}) {
+  for (double v : {c.per_gradient_hook_s, c.per_bucket_s, c.forward_s, c.per_buffer_s}) {
     EXPECT_GT(v, 0);
     EXPECT_LT(v, 1e-3);
   }

@@ -3,6 +3,7 @@
 // dependencies.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "plan/ddp_builder.hpp"
@@ -41,6 +42,7 @@ const char* slot_name(Slot s) {
     case Slot::DDP_FORWARD: return " [ddp_forward]";
     case Slot::DDP_HOOK: return " [ddp_hook]";
     case Slot::DDP_BUCKET: return " [ddp_bucket]";
+    case Slot::HOOK_KERNEL: return " [hook_kernel]";
     case Slot::ALLGATHER_WAIT: return " [allgather_wait]";
   }
   return "?";
@@ -254,12 +256,35 @@ TEST(DdpBuilder, OneGpuRunsTheReducerWithoutCollectives) {
             "HOST DDP bucket 0 (Reducer, hook call) 5e-06 [ddp_bucket]");
 }
 
+TEST(DdpBuilder, OneGpuChargesTheHooksKernelsAndTheBufferSyncAsDdpsOwn) {
+  // At world size 1 allreduce_hook still divides each bucket in place (its kernel counts as DDP's:
+  // slot hook_kernel, part of ddp_overhead_s) and DDP.forward still syncs the module buffers
+  // (_sync_buffers on a one-rank group): forward 0.7 + 3 buffers x 0.125 = 1.075, by hand.
+  Fixture f(1, 1);
+  f.sc.collective.model = config::CollectiveModelKind::RING;
+  f.sc.collective.base_latency = 0;
+  f.sc.model.buffers.resize(3);
+  ddp::HookOp div;
+  div.kind = ddp::HookOp::Kind::KERNEL;
+  div.name = "bucket.div_(world_size)";
+  div.kernel = k(0.4);
+  f.steps.comm_steady[0].at_launch = {div};
+  const ddp::HostCosts c{0, 0, 0.7, 0.125};
+  const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  EXPECT_EQ(got[3], "HOST DDP forward (_pre_forward, prepare_for_backward) 1.075 [ddp_forward]");
+  EXPECT_NE(std::find(got.begin(), got.end(), "KERNEL bucket.div_(world_size) 0.4 [hook_kernel]"), got.end());
+  // broadcast_buffers off: no buffer sync.
+  f.sc.ddp.broadcast_buffers = false;
+  EXPECT_EQ(describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0)[3],
+            "HOST DDP forward (_pre_forward, prepare_for_backward) 0.7 [ddp_forward]");
+}
+
 TEST(DdpBuilder, HostWorkIsExposedInFullWithoutAHostGpuSplit) {
   // A profile without per-op host times (measured, or a CPU rank): the GPU waits for every second
   // of DDP's host work, where PyTorch does it. Costs by hand: forward 0.7, hook 0.05 per
   // gradient, 0.125 per bucket.
   Fixture f(2, 2);
-  const ddp::HostCosts c{0.05, 0.125, 0.7};
+  const ddp::HostCosts c{0.05, 0.125, 0.7, 0};
   const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
   const std::vector<std::string> want = {
       "MARK STEP_BEGIN",
@@ -311,7 +336,7 @@ TEST(DdpBuilder, WithAHostGpuSplitOnlyTheGpusExtraWaitIsCharged) {
   f.prof.backward_ops = {{3}, {4}};
   f.prof.host_forward_op_s = 0.25;
   f.prof.host_backward_op_s = 0.5;
-  const ddp::HostCosts c{0.05, 0.125, 0.7};
+  const ddp::HostCosts c{0.05, 0.125, 0.7, 0};
   const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
   // By hand (host h, GPU g; "with" queue; the plain queue has the same kernels without DDP):
   // forward: DDP work h = 0.7 at the start, the GPU (free at 0) waits 0.7 -> HOST 0.7.
