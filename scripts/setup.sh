@@ -7,9 +7,9 @@
 set -euo pipefail
 mode=${1:-full}
 
-# What ddpsim links (CMakeLists.txt: SimGrid through pkg-config, nlohmann_json, CLI11, spdlog), and
-# the tools that build it (ninja: scripts/build.sh).
-minimal=(g++ cmake make ninja-build pkg-config libsimgrid-dev nlohmann-json3-dev libcli11-dev libspdlog-dev)
+# What ddpsim links (CMakeLists.txt: SimGrid through pkg-config, nlohmann_json, CLI11, spdlog,
+# jemalloc as its allocator), and the tools that build it (ninja: scripts/build.sh).
+minimal=(g++ cmake make ninja-build pkg-config libsimgrid-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libjemalloc-dev)
 full=(
   googletest libgtest-dev
   python3 python3-torch python3-torchvision

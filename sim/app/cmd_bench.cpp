@@ -43,6 +43,7 @@ int cmd_bench(const CommonOptions& common, const BenchArgs& args) {
         engine::RunOptions opt;
         opt.simulate_iteration1 = false;
         opt.collect_trace = false;
+        opt.process_ends_after = true;  // a child per run (run_in_children), as `run` is a process
         auto t0 = std::chrono::steady_clock::now();
         auto rep = engine::simulate(sc, opt);
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -36,6 +36,7 @@ int cmd_run(const CommonOptions& common, const RunArgs& args) {
   print_warnings(sc);
   engine::RunOptions opt;
   opt.collect_trace = !args.trace_out.empty();
+  opt.process_ends_after = true;
   auto rep = engine::simulate(sc, opt);
   // Everything is computed before anything is written: a failure leaves no partial output.
   std::vector<report::Output> outs;

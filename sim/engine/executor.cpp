@@ -9,15 +9,25 @@ namespace sg4 = simgrid::s4u;
 
 namespace ddpsim::engine {
 
-std::unique_ptr<sg4::Engine> create_engine() {
-  std::vector<std::string> args{"ddpsim", "--log=root.thresh:critical"};
+namespace {
 #if defined(__SANITIZE_ADDRESS__)
-  args.push_back("--cfg=contexts/factory:thread");
+constexpr bool kSanitized = true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-  args.push_back("--cfg=contexts/factory:thread");
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
 #endif
+#else
+constexpr bool kSanitized = false;
 #endif
+}  // namespace
+
+std::unique_ptr<sg4::Engine> create_engine() {
+  // debug/clean-atexit off: an engine destroyed as usual is shut down by its destructor; one kept
+  // until exit (keep_until_exit) is not torn down by an atexit handler either.
+  std::vector<std::string> args{"ddpsim", "--log=root.thresh:critical", "--cfg=debug/clean-atexit:no"};
+  if (kSanitized) args.push_back("--cfg=contexts/factory:thread");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -25,6 +35,10 @@ std::unique_ptr<sg4::Engine> create_engine() {
   auto engine = std::make_unique<sg4::Engine>(&argc, argv.data());  // copies the arguments
   network::FlowBackend::configure(*engine);
   return engine;
+}
+
+void keep_until_exit(std::unique_ptr<sg4::Engine>& engine) {
+  if (!kSanitized) (void)engine.release();
 }
 
 void size_timeline(const plan::Plan& plan, report::Timeline& t) {

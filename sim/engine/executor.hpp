@@ -74,6 +74,13 @@ void phase_point(ExecContext& ctx, const plan::Task& t);
 // (contexts/factory:thread), because ASan cannot follow SimGrid's swapped actor stacks (stale
 // stack poison reported as a stack-buffer-overflow in __asan_handle_no_return). Same results.
 std::unique_ptr<simgrid::s4u::Engine> create_engine();
+// Leaves the engine to the process's exit: SimGrid's teardown frees every host, link, actor and
+// route one by one, about a sixth of a 131,072-GPU every-flow run (docs/performance.md), which a
+// process that ends next need not pay. create_engine() turns off SimGrid's own cleanup at exit
+// (debug/clean-atexit). Not under the sanitizers (LeakSanitizer would report the engine), where
+// the engine is destroyed as usual. Only for the process's last simulation: SimGrid allows one
+// engine per process.
+void keep_until_exit(std::unique_ptr<simgrid::s4u::Engine>& engine);
 
 // Sizes the Timeline for `plan` (micro-steps, ranks, collective records).
 void size_timeline(const plan::Plan& plan, report::Timeline& timeline);

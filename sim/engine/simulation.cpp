@@ -152,7 +152,7 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
   for (const auto& t : plan.tasks)
     for (const auto& op : t.chain) peer_copies = peer_copies || op.kind == plan::OpKind::PEER_COPY;
 
-  const auto engine = create_engine();
+  auto engine = create_engine();
   // One star zone: hosts for the simulated ranks' GPUs, and whatever the backend adds; routes
   // are per endpoint (no N x N table). GPU work is timed waits (GpuShare): hosts place actors.
   auto* zone = sg4::create_star_zone("platform");
@@ -217,6 +217,7 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
   if (!board.all_finished()) throw core::SimulationError("simulation ended before every rank finished its steps");
   report::NetworkStats net{backend->name(),        backend->flows(),      backend->flows_reused(),
                            backend->link_totals(), backend->links_note(), backend->link_counters()};
+  if (opt.process_ends_after) keep_until_exit(engine);
   return report::make_report(sc, built.profile, timeline, std::move(net));
 }
 

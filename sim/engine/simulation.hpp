@@ -16,6 +16,9 @@ namespace ddpsim::engine {
 struct RunOptions {
   bool simulate_iteration1 = true;  // false: only the steady-state step (the bench measures this)
   bool collect_trace = true;
+  // The process ends once this run's report is written (`run`, a bench child): the engine is left
+  // to the operating system instead of freeing every host, link and actor (keep_until_exit).
+  bool process_ends_after = false;
 };
 
 // Simulates iteration 1 and the steady state: one representative rank, or every rank when
