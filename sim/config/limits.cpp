@@ -15,12 +15,13 @@ namespace {
 constexpr double kBytesPerGpu = 72;  // representative ranks: 4,194,304 GPUs in 0.3 s and 300 MB
 // simulation.ranks "all": a host and links per GPU, every flow of a round sent by a pool of about
 // 8 sqrt(flows) sender actors (network/flow.cpp). Whole `run` of GPT-2, ECMP 3-tier fat-tree, CPU
-// seconds (user + sys) on the 2-core CI machine type, 2026-12-02: with one stream and reused rounds
-// (network/flow.hpp; a run simulates two rounds flow by flow) 1,024 GPUs 0.29 s, 4,096 0.77 s,
-// 16,384 2.4 s, 32,768 4.4 s, 131,072 15.4 s (about N^0.9); every round simulated
-// (reuse_rounds false or several NCCL streams) 4,096 GPUs 2.3 s, 16,384 12.1 s (about N^1.2).
+// seconds (user + sys) on the 2-core CI machine type, idle (load 1), 2026-12-02, with jemalloc and
+// no engine teardown (docs/performance.md): with one stream and reused rounds (network/flow.hpp; a
+// run simulates two rounds flow by flow) 1,024 GPUs 0.05 s, 4,096 0.15 s, 16,384 0.65 s, 32,768
+// 1.4 s, 131,072 5.1-5.4 s (about N^1.03); every round simulated (reuse_rounds false or several NCCL
+// streams) 4,096 GPUs 1.1 s, 16,384 6.8 s (about N^1.3).
 double seconds_all_ranks(double gpus, bool reused) {
-  return reused ? 0.1 + 0.65 * std::pow(gpus / 4096.0, 0.9) : 0.2 + 2.2 * std::pow(gpus / 4096.0, 1.2);
+  return reused ? 0.05 + 0.15 * std::pow(gpus / 4096.0, 1.03) : 0.05 + 1.1 * std::pow(gpus / 4096.0, 1.3);
 }
 // Explicit ranks: each step simulates every rank's compute stream and its waits on the others.
 // With the compute stream's kernels as one timed wait per GPU-state change (engine/gpu_share):
