@@ -65,6 +65,28 @@ TEST(Cli, RunJsonHasTheDocumentedFields) {
   EXPECT_EQ(total, j["grad_bytes"].get<double>());
 }
 
+TEST(Cli, CollectiveExplainSaysWhatTheNetPluginDidToThePick) {
+  // 4 aws-p5 nodes (32 ranks), 32 MiB: the point (2^25 B, 2^5 ranks) is inside the p5 region
+  // tuner's first polygon (Tree LL128: its right edge at 32 ranks is (36 MiB, 32)), so the plugin
+  // forces Tree/LL128; NCCL alone (no region tuner, no reported 75 us) is named after it.
+  auto r = run("collective allreduce --cluster aws-p5 --nodes 4 --explain 32M");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\nplugin: aws-ofi-nccl/p5 region tuner forced Tree/LL128 (NCCL alone would pick "),
+            std::string::npos)
+      << r.out;
+  auto j = run("collective allreduce --cluster aws-p5 --nodes 4 --explain 32M --json -");
+  ASSERT_EQ(j.code, 0) << j.out;
+  const Json p = Json::parse(j.out)["plugin"];
+  EXPECT_EQ(p["effect"], "region_tuner");
+  EXPECT_EQ(p["pick"], "Tree/LL128");
+  EXPECT_EQ(p["region_tuner"], "forced");
+  EXPECT_EQ(p["reported_latency_us"], 75.0);
+  // A cluster without a net plugin has no plugin line.
+  auto ib = run("collective allreduce --cluster dgx-h100 --nodes 4 --explain 32M --json -");
+  ASSERT_EQ(ib.code, 0) << ib.out;
+  EXPECT_FALSE(Json::parse(ib.out).contains("plugin"));
+}
+
 TEST(Cli, TraceIsValidChromeTraceWithPhases) {
   auto d = temp_dir("trace");
   auto r = run("run --trace " + (d / "t.json").string() + " -q");

@@ -219,3 +219,79 @@ TEST(NcclNetPlugin, NoNvlsUnderNccl2185WithThePlugin) {
   for (const auto& e : allreduce_candidates(p5, 64 * kMiB)) nvls_tree = nvls_tree || e.algo == Algo::NVLS_TREE;
   EXPECT_TRUE(nvls_tree);
 }
+
+// ---- What the plugin did to NCCL's pick (collective --explain "plugin:") ----
+// "NCCL alone" is computed independently here: the same node without the plugin, its NICs as NCCL
+// sees them through the plugin (8 devices of 4 x 100 Gb/s rails = 8 x 50 GB/s; the graphs are
+// the same, RdmaRailsAreOneNcclDevicePerGpu), so neither the region tuner nor the 75 us reach it;
+// "without the region tuner" adds the 75 us as the topology's latencyInter (tuning.cc adds both
+// the same way).
+namespace {
+std::string pick_of(const NcclTopology& t, double bytes) {
+  const auto e = predict_allreduce(t, bytes);
+  return to_string(e.algo) + "/" + to_string(e.proto);
+}
+}  // namespace
+
+TEST(NcclNetPlugin, PluginEffectRegionTunerForcedAgainstNcclAlone) {
+  // 4 p5 nodes, 32 MiB: (2^25, 2^5) lies in Tree LL128's first polygon (P5RegionTunerPicks: its
+  // right edge at 32 ranks is (36 MiB, 32)), so the region tuner forces Tree/LL128.
+  const NcclTopology p5 = h100_nodes(4, 32, 12.5e9, NetPlugin::AWS_OFI_P5);
+  NcclTopology alone = h100_nodes(4, 8, 50e9, NetPlugin::NONE);
+  NcclTopology latency = alone;
+  latency.net_latency = 75e-6;
+  const auto fx = plugin_pick_effect(Func::ALL_REDUCE, p5, 32 * kMiB);
+  EXPECT_EQ(fx.plugin, "aws-ofi-nccl/p5");
+  EXPECT_EQ(fx.pick, "Tree/LL128");
+  EXPECT_TRUE(fx.region_forced);
+  EXPECT_EQ(fx.region_tuner, "forced");
+  EXPECT_EQ(fx.nccl_alone, pick_of(alone, 32 * kMiB));
+  EXPECT_EQ(fx.without_region_tuner, pick_of(latency, 32 * kMiB));
+  EXPECT_DOUBLE_EQ(fx.reported_latency, 75e-6);
+  ASSERT_NE(fx.nccl_alone, "Tree/LL128");  // else the case shows nothing
+  EXPECT_EQ(fx.effect, "region_tuner");
+  EXPECT_EQ(fx.text.rfind(
+                "plugin: aws-ofi-nccl/p5 region tuner forced Tree/LL128 (NCCL alone would pick " + fx.nccl_alone, 0),
+            0u)
+      << fx.text;
+}
+
+TEST(NcclNetPlugin, PluginEffectReportedLatencyOrNone) {
+  // 2 nodes: "Skip when two nodes or lesser" (the region tuner never forces); only the 75 us the
+  // plugin reports can move NCCL's pick. Over the sizes 8 B - 8 GiB the effect says "reported
+  // latency" exactly where the pick with +75 us latencyInter differs from the pick without.
+  const NcclTopology p5 = h100_nodes(2, 32, 12.5e9, NetPlugin::AWS_OFI_P5);
+  NcclTopology alone = h100_nodes(2, 8, 50e9, NetPlugin::NONE);
+  NcclTopology latency = alone;
+  latency.net_latency = 75e-6;
+  int changed = 0, left = 0;
+  for (double b = 8; b <= 8 * kGiB; b *= 2) {
+    const auto fx = plugin_pick_effect(Func::ALL_REDUCE, p5, b);
+    EXPECT_FALSE(fx.region_forced);
+    EXPECT_EQ(fx.region_tuner, "two nodes or fewer: NCCL's own tuner");
+    const std::string a = pick_of(alone, b), l = pick_of(latency, b);
+    EXPECT_EQ(fx.nccl_alone, a) << b;
+    EXPECT_EQ(fx.pick, l) << b;
+    if (a != l) {
+      ++changed;
+      EXPECT_EQ(fx.effect, "reported_latency");
+      EXPECT_EQ(fx.text, "plugin: aws-ofi-nccl/p5 reported latency 75 us changed NCCL's pick from " + a + " to " + l +
+                             " (region tuner: two nodes or fewer: NCCL's own tuner)");
+    } else {
+      ++left;
+      EXPECT_EQ(fx.effect, "none");
+      EXPECT_EQ(fx.text, "plugin: aws-ofi-nccl/p5 left NCCL's pick " + a +
+                             " alone (region tuner: two nodes or fewer: NCCL's own tuner; reported latency 75 us: "
+                             "the same pick)");
+    }
+  }
+  EXPECT_GT(changed, 0);  // 75 us per inter-node step moves the small sizes off the latency-bound pick
+  EXPECT_GT(left, 0);
+  // No plugin: no line. p4d: no region tuner.
+  EXPECT_TRUE(plugin_pick_effect(Func::ALL_REDUCE, alone, kMiB).plugin.empty());
+  NcclTopology p4d = alone;
+  p4d.net_plugin = NetPlugin::AWS_OFI_P4D;
+  p4d.nranks = 32;
+  p4d.nnodes = 4;
+  EXPECT_EQ(plugin_pick_effect(Func::ALL_REDUCE, p4d, kMiB).region_tuner, "p4d.24xlarge has no region tuner");
+}
