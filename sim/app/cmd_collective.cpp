@@ -10,6 +10,7 @@
 #include "collectives/validated.hpp"
 #include "config/catalog.hpp"
 #include "core/error.hpp"
+#include "fabric/spec.hpp"
 #include "validate/nccl_tests.hpp"
 
 namespace ddpsim::app {
@@ -99,6 +100,14 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     const std::string trust = collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes);
     r.text += "trust: " + trust + "\n";
     r.doc["trust"] = trust;
+    // The placement assumed on a fabric (issue 24 item 3; absent on the single switch, one node).
+    const std::string placement = fabric::placement_line(cluster.inter_fabric, cluster.name, cluster.nodes);
+    if (!placement.empty()) {
+      r.text += "placement: " + placement + "\n";
+      r.doc["placement"] = {{"assumed", fabric::to_string(cluster.inter_fabric.placement)},
+                            {"guaranteed", cluster.inter_fabric.placement_guaranteed},
+                            {"text", placement}};
+    }
     if (const auto* c = collectives::closest_validated(cluster.name, cluster.gpu.name, cluster.nodes)) {
       r.doc["closest_validated"] = {{"cluster_class", c->cluster_class},
                                     {"preset", c->preset},
