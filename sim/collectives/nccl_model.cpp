@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <sstream>
@@ -1462,6 +1463,11 @@ struct PluginView {
   bool reported_latency = true;
 };
 
+// What NCCL's cost table holds (not NCCL_ALGO_PROTO_IGNORE): the pairs the tuner gave a bandwidth.
+std::function<bool(Algo, Proto)> enabled_in(const Derived& d) {
+  return [&d](Algo a, Proto p) { return d.tuning.bandwidth[static_cast<int>(a)][static_cast<int>(p)] > 0; };
+}
+
 std::vector<AllReduceEstimate> candidates(Func func, const NcclTopology& topo, double bytes,
                                           const NcclSettings& settings, PluginView view) {
   if (traits_of(func).empty()) throw std::invalid_argument("the NCCL model has no rules for " + to_string(func));
@@ -1483,9 +1489,8 @@ std::vector<AllReduceEstimate> candidates(Func func, const NcclTopology& topo, d
   // A net plugin's tuner (aws-ofi-nccl's region tuner, net_plugin.hpp) sets its (algorithm,
   // protocol)'s cost to 0 in NCCL's table, so NCCL picks it; the channels stay NCCL's.
   if (d.era->tuner && view.region_tuner) {
-    const auto pick = aws_ofi_region_pick(
-        topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version, bytes,
-        [&](Algo a, Proto p) { return d.tuning.bandwidth[static_cast<int>(a)][static_cast<int>(p)] > 0; });
+    const auto pick =
+        aws_ofi_region_pick(topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version, bytes, enabled_in(d));
     if (pick) {
       auto it = std::find_if(out.begin(), out.end(), [&](const AllReduceEstimate& e) {
         return e.algo == pick->algo && e.proto == pick->proto;
@@ -1535,7 +1540,14 @@ PluginPickEffect plugin_pick_effect(Func func, const NcclTopology& topo, double 
   r.nccl_alone = pair_name(alone.front().algo, alone.front().proto);
   r.region_forced = with.front().why.plugin_pick;
   r.region_tuner = aws_ofi_region_skip_reason(topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version);
-  if (r.region_tuner.empty()) r.region_tuner = r.region_forced ? "forced" : "outside its enabled regions";
+  if (r.region_tuner.empty() && !r.region_forced) {
+    const Derived d = derive(topo, settings, func);
+    const bool pat = aws_ofi_in_pat_region(topo.net_plugin, func, topo.nranks, topo.nnodes, bytes, enabled_in(d));
+    // aws-ofi-nccl forces NCCL_ALGO_PAT there; the model has no PAT, so NCCL's own pick stands.
+    r.region_tuner = pat ? "in its PAT region, which ddpsim does not model: NCCL's own pick among the modelled ones"
+                         : "outside its enabled regions";
+  }
+  if (r.region_tuner.empty()) r.region_tuner = "forced";
   // The latency NCCL read (derive: across nodes, NCCL 2.12+), seen as the difference it made.
   const bool reads = topo.nnodes > 1 && (topo.nccl_version == 0 || topo.nccl_version >= 21200);
   r.reported_latency = reads ? plat->reported_latency_s : 0.0;

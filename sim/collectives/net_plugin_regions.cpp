@@ -511,10 +511,14 @@ const std::vector<AwsOfiRegion>& aws_ofi_regions(NetPlugin p, Func func, int nra
                         const std::vector<AwsOfiRegion>& rs) -> const std::vector<AwsOfiRegion>& {
     return func == Func::ALL_REDUCE ? ar : func == Func::ALL_GATHER ? ag : func == Func::REDUCE_SCATTER ? rs : none;
   };
-  if (p == NetPlugin::AWS_OFI_P5 && eight) return pick(p5_8_ar, none, none);
-  if (p == NetPlugin::AWS_OFI_P5EN && eight) return pick(p5en_8_ar, none, none);
-  (void)two;
-  (void)one;
+  if (p == NetPlugin::AWS_OFI_P5) {
+    if (eight) return pick(p5_8_ar, none, none);
+    if (two) return pick(p5_2_ar, none, none);
+    if (one) return pick(p5_1_ar, p5_1_ag, p5_1_rs);
+  } else if (p == NetPlugin::AWS_OFI_P5EN) {
+    if (eight) return pick(p5en_8_ar, p5en_8_ag, p5en_8_rs);
+    if (one) return pick(p5en_1_ar, p5en_1_ag, p5en_1_rs);
+  }
   return none;
 }
 
