@@ -10,6 +10,7 @@
 #include "collectives/validated.hpp"
 #include "config/catalog.hpp"
 #include "core/error.hpp"
+#include "fabric/spec.hpp"
 #include "validate/nccl_tests.hpp"
 
 namespace ddpsim::app {
@@ -82,10 +83,31 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
                              ? std::max(4.0, validate::nccl_tests_size(op.func, asked, n))
                              : std::max(16.0 * n, validate::nccl_tests_size(op.func, asked, n));
     report::Rendered r = validate::explain_allreduce(cluster, topo, settings, bytes, op.func);
+    // What the net plugin did to NCCL's pick (aws-ofi-nccl: region tuner, reported latency).
+    const auto plugin = collectives::plugin_pick_effect(op.func, topo, bytes, settings);
+    if (!plugin.plugin.empty()) {
+      r.text += plugin.text + "\n";
+      r.doc["plugin"] = {{"net_plugin", plugin.plugin},
+                         {"effect", plugin.effect},
+                         {"pick", plugin.pick},
+                         {"without_region_tuner", plugin.without_region_tuner},
+                         {"nccl_alone", plugin.nccl_alone},
+                         {"region_tuner", plugin.region_tuner},
+                         {"reported_latency_us", plugin.reported_latency * 1e6},
+                         {"text", plugin.text}};
+    }
     // How far to trust it (issue 24 item 4): the closest validated all_reduce_perf table.
     const std::string trust = collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes);
     r.text += "trust: " + trust + "\n";
     r.doc["trust"] = trust;
+    // The placement assumed on a fabric (issue 24 item 3; absent on the single switch, one node).
+    const std::string placement = fabric::placement_line(cluster.inter_fabric, cluster.name, cluster.nodes);
+    if (!placement.empty()) {
+      r.text += "placement: " + placement + "\n";
+      r.doc["placement"] = {{"assumed", fabric::to_string(cluster.inter_fabric.placement)},
+                            {"guaranteed", cluster.inter_fabric.placement_guaranteed},
+                            {"text", placement}};
+    }
     if (const auto* c = collectives::closest_validated(cluster.name, cluster.gpu.name, cluster.nodes)) {
       r.doc["closest_validated"] = {{"cluster_class", c->cluster_class},
                                     {"preset", c->preset},

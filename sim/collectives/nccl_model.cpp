@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <sstream>
@@ -953,7 +955,10 @@ void apply_buffer_settings(NcclTuning& t, const NcclSettings& settings) {
   if (settings.buffsize > 0) t.simple_buffsize = settings.buffsize;
 }
 
-Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func = Func::ALL_REDUCE) {
+// plugin_latency false: NCCL without the latency a net plugin reports (the NIC's own), for
+// plugin_pick_effect's "NCCL alone".
+Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func = Func::ALL_REDUCE,
+               bool plugin_latency = true) {
   validate(topo);
   Derived d;
   d.func = func;
@@ -1082,7 +1087,8 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func
   // choices work better with this value"), a tuner input, so it enters NCCL's pick only.
   // NCCL reads it from 2.12 (ncclNetProperties_t::latency, search.cc latencyInter; absent at 2.11.4).
   const bool reads_latency = topo.nccl_version == 0 || topo.nccl_version >= 21200;
-  const double reported_us = plugin && nnodes > 1 && reads_latency ? plugin->reported_latency_s / kUs : 0.0;
+  const double reported_us =
+      plugin && plugin_latency && nnodes > 1 && reads_latency ? plugin->reported_latency_s / kUs : 0.0;
   // What an EFA step costs (achieved time): AWS's own model of it (nccl_ofi_model.cpp
   // model_platform_params net_lat, + TUNER_NET_COMP_OVERHEAD for Simple: "~2 us in the device and
   // ~1 us to write that completion up to the host stack") replaces NCCL's NET hwLat; 0 = keep it.
@@ -1450,13 +1456,25 @@ NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings, Fu
   return derive(topo, settings, func).tuning;
 }
 
-std::vector<AllReduceEstimate> collective_candidates(Func func, const NcclTopology& topo, double bytes,
-                                                     const NcclSettings& settings) {
+namespace {
+// What of the net plugin NCCL's pick sees (collective_candidates: all of it).
+struct PluginView {
+  bool region_tuner = true;
+  bool reported_latency = true;
+};
+
+// What NCCL's cost table holds (not NCCL_ALGO_PROTO_IGNORE): the pairs the tuner gave a bandwidth.
+std::function<bool(Algo, Proto)> enabled_in(const Derived& d) {
+  return [&d](Algo a, Proto p) { return d.tuning.bandwidth[static_cast<int>(a)][static_cast<int>(p)] > 0; };
+}
+
+std::vector<AllReduceEstimate> candidates(Func func, const NcclTopology& topo, double bytes,
+                                          const NcclSettings& settings, PluginView view) {
   if (traits_of(func).empty()) throw std::invalid_argument("the NCCL model has no rules for " + to_string(func));
   if (!(bytes >= 0)) throw std::invalid_argument(words(func) + " size " + fmt(bytes) + " bytes is not >= 0");
   std::vector<AllReduceEstimate> out;
   if (topo.nranks <= 1) return out;
-  const Derived d = derive(topo, settings, func);
+  const Derived d = derive(topo, settings, func, view.reported_latency);
   for (const AlgoTraits* tr : traits_of(func))
     for (int p = 0; p < kNumProtos; ++p)
       if (d.tuning.bandwidth[static_cast<int>(tr->algo)][p] > 0) out.push_back(estimate(topo, d, *tr, p, bytes));
@@ -1470,10 +1488,9 @@ std::vector<AllReduceEstimate> collective_candidates(Func func, const NcclTopolo
                    [](const auto& x, const auto& y) { return x.nccl_model_time < y.nccl_model_time; });
   // A net plugin's tuner (aws-ofi-nccl's region tuner, net_plugin.hpp) sets its (algorithm,
   // protocol)'s cost to 0 in NCCL's table, so NCCL picks it; the channels stay NCCL's.
-  if (d.era->tuner) {
-    const auto pick = aws_ofi_region_pick(
-        topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version, bytes,
-        [&](Algo a, Proto p) { return d.tuning.bandwidth[static_cast<int>(a)][static_cast<int>(p)] > 0; });
+  if (d.era->tuner && view.region_tuner) {
+    const auto pick =
+        aws_ofi_region_pick(topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version, bytes, enabled_in(d));
     if (pick) {
       auto it = std::find_if(out.begin(), out.end(), [&](const AllReduceEstimate& e) {
         return e.algo == pick->algo && e.proto == pick->proto;
@@ -1499,6 +1516,61 @@ std::vector<AllReduceEstimate> collective_candidates(Func func, const NcclTopolo
     }
   }
   return out;
+}
+
+std::string pair_name(Algo a, Proto p) { return to_string(a) + "/" + to_string(p); }
+}  // namespace
+
+std::vector<AllReduceEstimate> collective_candidates(Func func, const NcclTopology& topo, double bytes,
+                                                     const NcclSettings& settings) {
+  return candidates(func, topo, bytes, settings, {});
+}
+
+PluginPickEffect plugin_pick_effect(Func func, const NcclTopology& topo, double bytes, const NcclSettings& settings) {
+  PluginPickEffect r;
+  const AwsOfiPlatform* plat = aws_ofi_platform(topo.net_plugin);
+  if (!plat || topo.nranks <= 1) return r;
+  r.plugin = to_string(topo.net_plugin);
+  const auto with = candidates(func, topo, bytes, settings, {});
+  const auto no_region = candidates(func, topo, bytes, settings, {false, true});
+  const auto alone = candidates(func, topo, bytes, settings, {false, false});
+  if (with.empty() || no_region.empty() || alone.empty()) return r;
+  r.pick = pair_name(with.front().algo, with.front().proto);
+  r.without_region_tuner = pair_name(no_region.front().algo, no_region.front().proto);
+  r.nccl_alone = pair_name(alone.front().algo, alone.front().proto);
+  r.region_forced = with.front().why.plugin_pick;
+  r.region_tuner = aws_ofi_region_skip_reason(topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version);
+  if (r.region_tuner.empty() && !r.region_forced) {
+    const Derived d = derive(topo, settings, func);
+    const bool pat = aws_ofi_in_pat_region(topo.net_plugin, func, topo.nranks, topo.nnodes, bytes, enabled_in(d));
+    // aws-ofi-nccl forces NCCL_ALGO_PAT there; the model has no PAT, so NCCL's own pick stands.
+    r.region_tuner = pat ? "in its PAT region, which ddpsim does not model: NCCL's own pick among the modelled ones"
+                         : "outside its enabled regions";
+  }
+  if (r.region_tuner.empty()) r.region_tuner = "forced";
+  // The latency NCCL read (derive: across nodes, NCCL 2.12+), seen as the difference it made.
+  const bool reads = topo.nnodes > 1 && (topo.nccl_version == 0 || topo.nccl_version >= 21200);
+  r.reported_latency = reads ? plat->reported_latency_s : 0.0;
+  char lat[64];
+  std::snprintf(lat, sizeof lat, "reported latency %.0f us", r.reported_latency * 1e6);
+  const std::string head = "plugin: " + r.plugin + " ";
+  if (r.region_forced) {
+    r.effect = r.pick == r.nccl_alone ? "none" : "region_tuner";
+    r.text = head + "region tuner " + (r.pick == r.nccl_alone ? "picked " : "forced ") + r.pick +
+             (r.pick == r.nccl_alone ? " (NCCL alone would pick it too)" : " (NCCL alone would pick " + r.nccl_alone);
+    if (r.pick != r.nccl_alone && r.without_region_tuner != r.nccl_alone)
+      r.text += "; with the " + std::string(lat) + " but no region tuner, " + r.without_region_tuner;
+    if (r.pick != r.nccl_alone) r.text += ")";
+  } else if (r.without_region_tuner != r.nccl_alone) {
+    r.effect = "reported_latency";
+    r.text = head + lat + " changed NCCL's pick from " + r.nccl_alone + " to " + r.pick +
+             " (region tuner: " + r.region_tuner + ")";
+  } else {
+    r.effect = "none";
+    r.text = head + "left NCCL's pick " + r.pick + " alone (region tuner: " + r.region_tuner +
+             (r.reported_latency > 0 ? "; " + std::string(lat) + ": the same pick)" : ")");
+  }
+  return r;
 }
 
 std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, double bytes,

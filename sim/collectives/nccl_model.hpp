@@ -192,6 +192,25 @@ AllReduceEstimate predict_collective(Func func, const NcclTopology& topo, double
 std::vector<AllReduceEstimate> collective_candidates(Func func, const NcclTopology& topo, double bytes,
                                                      const NcclSettings& settings = {});
 NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings, Func func);
+
+// What the net plugin did to NCCL's pick at this size (`collective --explain` "plugin:"): the pick
+// with the plugin, the pick without its region tuner, and "NCCL alone", without the region tuner
+// and without the latency the plugin reports (the NIC's own; NOTES.md "EFA through aws-ofi-nccl"
+// items 2 and 5). Everything else the plugin does (rails grouped, forced NCCL settings) stays:
+// it is what NCCL sees of the hardware. `plugin` empty: no net plugin, or one rank.
+struct PluginPickEffect {
+  std::string plugin;                // e.g. "aws-ofi-nccl/p5"
+  std::string pick;                  // "Tree/LL128": what NCCL runs
+  std::string without_region_tuner;  // NCCL's pick with the reported latency, no region tuner
+  std::string nccl_alone;            // NCCL's pick with neither
+  bool region_forced = false;        // the region tuner set the pick's cost to 0
+  std::string region_tuner;          // "forced", "outside its enabled regions", or why it does not apply
+  double reported_latency = 0;       // seconds NCCL added to latencyInter (0: it did not read it)
+  std::string effect;                // "region_tuner", "reported_latency" or "none"
+  std::string text;                  // the --explain line
+};
+PluginPickEffect plugin_pick_effect(Func func, const NcclTopology& topo, double bytes,
+                                    const NcclSettings& settings = {});
 // Every enabled (algo, proto), sorted by NCCL's model time, for explanation tables.
 std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, double bytes,
                                                     const NcclSettings& settings = {});

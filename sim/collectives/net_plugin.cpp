@@ -1,6 +1,8 @@
 #include "collectives/net_plugin.hpp"
 
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "collectives/nccl_model.hpp"
@@ -41,8 +43,6 @@ const AwsOfiPlatform kP5en{"p5en/p6-b200", 35.0 * kUsec, true,        8 * kMiB, 
                            512 * 1024.0,   18.0 * kUsec, 3.0 * kUsec, true};
 
 // ---- nccl_ofi_regions.cpp geometry, in log2 space ----
-constexpr double kTunerMaxRanks = 1024.0 * 1024;              // TUNER_MAX_RANKS
-constexpr double kTunerMaxSize = 100.0 * 1024 * 1024 * 1024;  // TUNER_MAX_SIZE
 constexpr double kEps = 1e-10;
 
 TunerPoint to_log2(TunerPoint p) {  // nccl_ofi_tuner_point_t::transform_log2
@@ -93,132 +93,53 @@ int inside_log2(TunerPoint point, const std::vector<TunerPoint>& v) {
     min_y = std::min(min_y, p.y);
   }
   if (point.x < min_x || point.x > max_x || point.y < min_y || point.y > max_y) return -1;
-  const TunerPoint e = to_log2({2.0 * kTunerMaxSize, 2.0 * kTunerMaxRanks});
+  const TunerPoint e = to_log2({2.0 * kAwsOfiTunerMaxSize, 2.0 * kAwsOfiTunerMaxRanks});
   int crosses = 0;
   for (size_t i = 0; i < n; ++i)
     if (intersect(point, e, v[i], v[(i + 1) % n], kEps, nullptr) == 1) ++crosses;
   return (crosses & 1) ? 1 : -1;
 }
 
-struct Region {
-  Algo algo;
-  Proto proto;
-  std::vector<TunerPoint> vertices;  // linear scale, as written in the source
-};
-
-const TunerPoint kZ{kTunerMaxSize, kTunerMaxRanks};
-
-// region_init_internal_p5_p5e, ncclFuncAllReduce, nRanks == 8 * nNodes (in the source's order).
-std::vector<Region> p5_allreduce() {
-  const TunerPoint tree_ll128 = aws_ofi_extend_region({402653184, 2048}, {402653184, 4096}, kZ);
-  const TunerPoint nvlstree_1 = aws_ofi_extend_region({8053063680, 160}, {9663676416, 192}, kZ);
-  const TunerPoint nvlstree_2 = aws_ofi_extend_region({402653184, 2048}, {402653184, 4096}, kZ);
-  const TunerPoint ring_simple = aws_ofi_extend_region({8053063680, 160}, {9663676416, 192}, kZ);
-  return {
-      {Algo::TREE,
-       Proto::LL128,
-       {{0, 16},
-        {31457280, 16},
-        {37748736, 32},
-        {117440512, 64},
-        {301989888, 128},
-        {301989888, 256},
-        {335544320, 512},
-        {536870912, 1024},
-        {402653184, 2048},
-        {402653184, 4096},
-        tree_ll128,
-        {0, tree_ll128.y}}},
-      {Algo::NVLS_TREE, Proto::SIMPLE, {{31457281, 16}, {kTunerMaxSize, 16}, {31457281, 16}}},
-      {Algo::RING,
-       Proto::LL128,
-       {{31457280, 17},
-        {1073741824, 17},
-        {2147483648, 64},
-        {2147483648, 128},
-        {1342177280, 160},
-        {2147483648, 256},
-        {1074790400, 256},
-        {444596224, 160},
-        {301989888, 128},
-        {117440512, 64},
-        {37748736, 32}}},
-      {Algo::NVLS_TREE,
-       Proto::SIMPLE,
-       {{2147483648, 128},
-        {6442450944, 128},
-        {8053063680, 160},
-        {9663676416, 192},
-        nvlstree_1,
-        nvlstree_2,
-        {402653184, 4096},
-        {402653184, 2048},
-        {536870912, 1024},
-        {335544320, 512},
-        {301989888, 256},
-        {310378496, 160},
-        {444596224, 160},
-        {1074790400, 256},
-        {2684354560, 256},
-        {2147483648, 224},
-        {1342177280, 160}}},
-      {Algo::RING,
-       Proto::SIMPLE,
-       {{1073741824, 17},
-        {ring_simple.x, 17},
-        ring_simple,
-        {9663676416, 192},
-        {8053063680, 160},
-        {2684354560, 64},
-        {1610612736, 32}}},
-  };
-}
-
-// region_init_internal_p5en, ncclFuncAllReduce, nRanks == 8 * nNodes.
-std::vector<Region> p5en_allreduce() {
-  const TunerPoint tree_ll = aws_ofi_extend_region({196608, 192}, {196608, 1024}, kZ);
-  const TunerPoint tree_ll128 = aws_ofi_extend_region({129499136, 127}, {218103808, 1024}, kZ);
-  const TunerPoint nvlstree = aws_ofi_extend_region({7516192768, 256}, {17179869184, 448}, kZ);
-  return {
-      {Algo::TREE, Proto::LL, {{0, 16}, {196608, 16}, {196608, 1024}, tree_ll, {0, kTunerMaxRanks}}},
-      {Algo::TREE,
-       Proto::LL128,
-       {tree_ll, {196608, 1024}, {196608, 16}, {13107200, 16}, {129499136, 127}, {218103808, 1024}, tree_ll128}},
-      {Algo::RING,
-       Proto::LL128,
-       {{129499136, 127}, {13107200, 16}, {29884416, 16}, {293601280, 32}, {589299712, 64}, {549453824, 128}}},
-      {Algo::NVLS_TREE,
-       Proto::SIMPLE,
-       {tree_ll128,
-        {218103808, 1024},
-        {129499136, 127},
-        {549453824, 128},
-        {589299712, 64},
-        {293601280, 32},
-        {29884416, 16},
-        {kTunerMaxSize, 16},
-        {509607936, 32},
-        {7516192768, 256},
-        {17179869184, 448},
-        nvlstree}},
-      {Algo::RING,
-       Proto::SIMPLE,
-       {nvlstree, {17179869184, 448}, {7516192768, 256}, {509607936, 32}, {kTunerMaxSize, 16}}},
-  };
-}
-
 // set_regions: every vertex to log2 once.
-std::vector<Region> in_log2(std::vector<Region> regions) {
-  for (Region& r : regions)
+std::vector<AwsOfiRegion> in_log2(std::vector<AwsOfiRegion> regions) {
+  for (AwsOfiRegion& r : regions)
     for (TunerPoint& v : r.vertices) v = to_log2(v);
   return regions;
 }
 
-const std::vector<Region>& regions_of(NetPlugin p) {
-  static const std::vector<Region> p5 = in_log2(p5_allreduce());
-  static const std::vector<Region> p5en = in_log2(p5en_allreduce());
-  static const std::vector<Region> none;
-  return p == NetPlugin::AWS_OFI_P5 ? p5 : p == NetPlugin::AWS_OFI_P5EN ? p5en : none;
+// aws_ofi_regions in log2 scale, converted once per (platform, function, ranks per node class).
+const std::vector<AwsOfiRegion>& regions_log2(NetPlugin p, Func func, int nranks, int nnodes) {
+  static std::map<const std::vector<AwsOfiRegion>*, std::vector<AwsOfiRegion>> cache;
+  static std::mutex mutex;  // sweeps may predict from several threads
+  const std::vector<AwsOfiRegion>& lin = aws_ofi_regions(p, func, nranks, nnodes);
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(&lin);
+  if (it == cache.end()) it = cache.emplace(&lin, in_log2(lin)).first;
+  return it->second;
+}
+
+// region_get_coll_info_internal_v3's scan: the first enabled region containing the point
+// (in_out >= 0); a PAT region (no modelled algorithm) is skipped and remembered.
+struct Scan {
+  const AwsOfiRegion* region = nullptr;
+  bool pat = false;
+};
+Scan scan(NetPlugin p, Func func, int nranks, int nnodes, double bytes,
+          const std::function<bool(Algo, Proto)>& enabled) {
+  Scan out;
+  const TunerPoint pt = to_log2({bytes, static_cast<double>(nranks)});
+  for (const AwsOfiRegion& r : regions_log2(p, func, nranks, nnodes)) {
+    if (!r.algo) {
+      out.pat = out.pat || inside_log2(pt, r.vertices) >= 0;
+      continue;
+    }
+    if (!enabled(*r.algo, r.proto)) continue;
+    if (inside_log2(pt, r.vertices) >= 0) {
+      out.region = &r;
+      return out;
+    }
+  }
+  return out;
 }
 
 }  // namespace aws_ofi_detail
@@ -261,20 +182,34 @@ int aws_ofi_inside_region(TunerPoint p, const std::vector<TunerPoint>& polygon) 
   return inside_log2(to_log2(p), v);
 }
 
+std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version) {
+  const AwsOfiPlatform* plat = aws_ofi_platform(p);
+  if (!plat) return "no net plugin";
+  // nccl_ofi_tuner.cpp nccl_ofi_tuner_init: is_region_supported (p5/p5e, p5en, p6) or the model
+  // tuner (is_model_supported); p4d has neither.
+  if (!plat->region_tuner) return std::string(plat->name) + " has no region tuner";
+  // Tuner v3 (getCollInfo with the cost table) needs NCCL 2.22.3; v2 (2.21.5) picks the same way.
+  if (nccl_version != 0 && nccl_version < 22105) return "NCCL before 2.21.5 loads no tuner plugin";
+  // region_get_coll_info_internal_v3: "Skip when two nodes or lesser because the regions are not
+  // well defined and fallback to NCCL's internal tunings".
+  if (nnodes <= 2) return "two nodes or fewer: NCCL's own tuner";
+  if (aws_ofi_regions(p, func, nranks, nnodes).empty())
+    return "no regions for " + to_string(func) + " at " + std::to_string(nranks / nnodes) + " ranks per node";
+  return "";
+}
+
 std::optional<RegionPick> aws_ofi_region_pick(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,
                                               double bytes, const std::function<bool(Algo, Proto)>& enabled) {
-  const AwsOfiPlatform* plat = aws_ofi_platform(p);
-  if (!plat || !plat->region_tuner || func != Func::ALL_REDUCE) return std::nullopt;
-  // Tuner v3 (getCollInfo with the cost table) needs NCCL 2.22.3; v2 (2.21.5) picks the same way.
-  if (nccl_version != 0 && nccl_version < 22105) return std::nullopt;
-  // "Skip when two nodes or lesser": NCCL's own tuner; regions exist for 8 ranks per node here.
-  if (nnodes <= 2 || nranks != 8 * nnodes) return std::nullopt;
-  const TunerPoint pt = to_log2({bytes, static_cast<double>(nranks)});
-  for (const Region& r : regions_of(p)) {
-    if (!enabled(r.algo, r.proto)) continue;
-    if (inside_log2(pt, r.vertices) >= 0) return RegionPick{r.algo, r.proto};
-  }
-  return std::nullopt;
+  if (!aws_ofi_region_skip_reason(p, func, nranks, nnodes, nccl_version).empty()) return std::nullopt;
+  const Scan s = scan(p, func, nranks, nnodes, bytes, enabled);
+  if (!s.region) return std::nullopt;
+  return RegionPick{*s.region->algo, s.region->proto};
+}
+
+bool aws_ofi_in_pat_region(NetPlugin p, Func func, int nranks, int nnodes, double bytes,
+                           const std::function<bool(Algo, Proto)>& enabled) {
+  const Scan s = scan(p, func, nranks, nnodes, bytes, enabled);
+  return !s.region && s.pat;
 }
 
 }  // namespace ddpsim::collectives

@@ -53,23 +53,49 @@ struct AwsOfiPlatform {
 const AwsOfiPlatform* aws_ofi_platform(NetPlugin p);
 
 // The region tuner's forced (algorithm, protocol), as region_get_coll_info_internal_v3 sets it:
-// only for all-reduce with 8 ranks per node on more than two nodes, NCCL 2.22.3+ (tuner v3;
-// nccl_version 0 = current), scanning the platform's regions in order and skipping an (algorithm,
-// protocol) NCCL has disabled (`enabled` false: cost table NCCL_ALGO_PROTO_IGNORE). nullopt: NCCL's
-// own pick stands (outside every region, or not applicable).
+// on more than two nodes, NCCL 2.21.5+ (tuner v2/v3; nccl_version 0 = current), where the
+// platform has regions for the collective and ranks per node (aws_ofi_regions), scanning them in
+// order and skipping an (algorithm, protocol) NCCL has disabled (`enabled` false: cost table
+// NCCL_ALGO_PROTO_IGNORE) and PAT regions (not modelled; real NCCL would run PAT there). nullopt:
+// NCCL's own pick stands (outside every region, or not applicable).
+// include/tuner/nccl_ofi_tuner_region.h TUNER_MAX_RANKS, TUNER_MAX_SIZE: the tuner's plane.
+inline constexpr double kAwsOfiTunerMaxRanks = 1024.0 * 1024;
+inline constexpr double kAwsOfiTunerMaxSize = 100.0 * 1024 * 1024 * 1024;
+
+struct TunerPoint {  // nccl_ofi_tuner_point_t: (bytes, ranks)
+  double x = 0, y = 0;
+};
+
+// One region of the region tuner (nccl_ofi_tuner_region_t), vertices in linear scale as the source
+// writes them (net_plugin_regions.cpp).
+struct AwsOfiRegion {
+  std::optional<Algo> algo;  // nullopt: NCCL_ALGO_PAT, which ddpsim does not model
+  Proto proto = Proto::SIMPLE;
+  int num_vertices = 0;  // the source's count (a transcription check: vertices.size())
+  std::vector<TunerPoint> vertices;
+};
+// The platform's regions for `func` on nranks over nnodes, in the source's order (set_regions per
+// collType in region_init_internal_p5_p5e / region_init_internal_p5en); empty where the source
+// has none (NCCL's own tuner picks: region_get_coll_info_internal_v3 "Fall back to NCCL's tuner").
+const std::vector<AwsOfiRegion>& aws_ofi_regions(NetPlugin p, Func func, int nranks, int nnodes);
+
 struct RegionPick {
   Algo algo;
   Proto proto;
 };
 std::optional<RegionPick> aws_ofi_region_pick(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,
                                               double bytes, const std::function<bool(Algo, Proto)>& enabled);
+// Why the region tuner leaves NCCL's pick to NCCL for this communicator and function, whatever
+// the size ("" when it has regions to scan): the words `collective --explain` prints.
+std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version);
+// Whether the point (bytes, nranks) falls in a PAT region the scan reaches before any enabled
+// region contains it: there aws-ofi-nccl forces PAT, which ddpsim does not model.
+bool aws_ofi_in_pat_region(NetPlugin p, Func func, int nranks, int nnodes, double bytes,
+                           const std::function<bool(Algo, Proto)>& enabled);
 
 // The ray-casting point-in-polygon test of nccl_ofi_regions.cpp is_inside_region, on (bytes,
 // ranks) points given in linear scale (log2 taken here, 0 -> 1e-6 as transform_log2 does):
 // 1 inside, 0 on an edge, -1 outside. Exposed for tests.
-struct TunerPoint {
-  double x = 0, y = 0;
-};
 int aws_ofi_inside_region(TunerPoint p, const std::vector<TunerPoint>& polygon);
 // extend_region(a, b, z) of nccl_ofi_regions.cpp, linear scale in and out.
 TunerPoint aws_ofi_extend_region(TunerPoint a, TunerPoint b, TunerPoint z);

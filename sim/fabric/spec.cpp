@@ -40,6 +40,13 @@ int domain_servers(const FabricSpec& s, int nics) {
 }
 }  // namespace
 
+std::string placement_line(const FabricSpec& spec, const std::string& cluster, int nodes) {
+  if (spec.is_single_switch() || nodes <= 1) return "";
+  const std::string p = to_string(spec.placement);
+  if (spec.placement_guaranteed) return p + " (the cluster file's placement, guaranteed: fabric.placement_guaranteed)";
+  return p + " (assumed; " + cluster + " does not guarantee it: compare shows the scattered range)";
+}
+
 FabricSpec scattered_spec(const FabricSpec& spec, int job_nodes, int nics_per_node) {
   FabricSpec s = spec;
   const int g = std::max(1, domain_servers(spec, std::max(nics_per_node, 1)));

@@ -59,6 +59,11 @@ struct FabricSpec {
 // domain i, so every inter-node ring hop crosses the leaves' uplinks (and, beyond a pod, the
 // cores). The fabric's own sizes, oversubscription and routing are kept.
 FabricSpec scattered_spec(const FabricSpec& spec, int job_nodes, int nics_per_node);
+// The placement a run assumed (issue 24 item 3; `run`'s report and `collective --explain`):
+// "" on the single switch or at one node (no inter-node placement to assume); else the fabric's
+// `placement` and whether the provider guarantees it (`placement_guaranteed`), e.g. "packed
+// (assumed; aws-p5 does not guarantee it: compare shows the scattered range)".
+std::string placement_line(const FabricSpec& spec, const std::string& cluster, int nodes);
 // The --set overrides that turn a scenario's fabric into scattered_spec (for a child run).
 std::vector<std::string> scattered_overrides(const FabricSpec& spec, int job_nodes, int nics_per_node);
 

@@ -6,6 +6,7 @@
 #include "collectives/validated.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
+#include "fabric/spec.hpp"
 
 namespace ddpsim::report {
 namespace {
@@ -283,6 +284,11 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.cluster = sc.cluster.name;
   r.gpu = sc.cluster.gpu.name;
   if (sc.cluster.world_size() > 1) r.nccl_trust = collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes);
+  r.placement_text = fabric::placement_line(sc.cluster.inter_fabric, r.cluster, sc.cluster.nodes);
+  if (!r.placement_text.empty()) {
+    r.placement = fabric::to_string(sc.cluster.inter_fabric.placement);
+    r.placement_guaranteed = sc.cluster.inter_fabric.placement_guaranteed;
+  }
   r.batch_size = sc.training.batch_size;
   r.backend = net.backend;
   r.fidelity = config::to_string(sc.simulation.fidelity);

@@ -103,6 +103,8 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["nodes"] = r.nodes;
   j["gpus_per_node"] = r.gpus_per_node;
   if (!r.nccl_trust.empty()) j["nccl_trust"] = r.nccl_trust;
+  if (!r.placement_text.empty())
+    j["placement"] = {{"assumed", r.placement}, {"guaranteed", r.placement_guaranteed}, {"text", r.placement_text}};
   j["batch_size"] = r.batch_size;
   j["backend"] = r.backend;
   j["fidelity"] = r.fidelity;
@@ -314,6 +316,7 @@ std::string to_table(const StepReport& r) {
   o << "  cluster " << r.cluster << ": " << r.nodes << " node(s) x " << r.gpus_per_node << " " << r.gpu << " = "
     << r.world_size << " GPUs; backend " << r.backend << " (" << r.fidelity << ")\n";
   if (!r.nccl_trust.empty()) o << "  NCCL model trust: " << r.nccl_trust << "\n";
+  if (!r.placement_text.empty()) o << "  placement: " << r.placement_text << "\n";
   if (r.compute_scale != 1.0) {
     char b[128];
     std::snprintf(b, sizeof b, "  compute scaled x%.4f per %s to match the measured single-GPU step\n", r.compute_scale,

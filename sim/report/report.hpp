@@ -155,6 +155,11 @@ struct StepReport {
   // How far the all-reduce model can be trusted here (collectives::trust_line; issue 24 item 4):
   // the closest validated all_reduce_perf table; empty at one GPU (no collective).
   std::string nccl_trust;
+  // The placement the run assumed on a fabric (fabric::placement_line; issue 24 item 3): empty on
+  // the single switch or at one node; `placement` is the fabric's, `placement_guaranteed` its flag.
+  std::string placement_text;
+  std::string placement;
+  bool placement_guaranteed = true;
   int world_size = 1;
   int nodes = 1;
   int gpus_per_node = 1;

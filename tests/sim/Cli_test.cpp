@@ -59,10 +59,69 @@ TEST(Cli, RunJsonHasTheDocumentedFields) {
   auto one = run("run --json - -q --nodes 1 --gpus-per-node 1");
   ASSERT_EQ(one.code, 0) << one.out;
   EXPECT_FALSE(Json::parse(one.out).contains("nccl_trust"));
+  // The default cluster (dgx-a100) sits on the single ideal switch: no placement is assumed.
+  EXPECT_FALSE(j.contains("placement"));
   // The steady-state buckets hold every gradient byte exactly once.
   double total = 0;
   for (const auto& b : j["buckets"]) total += b["bytes"].get<double>();
   EXPECT_EQ(total, j["grad_bytes"].get<double>());
+}
+
+TEST(Cli, CollectiveExplainSaysWhatTheNetPluginDidToThePick) {
+  // 4 aws-p5 nodes (32 ranks), 32 MiB: the point (2^25 B, 2^5 ranks) is inside the p5 region
+  // tuner's first polygon (Tree LL128: its right edge at 32 ranks is (36 MiB, 32)), so the plugin
+  // forces Tree/LL128; NCCL alone (no region tuner, no reported 75 us) is named after it.
+  auto r = run("collective allreduce --cluster aws-p5 --nodes 4 --explain 32M");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\nplugin: aws-ofi-nccl/p5 region tuner forced Tree/LL128 (NCCL alone would pick "),
+            std::string::npos)
+      << r.out;
+  auto j = run("collective allreduce --cluster aws-p5 --nodes 4 --explain 32M --json -");
+  ASSERT_EQ(j.code, 0) << j.out;
+  const Json p = Json::parse(j.out)["plugin"];
+  EXPECT_EQ(p["effect"], "region_tuner");
+  EXPECT_EQ(p["pick"], "Tree/LL128");
+  EXPECT_EQ(p["region_tuner"], "forced");
+  EXPECT_EQ(p["reported_latency_us"], 75.0);
+  // A cluster without a net plugin has no plugin line.
+  auto ib = run("collective allreduce --cluster dgx-h100 --nodes 4 --explain 32M --json -");
+  ASSERT_EQ(ib.code, 0) << ib.out;
+  EXPECT_FALSE(Json::parse(ib.out).contains("plugin"));
+}
+
+TEST(Cli, RunStatesTheAssumedPlacementOnAFabric) {
+  // aws-p5 (configs/clusters/aws-p5.json): a fat-tree with "placement": "packed" and
+  // "placement_guaranteed": false (Capacity Blocks place "close together", not under one leaf).
+  auto r = run("run --model resnet50 --cluster aws-p5 --nodes 2 --json - -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json p = Json::parse(r.out)["placement"];
+  EXPECT_EQ(p["assumed"], "packed");
+  EXPECT_EQ(p["guaranteed"], false);
+  EXPECT_EQ(p["text"], "packed (assumed; aws-p5 does not guarantee it: compare shows the scattered range)");
+  // The text summary says the same.
+  auto t = run("run --model resnet50 --cluster aws-p5 --nodes 2");
+  ASSERT_EQ(t.code, 0) << t.out;
+  EXPECT_NE(t.out.find("  placement: packed (assumed; aws-p5 does not guarantee it: compare shows the scattered "
+                       "range)\n"),
+            std::string::npos)
+      << t.out;
+  // An owned fabric (dgx-h100-superpod: rail-optimized, packed, placement_guaranteed by default).
+  auto owned = run("run --model resnet50 --cluster dgx-h100-superpod --nodes 2 --json - -q");
+  ASSERT_EQ(owned.code, 0) << owned.out;
+  const Json o = Json::parse(owned.out)["placement"];
+  EXPECT_EQ(o["guaranteed"], true);
+  EXPECT_EQ(o["text"], "packed (the cluster file's placement, guaranteed: fabric.placement_guaranteed)");
+  // One node: no placement to assume (no inter-node traffic).
+  auto one = run("run --model resnet50 --cluster aws-p5 --nodes 1 --json - -q");
+  ASSERT_EQ(one.code, 0) << one.out;
+  EXPECT_FALSE(Json::parse(one.out).contains("placement"));
+  // `collective --explain` states it as well, and in its JSON.
+  auto e = run("collective allreduce --cluster aws-p5 --nodes 4 --explain 64M");
+  ASSERT_EQ(e.code, 0) << e.out;
+  EXPECT_NE(e.out.find("\nplacement: packed (assumed; aws-p5 does not guarantee it"), std::string::npos) << e.out;
+  auto ej = run("collective allreduce --cluster aws-p5 --nodes 4 --explain 64M --json -");
+  ASSERT_EQ(ej.code, 0) << ej.out;
+  EXPECT_EQ(Json::parse(ej.out)["placement"]["guaranteed"], false);
 }
 
 TEST(Cli, TraceIsValidChromeTraceWithPhases) {

@@ -219,3 +219,232 @@ TEST(NcclNetPlugin, NoNvlsUnderNccl2185WithThePlugin) {
   for (const auto& e : allreduce_candidates(p5, 64 * kMiB)) nvls_tree = nvls_tree || e.algo == Algo::NVLS_TREE;
   EXPECT_TRUE(nvls_tree);
 }
+
+// ---- What the plugin did to NCCL's pick (collective --explain "plugin:") ----
+// "NCCL alone" is computed independently here: the same node without the plugin, its NICs as NCCL
+// sees them through the plugin (8 devices of 4 x 100 Gb/s rails = 8 x 50 GB/s; the graphs are
+// the same, RdmaRailsAreOneNcclDevicePerGpu), so neither the region tuner nor the 75 us reach it;
+// "without the region tuner" adds the 75 us as the topology's latencyInter (tuning.cc adds both
+// the same way).
+namespace {
+std::string pick_of(const NcclTopology& t, double bytes) {
+  const auto e = predict_allreduce(t, bytes);
+  return to_string(e.algo) + "/" + to_string(e.proto);
+}
+}  // namespace
+
+TEST(NcclNetPlugin, PluginEffectRegionTunerForcedAgainstNcclAlone) {
+  // 4 p5 nodes, 32 MiB: (2^25, 2^5) lies in Tree LL128's first polygon (P5RegionTunerPicks: its
+  // right edge at 32 ranks is (36 MiB, 32)), so the region tuner forces Tree/LL128.
+  const NcclTopology p5 = h100_nodes(4, 32, 12.5e9, NetPlugin::AWS_OFI_P5);
+  NcclTopology alone = h100_nodes(4, 8, 50e9, NetPlugin::NONE);
+  NcclTopology latency = alone;
+  latency.net_latency = 75e-6;
+  const auto fx = plugin_pick_effect(Func::ALL_REDUCE, p5, 32 * kMiB);
+  EXPECT_EQ(fx.plugin, "aws-ofi-nccl/p5");
+  EXPECT_EQ(fx.pick, "Tree/LL128");
+  EXPECT_TRUE(fx.region_forced);
+  EXPECT_EQ(fx.region_tuner, "forced");
+  EXPECT_EQ(fx.nccl_alone, pick_of(alone, 32 * kMiB));
+  EXPECT_EQ(fx.without_region_tuner, pick_of(latency, 32 * kMiB));
+  EXPECT_DOUBLE_EQ(fx.reported_latency, 75e-6);
+  ASSERT_NE(fx.nccl_alone, "Tree/LL128");  // else the case shows nothing
+  EXPECT_EQ(fx.effect, "region_tuner");
+  EXPECT_EQ(fx.text.rfind(
+                "plugin: aws-ofi-nccl/p5 region tuner forced Tree/LL128 (NCCL alone would pick " + fx.nccl_alone, 0),
+            0u)
+      << fx.text;
+}
+
+TEST(NcclNetPlugin, PluginEffectReportedLatencyOrNone) {
+  // 2 nodes: "Skip when two nodes or lesser" (the region tuner never forces); only the 75 us the
+  // plugin reports can move NCCL's pick. Over the sizes 8 B - 8 GiB the effect says "reported
+  // latency" exactly where the pick with +75 us latencyInter differs from the pick without.
+  const NcclTopology p5 = h100_nodes(2, 32, 12.5e9, NetPlugin::AWS_OFI_P5);
+  NcclTopology alone = h100_nodes(2, 8, 50e9, NetPlugin::NONE);
+  NcclTopology latency = alone;
+  latency.net_latency = 75e-6;
+  int changed = 0, left = 0;
+  for (double b = 8; b <= 8 * kGiB; b *= 2) {
+    const auto fx = plugin_pick_effect(Func::ALL_REDUCE, p5, b);
+    EXPECT_FALSE(fx.region_forced);
+    EXPECT_EQ(fx.region_tuner, "two nodes or fewer: NCCL's own tuner");
+    const std::string a = pick_of(alone, b), l = pick_of(latency, b);
+    EXPECT_EQ(fx.nccl_alone, a) << b;
+    EXPECT_EQ(fx.pick, l) << b;
+    if (a != l) {
+      ++changed;
+      EXPECT_EQ(fx.effect, "reported_latency");
+      EXPECT_EQ(fx.text, "plugin: aws-ofi-nccl/p5 reported latency 75 us changed NCCL's pick from " + a + " to " + l +
+                             " (region tuner: two nodes or fewer: NCCL's own tuner)");
+    } else {
+      ++left;
+      EXPECT_EQ(fx.effect, "none");
+      EXPECT_EQ(fx.text, "plugin: aws-ofi-nccl/p5 left NCCL's pick " + a +
+                             " alone (region tuner: two nodes or fewer: NCCL's own tuner; reported latency 75 us: "
+                             "the same pick)");
+    }
+  }
+  EXPECT_GT(changed, 0);  // 75 us per inter-node step moves the small sizes off the latency-bound pick
+  EXPECT_GT(left, 0);
+  // No plugin: no line. p4d: no region tuner.
+  EXPECT_TRUE(plugin_pick_effect(Func::ALL_REDUCE, alone, kMiB).plugin.empty());
+  NcclTopology p4d = alone;
+  p4d.net_plugin = NetPlugin::AWS_OFI_P4D;
+  p4d.nranks = 32;
+  p4d.nnodes = 4;
+  EXPECT_EQ(plugin_pick_effect(Func::ALL_REDUCE, p4d, kMiB).region_tuner, "p4d.24xlarge has no region tuner");
+}
+
+// ---- The region tuner's other cases (nccl_ofi_regions.cpp at 2daf7d30) ----
+// Every point below is placed by hand in (log2 bytes, log2 ranks) from the source's vertices;
+// points sit between vertex rows (ranks that are no vertex's y) so no ray runs through a vertex.
+namespace {
+std::string region_pick(NetPlugin p, Func f, int ranks_per_node, int nodes, double bytes) {
+  const auto r = aws_ofi_region_pick(p, f, ranks_per_node * nodes, nodes, 0, bytes, all_enabled);
+  return r ? to_string(r->algo) + "/" + to_string(r->proto) : std::string("NCCL");
+}
+}  // namespace
+
+TEST(NcclNetPlugin, RegionTablesAreTheSourcesCounts) {
+  // Regions per case and each region's num_vertices, as region_init_internal_p5_p5e /
+  // region_init_internal_p5en write them; the transcription keeps every vertex.
+  struct Case {
+    NetPlugin p;
+    Func f;
+    int ppn;
+    std::vector<int> vertices;
+  };
+  const std::vector<Case> cases = {
+      {NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 8, {12, 3, 11, 17, 7}},
+      {NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 2, {11, 14, 6, 3, 3, 10, 7, 6}},
+      {NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 1, {6, 9, 4}},
+      {NetPlugin::AWS_OFI_P5, Func::ALL_GATHER, 1, {4}},
+      {NetPlugin::AWS_OFI_P5, Func::REDUCE_SCATTER, 1, {4}},
+      {NetPlugin::AWS_OFI_P5EN, Func::ALL_REDUCE, 8, {5, 7, 6, 12, 5}},
+      {NetPlugin::AWS_OFI_P5EN, Func::ALL_GATHER, 8, {9, 12, 7}},
+      {NetPlugin::AWS_OFI_P5EN, Func::REDUCE_SCATTER, 8, {7, 11, 7}},
+      {NetPlugin::AWS_OFI_P5EN, Func::ALL_REDUCE, 1, {4, 11, 6, 11, 5}},
+      {NetPlugin::AWS_OFI_P5EN, Func::ALL_GATHER, 1, {12, 11, 5}},
+      {NetPlugin::AWS_OFI_P5EN, Func::REDUCE_SCATTER, 1, {10, 9, 5}},
+  };
+  for (const Case& c : cases) {
+    const auto& r = aws_ofi_regions(c.p, c.f, c.ppn * 4, 4);
+    ASSERT_EQ(r.size(), c.vertices.size()) << to_string(c.p) << " " << to_string(c.f) << " ppn " << c.ppn;
+    for (size_t i = 0; i < r.size(); ++i) {
+      EXPECT_EQ(r[i].num_vertices, c.vertices[i]) << to_string(c.p) << " " << to_string(c.f) << " region " << i;
+      EXPECT_EQ(static_cast<int>(r[i].vertices.size()), r[i].num_vertices) << to_string(c.f) << " region " << i;
+    }
+  }
+  // PAT (NCCL_ALGO_PAT) leads p5en's 1-rank-per-node all-gather and reduce-scatter: no modelled algorithm.
+  EXPECT_FALSE(aws_ofi_regions(NetPlugin::AWS_OFI_P5EN, Func::ALL_GATHER, 4, 4)[0].algo.has_value());
+  // No regions: p5 all-gather / reduce-scatter at 8 or 2 ranks per node, p5en at 2, 4 ranks per node anywhere.
+  EXPECT_TRUE(aws_ofi_regions(NetPlugin::AWS_OFI_P5, Func::ALL_GATHER, 32, 4).empty());
+  EXPECT_TRUE(aws_ofi_regions(NetPlugin::AWS_OFI_P5, Func::REDUCE_SCATTER, 32, 4).empty());
+  EXPECT_TRUE(aws_ofi_regions(NetPlugin::AWS_OFI_P5, Func::ALL_GATHER, 8, 4).empty());
+  EXPECT_TRUE(aws_ofi_regions(NetPlugin::AWS_OFI_P5EN, Func::ALL_REDUCE, 8, 4).empty());
+  EXPECT_TRUE(aws_ofi_regions(NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 16, 4).empty());
+  EXPECT_EQ(aws_ofi_region_skip_reason(NetPlugin::AWS_OFI_P5EN, Func::ALL_REDUCE, 8, 4, 0),
+            "no regions for AllReduce at 2 ranks per node");
+}
+
+TEST(NcclNetPlugin, P5TwoRanksPerNodeAllReduceRegions) {
+  const auto at = [](int nodes, double bytes) {
+    return region_pick(NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 2, nodes, bytes);
+  };
+  // 5 nodes = 10 ranks, y = log2 10 = 3.32. Tree LL128 ends at the vertical edge x = log2 1051648
+  // = 20.004 (y 3 to 3.58); Ring LL128 runs from there to the edge (41842688, 8) -> (296747008,
+  // 64), i.e. (25.32, 3) -> (28.14, 6), at y 3.32: x 25.62; NVLS tree to the vertical edge x =
+  // log2 275775488 = 28.04; Ring Simple from 28.04 to TUNER_MAX_SIZE (2^36.64).
+  EXPECT_EQ(at(5, 512 * 1024), "Tree/LL128");      // 2^19
+  EXPECT_EQ(at(5, 16 * kMiB), "Ring/LL128");       // 2^24
+  EXPECT_EQ(at(5, 64 * kMiB), "NVLSTree/Simple");  // 2^26
+  EXPECT_EQ(at(5, kGiB), "Ring/Simple");           // 2^30
+  // 48 nodes = 96 ranks, y = 6.58. Ring LL128 ends at (257114112, 128) -> (296747008, 64): x
+  // 28.02; Tree Simple (the 7th region) to (296747008, 64) -> (787480576, 128): x 28.97; Ring Simple
+  // to the vertical x = 30 (1 GiB, 40 -> 128 ranks); NVLS tree (the 8th) beyond, to the edge
+  // (TUNER_MAX_SIZE, 32) -> extend_region((787480576, 128), (1 GiB, 256)) = (2^35.36, 2^20).
+  EXPECT_EQ(at(48, std::pow(2.0, 28.5)), "Tree/Simple");
+  EXPECT_EQ(at(48, std::pow(2.0, 29.5)), "Ring/Simple");
+  EXPECT_EQ(at(48, 2 * kGiB), "NVLSTree/Simple");  // 2^31
+  // Two nodes: the tuner skips ("two nodes or lesser").
+  EXPECT_EQ(at(2, 16 * kMiB), "NCCL");
+}
+
+TEST(NcclNetPlugin, OneRankPerNodeRegions) {
+  // p5 all-reduce. 4 nodes = 4 ranks (y 2): Tree LL128 starts at 16 ranks; Ring LL128 reaches the
+  // edge (4736000, 2) -> (269484032, 128) = (22.18, 1) -> (28.01, 7), at y 2: 23.15; Ring Simple beyond.
+  const auto p5 = [](Func f, int nodes, double bytes) {
+    return region_pick(NetPlugin::AWS_OFI_P5, f, 1, nodes, bytes);
+  };
+  EXPECT_EQ(p5(Func::ALL_REDUCE, 4, kMiB), "Ring/LL128");
+  EXPECT_EQ(p5(Func::ALL_REDUCE, 4, kGiB), "Ring/Simple");
+  // 32 ranks (y 5): Tree LL128 to (2367488, 16) -> (9999360, 64) = (21.18, 4) -> (23.25, 6): 22.21;
+  // Ring LL128 to 22.18 + 4/6 x 5.83 = 26.06.
+  EXPECT_EQ(p5(Func::ALL_REDUCE, 32, kMiB), "Tree/LL128");
+  EXPECT_EQ(p5(Func::ALL_REDUCE, 32, 48 * kMiB), "Ring/LL128");  // 2^25.58
+  EXPECT_EQ(p5(Func::ALL_REDUCE, 32, 256 * kMiB), "Ring/Simple");
+  // p5 all-gather: Ring Simple right of (4 MiB, 2) -> (8 GiB, 2048) = (22, 1) -> (33, 11): at 4
+  // ranks x 23.1. Reduce-scatter: right of (8 MiB, 2) -> (4 GiB, 1024) = (23, 1) -> (32, 10): x 24.
+  EXPECT_EQ(p5(Func::ALL_GATHER, 4, 64 * kMiB), "Ring/Simple");
+  EXPECT_EQ(p5(Func::ALL_GATHER, 4, kMiB), "NCCL");
+  EXPECT_EQ(p5(Func::REDUCE_SCATTER, 4, 64 * kMiB), "Ring/Simple");
+  EXPECT_EQ(p5(Func::REDUCE_SCATTER, 4, 8 * kMiB), "NCCL");  // 2^23 < 2^24
+
+  // p5en all-reduce, 6 ranks (y 2.58): Tree LL left of x 16 (64 KiB) down to the closing edge
+  // (64 KiB, TUNER_MAX_RANKS) -> (0, 2); Tree LL128 to (1 MiB, 4) -> (4 MiB, 8): 21.17; Ring LL128
+  // to (6 MiB, 2) -> (48 MiB, 16) = (22.58, 1) -> (25.58, 4): 24.17; Ring Simple beyond.
+  const auto en = [](Func f, int nodes, double bytes) {
+    return region_pick(NetPlugin::AWS_OFI_P5EN, f, 1, nodes, bytes);
+  };
+  EXPECT_EQ(en(Func::ALL_REDUCE, 6, 8192), "Tree/LL");
+  EXPECT_EQ(en(Func::ALL_REDUCE, 6, kMiB), "Tree/LL128");
+  EXPECT_EQ(en(Func::ALL_REDUCE, 6, 8 * kMiB), "Ring/LL128");
+  EXPECT_EQ(en(Func::ALL_REDUCE, 6, kGiB), "Ring/Simple");
+  // 64 ranks (y 6): Tree LL128 holds x 16-20 there ((1 MiB, 32) -> (1 MiB, 96)); Tree Simple
+  // (1 MiB + 1 B, 32 -> 96 ranks) to (32 MiB - 1 B, 32) -> (32 MiB, 128): x 20-25.
+  EXPECT_EQ(en(Func::ALL_REDUCE, 64, 4 * kMiB), "Tree/Simple");
+  // All-gather, 6 ranks: PAT left of (1 MiB, 2) -> (8 MiB, 8) = (20, 1) -> (23, 3): 22.38; Ring
+  // LL128 to (4 MiB, 2) -> (48 MiB, 16) = (22, 1) -> (25.58, 4): 23.89; Ring Simple beyond.
+  EXPECT_EQ(en(Func::ALL_GATHER, 6, 12 * kMiB), "Ring/LL128");  // 2^23.58
+  EXPECT_EQ(en(Func::ALL_GATHER, 6, kGiB), "Ring/Simple");
+  // The PAT region holds 1 MiB: aws-ofi-nccl forces PAT there, which the model has not; the scan
+  // finds no modelled region, so NCCL's own pick stands, and the plugin says why.
+  EXPECT_EQ(en(Func::ALL_GATHER, 6, kMiB), "NCCL");
+  EXPECT_TRUE(aws_ofi_in_pat_region(NetPlugin::AWS_OFI_P5EN, Func::ALL_GATHER, 6, 6, kMiB, all_enabled));
+  EXPECT_FALSE(aws_ofi_in_pat_region(NetPlugin::AWS_OFI_P5EN, Func::ALL_GATHER, 6, 6, 12 * kMiB, all_enabled));
+  // Reduce-scatter, 6 ranks: PAT left of (1 MiB, 2) -> (16 MiB, 32) = (20, 1) -> (24, 5): 21.58.
+  EXPECT_EQ(en(Func::REDUCE_SCATTER, 6, 12 * kMiB), "Ring/LL128");
+  EXPECT_EQ(en(Func::REDUCE_SCATTER, 6, kGiB), "Ring/Simple");
+  EXPECT_TRUE(aws_ofi_in_pat_region(NetPlugin::AWS_OFI_P5EN, Func::REDUCE_SCATTER, 6, 6, kMiB, all_enabled));
+  // --explain's plugin line names it: 6 p5en nodes of one H100 each, all-gather 1 MiB.
+  NcclTopology one = h100_nodes(6, 16, 25e9, NetPlugin::AWS_OFI_P5EN);
+  one.nranks = 6;
+  const auto fx = plugin_pick_effect(Func::ALL_GATHER, one, kMiB);
+  EXPECT_FALSE(fx.region_forced);
+  EXPECT_EQ(fx.region_tuner, "in its PAT region, which ddpsim does not model: NCCL's own pick among the modelled ones");
+  EXPECT_TRUE(plugin_pick_effect(Func::ALL_GATHER, one, kGiB).region_forced);  // Ring Simple's region
+}
+
+TEST(NcclNetPlugin, P5enEightRanksPerNodeAllGatherAndReduceScatter) {
+  const auto at = [](Func f, int nodes, double bytes) {
+    return region_pick(NetPlugin::AWS_OFI_P5EN, f, 8, nodes, bytes);
+  };
+  // All-gather, 4 nodes = 32 ranks (y 5): Ring LL left of (768 KiB, 16) -> (4.5 MiB, 128) =
+  // (19.58, 4) -> (22.17, 7): 20.45; Ring LL128 to (226 MiB, 16) -> (912 MiB, 64) = (27.82, 4) ->
+  // (29.83, 6): 28.83; Ring Simple from (472 MiB, 32) = 28.88 to TUNER_MAX_SIZE.
+  EXPECT_EQ(at(Func::ALL_GATHER, 4, 512 * 1024), "Ring/LL");
+  EXPECT_EQ(at(Func::ALL_GATHER, 4, 64 * kMiB), "Ring/LL128");
+  EXPECT_EQ(at(Func::ALL_GATHER, 4, 4 * kGiB), "Ring/Simple");
+  // Reduce-scatter, 6 nodes = 48 ranks (y 5.58): Ring LL left of the same first edge: 20.95; Ring
+  // LL128 to (562 MiB, 32) -> (2.25 GiB, 128) = (29.13, 5) -> (31.17, 7): 29.73; Ring Simple beyond.
+  EXPECT_EQ(at(Func::REDUCE_SCATTER, 6, kMiB), "Ring/LL");
+  EXPECT_EQ(at(Func::REDUCE_SCATTER, 6, 64 * kMiB), "Ring/LL128");
+  EXPECT_EQ(at(Func::REDUCE_SCATTER, 6, 4 * kGiB), "Ring/Simple");
+  // Through the NCCL model (FSDP's all-gather on aws-p5en: 16 x 200 Gb/s EFA per node): the region
+  // tuner's pick is NCCL's and says so.
+  NcclTopology en = h100_nodes(4, 16, 25e9, NetPlugin::AWS_OFI_P5EN);
+  const auto e = predict_collective(Func::ALL_GATHER, en, 64 * kMiB);
+  EXPECT_EQ(to_string(e.algo) + "/" + to_string(e.proto), "Ring/LL128");
+  EXPECT_TRUE(e.why.plugin_pick);
+}
