@@ -211,9 +211,10 @@ char p1_exception(Func func, const NcclTopology& topo, const std::vector<AllRedu
 //    estimate of it (nccl_model_time) fell too. search.cc ncclTopoCompute keeps the graph with
 //    the largest nChannels x speed, so a slower NIC fits more channels of a lower speed (gb200-nvl72
 //    with half its 400 Gb/s NICs: 16 -> 30 graph channels, 32 -> 60 after ncclTopoPostset's
-//    doubling), and tuning.cc caps Tree, Tree LL128 and Ring LL128 per channel (perChMaxTreeBw,
-//    perChMaxTreeLL128Bw, perChMaxRingLL128Bw x nChannels), so those gain bandwidth: NCCL itself
-//    estimates the slower NIC faster (gb200-nvl72 x1024, 32 MiB: Tree/LL128 122 -> 230 GB/s).
+//    doubling), and tuning.cc ncclTopoTuneModel (v2.30.3: busBw = nChannels x bw, then capped at
+//    nChannels x perChMaxRingLL128Bw / perChMaxTreeBw / perChMaxTreeLL128Bw) lets Ring LL128 and
+//    the trees keep more of it: NCCL itself estimates the slower NIC faster (gb200-nvl72 x1024,
+//    32 MiB: Tree/LL128 122 -> 230 GB/s).
 char p23_exception(const AllReduceEstimate& e, const std::vector<AllReduceEstimate>& before) {
   const AllReduceEstimate* same = nullptr;
   for (const auto& b : before)
