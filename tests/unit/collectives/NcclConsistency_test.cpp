@@ -141,6 +141,18 @@ void for_each_point(Fn&& fn) {
   }
 }
 
+// Every (sweep preset, node count it can span) with at least two ranks.
+template <typename Fn>
+void for_each_sweep_topology(Fn&& fn) {
+  for (const auto& p : sweep_presets()) {
+    for (int nodes : node_counts()) {
+      if (nodes > 1 && !can_span(p.cluster)) continue;
+      const NcclTopology topo = topo_for(p.cluster, nodes);
+      if (topo.nranks >= 2) fn(p, nodes, topo);
+    }
+  }
+}
+
 const AllReduceEstimate& fastest(const std::vector<AllReduceEstimate>& c) {
   const AllReduceEstimate* best = &c.front();
   for (const auto& e : c)
@@ -254,6 +266,20 @@ struct Tally {
       worst_where = at;
     }
   }
+  // P2/P3: a point `gain` below the best before, under exception class x (0: none, a failure).
+  void below_best(char x, double gain, const std::string& at) {
+    if (!x) return;
+    ++excepted[x];
+    most_beaten[x] = std::max(most_beaten[x], gain);
+    gap(gain, std::string(1, x) + ": " + at);
+  }
+  void print_below_best(const char* property, Func func, const char* points, const char* before) const {
+    std::printf(
+        "[consistency] %s %s: %d %s, %d faster than NCCL's pick %s, %s faster than its best under a named "
+        "exception (most %.1f %% at %s)\n",
+        property, to_string(func).c_str(), this->points, points, pick_faster, before, exceptions().c_str(), 100 * worst,
+        worst_where.empty() ? "-" : worst_where.c_str());
+  }
   std::string exceptions() const {
     std::string s;
     int total = 0;
@@ -275,30 +301,25 @@ struct Tally {
 TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
   for (Func func : kFuncs) {
     Tally t;
-    for (const auto& p : sweep_presets()) {
-      for (int nodes : node_counts()) {
-        if (nodes > 1 && !can_span(p.cluster)) continue;
-        const NcclTopology topo = topo_for(p.cluster, nodes);
-        if (topo.nranks < 2) continue;
-        for (double bytes : sizes()) {
-          if (!runs_at(func, bytes, topo.nranks)) continue;
-          const auto c = collective_candidates(func, topo, bytes, p.settings);
-          ASSERT_FALSE(c.empty()) << where(func, p.name, nodes, bytes);
-          const double best = fastest(c).time;
-          const double gap = c.front().time / best - 1;
-          ++t.points;
-          if (const char x = p1_exception(func, topo, c, p.settings)) {
-            ++t.excepted[x];
-            continue;
-          }
-          t.gap(gap, where(func, p.name, nodes, bytes) + " pick " + to_string(c.front().algo) + "/" +
-                         to_string(c.front().proto));
-          EXPECT_LE(gap, kPickSlack) << where(func, p.name, nodes, bytes) << ": NCCL picks "
-                                     << to_string(c.front().algo) << "/" << to_string(c.front().proto) << " achieving "
-                                     << c.front().time * 1e6 << " us, best candidate " << best * 1e6 << " us";
+    for_each_sweep_topology([&](const Preset& p, int nodes, const NcclTopology& topo) {
+      for (double bytes : sizes()) {
+        if (!runs_at(func, bytes, topo.nranks)) continue;
+        const auto c = collective_candidates(func, topo, bytes, p.settings);
+        ASSERT_FALSE(c.empty()) << where(func, p.name, nodes, bytes);
+        const double best = fastest(c).time;
+        const double gap = c.front().time / best - 1;
+        ++t.points;
+        if (const char x = p1_exception(func, topo, c, p.settings)) {
+          ++t.excepted[x];
+          continue;
         }
+        t.gap(gap, where(func, p.name, nodes, bytes) + " pick " + to_string(c.front().algo) + "/" +
+                       to_string(c.front().proto));
+        EXPECT_LE(gap, kPickSlack) << where(func, p.name, nodes, bytes) << ": NCCL picks " << to_string(c.front().algo)
+                                   << "/" << to_string(c.front().proto) << " achieving " << c.front().time * 1e6
+                                   << " us, best candidate " << best * 1e6 << " us";
       }
-    }
+    });
     std::printf("[consistency] P1 %s: %d points, %s excepted, worst remaining pick gap %.1f %% at %s\n",
                 to_string(func).c_str(), t.points, t.exceptions().c_str(), 100 * t.worst,
                 t.worst_where.empty() ? "(none: the pick is the best)" : t.worst_where.c_str());
@@ -326,11 +347,7 @@ TEST(NcclConsistency, DoublingNodesNeverBeatsTheBestAtHalfTheNodes) {
             ++t.points;
             if (c.front().time < prev_pick * (1 - kTol)) ++t.pick_faster;
             const char x = c.front().time < prev_best * (1 - kTol) ? p23_exception(c.front(), prev) : 0;
-            if (x) {
-              ++t.excepted[x];
-              t.most_beaten[x] = std::max(t.most_beaten[x], 1 - c.front().time / prev_best);
-              t.gap(1 - c.front().time / prev_best, std::string(1, x) + ": " + where(func, p.name, nodes, bytes));
-            }
+            t.below_best(x, 1 - c.front().time / prev_best, where(func, p.name, nodes, bytes));
             if (!x) {
               EXPECT_GE(c.front().time, prev_best * (1 - kTol))
                   << where(func, p.name, nodes, bytes) << ": " << c.front().time * 1e6 << " us ("
@@ -344,66 +361,49 @@ TEST(NcclConsistency, DoublingNodesNeverBeatsTheBestAtHalfTheNodes) {
         }
       }
     }
-    std::printf(
-        "[consistency] P2 %s: %d doublings, %d faster than NCCL's pick at half the nodes, %s faster than its best "
-        "under a named exception (most %.1f %% at %s)\n",
-        to_string(func).c_str(), t.points, t.pick_faster, t.exceptions().c_str(), 100 * t.worst,
-        t.worst_where.empty() ? "-" : t.worst_where.c_str());
+    t.print_below_best("P2", func, "doublings", "at half the nodes");
   }
 }
 
 TEST(NcclConsistency, MoreLatencyOrLessBandwidthNeverBeatsTheBestBefore) {
   for (Func func : kFuncs) {
     Tally t;
-    for (const auto& p : sweep_presets()) {
-      for (int nodes : node_counts()) {
-        if (nodes > 1 && !can_span(p.cluster)) continue;
-        const NcclTopology base = topo_for(p.cluster, nodes);
-        if (base.nranks < 2) continue;
-        std::vector<std::pair<std::string, NcclTopology>> worse;
-        if (nodes > 1) {
-          NcclTopology w = base;
-          w.net_latency += 3e-6;
-          worse.emplace_back("+3 us net_latency", w);
-          w = base;
-          w.nic_bw *= 0.5;
-          worse.emplace_back("half NIC bandwidth", w);
-        }
-        if (base.nranks / base.nnodes > 1) {
-          NcclTopology w = base;
-          w.intra_bw *= 0.5;
-          if (w.intra_peer_bw > 0) w.intra_peer_bw *= 0.5;
-          worse.emplace_back("half intra-node bandwidth", w);
-        }
-        for (double bytes : sizes()) {
-          if (!runs_at(func, bytes, base.nranks)) continue;
-          // Worse hardware may move NCCL's pick to a candidate that was already faster (a pick P1
-          // lets through), never below the best candidate on the better hardware.
-          const auto c0 = collective_candidates(func, base, bytes, p.settings);
-          const double best0 = fastest(c0).time, pick0 = c0.front().time;
-          for (const auto& [what, w] : worse) {
-            ++t.points;
-            const AllReduceEstimate e = predict_collective(func, w, bytes, p.settings);
-            if (e.time < pick0 * (1 - kTol)) ++t.pick_faster;
-            const char x = e.time < best0 * (1 - kTol) ? p23_exception(e, c0) : 0;
-            if (x) {
-              ++t.excepted[x];
-              t.most_beaten[x] = std::max(t.most_beaten[x], 1 - e.time / best0);
-              t.gap(1 - e.time / best0, std::string(1, x) + ": " + where(func, p.name, nodes, bytes) + " with " + what);
-            }
-            if (!x) {
-              EXPECT_GE(e.time, best0 * (1 - kTol)) << where(func, p.name, nodes, bytes) << " with " << what << ": "
-                                                    << e.time * 1e6 << " us < best " << best0 * 1e6 << " us";
-            }
+    for_each_sweep_topology([&](const Preset& p, int nodes, const NcclTopology& base) {
+      std::vector<std::pair<std::string, NcclTopology>> worse;
+      if (nodes > 1) {
+        NcclTopology w = base;
+        w.net_latency += 3e-6;
+        worse.emplace_back("+3 us net_latency", w);
+        w = base;
+        w.nic_bw *= 0.5;
+        worse.emplace_back("half NIC bandwidth", w);
+      }
+      if (base.nranks / base.nnodes > 1) {
+        NcclTopology w = base;
+        w.intra_bw *= 0.5;
+        if (w.intra_peer_bw > 0) w.intra_peer_bw *= 0.5;
+        worse.emplace_back("half intra-node bandwidth", w);
+      }
+      for (double bytes : sizes()) {
+        if (!runs_at(func, bytes, base.nranks)) continue;
+        // Worse hardware may move NCCL's pick to a candidate that was already faster (a pick P1
+        // lets through), never below the best candidate on the better hardware.
+        const auto c0 = collective_candidates(func, base, bytes, p.settings);
+        const double best0 = fastest(c0).time, pick0 = c0.front().time;
+        for (const auto& [what, w] : worse) {
+          ++t.points;
+          const AllReduceEstimate e = predict_collective(func, w, bytes, p.settings);
+          if (e.time < pick0 * (1 - kTol)) ++t.pick_faster;
+          const char x = e.time < best0 * (1 - kTol) ? p23_exception(e, c0) : 0;
+          t.below_best(x, 1 - e.time / best0, where(func, p.name, nodes, bytes) + " with " + what);
+          if (!x) {
+            EXPECT_GE(e.time, best0 * (1 - kTol)) << where(func, p.name, nodes, bytes) << " with " << what << ": "
+                                                  << e.time * 1e6 << " us < best " << best0 * 1e6 << " us";
           }
         }
       }
-    }
-    std::printf(
-        "[consistency] P3 %s: %d perturbations, %d faster than NCCL's pick before, %s faster than its best under a "
-        "named exception (most %.1f %% at %s)\n",
-        to_string(func).c_str(), t.points, t.pick_faster, t.exceptions().c_str(), 100 * t.worst,
-        t.worst_where.empty() ? "-" : t.worst_where.c_str());
+    });
+    t.print_below_best("P3", func, "perturbations", "before");
   }
 }
 
