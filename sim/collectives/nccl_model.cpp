@@ -1253,12 +1253,16 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, const Alg
     // NVLS tree crosses nodes only at its heads, each through its own NIC (connect.cc connectNvls:
     // treeUp/treeDown are set for the head ranks only; search.cc getNvlsNetDev): min(heads, NICs)
     // NICs per node carry it (all of them on 8-GPU nodes; 32 of an NVL72 rack's 72).
-    // NICs beside one GPU (more NICs than GPUs, e.g. 4 x 100G EFA per H100 on AWS p5) are one
-    // virtual NIC to NCCL (topo.cc ncclTopoMakeVNics: NICs under one PCI switch merged,
-    // NCCL_NET_MERGE_LEVEL; the net plugin stripes over the ports), so a head reaches all of its
-    // GPU's NICs.
+    // NICs are separate NCCL devices unless the net plugin groups them: NCCL itself merges only
+    // the ports of one NIC (topo.cc ncclTopoGetFusionEnv, v2.30.3: NCCL_NET_MERGE_LEVEL default
+    // PATH_PORT), so with fewer heads than NICs the other NICs carry none of it. aws-ofi-nccl's
+    // RDMA protocol shows one device per group of rails (as the search above sees them: p5's
+    // 4 x 100G EFA beside each H100 are one device), so there a head reaches its group's NICs.
     const int ppn = std::max(1, topo.nranks / std::max(1, topo.nnodes));
-    const int merged = topo.nics_per_node > ppn && topo.nics_per_node % ppn == 0 ? topo.nics_per_node / ppn : 1;
+    const AwsOfiPlatform* grouping = aws_ofi_platform(topo.net_plugin);
+    const int merged = grouping && grouping->rdma && topo.nics_per_node > ppn && topo.nics_per_node % ppn == 0
+                           ? topo.nics_per_node / ppn
+                           : 1;
     const int vnics = topo.nics_per_node / merged;
     const int nics = tr.nics_by_heads ? std::min(vnics, std::max(1, t.nvls.nchannels)) * merged : topo.nics_per_node;
     const double per_node = nics * topo.nic_bw * topo.bw_scale_inter;

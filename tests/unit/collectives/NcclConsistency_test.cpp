@@ -1,23 +1,35 @@
-// Consistency properties of the NCCL model over every bundled cluster preset x {1, 2, 4, ...,
-// 1024} nodes x all-reduce sizes 8 B - 8 GiB (powers of two). Closed form, no SimGrid: the sweep
-// is a few thousand predict_allreduce() calls.
+// Consistency properties of the NCCL model over every bundled cluster preset (at its own GPUs per
+// node, and at 1, 2 and 4 GPUs per node: sweep_presets) x
+// {1, 2, 4, ..., 1024} nodes x every collective the model times: all-reduce, all-gather and
+// reduce-scatter (NCCL's pick, predict_collective) at 8 B - 8 GiB (powers of two; all-gather /
+// reduce-scatter from 16 B per rank, nccl-tests' smallest), and broadcast (the plain ring,
+// CollectiveModel::broadcast). Closed form, no SimGrid: the four property tests took 1.6 s in
+// Release on the loaded 2-core machine (P1 0.13 s, P2 0.13 s, P3 0.33 s, broadcast 1.0 s), so
+// the full grid stays, far below the 60 s the sweep may take.
 //
 // Properties of the NCCL model (docs/accuracy.md), each with the exceptions the model allows and why:
 //  P1 pick consistency: the time NCCL's pick achieves is within kPickSlack (10 %) of the best
 //     achieved time over the candidates NCCL weighs, except where a named mechanism that NCCL's
-//     estimate leaves out applies (exceptions A-E in the test, counted and printed).
-//  P2 node doubling: for a fixed size the achieved time at 2N nodes is never below the best
+//     estimate leaves out applies (exceptions A-E, G, H in p1_exception, counted per class and
+//     printed).
+//  P2 node doubling: for a fixed size (NCCL's nBytes: the all-gather's output, the
+//     reduce-scatter's input, as FSDP's unit) the achieved time at 2N nodes is never below the best
 //     candidate's achieved time at N (it can be below NCCL's pick at N only where P1 lets a
 //     mis-pick through; the count is printed).
 //  P3 adding latency (net_latency +3 us) or removing bandwidth (half the NIC or NVLink bandwidth)
-//     never makes an all-reduce faster than the best candidate was before (same caveat).
+//     never makes a collective faster than the best candidate was before (same caveat).
+// sim/collectives/NOTES.md "Consistency over every preset and collective" has the counts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "collectives/collective_model.hpp"
 #include "collectives/nccl_model.hpp"
 #include "collectives/topology.hpp"
 #include "config/catalog.hpp"
@@ -30,11 +42,18 @@ namespace {
 constexpr double kPickSlack = 0.10;  // P1: within 10 % of the best candidate
 constexpr double kTol = 1e-9;        // relative: float noise only
 
+// The functions NCCL's model picks for (predict_collective); broadcast is the ring's (below).
+constexpr std::array<Func, 3> kFuncs = {Func::ALL_REDUCE, Func::ALL_GATHER, Func::REDUCE_SCATTER};
+
 std::vector<double> sizes() {
   std::vector<double> v;
   for (double b = 8; b <= 8.0 * 1024 * 1024 * 1024; b *= 2) v.push_back(b);
   return v;
 }
+
+// A size NCCL runs `func` at on `nranks` ranks: all-gather / reduce-scatter move nBytes / nranks
+// per rank, at least 16 B (nccl-tests' smallest, validate::nccl_tests_size).
+bool runs_at(Func func, double bytes, int nranks) { return func == Func::ALL_REDUCE || bytes >= 16.0 * nranks; }
 
 std::vector<int> node_counts() { return {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}; }
 
@@ -62,20 +81,39 @@ std::vector<Preset> presets() {
   return out;
 }
 
+// The property sweep's presets: every one above at its own GPUs per node (2, 8 or 72), and again
+// at 1, 2 and 4 GPUs per node where it has more (`run --gpus-per-node`; aws-ofi-nccl's region
+// tuner has its own tables at 1 and 2 ranks per node, net_plugin_regions.cpp). Not swept:
+//  - the rack-scale presets (gb200/gb300-nvl72: an NCCL node is a 72-GPU rack with 72 NICs) at
+//    fewer GPUs: the rack keeps its 72 NICs for the 1-4 GPUs left, which NCCL could not reach
+//    (each tray's GPUs have their own NICs, PXN needs a rank beside the NIC), so the model's
+//    search gives 2 GPUs 30 channels across racks against 16 in one rack and an all-gather at
+//    2 racks x 2 GPUs beats one rack by up to 24 % (P2);
+//  - a preset whose net plugin groups rails (aws-p5, aws-p5en) at 4 GPUs per node. The model groups
+// the NICs by rank (nics / ranks per node: 8 rails behind each of 4 GPUs on p5), where
+// aws-ofi-nccl groups them by the GPU they sit beside (4 rails per H100 whatever the job uses), so
+// there an NVLS head gets twice its NICs and P1 fails (16-128 nodes, 0.5-8 GiB, NCCL's Ring/LL128
+// up to 47 % slower than that NVLS tree): a model limit, left (NOTES.md), not an exception.
+std::vector<Preset> sweep_presets() {
+  std::vector<Preset> out = presets();
+  const size_t n = out.size();
+  for (size_t i = 0; i < n; ++i) {
+    const AwsOfiPlatform* plugin = aws_ofi_platform(nccl_topology(out[i].cluster).net_plugin);
+    if (out[i].cluster.gpus_per_node > 8) continue;  // rack-scale
+    for (int g : {1, 2, 4}) {
+      if (g == 4 && plugin && plugin->rdma) continue;
+      if (g >= out[i].cluster.gpus_per_node) continue;
+      Preset p = out[i];
+      p.cluster.gpus_per_node = g;
+      p.name.append("/").append(std::to_string(g)).append("gpn");
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
 // A preset without NICs cannot span nodes.
 bool can_span(const ddpsim::config::ClusterSpec& c) { return c.inter_link.has_value() && c.nics_per_node > 0; }
-
-// Exception F (the model, P2/P3 only): rack-scale NVLink nodes (NVL72 presets, 72 GPUs per NCCL
-// node under MNNVL). NVLS tree's pipeline fill (exception B) is (stages - 1) loops of nvlsChannels
-// x 32 heads x chunk, and both factors change with the node count and NIC speed: nvls.cc halves
-// the tree chunk from 4 nodes on (128 -> 64 KiB) and, from 2.30.3, ncclNvlsTreeSm100Tuning runs 32
-// channels on 2 nodes and 24 from 4 nodes with 400 Gb/s NICs (32 again below 48 GB/s NICs). The
-// fill then falls by more than a doubling adds: checked in session 6 without this exception,
-// gb200-nvl72 x4 beats its 2-rack best by 66 us at 128 MiB - 8 GiB (P2) and half the NIC bandwidth
-// is 2-8 % faster at 128-512 racks, 1-8 MiB (P3); gb300-nvl72 passed. The NVL72 fill is not
-// validated (the 1-rack CoreWeave table rises more steeply with size than the model, NOTES.md), so
-// the presets are skipped for P2/P3, not P1.
-bool rack_scale(const ddpsim::config::ClusterSpec& c) { return c.gpus_per_node > 8; }
 
 NcclTopology topo_for(ddpsim::config::ClusterSpec c, int nodes) {
   c.nodes = nodes;
@@ -84,6 +122,10 @@ NcclTopology topo_for(ddpsim::config::ClusterSpec c, int nodes) {
 
 std::string where(const std::string& preset, int nodes, double bytes) {
   return preset + " x" + std::to_string(nodes) + " nodes, " + std::to_string(static_cast<long long>(bytes)) + " B";
+}
+
+std::string where(Func func, const std::string& preset, int nodes, double bytes) {
+  return to_string(func) + " " + where(preset, nodes, bytes);
 }
 
 // Every (preset, node count it can span, size) with at least two ranks.
@@ -99,175 +141,317 @@ void for_each_point(Fn&& fn) {
   }
 }
 
-}  // namespace
-
-TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
-  int checked = 0, worst_at = 0, excepted = 0;
-  double worst = 0;
-  std::string worst_where;
-  for (const auto& p : presets()) {
+// Every (sweep preset, node count it can span) with at least two ranks.
+template <typename Fn>
+void for_each_sweep_topology(Fn&& fn) {
+  for (const auto& p : sweep_presets()) {
     for (int nodes : node_counts()) {
       if (nodes > 1 && !can_span(p.cluster)) continue;
       const NcclTopology topo = topo_for(p.cluster, nodes);
-      if (topo.nranks < 2) continue;
-      for (double bytes : sizes()) {
-        const auto c = allreduce_candidates(topo, bytes, p.settings);
-        ASSERT_FALSE(c.empty());
-        double best = c.front().time;
-        for (const auto& e : c) best = std::min(best, e.time);
-        const double gap = c.front().time / best - 1;
-        ++checked;
-        const auto& pick = c.front();
-        // Exception A (NCCL itself): enqueue.cc topoGetAlgoInfo estimates every candidate with all
-        // channels and shrinks the channel count only after the pick, so a pick that runs on
-        // fewer channels is slower than NCCL thought while the others are unaffected.
-        const NcclTuning tuning = tune_model(topo);
-        const bool shrunk =
-            (pick.algo == Algo::RING || pick.algo == Algo::TREE) && pick.nchannels < tuning.comm_channels;
-        // Exception B (NCCL's estimate leaves it out, measured): NVLS / NVLS tree pay item 9's
-        // pipeline fill (NOTES.md), which NCCL's affine estimate omits. At 4 nodes the Voltage
-        // Park H100 table (tests/data/published_nccl_tests, NCCL 2.24.3, default algorithm)
-        // measures 373 us at 32 MiB where NCCL 2.24.3 estimates its NVLS-tree pick at 291 us and
-        // the model gives 375 us: NCCL's estimate is the optimistic one there (nccl-tests#309's
-        // 4-node table, NCCL 2.26.2: 376 us against an estimate of 291 us). At 2 nodes the H100
-        // table shows the fill over-estimated instead (model 9-25 % slow at 2-8 MiB). Counted
-        // where the fill alone (achieved latency minus NCCL's tuner latency) exceeds the slack of
-        // the achieved time (session 5: below 64 MiB, which missed Blackwell / NVL72 nodes, whose
-        // loops of 24-32 channels x 8-32 heads keep the fill above 10 % to 64 MiB and beyond).
-        const bool nvls_pick = pick.algo == Algo::NVLS_TREE || pick.algo == Algo::NVLS;
-        const bool nvls_fill =
-            nvls_pick && pick.latency - tuning.latency[static_cast<int>(pick.algo)][static_cast<int>(pick.proto)] >
-                             kPickSlack * pick.time;
-        // Exception C (NCCL's formula leaves it out): a Simple ring pays the per-slice fence and
-        // flag of prims_simple.h on every hop (item 1), which bends the measured A100 NVSwitch
-        // curve (shared log, 8.8 % median) but not NCCL's affine estimate.
-        const bool simple_ring = pick.algo == Algo::RING && pick.proto == Proto::SIMPLE;
-        // Exception D (NCCL's formula leaves it out): a tree across nodes is held to the NICs'
-        // line rate (item 7, 2 bytes per byte on an inner node of a double binary tree beyond two
-        // nodes); NCCL's tree figure ignores the NIC count.
-        const double nic_cap = topo.nics_per_node * topo.nic_bw / (topo.nnodes <= 2 ? 1.0 : 2.0);
-        const bool tree_nic = pick.algo == Algo::TREE && topo.nnodes > 1 && pick.bandwidth >= 0.999 * nic_cap;
-        // Exception E (NCCL's estimate adds what the model replaces): the best candidate is a
-        // Simple ring that achieves more than the slack below NCCL's own estimate of it. Across
-        // nodes tuning.cc multiplies a Simple ring's latency by its "plateau effect of ring"
-        // factor (2.8+: 1.9 from nRanks/16 x 64 KiB; before 1.4, 1.9 on Volta), an empirical
-        // correction the model's achieved time does not carry: it charges item 1's slice
-        // schedule instead, with item 3's inter-node hop share. NCCL then passes over the ring
-        // (azure-nc12s-v3, 2 x V100 PCIe per node over 25 GbE, across nodes at 128 KiB - 2 MiB).
-        const AllReduceEstimate* best_e = &c.front();
-        for (const auto& e : c)
-          if (e.time < best_e->time) best_e = &e;
-        const bool ring_below_estimate = best_e->algo == Algo::RING && best_e->proto == Proto::SIMPLE &&
-                                         best_e->time < (1 - kPickSlack) * best_e->nccl_model_time;
-        // Exception G (NCCL's pick, explained by its tuner plugin): aws-ofi-nccl's region tuner
-        // (src/tuner/nccl_ofi_regions.cpp, p5/p5en presets beyond two nodes) sets its polygon's
-        // (algorithm, protocol) to cost 0, whatever NCCL or the model estimates for the others.
-        const bool plugin_pick = pick.why.plugin_pick;
-        // Exception H (NCCL's pick, explained by its net plugin): aws-ofi-nccl reports a network
-        // latency (platform-aws.cpp: 75 us p4d/p5, 35 us p5en) "because NCCL's internal tuner
-        // choices work better with this value"; tuning.cc adds it to every inter-node step, twice
-        // for Simple, so it weighs on the best candidate more than on the pick. It is a tuner
-        // input, not part of the achieved time (why.net_step_latency).
-        const bool reported_latency = best_e->why.net_step_latency < pick.why.net_step_latency - 1e-9;
-        if (shrunk || nvls_fill || simple_ring || tree_nic || ring_below_estimate || plugin_pick || reported_latency) {
-          ++excepted;
-          continue;
-        }
-        if (gap > worst) {
-          worst = gap;
-          worst_where =
-              where(p.name, nodes, bytes) + " pick " + to_string(c.front().algo) + "/" + to_string(c.front().proto);
-          worst_at = checked;
-        }
-        EXPECT_LE(gap, kPickSlack) << where(p.name, nodes, bytes) << ": NCCL picks " << to_string(c.front().algo) << "/"
-                                   << to_string(c.front().proto) << " achieving " << c.front().time * 1e6
-                                   << " us, best candidate " << best * 1e6 << " us";
-      }
+      if (topo.nranks >= 2) fn(p, nodes, topo);
     }
   }
-  std::printf("[consistency] P1 %d points (%d excepted), worst pick gap %.1f %% at %s\n", checked, excepted,
-              100 * worst, worst_where.c_str());
-  (void)worst_at;
+}
+
+const AllReduceEstimate& fastest(const std::vector<AllReduceEstimate>& c) {
+  const AllReduceEstimate* best = &c.front();
+  for (const auto& e : c)
+    if (e.time < best->time) best = &e;
+  return *best;
+}
+
+// The named exception (a letter) under which NCCL's pick (c.front()) may achieve more than the
+// slack above the best candidate, or 0 where none applies.
+char p1_exception(Func func, const NcclTopology& topo, const std::vector<AllReduceEstimate>& c,
+                  const NcclSettings& settings) {
+  const AllReduceEstimate& pick = c.front();
+  const AllReduceEstimate& best_e = fastest(c);
+  const NcclTuning tuning = tune_model(topo, settings, func);
+  // Exception A (NCCL itself): enqueue.cc topoGetAlgoInfo estimates every candidate with all
+  // channels and shrinks the channel count only after the pick, so a pick that runs on
+  // fewer channels is slower than NCCL thought while the others are unaffected.
+  if ((pick.algo == Algo::RING || pick.algo == Algo::TREE) && pick.nchannels < tuning.comm_channels) return 'A';
+  // Exception B (NCCL's estimate leaves it out, measured): NVLS / NVLS tree pay item 9's
+  // pipeline fill (NOTES.md), which NCCL's affine estimate omits. At 4 nodes the Voltage
+  // Park H100 table (tests/data/published_nccl_tests, NCCL 2.24.3, default algorithm)
+  // measures 373 us at 32 MiB where NCCL 2.24.3 estimates its NVLS-tree pick at 291 us and
+  // the model gives 375 us: NCCL's estimate is the optimistic one there (nccl-tests#309's
+  // 4-node table, NCCL 2.26.2: 376 us against an estimate of 291 us). At 2 nodes the H100
+  // table shows the fill over-estimated instead (model 9-25 % slow at 2-8 MiB). Counted
+  // where the fill alone (achieved latency minus NCCL's tuner latency) exceeds the slack of
+  // the achieved time (session 5: below 64 MiB, which missed Blackwell / NVL72 nodes, whose
+  // loops of 24-32 channels x 8-32 heads keep the fill above 10 % to 64 MiB and beyond).
+  const bool nvls_pick = pick.algo == Algo::NVLS_TREE || pick.algo == Algo::NVLS;
+  if (nvls_pick &&
+      pick.latency - tuning.latency[static_cast<int>(pick.algo)][static_cast<int>(pick.proto)] > kPickSlack * pick.time)
+    return 'B';
+  // Exception C (NCCL's formula leaves it out): a Simple ring pays the per-slice fence and
+  // flag of prims_simple.h on every hop (item 1), which bends the measured A100 NVSwitch
+  // curve (shared log, 8.8 % median) but not NCCL's affine estimate.
+  if (pick.algo == Algo::RING && pick.proto == Proto::SIMPLE) return 'C';
+  // Exception D (NCCL's formula leaves it out): a tree across nodes is held to the NICs'
+  // line rate (item 7, 2 bytes per byte on an inner node of a double binary tree beyond two
+  // nodes); NCCL's tree figure ignores the NIC count. The same for an NVLS tree, whose heads
+  // each cross through one NIC (why.limit NICS): at 4 GPUs per node on an 8-NIC node four heads
+  // carry it (gcp-a3-mega / dgx-b200 at 4 GPUs per node, where NCCL picks the NVLS tree on its
+  // 4 heads x bwInter estimate and the NICs give it half of that beyond two nodes).
+  const double nic_cap = topo.nics_per_node * topo.nic_bw / (topo.nnodes <= 2 ? 1.0 : 2.0);
+  if (pick.algo == Algo::TREE && topo.nnodes > 1 && pick.bandwidth >= 0.999 * nic_cap) return 'D';
+  if (pick.algo == Algo::NVLS_TREE && pick.why.limit == AllReduceEstimate::Why::Limit::NICS) return 'D';
+  // Exception E (NCCL's estimate adds what the model replaces): the best candidate is a
+  // Simple ring that achieves more than the slack below NCCL's own estimate of it. Across
+  // nodes tuning.cc multiplies a Simple ring's latency by its "plateau effect of ring"
+  // factor (2.8+: 1.9 from nRanks/16 x 64 KiB; before 1.4, 1.9 on Volta), an empirical
+  // correction the model's achieved time does not carry: it charges item 1's slice
+  // schedule instead, with item 3's inter-node hop share. NCCL then passes over the ring
+  // (azure-nc12s-v3, 2 x V100 PCIe per node over 25 GbE, across nodes at 128 KiB - 2 MiB).
+  if (best_e.algo == Algo::RING && best_e.proto == Proto::SIMPLE &&
+      best_e.time < (1 - kPickSlack) * best_e.nccl_model_time)
+    return 'E';
+  // Exception G (NCCL's pick, explained by its tuner plugin): aws-ofi-nccl's region tuner
+  // (src/tuner/nccl_ofi_regions.cpp, p5/p5en presets beyond two nodes) sets its polygon's
+  // (algorithm, protocol) to cost 0, whatever NCCL or the model estimates for the others.
+  if (pick.why.plugin_pick) return 'G';
+  // Exception H (NCCL's pick, explained by its net plugin): aws-ofi-nccl reports a network
+  // latency (platform-aws.cpp: 75 us p4d/p5, 35 us p5en) "because NCCL's internal tuner
+  // choices work better with this value"; tuning.cc adds it to every inter-node step, twice
+  // for Simple, so it weighs on the best candidate more than on the pick. It is a tuner
+  // input, not part of the achieved time (why.net_step_latency).
+  if (best_e.why.net_step_latency < pick.why.net_step_latency - 1e-9) return 'H';
+  return 0;
+}
+
+// The named exception (a letter) under which `e`, NCCL's pick on worse hardware (P3) or on twice
+// the nodes (P2), may achieve less than the best of `before`, the candidates before; 0 where none
+// applies. Both classes are NCCL choosing a different channel count for the (algorithm, protocol)
+// it runs:
+//  F (NCCL's NVLS channels, the model's fill): NVLS / NVLS tree runs on another number of NVLS
+//    channels than before and the pipeline fill (item 9: (stages - 1) loops of nvlsChannels x
+//    heads x chunk) shrinks with them. From 2.30.3 nvls.cc ncclNvlsTreeSm100Tuning
+//    (nccl_model.cpp nvls_tuning) sets Blackwell's NVLS channels by node count and NIC speed: 32
+//    on 2 nodes; from 4 nodes 24 with 48-96 GB/s NICs, 32 with >= 96 GB/s and more than 8 GPUs
+//    per node. NCCL's own estimate does not change, and the fill that makes the difference is not
+//    validated on NVL72 (NOTES.md, session 5). Seen on the NVL72 presets only: gb200-nvl72 x4
+//    beats its 2-rack best at 32 MiB - 8 GiB (32 -> 24 channels); half the NIC bandwidth on
+//    gb300-nvl72 (100 -> 50 GB/s) goes from 32 to 24 channels from 4 racks on.
+//  I (NCCL's own estimate says so): the pair runs on more channels than before and NCCL's own
+//    estimate of it (nccl_model_time) fell too. search.cc ncclTopoCompute keeps the graph with
+//    the largest nChannels x speed, so a slower NIC fits more channels of a lower speed (gb200-nvl72
+//    with half its 400 Gb/s NICs: 16 -> 30 graph channels, 32 -> 60 after ncclTopoPostset's
+//    doubling), and tuning.cc ncclTopoTuneModel (v2.30.3: busBw = nChannels x bw, then capped at
+//    nChannels x perChMaxRingLL128Bw / perChMaxTreeBw / perChMaxTreeLL128Bw) lets Ring LL128 and
+//    the trees keep more of it: NCCL itself estimates the slower NIC faster (gb200-nvl72 x1024,
+//    32 MiB: Tree/LL128 122 -> 230 GB/s).
+char p23_exception(const AllReduceEstimate& e, const std::vector<AllReduceEstimate>& before) {
+  const AllReduceEstimate* same = nullptr;
+  for (const auto& b : before)
+    if (b.algo == e.algo && b.proto == e.proto) same = &b;
+  if (!same) return 0;
+  const bool nvls = e.algo == Algo::NVLS || e.algo == Algo::NVLS_TREE;
+  if (nvls && e.nchannels != same->nchannels && e.why.fill < same->why.fill) return 'F';
+  if (e.nchannels > same->nchannels && e.nccl_model_time < same->nccl_model_time) return 'I';
+  return 0;
+}
+
+// Counts of one property for one function.
+struct Tally {
+  int points = 0, pick_faster = 0;
+  std::map<char, int> excepted;        // by exception class
+  std::map<char, double> most_beaten;  // P2/P3: the largest gain below the best before, by class
+  double worst = 0;
+  std::string worst_where;
+  void gap(double g, const std::string& at) {
+    if (g > worst) {
+      worst = g;
+      worst_where = at;
+    }
+  }
+  // P2/P3: a point `gain` below the best before, under exception class x (0: none, a failure).
+  void below_best(char x, double gain, const std::string& at) {
+    if (!x) return;
+    ++excepted[x];
+    most_beaten[x] = std::max(most_beaten[x], gain);
+    gap(gain, std::string(1, x) + ": " + at);
+  }
+  void print_below_best(const char* property, Func func, const char* points, const char* before) const {
+    std::printf(
+        "[consistency] %s %s: %d %s, %d faster than NCCL's pick %s, %s faster than its best under a named "
+        "exception (most %.1f %% at %s)\n",
+        property, to_string(func).c_str(), this->points, points, pick_faster, before, exceptions().c_str(), 100 * worst,
+        worst_where.empty() ? "-" : worst_where.c_str());
+  }
+  std::string exceptions() const {
+    std::string s;
+    int total = 0;
+    for (const auto& [k, n] : excepted) {
+      s += (s.empty() ? "" : ", ") + std::string(1, k) + " " + std::to_string(n);
+      if (const auto it = most_beaten.find(k); it != most_beaten.end()) {
+        char pct[32];
+        std::snprintf(pct, sizeof pct, " up to %.1f %%", 100 * it->second);
+        s += pct;
+      }
+      total += n;
+    }
+    return std::to_string(total) + (s.empty() ? "" : " (" + s + ")");
+  }
+};
+
+}  // namespace
+
+TEST(NcclConsistency, PickAchievesNearTheBestCandidate) {
+  for (Func func : kFuncs) {
+    Tally t;
+    for_each_sweep_topology([&](const Preset& p, int nodes, const NcclTopology& topo) {
+      for (double bytes : sizes()) {
+        if (!runs_at(func, bytes, topo.nranks)) continue;
+        const auto c = collective_candidates(func, topo, bytes, p.settings);
+        ASSERT_FALSE(c.empty()) << where(func, p.name, nodes, bytes);
+        const double best = fastest(c).time;
+        const double gap = c.front().time / best - 1;
+        ++t.points;
+        if (const char x = p1_exception(func, topo, c, p.settings)) {
+          ++t.excepted[x];
+          continue;
+        }
+        t.gap(gap, where(func, p.name, nodes, bytes) + " pick " + to_string(c.front().algo) + "/" +
+                       to_string(c.front().proto));
+        EXPECT_LE(gap, kPickSlack) << where(func, p.name, nodes, bytes) << ": NCCL picks " << to_string(c.front().algo)
+                                   << "/" << to_string(c.front().proto) << " achieving " << c.front().time * 1e6
+                                   << " us, best candidate " << best * 1e6 << " us";
+      }
+    });
+    std::printf("[consistency] P1 %s: %d points, %s excepted, worst remaining pick gap %.1f %% at %s\n",
+                to_string(func).c_str(), t.points, t.exceptions().c_str(), 100 * t.worst,
+                t.worst_where.empty() ? "(none: the pick is the best)" : t.worst_where.c_str());
+  }
 }
 
 TEST(NcclConsistency, DoublingNodesNeverBeatsTheBestAtHalfTheNodes) {
   // The pick at 2N may beat the pick at N only by switching to something that would already have
   // been at least as fast at N: the achieved time at 2N is never below the best candidate's
   // achieved time at N. (Where NCCL's pick at N is not the fastest candidate, P1 bounds the gap.)
-  int checked = 0, pick_faster = 0;
-  for (const auto& p : presets()) {
-    if (!can_span(p.cluster) || rack_scale(p.cluster)) continue;  // exception F
-    for (double bytes : sizes()) {
-      double prev_best = 0, prev_pick = 0;
-      bool have_prev = false;
-      for (int nodes : node_counts()) {
-        const NcclTopology topo = topo_for(p.cluster, nodes);
-        if (topo.nranks < 2) continue;
-        const auto c = allreduce_candidates(topo, bytes, p.settings);
-        double best = c.front().time;
-        for (const auto& e : c) best = std::min(best, e.time);
-        if (have_prev) {
-          ++checked;
-          if (c.front().time < prev_pick * (1 - kTol)) ++pick_faster;
-          EXPECT_GE(c.front().time, prev_best * (1 - kTol))
-              << where(p.name, nodes, bytes) << ": " << c.front().time * 1e6 << " us (" << to_string(c.front().algo)
-              << "/" << to_string(c.front().proto) << ") < best " << prev_best * 1e6 << " us at half the nodes";
+  for (Func func : kFuncs) {
+    Tally t;
+    for (const auto& p : sweep_presets()) {
+      if (!can_span(p.cluster)) continue;
+      for (double bytes : sizes()) {
+        double prev_best = 0, prev_pick = 0;
+        std::vector<AllReduceEstimate> prev;
+        for (int nodes : node_counts()) {
+          const NcclTopology topo = topo_for(p.cluster, nodes);
+          if (topo.nranks < 2) continue;
+          if (!runs_at(func, bytes, topo.nranks)) break;  // fewer bytes per rank from here on
+          const auto c = collective_candidates(func, topo, bytes, p.settings);
+          const double best = fastest(c).time;
+          if (!prev.empty()) {
+            ++t.points;
+            if (c.front().time < prev_pick * (1 - kTol)) ++t.pick_faster;
+            const char x = c.front().time < prev_best * (1 - kTol) ? p23_exception(c.front(), prev) : 0;
+            t.below_best(x, 1 - c.front().time / prev_best, where(func, p.name, nodes, bytes));
+            if (!x) {
+              EXPECT_GE(c.front().time, prev_best * (1 - kTol))
+                  << where(func, p.name, nodes, bytes) << ": " << c.front().time * 1e6 << " us ("
+                  << to_string(c.front().algo) << "/" << to_string(c.front().proto) << ") < best " << prev_best * 1e6
+                  << " us at half the nodes";
+            }
+          }
+          prev_best = best;
+          prev_pick = c.front().time;
+          prev = c;
         }
-        prev_best = best;
-        prev_pick = c.front().time;
-        have_prev = true;
       }
     }
+    t.print_below_best("P2", func, "doublings", "at half the nodes");
   }
-  std::printf("[consistency] P2 %d doublings, %d faster than NCCL's pick at half the nodes (never than its best)\n",
-              checked, pick_faster);
 }
 
 TEST(NcclConsistency, MoreLatencyOrLessBandwidthNeverBeatsTheBestBefore) {
-  int checked = 0, pick_faster = 0;
-  for (const auto& p : presets()) {
-    if (rack_scale(p.cluster)) continue;  // exception F
-    for (int nodes : node_counts()) {
-      if (nodes > 1 && !can_span(p.cluster)) continue;
-      const NcclTopology base = topo_for(p.cluster, nodes);
-      if (base.nranks < 2) continue;
+  for (Func func : kFuncs) {
+    Tally t;
+    for_each_sweep_topology([&](const Preset& p, int nodes, const NcclTopology& base) {
       std::vector<std::pair<std::string, NcclTopology>> worse;
       if (nodes > 1) {
-        NcclTopology t = base;
-        t.net_latency += 3e-6;
-        worse.emplace_back("+3 us net_latency", t);
-        t = base;
-        t.nic_bw *= 0.5;
-        worse.emplace_back("half NIC bandwidth", t);
+        NcclTopology w = base;
+        w.net_latency += 3e-6;
+        worse.emplace_back("+3 us net_latency", w);
+        w = base;
+        w.nic_bw *= 0.5;
+        worse.emplace_back("half NIC bandwidth", w);
       }
       if (base.nranks / base.nnodes > 1) {
-        NcclTopology t = base;
-        t.intra_bw *= 0.5;
-        if (t.intra_peer_bw > 0) t.intra_peer_bw *= 0.5;
-        worse.emplace_back("half intra-node bandwidth", t);
+        NcclTopology w = base;
+        w.intra_bw *= 0.5;
+        if (w.intra_peer_bw > 0) w.intra_peer_bw *= 0.5;
+        worse.emplace_back("half intra-node bandwidth", w);
       }
       for (double bytes : sizes()) {
+        if (!runs_at(func, bytes, base.nranks)) continue;
         // Worse hardware may move NCCL's pick to a candidate that was already faster (a pick P1
         // lets through), never below the best candidate on the better hardware.
-        double best0 = 0;
-        bool first = true;
-        for (const auto& e : allreduce_candidates(base, bytes, p.settings)) {
-          best0 = first ? e.time : std::min(best0, e.time);
-          first = false;
+        const auto c0 = collective_candidates(func, base, bytes, p.settings);
+        const double best0 = fastest(c0).time, pick0 = c0.front().time;
+        for (const auto& [what, w] : worse) {
+          ++t.points;
+          const AllReduceEstimate e = predict_collective(func, w, bytes, p.settings);
+          if (e.time < pick0 * (1 - kTol)) ++t.pick_faster;
+          const char x = e.time < best0 * (1 - kTol) ? p23_exception(e, c0) : 0;
+          t.below_best(x, 1 - e.time / best0, where(func, p.name, nodes, bytes) + " with " + what);
+          if (!x) {
+            EXPECT_GE(e.time, best0 * (1 - kTol)) << where(func, p.name, nodes, bytes) << " with " << what << ": "
+                                                  << e.time * 1e6 << " us < best " << best0 * 1e6 << " us";
+          }
         }
-        const double pick0 = predict_allreduce(base, bytes, p.settings).time;
-        for (const auto& [what, t] : worse) {
-          ++checked;
-          const AllReduceEstimate e = predict_allreduce(t, bytes, p.settings);
-          if (e.time < pick0 * (1 - kTol)) ++pick_faster;
-          EXPECT_GE(e.time, best0 * (1 - kTol)) << where(p.name, nodes, bytes) << " with " << what << ": "
-                                                << e.time * 1e6 << " us < best " << best0 * 1e6 << " us";
+      }
+    });
+    t.print_below_best("P3", func, "perturbations", "before");
+  }
+}
+
+// Broadcast (DDP's buffer broadcast, CollectiveModel::broadcast) is one pass of the plain ring on
+// the catalog's per-hop figures, whatever the collective model: P2 and P3 on the cluster's links.
+TEST(NcclConsistency, BroadcastNeverGetsFasterWithMoreNodesOrWorseLinks) {
+  const ddpsim::config::CollectiveSettings nccl;
+  auto time = [&](const ddpsim::config::ClusterSpec& c, double bytes) {
+    return CollectiveModel(c, nccl).broadcast(bytes).total();
+  };
+  int doublings = 0, perturbations = 0;
+  for (const auto& p : sweep_presets()) {
+    for (double bytes : sizes()) {
+      double prev = 0;
+      for (int nodes : node_counts()) {
+        if (nodes > 1 && !can_span(p.cluster)) break;
+        auto c = p.cluster;
+        c.nodes = nodes;
+        if (c.world_size() < 2) continue;
+        const double now = time(c, bytes);
+        if (prev > 0) {
+          ++doublings;
+          EXPECT_GE(now, prev * (1 - kTol)) << "Broadcast " << where(p.name, nodes, bytes);
+        }
+        prev = now;
+        std::vector<std::pair<std::string, ddpsim::config::ClusterSpec>> worse;
+        if (nodes > 1) {
+          auto w = c;
+          w.inter_link->latency += 3e-6;
+          worse.emplace_back("+3 us inter-node latency", w);
+          w = c;
+          w.inter_link->bandwidth *= 0.5;
+          worse.emplace_back("half NIC bandwidth", w);
+        }
+        if (c.gpus_per_node > 1) {
+          auto w = c;
+          w.intra_link.bandwidth *= 0.5;
+          worse.emplace_back("half intra-node bandwidth", w);
+        }
+        for (const auto& [what, w] : worse) {
+          ++perturbations;
+          EXPECT_GE(time(w, bytes), now * (1 - kTol))
+              << "Broadcast " << where(p.name, nodes, bytes) << " with " << what;
         }
       }
     }
   }
-  std::printf("[consistency] P3 %d perturbations, %d faster than NCCL's pick before (never than its best)\n", checked,
-              pick_faster);
+  std::printf("[consistency] P2 Broadcast: %d doublings; P3 Broadcast: %d perturbations\n", doublings, perturbations);
 }
 
 // --explain's "achieved vs NCCL's estimate" column: every candidate whose achieved time differs
