@@ -40,10 +40,14 @@ In order, inside the rank processes:
    - "compute-only" steps (1 warm-up, then --iters, interleaved one to one with the timed "comm"
      steps so that both see the same machine load): the same DDP with the hook returning the
      divided bucket in an already-completed future and broadcast_buffers switched off -- nothing
-     crosses processes, the Reducer's copies into/out of the buckets remain.
+     crosses processes, the Reducer's copies into/out of the buckets remain.  Their
+     optimizer.step() + zero_grad() (step end - backward end, median: compute_only_optimizer_s) is
+     what `ddpsim validate` uses in place of its optimizer estimate.
    - "no-DDP" steps (1 warm-up, then --iters, one after each compute-only step): the same model
      (seed, input) without DDP; DDP's own cost is step_time_s / no_ddp_step_time_s - 1 at world
-     size 1 (`ddpsim validate` compares it with the prediction's ddp_overhead_s).
+     size 1 (`ddpsim validate` compares it with the prediction's ddp_overhead_s); its parts
+     (no_ddp_forward_s, no_ddp_backward_end_s, no_ddp_optimizer_s: medians) tell the profile's
+     whole passes from the same passes inside a training loop.
    The hook (div_ by the world size, all_reduce, then()) is torch's default_hooks.allreduce_hook
    plus timestamps: config.comm_hook "allreduce_hook", which `ddpsim validate` simulates.
    --gradient-as-bucket-view builds the DDP models with gradient_as_bucket_view=True.
