@@ -106,7 +106,7 @@ double measured_optimizer_step(const Json& c, const std::string& file, size_t i)
 }
 
 Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, const std::string& cluster_arg,
-          double tolerance) {
+          double tolerance, bool given_no_ddp_step) {
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != "ddpbench-results/1")
     throw core::ConfigError(
         file + ": /format: " +
@@ -203,6 +203,7 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     p.cluster_note = "GPU \"" + gpu + "\" matched from \"" + hw.value("gpu_name", "") + "\"";
   }
 
+  if (given_no_ddp_step) p.cluster_note += "; compute scaled to each case's measured no-DDP step";
   if (p.mode == "step") {
     const Json& step = need(doc, "step", "", file);
     const Json& model = need(step, "model", "/step", file);
@@ -251,6 +252,18 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
         char b[40];
         std::snprintf(b, sizeof b, "%.9gs", opt);
         d["training"]["measured_optimizer_step"] = b;
+      }
+      if (given_no_ddp_step) {
+        const std::string cp = "/step/cases/" + std::to_string(i);
+        const Json v = c.value("no_ddp_step_time_s", Json(nullptr));
+        if (!v.is_number() || !(v.get<double>() > 0))
+          throw core::ConfigError(file + ": " + cp + "/no_ddp_step_time_s: " +
+                                  (c.contains("no_ddp_step_time_s") ? core::short_dump(v) : std::string("missing")) +
+                                  "; --given-no-ddp-step needs the run's measured no-DDP step, a time in seconds > 0 "
+                                  "(scripts/ddp_cpu_bench.py writes it since 2 Dec 2026)");
+        char b[40];
+        std::snprintf(b, sizeof b, "%.9gs", v.get<double>());
+        d["training"]["measured_single_gpu_step"] = b;
       }
       p.steps.push_back(
           {c, label,
