@@ -40,10 +40,14 @@ In order, inside the rank processes:
    - "compute-only" steps (1 warm-up, then --iters, interleaved one to one with the timed "comm"
      steps so that both see the same machine load): the same DDP with the hook returning the
      divided bucket in an already-completed future and broadcast_buffers switched off -- nothing
-     crosses processes, the Reducer's copies into/out of the buckets remain.
+     crosses processes, the Reducer's copies into/out of the buckets remain.  Their
+     optimizer.step() + zero_grad() (step end - backward end, median: compute_only_optimizer_s) is
+     what `ddpsim validate` uses in place of its optimizer estimate.
    - "no-DDP" steps (1 warm-up, then --iters, one after each compute-only step): the same model
      (seed, input) without DDP; DDP's own cost is step_time_s / no_ddp_step_time_s - 1 at world
-     size 1 (`ddpsim validate` compares it with the prediction's ddp_overhead_s).
+     size 1 (`ddpsim validate` compares it with the prediction's ddp_overhead_s); its parts
+     (no_ddp_forward_s, no_ddp_backward_end_s, no_ddp_optimizer_s: medians) tell the profile's
+     whole passes from the same passes inside a training loop.
    The hook (div_ by the world size, all_reduce, then()) is torch's default_hooks.allreduce_hook
    plus timestamps: config.comm_hook "allreduce_hook", which `ddpsim validate` simulates.
    --gradient-as-bucket-view builds the DDP models with gradient_as_bucket_view=True.
@@ -276,13 +280,15 @@ def _worker(rank, cfg, outdir):
             dist.barrier()
             t0 = now()
             out = m(case["x"])
+            t_f = now()
             loss = em.output_loss(out)
             loss.backward()
+            t_b = now()
             opt.step()
             opt.zero_grad(set_to_none=cfg["set_to_none"])
             t_e = now()
             del out, loss
-            return t_e - t0
+            return {"step_time_s": t_e - t0, "forward_s": t_f - t0, "backward_end_s": t_b - t0}
 
         def run_step(case, mode):
             st, ddp, opt = case["st"], case["ddp"], case["opt"]
@@ -424,7 +430,8 @@ def build_document(cfg, ranks, argv, wall_s):
             b["size_limit"] = limits[0] if b["index"] == 0 else limits[1]
         step = _median(step_times)
         co = _median(co_times)
-        no_ddp_times = c0.get("no_ddp", [])
+        no_ddp_steps = c0.get("no_ddp", [])
+        no_ddp_times = [s["step_time_s"] for s in no_ddp_steps]
         no_ddp = _median(no_ddp_times)
         comm_alone = sum(b["alone_s"] for b in buckets)
         exposed = step - co
@@ -450,6 +457,11 @@ def build_document(cfg, ranks, argv, wall_s):
             "backward_end_s": _median([s["backward_end_s"] for s in comm]),
             "compute_only_forward_s": _median([s["forward_s"] for s in noop]),
             "compute_only_backward_end_s": _median([s["backward_end_s"] for s in noop]),
+            # optimizer.step() + zero_grad(): per compute-only step, its end minus its backward's end
+            "compute_only_optimizer_s": _median([s["step_time_s"] - s["backward_end_s"] for s in noop]),
+            "no_ddp_forward_s": _median([s["forward_s"] for s in no_ddp_steps]),
+            "no_ddp_backward_end_s": _median([s["backward_end_s"] for s in no_ddp_steps]),
+            "no_ddp_optimizer_s": _median([s["step_time_s"] - s["backward_end_s"] for s in no_ddp_steps]),
             "step_times_s": step_times,
             "compute_only_times_s": co_times,
             "num_buckets": len(buckets),

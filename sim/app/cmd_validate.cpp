@@ -15,7 +15,8 @@ namespace ddpsim::app {
 int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
   check_outputs({args.json_out});
   auto cat = common.catalog();
-  const auto plan = validate::plan(cat, core::read_json_file(args.results), args.results, args.cluster, args.tolerance);
+  const auto plan = validate::plan(cat, core::read_json_file(args.results), args.results, args.cluster, args.tolerance,
+                                   args.given_no_ddp_step);
   if (plan.mode == "allreduce")
     return emit(validate::compare_allreduce(plan, args.tolerance), args.json_out, "validate");
   std::vector<std::function<core::Json()>> work;
@@ -39,6 +40,9 @@ Command register_validate(CLI::App& app, CommonOptions& common) {
       ->check(number_in(0, 1e6, true));
   cmd->add_option("--cluster", args->cluster, "cluster for GPU results (default: inferred from the GPU name)");
   cmd->add_option("--json", args->json_out, "write the comparison as JSON to FILE or -");
+  cmd->add_flag("--given-no-ddp-step", args->given_no_ddp_step,
+                "scale compute to each case's measured no-DDP step (training.measured_single_gpu_step), so that "
+                "the step error is DDP's and communication's alone");
   return {cmd, [&common, args] { return cmd_validate(common, *args); }};
 }
 }  // namespace ddpsim::app

@@ -214,6 +214,7 @@ struct ValidateArgs {
   double tolerance = 0.05;
   std::string cluster;  // GPU results: a cluster instead of the one inferred from the GPU's name
   std::string json_out;
+  bool given_no_ddp_step = false;  // compute calibrated to each case's measured no-DDP step
 };
 // Exit 0 within tolerance, 3 beyond it.
 int cmd_validate(const CommonOptions& common, const ValidateArgs& args);

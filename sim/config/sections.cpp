@@ -227,6 +227,7 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
   s.non_blocking = tr.boolean_or("non_blocking", def.non_blocking);
   if (auto v = tr.number("loader_samples_per_s", false, 0.0, true)) s.loader_samples_per_s = v;
   if (auto v = tr.quantity("measured_single_gpu_step", Quantity::TIME, false)) s.measured_single_gpu_step_s = v;
+  if (auto v = tr.quantity("measured_optimizer_step", Quantity::TIME, false)) s.measured_optimizer_step_s = v;
   if (auto v = tr.quantity("input_bytes_per_sample", Quantity::BYTES, false, true)) s.input_bytes_per_sample = v;
   // The per-kernel compute model's settings (gpu/kernel_model).
   if (auto v = tr.integer("seq_len", false, 1, 1 << 24)) s.seq_len = static_cast<int>(*v);
@@ -253,6 +254,11 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
       def.activation_checkpointing);
   s.activation_checkpointing_every =
       static_cast<int>(tr.integer_or("activation_checkpointing_every", def.activation_checkpointing_every, 1, 1 << 20));
+  if (s.measured_optimizer_step_s && (s.zero_redundancy_optimizer.enabled || s.wrapper == Wrapper::FSDP))
+    d.add("/training/measured_optimizer_step",
+          std::to_string(*s.measured_optimizer_step_s) + " s is the step of a replicated optimizer; with " +
+              (s.wrapper == Wrapper::FSDP ? "training.wrapper \"fsdp\"" : "training.zero_redundancy_optimizer") +
+              " every rank steps its own shard; expected it unset");
   tr.finish();
   return s;
 }

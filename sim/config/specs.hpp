@@ -274,6 +274,10 @@ struct TrainingSettings {
   bool non_blocking = true;                // .to(device, non_blocking=...)
   // A measured single-GPU step (seconds, at this batch): compute is scaled to reproduce it.
   std::optional<double> measured_single_gpu_step_s;
+  // A measured optimizer.step() + zero_grad() (seconds per step): replaces both estimates (the
+  // optimizer's memory pass and per-tensor ops, the gradient zeroing). `ddpsim validate` sets it
+  // from what scripts/ddp_cpu_bench.py measured; only for a replicated optimizer (no ZeRO, no FSDP).
+  std::optional<double> measured_optimizer_step_s;
   std::optional<double> loader_samples_per_s;    // the data loader's throughput per rank (unset: never the bottleneck)
   std::optional<double> input_bytes_per_sample;  // overrides the model's
   // Per-kernel compute model settings (gpu/kernel_model; README "Compute").

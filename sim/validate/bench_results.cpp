@@ -82,8 +82,31 @@ std::string gpu_for(const config::Catalog& cat, const std::string& device) {
 
 }  // namespace
 
+double measured_optimizer_step(const Json& c, const std::string& file, size_t i) {
+  const std::string p = "/step/cases/" + std::to_string(i);
+  if (!c.is_object()) return 0;
+  // Since 2 Dec 2026 the median over the compute-only steps of (step end - backward end).
+  if (c.contains("compute_only_optimizer_s")) {
+    const Json& v = c["compute_only_optimizer_s"];
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+      throw core::ConfigError(file + ": " + p + "/compute_only_optimizer_s: " + core::short_dump(v) +
+                              " is not allowed; expected a time in seconds > 0");
+    return v.get<double>();
+  }
+  // Before: the compute-only step's median less the median end of its backward.
+  if (!c.contains("compute_only_backward_end_s") || !c.contains("compute_only_s")) return 0;
+  const Json& end = c["compute_only_backward_end_s"];
+  const double step = need_number(c, "compute_only_s", p, file);
+  const double bwd = need_number(c, "compute_only_backward_end_s", p, file);
+  if (!(bwd > 0) || !(bwd < step))
+    throw core::ConfigError(file + ": " + p + "/compute_only_backward_end_s: " + core::short_dump(end) +
+                            " is not a time after the step start and before its end (compute_only_s " +
+                            core::short_dump(c["compute_only_s"]) + "); expected 0 < it < compute_only_s");
+  return step - bwd;
+}
+
 Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, const std::string& cluster_arg,
-          double tolerance) {
+          double tolerance, bool given_no_ddp_step) {
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != "ddpbench-results/1")
     throw core::ConfigError(
         file + ": /format: " +
@@ -180,6 +203,7 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     p.cluster_note = "GPU \"" + gpu + "\" matched from \"" + hw.value("gpu_name", "") + "\"";
   }
 
+  if (given_no_ddp_step) p.cluster_note += "; compute scaled to each case's measured no-DDP step";
   if (p.mode == "step") {
     const Json& step = need(doc, "step", "", file);
     const Json& model = need(step, "model", "/step", file);
@@ -220,6 +244,26 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
         char b[32];
         std::snprintf(b, sizeof b, "%g", c["bucket_cap_mb"].get<double>());
         label = b;
+      }
+      // The optimizer.step() + zero_grad() the run measured (scripts/ddp_cpu_bench.py: the time from
+      // the end of the backward to the end of the step, in the compute-only steps, which are not the
+      // steps validated) replaces the estimate.
+      if (const double opt = measured_optimizer_step(c, file, i); opt > 0) {
+        char b[40];
+        std::snprintf(b, sizeof b, "%.9gs", opt);
+        d["training"]["measured_optimizer_step"] = b;
+      }
+      if (given_no_ddp_step) {
+        const std::string cp = "/step/cases/" + std::to_string(i);
+        const Json v = c.value("no_ddp_step_time_s", Json(nullptr));
+        if (!v.is_number() || !(v.get<double>() > 0))
+          throw core::ConfigError(file + ": " + cp + "/no_ddp_step_time_s: " +
+                                  (c.contains("no_ddp_step_time_s") ? core::short_dump(v) : std::string("missing")) +
+                                  "; --given-no-ddp-step needs the run's measured no-DDP step, a time in seconds > 0 "
+                                  "(scripts/ddp_cpu_bench.py writes it since 2 Dec 2026)");
+        char b[40];
+        std::snprintf(b, sizeof b, "%.9gs", v.get<double>());
+        d["training"]["measured_single_gpu_step"] = b;
       }
       p.steps.push_back(
           {c, label,
@@ -322,7 +366,27 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                     overhead["error_points"].get<double>());
       out << ol;
     }
+    // The compute-only steps part by part (scripts/ddp_cpu_bench.py measures them between the steps
+    // validated): a wrong input (a profile timed under other load) shows here before it shows in
+    // the step.
+    Json parts = nullptr;
+    if (m.value("compute_only_forward_s", Json(nullptr)).is_number() && m.value("compute_only_s", 0.0) > 0) {
+      const double mf = m["compute_only_forward_s"].get<double>(), pf = p.value("forward_s", 0.0);
+      const double mc = m["compute_only_s"].get<double>(), pc = p.value("compute_only_s", 0.0);
+      parts = {{"forward_measured_s", mf},
+               {"forward_predicted_s", pf},
+               {"compute_only_measured_s", mc},
+               {"compute_only_predicted_s", pc},
+               {"optimizer_predicted_s", p.value("optimizer_s", 0.0)}};
+      char pl[200];
+      std::snprintf(pl, sizeof pl,
+                    "          compute-only steps: forward %s meas / %s pred (%+.1f %%), step %s / %s (%+.1f %%)\n",
+                    core::format_time(mf).c_str(), core::format_time(pf).c_str(), mf > 0 ? (pf / mf - 1) * 100 : 0.0,
+                    core::format_time(mc).c_str(), core::format_time(pc).c_str(), (pc / mc - 1) * 100);
+      out << pl;
+    }
     rows.push_back({{"bucket_cap", plan.steps[i].label},
+                    {"compute_only_parts", parts},
                     {"ddp_overhead", overhead},
                     {"measured",
                      {{"step_time_s", ms},

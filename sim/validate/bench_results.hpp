@@ -31,8 +31,17 @@ struct Plan {
 // Checks `doc` (read from `file`) and builds the cluster: from the run's own calibration (CPU), from
 // `cluster_arg` (a bundled cluster or file) or from the GPU name the benchmark recorded. Throws
 // core::ConfigError naming the file and JSON path on bad input.
+// given_no_ddp_step: each step case's compute is scaled to the case's measured no-DDP step
+// (`no_ddp_step_time_s`, scripts/ddp_cpu_bench.py) through training.measured_single_gpu_step.
 Plan plan(const config::Catalog& cat, const core::Json& doc, const std::string& file, const std::string& cluster_arg,
-          double tolerance);
+          double tolerance, bool given_no_ddp_step = false);
+
+// The optimizer.step() + zero_grad() a step case measured (seconds), from scripts/ddp_cpu_bench.py's
+// compute-only steps (not the steps validated): `compute_only_optimizer_s`, or in files from before
+// it `compute_only_s - compute_only_backward_end_s`; 0 when the case has neither. Throws
+// core::ConfigError (file, JSON path, value) on a value that is not such a time. `i`: the case's
+// index in /step/cases.
+double measured_optimizer_step(const core::Json& step_case, const std::string& file, size_t i);
 
 // Measured against predicted, case by case (step time, exposed communication, overlap, bucket end
 // times); status 3 when a case's step-time error exceeds `tolerance`.

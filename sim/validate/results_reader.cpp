@@ -99,6 +99,8 @@ class ResultsChecker {
             field(c, "exposed_comm_s", p, T::NUMBER, false, -1e6, 1e6);
             field(c, "overlap_ratio", p, T::NUMBER_OR_NULL, false, -1e6, 1e6);
             field(c, "compute_only_s", p, T::NUMBER, false, 0, 1e6);
+            field(c, "compute_only_backward_end_s", p, T::NUMBER, false, 0, 1e6);
+            field(c, "compute_only_optimizer_s", p, T::NUMBER, false, 1e-12, 1e6);
             if (const Json* bs = field(c, "buckets", p, T::ARRAY, false))
               for (size_t b = 0; b < bs->size(); ++b) {
                 const std::string bp = p + "/buckets/" + std::to_string(b);

@@ -242,6 +242,14 @@ class BenchTest(unittest.TestCase):
             # the same model without DDP, one step after each compute-only step
             self.assertEqual(len(c["no_ddp_step_times_s"]), 2)
             self.assertGreater(c["no_ddp_step_time_s"], 0.0)
+            # the parts of a step: optimizer.step() + zero_grad() after the backward, and the no-DDP
+            # step's forward and backward ends
+            self.assertGreater(c["compute_only_optimizer_s"], 0.0)
+            self.assertLess(c["compute_only_optimizer_s"], c["compute_only_s"])
+            self.assertLess(0.0, c["no_ddp_forward_s"])
+            self.assertLess(c["no_ddp_forward_s"], c["no_ddp_backward_end_s"])
+            self.assertLess(c["no_ddp_backward_end_s"], max(c["no_ddp_step_times_s"]))
+            self.assertGreater(c["no_ddp_optimizer_s"], 0.0)
             bs = c["buckets"]
             self.assertGreaterEqual(len(bs), 2)
             self.assertEqual([b["index"] for b in bs], list(range(len(bs))))

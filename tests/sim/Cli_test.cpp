@@ -719,6 +719,31 @@ TEST(Cli, ValidateComparesTheCommittedCpuRunCaseByCase) {
   EXPECT_NE(tight.out.find("BEYOND TOLERANCE"), std::string::npos) << tight.out;
 }
 
+TEST(Cli, ValidateGivenTheNoDdpStepLeavesDdpsOwnWorkOnTop) {
+  // At one rank the step is the no-DDP step plus DDP's own work: with compute scaled to the measured
+  // no-DDP step, step / (1 + predicted DDP-over-no-DDP) is that measured step again.
+  auto r = run("validate bench/results/cpu-1rank-resnet18.json --given-no-ddp-step --tolerance 1.0 --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  std::ifstream f("bench/results/cpu-1rank-resnet18.json");
+  Json file = Json::parse(f);
+  ASSERT_EQ(j["cases"].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const Json& c = j["cases"][i];
+    const double no_ddp = file["step"]["cases"][i]["no_ddp_step_time_s"];
+    EXPECT_NEAR(c["predicted"]["step_time_s"].get<double>() / (1 + c["ddp_overhead"]["predicted"].get<double>()),
+                no_ddp, 1e-8 * no_ddp);
+  }
+  // A case without its no-DDP steps: refused with the path.
+  auto d = temp_dir("validate-no-ddp");
+  file["step"]["cases"][1].erase("no_ddp_step_time_s");
+  std::ofstream(d / "old.json") << file.dump();
+  auto old = run("validate " + (d / "old.json").string() + " --given-no-ddp-step");
+  EXPECT_EQ(old.code, 2) << old.out;
+  EXPECT_NE(old.out.find("old.json: /step/cases/1/no_ddp_step_time_s: missing"), std::string::npos) << old.out;
+  fs::remove_all(d);
+}
+
 TEST(Cli, ValidateRefusesFilesItCannotUse) {
   auto d = temp_dir("validate");
   std::ofstream(d / "other.json") << R"({"format": "something-else"})";

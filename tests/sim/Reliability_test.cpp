@@ -267,6 +267,16 @@ TEST(Reliability, B11ValidateTypeErrorsNameThePath) {
   expect_refused("validate " + (d / "a.json").string(),
                  {"/step/cases/3/buckets/0/end_s: \"1.13\" is not allowed; expected a number"});
   doc["step"]["cases"][3].erase("buckets");
+  // The measured optimizer step: a backward that ends after the step, or a negative time.
+  Json late = doc;
+  late["step"]["cases"][3]["compute_only_backward_end_s"] = 0.2;
+  write(d / "late.json", late.dump());
+  expect_refused("validate " + (d / "late.json").string(),
+                 {"late.json: /step/cases/3/compute_only_backward_end_s: 0.2 is not a time after the step start and "
+                  "before its end"});
+  late["step"]["cases"][3]["compute_only_optimizer_s"] = -0.001;
+  write(d / "late.json", late.dump());
+  expect_refused("validate " + (d / "late.json").string(), {"/step/cases/3/compute_only_optimizer_s: -0.001"});
   doc["hardware"]["ngpus"] = "8";
   write(d / "b.json", doc.dump());
   expect_refused("validate " + (d / "b.json").string(), {"/hardware/ngpus: \"8\" is not allowed; expected an integer"});

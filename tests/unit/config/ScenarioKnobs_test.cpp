@@ -245,5 +245,17 @@ TEST(ScenarioKnobs, AbsentSectionsKeepTheSpecDefaults) {
   EXPECT_TRUE(d.ok());
 }
 
+TEST(ScenarioKnobs, MeasuredOptimizerStepIsForAReplicatedOptimizerOnly) {
+  EXPECT_EQ(*load({"training.measured_optimizer_step=\"10.5ms\""}).training.measured_optimizer_step_s, 10.5e-3);
+  EXPECT_FALSE(load({}).training.measured_optimizer_step_s);
+  auto e = expect_config_error([&] {
+    load({"training.measured_optimizer_step=\"10ms\"", "training.zero_redundancy_optimizer=true"});
+  });
+  EXPECT_TRUE(contains_all(e.what(), {"knobs.json", "/training/measured_optimizer_step", "0.01", "expected it unset"}))
+      << e.what();
+  e = expect_config_error([&] { load({"training.measured_optimizer_step=\"-1ms\""}); });
+  EXPECT_TRUE(contains_all(e.what(), {"knobs.json", "/training/measured_optimizer_step"})) << e.what();
+}
+
 }  // namespace
 }  // namespace ddpsim

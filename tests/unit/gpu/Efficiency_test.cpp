@@ -74,5 +74,26 @@ TEST(Efficiency, MeasuredStepShorterThanTheInputCopyIsRefused) {
   }
 }
 
+TEST(Efficiency, MeasuredOptimizerStepReplacesBothEstimatesAndIsNotRescaled) {
+  auto s = scenario();
+  s.training.zero_grad_set_to_none = false;
+  const auto est = build_compute_profile(s);
+  // Estimates: SGD with momentum moves 5 x 4 B per element, 1000 elements at 1 TB/s x 0.8 (the
+  // default memory_efficiency): 25 ns; the zeroing writes 4 kB: 5 ns.
+  EXPECT_NEAR(est.optimizer.seconds, 25e-9, 1e-15);
+  EXPECT_NEAR(est.zero_grad.seconds, 5e-9, 1e-15);
+  s.training.measured_optimizer_step_s = 3e-3;
+  const auto m = build_compute_profile(s);
+  EXPECT_EQ(m.optimizer.seconds, 3e-3);
+  EXPECT_EQ(m.zero_grad.seconds, 0.0);
+  // Forward 1e12 / (100e12 x 0.7) = 1/70 s, backward 2/70 s. A measured one-GPU step of
+  // 6/70 s + 3 ms doubles the forward and backward and leaves the measured optimizer step as it is.
+  s.training.measured_single_gpu_step_s = 6.0 / 70 + 3e-3;
+  const auto cal = build_compute_profile(s);
+  EXPECT_NEAR(cal.compute_scale, 2.0, 1e-12);
+  EXPECT_EQ(cal.optimizer.seconds, 3e-3);
+  EXPECT_NEAR(single_gpu_step(cal), 6.0 / 70 + 3e-3, 1e-15);
+}
+
 }  // namespace
 }  // namespace ddpsim::gpu

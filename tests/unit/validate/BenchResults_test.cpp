@@ -1,6 +1,7 @@
 // validate::compare_steps on hand-made measured and predicted cases (no simulation).
 #include <gtest/gtest.h>
 
+#include "core/error.hpp"
 #include "validate/bench_results.hpp"
 
 namespace ddpsim::validate {
@@ -13,15 +14,21 @@ Json predicted(double step, double ddp_overhead) {
           {"num_buckets", 0},    {"buckets", Json::array()}, {"ddp_overhead_s", ddp_overhead}};
 }
 
-TEST(BenchResults, OneRankComparesDdpOverNoDdpMeasuredAndPredicted) {
+// A step plan of one case with what the file measured.
+Plan one_case(int ranks, const std::string& label, const Json& measured) {
   Plan p;
   p.file = "r.json";
   p.mode = "step";
-  p.ranks = 1;
+  p.ranks = ranks;
   StepCase c;
-  c.label = "default";
-  c.measured = {{"step_time_s", 0.110}, {"no_ddp_step_time_s", 0.100}};
+  c.label = label;
+  c.measured = measured;
   p.steps.push_back(c);
+  return p;
+}
+
+TEST(BenchResults, OneRankComparesDdpOverNoDdpMeasuredAndPredicted) {
+  Plan p = one_case(1, "default", Json{{"step_time_s", 0.110}, {"no_ddp_step_time_s", 0.100}});
   // Measured: 110 / 100 - 1 = 10 %. Predicted: 105 ms with 5 ms of DDP's own work: 105 / 100 - 1 = 5 %.
   const auto r = compare_steps(p, {predicted(0.105, 0.005)}, 0.10);
   const Json& o = r.doc["cases"][0]["ddp_overhead"];
@@ -35,14 +42,7 @@ TEST(BenchResults, OneRankComparesDdpOverNoDdpMeasuredAndPredicted) {
 }
 
 TEST(BenchResults, WithoutNoDdpStepsOrWithSeveralRanksThereIsNoOverheadRow) {
-  Plan p;
-  p.file = "r.json";
-  p.mode = "step";
-  p.ranks = 1;
-  StepCase c;
-  c.label = "1";
-  c.measured = {{"step_time_s", 0.110}};
-  p.steps.push_back(c);
+  Plan p = one_case(1, "1", Json{{"step_time_s", 0.110}});
   auto r = compare_steps(p, {predicted(0.105, 0.005)}, 0.10);
   EXPECT_TRUE(r.doc["cases"][0]["ddp_overhead"].is_null());
   EXPECT_FALSE(r.doc.contains("median_abs_ddp_overhead_error"));
@@ -51,6 +51,62 @@ TEST(BenchResults, WithoutNoDdpStepsOrWithSeveralRanksThereIsNoOverheadRow) {
   p.steps[0].measured["no_ddp_step_time_s"] = 0.100;
   r = compare_steps(p, {predicted(0.105, 0.005)}, 0.10);
   EXPECT_TRUE(r.doc["cases"][0]["ddp_overhead"].is_null());
+}
+
+TEST(BenchResults, ComputeOnlyStepsAreComparedPartByPart) {
+  Plan p = one_case(2, "default",
+                    Json{{"step_time_s", 0.3418}, {"compute_only_s", 0.3188}, {"compute_only_forward_s", 0.115}});
+  Json pred = predicted(0.42, 0.005);
+  pred["forward_s"] = 0.150;
+  pred["compute_only_s"] = 0.40;
+  pred["optimizer_s"] = 0.0044;
+  const auto r = compare_steps(p, {pred}, 0.5);
+  const Json& parts = r.doc["cases"][0]["compute_only_parts"];
+  EXPECT_EQ(parts["forward_measured_s"].get<double>(), 0.115);
+  EXPECT_EQ(parts["forward_predicted_s"].get<double>(), 0.150);
+  EXPECT_EQ(parts["optimizer_predicted_s"].get<double>(), 0.0044);
+  // 150 / 115 - 1 = +30.4 %; 400 / 318.8 - 1 = +25.5 %.
+  EXPECT_NE(r.text.find("(+30.4 %), step"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("(+25.5 %)"), std::string::npos) << r.text;
+  // Without the measured forward there is no parts row.
+  p.steps[0].measured.erase("compute_only_forward_s");
+  EXPECT_TRUE(compare_steps(p, {pred}, 0.5).doc["cases"][0]["compute_only_parts"].is_null());
+}
+
+TEST(BenchResults, OptimizerStepIsTheComputeOnlyStepAfterItsBackward) {
+  // scripts/ddp_cpu_bench.py: a compute-only step of 108.6 ms whose backward ended at 97.5 ms:
+  // optimizer.step() + zero_grad() took 108.6 - 97.5 = 11.1 ms.
+  const Json c = {{"compute_only_s", 0.1086}, {"compute_only_backward_end_s", 0.0975}};
+  EXPECT_NEAR(measured_optimizer_step(c, "r.json", 0), 0.0111, 1e-12);
+  // The per-step median the bench writes since 2 Dec 2026 wins over the difference of medians.
+  EXPECT_EQ(measured_optimizer_step(Json{{"compute_only_optimizer_s", 0.0105},
+                                         {"compute_only_s", 0.1086},
+                                         {"compute_only_backward_end_s", 0.0975}},
+                                    "r.json", 0),
+            0.0105);
+  // Files without the fields (ddpbench's GPU step results) keep the estimate.
+  EXPECT_EQ(measured_optimizer_step(Json{{"compute_only_s", 0.1}}, "r.json", 0), 0.0);
+}
+
+TEST(BenchResults, BackwardEndOutsideTheStepIsRefusedWithFilePathAndValue) {
+  for (const Json& end : {Json(0.2), Json(0.0), Json("x")}) {
+    const Json c = {{"compute_only_s", 0.1}, {"compute_only_backward_end_s", end}};
+    try {
+      measured_optimizer_step(c, "r.json", 2);
+      FAIL() << "expected ConfigError for " << end.dump();
+    } catch (const core::ConfigError& e) {
+      const std::string w = e.what();
+      EXPECT_NE(w.find("r.json: /step/cases/2/compute_only_backward_end_s"), std::string::npos) << w;
+      EXPECT_NE(w.find(end.is_string() ? "\"x\"" : end.dump()), std::string::npos) << w;
+    }
+  }
+  try {
+    measured_optimizer_step(Json{{"compute_only_optimizer_s", -0.001}}, "r.json", 1);
+    FAIL() << "expected ConfigError";
+  } catch (const core::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("r.json: /step/cases/1/compute_only_optimizer_s: -0.001"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
