@@ -117,9 +117,8 @@ double multi_tensor_launches(const OptimizerOp& op, const std::vector<double>& n
 double optimizer_launches(const std::vector<OptimizerOp>& ops, const std::string& impl,
                           const std::vector<double>& numels, const std::vector<config::DType>& dtypes) {
   if (impl == "for_loop") {
-    const auto tensors = static_cast<double>(std::count_if(numels.begin(), numels.end(), [](double n) {
-      return n > 0;
-    }));
+    const auto tensors =
+        static_cast<double>(std::count_if(numels.begin(), numels.end(), [](double n) { return n > 0; }));
     return tensors * static_cast<double>(ops.size());
   }
   // Optimizer._group_tensors_by_device_and_dtype: one list per dtype, in first-seen order.

@@ -11,11 +11,11 @@ namespace ddpsim::gpu {
 // One GPU op of an optimizer step. for_loop: one kernel per (non-empty) parameter tensor; foreach
 // and fused: multi-tensor-apply launches over `depth` tensor lists.
 struct OptimizerOp {
-  const char* name;            // the torch call
-  double transfers = 0;        // element reads + writes per parameter element
-  int depth = 1;               // tensor lists the multi-tensor-apply kernel takes
-  bool scalar_list = false;    // a per-tensor scalar list (depth_to_max_tensors_scalarlist)
-  bool step_counter = false;   // over the 1-element `step` tensors (no per-element traffic)
+  const char* name;           // the torch call
+  double transfers = 0;       // element reads + writes per parameter element
+  int depth = 1;              // tensor lists the multi-tensor-apply kernel takes
+  bool scalar_list = false;   // a per-tensor scalar list (depth_to_max_tensors_scalarlist)
+  bool step_counter = false;  // over the 1-element `step` tensors (no per-element traffic)
 };
 
 // The GPU ops of one step of `optimizer` ("sgd", "adam", "adamw") in `impl` ("for_loop",
