@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "gpu/kernel_model.hpp"
+#include "gpu/optimizer_model.hpp"
 
 namespace ddpsim::gpu {
 
@@ -23,31 +24,31 @@ double roofline_time(double flops, double bytes, double peak_flops, double hbm_b
   return roofline_kernel(flops, bytes, peak_flops, hbm_bandwidth, s).seconds;
 }
 
-double optimizer_bytes_per_element(const std::string& optimizer, int elem_size, bool sgd_momentum) {
-  // SGD with momentum reads param, grad, momentum and writes param, momentum: 5 tensors (without
-  // momentum: param, grad read, param written: 3).
-  // Adam/AdamW read param, grad, exp_avg, exp_avg_sq and write param, exp_avg, exp_avg_sq: 7.
-  if (optimizer == "adam" || optimizer == "adamw") return 7.0 * elem_size;
-  return (sgd_momentum ? 5.0 : 3.0) * elem_size;
+double optimizer_bytes_per_element(const std::string& optimizer, int elem_size, bool sgd_momentum,
+                                   const std::string& impl, bool torch_1_13) {
+  double transfers = 0;
+  for (const auto& op : optimizer_ops(optimizer, impl, sgd_momentum, torch_1_13)) transfers += op.transfers;
+  return transfers * elem_size;
 }
 
-namespace {
-double optimizer_kernels(const std::string& optimizer, const std::string& impl, size_t tensors);
-}  // namespace
-
 Kernel optimizer_kernel(const config::Scenario& sc, const std::vector<int>& params, double peak_flops) {
+  const auto& tr = sc.training;
+  const bool torch_1_13 = !sc.ddp.recent_pytorch();
+  const auto ops = optimizer_ops(tr.optimizer, tr.optimizer_impl, tr.sgd_momentum, torch_1_13);
   double opt_bytes = 0;
-  size_t trainable = 0;
+  std::vector<double> numels;
+  std::vector<config::DType> dtypes;
   for (int i : params) {
     const auto& prm = sc.model.params[static_cast<size_t>(i)];
     if (!prm.requires_grad) continue;
-    ++trainable;
+    numels.push_back(static_cast<double>(prm.numel));
+    dtypes.push_back(prm.dtype);
     opt_bytes +=
-        static_cast<double>(prm.numel) *
-        optimizer_bytes_per_element(sc.training.optimizer, config::dtype_size(prm.dtype), sc.training.sgd_momentum);
+        static_cast<double>(prm.numel) * optimizer_bytes_per_element(tr.optimizer, config::dtype_size(prm.dtype),
+                                                                     tr.sgd_momentum, tr.optimizer_impl, torch_1_13);
   }
-  if (trainable == 0) return Kernel{};
-  const double kernels = optimizer_kernels(sc.training.optimizer, sc.training.optimizer_impl, trainable);
+  if (numels.empty()) return Kernel{};
+  const double kernels = optimizer_launches(ops, tr.optimizer_impl, numels, dtypes);
   Kernel k = roofline_kernel(0, opt_bytes, peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute);
   k.shape.overhead_s = sc.compute.kernel_overhead * kernels;
   k.seconds = k.shape.memory_s + k.shape.overhead_s;
@@ -66,19 +67,6 @@ double peak_for(const config::GpuSpec& gpu, const std::string& dtype) {
   if (it != gpu.peak_flops.end()) return it->second;
   it = gpu.peak_flops.find("float32");
   return it != gpu.peak_flops.end() ? it->second : 0.0;
-}
-
-// Kernels an optimizer step launches per parameter tensor (for_loop), or per chunk of tensors
-// (foreach / fused multi-tensor-apply kernels handle lists of tensors per launch).
-double optimizer_kernels(const std::string& optimizer, const std::string& impl, size_t tensors) {
-  const double per_tensor = (optimizer == "sgd") ? 2.0 : 5.0;
-  // aten/src/ATen/native/cuda/MultiTensorApply.cuh: depth_to_max_tensors = {110, 64, 48, 36, 30};
-  // SGD with momentum walks 3 lists (param, grad, momentum), Adam 4 (param, grad, exp_avg, exp_avg_sq).
-  const double max_tensors = (optimizer == "sgd") ? 48.0 : 36.0;
-  const double chunks = std::ceil(static_cast<double>(tensors) / max_tensors);
-  if (impl == "for_loop") return per_tensor * static_cast<double>(tensors);
-  if (impl == "fused") return chunks;
-  return per_tensor * chunks;
 }
 
 bool is_gemm_like(config::LayerType t) {

@@ -87,10 +87,14 @@ double single_gpu_step(const ComputeProfile& p);
 // MFU of a step of `step_s` seconds holding `micro_steps` micro-steps: model FLOPs / (time x peak).
 double mfu(const ComputeProfile& p, double step_s, int micro_steps = 1);
 
-// Bytes an optimizer step moves per parameter element of `elem_size` bytes.
-double optimizer_bytes_per_element(const std::string& optimizer, int elem_size, bool sgd_momentum = true);
+// Bytes an optimizer step moves per parameter element of `elem_size` bytes: the element reads and
+// writes of every op of `impl` in PyTorch 1.13 (`torch_1_13`) or 2.x (gpu/optimizer_model.hpp).
+double optimizer_bytes_per_element(const std::string& optimizer, int elem_size, bool sgd_momentum = true,
+                                   const std::string& impl = "foreach", bool torch_1_13 = false);
 // The optimizer step over the parameters `params` (indices into the model's; frozen ones are
-// skipped): one memory-bound pass over their elements plus the kernel count of the implementation
+// skipped), in ddp.pytorch_version's torch: the memory-bound passes of its ops over their elements
+// plus one kernel overhead per launch (per tensor for for_loop, per multi-tensor-apply launch
+// for foreach and fused)
 // (ZeroRedundancyOptimizer steps a shard or a DDP bucket with it). Not scaled by compute_scale.
 Kernel optimizer_kernel(const config::Scenario& scenario, const std::vector<int>& params, double peak_flops);
 // Bytes of one input sample (from the model's export input unless the scenario gives it).

@@ -7,6 +7,7 @@
 
 #include "config/specs.hpp"
 #include "gpu/compute_model.hpp"
+#include "gpu/optimizer_model.hpp"
 #include "support/builders.hpp"
 
 using ddpsim::config::ComputeSettings;
@@ -87,12 +88,66 @@ TEST(ComputeModel, RooflineIsOverheadForEmptyKernelAndZeroRates) {
 }
 
 TEST(ComputeModel, OptimizerBytesPerElement) {
-  // SGD with momentum: 5 tensors of the element size; Adam/AdamW: 7.
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("sgd", 4), 20.0);
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("sgd", 2), 10.0);
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adam", 4), 28.0);
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adamw", 4), 28.0);
-  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adamw", 2), 14.0);
+  // Element reads + writes of each op (torch/optim sgd.py, adam.py, adamw.py; see
+  // gpu/optimizer_model.cpp). SGD momentum, any torch: buf.mul_ 1+1, buf.add_(grad) 2+1,
+  // param.add_(buf) 2+1 = 8; without momentum param.add_(grad) = 3; fused: 3 read + 2 written = 5.
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("sgd", 4), 32.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("sgd", 2), 16.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("sgd", 4, false), 12.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("sgd", 4, true, "for_loop", true), 32.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("sgd", 4, true, "fused"), 20.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("sgd", 4, false, "fused"), 12.0);
+  // Adam 2.x: lerp_ 3, mul_ 2, addcmul_ 3 (grad read once), sqrt 2, div 2, add_ 2, addcdiv_ 4 = 18.
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adam", 4), 72.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adam", 4, true, "for_loop"), 72.0);
+  // 1.13: mul_ 2 + add_ 3 instead of lerp_ 3 -> 20.
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adam", 4, true, "foreach", true), 80.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adam", 4, true, "for_loop", true), 80.0);
+  // AdamW: param.mul_(1 - lr * wd) first, 2 more.
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adamw", 4), 80.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adamw", 2), 40.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adamw", 4, true, "foreach", true), 88.0);
+  // Fused: param, grad, exp_avg, exp_avg_sq read, all but grad written = 7.
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adam", 4, true, "fused"), 28.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_element("adamw", 2, true, "fused"), 14.0);
+}
+
+TEST(ComputeModel, OptimizerSgdMomentumForLoopOnOneMebiElementTensor) {
+  // One 1 Mi-element float32 tensor, SGD momentum, for_loop: 3 kernels, 8 x 4 MiB moved.
+  Scenario s = scenario();
+  s.model.params = {param("w", 1 << 20, DType::FLOAT32)};
+  s.training.optimizer_impl = "for_loop";
+  const auto k = ddpsim::gpu::optimizer_kernel(s, {0}, 0);
+  EXPECT_NEAR(k.shape.memory_s, 8 * 4.0 * (1 << 20) / 8e11, 1e-18);
+  EXPECT_NEAR(k.shape.overhead_s, 3 * 2e-6, kTol);
+}
+
+TEST(ComputeModel, OptimizerLaunchesFollowMultiTensorApplyChunking) {
+  using ddpsim::gpu::optimizer_launches;
+  using ddpsim::gpu::optimizer_ops;
+  const std::vector<DType> f32(100, DType::FLOAT32);
+  const std::vector<double> ones(100, 1.0);
+  // SGD momentum foreach, 100 one-element tensors: _foreach_mul_ (1 list, 110 tensors a launch)
+  // 1 launch, two _foreach_add_ (2 lists, 64 a launch) 2 each = 5.
+  const auto sgd = optimizer_ops("sgd", "foreach", true, false);
+  EXPECT_DOUBLE_EQ(optimizer_launches(sgd, "foreach", ones, f32), 5.0);
+  EXPECT_DOUBLE_EQ(optimizer_launches(sgd, "for_loop", ones, f32), 300.0);
+  // 320 blocks of 65536 elements a launch: 320 * 65536 + 1 elements need 2 launches per op.
+  const auto plain = optimizer_ops("sgd", "foreach", false, false);
+  EXPECT_DOUBLE_EQ(optimizer_launches(plain, "foreach", {320.0 * 65536 + 1}, {DType::FLOAT32}), 2.0);
+  EXPECT_DOUBLE_EQ(optimizer_launches(plain, "foreach", {320.0 * 65536}, {DType::FLOAT32}), 1.0);
+  // One list per dtype: 2 float32 + 1 float16 tensors, 3 ops each.
+  EXPECT_DOUBLE_EQ(optimizer_launches(sgd, "foreach", {1, 1, 1}, {DType::FLOAT32, DType::FLOAT16, DType::FLOAT32}),
+                   6.0);
+  // Adam 2.x foreach, 97 tensors: lerp_ (64) 2, mul_ (110) 1, addcmul_ (48) 3, sqrt (64) 2,
+  // div_ by a scalar list (96) 2, add_ (110) 1, addcdiv_ with a scalar list (48) 3 = 14.
+  const std::vector<DType> f97(97, DType::FLOAT32);
+  const std::vector<double> ones97(97, 1.0);
+  EXPECT_DOUBLE_EQ(optimizer_launches(optimizer_ops("adam", "foreach", true, false), "foreach", ones97, f97), 14.0);
+  // Fused Adam: the step counters' _foreach_add_ (110 a launch) 1, _fused_adam_ (4 lists, 36) 3.
+  EXPECT_DOUBLE_EQ(optimizer_launches(optimizer_ops("adam", "fused", true, false), "fused", ones97, f97), 4.0);
+  // Empty tensors launch nothing.
+  EXPECT_DOUBLE_EQ(optimizer_launches(sgd, "for_loop", {0, 4}, {DType::FLOAT32, DType::FLOAT32}), 3.0);
 }
 
 TEST(ComputeModel, RooflineLayersScaleWithBatchAndAddParameterTraffic) {
@@ -172,22 +227,26 @@ TEST(ComputeModel, CopyCostIsTwiceBytesOverHbm) {
 }
 
 TEST(ComputeModel, OptimizerStepSgdForeach) {
-  // Trainable elements 1250 float32: 1250 * 20 B = 25000 B / 8e11 = 31.25 ns. Two tensors, foreach:
-  // 2 kernels per chunk, one chunk -> 2 * 2 us.
+  // Trainable elements 1250 float32: 1250 * 32 B = 40000 B / 8e11 = 50 ns. Two tensors, foreach:
+  // 3 ops of one launch each -> 3 * 2 us.
   const auto p = build_compute_profile(scenario());
-  EXPECT_NEAR(p.optimizer.seconds, 25000 / 8e11 + 4e-6, kTol);
+  EXPECT_NEAR(p.optimizer.seconds, 40000 / 8e11 + 6e-6, kTol);
 }
 
 TEST(ComputeModel, OptimizerStepAdamAndImplementations) {
   Scenario s = scenario();
   s.training.optimizer = "adam";
-  // 1250 * 28 B = 35000 B; foreach: 5 kernels per chunk, one chunk.
-  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 35000 / 8e11 + 10e-6, kTol);
-  s.training.optimizer_impl = "for_loop";  // 5 kernels per tensor, 2 tensors
-  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 35000 / 8e11 + 20e-6, kTol);
-  s.training.optimizer_impl = "fused";  // one launch per chunk
-  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 35000 / 8e11 + 2e-6, kTol);
+  // 2.x (ddp.pytorch_version 2.4): 1250 * 72 B = 90000 B; foreach: 7 ops of one launch each.
+  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 90000 / 8e11 + 14e-6, kTol);
+  s.training.optimizer_impl = "for_loop";  // 7 kernels per tensor, 2 tensors
+  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 90000 / 8e11 + 28e-6, kTol);
+  s.training.optimizer_impl = "fused";  // 1250 * 28 B; the step counters' add, one fused launch
+  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 35000 / 8e11 + 4e-6, kTol);
+  s.ddp.pytorch_version = "1.13";
+  s.training.optimizer_impl = "foreach";  // 1250 * 80 B; 8 ops
+  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 100000 / 8e11 + 16e-6, kTol);
+  s.ddp.pytorch_version = "2.4";
   s.training.optimizer = "sgd";
-  s.training.optimizer_impl = "for_loop";  // 2 kernels per tensor, 2 tensors
-  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 25000 / 8e11 + 8e-6, kTol);
+  s.training.optimizer_impl = "for_loop";  // 3 kernels per tensor, 2 tensors; 1250 * 32 B
+  EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 40000 / 8e11 + 12e-6, kTol);
 }
