@@ -415,9 +415,32 @@ Json explain_difference(const Json& r, const Json& b) {
            (r["gpu_memory_bytes"].is_number() ? gib(r["gpu_memory_bytes"].get<double>()) : "?");
   } else if (dcomp >= 0.5 * dstep) {
     kind = "compute";
+    const std::string g = r.value("gpu", std::string("?")), bg = b.value("gpu", std::string("?"));
     text = "compute: " + core::format_time(r["compute_only_s"].get<double>()) + " of GPU work per step vs " +
-           core::format_time(b["compute_only_s"].get<double>()) + " (" + r.value("gpu", std::string("?")) + " vs " +
-           b.value("gpu", std::string("?")) + ")";
+           core::format_time(b["compute_only_s"].get<double>()) +
+           (g == bg ? " (both " + g + ")" : " (" + g + " vs " + bg + ")");
+    // The part of the step that differs most (an FSDP/HSDP or ZeRO optimizer sharded over fewer
+    // GPUs, DDP's own work, a slower GPU's passes), when the run reports carry the parts.
+    const Json& brun = b.contains("run") ? b["run"] : b;
+    const std::pair<const char*, const char*> parts[] = {{"forward_s", "forward pass"},
+                                                         {"backward_compute_s", "backward pass"},
+                                                         {"optimizer_s", "optimizer step"},
+                                                         {"ddp_overhead_s", "DDP's own work"}};
+    const char* most = nullptr;
+    double most_d = 0, mine = 0, theirs = 0;
+    for (const auto& [key, name] : parts) {
+      if (!run.contains(key) || !brun.contains(key) || !run[key].is_number() || !brun[key].is_number()) continue;
+      const double d = run[key].get<double>() - brun[key].get<double>();
+      if (d > most_d) {
+        most_d = d;
+        most = name;
+        mine = run[key].get<double>();
+        theirs = brun[key].get<double>();
+      }
+    }
+    if (most && most_d > 0.5 * dcomp)
+      text += "; mostly the " + std::string(most) + " (" + core::format_time(mine) + " vs " +
+              core::format_time(theirs) + ")";
   } else if (dexp > 0) {
     const Json ecmp = ecmp_collision(run);
     const Json& busiest = run.contains("busiest_link") ? run["busiest_link"] : Json(nullptr);

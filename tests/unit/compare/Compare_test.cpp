@@ -229,6 +229,24 @@ TEST(CompareWhy, NamesTheMechanismOfEachDifference) {
   const Json best = why_row("best", 0.100, 0.010);
   // Compute: 20 ms more GPU work of a 21 ms difference.
   EXPECT_EQ(explain_difference(why_row("slowgpu", 0.120, 0.011), best)["kind"], "compute");
+  // The part that differs most is named when it is most of the compute difference: 15 of 20 ms
+  // in the optimizer step (an optimizer sharded over fewer GPUs), 5 ms in the backward pass.
+  {
+    Json slow = why_row("hsdp", 0.120, 0.011), base = why_row("best", 0.100, 0.010);
+    slow["run"]["optimizer_s"] = 0.020;
+    base["run"]["optimizer_s"] = 0.005;
+    slow["run"]["backward_compute_s"] = 0.065;
+    base["run"]["backward_compute_s"] = 0.060;
+    const std::string t = explain_difference(slow, base)["text"];
+    EXPECT_NE(t.find("(both h100-sxm); mostly the optimizer step (20.000 ms vs 5.000 ms)"), std::string::npos) << t;
+    // Spread over three parts (8 + 6 + 6 ms): none is most of the 20 ms, none is named.
+    slow["run"]["optimizer_s"] = 0.013;
+    slow["run"]["backward_compute_s"] = 0.066;
+    slow["run"]["forward_s"] = 0.036;
+    base["run"]["forward_s"] = 0.030;
+    const std::string even = explain_difference(slow, base)["text"];
+    EXPECT_EQ(even.find("mostly"), std::string::npos) << even;
+  }
   // ECMP: the busiest leaf uplink carries 3x its class's mean.
   Json ecmp_links =
       Json::array({{{"class", "leaf up"},
