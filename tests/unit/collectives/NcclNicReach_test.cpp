@@ -120,7 +120,7 @@ TEST(NcclNicReach, ClusterPresetsCarryNicsPerGpu) {
   const auto cat = ddpsim::test_support::source_catalog();
   auto load = [&](const char* n) { return cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, n)); };
   auto h100 = load("dgx-h100");
-  EXPECT_EQ(h100.nics_per_gpu, 1);      // 8 NICs / 8 GPUs
+  EXPECT_EQ(h100.nics_per_gpu, 1);            // 8 NICs / 8 GPUs
   EXPECT_EQ(load("aws-p5").nics_per_gpu, 4);  // 32 EFA rails / 8 GPUs
   // A job's GPUs per node does not change the hardware's figure.
   h100.gpus_per_node = 1;
