@@ -294,7 +294,56 @@ struct SearchInput {
   int nics = 0;
   bool hopper = false;     // sm_90 or newer (speed arrays, channel duplication rule)
   bool blackwell = false;  // sm_100: its own speed arrays
+  // GB/s of each GPU's PCIe path to its NICs, which all its channels to the network share; 0 = not
+  // bounded (set only where the node runs fewer GPUs than NIC groups: NicReach::limited).
+  double gpu_nic_bw = 0;
 };
+
+// The NICs the ranks of one node reach, as NCCL devices (after a net plugin's grouping).
+// NCCL's search (src/graph/search.cc at v2.30.7-1) starts each channel at a NET of
+// ncclTopoSelectNets(typeInter): first the GPU's local NETs (topo.cc ncclTopoGetLocalNetType ->
+// ncclTopoGetLocal: the NETs of highest path bandwidth, then lowest path type), then NETs whose
+// GPU->NET path type is <= typeInter. ncclTopoCompute starts typeInter at the GPUs' best path type
+// (PIX on DGX/HGX, the NIC behind the GPU's PCIe switch) and, once a graph is found, raises it only
+// while it is below PATH_PXN ("tmpGraph.typeInter < PATH_PXN"), so PHB / SYS NICs (behind the CPU
+// or the other socket) are never used when the local ones work. PATH_PXN (graph.h: through another
+// GPU over NVLink) needs a GPU of the communicator beside that NIC (paths.cc ncclTopoComputePaths
+// sets it from a peer GPU of the same system, and the system holds only the communicator's GPUs).
+// So a node running fewer GPUs than NIC groups uses the NICs of its GPUs only, each GPU's through
+// its own PCIe path, whose bandwidth is the narrowest link on it (paths.cc ncclTopoComputePaths:
+// path bw = min over links; topo.cc PCI link bw = width x speed / 80, x16 Gen5 48 GB/s).
+struct NicReach {
+  int devices = 0;       // NCCL devices in reach (groups of `group` NICs)
+  int group = 1;         // NICs per NCCL device (aws-ofi-nccl's RDMA rails beside one GPU)
+  double dev_bw = 0;     // bytes/s per device
+  bool limited = false;  // fewer GPUs than NIC groups: only the GPUs' own NICs, through their PCIe
+  double gpu_bw = 0;     // bytes/s of one GPU's PCIe path to its NICs where `limited` (0 = not known)
+};
+
+NicReach nic_reach(const NcclTopology& topo, int ppn) {
+  NicReach r;
+  const int nics = topo.nics_per_node;
+  // aws-ofi-nccl's RDMA protocol (p5, p5en) shows NCCL one device per group of rails, the NICs
+  // beside one GPU (nccl_ofi_topo.cpp groups; nccl_ofi_rdma.cpp get_properties: port_speed x
+  // max_group_size): p5 8 x 400 Gb/s instead of 32 x 100, p5en 8 x 400 instead of 16 x 200. The
+  // groups follow the hardware (the GPU the rails sit beside), not the ranks a job runs.
+  const AwsOfiPlatform* plugin = aws_ofi_platform(topo.net_plugin);
+  if (plugin && plugin->rdma) {
+    if (topo.nics_per_gpu > 1 && nics % topo.nics_per_gpu == 0)
+      r.group = topo.nics_per_gpu;
+    else if (topo.nics_per_gpu == 0 && ppn > 0 && nics > ppn && nics % ppn == 0)
+      r.group = nics / ppn;  // no per-GPU figure: the ranks' share (the model before nics_per_gpu)
+  }
+  r.devices = nics / r.group;
+  r.dev_bw = topo.nic_bw * r.group;
+  const int per_gpu = std::max(1, topo.nics_per_gpu / r.group);
+  if (topo.nics_per_gpu > 0 && ppn * per_gpu < r.devices) {
+    r.limited = true;
+    r.devices = ppn * per_gpu;
+    r.gpu_bw = topo.gpu_nic_pcie_bw;
+  }
+  return r;
+}
 
 int channels_at(const SearchInput& in, double speed) {
   int n = kGraphMaxChannels;
@@ -306,6 +355,8 @@ int channels_at(const SearchInput& in, double speed) {
     n = std::min(n, static_cast<int>(std::floor(in.intra_bw / (speed * share) + 1e-9)));
   }
   if (in.inter) n = std::min(n, in.nics * static_cast<int>(std::floor(in.nic_bw / speed + 1e-9)));
+  if (in.inter && in.gpu_nic_bw > 0)
+    n = std::min(n, in.ppn * static_cast<int>(std::floor(in.gpu_nic_bw / speed + 1e-9)));
   return std::max(n, 0);
 }
 
@@ -439,6 +490,7 @@ struct Derived {
   // Algorithm bandwidth one communicator channel carries without the whole-communicator caps
   // (llMaxBw, 2.8's compCap80 235 GB/s), B/s: what a shrunk channel count achieves per channel.
   std::array<std::array<double, kNumProtos>, kNumAlgos> channel_bw{};
+  NicReach nic;  // the NICs the node's GPUs reach (search and item 7)
 };
 
 bool listed(const std::vector<Proto>& v, Proto p) { return std::find(v.begin(), v.end(), p) != v.end(); }
@@ -981,18 +1033,13 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func
   in.hopper = hopper;
   in.blackwell = topo.arch == Arch::BLACKWELL;
   in.intra_bw = topo.intra_bw / kGB;
-  in.nic_bw = topo.nic_bw / kGB;
-  in.nics = topo.nics_per_node;
-  // aws-ofi-nccl's RDMA protocol (p5, p5en) shows NCCL one device per group of rails, the NICs
-  // beside one GPU (nccl_ofi_topo.cpp groups; nccl_ofi_rdma.cpp get_properties: port_speed x
-  // max_group_size): p5 8 x 400 Gb/s instead of 32 x 100, p5en 8 x 400 instead of 16 x 200. The
-  // search sees those devices; the NICs' total (item 7) is the same.
+  // The NCCL devices the node's GPUs reach (nic_reach: a plugin's rail groups; below one GPU per
+  // NIC group only the GPUs' own, through their PCIe paths). The NICs' total (item 7) follows.
+  d.nic = nic_reach(topo, ppn);
+  in.nic_bw = d.nic.dev_bw / kGB;
+  in.nics = d.nic.devices;
+  in.gpu_nic_bw = d.nic.limited ? d.nic.gpu_bw / kGB : 0.0;
   const AwsOfiPlatform* plugin = aws_ofi_platform(topo.net_plugin);
-  if (plugin && plugin->rdma && ppn > 0 && in.nics > ppn && in.nics % ppn == 0) {
-    const int group = in.nics / ppn;
-    in.nics = ppn;
-    in.nic_bw *= group;
-  }
   const double peer = (topo.intra_peer_bw > 0 ? topo.intra_peer_bw : topo.intra_bw) / kGB;
   if (!in.inter) {
     in.max_bw = ppn > 1 ? peer : kLocBw;
@@ -1000,7 +1047,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func
   } else {
     // ncclTopoSearchInit: maxBw = best GPU->NET path (the NIC is the narrow part), totalBw = the
     // GPU's total link bandwidth (NVLink sum or its PCIe link).
-    in.max_bw = in.nic_bw;
+    in.max_bw = in.gpu_nic_bw > 0 ? std::min(in.nic_bw, in.gpu_nic_bw) : in.nic_bw;
     in.total_bw = std::max(ppn > 1 ? in.intra_bw : 0.0, in.nic_bw);
   }
   t.ring = search_graph(in, false);
@@ -1258,14 +1305,13 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, const Alg
     // PATH_PORT), so with fewer heads than NICs the other NICs carry none of it. aws-ofi-nccl's
     // RDMA protocol shows one device per group of rails (as the search above sees them: p5's
     // 4 x 100G EFA beside each H100 are one device), so there a head reaches its group's NICs.
-    const int ppn = std::max(1, topo.nranks / std::max(1, topo.nnodes));
-    const AwsOfiPlatform* grouping = aws_ofi_platform(topo.net_plugin);
-    const int merged = grouping && grouping->rdma && topo.nics_per_node > ppn && topo.nics_per_node % ppn == 0
-                           ? topo.nics_per_node / ppn
-                           : 1;
-    const int vnics = topo.nics_per_node / merged;
-    const int nics = tr.nics_by_heads ? std::min(vnics, std::max(1, t.nvls.nchannels)) * merged : topo.nics_per_node;
-    const double per_node = nics * topo.nic_bw * topo.bw_scale_inter;
+    // Below one GPU per NIC group the GPUs reach their own NICs only, each GPU's through its
+    // PCIe path (nic_reach).
+    const NicReach& r = d.nic;
+    const int vnics = tr.nics_by_heads ? std::min(r.devices, std::max(1, t.nvls.nchannels)) : r.devices;
+    double per_node = vnics * r.dev_bw;
+    if (r.limited && r.gpu_bw > 0) per_node = std::min(per_node, d.ppn * r.gpu_bw);
+    per_node *= topo.bw_scale_inter;
     limit_to(per_node / tr.node_edge_bytes(topo.nranks, topo.nnodes), Limit::NICS);
   }
   double gpu_time = ach_lat + bytes / e.bandwidth;  // the tuner's affine form (LL, LL128, Tree, NVLS)

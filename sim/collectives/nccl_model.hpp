@@ -54,6 +54,13 @@ struct NcclTopology {
   bool p2p = true;        // false: traffic staged through host memory (NCCL SHM transport)
   double nic_bw = 0;      // bytes/s per NIC, one direction
   int nics_per_node = 0;
+  // NICs on one GPU's own PCIe path (NCCL's local NETs of the GPU, topo.cc ncclTopoGetLocal; the
+  // cluster's inter_node.nics_per_gpu): a node running fewer GPUs than that many NICs each reaches
+  // only its GPUs' own (nccl_model.cpp nic_reach). 0 = the ranks share every NIC of the node.
+  int nics_per_gpu = 0;
+  // bytes/s of the narrowest PCIe link between a GPU and its NICs (NCCL's GPU->NET path bandwidth
+  // below the NIC's line rate, topo.cc: x16 Gen3 12, Gen4 24, Gen5 48 GB/s); 0 = not bounded.
+  double gpu_nic_pcie_bw = 0;
   double net_latency = 0;  // extra seconds per inter-node hop beyond NCCL's NET hw latency (graph latencyInter)
   // The inter-node fabric reduces in the network (InfiniBand SHARP switches with NCCL's CollNet
   // plugin, Mellanox/nccl-rdma-sharp-plugins): CollNet algorithms exist, used with

@@ -25,6 +25,10 @@ NcclTopology nccl_topology(const config::ClusterSpec& c) {
   if (c.inter_link) {
     t.nic_bw = c.inter_link->bandwidth;
     t.nics_per_node = c.nics_per_node;
+    t.nics_per_gpu = c.nics_per_gpu;
+    // The GPU's own PCIe link (gpu.host_bandwidth: NCCL's per-generation figure by default,
+    // topo.cc width x speed / 80) unless inter_node.pcie_link names a narrower one on the path.
+    t.gpu_nic_pcie_bw = c.pcie_link ? c.pcie_link->bandwidth : c.gpu.host_bandwidth;
   }
   t.net_latency = c.net_latency;
   t.sharp = c.sharp;

@@ -700,6 +700,15 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     LinkSpec l = link(nr, "link", true, &present);
     if (present) c.inter_link = l;
     c.nics_per_node = static_cast<int>(nr.integer("nics_per_node", true, 1, 1024).value_or(1));
+    c.nics_per_gpu = static_cast<int>(
+        nr.integer_or("nics_per_gpu", std::max(1, c.nics_per_node / std::max(1, c.gpus_per_node)), 1, 1024));
+    if (c.nics_per_gpu > c.nics_per_node)
+      r.diagnostics().add(join_path(nr.path(), "nics_per_gpu"),
+                          std::to_string(c.nics_per_gpu) + " is more than nics_per_node " +
+                              std::to_string(c.nics_per_node) + "; allowed: 1 to nics_per_node");
+    bool pcie_present = false;
+    LinkSpec pl = link(nr, "pcie_link", false, &pcie_present);
+    if (pcie_present) c.pcie_link = pl;
     c.net_latency = nr.quantity("extra_latency", Quantity::TIME, false, true).value_or(0.0);
     c.sharp = nr.boolean_or("sharp", false);
     c.net_plugin = nr.string_or("net_plugin", "", {"aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en"});

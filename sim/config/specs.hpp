@@ -193,6 +193,13 @@ struct ClusterSpec {
   int links_per_gpu = 1;  // parallel intra-node links per GPU (NVLink count); bandwidth adds up
   std::optional<LinkSpec> inter_link;
   int nics_per_node = 0;
+  // inter_node.nics_per_gpu: NICs on one GPU's own PCIe path (beside it, behind its PCIe switch);
+  // default nics_per_node / gpus_per_node of the cluster file (at least 1), fixed when the file is
+  // read, so a scenario's gpus_per_node does not change it.
+  int nics_per_gpu = 0;
+  // inter_node.pcie_link: the narrowest PCIe link between a GPU and its NICs; unset = the GPU's
+  // own link (gpu.host_bandwidth, NCCL's per-generation figure by default).
+  std::optional<LinkSpec> pcie_link;
   int peer_links = 0;         // links between one GPU pair (NVLink meshes); 0 = links_per_gpu
   bool p2p = true;            // GPU peer-to-peer; false: NCCL stages through host memory
   std::optional<bool> nvls;   // NVLink SHARP; unset = Hopper or Blackwell on NVSwitch

@@ -10,7 +10,7 @@
 // Properties of the NCCL model (docs/accuracy.md), each with the exceptions the model allows and why:
 //  P1 pick consistency: the time NCCL's pick achieves is within kPickSlack (10 %) of the best
 //     achieved time over the candidates NCCL weighs, except where a named mechanism that NCCL's
-//     estimate leaves out applies (exceptions A-E, G, H in p1_exception, counted per class and
+//     estimate leaves out applies (exceptions A-E, G, H, J in p1_exception, counted per class and
 //     printed).
 //  P2 node doubling: for a fixed size (NCCL's nBytes: the all-gather's output, the
 //     reduce-scatter's input, as FSDP's unit) the achieved time at 2N nodes is never below the best
@@ -83,25 +83,17 @@ std::vector<Preset> presets() {
 
 // The property sweep's presets: every one above at its own GPUs per node (2, 8 or 72), and again
 // at 1, 2 and 4 GPUs per node where it has more (`run --gpus-per-node`; aws-ofi-nccl's region
-// tuner has its own tables at 1 and 2 ranks per node, net_plugin_regions.cpp). Not swept:
-//  - the rack-scale presets (gb200/gb300-nvl72: an NCCL node is a 72-GPU rack with 72 NICs) at
-//    fewer GPUs: the rack keeps its 72 NICs for the 1-4 GPUs left, which NCCL could not reach
-//    (each tray's GPUs have their own NICs, PXN needs a rank beside the NIC), so the model's
-//    search gives 2 GPUs 30 channels across racks against 16 in one rack and an all-gather at
-//    2 racks x 2 GPUs beats one rack by up to 24 % (P2);
-//  - a preset whose net plugin groups rails (aws-p5, aws-p5en) at 4 GPUs per node. The model groups
-// the NICs by rank (nics / ranks per node: 8 rails behind each of 4 GPUs on p5), where
-// aws-ofi-nccl groups them by the GPU they sit beside (4 rails per H100 whatever the job uses), so
-// there an NVLS head gets twice its NICs and P1 fails (16-128 nodes, 0.5-8 GiB, NCCL's Ring/LL128
-// up to 47 % slower than that NVLS tree): a model limit, left (NOTES.md), not an exception.
+// tuner has its own tables at 1 and 2 ranks per node, net_plugin_regions.cpp), the rack-scale
+// presets (gb200/gb300-nvl72) and aws-p5 / aws-p5en at 4 GPUs per node included. Both were left
+// out while the model let a node's GPUs reach every NIC of it (the rack's 72 NICs for 1-4 GPUs)
+// and grouped aws-p5 / aws-p5en's rails per rank (8 per GPU at 4 GPUs per node) instead of per
+// GPU; nccl_model.cpp nic_reach now gives the GPUs their own NICs only, each GPU's through its
+// PCIe path (inter_node.nics_per_gpu, pcie_link).
 std::vector<Preset> sweep_presets() {
   std::vector<Preset> out = presets();
   const size_t n = out.size();
   for (size_t i = 0; i < n; ++i) {
-    const AwsOfiPlatform* plugin = aws_ofi_platform(nccl_topology(out[i].cluster).net_plugin);
-    if (out[i].cluster.gpus_per_node > 8) continue;  // rack-scale
     for (int g : {1, 2, 4}) {
-      if (g == 4 && plugin && plugin->rdma) continue;
       if (g >= out[i].cluster.gpus_per_node) continue;
       Preset p = out[i];
       p.cluster.gpus_per_node = g;
@@ -218,6 +210,14 @@ char p1_exception(Func func, const NcclTopology& topo, const std::vector<AllRedu
   // for Simple, so it weighs on the best candidate more than on the pick. It is a tuner
   // input, not part of the achieved time (why.net_step_latency).
   if (best_e.why.net_step_latency < pick.why.net_step_latency - 1e-9) return 'H';
+  // Exception J (NCCL's estimate, below what the model lets it achieve): the best candidate is an
+  // NVLS tree that achieves more than the slack above NCCL's own estimate of it. At 2 and 4 GPUs
+  // per node on 2 H100 nodes the GPUs reach their own NICs only (nccl_model.cpp nic_reach), which
+  // hold the ring to 1.5 bytes per byte and the NVLS tree to 1 (item 7); NCCL's NVLS-tree figure
+  // (tuning.cc) stays below those NICs (2 x 2 H100: 68 GB/s against 96), so NCCL runs Tree/Simple
+  // (70 GB/s) where the model's NVLS tree, bounded by the heads' NICs and the node's NVLS rate
+  // only, gives 96. No table measures NVLS tree below 8 GPUs per node.
+  if (best_e.algo == Algo::NVLS_TREE && best_e.time < (1 - kPickSlack) * best_e.nccl_model_time) return 'J';
   return 0;
 }
 
@@ -233,7 +233,12 @@ char p1_exception(Func func, const NcclTopology& topo, const std::vector<AllRedu
 //    per node. NCCL's own estimate does not change, and the fill that makes the difference is not
 //    validated on NVL72 (NOTES.md, session 5). Seen on the NVL72 presets only: gb200-nvl72 x4
 //    beats its 2-rack best at 32 MiB - 8 GiB (32 -> 24 channels); half the NIC bandwidth on
-//    gb300-nvl72 (100 -> 50 GB/s) goes from 32 to 24 channels from 4 racks on.
+//    gb300-nvl72 (100 -> 50 GB/s) goes from 32 to 24 channels from 4 racks on. The same rule
+//    sets the NVLS chunk: at <= 8 GPUs per node >= 96 GB/s NICs take 256 KiB chunks, 48-96 GB/s
+//    128 KiB (NVLS-tree chunk 64 KiB), so gb300-nvl72 run at 2 or 4 GPUs per node with half its
+//    NIC bandwidth keeps 24 channels and fills sooner (8 nodes x 4 GPUs, 8 GiB: 786 -> 197 us).
+//    Named wherever the fill shrank (worse hardware lowers the bandwidth, which lengthens the
+//    fill; only a shorter loop, channels x heads x chunk, shortens it).
 //  I (NCCL's own estimate says so): the pair runs on more channels than before and NCCL's own
 //    estimate of it (nccl_model_time) fell too. search.cc ncclTopoCompute keeps the graph with
 //    the largest nChannels x speed, so a slower NIC fits more channels of a lower speed (gb200-nvl72
@@ -248,7 +253,7 @@ char p23_exception(const AllReduceEstimate& e, const std::vector<AllReduceEstima
     if (b.algo == e.algo && b.proto == e.proto) same = &b;
   if (!same) return 0;
   const bool nvls = e.algo == Algo::NVLS || e.algo == Algo::NVLS_TREE;
-  if (nvls && e.nchannels != same->nchannels && e.why.fill < same->why.fill) return 'F';
+  if (nvls && e.why.fill < same->why.fill) return 'F';
   if (e.nchannels > same->nchannels && e.nccl_model_time < same->nccl_model_time) return 'I';
   return 0;
 }

@@ -779,6 +779,31 @@ TEST_F(CatalogTest, MultiGpuClusterWithoutIntraNode) {
   EXPECT_TRUE(contains_all(only(cluster_error(c)), {file_, "/intra_node", "missing", "gpus_per_node > 1"}));
 }
 
+TEST_F(CatalogTest, NicsPerGpuDefaultAndBadValues) {
+  // Default: nics_per_node / gpus_per_node of the file (16 / 4), at least 1 (2 / 4 -> 1).
+  Json c = cluster_json(2, 4);
+  c["inter_node"] = {{"link", "ib-ndr"}, {"nics_per_node", 16}};
+  file_ = tmp_.write("c16.json", c).string();
+  EXPECT_EQ(cat_.load_cluster(file_).nics_per_gpu, 4);
+  EXPECT_FALSE(cat_.load_cluster(file_).pcie_link.has_value());
+  c["inter_node"] = {{"link", "ib-ndr"}, {"nics_per_node", 2}, {"pcie_link", "pcie-gen4-x16"}};
+  file_ = tmp_.write("c2.json", c).string();
+  const auto two = cat_.load_cluster(file_);
+  EXPECT_EQ(two.nics_per_gpu, 1);
+  ASSERT_TRUE(two.pcie_link.has_value());
+  EXPECT_DOUBLE_EQ(two.pcie_link->bandwidth, 24e9);
+  // More NICs per GPU than the node has, a zero, and an unknown link: each named by JSON path.
+  c["inter_node"] = {{"link", "ib-ndr"}, {"nics_per_node", 8}, {"nics_per_gpu", 9}};
+  std::string msg = only(cluster_error(c));
+  EXPECT_TRUE(contains_all(msg, {file_, "/inter_node/nics_per_gpu", "9", "nics_per_node 8"}));
+  c["inter_node"] = {{"link", "ib-ndr"}, {"nics_per_node", 8}, {"nics_per_gpu", 0}};
+  msg = only(cluster_error(c));
+  EXPECT_TRUE(contains_all(msg, {file_, "/inter_node/nics_per_gpu: 0", "[1, 1024]"}));
+  c["inter_node"] = {{"link", "ib-ndr"}, {"nics_per_node", 8}, {"pcie_link", "pcie-gen9"}};
+  msg = only(cluster_error(c));
+  EXPECT_TRUE(contains_all(msg, {file_, "/inter_node/pcie_link: \"pcie-gen9\""}));
+}
+
 TEST_F(CatalogTest, DanglingGpuAndLinkInClusterFile) {
   Json c = cluster_json(2, 4);
   c["gpu"] = "a100-sxm9";
