@@ -121,17 +121,21 @@ core::Json prediction_json(const Prediction& p) {
 
 namespace {
 // Both ends in the high end's unit, whole units from 10 up, else two significant digits: a band
-// is not known to five.
+// is not known to five. The low end is rounded down and the high end up, so that the printed band
+// still holds the prediction (a 2.866 s step with its low end at the step prints 2.8, not 2.9).
 std::string band_text(double low, double high) {
   const double scale = high >= 1.0 ? 1.0 : high >= 1e-3 ? 1e3 : 1e6;
   const char* unit = high >= 1.0 ? "s" : high >= 1e-3 ? "ms" : "us";
-  auto two = [](double v) {
+  auto two = [](double v, bool up) {
     const int decimals = v > 0 ? std::max(0, 1 - static_cast<int>(std::floor(std::log10(v)))) : 0;
+    const double f = std::pow(10.0, decimals);
+    // 1e-9 of slack: a value that is already whole at this precision (23.000000001) stays whole.
+    const double r = up ? std::ceil(v * f * (1 - 1e-9)) / f : std::floor(v * f * (1 + 1e-9)) / f;
     char b[64];
-    std::snprintf(b, sizeof b, "%.*f", decimals, v);
+    std::snprintf(b, sizeof b, "%.*f", decimals, r);
     return std::string(b);
   };
-  return two(low * scale) + "-" + two(high * scale) + " " + unit;
+  return two(low * scale, false) + "-" + two(high * scale, true) + " " + unit;
 }
 }  // namespace
 

@@ -19,8 +19,10 @@ TEST(Prediction, EstimatedComputeWidensTheBandByItsErrorsOnTheComputeTimeOnly) {
   ASSERT_EQ(p.parts.size(), 2u);
   EXPECT_EQ(p.parts[0].kind, "estimated");
   EXPECT_NE(p.parts[0].validation.find("29.3 %"), std::string::npos);
-  // Both ends in the high end's unit, whole units from 10 up, else two significant digits.
-  EXPECT_EQ(prediction_text(p), "likely 92-126 ms: compute estimated, DDP simulated");
+  // Both ends in the high end's unit, whole units from 10 up, else two significant digits; the
+  // low end rounded down (91.6 -> 91) and the high end up (125.805 -> 126), so that the printed
+  // band holds what it stands for.
+  EXPECT_EQ(prediction_text(p), "likely 91-126 ms: compute estimated, DDP simulated");
   Prediction small = p;
   small.low_s = 0.000512;
   small.high_s = 0.0009949;
@@ -28,6 +30,10 @@ TEST(Prediction, EstimatedComputeWidensTheBandByItsErrorsOnTheComputeTimeOnly) {
   small.low_s = 0.0021;
   small.high_s = 0.00346;
   EXPECT_EQ(prediction_text(small), "likely 2.1-3.5 ms: compute estimated, DDP simulated");
+  // A band whose low end is the prediction itself (2.866 s) prints it inside: 2.8, not 2.9.
+  small.low_s = 2.866;
+  small.high_s = 3.04;
+  EXPECT_EQ(prediction_text(small), "likely 2.8-3.1 s: compute estimated, DDP simulated");
 }
 
 TEST(Prediction, FsdpSaysItsCommunicationIsNotValidated) {
