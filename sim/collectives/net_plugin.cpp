@@ -1,8 +1,6 @@
 #include "collectives/net_plugin.hpp"
 
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 
 #include "collectives/nccl_model.hpp"
@@ -100,22 +98,13 @@ int inside_log2(TunerPoint point, const std::vector<TunerPoint>& v) {
   return (crosses & 1) ? 1 : -1;
 }
 
-// set_regions: every vertex to log2 once.
-std::vector<AwsOfiRegion> in_log2(std::vector<AwsOfiRegion> regions) {
-  for (AwsOfiRegion& r : regions)
-    for (TunerPoint& v : r.vertices) v = to_log2(v);
-  return regions;
-}
-
-// aws_ofi_regions in log2 scale, converted once per (platform, function, ranks per node class).
-const std::vector<AwsOfiRegion>& regions_log2(NetPlugin p, Func func, int nranks, int nnodes) {
-  static std::map<const std::vector<AwsOfiRegion>*, std::vector<AwsOfiRegion>> cache;
-  static std::mutex mutex;  // sweeps may predict from several threads
-  const std::vector<AwsOfiRegion>& lin = aws_ofi_regions(p, func, nranks, nnodes);
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(&lin);
-  if (it == cache.end()) it = cache.emplace(&lin, in_log2(lin)).first;
-  return it->second;
+// is_inside_region on a point and polygon in linear scale: both to log2 (transform_log2), where
+// the source's edges are straight. A scan converts a handful of regions of at most 17 vertices.
+int inside_linear(TunerPoint point, const std::vector<TunerPoint>& polygon) {
+  std::vector<TunerPoint> v;
+  v.reserve(polygon.size());
+  for (const TunerPoint& q : polygon) v.push_back(to_log2(q));
+  return inside_log2(to_log2(point), v);
 }
 
 // region_get_coll_info_internal_v3's scan: the first enabled region containing the point
@@ -127,14 +116,14 @@ struct Scan {
 Scan scan(NetPlugin p, Func func, int nranks, int nnodes, double bytes,
           const std::function<bool(Algo, Proto)>& enabled) {
   Scan out;
-  const TunerPoint pt = to_log2({bytes, static_cast<double>(nranks)});
-  for (const AwsOfiRegion& r : regions_log2(p, func, nranks, nnodes)) {
+  const TunerPoint pt{bytes, static_cast<double>(nranks)};
+  for (const AwsOfiRegion& r : aws_ofi_regions(p, func, nranks, nnodes)) {
     if (!r.algo) {
-      out.pat = out.pat || inside_log2(pt, r.vertices) >= 0;
+      out.pat = out.pat || inside_linear(pt, r.vertices) >= 0;
       continue;
     }
     if (!enabled(*r.algo, r.proto)) continue;
-    if (inside_log2(pt, r.vertices) >= 0) {
+    if (inside_linear(pt, r.vertices) >= 0) {
       out.region = &r;
       return out;
     }
@@ -176,11 +165,7 @@ TunerPoint aws_ofi_extend_region(TunerPoint a, TunerPoint b, TunerPoint z) {
   return {std::pow(2.0, r.x), std::pow(2.0, r.y)};
 }
 
-int aws_ofi_inside_region(TunerPoint p, const std::vector<TunerPoint>& polygon) {
-  std::vector<TunerPoint> v;
-  for (const TunerPoint& q : polygon) v.push_back(to_log2(q));
-  return inside_log2(to_log2(p), v);
-}
+int aws_ofi_inside_region(TunerPoint p, const std::vector<TunerPoint>& polygon) { return inside_linear(p, polygon); }
 
 std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version) {
   const AwsOfiPlatform* plat = aws_ofi_platform(p);
