@@ -213,7 +213,9 @@ OptionFacts option_facts(const config::ClusterSpec& c) {
     fabric::Fabric fab(spec, fabric::Fabric::servers_for(spec, c.nodes, k), k, c.inter_link->bandwidth);
     f.bom = fab.bom();
     f.has_fabric = true;
-    f.placement = config::to_string(spec.placement);
+    // No placement to assume on one ideal switch or one node (fabric::placement_line, as `run`
+    // says it); the row's placement is null there.
+    if (!spec.is_single_switch() && c.nodes > 1) f.placement = config::to_string(spec.placement);
     f.routing = config::to_string(spec.routing);
     f.leaf_oversubscription = spec.leaf_oversubscription;
     f.spine_oversubscription = spec.spine_oversubscription;
