@@ -26,15 +26,14 @@ double roofline_time(double flops, double bytes, double peak_flops, double hbm_b
 
 double optimizer_bytes_per_element(const std::string& optimizer, int elem_size, bool sgd_momentum,
                                    const std::string& impl, bool torch_1_13) {
-  double transfers = 0;
-  for (const auto& op : optimizer_ops(optimizer, impl, sgd_momentum, torch_1_13)) transfers += op.transfers;
-  return transfers * elem_size;
+  return optimizer_transfers(optimizer_ops(optimizer, impl, sgd_momentum, torch_1_13)) * elem_size;
 }
 
 Kernel optimizer_kernel(const config::Scenario& sc, const std::vector<int>& params, double peak_flops) {
   const auto& tr = sc.training;
   const bool torch_1_13 = !sc.ddp.recent_pytorch();
   const auto ops = optimizer_ops(tr.optimizer, tr.optimizer_impl, tr.sgd_momentum, torch_1_13);
+  const double transfers = optimizer_transfers(ops);  // per element, whatever its dtype
   double opt_bytes = 0;
   std::vector<double> numels;
   std::vector<config::DType> dtypes;
@@ -43,9 +42,7 @@ Kernel optimizer_kernel(const config::Scenario& sc, const std::vector<int>& para
     if (!prm.requires_grad) continue;
     numels.push_back(static_cast<double>(prm.numel));
     dtypes.push_back(prm.dtype);
-    opt_bytes +=
-        static_cast<double>(prm.numel) * optimizer_bytes_per_element(tr.optimizer, config::dtype_size(prm.dtype),
-                                                                     tr.sgd_momentum, tr.optimizer_impl, torch_1_13);
+    opt_bytes += static_cast<double>(prm.numel) * (transfers * config::dtype_size(prm.dtype));
   }
   if (numels.empty()) return Kernel{};
   const double kernels = optimizer_launches(ops, tr.optimizer_impl, numels, dtypes);

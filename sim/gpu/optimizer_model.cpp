@@ -78,6 +78,12 @@ std::vector<OptimizerOp> optimizer_ops(const std::string& optimizer, const std::
   return ops;
 }
 
+double optimizer_transfers(const std::vector<OptimizerOp>& ops) {
+  double transfers = 0;
+  for (const auto& op : ops) transfers += op.transfers;
+  return transfers;
+}
+
 namespace {
 
 // aten/src/ATen/native/cuda/MultiTensorApply.cuh (v1.13.0 .. 2.5, kernel arguments up to 4 KB):

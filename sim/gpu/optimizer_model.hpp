@@ -24,6 +24,9 @@ struct OptimizerOp {
 std::vector<OptimizerOp> optimizer_ops(const std::string& optimizer, const std::string& impl, bool sgd_momentum,
                                        bool torch_1_13);
 
+// Element reads + writes per parameter element of all the ops.
+double optimizer_transfers(const std::vector<OptimizerOp>& ops);
+
 // Kernel launches of the ops over parameter tensors of `numels` elements, grouped by `dtypes`
 // (torch's _group_tensors_by_device_and_dtype), in order.
 double optimizer_launches(const std::vector<OptimizerOp>& ops, const std::string& impl,
