@@ -9,12 +9,18 @@ CollectiveModel::CollectiveModel(const config::ClusterSpec& cluster, const confi
       nccl_(settings.model == config::CollectiveModelKind::NCCL),
       base_latency_(settings.base_latency),
       topo_(nccl_topology(cluster)),
-      settings_(nccl_settings(settings)) {
+      settings_(nccl_settings(settings)),
+      measured_(settings.measured_allreduce) {
   if (settings.nccl_version != 0) topo_.nccl_version = settings.nccl_version;
 }
 
+AllReduceTiming CollectiveModel::ring_time(double bytes) const {
+  return measured_.empty() ? ring_allreduce_time(ring_, bytes, base_latency_)
+                           : ring_allreduce_time_measured(ring_, bytes, base_latency_, measured_);
+}
+
 AllReduceTiming CollectiveModel::allreduce(double bytes) const {
-  if (!nccl_) return ring_allreduce_time(ring_, bytes, base_latency_);
+  if (!nccl_) return ring_time(bytes);
   AllReduceTiming t;
   if (ring_.nranks <= 1 || bytes <= 0) return t;
   const auto e = predict_allreduce(topo_, bytes, settings_);
@@ -53,7 +59,7 @@ AllReduceTiming CollectiveModel::half(Func func, double bytes) const {
   AllReduceTiming t;
   if (ring_.nranks <= 1 || bytes <= 0) return t;
   if (nccl_) return one_phase(predict_collective(func, topo_, bytes, settings_));
-  const AllReduceTiming full = ring_allreduce_time(ring_, bytes, base_latency_);
+  const AllReduceTiming full = ring_time(bytes);
   t.base_latency = full.base_latency;
   t.reduce_scatter = func == Func::ALL_GATHER ? full.all_gather : full.reduce_scatter;
   return t;
@@ -66,6 +72,14 @@ AllReduceTiming CollectiveModel::reduce_scatter(double bytes) const { return hal
 AllReduceTiming CollectiveModel::broadcast(double bytes) const {
   AllReduceTiming t;
   t.algorithm = "Ring";
+  if (!measured_.empty() && !nccl_) {
+    // One pass around the ring: the measured all-reduce's time at these bytes has two (its
+    // reduce-scatter and all-gather), so half of it.
+    const AllReduceTiming full = ring_time(bytes);
+    t.reduce_scatter.latency = (full.base_latency + full.reduce_scatter.latency + full.all_gather.latency) / 2;
+    t.reduce_scatter.transfer = (full.reduce_scatter.transfer + full.all_gather.transfer) / 2;
+    return t;
+  }
   t.reduce_scatter.latency = ring_.phase_latency;
   t.reduce_scatter.transfer = bytes / ring_.bottleneck_bw;
   return t;

@@ -28,11 +28,13 @@ class CollectiveModel {
 
  private:
   AllReduceTiming half(Func func, double bytes) const;
+  AllReduceTiming ring_time(double bytes) const;  // the ring, or the measured table when given
   RingPlan ring_;
   bool nccl_;
   double base_latency_;
   NcclTopology topo_;
   NcclSettings settings_;
+  std::vector<std::pair<double, double>> measured_;  // collective.measured_allreduce (ring model)
 };
 
 }  // namespace ddpsim::collectives

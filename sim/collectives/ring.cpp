@@ -1,6 +1,7 @@
 #include "collectives/ring.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace ddpsim::collectives {
@@ -44,6 +45,36 @@ AllReduceTiming ring_allreduce_time(const RingPlan& ring, double bytes, double b
   phase.transfer = steps * (bytes / n) / ring.bottleneck_bw;
   t.reduce_scatter = phase;
   t.all_gather = phase;
+  return t;
+}
+
+double measured_allreduce_seconds(const std::vector<std::pair<double, double>>& table, double bytes) {
+  if (table.empty() || !(bytes > 0)) return 0.0;
+  if (table.size() == 1 || bytes <= table.front().first) return table.front().second;
+  const auto& last = table.back();
+  if (bytes >= last.first) {
+    const auto& prev = table[table.size() - 2];
+    const double slope = (last.second - prev.second) / (last.first - prev.first);
+    return slope > 0 ? last.second + (bytes - last.first) * slope : last.second * bytes / last.first;
+  }
+  const auto hi = std::upper_bound(table.begin(), table.end(), bytes,
+                                   [](double b, const std::pair<double, double>& r) { return b < r.first; });
+  const auto lo = hi - 1;
+  const double f = std::log(bytes / lo->first) / std::log(hi->first / lo->first);
+  return std::exp(std::log(lo->second) + f * (std::log(hi->second) - std::log(lo->second)));
+}
+
+AllReduceTiming ring_allreduce_time_measured(const RingPlan& ring, double bytes, double base_latency,
+                                             const std::vector<std::pair<double, double>>& table) {
+  AllReduceTiming t = ring_allreduce_time(ring, bytes, base_latency);
+  if (ring.nranks <= 1 || bytes <= 0 || table.empty()) return t;
+  const double total = measured_allreduce_seconds(table, bytes);
+  const double latency = base_latency + 2 * ring.phase_latency;
+  const double scale = latency > total && latency > 0 ? total / latency : 1.0;
+  t.base_latency = base_latency * scale;
+  t.reduce_scatter.latency = t.all_gather.latency = ring.phase_latency * scale;
+  const double transfer = std::max(0.0, total - latency * scale);
+  t.reduce_scatter.transfer = t.all_gather.transfer = transfer / 2;
   return t;
 }
 

@@ -3,6 +3,7 @@
 // each step every rank sends S/N bytes to its ring successor. Ranks are ordered node-major, so a
 // ring on a multi-node cluster crosses NVLink/PCIe inside a node and the NICs between nodes.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/nccl_model.hpp"
@@ -48,5 +49,17 @@ struct AllReduceTiming {
 // Closed form: base + 2 * phase_latency + 2(N-1)/N * S/B; with one latency alpha on every hop this
 // is base + 2(N-1)*alpha + 2(N-1)/N * S/B (docs/facts.md §5). Split by phase.
 AllReduceTiming ring_allreduce_time(const RingPlan& ring, double bytes, double base_latency);
+
+// A measured all-reduce time at `bytes` from a table of (bytes, seconds) rows, ascending in bytes
+// (at least two): log-log interpolation between the rows that bracket it; below the first row its
+// time (the measured floor); above the last row its time plus the extra bytes at the rate of the
+// last segment (the marginal cost per byte; proportional to the last row if that is not positive).
+double measured_allreduce_seconds(const std::vector<std::pair<double, double>>& table, double bytes);
+
+// The ring's all-reduce with its total taken from a measured table (measured_allreduce_seconds):
+// the ring's latency terms (base + 2 x phase latency) stay its latency part, scaled down when the
+// table's time is below them, and the rest is transfer, split evenly between the two phases.
+AllReduceTiming ring_allreduce_time_measured(const RingPlan& ring, double bytes, double base_latency,
+                                             const std::vector<std::pair<double, double>>& table);
 
 }  // namespace ddpsim::collectives

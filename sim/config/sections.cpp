@@ -303,6 +303,42 @@ std::vector<std::string> nccl_name_list(ObjectReader& kr, const char* key, bool 
   }
 }
 
+// collective.measured_allreduce: [{"bytes": B, "seconds": T}, ...], at least two rows, bytes
+// strictly ascending, both finite and > 0. A bad row is reported by its JSON path; the table is
+// then dropped (the file is refused as a whole).
+std::vector<std::pair<double, double>> measured_allreduce_table(const Json& t, Diagnostics& d) {
+  const std::string path = "/collective/measured_allreduce";
+  const std::string want =
+      "expected an array of at least 2 objects {\"bytes\": B, \"seconds\": T} with 0 < B <= 1e18 strictly "
+      "ascending and 0 < T <= 1e6";
+  if (!t.is_array() || t.size() < 2) {
+    d.add_value(path, t, want);
+    return {};
+  }
+  std::vector<std::pair<double, double>> rows;
+  bool ok = true;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::string rp = path + "/" + std::to_string(i);
+    ObjectReader r(t[i], rp, d);
+    const auto b = r.number("bytes", true, 0.0, true, core::kMaxNumber);
+    const auto s = r.number("seconds", true, 0.0, true, 1e6);
+    r.finish();
+    if (!b || !s) {
+      ok = false;
+      continue;
+    }
+    if (!rows.empty() && !(*b > rows.back().first)) {
+      d.add_value(rp + "/bytes", t[i]["bytes"],
+                  "expected more than the previous row's " + core::short_dump(Json(rows.back().first)) +
+                      " (rows ascending in bytes)");
+      ok = false;
+    }
+    rows.emplace_back(*b, *s);
+  }
+  if (!ok) return {};
+  return rows;
+}
+
 }  // namespace
 
 CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
@@ -335,6 +371,10 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
     else
       d.add_value("/collective/NCCL_NTHREADS", *kr.raw("NCCL_NTHREADS"), bad);
   }
+  if (const Json* t = kr.raw("measured_allreduce")) s.measured_allreduce = measured_allreduce_table(*t, d);
+  if (!s.measured_allreduce.empty() && s.model != CollectiveModelKind::RING)
+    d.add("/collective/measured_allreduce",
+          "a measured table is used by the ring model only; set \"model\": \"ring\" or remove the table");
   if (auto v = kr.string("nccl_version", false)) {
     try {
       s.nccl_version = parse_nccl_version(*v);

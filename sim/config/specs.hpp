@@ -385,6 +385,12 @@ struct CollectiveSettings {
   int nccl_cross_nic = 2;                    // NCCL_CROSS_NIC 0/1/2: rings keep their NIC (rail) between nodes unless 1
   double nccl_buffsize = 0;  // NCCL_BUFFSIZE bytes (Simple buffer per channel and peer); 0 = NCCL's 4 MiB
   int nccl_nthreads = 0;     // NCCL_NTHREADS (Ring/Tree Simple and LL threads per CTA); 0 = NCCL's default
+  // Ring model only: measured all-reduce times on this world size, (bytes, seconds) ascending in
+  // bytes ("measured_allreduce": [{"bytes": B, "seconds": T}, ...]). When given, an all-reduce of S
+  // bytes takes the log-log interpolation of the table (the smallest row's time below it; above it
+  // the largest row's time plus the extra bytes at the last segment's rate); the ring's latency
+  // terms are kept as its latency part and the rest is transfer (collectives/ring.cpp).
+  std::vector<std::pair<double, double>> measured_allreduce;
 };
 
 enum class Backend { ANALYTIC, FLOW };

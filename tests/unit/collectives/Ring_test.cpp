@@ -10,7 +10,9 @@
 #include "config/specs.hpp"
 
 using ddpsim::collectives::build_ring;
+using ddpsim::collectives::measured_allreduce_seconds;
 using ddpsim::collectives::ring_allreduce_time;
+using ddpsim::collectives::ring_allreduce_time_measured;
 using ddpsim::collectives::RingPlan;
 using ddpsim::config::ClusterSpec;
 using ddpsim::config::LinkSpec;
@@ -146,4 +148,42 @@ TEST(Ring, TransferTermIsLinearInBytes) {
   const auto b = ring_allreduce_time(r, 3e6, 0);
   EXPECT_NEAR(b.reduce_scatter.transfer, 3 * a.reduce_scatter.transfer, 1e-18);
   EXPECT_DOUBLE_EQ(b.reduce_scatter.latency, a.reduce_scatter.latency);
+}
+
+// A measured table (collective.measured_allreduce): log-log interpolation between the bracketing
+// rows, the first row's time below it, the last segment's rate above it. By hand: rows (1 MiB,
+// 1 ms), (4 MiB, 2 ms), (16 MiB, 10 ms). At 2 MiB, halfway in log between 1 and 4 MiB: sqrt(1 x 2)
+// ms. At 64 MiB: 10 ms + 48 MiB at (10 - 2) ms / 12 MiB = 42 ms.
+TEST(RingMeasured, InterpolatesLogLogFloorsBelowAndExtendsAtTheLastRate) {
+  const double MiB = 1024.0 * 1024.0;
+  const std::vector<std::pair<double, double>> t = {{MiB, 1e-3}, {4 * MiB, 2e-3}, {16 * MiB, 10e-3}};
+  EXPECT_DOUBLE_EQ(measured_allreduce_seconds(t, MiB), 1e-3);
+  EXPECT_DOUBLE_EQ(measured_allreduce_seconds(t, 4 * MiB), 2e-3);
+  EXPECT_NEAR(measured_allreduce_seconds(t, 2 * MiB), std::sqrt(2.0) * 1e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(measured_allreduce_seconds(t, 1024), 1e-3);
+  EXPECT_NEAR(measured_allreduce_seconds(t, 64 * MiB), 42e-3, 1e-15);
+  EXPECT_EQ(measured_allreduce_seconds(t, 0), 0.0);
+  // A last segment that falls (noise): proportional to the last row instead.
+  const std::vector<std::pair<double, double>> fall = {{MiB, 3e-3}, {2 * MiB, 2e-3}};
+  EXPECT_DOUBLE_EQ(measured_allreduce_seconds(fall, 4 * MiB), 4e-3);
+}
+
+// The ring's latency terms stay its latency part; the table's remainder is transfer, half a phase.
+// 2 ranks on one node: phase latency 1 x 3.4 us; base 10 us; table time at 4 MiB 2 ms.
+TEST(RingMeasured, KeepsTheRingsLatencyAndMakesTheRestTransfer) {
+  const double MiB = 1024.0 * 1024.0;
+  const RingPlan r = build_ring(cluster(1, 2, 1, 0));
+  const std::vector<std::pair<double, double>> t = {{MiB, 1e-3}, {4 * MiB, 2e-3}};
+  const auto m = ring_allreduce_time_measured(r, 4 * MiB, 10e-6, t);
+  EXPECT_DOUBLE_EQ(m.base_latency, 10e-6);
+  EXPECT_DOUBLE_EQ(m.reduce_scatter.latency, kIntraLat);
+  EXPECT_DOUBLE_EQ(m.all_gather.latency, kIntraLat);
+  EXPECT_NEAR(m.reduce_scatter.transfer, (2e-3 - 10e-6 - 2 * kIntraLat) / 2, 1e-15);
+  EXPECT_NEAR(m.base_latency + m.reduce_scatter.total() + m.all_gather.total(), 2e-3, 1e-15);
+  // A table time below the ring's own latency (16.8 us): the latency is scaled to it, no transfer.
+  const std::vector<std::pair<double, double>> fast = {{MiB, 8.4e-6}, {4 * MiB, 9e-6}};
+  const auto f = ring_allreduce_time_measured(r, MiB, 10e-6, fast);
+  EXPECT_DOUBLE_EQ(f.reduce_scatter.transfer, 0.0);
+  EXPECT_NEAR(f.base_latency + f.reduce_scatter.total() + f.all_gather.total(), 8.4e-6, 1e-18);
+  EXPECT_NEAR(f.base_latency, 10e-6 * 8.4e-6 / (10e-6 + 2 * kIntraLat), 1e-18);
 }

@@ -123,7 +123,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"collective.NCCL_ALGO=\"allgahter:Ring\"", "/collective/NCCL_ALGO", "allgahter", "AllGather"},
         BadCase{"collective.NCCL_ALGO=\"PAT\"", "/collective/NCCL_ALGO", "PAT", "no algorithm for all-reduce"},
         BadCase{"collective.NCCL_MAX_CTAS=65", "/collective/NCCL_MAX_CTAS", "65", "[0, 64]"},
-        BadCase{"collective.model=\"magic\"", "/collective/model", "\"magic\"", "nccl"}));
+        BadCase{"collective.model=\"magic\"", "/collective/model", "\"magic\"", "nccl"},
+        BadCase{"collective.measured_allreduce=[{\"bytes\":1024,\"seconds\":1e-4}]", "/collective/measured_allreduce",
+                "[{", "at least 2"},
+        BadCase{"collective.measured_allreduce=[{\"bytes\":1024,\"seconds\":1e-4},{\"bytes\":512,\"seconds\":2e-4}]",
+                "/collective/measured_allreduce/1/bytes", "512", "more than the previous row's 1024"},
+        BadCase{"collective.measured_allreduce=[{\"bytes\":1024,\"seconds\":1e-4},{\"bytes\":4096,\"seconds\":0}]",
+                "/collective/measured_allreduce/1/seconds", "0", "> 0"},
+        BadCase{"collective.measured_allreduce=[{\"bytes\":1024,\"seconds\":1e-4},{\"bytes\":4096,\"seconds\":2e-4}]",
+                "/collective/measured_allreduce", "ring model only", "\"model\": \"ring\""}));
 
 // The allowed list of an error message: every name, quoted.
 std::vector<std::string> quoted(const std::vector<std::string>& names) {
