@@ -52,6 +52,12 @@ class Reducer {
   static double used_map_bytes(size_t num_params) { return 4.0 * static_cast<double>(num_params); }
   // Bytes DDP's forward broadcasts from rank 0 (0: nothing to broadcast).
   static double forward_broadcast_bytes(const config::ModelSpec& model, const config::DdpSettings& ddp);
+  // The broadcasts that carry them, in bytes: _sync_module_buffers -> dist._broadcast_coalesced
+  // (torch/csrc/distributed/c10d/comm.cpp broadcast_coalesced) buckets the buffers with
+  // compute_bucket_assignment_by_size, one bucket per dtype closed at broadcast_bucket_size
+  // (distributed.py: 250 MiB), and broadcasts each bucket flattened. In dtype order of first use.
+  static std::vector<double> forward_broadcasts(const config::ModelSpec& model, const config::DdpSettings& ddp);
+  static constexpr double kBroadcastBucketBytes = 250.0 * 1024 * 1024;
   // Module buffers DDP's forward syncs (_sync_buffers, at every world size; 0: none or switched off).
   static size_t forward_broadcast_buffers(const config::ModelSpec& model, const config::DdpSettings& ddp);
 

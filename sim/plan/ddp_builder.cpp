@@ -152,10 +152,12 @@ class DdpBuilder : ProgramWriter {
     mark(Mark::STEP_BEGIN);
     kernel(profile_.h2d, "input to GPU", "data", Slot::H2D, false);
     // DDP's forward broadcasts the module buffers from rank 0 (broadcast_buffers).
-    const double bcast = ddp::Reducer::forward_broadcast_bytes(m, sc_.ddp);
-    if (ddp_ && bcast > 0) {
-      const int j =
-          job(0, "broadcast buffers", {op(OpKind::BROADCAST, "broadcast", bcast)}, JobRole::BUFFER_BROADCAST, 0);
+    // One broadcast per dtype bucket (Reducer::forward_broadcasts), one after the other.
+    const auto bcasts = ddp::Reducer::forward_broadcasts(m, sc_.ddp);
+    if (ddp_ && !bcasts.empty()) {
+      std::vector<CommOp> chain;
+      for (double b : bcasts) chain.push_back(op(OpKind::BROADCAST, "broadcast", b));
+      const int j = job(0, "broadcast buffers", std::move(chain), JobRole::BUFFER_BROADCAST, 0);
       wait({j}, Slot::BCAST_WAIT);
     }
     mark(Mark::FORWARD_BEGIN);
@@ -224,24 +226,23 @@ class DdpBuilder : ProgramWriter {
     if (zero_.overlap && st.sync && st.last && st.report >= p_.first_steady_report) zero_hook_step(nb);
 
     if (reducer.hooks_active()) {
-      // finalize_backward: the compute stream waits for every bucket (and the used map).
-      if (ddp_) {
-        std::vector<int> waits;
-        for (size_t b = 0; b < reducer.finalize_waits(); ++b) waits.push_back(jobs_[1 + b]);
-        wait(waits, Slot::FINALIZE_WAIT);
-      }
-      if (reducer.copies_out())
-        for (size_t b = 0; b < nb; ++b) {
-          gpu::Kernel k;
-          for (int p : buckets[b].param_indices) {
-            k.seconds += profile_.copy_out[p].seconds;
-            k.shape.memory_s += profile_.copy_out[p].shape.memory_s;
-            k.shape.overhead_s += profile_.copy_out[p].shape.overhead_s;
-            hx.ddp_kernel(profile_.copy_out[p].seconds, profile_.copy_out[p].seconds > 0 ? op_host : 0.0);
-          }
-          host_wait(hx.take(), "DDP finalize_backward launches", Slot::DDP_HOOK);
-          kernel(k, "copy bucket " + std::to_string(b) + " to grads", "ddp", Slot::COPY);
+      // finalize_backward (reducer.cpp, 1.13 and 2.x alike): for each bucket in order, wait for its
+      // future, then finalize_bucket_dense copies it into the gradients; so a bucket's copy-out runs
+      // while later buckets are still being reduced. The used map's wait follows the loop.
+      for (size_t b = 0; b < nb; ++b) {
+        if (ddp_) wait({jobs_[1 + b]}, Slot::FINALIZE_WAIT);
+        if (!reducer.copies_out()) continue;
+        gpu::Kernel k;
+        for (int p : buckets[b].param_indices) {
+          k.seconds += profile_.copy_out[p].seconds;
+          k.shape.memory_s += profile_.copy_out[p].shape.memory_s;
+          k.shape.overhead_s += profile_.copy_out[p].shape.overhead_s;
+          hx.ddp_kernel(profile_.copy_out[p].seconds, profile_.copy_out[p].seconds > 0 ? op_host : 0.0);
         }
+        host_wait(hx.take(), "DDP finalize_backward launches", Slot::DDP_HOOK);
+        kernel(k, "copy bucket " + std::to_string(b) + " to grads", "ddp", Slot::COPY);
+      }
+      if (ddp_ && reducer.finalize_waits() > nb) wait({jobs_[1 + nb]}, Slot::FINALIZE_WAIT);
     }
     if (st.last) {
       mark(Mark::OPTIMIZER_BEGIN);

@@ -114,5 +114,28 @@ TEST(Reducer, ForwardBroadcastsBuffersOnlyWithBroadcastBuffers) {
   EXPECT_DOUBLE_EQ(Reducer::forward_broadcast_bytes(m, ddp), 0.0);
 }
 
+// broadcast_coalesced (c10d comm.cpp) buckets with compute_bucket_assignment_by_size: one bucket
+// per dtype, closed once it reaches 250 MiB, sorted by first tensor. BatchNorm's buffers: float32
+// running_mean / running_var and an int64 num_batches_tracked, so two broadcasts.
+TEST(Reducer, ForwardBroadcastsOneBucketPerDtypeClosedAt250MiB) {
+  auto buf = [](int64_t numel, config::DType d) {
+    config::BufferSpec b;
+    b.numel = numel;
+    b.dtype = d;
+    return b;
+  };
+  config::ModelSpec m;
+  m.buffers = {buf(64, config::DType::FLOAT32), buf(64, config::DType::FLOAT32), buf(1, config::DType::INT64),
+               buf(128, config::DType::FLOAT32), buf(1, config::DType::INT64)};
+  config::DdpSettings ddp;
+  EXPECT_EQ(Reducer::forward_broadcasts(m, ddp), (std::vector<double>{4 * 256.0, 16.0}));
+  // 100 Mi floats (400 MiB) then 30 Mi floats: the first closes a bucket alone at >= 250 MiB.
+  const double MiB = 1024.0 * 1024.0;
+  m.buffers = {buf(int64_t{100} << 20, config::DType::FLOAT32), buf(int64_t{30} << 20, config::DType::FLOAT32)};
+  EXPECT_EQ(Reducer::forward_broadcasts(m, ddp), (std::vector<double>{400 * MiB, 120 * MiB}));
+  ddp.broadcast_buffers = false;
+  EXPECT_TRUE(Reducer::forward_broadcasts(m, ddp).empty());
+}
+
 }  // namespace
 }  // namespace ddpsim::ddp

@@ -157,6 +157,8 @@ struct Fixture {
   }
 };
 
+// finalize_backward (reducer.cpp) waits for each bucket's future and copies that bucket out before
+// it waits for the next: bucket 0's copy-out is queued before the wait for bucket 1.
 TEST(DdpBuilder, OneSyncedStepLaunchesBucketsAsTheReducerReadiesThemThenFinalizes) {
   Fixture f(2, 2);
   const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost);
@@ -189,8 +191,9 @@ TEST(DdpBuilder, OneSyncedStepLaunchesBucketsAsTheReducerReadiesThemThenFinalize
       "MARK BUCKET_LAUNCH 1",
       "JOB bucket 1 on 1 record 2: all-reduce 1=400",
       "MARK BACKWARD_END",
-      "WAIT bucket 0 bucket 1 [finalize_wait]",
+      "WAIT bucket 0 [finalize_wait]",
       "KERNEL copy bucket 0 to grads 0.06 [copy]",
+      "WAIT bucket 1 [finalize_wait]",
       "KERNEL copy bucket 1 to grads 0.01 [copy]",
       "MARK OPTIMIZER_BEGIN",
       "KERNEL optimizer step (sgd) 6",
@@ -214,7 +217,7 @@ TEST(DdpBuilder, NoSyncMicroStepsNeitherCopyNorCommunicateNorStep) {
       "MARK STEP_END",
   };
   EXPECT_EQ(describe(p, 0), want);
-  EXPECT_EQ(describe(p, 1).size(), 26u);  // the synced one, as above
+  EXPECT_EQ(describe(p, 1).size(), 27u);  // the synced one, as above
 }
 
 TEST(DdpBuilder, OneGpuRunsTheReducerWithoutCollectives) {
@@ -312,8 +315,9 @@ TEST(DdpBuilder, HostWorkIsExposedInFullWithoutAHostGpuSplit) {
       "MARK BUCKET_LAUNCH 1",
       "JOB bucket 1 on 1 record 2: all-reduce 1=400",
       "MARK BACKWARD_END",
-      "WAIT bucket 0 bucket 1 [finalize_wait]",
+      "WAIT bucket 0 [finalize_wait]",
       "KERNEL copy bucket 0 to grads 0.06 [copy]",
+      "WAIT bucket 1 [finalize_wait]",
       "KERNEL copy bucket 1 to grads 0.01 [copy]",
       "MARK OPTIMIZER_BEGIN",
       "KERNEL optimizer step (sgd) 6",
@@ -399,9 +403,11 @@ TEST(DdpBuilder, UnusedParametersStreamsAndOneHardwareQueue) {
       "JOB local_used_map on 1 record 3: all-reduce used map=12",  // one int32 per parameter
       "WAIT_STARTED bucket 1 [stall]",
       "MARK BACKWARD_END",
-      "WAIT bucket 0 bucket 1 local_used_map [finalize_wait]",
+      "WAIT bucket 0 [finalize_wait]",
       "KERNEL copy bucket 0 to grads 0.06 [copy]",
+      "WAIT bucket 1 [finalize_wait]",
       "KERNEL copy bucket 1 to grads 0.01 [copy]",
+      "WAIT local_used_map [finalize_wait]",
       "MARK OPTIMIZER_BEGIN",
       "KERNEL optimizer step (sgd) 6",
       "MARK OPTIMIZER_END",
@@ -489,8 +495,9 @@ TEST(DdpBuilder, ZeroOverlapStepsEachBucketOnItsOwnerInTheLastHook) {
       "JOB ZeRO broadcast on 1 record 5: bucket 1 from rank 1=400 gate +" + s1.str(),
       "WAIT ZeRO broadcast ZeRO broadcast [param_sync_wait]",
       "MARK OPTIMIZER_END",
-      "WAIT bucket 0 bucket 1 [finalize_wait]",
+      "WAIT bucket 0 [finalize_wait]",
       "KERNEL copy bucket 0 to grads 0.06 [copy]",
+      "WAIT bucket 1 [finalize_wait]",
       "KERNEL copy bucket 1 to grads 0.01 [copy]",
       "MARK OPTIMIZER_BEGIN",
       "MARK OPTIMIZER_END",  // the step ran in the hook: no optimizer kernel here
