@@ -920,6 +920,8 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
   if (const Json* v = r.raw("stragglers")) s.stragglers = parse_stragglers(*v, d);
   if (const Json* v = r.raw("limits")) s.limits = parse_limits(*v, d);
   r.finish();
+  // torch's own optimizer implementation for the release named, unless the scenario chose one.
+  if (!s.training.optimizer_impl_set && !s.ddp.recent_pytorch()) s.training.optimizer_impl = "for_loop";
   for (size_t i = 0; i < s.stragglers.slow_ranks.size(); ++i)
     if (d.ok() && s.stragglers.slow_ranks[i].first >= s.cluster.world_size())
       d.add("/stragglers/slow_ranks/" + std::to_string(i) + "/rank",

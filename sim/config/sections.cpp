@@ -200,6 +200,7 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
       tr.string_or("compute_dtype", to_string(def.compute_dtype), compute_dtype_names().all()), def.compute_dtype);
   s.optimizer = tr.string_or("optimizer", def.optimizer, {"sgd", "adam", "adamw"});
   s.optimizer_impl = tr.string_or("optimizer_impl", def.optimizer_impl, {"for_loop", "foreach", "fused"});
+  s.optimizer_impl_set = tr.has("optimizer_impl");
   s.sgd_momentum = tr.boolean_or("sgd_momentum", def.sgd_momentum);
   if (const Json* z = tr.raw("zero_redundancy_optimizer")) {
     auto& zs = s.zero_redundancy_optimizer;

@@ -43,6 +43,18 @@ TEST(ScenarioKnobs, DefaultsFollowPyTorchAndNccl) {
   EXPECT_DOUBLE_EQ(s.model.input_bytes_per_sample, 3.0 * 224 * 224 * 4);
 }
 
+// torch.optim's implementation when the scenario names none: 1.13's optimizers run per tensor
+// ("if foreach is None: foreach = False", torch/optim/sgd.py), 2.x's take foreach on CUDA; a given
+// one stands whatever the release.
+TEST(ScenarioKnobs, OptimizerImplementationFollowsThePyTorchRelease) {
+  EXPECT_EQ(load({}).training.optimizer_impl, "foreach");
+  EXPECT_EQ(load({"ddp.pytorch_version=\"2.4\""}).training.optimizer_impl, "foreach");
+  EXPECT_EQ(load({"ddp.pytorch_version=\"1.13\""}).training.optimizer_impl, "for_loop");
+  EXPECT_EQ(load({"ddp.pytorch_version=\"1.13\"", "training.optimizer_impl=\"foreach\""}).training.optimizer_impl,
+            "foreach");
+  EXPECT_EQ(load({"training.optimizer_impl=\"fused\""}).training.optimizer_impl, "fused");
+}
+
 TEST(ScenarioKnobs, EveryKnobIsReadByItsName) {
   auto s = load({"ddp.comm_hook=powersgd",
                  "ddp.powersgd.matrix_approximation_rank=4",
