@@ -270,19 +270,19 @@ struct DdpSettings {
 struct TrainingSettings {
   int batch_size = 32;  // per GPU
   ComputeDtype compute_dtype = ComputeDtype::FLOAT32;
-  std::string optimizer = "sgd";           // sgd (momentum), adam, adamw
-  bool sgd_momentum = true;                // sgd: a momentum buffer per parameter (torch.optim.SGD momentum != 0)
+  std::string optimizer = "sgd";  // sgd (momentum), adam, adamw
+  bool sgd_momentum = true;       // sgd: a momentum buffer per parameter (torch.optim.SGD momentum != 0)
   // for_loop, foreach, fused. Unless given, torch's default for ddp.pytorch_version (set when the
   // scenario is read): 1.13 runs per tensor (torch/optim/sgd.py, adam.py, adamw.py: "if foreach is
   // None: ... foreach = False"); 2.x takes foreach for CUDA tensors (_default_to_fused_or_foreach).
   std::string optimizer_impl = "foreach";
-  bool optimizer_impl_set = false;  // given in the scenario
-  int gradient_accumulation_steps = 1;     // micro-steps per optimizer step; all but the last under no_sync()
-  bool clip_grad_norm = false;             // torch.nn.utils.clip_grad_norm_ before the optimizer
-  bool zero_grad_set_to_none = true;       // optimizer.zero_grad(set_to_none): False zeroes every gradient (a memset)
-  bool grad_scaler = true;                 // GradScaler with float16 autocast
-  bool pin_memory = true;                  // DataLoader pin_memory
-  bool non_blocking = true;                // .to(device, non_blocking=...)
+  bool optimizer_impl_set = false;      // given in the scenario
+  int gradient_accumulation_steps = 1;  // micro-steps per optimizer step; all but the last under no_sync()
+  bool clip_grad_norm = false;          // torch.nn.utils.clip_grad_norm_ before the optimizer
+  bool zero_grad_set_to_none = true;    // optimizer.zero_grad(set_to_none): False zeroes every gradient (a memset)
+  bool grad_scaler = true;              // GradScaler with float16 autocast
+  bool pin_memory = true;               // DataLoader pin_memory
+  bool non_blocking = true;             // .to(device, non_blocking=...)
   // A measured single-GPU step (seconds, at this batch): compute is scaled to reproduce it.
   std::optional<double> measured_single_gpu_step_s;
   // A measured optimizer.step() + zero_grad() (seconds per step): replaces both estimates (the
