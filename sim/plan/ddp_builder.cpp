@@ -152,8 +152,12 @@ class DdpBuilder : ProgramWriter {
     mark(Mark::STEP_BEGIN);
     kernel(profile_.h2d, "input to GPU", "data", Slot::H2D, false);
     // DDP's forward broadcasts the module buffers from rank 0 (broadcast_buffers).
-    // One broadcast per dtype bucket (Reducer::forward_broadcasts), one after the other.
-    const auto bcasts = ddp::Reducer::forward_broadcasts(m, sc_.ddp);
+    // _sync_buffers runs in a forward only while require_forward_param_sync is set, which the
+    // previous forward left: True after a synced one, False after one under no_sync()
+    // (distributed.py forward, will_sync_module_buffers). With gradient accumulation that is the
+    // first micro-step of each step. One broadcast per dtype bucket (Reducer::forward_broadcasts).
+    const bool sync_buffers = si == 0 || steps_.steps[si - 1].sync;
+    const auto bcasts = sync_buffers ? ddp::Reducer::forward_broadcasts(m, sc_.ddp) : std::vector<double>{};
     if (ddp_ && !bcasts.empty()) {
       std::vector<CommOp> chain;
       for (double b : bcasts) chain.push_back(op(OpKind::BROADCAST, "broadcast", b));
@@ -164,11 +168,12 @@ class DdpBuilder : ProgramWriter {
     // DDP.forward's own work (_pre_forward, prepare_for_backward) in a synced micro-step; the GPU
     // waits for it at the step's start (the queue is empty there).
     ddp::HostExposure hx(split_);
-    if (st.sync) {
+    if (st.sync || sync_buffers) {
       // With broadcast_buffers, _sync_buffers' per-buffer work (world size 1 too: the broadcast is
-      // then a call on a one-rank group, host_costs.hpp).
-      hx.ddp_host(host_.forward_s +
-                  host_.per_buffer_s * static_cast<double>(ddp::Reducer::forward_broadcast_buffers(m, sc_.ddp)));
+      // then a call on a one-rank group, host_costs.hpp), where the buffers are synced.
+      const double buffers =
+          sync_buffers ? static_cast<double>(ddp::Reducer::forward_broadcast_buffers(m, sc_.ddp)) : 0.0;
+      hx.ddp_host((st.sync ? host_.forward_s : 0.0) + host_.per_buffer_s * buffers);
       host_wait(hx.take(), "DDP forward (_pre_forward, prepare_for_backward)", Slot::DDP_FORWARD);
     }
     for (size_t l = 0; l < m.layers.size(); ++l) {

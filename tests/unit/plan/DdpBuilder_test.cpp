@@ -282,6 +282,37 @@ TEST(DdpBuilder, OneGpuChargesTheHooksKernelsAndTheBufferSyncAsDdpsOwn) {
             "HOST DDP forward (_pre_forward, prepare_for_backward) 0.7 [ddp_forward]");
 }
 
+// distributed.py forward: _sync_buffers only while require_forward_param_sync, which a forward
+// under no_sync() clears and a synced one sets. Three micro-steps per step (two no_sync, one
+// synced): micro-step 0 (after the previous step's synced one, or the first) broadcasts the
+// buffers and pays their host work (3 x 0.125); micro-steps 1 and 2 do not; the synced micro-step
+// 2 still pays DDP.forward's own 0.7. Two buffers of float32 and one int64: two broadcasts.
+TEST(DdpBuilder, BuffersAreSyncedOnlyInTheForwardAfterASyncedOne) {
+  Fixture f(2, 2, 3);
+  f.sc.model.buffers.resize(3);
+  f.sc.model.buffers[0].numel = 10;
+  f.sc.model.buffers[1].numel = 10;
+  f.sc.model.buffers[2].numel = 1;
+  f.sc.model.buffers[2].dtype = config::DType::INT64;
+  const ddp::HostCosts c{0, 0, 0.7, 0.125};
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &c);
+  auto has = [](const std::vector<std::string>& v, const std::string& line) {
+    return std::find(v.begin(), v.end(), line) != v.end();
+  };
+  const auto m0 = describe(p, 0), m1 = describe(p, 1), m2 = describe(p, 2);
+  EXPECT_TRUE(has(m0, "JOB broadcast buffers on 1 record 0: broadcast=80 broadcast=8"));
+  EXPECT_TRUE(has(m0, "HOST DDP forward (_pre_forward, prepare_for_backward) 0.375 [ddp_forward]"));
+  for (const auto& m : {m1, m2})
+    for (const auto& line : m) EXPECT_EQ(line.find("broadcast"), std::string::npos) << line;
+  EXPECT_FALSE(has(m1, "HOST DDP forward (_pre_forward, prepare_for_backward) 0.375 [ddp_forward]"));
+  EXPECT_TRUE(has(m2, "HOST DDP forward (_pre_forward, prepare_for_backward) 0.7 [ddp_forward]"));
+  // One micro-step per step: every step syncs its buffers.
+  Fixture g(2, 2, 1);
+  g.sc.model.buffers = f.sc.model.buffers;
+  EXPECT_TRUE(has(describe(build_ddp(g.sc, g.prof, g.steps, 1, &c), 0),
+                  "HOST DDP forward (_pre_forward, prepare_for_backward) 1.075 [ddp_forward]"));
+}
+
 TEST(DdpBuilder, HostWorkIsExposedInFullWithoutAHostGpuSplit) {
   // A profile without per-op host times (measured, or a CPU rank): the GPU waits for every second
   // of DDP's host work, where PyTorch does it. Costs by hand: forward 0.7, hook 0.05 per
