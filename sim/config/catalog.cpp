@@ -922,6 +922,12 @@ Scenario Catalog::scenario_from_json(const Json& j, const std::string& label, co
   r.finish();
   // torch's own optimizer implementation for the release named, unless the scenario chose one.
   if (!s.training.optimizer_impl_set && !s.ddp.recent_pytorch()) s.training.optimizer_impl = "for_loop";
+  // torch 1.13 has one fused optimizer, Adam (torch/optim/adam.py `fused`); its SGD and AdamW take
+  // no `fused` argument.
+  if (s.training.optimizer_impl == "fused" && !s.ddp.recent_pytorch() && s.training.optimizer != "adam")
+    d.add("/training/optimizer_impl", "\"fused\" with optimizer \"" + s.training.optimizer +
+                                          "\" under ddp.pytorch_version 1.13: torch 1.13 has a fused Adam only; "
+                                          "expected \"for_loop\" or \"foreach\" (or optimizer \"adam\")");
   for (size_t i = 0; i < s.stragglers.slow_ranks.size(); ++i)
     if (d.ok() && s.stragglers.slow_ranks[i].first >= s.cluster.world_size())
       d.add("/stragglers/slow_ranks/" + std::to_string(i) + "/rank",

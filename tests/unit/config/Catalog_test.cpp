@@ -214,7 +214,7 @@ TEST_F(CatalogTest, ReadsEverySection) {
   doc["ddp"] = {{"bucket_cap_mb", 50},  {"first_bucket_cap_mb", 2},        {"find_unused_parameters", true},
                 {"static_graph", true}, {"gradient_as_bucket_view", true}, {"pytorch_version", "1.13"}};
   doc["training"] = {
-      {"batch_size", 16}, {"compute_dtype", "bfloat16"}, {"optimizer", "adamw"}, {"optimizer_impl", "fused"}};
+      {"batch_size", 16}, {"compute_dtype", "bfloat16"}, {"optimizer", "adam"}, {"optimizer_impl", "fused"}};
   doc["compute"] = {
       {"flops_efficiency", 0.5}, {"memory_efficiency", 0.7}, {"use_measured", false}, {"kernel_overhead", "3us"}};
   doc["collective"] = {{"model", "ring"}, {"base_latency", "10us"}};
@@ -229,7 +229,7 @@ TEST_F(CatalogTest, ReadsEverySection) {
   EXPECT_EQ(s.ddp.pytorch_version, "1.13");
   EXPECT_EQ(s.training.batch_size, 16);
   EXPECT_EQ(s.training.compute_dtype, ddpsim::config::ComputeDtype::BFLOAT16);
-  EXPECT_EQ(s.training.optimizer, "adamw");
+  EXPECT_EQ(s.training.optimizer, "adam");  // 1.13 has a fused Adam only
   EXPECT_EQ(s.training.optimizer_impl, "fused");
   EXPECT_DOUBLE_EQ(s.compute.flops_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(s.compute.memory_efficiency, 0.7);

@@ -53,6 +53,14 @@ TEST(ScenarioKnobs, OptimizerImplementationFollowsThePyTorchRelease) {
   EXPECT_EQ(load({"ddp.pytorch_version=\"1.13\"", "training.optimizer_impl=\"foreach\""}).training.optimizer_impl,
             "foreach");
   EXPECT_EQ(load({"training.optimizer_impl=\"fused\""}).training.optimizer_impl, "fused");
+  // torch 1.13 has a fused Adam (torch/optim/adam.py `fused`) and no fused SGD or AdamW.
+  EXPECT_EQ(load({"ddp.pytorch_version=\"1.13\"", "training.optimizer=\"adam\"", "training.optimizer_impl=\"fused\""})
+                .training.optimizer_impl,
+            "fused");
+  auto e = expect_config_error([&] { load({"ddp.pytorch_version=\"1.13\"", "training.optimizer_impl=\"fused\""}); });
+  EXPECT_TRUE(
+      contains_all(e.what(), {"knobs.json", "/training/optimizer_impl", "\"fused\"", "\"sgd\"", "fused Adam only"}))
+      << e.what();
 }
 
 TEST(ScenarioKnobs, EveryKnobIsReadByItsName) {
