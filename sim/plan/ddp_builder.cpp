@@ -28,12 +28,14 @@ class DdpBuilder : ProgramWriter {
     streams_ = ddp_ ? sc.streams.comm_streams : 0;
     // DDP's own host work (ddp/host_costs.hpp); a CUDA graph replays the step without its hooks.
     if (!sc.training.cuda_graphs) host_ = host_costs ? *host_costs : ddp::measured_host_costs();
-    // At world size 1 the bucket's collective is a call on a one-rank group: no transfer, only the
-    // call (the ring model's base latency; NCCL's host launch cost, nccl_model.hpp).
-    if (!ddp_ && !sc.training.cuda_graphs)
-      one_rank_call_s_ = sc.collective.model == config::CollectiveModelKind::RING
-                             ? sc.collective.base_latency
-                             : sc.cluster.calibration.launch_overhead.value_or(collectives::kHostLaunchSeconds);
+    // The hook's collective call runs on the backward thread at every world size (c10d's
+    // ProcessGroup call and NCCL's enqueue, before the next gradient's hook): its host cost is the
+    // ring model's base latency or NCCL's host launch cost (nccl_model.hpp). At world size 1 it is
+    // all the bucket's collective costs (a one-rank group: no transfer).
+    if (!sc.training.cuda_graphs)
+      call_host_s_ = sc.collective.model == config::CollectiveModelKind::RING
+                         ? sc.collective.base_latency
+                         : sc.cluster.calibration.launch_overhead.value_or(collectives::kHostLaunchSeconds);
     // The host/GPU split of the compute profile (per-kernel model, eager): without it every host
     // second of DDP is exposed (HostExposure).
     split_ = !sc.training.cuda_graphs && profile.host_backward_op_s > 0 &&
@@ -216,7 +218,7 @@ class DdpBuilder : ProgramWriter {
         if (ddp_) mark(Mark::BUCKET_READY, r.ready_bucket);
         for (size_t i = 0; i < r.launched.size(); ++i) {
           // mark_bucket_ready -> all_reduce_bucket: the Reducer's per-bucket work and the call.
-          hx.ddp_host(host_.per_bucket_s + one_rank_call_s_);
+          hx.ddp_host(host_.per_bucket_s + call_host_s_);
           host_wait(hx.take(), "DDP bucket " + std::to_string(r.launched[i]) + " (Reducer, hook call)",
                     Slot::DDP_BUCKET);
           if (ddp_)
@@ -336,10 +338,10 @@ class DdpBuilder : ProgramWriter {
   std::vector<gpu::Kernel> recompute_;  // per layer, before its backward (activation checkpointing)
   bool ddp_ = false;
   int streams_ = 0;
-  ddp::HostCosts host_;         // zero under CUDA graphs
-  double one_rank_call_s_ = 0;  // world size 1: the collective call on the one-rank group
-  bool split_ = false;          // the profile separates host dispatch from GPU time
-  std::vector<int> jobs_;       // task of each collective record of the current micro-step
+  ddp::HostCosts host_;     // zero under CUDA graphs
+  double call_host_s_ = 0;  // the bucket's collective call on the backward thread (host)
+  bool split_ = false;      // the profile separates host dispatch from GPU time
+  std::vector<int> jobs_;   // task of each collective record of the current micro-step
   std::vector<std::vector<int>> layer_params_;
 };
 

@@ -120,6 +120,8 @@ struct Fixture {
     sc.cluster.nodes = nodes;
     sc.cluster.gpus_per_node = gpus;
     sc.training.optimizer = "sgd";
+    // No host cost for the hook's collective call either (tested on its own below).
+    sc.cluster.calibration.launch_overhead = 0.0;
     prof.forward = {k(1), k(2)};
     prof.backward = {k(3), k(4)};
     prof.copy_in = {k(0.1), k(0.2), k(0.3)};
@@ -255,6 +257,7 @@ TEST(DdpBuilder, OneGpuRunsTheReducerWithoutCollectives) {
   EXPECT_EQ(describe(p, 0), want);
   // NCCL: the host's launch of the one-rank call (collectives/nccl_model.hpp, 5 us).
   f.sc.collective.model = config::CollectiveModelKind::NCCL;
+  f.sc.cluster.calibration.launch_overhead.reset();
   EXPECT_EQ(describe(build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost), 0)[10],
             "HOST DDP bucket 0 (Reducer, hook call) 5e-06 [ddp_bucket]");
 }
@@ -311,6 +314,26 @@ TEST(DdpBuilder, BuffersAreSyncedOnlyInTheForwardAfterASyncedOne) {
   g.sc.model.buffers = f.sc.model.buffers;
   EXPECT_TRUE(has(describe(build_ddp(g.sc, g.prof, g.steps, 1, &c), 0),
                   "HOST DDP forward (_pre_forward, prepare_for_backward) 1.075 [ddp_forward]"));
+}
+
+// The hook calls the bucket's collective on the backward thread at every world size: c10d's call
+// and NCCL's enqueue (collectives/nccl_model.hpp kHostLaunchSeconds, 5 us) come before the next
+// gradient's hook, on top of the Reducer's per-bucket work (0.125 here).
+TEST(DdpBuilder, TheCollectiveCallIsHostWorkAtEveryWorldSize) {
+  Fixture f(2, 2);
+  f.sc.cluster.calibration.launch_overhead.reset();
+  const ddp::HostCosts c{0, 0.125, 0, 0};
+  const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  auto at = [&](const std::string& line) { return std::find(got.begin(), got.end(), line) - got.begin(); };
+  const auto host = at("HOST DDP bucket 0 (Reducer, hook call) 0.125005 [ddp_bucket]");
+  ASSERT_LT(host, static_cast<long>(got.size()));
+  EXPECT_LT(host, at("JOB bucket 0 on 1 record 1: all-reduce 0=2000"));
+  // The ring model's call: its base latency.
+  f.sc.collective.model = config::CollectiveModelKind::RING;
+  f.sc.collective.base_latency = 0.25;
+  const auto ring = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  EXPECT_NE(std::find(ring.begin(), ring.end(), "HOST DDP bucket 1 (Reducer, hook call) 0.375 [ddp_bucket]"),
+            ring.end());
 }
 
 TEST(DdpBuilder, HostWorkIsExposedInFullWithoutAHostGpuSplit) {
