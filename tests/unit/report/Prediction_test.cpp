@@ -11,18 +11,18 @@ namespace {
 
 TEST(Prediction, EstimatedComputeWidensTheBandByItsErrorsOnTheComputeTimeOnly) {
   // step 100 ms, compute only 60 ms, 8 GPUs. Compute: truth/predicted - 1 in [-14 %, +29.3 %]
-  // on the 60 ms; DDP: [1/1.053 - 1 = -5.03324 %, 1/(1 - 0.076) - 1 = 8.22511 %] on the 100 ms.
+  // on the 60 ms; DDP: [1/1.069 - 1 = -6.45463 %, 1/(1 - 0.076) - 1 = 8.22511 %] on the 100 ms.
   const Prediction p = prediction(0.100, 0.060, "estimated (per-kernel model)", 1.0, 8);
-  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14 + 0.100 * (1 / 1.053 - 1), 1e-12);    // 86.5667 ms
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14 + 0.100 * (1 / 1.069 - 1), 1e-12);    // 85.1454 ms
   EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293 + 0.100 * (1 / 0.924 - 1), 1e-12);  // 125.805 ms
   EXPECT_EQ(p.summary, "compute estimated, DDP simulated");
   ASSERT_EQ(p.parts.size(), 2u);
   EXPECT_EQ(p.parts[0].kind, "estimated");
   EXPECT_NE(p.parts[0].validation.find("29.3 %"), std::string::npos);
   // Both ends in the high end's unit, whole units from 10 up, else two significant digits; the
-  // low end rounded down (86.5667 -> 86) and the high end up (125.805 -> 126), so that the printed
+  // low end rounded down (85.1454 -> 85) and the high end up (125.805 -> 126), so that the printed
   // band holds what it stands for.
-  EXPECT_EQ(prediction_text(p), "likely 86-126 ms: compute estimated, DDP simulated");
+  EXPECT_EQ(prediction_text(p), "likely 85-126 ms: compute estimated, DDP simulated");
   Prediction small = p;
   small.low_s = 0.000512;
   small.high_s = 0.0009949;
@@ -46,7 +46,7 @@ TEST(Prediction, FsdpSaysItsCommunicationIsNotValidated) {
   r.world_size = 8;
   r.fsdp = "FSDP2 fully_shard FULL_SHARD";
   const Prediction p = prediction(r);
-  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14 + 0.100 * (1 / 1.053 - 1), 1e-12);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14 + 0.100 * (1 / 1.069 - 1), 1e-12);
   EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293 + 0.100 * (1 / 0.924 - 1), 1e-12);
   EXPECT_EQ(p.summary, "compute estimated, FSDP simulated (not validated)");
   ASSERT_EQ(p.parts.size(), 2u);
@@ -55,14 +55,14 @@ TEST(Prediction, FsdpSaysItsCommunicationIsNotValidated) {
 }
 
 TEST(Prediction, MeasuredAndCalibratedComputeNarrowIt) {
-  // Measured profile: [1/1.025 - 1, 1/0.953 - 1] = [-2.43902 %, +4.93179 %] on the compute.
+  // Measured profile: [1/1.073 - 1, 1/0.922 - 1] = [-6.80336 %, +8.45987 %] on the compute.
   const Prediction m = prediction(0.100, 0.080, "measured on NVIDIA H100", 1.0, 2);
-  EXPECT_NEAR(m.low_s, 0.100 + 0.080 * (1 / 1.025 - 1) + 0.100 * (1 / 1.053 - 1), 1e-12);
-  EXPECT_NEAR(m.high_s, 0.100 + 0.080 * (1 / 0.953 - 1) + 0.100 * (1 / 0.924 - 1), 1e-12);
+  EXPECT_NEAR(m.low_s, 0.100 + 0.080 * (1 / 1.073 - 1) + 0.100 * (1 / 1.069 - 1), 1e-12);
+  EXPECT_NEAR(m.high_s, 0.100 + 0.080 * (1 / 0.922 - 1) + 0.100 * (1 / 0.924 - 1), 1e-12);
   // Calibrated to a measured single-GPU step: the compute adds nothing; the band is DDP's alone.
   const Prediction c = prediction(0.100, 0.080, "estimated (per-kernel model)", 1.3, 2);
   EXPECT_EQ(c.parts[0].kind, "calibrated");
-  EXPECT_NEAR(c.low_s, 0.100 / 1.053, 1e-12);
+  EXPECT_NEAR(c.low_s, 0.100 / 1.069, 1e-12);
   EXPECT_NEAR(c.high_s, 0.100 / 0.924, 1e-12);
 }
 
