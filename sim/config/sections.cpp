@@ -329,9 +329,9 @@ std::vector<std::pair<double, double>> measured_allreduce_table(const Json& t, D
       continue;
     }
     if (!rows.empty() && !(*b > rows.back().first)) {
-      d.add_value(rp + "/bytes", t[i]["bytes"],
-                  "expected more than the previous row's " + core::short_dump(Json(rows.back().first)) +
-                      " (rows ascending in bytes)");
+      d.add_value(
+          rp + "/bytes", t[i]["bytes"],
+          "more than the previous row's " + core::short_dump(Json(rows.back().first)) + " (rows ascending in bytes)");
       ok = false;
     }
     rows.emplace_back(*b, *s);

@@ -173,11 +173,31 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     // The all-reduce times the run measured between its ranks: the collective takes them (log-log
     // interpolation) instead of the ring fit, which weighs every size alike and misses the bucket
     // sizes by up to a quarter (gloo over loopback: ~0.3 ms floor, ~1.1 GB/s above 1 MiB).
-    if (ranks > 1 && cal.contains("allreduce") && cal["allreduce"].is_array()) {
+    if (ranks > 1 && cal.contains("allreduce")) {
+      const Json& sweep = cal["allreduce"];
+      if (!sweep.is_array())
+        throw core::ConfigError(file + ": /calibration/allreduce: " + core::short_dump(sweep) +
+                                " is not allowed; expected an array of {size_bytes, time_s, ranks} rows");
       Json rows = Json::array();
-      for (const Json& r : cal["allreduce"])
-        if (r.is_object() && r.value("ranks", ranks) == ranks && r.contains("size_bytes") && r.contains("time_s"))
-          rows.push_back({{"bytes", r["size_bytes"]}, {"seconds", r["time_s"]}});
+      double last = 0;
+      for (size_t i = 0; i < sweep.size(); ++i) {
+        const std::string rp = "/calibration/allreduce/" + std::to_string(i);
+        if (!sweep[i].is_object())
+          throw core::ConfigError(file + ": " + rp + ": " + core::short_dump(sweep[i]) +
+                                  " is not allowed; expected an object {size_bytes, time_s, ranks}");
+        if (sweep[i].contains("ranks") && need_number(sweep[i], "ranks", rp, file) != ranks) continue;  // another size
+        const double bytes = need_number(sweep[i], "size_bytes", rp, file);
+        const double secs = need_number(sweep[i], "time_s", rp, file);
+        if (!(bytes > last) || !(bytes <= core::kMaxNumber))
+          throw core::ConfigError(file + ": " + rp + "/size_bytes: " + core::short_dump(sweep[i]["size_bytes"]) +
+                                  " is not allowed; expected a size above the previous row's (" +
+                                  core::short_dump(Json(last)) + ", rows ascending) and <= 1e18");
+        if (!(secs > 0) || !(secs <= 1e6))
+          throw core::ConfigError(file + ": " + rp + "/time_s: " + core::short_dump(sweep[i]["time_s"]) +
+                                  " is not allowed; expected a time > 0 and <= 1e6 s");
+        last = bytes;
+        rows.push_back({{"bytes", bytes}, {"seconds", secs}});
+      }
       if (rows.size() >= 2) collective["measured_allreduce"] = rows;
     }
     // Each rank runs its compute threads and gloo's thread; when they outnumber the cores, the

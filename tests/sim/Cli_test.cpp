@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "core/json_reader.hpp"
 #include "sim/cli_support.hpp"
@@ -741,6 +742,28 @@ TEST(Cli, ValidateGivenTheNoDdpStepLeavesDdpsOwnWorkOnTop) {
   auto old = run("validate " + (d / "old.json").string() + " --given-no-ddp-step");
   EXPECT_EQ(old.code, 2) << old.out;
   EXPECT_NE(old.out.find("old.json: /step/cases/1/no_ddp_step_time_s: missing"), std::string::npos) << old.out;
+  fs::remove_all(d);
+}
+
+// The CPU run's all-reduce sweep is the collective's table now: a bad row is refused with the
+// results file's own path, value and what is allowed (not the generated scenario's).
+TEST(Cli, ValidateRefusesABadAllReduceSweepRowByItsPath) {
+  std::ifstream f("bench/results/cpu-2rank-resnet18.json");
+  const Json file = Json::parse(f);
+  auto d = temp_dir("validate-sweep");
+  const std::vector<std::tuple<std::string, Json, std::string>> bad = {
+      {"time_s", -1, "/calibration/allreduce/3/time_s: -1 is not allowed; expected a time > 0"},
+      {"size_bytes", 4096, "/calibration/allreduce/3/size_bytes: 4096 is not allowed; expected a size above"},
+      {"size_bytes", "abc", "/calibration/allreduce/3/size_bytes: \"abc\" is not a number"},
+      {"ranks", "x", "/calibration/allreduce/3/ranks: \"x\" is not a number"}};
+  for (const auto& [key, value, want] : bad) {
+    Json doc = file;
+    doc["calibration"]["allreduce"][3][key] = value;
+    std::ofstream(d / "bad.json") << doc.dump();
+    auto r = run("validate " + (d / "bad.json").string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("bad.json: " + want), std::string::npos) << r.out;
+  }
   fs::remove_all(d);
 }
 
