@@ -1,7 +1,5 @@
 #include "ddp/reducer.hpp"
 
-#include <algorithm>
-
 #include "core/error.hpp"
 
 namespace ddpsim::ddp {
@@ -40,37 +38,18 @@ size_t Reducer::forward_broadcast_buffers(const config::ModelSpec& model, const 
 std::vector<double> Reducer::forward_broadcasts(const config::ModelSpec& model, const config::DdpSettings& ddp) {
   std::vector<double> out;
   if (!ddp.broadcast_buffers) return out;
-  // compute_bucket_assignment_by_size: an open bucket per dtype; a bucket is closed (and a new one
-  // opened) once its size reaches the limit; the open buckets are emitted at the end, and the
-  // result is sorted by each bucket's first tensor (the order of first use here).
-  std::vector<std::pair<config::DType, std::pair<size_t, double>>> open;  // dtype -> (first index, bytes)
-  std::vector<std::pair<size_t, double>> done;
+  // broadcast_coalesced buckets the buffers as the Reducer buckets gradients
+  // (compute_bucket_assignment_by_size, first-assignment order), with one limit.
+  std::vector<config::ParamSpec> tensors(model.buffers.size());
+  std::vector<int> order(model.buffers.size());
   for (size_t i = 0; i < model.buffers.size(); ++i) {
-    const auto& b = model.buffers[i];
-    const double bytes = static_cast<double>(b.numel) * config::dtype_size(b.dtype);
-    auto it = std::find_if(open.begin(), open.end(), [&](const auto& o) { return o.first == b.dtype; });
-    if (it == open.end()) {
-      open.push_back({b.dtype, {i, 0.0}});
-      it = open.end() - 1;
-    }
-    it->second.second += bytes;
-    if (it->second.second >= kBroadcastBucketBytes) {
-      done.push_back(it->second);
-      open.erase(it);
-    }
+    tensors[i].dtype = model.buffers[i].dtype;
+    tensors[i].numel = model.buffers[i].numel;
+    order[i] = static_cast<int>(i);
   }
-  for (const auto& o : open) done.push_back(o.second);
-  std::stable_sort(done.begin(), done.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& d : done)
-    if (d.second > 0) out.push_back(d.second);
+  for (const auto& b : assign_by_size(tensors, order, {kBroadcastBucketBytes}, true))
+    if (b.bytes > 0) out.push_back(b.bytes);
   return out;
-}
-
-double Reducer::forward_broadcast_bytes(const config::ModelSpec& model, const config::DdpSettings& ddp) {
-  if (!ddp.broadcast_buffers) return 0;
-  double bytes = 0;
-  for (const auto& b : model.buffers) bytes += static_cast<double>(b.numel) * config::dtype_size(b.dtype);
-  return bytes;
 }
 
 }  // namespace ddpsim::ddp

@@ -50,9 +50,8 @@ class Reducer {
 
   // Bytes of the used-map all-reduce (one int32 per parameter).
   static double used_map_bytes(size_t num_params) { return 4.0 * static_cast<double>(num_params); }
-  // Bytes DDP's forward broadcasts from rank 0 (0: nothing to broadcast).
-  static double forward_broadcast_bytes(const config::ModelSpec& model, const config::DdpSettings& ddp);
-  // The broadcasts that carry them, in bytes: _sync_module_buffers -> dist._broadcast_coalesced
+  // The broadcasts DDP's forward sends from rank 0, in bytes (none: nothing to broadcast):
+  // _sync_module_buffers -> dist._broadcast_coalesced
   // (torch/csrc/distributed/c10d/comm.cpp broadcast_coalesced) buckets the buffers with
   // compute_bucket_assignment_by_size, one bucket per dtype closed at broadcast_bucket_size
   // (distributed.py: 250 MiB), and broadcasts each bucket flattened. In dtype order of first use.

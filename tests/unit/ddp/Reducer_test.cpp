@@ -109,9 +109,10 @@ TEST(Reducer, ForwardBroadcastsBuffersOnlyWithBroadcastBuffers) {
   count.dtype = config::DType::INT64;
   m.buffers = {running_mean, count};
   config::DdpSettings ddp;
-  EXPECT_DOUBLE_EQ(Reducer::forward_broadcast_bytes(m, ddp), 48.0);
+  // 10 x 4 B of float32 and 8 B of int64: one broadcast per dtype.
+  EXPECT_EQ(Reducer::forward_broadcasts(m, ddp), (std::vector<double>{40.0, 8.0}));
   ddp.broadcast_buffers = false;
-  EXPECT_DOUBLE_EQ(Reducer::forward_broadcast_bytes(m, ddp), 0.0);
+  EXPECT_TRUE(Reducer::forward_broadcasts(m, ddp).empty());
 }
 
 // broadcast_coalesced (c10d comm.cpp) buckets with compute_bucket_assignment_by_size: one bucket
