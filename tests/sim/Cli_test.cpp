@@ -764,6 +764,25 @@ TEST(Cli, ValidateRefusesABadAllReduceSweepRowByItsPath) {
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("bad.json: " + want), std::string::npos) << r.out;
   }
+  // The sweep or one of its rows of the wrong JSON type.
+  for (const auto& [doc, want] :
+       std::vector<std::pair<Json, std::string>>{{[&] {
+                                                    Json j = file;
+                                                    j["calibration"]["allreduce"] = 5;
+                                                    return j;
+                                                  }(),
+                                                  "/calibration/allreduce: 5 is not allowed; expected an array"},
+                                                 {[&] {
+                                                    Json j = file;
+                                                    j["calibration"]["allreduce"][2] = 7;
+                                                    return j;
+                                                  }(),
+                                                  "/calibration/allreduce/2: 7 is not allowed; expected an object"}}) {
+    std::ofstream(d / "bad.json") << doc.dump();
+    auto r = run("validate " + (d / "bad.json").string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("bad.json: " + want), std::string::npos) << r.out;
+  }
   fs::remove_all(d);
 }
 
