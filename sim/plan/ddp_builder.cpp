@@ -176,7 +176,8 @@ class DdpBuilder : ProgramWriter {
       const double buffers =
           sync_buffers ? static_cast<double>(ddp::Reducer::forward_broadcast_buffers(m, sc_.ddp)) : 0.0;
       hx.ddp_host((st.sync ? host_.forward_s : 0.0) + host_.per_buffer_s * buffers);
-      host_wait(hx.take(), "DDP forward (_pre_forward, prepare_for_backward)", Slot::DDP_FORWARD);
+      host_wait(hx.take(), st.sync ? "DDP forward (_pre_forward, prepare_for_backward)" : "DDP forward (_sync_buffers)",
+                Slot::DDP_FORWARD);
     }
     for (size_t l = 0; l < m.layers.size(); ++l) {
       kernel(profile_.forward[l], m.layers[l].name, "forward");
