@@ -12,8 +12,10 @@ In order, inside the rank processes:
 
 1. calibration (every rank at once):
    - all-reduce sweep: dist.all_reduce (sum, float32) of 4 KiB .. --ar-max-bytes (x4) between all
-     ranks; per size the median of a few calls, each started after a barrier; the row's time_s is
-     the mean over ranks of the per-rank medians.  Plus "allreduce_single_rank" rows: the same
+     ranks, each call started after a barrier: two passes over the sizes here and one more after
+     each round of timed steps (3.), so the sweep sees the machine as the steps do; per rank the
+     mean of the calls without the fastest and slowest 10 % (trimmed_mean); the row's time_s is
+     the mean over ranks.  Plus "allreduce_single_rank" rows: the same
      call on a one-rank group (no peer) for 4/16/64 KiB, which identifies the base latency.
    - ring_fit: time = base + 2(N-1)*alpha + 2(N-1)/N * S / B, weighted (relative-error) least
      squares with base, alpha, 1/B >= 0, over both row sets (scripts/ddpsim_profile.ring_fit).
@@ -25,7 +27,11 @@ In order, inside the rank processes:
    unless --zero-grad-set-to-none, so AccumulateGrad adds into existing gradients in both;
    every pass starts after a dist.barrier, like the steps, so the ranks compute in lock step), on every rank at the same time by default (--profile-mode
    concurrent: the memory system is shared exactly as during the DDP steps) or on rank 0 while the
-   other ranks wait in a barrier (--profile-mode alone).  Rank 0's profile becomes step.model.
+   other ranks wait in a barrier (--profile-mode alone).  Rank 0's profile becomes step.model,
+   its layers scaled not to the profile phase's whole passes but to WHOLE_PASSES more un-hooked
+   passes of the same model run after every round of timed steps (3.), so that the compute the
+   prediction starts from is timed under the steps' machine state (the profile phase's own
+   figures stay in step.profile_check, "profile_phase_*").
 3. per cap: a fresh model (seed --seed, identical on every rank) in DDP (default bucket_cap_mb,
    or bucket_cap_mb=X), SGD (lr 1e-4, momentum 0.9), loss = sum of the means of the floating
    outputs (as export_model.py), one comm hook registered once.  --schedule interleaved (default)
@@ -104,6 +110,30 @@ def _median(xs):
     return float(statistics.median(xs)) if xs else None
 
 
+# The all-reduce sweep: AR_CAL_ROUNDS passes over the sizes in the calibration phase, then one pass
+# after every round of timed steps (interleaved schedule) or after every cap (sequential), so the
+# sweep sees the machine as the steps do; per size and pass one untimed call, then AR_REPS timed.
+AR_CAL_ROUNDS = 2
+# The profile's whole passes: WHOLE_PASSES after every round of timed steps (interleaved) or every
+# cap (sequential); the per-layer profile is scaled to their medians (ddpsim_profile.rescale_to_whole).
+WHOLE_PASSES = 2
+WHOLE_NOTE = ("per-layer times scaled to the median of the un-hooked whole passes run between the step "
+              "rounds (%d after each round), not to the profile phase's own" % WHOLE_PASSES)
+AR_REPS = 2
+AR_TRIM = 0.1
+
+
+def trimmed_mean(xs, trim=AR_TRIM):
+    """Mean of the samples without the fastest and slowest `trim` fraction (at least one each side
+    from 5 samples on).  A step adds several all-reduces, so its expected time takes their means; on
+    a 2-vCPU machine gloo's times spread several-fold (scheduling) and a median of a few calls jumps
+    between the modes, while the trim keeps a rare preemption from dominating."""
+    v = sorted(xs)
+    k = max(1 if len(v) >= 5 else 0, int(round(trim * len(v))))
+    mid = v[k:len(v) - k] or v
+    return float(sum(mid) / len(mid))
+
+
 def parse_caps(text):
     """'default,1,5,25' -> ['default', 1.0, 5.0, 25.0]."""
     if not isinstance(text, str) or not text.strip():
@@ -169,23 +199,30 @@ def _worker(rank, cfg, outdir):
     res = {"rank": rank}
     try:
         # ---------------- 1. calibration ----------------
-        ar = []
         w = torch.ones(1024)
         for _ in range(10):   # the first collectives set up gloo's connections
             dist.all_reduce(w)
-        for size in ar_sizes(cfg["ar_min_bytes"], cfg["ar_max_bytes"]):
-            t = torch.ones(max(1, size // 4), dtype=torch.float32)
-            reps = 9 if size <= (1 << 20) else (5 if size <= (4 << 20) else 3)
-            for _ in range(3 if size <= (1 << 20) else 1):   # warm-up
-                dist.all_reduce(t)
-            ts = []
-            for _ in range(reps):
-                dist.barrier()
-                a = now()
-                dist.all_reduce(t)
-                ts.append(now() - a)
-            ar.append({"size_bytes": int(t.numel() * 4), "time_s": _median(ts)})
-        res["allreduce"] = ar
+        sweep = ar_sizes(cfg["ar_min_bytes"], cfg["ar_max_bytes"])
+        sweep_t = {s: torch.ones(max(1, s // 4), dtype=torch.float32) for s in sweep}
+        sweep_samples = {s: [] for s in sweep}
+
+        def sweep_round():
+            """One pass over the sweep's sizes: per size one untimed call (a warm buffer, as a bucket
+            just filled, and as all_reduce_perf's warm-up iterations), then AR_REPS timed calls,
+            every call after a barrier."""
+            for s in sweep:
+                dist.all_reduce(sweep_t[s])
+                for _ in range(AR_REPS):
+                    dist.barrier()
+                    a = now()
+                    dist.all_reduce(sweep_t[s])
+                    sweep_samples[s].append(now() - a)
+
+        for s in sweep:   # warm-up
+            for _ in range(3 if s <= (1 << 20) else 1):
+                dist.all_reduce(sweep_t[s])
+        for _ in range(AR_CAL_ROUNDS):
+            sweep_round()
         singles = [dist.new_group([r]) for r in range(ws)]   # new_group is collective
         mine = singles[rank]
         sr = []
@@ -205,6 +242,7 @@ def _worker(rank, cfg, outdir):
         dist.barrier()
 
         # ---------------- 2. profile ----------------
+        prof_model = prof_x = None
         if cfg["profile_mode"] == "concurrent" or rank == 0:
             model = em.load_model(cfg["spec"], cfg["kwargs"], seed=cfg["seed"])
             x = em.make_input(model, cfg["shape"], cfg["input_dtype"], vocab=cfg["vocab"], seed=cfg["seed"])
@@ -217,8 +255,21 @@ def _worker(rank, cfg, outdir):
             res["profile_check"] = check
             if rank == 0:
                 res["profile"] = prof
+            prof_model, prof_x = model, x   # kept for the whole passes between the step rounds
             del model, x
         dist.barrier()
+        whole_f, whole_b = [], []
+
+        def whole_passes():
+            """WHOLE_PASSES un-hooked passes of the profiled model (as the profile's pass (a)) between
+            step rounds: the profile is scaled to these, timed under the steps' machine state."""
+            if cfg["profile_mode"] == "concurrent" or rank == 0:
+                for _ in range(WHOLE_PASSES):
+                    f_s, b_s = dp.whole_pass(prof_model, prof_x, "cpu", cfg["set_to_none"],
+                                             dist.barrier if cfg["profile_mode"] == "concurrent" else None)
+                    whole_f.append(f_s)
+                    whole_b.append(b_s)
+            dist.barrier()
 
         # ---------------- 3. DDP steps per cap ----------------
         def make_case(cap):
@@ -335,6 +386,8 @@ def _worker(rank, cfg, outdir):
             for _ in range(cfg["iters"]):   # round robin over the caps
                 for case in live:
                     timed(case)
+                sweep_round()
+                whole_passes()
             cases = [finish(c) for c in live]
         else:
             for cap in cfg["caps"]:
@@ -343,8 +396,19 @@ def _worker(rank, cfg, outdir):
                 for _ in range(cfg["iters"]):
                     timed(case)
                 cases.append(finish(case))
+                sweep_round()
+                whole_passes()
                 dist.barrier()
         res["cases"] = cases
+        if "profile_check" in res:
+            prof, res["profile_check"] = dp.rescale_to_whole(
+                res.get("profile", prof), res["profile_check"], whole_f, whole_b, WHOLE_NOTE)
+            if rank == 0:
+                res["profile"] = prof
+        del prof_model, prof_x
+        res["allreduce"] = [{"size_bytes": int(sweep_t[s].numel() * 4), "time_s": trimmed_mean(sweep_samples[s]),
+                             "samples_s": sweep_samples[s]} for s in sweep]
+        del sweep_t
         dist.barrier()
     finally:
         with open(os.path.join(outdir, "rank%d.json" % rank), "w") as f:
@@ -382,7 +446,8 @@ def build_document(cfg, ranks, argv, wall_s):
     for i, row in enumerate(r0["allreduce"]):
         per = [r["allreduce"][i]["time_s"] for r in ranks]
         ar_rows.append({"size_bytes": row["size_bytes"], "time_s": sum(per) / len(per),
-                        "rank_time_s": per, "ranks": ws})
+                        "rank_time_s": per, "ranks": ws,
+                        "rank_samples_s": [r["allreduce"][i]["samples_s"] for r in ranks]})
     sr_rows = []
     for i, row in enumerate(r0["allreduce_single_rank"]):
         per = [r["allreduce_single_rank"][i]["time_s"] for r in ranks]
@@ -402,8 +467,11 @@ def build_document(cfg, ranks, argv, wall_s):
         "op_overhead_note": "x.add_(1) on a 1-element tensor, seconds per call; rank 0",
         "rank_op_overhead_s": [r["op_overhead_s"] for r in ranks],
         "allreduce": ar_rows,
-        "allreduce_note": "dist.all_reduce (sum, float32, gloo) between all ranks after a barrier; "
-                          "per rank the median of 3-9 calls; time_s = mean over ranks",
+        "allreduce_note": "dist.all_reduce (sum, float32, gloo) between all ranks, each call after a barrier; "
+                          "%d passes over the sizes before the steps and one after each round of timed steps, "
+                          "per size and pass one untimed call then %d timed (rank_samples_s); per rank the mean without the "
+                          "fastest and slowest %d %%; time_s = mean over ranks" % (AR_CAL_ROUNDS, AR_REPS,
+                                                                                  int(AR_TRIM * 100)),
         "allreduce_single_rank": sr_rows,
         "ring_fit": fit,
         "ring_fit_note": "weighted least squares on relative error over allreduce + "

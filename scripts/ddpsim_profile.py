@@ -246,6 +246,63 @@ def _resolve(intervals, nlayers, outside=None):
 # measure_profile
 # --------------------------------------------------------------------------------------------
 
+def whole_pass(model, x, device="cpu", set_to_none=True, before_pass=None, clock=None):
+    """One un-hooked forward + loss + backward of `model` on `x`, gradients cleared first as the
+    training loop does: returns (forward_s, backward_s), the profile's whole-pass times (pass (a)
+    of measure_profile_with_check; the CPU bench also runs it between its step rounds)."""
+    import torch
+    dev = torch.device(device)
+    clock = clock or _Clock(dev)
+    model.zero_grad(set_to_none=set_to_none)
+    if before_pass:
+        before_pass()
+    _sync(dev)
+    a = clock.mark()
+    out = model(x)
+    b = clock.mark()
+    loss = em.output_loss(out)
+    _sync(dev)
+    c = clock.mark()
+    loss.backward()
+    d = clock.mark()
+    _sync(dev)
+    del out, loss
+    return clock.elapsed(a, b), clock.elapsed(c, d)
+
+
+def rescale_to_whole(prof, check, forward_whole_s, backward_whole_s, note):
+    """The profile scaled to other whole passes (medians of the lists): the per-layer shares stay
+    those measured, the sums become median(forward_whole_s) and median(backward_whole_s) minus the
+    backward outside the layers, as measure_profile_with_check does with its own passes.  Returns
+    (profile, check) copies; the check keeps the profile phase's figures and names the new ones."""
+    import copy
+    if not check.get("scaled_to_whole"):
+        raise ProfileError("rescale_to_whole needs a profile scaled to whole passes")
+    if not forward_whole_s or not backward_whole_s:
+        raise ProfileError("rescale_to_whole needs at least one forward and one backward pass")
+    prof, check = copy.deepcopy(prof), dict(check)
+    fwd_raw, bwd_raw = check["forward_sum_layers_s"], check["backward_sum_layers_s"]
+    fs = _median(forward_whole_s) / fwd_raw if fwd_raw > 0 else 1.0
+    bs = (max(0.0, _median(backward_whole_s) - check["backward_outside_layers_s"]) / bwd_raw
+          if bwd_raw > 0 else 1.0)
+    rf = fs / check["forward_scale"] if check["forward_scale"] > 0 else 1.0
+    rb = bs / check["backward_scale"] if check["backward_scale"] > 0 else 1.0
+    for l in prof["layers"]:
+        l["fwd_time_s"] = l["fwd_time_s"] * rf
+        l["bwd_time_s"] = l["bwd_time_s"] * rb
+    check.update({
+        "whole_passes": note,
+        "profile_phase_forward_scale": check["forward_scale"],
+        "profile_phase_backward_scale": check["backward_scale"],
+        "forward_scale": fs, "backward_scale": bs,
+        "scaled_forward_whole_s": _median(forward_whole_s),
+        "scaled_backward_whole_s": _median(backward_whole_s),
+        "scaled_forward_whole_iters_s": list(forward_whole_s),
+        "scaled_backward_whole_iters_s": list(backward_whole_s),
+    })
+    return prof, check
+
+
 def measure_profile(model, example_input, model_json, device="cpu", warmup=2, iters=5,
                     scale_to_whole=True, set_to_none=True, before_pass=None):
     """Copy of model_json with fwd_time_s/bwd_time_s on every layer and top-level measured_on /
@@ -384,23 +441,10 @@ def measure_profile_with_check(model, example_input, model_json, device="cpu", w
     for it in range(warmup + iters):
         timed = it >= warmup
         # (a) plain forward + backward: whole-pass times
-        model.zero_grad(set_to_none=set_to_none)
-        if before_pass:
-            before_pass()
-        _sync(dev)
-        a = clock.mark()
-        out = model(x)
-        b = clock.mark()
-        loss = em.output_loss(out)
-        _sync(dev)
-        c = clock.mark()
-        loss.backward()
-        d = clock.mark()
-        _sync(dev)
+        f_s, b_s = whole_pass(model, x, dev, set_to_none, before_pass, clock)
         if timed:
-            fwd_whole.append(clock.elapsed(a, b))
-            bwd_whole.append(clock.elapsed(c, d))
-        del out, loss
+            fwd_whole.append(f_s)
+            bwd_whole.append(b_s)
 
         # (b) hooked forward (timed per layer), untimed backward
         model.zero_grad(set_to_none=set_to_none)

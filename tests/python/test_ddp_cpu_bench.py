@@ -150,6 +150,44 @@ class ProfileTest(unittest.TestCase):
         self.assertLess(ov, 1e-3)
 
 
+class RescaleTest(unittest.TestCase):
+    def test_hand_computed(self):
+        # layers measured 1 and 3 ms forward (sum 4, scaled 1.0), 2 and 4 ms backward (sum 6), 1 ms
+        # of backward outside the layers; whole passes between the steps: forward 8/10/12 ms
+        # (median 10 -> x2.5), backward 13/11 ms (median 12; 12 - 1 = 11 over 6)
+        prof = {"layers": [{"fwd_time_s": 1.0, "bwd_time_s": 2.0}, {"fwd_time_s": 3.0, "bwd_time_s": 4.0}]}
+        check = {"scaled_to_whole": True, "forward_sum_layers_s": 4.0, "backward_sum_layers_s": 6.0,
+                 "forward_scale": 1.0, "backward_scale": 1.0, "backward_outside_layers_s": 1.0}
+        p2, c2 = dp.rescale_to_whole(prof, check, [8.0, 10.0, 12.0], [13.0, 11.0], "n")
+        self.assertEqual([l["fwd_time_s"] for l in p2["layers"]], [2.5, 7.5])
+        self.assertAlmostEqual(p2["layers"][0]["bwd_time_s"], 2.0 * 11 / 6)
+        self.assertAlmostEqual(p2["layers"][1]["bwd_time_s"], 4.0 * 11 / 6)
+        self.assertEqual((c2["forward_scale"], c2["profile_phase_forward_scale"]), (2.5, 1.0))
+        self.assertEqual(prof["layers"][0]["fwd_time_s"], 1.0)   # the input is left as it was
+        # a profile scaled 0.5 in its own phase: the factor applies to the raw layer times
+        check2 = dict(check, forward_scale=0.5)
+        prof2 = {"layers": [{"fwd_time_s": 0.5, "bwd_time_s": 2.0}, {"fwd_time_s": 1.5, "bwd_time_s": 4.0}]}
+        p3, _ = dp.rescale_to_whole(prof2, check2, [10.0], [12.0], "n")
+        self.assertEqual([l["fwd_time_s"] for l in p3["layers"]], [2.5, 7.5])
+        with self.assertRaises(dp.ProfileError):
+            dp.rescale_to_whole(prof, check, [], [1.0], "n")
+
+
+class TrimmedMeanTest(unittest.TestCase):
+    def test_hand_computed(self):
+        import ddp_cpu_bench as bench
+        # under 5 samples nothing is dropped
+        self.assertAlmostEqual(bench.trimmed_mean([3.0, 1.0, 8.0]), 4.0)
+        # 5 samples: one each side goes (10 % of 5 rounds to 0, at least 1): mean(2, 3, 4)
+        self.assertAlmostEqual(bench.trimmed_mean([100.0, 2.0, 1.0, 4.0, 3.0]), 3.0)
+        # 20 samples: two each side: 1..20 -> mean(3..18) = 10.5; a huge outlier changes nothing
+        xs = [float(i) for i in range(1, 21)]
+        self.assertAlmostEqual(bench.trimmed_mean(xs), 10.5)
+        self.assertAlmostEqual(bench.trimmed_mean(xs[:-1] + [1e6]), 10.5)
+        # two modes (a 2-vCPU machine's gloo): the mean keeps their mix, 8 x 1 ms + 8 x 3 ms -> 2 ms
+        self.assertAlmostEqual(bench.trimmed_mean([1e-3] * 8 + [3e-3] * 8), 2e-3)
+
+
 class BenchTest(unittest.TestCase):
     def _run(self, *args):
         return subprocess.run([sys.executable, os.path.join(SCRIPTS, "ddp_cpu_bench.py")] + list(args),
@@ -201,6 +239,13 @@ class BenchTest(unittest.TestCase):
         sizes = [r["size_bytes"] for r in cal["allreduce"]]
         self.assertEqual(sizes, [4096, 16384, 65536, 262144, 1048576])
         self.assertTrue(all(r["time_s"] > 0 for r in cal["allreduce"]))
+        # the sweep: 2 passes before the steps and one after each of the 2 rounds of timed steps,
+        # 2 calls per size and pass, per rank; time_s = the mean over ranks of the trimmed means
+        import ddp_cpu_bench as bench
+        for r in cal["allreduce"]:
+            self.assertEqual([len(x) for x in r["rank_samples_s"]], [(2 + 2) * 2] * 2)
+            want = sum(bench.trimmed_mean(x) for x in r["rank_samples_s"]) / 2
+            self.assertAlmostEqual(r["time_s"], want, places=12)
         fit = cal["ring_fit"]
         for k in ("base_latency_s", "step_latency_s", "bandwidth_Bps"):
             self.assertIsInstance(fit[k], float)
@@ -219,6 +264,10 @@ class BenchTest(unittest.TestCase):
         pc = step["profile_check"]
         for k in ("forward_whole_s", "forward_sum_layers_s", "backward_whole_s", "backward_sum_layers_s"):
             self.assertGreater(pc[k], 0.0, k)
+        # the layers are scaled to the whole passes between the 2 step rounds (2 after each)
+        self.assertEqual(len(pc["scaled_forward_whole_iters_s"]), 2 * 2)
+        self.assertAlmostEqual(sum(l["fwd_time_s"] for l in model["layers"]), pc["scaled_forward_whole_s"],
+                               delta=1e-9 * len(model["layers"]))
         for l in model["layers"]:
             self.assertGreater(l["fwd_time_s"], 0.0, l["name"])
             self.assertGreater(l["bwd_time_s"], 0.0, l["name"])
