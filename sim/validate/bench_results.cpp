@@ -202,6 +202,10 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     }
     // Each rank runs its compute threads and gloo's thread; when they outnumber the cores, the
     // two share them while a collective runs beside compute: each gets cores / threads of them.
+    // Not modelled: ProcessGroupGloo has two worker threads (init.cpp: options->threads =
+    // devices.size() * 2; 2 in torch 1.13's default group, checked), so two buckets' all-reduces
+    // can be in flight at once; here they run one after the other with one gloo thread per rank
+    // (bench/results/README.md: the 1 MiB cap that this may explain).
     const double threads = ranks * (hw.value("threads_per_rank", 1) + 1.0);
     const double cores = hw.value("logical_cpus", 0);
     const double share = cores > 0 ? std::max(1.0, threads / cores) : 1.0;
