@@ -118,7 +118,8 @@ AR_CAL_ROUNDS = 2
 # cap (sequential); the per-layer profile is scaled to their medians (ddpsim_profile.rescale_to_whole).
 WHOLE_PASSES = 2
 WHOLE_NOTE = ("per-layer times scaled to the median of the un-hooked whole passes run between the step "
-              "rounds (%d after each round), not to the profile phase's own" % WHOLE_PASSES)
+              "rounds (%d after each round of timed steps; after each cap with --schedule sequential), not "
+              "to the profile phase's own" % WHOLE_PASSES)
 AR_REPS = 2
 AR_TRIM = 0.1
 

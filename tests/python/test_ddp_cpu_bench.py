@@ -207,6 +207,27 @@ class BenchTest(unittest.TestCase):
                 self.assertIn(word, p.stderr)
                 self.assertFalse(os.path.exists(out))
 
+    def test_sequential_schedule_profile_alone(self):
+        # --schedule sequential: one sweep pass and the whole passes after each cap; --profile-mode
+        # alone: only rank 0 profiles and runs the whole passes
+        _need_torch()
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            p = self._run("--spec", "torchvision.models:resnet18", "--input", "2x3x32x32",
+                          "--caps", "default,5,1", "--iters", "2", "--warmup", "1",
+                          "--profile-iters", "2", "--profile-warmup", "1", "--ar-max-bytes", str(1 << 20),
+                          "--schedule", "sequential", "--profile-mode", "alone", "-o", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+        pc = doc["step"]["profile_check"]
+        self.assertEqual(len(pc["scaled_forward_whole_iters_s"]), 3 * 2)   # 3 caps x 2 passes
+        self.assertEqual(len(pc["scaled_backward_whole_iters_s"]), 3 * 2)
+        self.assertEqual([r is None for r in doc["step"]["rank_profile_check"]], [False, True])
+        for r in doc["calibration"]["allreduce"]:   # 2 passes before + 1 per cap, 2 calls each
+            self.assertEqual([len(x) for x in r["rank_samples_s"]], [(2 + 3) * 2] * 2)
+        self.assertEqual(len(doc["step"]["cases"]), 3)
+
     def test_tiny_run(self):
         _need_torch()
         with tempfile.TemporaryDirectory() as d:
