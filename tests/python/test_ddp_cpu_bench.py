@@ -207,19 +207,23 @@ class BenchTest(unittest.TestCase):
                 self.assertIn(word, p.stderr)
                 self.assertFalse(os.path.exists(out))
 
-    def test_sequential_schedule_profile_alone(self):
-        # --schedule sequential: one sweep pass and the whole passes after each cap; --profile-mode
-        # alone: only rank 0 profiles and runs the whole passes
+    def _tiny(self, caps, *extra):
+        """A 2-step ResNet-18 run at batch 2x3x32x32 with a short sweep; its results document."""
         _need_torch()
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "r.json")
             p = self._run("--spec", "torchvision.models:resnet18", "--input", "2x3x32x32",
-                          "--caps", "default,5,1", "--iters", "2", "--warmup", "1",
-                          "--profile-iters", "2", "--profile-warmup", "1", "--ar-max-bytes", str(1 << 20),
-                          "--schedule", "sequential", "--profile-mode", "alone", "-o", out)
+                          "--caps", caps, "--iters", "2", "--warmup", "1",
+                          "--profile-iters", "2", "--profile-warmup", "1",
+                          "--ar-max-bytes", str(1 << 20), *extra, "-o", out)
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(out) as f:
-                doc = json.load(f)
+                return json.load(f)
+
+    def test_sequential_schedule_profile_alone(self):
+        # --schedule sequential: one sweep pass and the whole passes after each cap; --profile-mode
+        # alone: only rank 0 profiles and runs the whole passes
+        doc = self._tiny("default,5,1", "--schedule", "sequential", "--profile-mode", "alone")
         pc = doc["step"]["profile_check"]
         self.assertEqual(len(pc["scaled_forward_whole_iters_s"]), 3 * 2)   # 3 caps x 2 passes
         self.assertEqual(len(pc["scaled_backward_whole_iters_s"]), 3 * 2)
@@ -229,16 +233,7 @@ class BenchTest(unittest.TestCase):
         self.assertEqual(len(doc["step"]["cases"]), 3)
 
     def test_tiny_run(self):
-        _need_torch()
-        with tempfile.TemporaryDirectory() as d:
-            out = os.path.join(d, "r.json")
-            p = self._run("--spec", "torchvision.models:resnet18", "--input", "2x3x32x32",
-                          "--caps", "default,5", "--iters", "2", "--warmup", "1",
-                          "--profile-iters", "2", "--profile-warmup", "1",
-                          "--ar-max-bytes", str(1 << 20), "-o", out)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            with open(out) as f:
-                doc = json.load(f)
+        doc = self._tiny("default,5")
         self.assertEqual(doc["format"], "ddpbench-results/1")
         self.assertEqual(doc["mode"], "step")
         hw = doc["hardware"]
