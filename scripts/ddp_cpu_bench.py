@@ -402,8 +402,8 @@ def _worker(rank, cfg, outdir):
                 dist.barrier()
         res["cases"] = cases
         if "profile_check" in res:
-            prof, res["profile_check"] = dp.rescale_to_whole(
-                res.get("profile", prof), res["profile_check"], whole_f, whole_b, WHOLE_NOTE)
+            prof, res["profile_check"] = dp.rescale_to_whole(prof, res["profile_check"], whole_f, whole_b,
+                                                             WHOLE_NOTE)
             if rank == 0:
                 res["profile"] = prof
         del prof_model, prof_x
@@ -468,11 +468,11 @@ def build_document(cfg, ranks, argv, wall_s):
         "op_overhead_note": "x.add_(1) on a 1-element tensor, seconds per call; rank 0",
         "rank_op_overhead_s": [r["op_overhead_s"] for r in ranks],
         "allreduce": ar_rows,
-        "allreduce_note": "dist.all_reduce (sum, float32, gloo) between all ranks, each call after a barrier; "
-                          "%d passes over the sizes before the steps and one after each round of timed steps, "
-                          "per size and pass one untimed call then %d timed (rank_samples_s); per rank the mean without the "
-                          "fastest and slowest %d %%; time_s = mean over ranks" % (AR_CAL_ROUNDS, AR_REPS,
-                                                                                  int(AR_TRIM * 100)),
+        "allreduce_note": ("dist.all_reduce (sum, float32, gloo) between all ranks, each call after a barrier; "
+                           "%d passes over the sizes before the steps and one after each round of timed steps, "
+                           "per size and pass one untimed call then %d timed (rank_samples_s); per rank the "
+                           "mean without the fastest and slowest %d %%; time_s = mean over ranks"
+                           % (AR_CAL_ROUNDS, AR_REPS, int(AR_TRIM * 100))),
         "allreduce_single_rank": sr_rows,
         "ring_fit": fit,
         "ring_fit_note": "weighted least squares on relative error over allreduce + "

@@ -246,6 +246,14 @@ def _resolve(intervals, nlayers, outside=None):
 # measure_profile
 # --------------------------------------------------------------------------------------------
 
+def _whole_scales(fwd_whole, bwd_whole, fwd_raw, bwd_raw, bwd_outside):
+    """The factors that make the per-layer sums (fwd_raw, bwd_raw) add up to the median whole
+    forward and the median whole backward minus its part outside the layers (1.0 where a sum is 0)."""
+    fs = _median(fwd_whole) / fwd_raw if fwd_raw > 0 else 1.0
+    bs = max(0.0, _median(bwd_whole) - bwd_outside) / bwd_raw if bwd_raw > 0 else 1.0
+    return fs, bs
+
+
 def whole_pass(model, x, device="cpu", set_to_none=True, before_pass=None, clock=None):
     """One un-hooked forward + loss + backward of `model` on `x`, gradients cleared first as the
     training loop does: returns (forward_s, backward_s), the profile's whole-pass times (pass (a)
@@ -281,10 +289,8 @@ def rescale_to_whole(prof, check, forward_whole_s, backward_whole_s, note):
     if not forward_whole_s or not backward_whole_s:
         raise ProfileError("rescale_to_whole needs at least one forward and one backward pass")
     prof, check = copy.deepcopy(prof), dict(check)
-    fwd_raw, bwd_raw = check["forward_sum_layers_s"], check["backward_sum_layers_s"]
-    fs = _median(forward_whole_s) / fwd_raw if fwd_raw > 0 else 1.0
-    bs = (max(0.0, _median(backward_whole_s) - check["backward_outside_layers_s"]) / bwd_raw
-          if bwd_raw > 0 else 1.0)
+    fs, bs = _whole_scales(forward_whole_s, backward_whole_s, check["forward_sum_layers_s"],
+                           check["backward_sum_layers_s"], check["backward_outside_layers_s"])
     rf = fs / check["forward_scale"] if check["forward_scale"] > 0 else 1.0
     rb = bs / check["backward_scale"] if check["backward_scale"] > 0 else 1.0
     for l in prof["layers"]:
@@ -545,12 +551,9 @@ def measure_profile_with_check(model, example_input, model_json, device="cpu", w
     fwd_med = [_median(v) for v in fwd_layers]
     bwd_med = [_median(v) for v in bwd_layers]
     fwd_raw, bwd_raw = sum(fwd_med), sum(bwd_med)
-    fs = bs = 1.0
+    fs, bs = 1.0, 1.0
     if scale_to_whole:
-        if fwd_raw > 0:
-            fs = _median(fwd_whole) / fwd_raw
-        if bwd_raw > 0:
-            bs = max(0.0, _median(bwd_whole) - _median(bwd_out)) / bwd_raw
+        fs, bs = _whole_scales(fwd_whole, bwd_whole, fwd_raw, bwd_raw, _median(bwd_out))
     for li, l in enumerate(prof["layers"]):
         l["fwd_time_s"] = fwd_med[li] * fs
         l["bwd_time_s"] = bwd_med[li] * bs
