@@ -198,6 +198,10 @@ def _worker(rank, cfg, outdir):
     dist.init_process_group("gloo", rank=rank, world_size=ws, timeout=spawn_guard.pg_timeout())
     now = time.perf_counter
     res = {"rank": rank}
+    # ProcessGroupGloo's worker threads: collectives queued at once run on that many of them
+    # (torch/csrc/distributed/c10d/ProcessGroupGloo.cpp, runLoop); ddpsim validate models them.
+    pg_options = getattr(dist.distributed_c10d._get_default_group(), "options", None)
+    res["gloo_threads"] = getattr(pg_options, "_threads", None)
     try:
         # ---------------- 1. calibration ----------------
         w = torch.ones(1024)
@@ -564,6 +568,7 @@ def build_document(cfg, ranks, argv, wall_s):
             "device": "cpu", "gpu_name": "cpu", "cpu_name": dp.cpu_name(),
             "threads_per_rank": cfg["threads"], "logical_cpus": os.cpu_count(),
             "ngpus": ws, "nnodes": 1, "gpus_per_node": ws, "torch_version": torch.__version__,
+            "gloo_threads": r0.get("gloo_threads"),
         },
         "config": config,
         "calibration": calibration,

@@ -202,6 +202,13 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
       }
     }
   }
+  // Several collectives of one stream at once is a CPU process group's thread pool (gloo); NCCL
+  // runs a communicator's kernels on one CUDA stream, in order.
+  if (s.streams.comm_workers > 1 && s.collective.model == config::CollectiveModelKind::NCCL)
+    w.push_back("streams.comm_workers " + std::to_string(s.streams.comm_workers) +
+                " runs that many collectives of one NCCL stream at once, but NCCL runs a communicator's "
+                "collectives in order on one CUDA stream (comm_workers 1); several workers are gloo's threads "
+                "(collective.model \"ring\"). For concurrent NCCL collectives use streams.comm_streams");
   for (auto& f : config::fsdp_warnings(s)) w.push_back(std::move(f));
   return w;
 }

@@ -18,8 +18,8 @@ constexpr double kBytesPerGpu = 72;  // representative ranks: 4,194,304 GPUs in 
 // seconds (user + sys) on the 2-core CI machine type, idle (load 1), 2026-12-02, with jemalloc and
 // no engine teardown (docs/performance.md): with one stream and reused rounds (network/flow.hpp; a
 // run simulates two rounds flow by flow) 1,024 GPUs 0.05 s, 4,096 0.15 s, 16,384 0.65 s, 32,768
-// 1.4 s, 131,072 5.1-5.4 s (about N^1.03); every round simulated (reuse_rounds false or several NCCL
-// streams) 4,096 GPUs 1.1 s, 16,384 6.8 s (about N^1.3).
+// 1.4 s, 131,072 5.1-5.4 s (about N^1.03); every round simulated (reuse_rounds false, several NCCL
+// streams or workers) 4,096 GPUs 1.1 s, 16,384 6.8 s (about N^1.3).
 double seconds_all_ranks(double gpus, bool reused) {
   return reused ? 0.05 + 0.15 * std::pow(gpus / 4096.0, 1.03) : 0.05 + 1.1 * std::pow(gpus / 4096.0, 1.3);
 }
@@ -63,7 +63,8 @@ void check_limits(const Scenario& s, core::Diagnostics& d) {
                         std::to_string(L.max_gpus) + " (estimate: " + num(gpus * kBytesPerGpu / 1e9) +
                         " GB of memory); raise it with --set limits.max_gpus=" + g);
   if (s.simulation.ranks == RankMode::ALL && gpus > 1) {
-    const double t = seconds_all_ranks(gpus, s.simulation.reuse_rounds && s.streams.comm_streams <= 1);
+    const double t = seconds_all_ranks(
+        gpus, s.simulation.reuse_rounds && s.streams.comm_streams <= 1 && s.streams.comm_workers <= 1);
     if (t > L.max_seconds)
       d.add("/simulation/ranks",
             "\"all\" builds a host and links per GPU and simulates every flow: " + g + " GPUs would take about " +

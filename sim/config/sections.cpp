@@ -423,6 +423,7 @@ StreamSettings parse_streams(const Json& j, Diagnostics& d) {
   s.cuda_device_max_connections =
       static_cast<int>(sr.integer_or("CUDA_DEVICE_MAX_CONNECTIONS", def.cuda_device_max_connections, 1, 32));
   s.comm_streams = static_cast<int>(sr.integer_or("comm_streams", def.comm_streams, 1, 16));
+  s.comm_workers = static_cast<int>(sr.integer_or("comm_workers", def.comm_workers, 1, 16));
   sr.finish();
   return s;
 }

@@ -354,6 +354,12 @@ struct StreamSettings {
   bool nccl_high_priority = false;      // TORCH_NCCL_HIGH_PRIORITY
   int cuda_device_max_connections = 8;  // CUDA_DEVICE_MAX_CONNECTIONS (1: kernels start in launch order)
   int comm_streams = 1;                 // process groups (NCCL streams) the buckets are spread over
+  // Collectives of one comm stream in flight at once, taken in queue order by whichever worker is
+  // free: 1 for NCCL (a CUDA stream runs its kernels in order); ProcessGroupGloo runs two worker
+  // threads per process group (torch/csrc/distributed/c10d/init.cpp: options->threads =
+  // devices.size() * 2; each runs ProcessGroupGloo::runLoop, popping the front of the shared
+  // workQueue_, torch/csrc/distributed/c10d/ProcessGroupGloo.cpp).
+  int comm_workers = 1;
 };
 
 struct StragglerSettings {

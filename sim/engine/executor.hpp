@@ -87,8 +87,9 @@ void size_timeline(const plan::Plan& plan, report::Timeline& timeline);
 
 // A simulated rank's compute stream: runs the plan's COMPUTE-stream tasks in order.
 void run_compute_stream(ExecContext& ctx, int rank);
-// A collective stream: runs its jobs in FIFO order until every rank has finished.
-void run_nccl_stream(ExecContext& ctx, int stream);
+// A worker of a collective stream: takes the stream's next job (FIFO, shared with the stream's
+// other workers) and runs it, until every rank has finished.
+void run_nccl_stream(ExecContext& ctx, int stream, int worker);
 // A host thread of a process plan (HOST stream): its host work, marks and joins.
 void run_host_stream(ExecContext& ctx, int stream);
 // A compute stream of a process plan: GPU `stream`'s program (rank 0).

@@ -2,8 +2,9 @@
 // Rank rendezvous and the collective streams' queues (SimGrid). Every COLLECTIVE task of a plan
 // on a collective stream is a job: the simulated ranks reach it in their own time; the first
 // arrival queues it on its stream; the stream starts it once every simulated rank has arrived and
-// the jobs queued before it are done. Waits are on condition variables under one mutex; nothing
-// here yields before a count is updated (a simcall would hand the CPU to the other actors).
+// one of its workers is free (Plan::Stream::workers; one worker: the jobs queued before it are done). Waits are on
+// condition variables under one mutex; nothing here yields before a count is updated (a simcall would hand the CPU to
+// the other actors).
 #include <deque>
 #include <mutex>
 #include <simgrid/s4u.hpp>
@@ -34,8 +35,8 @@ class JobBoard {
     std::unique_lock lock(*mutex_);
     while (!pred()) cv->wait(lock);
   }
-  // The stream's next job once every rank reached it; -1 once every rank has finished and the
-  // queue is empty.
+  // The stream's next job once every rank reached it (to whichever of its workers asks first); -1
+  // once every rank has finished and the queue is empty.
   int next(int stream);
   void started(int task);
   void done(int task);

@@ -16,7 +16,11 @@ class SimClock final : public network::Clock {
 
 class NcclStream {
  public:
-  NcclStream(ExecContext& ctx, int stream) : ctx_(ctx), plan_(ctx.plan), stream_(stream) {
+  NcclStream(ExecContext& ctx, int stream, int worker) : ctx_(ctx), plan_(ctx.plan), stream_(stream) {
+    // Trace tracks: the collective streams' first workers, then their second ones, ...
+    int streams = 0;
+    for (const auto& s : plan_.streams) streams += s.kind == plan::StreamKind::COLLECTIVE ? 1 : 0;
+    track_ = stream + worker * std::max(1, streams);
     const size_t g = static_cast<size_t>(plan_.streams[static_cast<size_t>(stream)].group);
     world_ = plan_.groups.at(g).size;
     if (g < ctx.group_models.size() && ctx.group_models[g]) model_ = ctx.group_models[g];
@@ -86,7 +90,7 @@ class NcclStream {
     rec.start = sg4::Engine::get_clock();
     ctx_.board.started(ti);
     const bool counted = plan_.steps[si].report >= plan_.first_steady_report;
-    const int track = stream_;  // 1 + the NCCL stream's index: stream 0 is the compute stream
+    const int track = track_;  // 1 + the NCCL stream's index (+ its worker's): 0 is the compute stream
     bool first_collective = true;
     for (const auto& op : j.chain) {
       if (op.kind == plan::OpKind::KERNEL) {
@@ -95,7 +99,7 @@ class NcclStream {
         sg4::this_actor::sleep_for(op.kernel.seconds);
         rec.alone += op.kernel.seconds;
         if (ctx_.collect_trace)
-          ctx_.timeline.trace.push_back({op.name, "comm hook", 1, t0, op.kernel.seconds, nullptr});
+          ctx_.timeline.trace.push_back({op.name, "comm hook", track, t0, op.kernel.seconds, nullptr});
         continue;
       }
       const double t0 = sg4::Engine::get_clock();
@@ -156,6 +160,7 @@ class NcclStream {
   ExecContext& ctx_;
   const plan::Plan& plan_;
   int stream_;
+  int track_ = 1;
   int world_ = 1;
   const collectives::CollectiveModel* model_ = &ctx_.model;
   bool sub_group_ = false;
@@ -164,6 +169,6 @@ class NcclStream {
 
 }  // namespace
 
-void run_nccl_stream(ExecContext& ctx, int stream) { NcclStream(ctx, stream).run(); }
+void run_nccl_stream(ExecContext& ctx, int stream, int worker) { NcclStream(ctx, stream, worker).run(); }
 
 }  // namespace ddpsim::engine

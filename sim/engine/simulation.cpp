@@ -145,10 +145,15 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
   int collective_streams = 0, compute_streams = 0, host_streams = 0;
   bool peer_copies = false;
   for (const auto& s : plan.streams) {
-    collective_streams += s.kind == plan::StreamKind::COLLECTIVE ? 1 : 0;
+    // A stream with several workers runs that many collectives at once: an actor each.
+    collective_streams += s.kind == plan::StreamKind::COLLECTIVE ? std::max(1, s.workers) : 0;
     compute_streams += s.kind == plan::StreamKind::COMPUTE ? 1 : 0;
     host_streams += s.kind == plan::StreamKind::HOST ? 1 : 0;
   }
+  for (const auto& s : plan.streams)
+    if (s.kind == plan::StreamKind::COLLECTIVE) timeline.comm_workers = std::max(timeline.comm_workers, s.workers);
+  timeline.comm_streams = 0;
+  for (const auto& s : plan.streams) timeline.comm_streams += s.kind == plan::StreamKind::COLLECTIVE ? 1 : 0;
   for (const auto& t : plan.tasks)
     for (const auto& op : t.chain) peer_copies = peer_copies || op.kind == plan::OpKind::PEER_COPY;
 
@@ -211,8 +216,9 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
   }
   for (size_t s = 0; s < plan.streams.size(); ++s)
     if (plan.streams[s].kind == plan::StreamKind::COLLECTIVE)
-      sg4::Actor::create("nccl-stream-" + std::to_string(s - 1), hosts[0],
-                         [&ctx, s] { run_nccl_stream(ctx, static_cast<int>(s)); });
+      for (int w = 0; w < std::max(1, plan.streams[s].workers); ++w)
+        sg4::Actor::create("nccl-stream-" + std::to_string(s - 1) + (w ? "-worker-" + std::to_string(w) : ""), hosts[0],
+                           [&ctx, s, w] { run_nccl_stream(ctx, static_cast<int>(s), w); });
   engine->run();
   if (!board.all_finished()) throw core::SimulationError("simulation ended before every rank finished its steps");
   report::NetworkStats net{backend->name(),        backend->flows(),      backend->flows_reused(),

@@ -47,7 +47,8 @@ class DdpBuilder : ProgramWriter {
     p_.streams.push_back({StreamKind::COMPUTE, "compute stream", -1, 0});
     if (ddp_) p_.groups.push_back({"default", p_.world_size});
     for (int s = 0; s < streams_; ++s)
-      p_.streams.push_back({StreamKind::COLLECTIVE, "nccl stream " + std::to_string(s), 0, 0});
+      p_.streams.push_back(
+          {StreamKind::COLLECTIVE, "nccl stream " + std::to_string(s), 0, 0, -1, sc_.streams.comm_workers});
     p_.factor = steps_.factor;
     p_.report_iteration = steps_.report_iteration;
     p_.first_steady_report = steps_.has_iteration1 ? 1 : 0;

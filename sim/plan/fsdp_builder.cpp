@@ -202,11 +202,13 @@ class FsdpBuilder : ProgramWriter {
     p_.streams.push_back({StreamKind::COMPUTE, "compute stream", -1, 0});
     if (comm_) {
       p_.groups.push_back({no_shard_ ? "fsdp world" : "fsdp shard group", no_shard_ ? p_.world_size : groups_.shard});
-      p_.streams.push_back(
-          {StreamKind::COLLECTIVE, no_shard_ ? "nccl stream (all-reduce)" : "nccl stream (shard group)", 0, 0});
+      p_.streams.push_back({StreamKind::COLLECTIVE,
+                            no_shard_ ? "nccl stream (all-reduce)" : "nccl stream (shard group)", 0, 0, -1,
+                            sc_.streams.comm_workers});
       if (hybrid_) {
         p_.groups.push_back({"fsdp replica group", groups_.replica});
-        p_.streams.push_back({StreamKind::COLLECTIVE, "nccl stream (replica group)", 1, 0});
+        p_.streams.push_back(
+            {StreamKind::COLLECTIVE, "nccl stream (replica group)", 1, 0, -1, sc_.streams.comm_workers});
       }
     }
     p_.factor = steps_.factor;

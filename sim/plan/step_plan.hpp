@@ -42,6 +42,9 @@ struct Stream {
   int group = -1;  // COLLECTIVE: index into Plan::groups
   int gpu = 0;     // COMPUTE: which GPU of the process (DataParallel drives several)
   int track = -1;  // index into Plan::tracks; -1: the simulated rank's own tracks (pid = rank)
+  // COLLECTIVE: jobs in flight at once, started in the stream's order by whichever worker is free
+  // (streams.comm_workers; 1: one after the other, as a CUDA stream).
+  int workers = 1;
 };
 
 // One operation of a collective job, run in order on the job's stream.

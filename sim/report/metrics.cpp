@@ -403,6 +403,8 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   fill_iterations(t, r);
   r.trace = std::move(t.trace);
   r.traced_ranks = t.traced_ranks;
+  r.trace_comm_streams = t.comm_streams;
+  r.trace_comm_workers = t.comm_workers;
   r.flows_reused = net.flows_reused;
   r.ranks = config::to_string(sc.simulation.ranks);
   r.memory = memory::estimate_memory(sc);

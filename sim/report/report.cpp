@@ -529,10 +529,11 @@ Json to_chrome_trace(const StepReport& r) {
   int tracks = 2;
   for (const auto& e : r.trace) tracks = std::max(tracks, e.track + 1);
   for (const auto& tr : ranks) {
+    const int streams = std::max(1, r.trace_comm_streams);
     for (int t = 0; t < (tr.rank == 0 ? tracks : 1); ++t) {
-      std::string name = t == 0        ? "compute stream"
-                         : tracks == 2 ? "NCCL stream"
-                                       : "NCCL stream " + std::to_string(t - 1);
+      std::string name = t == 0 ? "compute stream" : "NCCL stream";
+      if (t > 0 && (tracks > 2 || r.trace_comm_workers > 1)) name.append(" ").append(std::to_string((t - 1) % streams));
+      if (t > 0 && r.trace_comm_workers > 1) name.append(" worker ").append(std::to_string((t - 1) / streams));
       events.push_back(
           {{"name", "thread_name"}, {"ph", "M"}, {"pid", tr.rank}, {"tid", t}, {"args", {{"name", name}}}});
       events.push_back(

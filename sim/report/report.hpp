@@ -201,6 +201,9 @@ struct StepReport {
   std::string attention;
   double mfu() const;  // model FLOPs / (steady step time x peak)
   std::vector<TraceEvent> trace;
+  // report::Timeline's comm_streams and comm_workers: the names of the trace's collective tracks.
+  int trace_comm_streams = 1;
+  int trace_comm_workers = 1;
   std::vector<TracedRank> traced_ranks;  // ranks with tracks in the trace (rank 0 at least)
   std::vector<TraceTrack> trace_tracks;  // when set, the trace's tracks instead of one process per rank
   std::string ranks;                     // how ranks were simulated: "representative" flow classes or "all" flows

@@ -96,6 +96,9 @@ struct Timeline {
   bool rebuilt = false;             // DDP rebuilt its buckets after iteration 1
   bool contention = false;          // the executor shared GPUs between compute and NCCL kernels
   std::vector<TracedRank> traced_ranks;
+  // A rank's trace tracks (tid): 0 its compute stream, then collective stream s's worker w at
+  // 1 + s + w * comm_streams (streams.comm_workers).
+  int comm_streams = 1, comm_workers = 1;
   std::vector<TraceTrack> tracks;  // the plan's trace tracks (empty: one process per rank)
   int phase_track = -1;            // index into tracks: the step's phases
   std::vector<std::string> phases;

@@ -242,6 +242,9 @@ class BenchTest(unittest.TestCase):
             self.assertIn(k, hw)
         self.assertEqual((hw["device"], hw["gpu_name"], hw["ngpus"], hw["nnodes"], hw["gpus_per_node"]),
                          ("cpu", "cpu", 2, 1, 2))
+        # ProcessGroupGloo's worker threads, read from the group: torch's default group has
+        # devices.size() * 2 = 2 (torch/csrc/distributed/c10d/init.cpp)
+        self.assertEqual(hw["gloo_threads"], 2)
         cfg = doc["config"]
         for k in ("command", "spec", "input", "world_size", "caps", "iters", "warmup", "threads",
                   "ar_max_bytes", "profile_mode"):

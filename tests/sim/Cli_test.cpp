@@ -786,6 +786,43 @@ TEST(Cli, ValidateRefusesABadAllReduceSweepRowByItsPath) {
   fs::remove_all(d);
 }
 
+// ProcessGroupGloo's worker threads (hardware.gloo_threads; 2 when a file predates it, torch's
+// default): two workers overlap queued all-reduces, so the run with many buckets is predicted
+// faster than with one worker and none slower; a bad count is refused with its path.
+TEST(Cli, ValidateRunsTheRunsGlooWorkerThreads) {
+  std::ifstream f("bench/results/cpu-2rank-resnet18.json");
+  Json file = Json::parse(f);
+  ASSERT_FALSE(file["hardware"].contains("gloo_threads"));  // written before the bench recorded it
+  auto d = temp_dir("validate-gloo");
+  auto predicted = [&](const Json& threads) {
+    Json doc = file;
+    doc["hardware"]["gloo_threads"] = threads;
+    std::ofstream(d / "run.json") << doc.dump();
+    auto r = run("validate " + (d / "run.json").string() + " --tolerance 1.0 --json -");
+    EXPECT_EQ(r.code, 0) << r.out;
+    std::vector<double> steps;
+    const Json j = Json::parse(r.out);
+    for (const auto& c : j["cases"]) steps.push_back(c["predicted"]["step_time_s"].get<double>());
+    return steps;
+  };
+  const auto one = predicted(1), two = predicted(2), unset = predicted(nullptr);
+  ASSERT_EQ(one.size(), 5u);
+  EXPECT_EQ(two, unset);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_LE(two[i], one[i] * (1 + 1e-12)) << "case " << i;
+  EXPECT_LT(two[1], one[1]);  // the 1 MiB cap: 12 buckets
+  for (const Json& bad : {Json(0), Json(17), Json(1.5), Json("two")}) {
+    Json doc = file;
+    doc["hardware"]["gloo_threads"] = bad;
+    std::ofstream(d / "bad.json") << doc.dump();
+    auto r = run("validate " + (d / "bad.json").string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("bad.json: /hardware/gloo_threads: " + bad.dump() + " is not allowed; expected an integer"),
+              std::string::npos)
+        << r.out;
+  }
+  fs::remove_all(d);
+}
+
 TEST(Cli, ValidateRefusesFilesItCannotUse) {
   auto d = temp_dir("validate");
   std::ofstream(d / "other.json") << R"({"format": "something-else"})";

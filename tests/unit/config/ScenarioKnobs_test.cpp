@@ -37,6 +37,7 @@ TEST(ScenarioKnobs, DefaultsFollowPyTorchAndNccl) {
   EXPECT_TRUE(s.contention.enabled);
   EXPECT_FALSE(s.streams.nccl_high_priority);
   EXPECT_EQ(s.streams.comm_streams, 1);
+  EXPECT_EQ(s.streams.comm_workers, 1);
   EXPECT_FALSE(s.stragglers.explicit_ranks());
   EXPECT_EQ(s.simulation.ranks, config::RankMode::REPRESENTATIVE);
   EXPECT_GT(s.model.input_bytes_per_sample, 0);  // 3 x 224 x 224 float32 from the export input
@@ -75,6 +76,7 @@ TEST(ScenarioKnobs, EveryKnobIsReadByItsName) {
                  "streams.TORCH_NCCL_HIGH_PRIORITY=true",
                  "streams.CUDA_DEVICE_MAX_CONNECTIONS=1",
                  "streams.comm_streams=2",
+                 "streams.comm_workers=2",
                  "contention.enabled=false",
                  "contention.comm_slowdown=1.3",
                  "stragglers.jitter_cv=0.05",
@@ -95,6 +97,7 @@ TEST(ScenarioKnobs, EveryKnobIsReadByItsName) {
   EXPECT_TRUE(s.streams.nccl_high_priority);
   EXPECT_EQ(s.streams.cuda_device_max_connections, 1);
   EXPECT_EQ(s.streams.comm_streams, 2);
+  EXPECT_EQ(s.streams.comm_workers, 2);
   EXPECT_FALSE(s.contention.enabled);
   EXPECT_EQ(*s.contention.comm_slowdown, 1.3);
   EXPECT_EQ(s.stragglers.jitter_cv, 0.05);
@@ -131,6 +134,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"training.loader_samples_per_s=-5", "/training/loader_samples_per_s", "-5", "> 0"},
         BadCase{"streams.CUDA_DEVICE_MAX_CONNECTIONS=0", "/streams/CUDA_DEVICE_MAX_CONNECTIONS", "0", "[1, 32]"},
         BadCase{"streams.comm_streams=\"two\"", "/streams/comm_streams", "\"two\"", "integer"},
+        BadCase{"streams.comm_workers=0", "/streams/comm_workers", "0", "[1, 16]"},
+        BadCase{"streams.comm_workers=17", "/streams/comm_workers", "17", "[1, 16]"},
         BadCase{"contention.comm_slowdown=0.5", "/contention/comm_slowdown", "0.5", ">= 1"},
         BadCase{"stragglers.jitter_cv=-1", "/stragglers/jitter_cv", "-1", ">= 0"},
         BadCase{"stragglers.slow_ranks=[{\"rank\":99,\"factor\":2}]", "/stragglers/slow_ranks/0/rank", "99", "0..7"},
