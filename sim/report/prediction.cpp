@@ -64,7 +64,8 @@ BandPart ddp_part(int world_size) {
   // Real DDP with the measured no-DDP step given: V100 servers (ResNet/ResNeXt, 1-16 GPUs, caps 25
   // and 1 MB) 1.4-7.5 % too fast (median 4.6 %), before DDP's own costs were modelled (not rerun);
   // this project's CPU runs (gloo, 2 ranks; ResNet-18, MobileNet-v2, DenseNet-121: 63 cases in
-  // three runs, `validate --given-no-ddp-step`, 2026-12-02) -5.0 .. +6.9 %. The band: from 6.9 % below the
+  // three runs, `validate --given-no-ddp-step`, 2026-12-02; the same with gloo's two worker threads
+  // modelled, commit 8cf46b3) -5.0 .. +6.9 %. The band: from 6.9 % below the
   // prediction (the CPU's too-slow end) to 7.6 % above it (the too-fast end).
   p.low = 1.0 / 1.069 - 1.0;
   p.high = 1.0 / (1.0 - 0.076) - 1.0;
