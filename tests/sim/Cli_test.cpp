@@ -792,11 +792,11 @@ TEST(Cli, ValidateRefusesABadAllReduceSweepRowByItsPath) {
 TEST(Cli, ValidateRunsTheRunsGlooWorkerThreads) {
   std::ifstream f("bench/results/cpu-2rank-resnet18.json");
   Json file = Json::parse(f);
-  ASSERT_FALSE(file["hardware"].contains("gloo_threads"));  // written before the bench recorded it
+  file["hardware"].erase("gloo_threads");  // as in files written before the bench recorded it
   auto d = temp_dir("validate-gloo");
   auto predicted = [&](const Json& threads) {
     Json doc = file;
-    doc["hardware"]["gloo_threads"] = threads;
+    if (!threads.is_null()) doc["hardware"]["gloo_threads"] = threads;
     std::ofstream(d / "run.json") << doc.dump();
     auto r = run("validate " + (d / "run.json").string() + " --tolerance 1.0 --json -");
     EXPECT_EQ(r.code, 0) << r.out;
