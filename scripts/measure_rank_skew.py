@@ -89,6 +89,15 @@ def main():
         ap.error("--input %r: expected sizes joined by x, e.g. 8x3x64x64" % a.input)
     if a.world_size < 2 or a.steps < 1 or a.warmup < 0:
         ap.error("--world-size must be >= 2, --steps >= 1, --warmup >= 0")
+    if a.cap != "default":
+        try:
+            if not float(a.cap) > 0:
+                raise ValueError
+        except ValueError:
+            ap.error("--cap %r: expected a size in MiB > 0, or default" % a.cap)
+    import torchvision
+    if not callable(getattr(torchvision.models, a.spec, None)):
+        ap.error("--spec %r: not a torchvision.models builder (e.g. resnet18, squeezenet1_1)" % a.spec)
     cfg = {"spec": a.spec, "cap": a.cap, "input": shape, "world_size": a.world_size, "steps": a.steps,
            "warmup": a.warmup, "port": _free_port()}
     with tempfile.TemporaryDirectory() as d:
