@@ -244,15 +244,20 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   // Implicit GEMM (Convolutional Layers guide, "Convolution Algorithms"): forward M = N*P*Q,
   // N = K (filters), K = C*R*S; the operands are read from the tensors, not an im2col copy.
   // Layout: PyTorch's default memory format is NCHW (ddpsim has no channels_last option). cuDNN's
-  // half-precision tensor-core convolutions run in NHWC and, given NCHW tensors, launch
-  // NCHW->NHWC transposes of their inputs and an NHWC->NCHW transpose of their output for every
-  // call (NVIDIA Convolutional Layers User's Guide, "Tensor Layouts In Memory: NCHW vs NHWC";
+  // tensor-core convolutions run in NHWC and, given NCHW tensors, launch NCHW->NHWC transposes of
+  // their inputs and an NHWC->NCHW transpose of their output for every call (NVIDIA
+  // Convolutional Layers User's Guide, "Tensor Layouts In Memory: NCHW vs NHWC"). Half precision:
   // the per-operation "NCHW<>NHWC kernels" of cuDNN fp16 convolutions in the Nsight traces of
-  // microsoft/onnxruntime PR 17200, "Make CUDA a NHWC EP"). Each transpose reads and writes its
-  // tensor once, a memory-bound kernel inside the convolution's call (its time is added to the
-  // convolution's, one aten op for the host). TF32 convolutions are not given transposes: no
-  // kernel-level source for what cuDNN does with NCHW in TF32 was found (see sim/gpu/NOTES.md).
-  const bool transposes = d.tensor_cores && d.elem_bytes == 2;
+  // microsoft/onnxruntime PR 17200, "Make CUDA a NHWC EP". TF32 (float32 convolutions on Ampere
+  // and later, torch.backends.cudnn.allow_tf32 on by default): the nsys profile of PyTorch's
+  // conv2d on an A100 with cuDNN 8.3.2 in pytorch/pytorch#81940 (NVIDIA's ptrblck, 2022-07-22)
+  // shows sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc beside
+  // cudnn::ops::nchwToNhwcKernel<float> and nhwcToNchwKernel<float>, each launched once per
+  // convolution (1,011 calls each) and together 55 % of the convolution kernel's time; an sm86
+  // profile in pytorch/pytorch#119458 shows the same tf32 NHWC kernel and nchwToNhwcKernel<float>.
+  // Each transpose reads and writes its tensor once, a memory-bound kernel inside the
+  // convolution's call (its time is added to the convolution's, one aten op for the host).
+  const bool transposes = d.tensor_cores;
   auto implicit = [&](double gm, double gn, double gk, double bytes, std::initializer_list<double> transposed) {
     auto e = gemm_estimate(r.g, gm, gn, gk, d);
     e.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
