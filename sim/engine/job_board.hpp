@@ -2,9 +2,9 @@
 // Rank rendezvous and the collective streams' queues (SimGrid). Every COLLECTIVE task of a plan
 // on a collective stream is a job: the simulated ranks reach it in their own time; the first
 // arrival queues it on its stream; the stream starts it once every simulated rank has arrived and
-// one of its workers is free (Plan::Stream::workers; one worker: the jobs queued before it are done). Waits are on
-// condition variables under one mutex; nothing here yields before a count is updated (a simcall would hand the CPU to
-// the other actors).
+// one of its workers is free (Plan::Stream::workers; one worker: the jobs queued before it are
+// done). Waits are on condition variables under one mutex; nothing here yields before a count is
+// updated (a simcall would hand the CPU to the other actors).
 #include <deque>
 #include <mutex>
 #include <simgrid/s4u.hpp>

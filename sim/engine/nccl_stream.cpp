@@ -18,9 +18,8 @@ class NcclStream {
  public:
   NcclStream(ExecContext& ctx, int stream, int worker) : ctx_(ctx), plan_(ctx.plan), stream_(stream) {
     // Trace tracks: the collective streams' first workers, then their second ones, ...
-    int streams = 0;
-    for (const auto& s : plan_.streams) streams += s.kind == plan::StreamKind::COLLECTIVE ? 1 : 0;
-    track_ = stream + worker * std::max(1, streams);
+    // (report::Timeline::comm_streams, counted when the simulation starts).
+    track_ = stream + worker * std::max(1, ctx.timeline.comm_streams);
     const size_t g = static_cast<size_t>(plan_.streams[static_cast<size_t>(stream)].group);
     world_ = plan_.groups.at(g).size;
     if (g < ctx.group_models.size() && ctx.group_models[g]) model_ = ctx.group_models[g];

@@ -144,16 +144,17 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
   }
   int collective_streams = 0, compute_streams = 0, host_streams = 0;
   bool peer_copies = false;
+  timeline.comm_streams = 0;
   for (const auto& s : plan.streams) {
-    // A stream with several workers runs that many collectives at once: an actor each.
-    collective_streams += s.kind == plan::StreamKind::COLLECTIVE ? std::max(1, s.workers) : 0;
+    if (s.kind == plan::StreamKind::COLLECTIVE) {
+      // A stream with several workers runs that many collectives at once: an actor each.
+      collective_streams += std::max(1, s.workers);
+      ++timeline.comm_streams;
+      timeline.comm_workers = std::max(timeline.comm_workers, s.workers);
+    }
     compute_streams += s.kind == plan::StreamKind::COMPUTE ? 1 : 0;
     host_streams += s.kind == plan::StreamKind::HOST ? 1 : 0;
   }
-  for (const auto& s : plan.streams)
-    if (s.kind == plan::StreamKind::COLLECTIVE) timeline.comm_workers = std::max(timeline.comm_workers, s.workers);
-  timeline.comm_streams = 0;
-  for (const auto& s : plan.streams) timeline.comm_streams += s.kind == plan::StreamKind::COLLECTIVE ? 1 : 0;
   for (const auto& t : plan.tasks)
     for (const auto& op : t.chain) peer_copies = peer_copies || op.kind == plan::OpKind::PEER_COPY;
 

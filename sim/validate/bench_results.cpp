@@ -137,6 +137,7 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
   Json collective = Json::object();
   Json compute = Json::object();
   Json cpu_contention = {{"enabled", false}};
+  int gloo_threads = 2;  // CPU runs: ProcessGroupGloo's worker threads (streams.comm_workers)
   if (cpu) {
     const Json& cal = need(doc, "calibration", "", file);
     const Json& fit = need(cal, "ring_fit", "/calibration", file);
@@ -204,14 +205,13 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     // there are threads (streams.comm_workers): torch/csrc/distributed/c10d/init.cpp sets
     // options->threads = devices.size() * 2, 2 for the default group in torch 1.13 and 2.x. The
     // run records its group's count (hardware.gloo_threads, since 2 Dec 2026); before, 2.
-    p.gloo_threads = 2;
     if (hw.contains("gloo_threads") && !hw["gloo_threads"].is_null()) {
       const Json& g = hw["gloo_threads"];
       if (!g.is_number_integer() || g.get<long long>() < 1 || g.get<long long>() > 16)
         throw core::ConfigError(file + ": /hardware/gloo_threads: " + core::short_dump(g) +
                                 " is not allowed; expected an integer from 1 to 16 (ProcessGroupGloo's worker "
                                 "threads), or null");
-      p.gloo_threads = g.get<int>();
+      gloo_threads = g.get<int>();
     }
     // Each rank runs its compute threads and a gloo thread at work (the others wait on the
     // socket); when they outnumber the cores, the two share them while a collective runs beside
@@ -265,7 +265,7 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
          {{"batch_size", model.value("measured_batch_size", model.value("batch_size", 1))}, {"optimizer", "sgd"}}},
         {"ddp", {{"pytorch_version", pytorch}}},
         {"contention", cpu ? cpu_contention : Json{{"enabled", true}}}};
-    if (cpu) base["streams"] = {{"comm_workers", p.gloo_threads}};
+    if (cpu) base["streams"] = {{"comm_workers", gloo_threads}};
     if (cpu) base["training"]["input_bytes_per_sample"] = "0B";  // the input never leaves the host
     if (doc.contains("config") && doc["config"].contains("zero_grad_set_to_none") &&
         doc["config"]["zero_grad_set_to_none"].is_boolean())

@@ -23,7 +23,6 @@ struct Plan {
   std::string mode;          // "step" or "allreduce"
   std::string cluster_note;  // where the cluster came from
   int ranks = 1;
-  int gloo_threads = 0;                // CPU runs: ProcessGroupGloo's worker threads (streams.comm_workers)
   std::vector<StepCase> steps;         // mode "step"
   core::Json allreduce_rows;           // mode "allreduce": the file's /allreduce
   collectives::NcclTopology topology;  // mode "allreduce"
