@@ -405,6 +405,7 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.traced_ranks = t.traced_ranks;
   r.trace_comm_streams = t.comm_streams;
   r.trace_comm_workers = t.comm_workers;
+  if (sc.collective.model != config::CollectiveModelKind::NCCL) r.trace_comm_name = "collective stream";
   r.flows_reused = net.flows_reused;
   r.ranks = config::to_string(sc.simulation.ranks);
   r.memory = memory::estimate_memory(sc);

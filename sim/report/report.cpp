@@ -531,7 +531,7 @@ Json to_chrome_trace(const StepReport& r) {
   for (const auto& tr : ranks) {
     const int streams = std::max(1, r.trace_comm_streams);
     for (int t = 0; t < (tr.rank == 0 ? tracks : 1); ++t) {
-      std::string name = t == 0 ? "compute stream" : "NCCL stream";
+      std::string name = t == 0 ? "compute stream" : r.trace_comm_name;
       if (t > 0 && (tracks > 2 || r.trace_comm_workers > 1)) name.append(" ").append(std::to_string((t - 1) % streams));
       if (t > 0 && r.trace_comm_workers > 1) name.append(" worker ").append(std::to_string((t - 1) / streams));
       events.push_back(

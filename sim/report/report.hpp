@@ -204,6 +204,9 @@ struct StepReport {
   // report::Timeline's comm_streams and comm_workers: the names of the trace's collective tracks.
   int trace_comm_streams = 1;
   int trace_comm_workers = 1;
+  // What the collective tracks are called: "NCCL stream" under the NCCL model, "collective stream"
+  // under the plain ring model (e.g. validate's gloo runs, whose workers are gloo's threads).
+  std::string trace_comm_name = "NCCL stream";
   std::vector<TracedRank> traced_ranks;  // ranks with tracks in the trace (rank 0 at least)
   std::vector<TraceTrack> trace_tracks;  // when set, the trace's tracks instead of one process per rank
   std::string ranks;                     // how ranks were simulated: "representative" flow classes or "all" flows

@@ -99,8 +99,9 @@ TEST(CommWorkers, TheTraceHasATrackPerWorkerAndNoWorkerRunsTwoJobsAtOnce) {
       jobs[e["tid"].get<int>()].push_back({e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()});
   }
   EXPECT_EQ(names[0], "compute stream");
-  EXPECT_EQ(names[1], "NCCL stream 0 worker 0");
-  EXPECT_EQ(names[2], "NCCL stream 0 worker 1");
+  // The ring model (as validate's gloo runs) names its tracks "collective stream", not NCCL's.
+  EXPECT_EQ(names[1], "collective stream 0 worker 0");
+  EXPECT_EQ(names[2], "collective stream 0 worker 1");
   EXPECT_EQ(jobs.size(), 2u);  // both workers ran all-reduces
   for (auto& [tid, spans] : jobs) {
     std::sort(spans.begin(), spans.end());
