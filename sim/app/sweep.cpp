@@ -503,14 +503,6 @@ std::string row_label(const core::Json& r, const std::vector<std::string>& param
   return s;
 }
 
-std::string pct1(double v) {
-  char b[32];
-  double p = v * 100.0;
-  if (std::abs(p) < 0.05) p = 0.0;
-  std::snprintf(b, sizeof b, "%.1f%%", p);
-  return b;
-}
-
 // The sweep's table: one column per swept parameter (its last path component unless two read the
 // same), GPUs when they vary, the metric when it is not the step time, then step time, exposed
 // comm, overlap and buckets; each row's mark says what the decision made of it.
@@ -556,7 +548,7 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
       }
       c.push_back(core::format_time(r["step_time_s"].get<double>()));
       c.push_back(core::format_time(r.value("exposed_comm_s", 0.0)));
-      c.push_back(r["overlap_ratio"].is_null() ? "n/a" : pct1(r["overlap_ratio"].get<double>()));
+      c.push_back(r["overlap_ratio"].is_null() ? "n/a" : core::percent1_text(r["overlap_ratio"].get<double>()));
       c.push_back(std::to_string(r["num_buckets"].get<long long>()));
       tails.push_back(marks[i]);
     }

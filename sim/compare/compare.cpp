@@ -47,12 +47,6 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-std::string pct1(double v) {
-  double p = v * 100.0;
-  if (std::abs(p) < 0.05) p = 0.0;
-  return fmt("%.1f%%", p);
-}
-
 std::string rate(double v) { return v >= 1000 ? fmt("%.0f", v) : v >= 10 ? fmt("%.1f", v) : fmt("%.3f", v); }
 
 std::string gib(double bytes) { return fmt("%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
@@ -750,8 +744,8 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     }
     c.push_back(rate(num(r, "samples_per_s")));
     if (any_seq) c.push_back(opt_text(r["tokens_per_s"], rate));
-    c.push_back(opt_text(r["scaling_efficiency"], pct1));
-    c.push_back(opt_text(r.value("overlap_ratio", Json()), pct1));
+    c.push_back(opt_text(r["scaling_efficiency"], core::percent1_text));
+    c.push_back(opt_text(r.value("overlap_ratio", Json()), core::percent1_text));
     c.push_back(core::format_time(num(r, "exposed_comm_s")));
     c.push_back(opt_text(r["memory_per_gpu_bytes"], gib));
     c.push_back(r["fits"].is_boolean() ? (r["fits"].get<bool>() ? "yes" : "NO") : "-");

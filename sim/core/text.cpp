@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -56,6 +57,12 @@ std::string aligned_columns(const std::vector<std::string>& head, const std::vec
   std::string o = line(head) + "\n";
   for (size_t i = 0; i < cells.size(); ++i) o += line(cells[i]) + (i < tails.size() ? tails[i] : "") + "\n";
   return o;
+}
+
+std::string percent1_text(double share) {
+  double p = share * 100.0;
+  if (std::abs(p) < 0.05) p = 0.0;
+  return printf_text("%.1f%%", p);
 }
 
 }  // namespace ddpsim::core

@@ -16,6 +16,8 @@ std::string to_lower(std::string_view text);
 std::string number_text(double v);
 // `v` through printf's `format` (one double conversion, e.g. "%.1f"); at most 63 characters.
 std::string printf_text(const char* format, double v);
+// A share as a percentage with one decimal ("12.3%"); magnitudes under 0.05 % read "0.0%", never "-0.0%".
+std::string percent1_text(double share);
 
 // A text table: `head` and each row of `cells` on a line, every column as wide as its widest cell,
 // two spaces apart, figures right-aligned (the first column left-aligned when `first_left`),

@@ -6,19 +6,12 @@
 #include <map>
 #include <sstream>
 
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace ddpsim::report {
 
 namespace {
-
-std::string pct1(double v) {
-  char b[32];
-  double p = v * 100.0;
-  if (std::abs(p) < 0.05) p = 0.0;
-  std::snprintf(b, sizeof b, "%.1f%%", p);
-  return b;
-}
 
 double num(const core::Json& r, const char* k, double def = 0) {
   return r.contains(k) && r[k].is_number() ? r[k].get<double>() : def;
@@ -108,7 +101,7 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
          core::format_time(bwd) + "), so nothing can hide all of it; " + core::format_time(b_exp) + " stays exposed";
   } else if (b["overlap_ratio"].get<double>() >= 0.9) {
     regime = "hidden";
-    rt = "communication hidden: overlap " + pct1(b["overlap_ratio"].get<double>()) + ", exposed comm " +
+    rt = "communication hidden: overlap " + core::percent1_text(b["overlap_ratio"].get<double>()) + ", exposed comm " +
          core::format_time(b_exp);
   } else {
     regime = "balanced";
@@ -217,10 +210,10 @@ std::string link_table(const StepReport& r) {
       if (c["busy_share"].is_null()) {
         for (int i = 0; i < 4; ++i) row.push_back("-");
       } else {
-        row.push_back(pct1(c["busy_share"].get<double>()));
-        row.push_back(pct1(c["mean_utilisation"].get<double>()));
+        row.push_back(core::percent1_text(c["busy_share"].get<double>()));
+        row.push_back(core::percent1_text(c["mean_utilisation"].get<double>()));
         row.push_back(c["busiest_link"]["name"].get<std::string>());
-        row.push_back(pct1(c["busiest_link"]["utilisation"].get<double>()));
+        row.push_back(core::percent1_text(c["busiest_link"]["utilisation"].get<double>()));
       }
     }
     cells.push_back(std::move(row));
@@ -247,8 +240,8 @@ std::string link_table(const StepReport& r) {
   const core::Json best = busiest_link_json(r);
   if (!best.is_null())
     o << "  busiest link " << best["name"].get<std::string>() << " (" << best["class"].get<std::string>()
-      << "): " << pct1(best["utilisation"].get<double>()) << " utilised, busy "
-      << pct1(best["busy_share"].get<double>()) << " of the step\n";
+      << "): " << core::percent1_text(best["utilisation"].get<double>()) << " utilised, busy "
+      << core::percent1_text(best["busy_share"].get<double>()) << " of the step\n";
   if (!r.links_note.empty()) o << "  " << r.links_note << "\n";
   return o.str();
 }

@@ -17,5 +17,13 @@ TEST(Text, SplitListKeepsEveryItem) {
 
 TEST(Text, ToLower) { EXPECT_EQ(to_lower("NVLSTree LL128"), "nvlstree ll128"); }
 
+TEST(Text, Percent1RoundsToOneDecimalAndNeverPrintsMinusZero) {
+  EXPECT_EQ(percent1_text(0.1234), "12.3%");
+  EXPECT_EQ(percent1_text(1.0), "100.0%");
+  EXPECT_EQ(percent1_text(-0.0004), "0.0%");  // -0.04 %: would print "-0.0%"
+  EXPECT_EQ(percent1_text(-0.0006), "-0.1%");
+  EXPECT_EQ(percent1_text(0.0), "0.0%");
+}
+
 }  // namespace
 }  // namespace ddpsim::core
