@@ -3,6 +3,7 @@
 // warnings (ASan under SimGrid's context switches prints "WARNING: ASan is ignoring requested
 // __asan_handle_no_return") taken out of stderr, so that `--json -` output stays parseable and
 // messages compare the same in the sanitizer build. Reports of real errors are kept.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 
@@ -54,6 +56,16 @@ inline std::string without_sanitizer_warnings(const std::string& text) {
   }
   if (!text.empty() && text.back() != '\n' && !out.empty()) out.pop_back();
   return out;
+}
+
+// A command refused as bad input: exit 2 and every one of `needles` (the file, the JSON path, the
+// value, what is allowed...) in what the user sees. Use as EXPECT_TRUE(refused_with(r, {...})).
+inline ::testing::AssertionResult refused_with(const CliResult& r, std::initializer_list<std::string> needles) {
+  if (r.code != 2) return ::testing::AssertionFailure() << "exit " << r.code << ", expected 2 (bad input):\n" << r.out;
+  for (const auto& n : needles)
+    if (r.out.find(n) == std::string::npos)
+      return ::testing::AssertionFailure() << "\"" << n << "\" is not in the output:\n" << r.out;
+  return ::testing::AssertionSuccess();
 }
 
 // Runs `ddpsim ARGS` through the shell (ARGS may hold redirections and quotes).
