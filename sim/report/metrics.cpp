@@ -300,6 +300,11 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.compute_scale = profile.compute_scale;
   r.measured_layers = profile.measured_layers;
   r.compute_provenance = profile.provenance;
+  if (profile.compute_scale == 1.0 && profile.host_forward_s + profile.host_backward_s > 0) {
+    r.compute_host_forward_s = profile.host_forward_s;
+    r.compute_host_backward_s = profile.host_backward_s;
+    r.compute_host_wait_s = profile.gpu_idle_s;
+  }
   r.compute_scale_per = profile.compute_scale_per;
   r.model_flops_per_micro_step = profile.model_flops;
   r.mfu_peak_flops = profile.mfu_peak;

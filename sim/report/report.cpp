@@ -125,6 +125,11 @@ Json to_json(const StepReport& r, bool include_buckets) {
   // [compute]
   j["compute_scale_per"] = r.compute_scale_per;
   j["compute_provenance"] = r.compute_provenance;
+  j["compute_host"] = r.compute_host_forward_s + r.compute_host_backward_s > 0
+                          ? Json{{"forward_s", r.compute_host_forward_s},
+                                 {"backward_s", r.compute_host_backward_s},
+                                 {"gpu_wait_s", r.compute_host_wait_s}}
+                          : Json(nullptr);
   // The likely band of the real step and what it rests on (report/prediction.hpp); DDP only.
   if (!r.data_parallel && r.steady.step_time_s > 0) j["prediction"] = prediction_json(prediction(r));
   j["mfu"] = r.mfu();
@@ -302,6 +307,11 @@ std::string to_table(const StepReport& r) {
   if (r.image_size > 0) o << " x " << r.image_size << "x" << r.image_size << " images";
   o << "\n";
   if (!r.compute_provenance.empty()) o << "  compute " << r.compute_provenance << "\n";
+  if (r.compute_host_forward_s + r.compute_host_backward_s > 0)
+    o << "    eager host dispatch " << core::format_time(r.compute_host_forward_s + r.compute_host_backward_s)
+      << " per micro-step (forward " << core::format_time(r.compute_host_forward_s) << ", backward "
+      << core::format_time(r.compute_host_backward_s) << "); the GPU waits for it "
+      << core::format_time(r.compute_host_wait_s) << "\n";
   if (!r.transfer_classes.empty()) {
     o << "    scale factors per kernel class:";
     for (size_t i = 0; i < r.transfer_classes.size(); ++i) {

@@ -182,6 +182,10 @@ struct StepReport {
   bool contention = false;
   double compute_scale = 1.0;  // compute scaled to a measured single-GPU step (1 = not calibrated)
   int measured_layers = 0;
+  // The per-kernel model's eager host dispatch for one micro-step's forward and backward ops and
+  // the GPU time spent waiting for it (gpu::ComputeProfile host_forward_s, host_backward_s,
+  // gpu_idle_s): 0 when compute is measured or calibrated, or with CUDA graphs.
+  double compute_host_forward_s = 0, compute_host_backward_s = 0, compute_host_wait_s = 0;
   // [compute] filled by the app from gpu::ComputeProfile (the engine does not set them)
   std::string compute_provenance;  // measured / transferred / estimated
   std::string compute_scale_per = "micro-step";

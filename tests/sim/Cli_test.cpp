@@ -68,6 +68,34 @@ TEST(Cli, RunJsonHasTheDocumentedFields) {
   EXPECT_EQ(total, j["grad_bytes"].get<double>());
 }
 
+TEST(Cli, RunReportsTheEagerHostDispatchAndWhetherTheGpuWaitsForIt) {
+  const std::string one_a100 = " --cluster dgx-a100 --nodes 1 --gpus-per-node 1 --set training.compute_dtype=float16";
+  // BERT-base at batch 32 keeps the GPU busy: the host's 10 ms of dispatch hide behind ~20 ms of
+  // kernels, and the GPU waits only for the first launches.
+  auto bert = run("run --json - -q --model bert-base --set training.batch_size=32" + one_a100);
+  ASSERT_EQ(bert.code, 0) << bert.out;
+  const Json b = Json::parse(bert.out)["compute_host"];
+  ASSERT_TRUE(b.is_object()) << bert.out;
+  EXPECT_GT(b["forward_s"].get<double>(), 1e-3);
+  EXPECT_GT(b["backward_s"].get<double>(), b["forward_s"].get<double>());  // more backward kernels
+  EXPECT_LT(b["gpu_wait_s"].get<double>(), 1e-4);
+  // mixed-gpt (4 layers of width 256) at batch 4 is launch-bound: the GPU waits for the host about
+  // half of its compute.
+  auto small = run("run --json - -q --model mixed-gpt --set training.batch_size=4" + one_a100);
+  ASSERT_EQ(small.code, 0) << small.out;
+  const Json m = Json::parse(small.out);
+  EXPECT_GT(m["compute_host"]["gpu_wait_s"].get<double>(), 0.3 * m["compute_only_s"].get<double>()) << small.out;
+  // The text summary says it under the compute line.
+  auto text = run("run --model mixed-gpt --set training.batch_size=32" + one_a100);
+  EXPECT_NE(text.out.find("eager host dispatch"), std::string::npos) << text.out;
+  // CUDA graphs remove the per-op dispatch, and a calibrated step has no per-kernel host model: null.
+  for (const char* extra : {" --set training.cuda_graphs=true", " --set training.measured_single_gpu_step=30ms"}) {
+    auto r = run("run --json - -q --model mixed-gpt" + one_a100 + extra);
+    ASSERT_EQ(r.code, 0) << extra << r.out;
+    EXPECT_TRUE(Json::parse(r.out)["compute_host"].is_null()) << extra;
+  }
+}
+
 TEST(Cli, CollectiveExplainSaysWhatTheNetPluginDidToThePick) {
   // 4 aws-p5 nodes (32 ranks), 32 MiB: the point (2^25 B, 2^5 ranks) is inside the p5 region
   // tuner's first polygon (Tree LL128: its right edge at 32 ranks is (36 MiB, 32)), so the plugin
