@@ -1,0 +1,66 @@
+"""scripts/measure_step_host.py: bad arguments exit 2 naming the flag; a tiny BERT step reports its
+forward, backward and optimizer times and op counts that agree with the model's structure."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "measure_step_host.py")
+TINY = json.dumps({"vocab_size": 64, "hidden_size": 12, "intermediate_size": 12, "num_hidden_layers": 2,
+                   "max_position_embeddings": 16})
+BERT = ["--spec", "zoo.bert:bert_base", "--kwargs", TINY, "--input", "1x4", "--input-dtype", "int64"]
+
+
+def _run(*args, timeout=300):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def _need_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise unittest.SkipTest("python3-torch is needed")
+
+
+class MeasureStepHostTest(unittest.TestCase):
+    def test_bad_arguments_exit_2(self):
+        _need_torch()
+        for args, word in ((["--kwargs", "{nope"], "--kwargs"), (["--kwargs", "[1]"], "--kwargs"),
+                           (["--steps", "0"], "--steps"), (["--warmup", "x"], "--warmup"),
+                           (["--optimizer", "lamb"], "--optimizer"), (["--input-dtype", "int8"], "--input-dtype")):
+            base = {"--kwargs": TINY, "--steps": "2", "--warmup": "0", "--optimizer": "sgd", "--input-dtype": "int64"}
+            base[args[0]] = args[1]
+            argv = ["--spec", "zoo.bert:bert_base", "--input", "1x4"] + [x for kv in base.items() for x in kv]
+            p = _run(*argv, timeout=120)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(word, p.stderr)
+        p = _run("--spec", "zoo.bert:no_such_model", "--input", "1x4", "--input-dtype", "int64", timeout=120)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("no_such_model", p.stderr)
+
+    def test_tiny_bert_step(self):
+        _need_torch()
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "host.json")
+            p = _run(*BERT, "--steps", "5", "--warmup", "2", "--optimizer", "adamw", "--json", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                r = json.load(f)
+        self.assertEqual(r, json.loads(p.stdout))
+        for k in ("forward_s", "backward_s", "optimizer_s"):
+            self.assertGreater(r[k], 0, k)
+            self.assertLess(r[k], 5.0, k)  # a tiny model: milliseconds, not seconds
+        # BERT with 2 layers: 2 x 16 parameters per layer + 5 embedding + 2 pooler = 39 tensors.
+        self.assertEqual(r["parameters"], 39)
+        # Every parameter has its AccumulateGrad node, and each of the 2 x 6 linears its AddmmBackward.
+        self.assertGreaterEqual(r["backward_nodes"], r["parameters"] + 12)
+        self.assertGreater(r["forward_top_level_ops"], r["forward_view_ops"])
+        self.assertGreater(r["forward_view_ops"], 0)  # attention's view/permute/transpose
+        self.assertEqual((r["optimizer"], r["threads"], r["steps"], r["warmup"]), ("adamw", 1, 5, 2))
+
+
+if __name__ == "__main__":
+    unittest.main()
