@@ -389,6 +389,9 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   StepReport r = case_fields(sc, profile, net);
   if (t.data_parallel) {
     fill_data_parallel(sc, t, r);
+    // DataParallel's one process dispatches for every replica (engine/data_parallel replays the
+    // per-op host costs itself): one GPU's queue walk would mislead.
+    r.compute_host_forward_s = r.compute_host_backward_s = r.compute_host_wait_s = 0;
     return r;
   }
   r.world_size = t.world_size;

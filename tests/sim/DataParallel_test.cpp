@@ -183,6 +183,8 @@ TEST(DataParallelTiming, TheGilSerializesTheThreadsDispatch) {
   EXPECT_NEAR(fa - fb, (G - 1) * prof.host_forward_s, 0.05 * (G - 1) * prof.host_forward_s);
   EXPECT_GT(r[0]["data_parallel"]["gil_wait_s"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(r[1]["data_parallel"]["gil_wait_s"].get<double>(), 0.0);
+  // One process dispatches for every replica: one GPU's host queue (compute_host) is not reported.
+  EXPECT_TRUE(r[0]["compute_host"].is_null());
 }
 
 TEST(DataParallelBackends, FlowEqualsAnalyticBecauseEveryCopyIsSerialized) {
