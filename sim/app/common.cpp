@@ -209,6 +209,26 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
                 " runs that many collectives of one NCCL stream at once, but NCCL runs a communicator's "
                 "collectives in order on one CUDA stream (comm_workers 1); several workers are gloo's threads "
                 "(collective.model \"ring\"). For concurrent NCCL collectives use streams.comm_streams");
+  if (s.training.memory_format == "channels_last") {
+    bool conv = false, measured = false;
+    for (const auto& l : s.model.layers) {
+      conv = conv || l.type == config::LayerType::CONV2D;
+      measured = measured || l.fwd_time || l.bwd_time;
+    }
+    const std::string dt = config::to_string(s.training.compute_dtype);
+    const bool tensor_cores = config::is_half_precision(s.training.compute_dtype) ||
+                              ((dt == "float32" || dt == "tf32") && s.cluster.gpu.peak_flops.count("tf32"));
+    if (!conv)
+      w.push_back("training.memory_format \"channels_last\" has no effect on model " + s.model.name +
+                  ": it has no convolutions (channels_last is a layout of 4-d image tensors)");
+    else if (measured && s.compute.use_measured)
+      w.push_back("training.memory_format \"channels_last\" changes only the per-kernel estimate; model " +
+                  s.model.name + "'s measured layer times are used as measured, in the layout they were measured in");
+    else if (!tensor_cores)
+      w.push_back("training.memory_format \"channels_last\" with " + dt + " convolutions on " + s.cluster.gpu.name +
+                  " (no tensor cores for them): ddpsim models no layout effect there, and PyTorch's maintainers "
+                  "expect channels_last to help only tensor-core inputs (pytorch/pytorch#44943)");
+  }
   for (auto& f : config::fsdp_warnings(s)) w.push_back(std::move(f));
   return w;
 }

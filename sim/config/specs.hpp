@@ -292,9 +292,12 @@ struct TrainingSettings {
   std::optional<double> loader_samples_per_s;    // the data loader's throughput per rank (unset: never the bottleneck)
   std::optional<double> input_bytes_per_sample;  // overrides the model's
   // Per-kernel compute model settings (gpu/kernel_model; README "Compute").
-  std::optional<int> seq_len;            // tokens per sample; rescales the model's kernel records
-  std::optional<int> image_size;         // image side in pixels; rescales the model's kernel records
-  std::string attention = "eager";       // eager, sdpa_flash, sdpa_mem_efficient
+  std::optional<int> seq_len;       // tokens per sample; rescales the model's kernel records
+  std::optional<int> image_size;    // image side in pixels; rescales the model's kernel records
+  std::string attention = "eager";  // eager, sdpa_flash, sdpa_mem_efficient
+  // The tensors' memory format (torch.contiguous_format = NCHW, PyTorch's default, or
+  // torch.channels_last = NHWC, model and input converted with .to(memory_format=...)).
+  std::string memory_format = "contiguous_format";
   bool cuda_graphs = false;              // the step is replayed as a CUDA graph: no per-operator host cost
   bool fused_bias_gelu_dropout = false;  // fused epilogues (one kernel for bias + GELU / dropout + add)
   // torch.distributed.optim.ZeroRedundancyOptimizer wrapping the optimizer (README "Memory and ZeRO").

@@ -54,7 +54,17 @@ Kernel optimizer_kernel(const config::Scenario& sc, const std::vector<int>& para
 
 double input_bytes_per_sample(const config::Scenario& sc) {
   if (sc.training.input_bytes_per_sample) return *sc.training.input_bytes_per_sample;
-  return sc.model.input_bytes_per_sample;
+  // The export's input at the scenario's size: training.image_size scales both sides of an image,
+  // training.seq_len the tokens of a sequence (the kernel records' own scaling, `kernel_scaling`).
+  const auto& m = sc.model;
+  const auto& tr = sc.training;
+  double scale = 1;
+  if (m.kernel_export_size > 0) {
+    const double r = 1.0 / m.kernel_export_size;
+    if (m.kernel_size_kind == "image" && tr.image_size) scale = (*tr.image_size * r) * (*tr.image_size * r);
+    if (m.kernel_size_kind == "seq" && tr.seq_len) scale = *tr.seq_len * r;
+  }
+  return m.input_bytes_per_sample * scale;
 }
 
 namespace {
@@ -192,6 +202,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   c.batch_ratio = static_cast<double>(tr.batch_size) / m.batch_size;
   c.act_bytes_factor = half ? 0.5 : 1.0;
   c.fuse_bias_gelu_dropout = tr.fused_bias_gelu_dropout;
+  c.channels_last = tr.memory_format == "channels_last";
   c.attention = tr.attention;
   attention_efficiency(gpu, c.attention, half, c.attention_fwd_efficiency, c.attention_bwd_efficiency);
   p.attention = c.attention;
@@ -236,6 +247,9 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     return k;
   };
   std::vector<std::vector<Kernel>> fwd(m.layers.size()), bwd(m.layers.size());
+  bool has_conv = false;
+  for (const auto& l : m.layers) has_conv = has_conv || l.type == config::LayerType::CONV2D;
+  const double input_bytes = input_bytes_per_sample(sc) * tr.batch_size;
   for (size_t li = 0; li < m.layers.size(); ++li) {
     const auto& l = m.layers[li];
     auto f = lks[li].forward;
@@ -249,6 +263,10 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     }
     if (l.type == config::LayerType::EMBEDDING && param_bytes > 0)
       b.push_back(memory_kernel(2 * param_bytes, c.memory));
+    // channels_last: the input batch is converted on the GPU before the first layer, as the
+    // PyTorch tutorial "(beta) Channels Last Memory Format in PyTorch" does
+    // (`input.to(memory_format=torch.channels_last)`): a copy reading and writing it once.
+    if (li == 0 && c.channels_last && has_conv) f.insert(f.begin(), memory_kernel(2 * input_bytes, c.memory));
     if (f.empty()) f.push_back(Kernel{});  // a layer without kernels (unused parameters) costs nothing
     fwd[li] = std::move(f);
     bwd[li] = std::move(b);

@@ -243,7 +243,7 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   const double in_b = eb * n * r.c * h * w, out_b = eb * n * r.o * p * q, w_b = eb * r.o * cg * r.r * r.s;
   // Implicit GEMM (Convolutional Layers guide, "Convolution Algorithms"): forward M = N*P*Q,
   // N = K (filters), K = C*R*S; the operands are read from the tensors, not an im2col copy.
-  // Layout: PyTorch's default memory format is NCHW (ddpsim has no channels_last option). cuDNN's
+  // Layout: PyTorch's default memory format is NCHW (torch.contiguous_format). cuDNN's
   // tensor-core convolutions run in NHWC and, given NCHW tensors, launch NCHW->NHWC transposes of
   // their inputs and an NHWC->NCHW transpose of their output for every call (NVIDIA
   // Convolutional Layers User's Guide, "Tensor Layouts In Memory: NCHW vs NHWC"). Half precision:
@@ -257,7 +257,14 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   // profile in pytorch/pytorch#119458 shows the same tf32 NHWC kernel and nchwToNhwcKernel<float>.
   // Each transpose reads and writes its tensor once, a memory-bound kernel inside the
   // convolution's call (its time is added to the convolution's, one aten op for the host).
-  const bool transposes = d.tensor_cores;
+  // With training.memory_format "channels_last" the tensors are already NHWC: cuDNN is given NHWC
+  // descriptors (pytorch/pytorch#29974 / #32482: a channels_last input or weight makes the
+  // convolution run and return channels_last) and runs its NHWC kernels directly, so there is
+  // nothing to transpose ("To maximize performance, we recommend using the NHWC tensor layout",
+  // same guide). Convolutions off the tensor cores (FP32 before Ampere, float64) get no transposes
+  // either way and no layout effect: none is modelled there (PyTorch's maintainers expect
+  // channels_last to help only tensor-core inputs, pytorch/pytorch#44943).
+  const bool transposes = d.tensor_cores && !c.channels_last;
   auto implicit = [&](double gm, double gn, double gk, double bytes, std::initializer_list<double> transposed) {
     auto e = gemm_estimate(r.g, gm, gn, gk, d);
     e.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
@@ -397,9 +404,19 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     // cuDNN's batch norm (used when torch.backends.cudnn is on) is closed source; we take the
     // passes of PyTorch's own kernels, which the statistics-before-normalising dependency forces.
     // (The per-channel update kernel moves no activation bytes and is left out.)
+    // channels_last (batch_norm_use_channels_last_kernels): the forward's two kernels make the
+    // same passes (batch_norm_stats_ / batch_norm_elemt_channels_last_cuda_template); the backward
+    // is two kernels, batch_norm_backward_reduce_channels_last_kernel (reads x and dy) and
+    // batch_norm_backward_elemt_channels_last_kernel (reads dy and x, writes dx): the same bytes in
+    // one more launch.
     lk.forward.push_back(memory_kernel(in, c.memory));
     lk.forward.push_back(memory_kernel(in + o, c.memory));
-    if (r.backward) lk.backward.push_back(memory_kernel(2 * o + 3 * in, c.memory));
+    if (r.backward && c.channels_last) {
+      lk.backward.push_back(memory_kernel(o + in, c.memory));
+      lk.backward.push_back(memory_kernel(o + 2 * in, c.memory));
+    } else if (r.backward) {
+      lk.backward.push_back(memory_kernel(2 * o + 3 * in, c.memory));
+    }
   } else if (r.name == "native_layer_norm" || r.name == "layer_norm") {
     // layer_norm_kernel.cu: the forward (vectorized_layer_norm_kernel) reads a row into registers
     // once and writes y; the backward runs layer_norm_grad_input_kernel (reads dy and x, writes

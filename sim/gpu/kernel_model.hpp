@@ -79,6 +79,7 @@ struct KernelContext {
   std::string attention = "eager";
   double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
   bool fuse_bias_gelu_dropout = false;
+  bool channels_last = false;  // tensors in torch.channels_last (NHWC): cuDNN needs no layout transposes
 };
 
 // Layers' kernels in forward order; the attention rewrite (SDPA) works across layer boundaries

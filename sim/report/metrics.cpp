@@ -312,6 +312,7 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.seq_len = profile.seq_len;
   r.image_size = profile.image_size;
   r.attention = profile.attention;
+  r.memory_format = sc.training.memory_format;
   r.flows = net.flows;
   return r;
 }

@@ -138,6 +138,7 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["seq_len"] = r.seq_len > 0 ? Json(r.seq_len) : Json(nullptr);
   j["image_size"] = r.image_size > 0 ? Json(r.image_size) : Json(nullptr);
   j["attention"] = r.attention;
+  j["memory_format"] = r.memory_format;
   j["links"] = links_json(r);
   j["busiest_link"] = busiest_link_json(r);
   if (!r.links_note.empty()) j["links_note"] = r.links_note;
@@ -305,6 +306,7 @@ std::string to_table(const StepReport& r) {
   // [compute]
   if (r.seq_len > 0) o << " x seq " << r.seq_len << " (attention " << r.attention << ")";
   if (r.image_size > 0) o << " x " << r.image_size << "x" << r.image_size << " images";
+  if (r.memory_format == "channels_last") o << ", channels_last";
   o << "\n";
   if (!r.compute_provenance.empty()) o << "  compute " << r.compute_provenance << "\n";
   if (r.compute_host_forward_s + r.compute_host_backward_s > 0)

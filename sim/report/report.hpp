@@ -203,7 +203,8 @@ struct StepReport {
   std::string mfu_peak_dtype;
   int seq_len = 0, image_size = 0;  // sizes the model was evaluated at (0: n/a)
   std::string attention;
-  double mfu() const;  // model FLOPs / (steady step time x peak)
+  std::string memory_format;  // training.memory_format
+  double mfu() const;         // model FLOPs / (steady step time x peak)
   std::vector<TraceEvent> trace;
   // report::Timeline's comm_streams and comm_workers: the names of the trace's collective tracks.
   int trace_comm_streams = 1;

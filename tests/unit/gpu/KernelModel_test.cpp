@@ -175,6 +175,23 @@ TEST(KernelModel, ConvBackwardIsDgradAndWgradImplicitGemms) {
   simt.conv.tensor_cores = false;
   const auto lks = ddpsim::gpu::layer_kernels(one_layer({r}), simt);
   EXPECT_NEAR(lks[0].forward[0].shape.memory_s, 2 * io / 0.9e12, kTol);
+  // channels_last (NHWC tensors): cuDNN's NHWC kernels take them as they are, no transposes; on
+  // tensor cores forward, dgrad and wgrad each lose their three transpose kernels (3 x 2 us + 2 x
+  // the bytes read and written), and the SIMT case stays as it was.
+  auto cl = context();
+  cl.channels_last = true;
+  const auto lkc = ddpsim::gpu::layer_kernels(one_layer({r}), cl);
+  ASSERT_EQ(lkc[0].backward.size(), 2u);
+  EXPECT_NEAR(lkc[0].forward[0].shape.memory_s, io / 0.9e12, kTol);
+  for (int i = 0; i < 3; ++i) {
+    const auto& nchw = i == 0 ? lk[0].forward[0] : lk[0].backward[i - 1];
+    const auto& nhwc = i == 0 ? lkc[0].forward[0] : lkc[0].backward[i - 1];
+    EXPECT_NEAR(nchw.seconds - nhwc.seconds, 3 * 2e-6 + 2 * io / 0.9e12, kTol) << "kernel " << i;
+  }
+  auto simt_cl = simt;
+  simt_cl.channels_last = true;
+  EXPECT_NEAR(ddpsim::gpu::layer_kernels(one_layer({r}), simt_cl)[0].forward[0].seconds, lks[0].forward[0].seconds,
+              kTol);
   // Forward FLOPs 2 x 25088 x 64 x 576; backward twice that.
   EXPECT_DOUBLE_EQ(lk[0].flops_fwd, 2.0 * 25088 * 64 * 576);
   EXPECT_DOUBLE_EQ(lk[0].flops_bwd, 2 * lk[0].flops_fwd);
@@ -201,6 +218,16 @@ TEST(KernelModel, BatchNormReadsItsInputTwiceForwardAndBackward) {
   EXPECT_NEAR(lk[0].forward[0].seconds, mt(1e6), kTol);
   EXPECT_NEAR(lk[0].forward[1].seconds, mt(2e6), kTol);
   EXPECT_NEAR(lk[0].backward[0].seconds, mt(5e6), kTol);
+  // channels_last: the same forward; the backward's reduce kernel (x, dy: 2 MB) and element kernel
+  // (dy, x, dx: 3 MB), the same 5 MB in two launches.
+  auto cl = context();
+  cl.channels_last = true;
+  const auto lkc = ddpsim::gpu::layer_kernels(one_layer({mem("native_batch_norm", 1e6, 1e6, true)}), cl);
+  ASSERT_EQ(lkc[0].forward.size(), 2u);
+  ASSERT_EQ(lkc[0].backward.size(), 2u);
+  EXPECT_NEAR(lkc[0].forward[0].seconds + lkc[0].forward[1].seconds, mt(1e6) + mt(2e6), kTol);
+  EXPECT_NEAR(lkc[0].backward[0].seconds, mt(2e6), kTol);
+  EXPECT_NEAR(lkc[0].backward[1].seconds, mt(3e6), kTol);
 }
 
 TEST(KernelModel, LayerNormBackwardIsTwoKernels) {

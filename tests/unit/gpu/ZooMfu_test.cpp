@@ -33,8 +33,8 @@ struct Usual {
 
 // ResNets in fp16 on PyTorch's default NCHW layout: cuDNN transposes every convolution's operands
 // to NHWC and its result back (sim/gpu/NOTES.md), and BN/ReLU/add are memory-bound (156 FLOP/B on
-// A100-80GB, 295 on H100): MFU can fall below 15 % on A100 and later (channels_last would remove the
-// transposes; ddpsim has no option for it yet).
+// A100-80GB, 295 on H100): MFU can fall below 15 % on A100 and later (training.memory_format
+// "channels_last" removes the transposes; these usual sizes keep PyTorch's default).
 const char* const kNchw = "NCHW fp16 convolutions transpose their operands; BN/ReLU/add memory-bound";
 
 // Usual per-GPU training sizes: ResNets/VGG batch 128/64 with AMP and SGD (NVIDIA DeepLearningExamples
