@@ -59,6 +59,14 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
       kind = "data-loader-bound";
       text += "data-loader-bound: waits " + core::format_time(num(r, "data_wait_s")) + " for input per step vs " +
               core::format_time(num(b, "data_wait_s"));
+    } else if (const double dcomp = num(r, "compute_only_s") - num(b, "compute_only_s");
+               dcomp > 0 && dcomp > exp - b_exp) {
+      // More of the gap is compute than exposed communication (a dtype, memory format, model or
+      // GPU swept, not the buckets).
+      kind = "compute";
+      text += "compute only " + core::format_time(num(r, "compute_only_s")) + " vs " +
+              core::format_time(num(b, "compute_only_s")) + " (+" + core::format_time(dcomp) + "), exposed comm " +
+              core::format_time(exp) + " vs " + core::format_time(b_exp);
     } else if (nb > b_nb && exp > b_exp) {
       kind = "latency-bound";
       text += "latency-bound: " + std::to_string(nb) + " all-reduces instead of " + std::to_string(b_nb) +
@@ -111,6 +119,11 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
          core::format_time(num(b, "last_bucket_launch_s")) + ", the last gradient is ready at " +
          core::format_time(num(b, "last_gradient_ready_s"));
   }
+  // Where every other point loses mostly on compute, that is why the best wins; its communication
+  // regime follows.
+  bool all_compute = !losers.empty();
+  for (const auto& l : losers) all_compute = all_compute && l["kind"] == "compute";
+  if (all_compute) rt = "the least compute (compute only " + core::format_time(num(b, "compute_only_s")) + "); " + rt;
   rec["regime"] = regime;
   rec["regime_text"] = rt;
   // The seeds' rule of thumb for bucket_cap_mb by inter-node bandwidth, per network in the sweep.

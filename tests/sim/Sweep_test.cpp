@@ -392,6 +392,28 @@ TEST(Sweep, RecommendationNamesWhyTheBestWinsAndTheRuleOfThumb) {
   fs::remove_all(d);
 }
 
+TEST(Sweep, RecommendationSaysWhenTheBestWinsOnCompute) {
+  auto d = temp_dir("rec-compute");
+  // One bucket plan, two memory formats: channels_last drops the convolutions' transposes, so the
+  // other point loses on compute (its exposed communication differs far less).
+  Proc p("sweep resnet50-2x8-a100-hdr --param training.memory_format=contiguous_format,channels_last --json " +
+             (d / "s.json").string(),
+         d / "table.txt");
+  ASSERT_EQ(p.wait(), 0) << p.all();
+  Json j = Json::parse(slurp(d / "s.json"));
+  const auto& rec = j["recommendation"];
+  EXPECT_EQ(j["best"]["params"]["training.memory_format"], "channels_last");
+  ASSERT_EQ(rec["losers"].size(), 1u);
+  EXPECT_EQ(rec["losers"][0]["kind"], "compute") << rec.dump(2);
+  const auto& rows = j["rows"];
+  const double dcomp = rows[0]["compute_only_s"].get<double>() - rows[1]["compute_only_s"].get<double>();
+  const double dexp = rows[0]["exposed_comm_s"].get<double>() - rows[1]["exposed_comm_s"].get<double>();
+  EXPECT_GT(dcomp, dexp);
+  std::string table = slurp(d / "table.txt");
+  EXPECT_TRUE(has(table, "wins: the least compute (compute only ")) << table;
+  fs::remove_all(d);
+}
+
 }  // namespace
 }  // namespace ddpsim
 
