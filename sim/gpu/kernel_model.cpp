@@ -419,12 +419,17 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     }
   } else if (r.name == "native_layer_norm" || r.name == "layer_norm") {
     // layer_norm_kernel.cu: the forward (vectorized_layer_norm_kernel) reads a row into registers
-    // once and writes y; the backward runs layer_norm_grad_input_kernel (reads dy and x, writes
-    // dx) and then GammaBetaBackward(Simple)CUDAKernel, which reads dy and x again for dgamma and
-    // dbeta: two kernels, 5 passes.
+    // once and writes y. The backward runs layer_norm_grad_input_kernel(_vectorized), one block
+    // per row whose compute_gI loops over the row twice: once reading dy and x for the row's two
+    // sums (stats_x1, stats_x2), then, after the block reduction, again reading dy and x to write
+    // dx; then GammaBetaBackward(...)CUDAKernel reads dy and x once more for dgamma and dbeta: two
+    // kernels, 7 passes. The second read of a row is taken as a DRAM pass, as batch norm's: the
+    // ATen layer-norm backward measured on a GB300 (meta-pytorch/KernelAgent PR 133, bf16, CUDA
+    // graph replay; tests/data/kernels) takes 1.3-1.8x what even 7 passes at the streaming rate
+    // give, so the re-read is not free there.
     lk.forward.push_back(memory_kernel(in + o, c.memory));
     if (r.backward) {
-      lk.backward.push_back(memory_kernel(o + 2 * in, c.memory));
+      lk.backward.push_back(memory_kernel(2 * o + 3 * in, c.memory));
       lk.backward.push_back(memory_kernel(o + in, c.memory));
     }
   } else {
