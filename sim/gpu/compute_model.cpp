@@ -271,6 +271,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     fwd[li] = std::move(f);
     bwd[li] = std::move(b);
     p.model_flops += lks[li].flops_fwd + lks[li].flops_bwd;
+    p.conv_transposes_s += lks[li].transposes_s;
   }
   p.host_forward_op_s = host.forward_op_s;
   p.host_backward_op_s = host.backward_op_s;

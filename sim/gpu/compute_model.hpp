@@ -53,6 +53,9 @@ struct ComputeProfile {
   int seq_len = 0, image_size = 0;  // the sizes the layers are evaluated at (0: not applicable)
   std::string attention = "eager";
   double host_forward_s = 0, host_backward_s = 0;  // eager host dispatch time (0 with CUDA graphs)
+  // cuDNN's NCHW<->NHWC transposes inside tensor-core convolutions of one micro-step (forward and
+  // backward), per-kernel model only: what training.memory_format "channels_last" would remove.
+  double conv_transposes_s = 0;
   double gpu_idle_s = 0;  // GPU time spent waiting for the host (launch-bound share), in the kernels
   int kernels_forward = 0, kernels_backward = 0;
   // "Measured there, predicted here" (provenance "transferred from ..."): the measured times of GPU

@@ -275,6 +275,7 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
         e.shape.memory_s += k.shape.memory_s;
         e.shape.overhead_s += k.shape.overhead_s;
         e.seconds += k.seconds;
+        lk.transposes_s += k.seconds;
       }
     return from_gemm(e);
   };

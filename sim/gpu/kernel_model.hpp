@@ -67,6 +67,7 @@ HostCost eager_host_cost();
 struct LayerKernels {
   std::vector<Kernel> forward, backward;
   double flops_fwd = 0, flops_bwd = 0;  // model FLOPs (GEMM work counted once, no padding)
+  double transposes_s = 0;              // cuDNN's NCHW<->NHWC transposes inside the convolutions (both passes)
 };
 
 struct KernelContext {

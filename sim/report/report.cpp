@@ -139,6 +139,7 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["image_size"] = r.image_size > 0 ? Json(r.image_size) : Json(nullptr);
   j["attention"] = r.attention;
   j["memory_format"] = r.memory_format;
+  j["conv_transposes_s"] = r.conv_transposes_s > 0 ? Json(r.conv_transposes_s) : Json(nullptr);
   j["links"] = links_json(r);
   j["busiest_link"] = busiest_link_json(r);
   if (!r.links_note.empty()) j["links_note"] = r.links_note;
@@ -314,6 +315,9 @@ std::string to_table(const StepReport& r) {
       << " per micro-step (forward " << core::format_time(r.compute_host_forward_s) << ", backward "
       << core::format_time(r.compute_host_backward_s) << "); the GPU waits for it "
       << core::format_time(r.compute_host_wait_s) << "\n";
+  if (r.conv_transposes_s > 0)
+    o << "    NCHW<->NHWC transposes around cuDNN's convolutions " << core::format_time(r.conv_transposes_s)
+      << " per micro-step (training.memory_format channels_last removes them)\n";
   if (!r.transfer_classes.empty()) {
     o << "    scale factors per kernel class:";
     for (size_t i = 0; i < r.transfer_classes.size(); ++i) {

@@ -186,6 +186,7 @@ struct StepReport {
   // the GPU time spent waiting for it (gpu::ComputeProfile host_forward_s, host_backward_s,
   // gpu_idle_s): 0 when compute is measured or calibrated, or with CUDA graphs.
   double compute_host_forward_s = 0, compute_host_backward_s = 0, compute_host_wait_s = 0;
+  double conv_transposes_s = 0;  // per micro-step, per-kernel estimate only (0: none or not estimated)
   // [compute] filled by the app from gpu::ComputeProfile (the engine does not set them)
   std::string compute_provenance;  // measured / transferred / estimated
   std::string compute_scale_per = "micro-step";

@@ -136,6 +136,29 @@ TEST(Cli, ChannelsLastDropsTheConvolutionTransposesAndConvertsTheInput) {
               std::string::npos)
         << b.second;
   }
+  // The report's conv_transposes_s is what channels_last takes away: on a V100 in fp16 at batch
+  // 128 (GPU-bound), compute_only(contiguous) - compute_only(channels_last) = the transposes - the
+  // input's copy - 53 batch norms x one more 2 us launch + the difference in the GPU's wait for
+  // the host (the extra launches shift the queue by a few us).
+  {
+    const std::string v100 =
+        "--model resnet50 --cluster dgx1-v100 --nodes 1 --gpus-per-node 1 "
+        "--set training.compute_dtype=float16 --set training.batch_size=128";
+    const auto a = report(v100, "v100-fp16-nchw").first;
+    const auto b = report(v100 + " --set training.memory_format=channels_last", "v100-fp16-nhwc").first;
+    ASSERT_TRUE(a["conv_transposes_s"].is_number()) << a.dump();
+    EXPECT_TRUE(b["conv_transposes_s"].is_null());
+    const double copy = 2e-6 + 2.0 * 128 * 3 * 224 * 224 * 4 / (900e9 * 0.9);
+    const double waits = a["compute_host"]["gpu_wait_s"].get<double>() - b["compute_host"]["gpu_wait_s"].get<double>();
+    EXPECT_NEAR(a["compute_only_s"].get<double>() - b["compute_only_s"].get<double>(),
+                a["conv_transposes_s"].get<double>() - copy - 53 * 2e-6 + waits, 1e-9);
+    // A calibrated step keeps whatever layout ran: no estimate of its transposes.
+    EXPECT_TRUE(report(v100 + " --set training.measured_single_gpu_step=300ms", "v100-cal")
+                    .first["conv_transposes_s"]
+                    .is_null());
+    auto t = run("run " + v100);
+    EXPECT_NE(t.out.find("    NCHW<->NHWC transposes around cuDNN's convolutions "), std::string::npos) << t.out;
+  }
   // A model without convolutions: a warning, and the same step.
   const std::string bert = "--model bert-base --cluster dgx-a100 --nodes 1 --gpus-per-node 1";
   const auto plain = report(bert, "bert");
