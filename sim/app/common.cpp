@@ -221,6 +221,9 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
     if (!conv)
       w.push_back("training.memory_format \"channels_last\" has no effect on model " + s.model.name +
                   ": it has no convolutions (channels_last is a layout of 4-d image tensors)");
+    else if (!s.model.has_kernels())
+      w.push_back("training.memory_format \"channels_last\" changes only the per-kernel estimate; model " +
+                  s.model.name + " has no kernel records (its compute is the roofline per layer)");
     else if (measured && s.compute.use_measured)
       w.push_back("training.memory_format \"channels_last\" changes only the per-kernel estimate; model " +
                   s.model.name + "'s measured layer times are used as measured, in the layout they were measured in");
