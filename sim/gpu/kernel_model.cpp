@@ -426,7 +426,7 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     // dx; then GammaBetaBackward(...)CUDAKernel reads dy and x once more for dgamma and dbeta: two
     // kernels, 7 passes. The second read of a row is taken as a DRAM pass, as batch norm's: the
     // ATen layer-norm backward measured on a GB300 (meta-pytorch/KernelAgent PR 133, bf16, CUDA
-    // graph replay; tests/data/kernels) takes 1.3-1.8x what even 7 passes at the streaming rate
+    // graph replay; tests/data/kernels) takes 1.25-1.47x what even 7 passes at the streaming rate
     // give, so the re-read is not free there.
     lk.forward.push_back(memory_kernel(in + o, c.memory));
     if (r.backward) {
