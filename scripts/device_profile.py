@@ -8,7 +8,10 @@
 Steps (each model is skipped, with the reason recorded, when the time budget is spent):
  1. scripts/profile_model.py's run_profile on every listed zoo model at its usual per-GPU batch
     (float32 parameters, PyTorch's default TF32 convolutions): OUT/profile-<model>.json
-    (ddpsim-model/1 with fwd_time_s/bwd_time_s, measured_on = the CUDA device name).
+    (ddpsim-model/1 with fwd_time_s/bwd_time_s, measured_on = the CUDA device name); the models of
+    --channels-last-models (GPU default: resnet50) again in torch.channels_last:
+    OUT/profile-<model>-channels_last.json, which checks training.memory_format (the TF32
+    convolutions' NCHW<->NHWC transposes it removes) against the same GPU.
  2. GPU only, when build/bench/ddpbench exists: `ddpbench layers` on the same models and batch
     (OUT/ddpbench-layers-<model>.json) and `ddpbench contention -g 1` (OUT/ddpbench-contention.json).
  3. The estimate-vs-measured table: every measured profile against `ddpsim run` of the same model,
@@ -83,9 +86,15 @@ def model_input(name, batch, seq):
 def profile_models(args, out, status, deadline):
     import profile_model as pm
     made = []
+    runs = []
     for name in args.models:
+        runs.append((name, False))
+        if name in args.channels_last_models:
+            runs.append((name, True))
+    for name, cl in runs:
         t0 = time.time()
-        row = {"step": "profile_model", "model": name}
+        label = name + ("-channels_last" if cl else "")
+        row = {"step": "profile_model", "model": label}
         status.append(row)
         if time.time() > deadline:
             row.update(status="skipped", reason="time budget spent")
@@ -100,18 +109,18 @@ def profile_models(args, out, status, deadline):
             prof, check, _, info = pm.run_profile(
                 spec, shape, input_dtype=idt, device="cpu" if args.cpu else "cuda", threads=args.threads,
                 iters=args.iters, warmup=args.warmup, model_json=doc if same_size else None,
-                name=name, log=log)
-            path = os.path.join(out, "profile-%s.json" % name)
+                name=name, log=log, channels_last=cl)
+            path = os.path.join(out, "profile-%s.json" % label)
             with open(path, "w") as f:
                 json.dump(prof, f, indent=1, sort_keys=True)
             row.update(status="ok", file=os.path.basename(path), batch=batch, input=shape,
                        measured_on=prof.get("measured_on"), forward_whole_s=check.get("forward_whole_s"),
                        backward_whole_s=check.get("backward_whole_s"))
-            made.append((name, path, "float32"))
+            made.append((label, path, "float32"))
         except Exception as e:  # noqa: BLE001 -- recorded, the run goes on
             row.update(status="failed", error="%s: %s" % (type(e).__name__, e))
         row["wall_s"] = time.time() - t0
-        log("%s %s (%.1f s)" % (name, row["status"], row["wall_s"]))
+        log("%s %s (%.1f s)" % (label, row["status"], row["wall_s"]))
     return made
 
 
@@ -178,10 +187,12 @@ def estimate_table(args, out, made, gpu, extra_compute):
     for label, path, dtype in made:
         with open(path) as f:
             prof = json.load(f)
+        fmt = prof.get("measured_memory_format", "contiguous_format")
         scen = {"name": "estimate-" + label.split()[0], "model": os.path.abspath(path),
                 "cluster": {"name": "one-gpu", "gpu": gpu, "nodes": 1, "gpus_per_node": 1},
                 "training": {"batch_size": int(prof.get("measured_batch_size", prof["batch_size"])),
-                             "optimizer": "sgd", "compute_dtype": dtype},
+                             "optimizer": "sgd", "compute_dtype": dtype,
+                             "memory_format": fmt},
                 "contention": {"enabled": False},
                 "compute": dict(extra_compute, use_measured=False)}
         with tempfile.TemporaryDirectory() as td:
@@ -203,6 +214,8 @@ def estimate_table(args, out, made, gpu, extra_compute):
             ms_, es_ = m["forward_s"] + m["backward_s"], e["forward_s"] + e["backward_s"]
             r["error"] = cp.rel(es_, ms_)
             model_rows.append(r)
+            if fmt != "contiguous_format":
+                continue  # the all-models table is the zoo in PyTorch's default format
             agg = rows.setdefault(t, {"type": t, "layers": 0, "measured_s": 0.0, "estimated_s": 0.0})
             agg["layers"] += m["layers"]
             agg["measured_s"] += ms_
@@ -210,6 +223,7 @@ def estimate_table(args, out, made, gpu, extra_compute):
         tot_m = sum(r["measured_fwd_s"] + r["measured_bwd_s"] for r in model_rows)
         tot_e = sum(r["estimated_fwd_s"] + r["estimated_bwd_s"] for r in model_rows)
         per_model.append({"model": label, "measured_on": prof.get("measured_on"), "dtype": dtype,
+                          "memory_format": fmt,
                           "batch": scen["training"]["batch_size"], "measured_s": tot_m, "estimated_s": tot_e,
                           "error": cp.rel(tot_e, tot_m), "by_type": model_rows,
                           "ddpsim_provenance": rep.get("compute_provenance")})
@@ -246,6 +260,9 @@ def main(argv=None):
                     help="bundled GPU preset the estimate uses (GPU mode; default: the preset the CUDA "
                          "device name maps to, else h200)")
     ap.add_argument("--models", default=None, help="comma-separated zoo models")
+    ap.add_argument("--channels-last-models", default=None,
+                    help="comma-separated models of --models profiled again in channels_last "
+                         "(default: resnet50 on a GPU, none with --cpu; '' for none)")
     ap.add_argument("--cpu", action="store_true", help="dry run on this CPU (no GPU, no ddpbench)")
     ap.add_argument("--budget-s", type=float, default=540.0, help="stop starting new steps after this")
     ap.add_argument("--iters", type=int, default=5)
@@ -259,7 +276,11 @@ def main(argv=None):
     deadline = start + args.budget_s
     args.models = (args.models.split(",") if args.models else
                    (DEFAULT_CPU_MODELS if args.cpu else DEFAULT_GPU_MODELS))
-    bad = [m for m in args.models if m not in USUAL]
+    if args.channels_last_models is None:
+        args.channels_last_models = [] if args.cpu else [m for m in ("resnet50",) if m in args.models]
+    else:
+        args.channels_last_models = [m for m in args.channels_last_models.split(",") if m]
+    bad = [m for m in args.models + args.channels_last_models if m not in USUAL]
     if bad:
         sys.stderr.write("device_profile.py: error: unknown model(s) %s; allowed: %s\n"
                          % (", ".join(bad), ", ".join(sorted(USUAL))))

@@ -130,7 +130,8 @@ def check_model_json(doc, model, shape, input_dtype, path):
 
 def run_profile(spec, shape, input_dtype="float32", device=None, threads=0, iters=5, warmup=2,
                 model_json=None, model_json_path="--model-json", kwargs=None, vocab=None, seed=0,
-                name=None, allow_unused=False, set_to_none=None, scale_to_whole=True, log=None):
+                name=None, allow_unused=False, set_to_none=None, scale_to_whole=True, log=None,
+                channels_last=False):
     """Export (or take model_json), build the model and input, measure.  Returns
     (profile_doc, check, export_doc, info) where export_doc is the model without times and
     info has the device, the thread count and the wall times of the steps."""
@@ -155,6 +156,14 @@ def run_profile(spec, shape, input_dtype="float32", device=None, threads=0, iter
     x = em.make_input(model, shape, input_dtype, vocab=vocab, seed=seed)
     if model_json is not None:
         check_model_json(doc, model, shape, input_dtype, model_json_path)
+    if channels_last:
+        # As the PyTorch tutorial "(beta) Channels Last Memory Format in PyTorch" does: the model's
+        # 4-d parameters and the input in NHWC; convolutions then run and return channels_last.
+        if x.dim() != 4:
+            raise UsageError("--channels-last needs a 4-d image input (N x C x H x W); --input has %d dimensions"
+                             % x.dim())
+        model = model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
     if log:
         log("measuring %d layers on %s (%d thread(s)), %d warm-up + %d timed iterations ..."
             % (len(doc["layers"]), dev, info["threads"], warmup, iters))
@@ -167,6 +176,8 @@ def run_profile(spec, shape, input_dtype="float32", device=None, threads=0, iter
     except dp.ProfileError as e:
         raise UsageError(str(e))
     info["measure_s"] = time.time() - t1
+    if channels_last:
+        prof["measured_memory_format"] = "channels_last"  # absent: contiguous_format, PyTorch's default
     # the export without measured times (what ddpsim's roofline estimate uses)
     base = json.loads(json.dumps(prof))
     for l in base["layers"]:
@@ -174,6 +185,7 @@ def run_profile(spec, shape, input_dtype="float32", device=None, threads=0, iter
         l.pop("bwd_time_s", None)
     base.pop("measured_on", None)
     base.pop("measured_batch_size", None)
+    base.pop("measured_memory_format", None)
     return prof, check, base, info
 
 
@@ -244,6 +256,9 @@ def build_parser():
                     help="keep the raw per-layer medians (do not scale them to the whole passes)")
     ap.add_argument("--check-json", default=None, help="also write the check figures to this JSON file")
     ap.add_argument("--no-verify", action="store_true", help="do not run `ddpsim show` on the output")
+    ap.add_argument("--channels-last", action="store_true",
+                    help="measure with the model and input in torch.channels_last (NHWC); the file records "
+                         "measured_memory_format")
     return ap
 
 
@@ -265,7 +280,7 @@ def main(argv=None):
             args.spec, shape, args.input_dtype, args.device, args.threads, args.iters, args.warmup,
             model_json=mj, model_json_path=args.model_json, kwargs=kwargs, vocab=args.vocab,
             seed=args.seed, name=args.name, allow_unused=args.allow_unused, set_to_none=stn,
-            scale_to_whole=not args.no_scale, log=log)
+            scale_to_whole=not args.no_scale, log=log, channels_last=args.channels_last)
     except (UsageError, em.ExportError, dp.ProfileError) as e:
         _die(str(e))
     em.write_json(prof, args.output)

@@ -209,24 +209,29 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
                 " runs that many collectives of one NCCL stream at once, but NCCL runs a communicator's "
                 "collectives in order on one CUDA stream (comm_workers 1); several workers are gloo's threads "
                 "(collective.model \"ring\"). For concurrent NCCL collectives use streams.comm_streams");
+  bool conv = false, measured = false;
+  for (const auto& l : s.model.layers) {
+    conv = conv || l.type == config::LayerType::CONV2D;
+    measured = measured || l.fwd_time || l.bwd_time;
+  }
+  // Measured times are used in the layout they were taken in; say so where the scenario asks for
+  // the other one.
+  if (conv && measured && s.compute.use_measured && s.model.measured_memory_format != s.training.memory_format)
+    w.push_back("model " + s.model.name + "'s layer times were measured in " + s.model.measured_memory_format +
+                " and are used as measured; training.memory_format \"" + s.training.memory_format +
+                "\" changes only estimated compute");
   if (s.training.memory_format == "channels_last") {
-    bool conv = false, measured = false;
-    for (const auto& l : s.model.layers) {
-      conv = conv || l.type == config::LayerType::CONV2D;
-      measured = measured || l.fwd_time || l.bwd_time;
-    }
     const std::string dt = config::to_string(s.training.compute_dtype);
     const bool tensor_cores = config::is_half_precision(s.training.compute_dtype) ||
                               ((dt == "float32" || dt == "tf32") && s.cluster.gpu.peak_flops.count("tf32"));
     if (!conv)
       w.push_back("training.memory_format \"channels_last\" has no effect on model " + s.model.name +
                   ": it has no convolutions (channels_last is a layout of 4-d image tensors)");
-    else if (!s.model.has_kernels())
+    else if (measured && s.compute.use_measured) {
+      // measured compute: said above when it was measured in the other format
+    } else if (!s.model.has_kernels())
       w.push_back("training.memory_format \"channels_last\" changes only the per-kernel estimate; model " +
                   s.model.name + " has no kernel records (its compute is the roofline per layer)");
-    else if (measured && s.compute.use_measured)
-      w.push_back("training.memory_format \"channels_last\" changes only the per-kernel estimate; model " +
-                  s.model.name + "'s measured layer times are used as measured, in the layout they were measured in");
     else if (!tensor_cores)
       w.push_back("training.memory_format \"channels_last\" with " + dt + " convolutions on " + s.cluster.gpu.name +
                   " (no tensor cores for them): ddpsim models no layout effect there, and PyTorch's maintainers "

@@ -329,6 +329,8 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
   m.measured_batch_size = static_cast<int>(r.integer_or("measured_batch_size", 0, 1, 1 << 24));
   m.measured_dtype = r.string_or("measured_dtype", "", dtype_names());
   m.measured_gpu = r.string_or("measured_gpu", "");
+  m.measured_memory_format =
+      r.string_or("measured_memory_format", "contiguous_format", {"contiguous_format", "channels_last"});
 
   const Json* params = r.raw("params");
   if (!params)

@@ -144,6 +144,9 @@ struct ModelSpec {
   std::string measured_on;      // device the measured times come from, if any
   int measured_batch_size = 0;  // batch the measured times were taken at (0: batch_size)
   std::string measured_dtype;   // compute precision of the measured times (ddpbench layers), if given
+  // Memory format the measured times were taken in (profile_model.py --channels-last writes
+  // "channels_last"; absent: PyTorch's default "contiguous_format").
+  std::string measured_memory_format = "contiguous_format";
   // The GPU preset the measured times were taken on: the file's `measured_gpu` (a bundled GPU name
   // or a GPU file), else the preset `measured_on` names (config::gpu_preset_for_device); empty when
   // unknown (CPU profiles, unlisted GPUs). A measured profile on another GPU than the cluster's is

@@ -60,6 +60,31 @@ class DeviceProfileCpuTest(unittest.TestCase):
         with open(os.path.join(self.tmp, "estimate-vs-measured.md")) as f:
             self.assertIn("not a GPU result", f.read())
 
+    def test_channels_last_profile_is_estimated_in_channels_last(self):
+        # a second, tiny run: resnet50 at the dry run's batch, also in channels_last
+        out = os.path.join(self.tmp, "cl")
+        r = subprocess.run([sys.executable, SCRIPT, "--cpu", "--out", out, "--models", "resnet50",
+                            "--channels-last-models", "resnet50", "--iters", "1", "--warmup", "0", "--threads",
+                            "1", "--matmul-n", "256"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=600, cwd=REPO)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "profile-resnet50-channels_last.json")) as f:
+            self.assertEqual(json.load(f)["measured_memory_format"], "channels_last")
+        with open(os.path.join(out, "estimate-vs-measured.json")) as f:
+            table = json.load(f)
+        formats = {m["model"]: m["memory_format"] for m in table["models"]}
+        self.assertEqual(formats, {"resnet50": "contiguous_format", "resnet50-channels_last": "channels_last"})
+        # the all-models table is the default format only
+        default = next(m for m in table["models"] if m["model"] == "resnet50")
+        self.assertAlmostEqual(sum(r["measured_s"] for r in table["by_type_all_models"]), default["measured_s"],
+                               places=12)
+        # a channels_last model not in --models is refused
+        r = subprocess.run([sys.executable, SCRIPT, "--cpu", "--out", out, "--models", "skip-branch",
+                            "--channels-last-models", "nope"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, cwd=REPO, timeout=300)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nope", r.stderr)
+
     def test_unknown_model_is_a_usage_error(self):
         r = subprocess.run([sys.executable, SCRIPT, "--cpu", "--out", self.tmp, "--models", "nope"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, cwd=REPO,

@@ -124,6 +124,25 @@ class ProfileModelTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("only the batch", r.stderr)
 
+    def test_channels_last(self):
+        # the model and input in NHWC: the file says so, and ddpsim reads it
+        out = os.path.join(self.tmp, "r18-cl.json")
+        r = run([SPEC, "-o", out, "--channels-last", "--input", "2x3x32x32", "--threads", "1", "--iters", "1",
+                 "--warmup", "0", "--device", "cpu"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["measured_memory_format"], "channels_last")
+        with open(self.out) as f:
+            self.assertNotIn("measured_memory_format", json.load(f))  # contiguous: PyTorch's default, absent
+        # a sequence model's 2-d input has no channels_last layout: refused before measuring
+        r = run(["zoo.bert:bert_base", "-o", os.path.join(self.tmp, "b.json"), "--channels-last",
+                 "--kwargs", '{"vocab_size": 64, "hidden_size": 12, "intermediate_size": 12, '
+                             '"max_position_embeddings": 16, "num_hidden_layers": 1}',
+                 "--input", "1x4", "--input-dtype", "int64", "--device", "cpu", "--iters", "1"])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--channels-last needs a 4-d image input", r.stderr)
+
     def test_bad_arguments_exit_2(self):
         out = os.path.join(self.tmp, "bad.json")
         cases = [

@@ -48,8 +48,21 @@ TEST(MemoryFormatWarnings, SaidWhereChannelsLastCannotChangeTheEstimate) {
     l.fwd_time = 1e-4;
     l.bwd_time = 2e-4;
   }
-  EXPECT_NE(warnings_of(measured).find("model resnet50's measured layer times are used as measured"), std::string::npos)
+  EXPECT_NE(warnings_of(measured).find("model resnet50's layer times were measured in contiguous_format and are "
+                                       "used as measured; training.memory_format \"channels_last\""),
+            std::string::npos)
       << warnings_of(measured);
+  // Measured in channels_last (profile_model.py --channels-last): consistent, nothing to say; the
+  // same times under the default format are flagged the other way round.
+  measured.model.measured_memory_format = "channels_last";
+  EXPECT_EQ(warnings_of(measured), "");
+  measured.training.memory_format = "contiguous_format";
+  EXPECT_NE(warnings_of(measured).find("measured in channels_last and are used as measured; "
+                                       "training.memory_format \"contiguous_format\""),
+            std::string::npos)
+      << warnings_of(measured);
+  measured.training.memory_format = "channels_last";
+  measured.model.measured_memory_format = "contiguous_format";
   measured.compute.use_measured = false;  // the estimate again
   EXPECT_EQ(warnings_of(measured), "");
   // Without kernel records the compute is the roofline per layer: nothing to change either.

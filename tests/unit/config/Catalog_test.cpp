@@ -582,6 +582,9 @@ TEST_F(CatalogTest, MeasuredProfileFieldsAndExportInput) {
   const ModelSpec m = cat_.load_model(file_);
   EXPECT_EQ(m.measured_on, "NVIDIA H100");
   EXPECT_EQ(m.measured_dtype, "bfloat16");
+  EXPECT_EQ(m.measured_memory_format, "contiguous_format");  // absent: PyTorch's default
+  j["measured_memory_format"] = "channels_last";
+  EXPECT_EQ(cat_.load_model(tmp_.write("cl.json", j).string()).measured_memory_format, "channels_last");
   EXPECT_EQ(m.input_shape, (std::vector<int64_t>{2, 128}));
   EXPECT_EQ(m.input_dtype, ddpsim::config::DType::INT64);
   EXPECT_DOUBLE_EQ(m.input_bytes_per_sample, 128 * 8);
@@ -592,6 +595,13 @@ TEST_F(CatalogTest, UnknownMeasuredDtype) {
   Json m = model_json();
   m["measured_dtype"] = "fp8";
   EXPECT_TRUE(contains_all(only(model_error(m)), {file_, "/measured_dtype", "fp8", "bfloat16"}));
+}
+
+TEST_F(CatalogTest, UnknownMeasuredMemoryFormat) {
+  Json m = model_json();
+  m["measured_memory_format"] = "nhwc";
+  EXPECT_TRUE(contains_all(only(model_error(m)),
+                           {file_, "/measured_memory_format", "nhwc", "contiguous_format", "channels_last"}));
 }
 
 TEST_F(CatalogTest, NegativeLayerTime) {
