@@ -21,6 +21,11 @@ try:
     HAVE_TORCH = True
 except ImportError:
     HAVE_TORCH = False
+try:
+    import torchvision  # noqa: F401  (the zoo's resnet50)
+    HAVE_TORCHVISION = True
+except ImportError:
+    HAVE_TORCHVISION = False
 
 
 @unittest.skipUnless(HAVE_TORCH and os.path.isfile(DDPSIM), "needs torch and build/ddpsim")
@@ -60,6 +65,7 @@ class DeviceProfileCpuTest(unittest.TestCase):
         with open(os.path.join(self.tmp, "estimate-vs-measured.md")) as f:
             self.assertIn("not a GPU result", f.read())
 
+    @unittest.skipUnless(HAVE_TORCHVISION, "needs torchvision (the zoo's resnet50)")
     def test_channels_last_profile_is_estimated_in_channels_last(self):
         # a second, tiny run: resnet50 at the dry run's batch, also in channels_last
         out = os.path.join(self.tmp, "cl")
