@@ -15,6 +15,8 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
+#include "gpu/compute_model.hpp"
+#include "gpu/kernel_model.hpp"
 #include "report/writers.hpp"
 
 namespace fs = std::filesystem;
@@ -209,31 +211,25 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
                 " runs that many collectives of one NCCL stream at once, but NCCL runs a communicator's "
                 "collectives in order on one CUDA stream (comm_workers 1); several workers are gloo's threads "
                 "(collective.model \"ring\"). For concurrent NCCL collectives use streams.comm_streams");
-  bool conv = false, measured = false;
-  for (const auto& l : s.model.layers) {
-    conv = conv || l.type == config::LayerType::CONV2D;
-    measured = measured || l.fwd_time || l.bwd_time;
-  }
-  // Measured times are used in the layout they were taken in; say so where the scenario asks for
-  // the other one.
-  if (conv && measured && s.compute.use_measured && s.model.measured_memory_format != s.training.memory_format)
-    w.push_back("model " + s.model.name + "'s layer times were measured in " + s.model.measured_memory_format +
-                " and are used as measured; training.memory_format \"" + s.training.memory_format +
-                "\" changes only estimated compute");
-  if (s.training.memory_format == "channels_last") {
-    const std::string dt = config::to_string(s.training.compute_dtype);
-    const bool tensor_cores = config::is_half_precision(s.training.compute_dtype) ||
-                              ((dt == "float32" || dt == "tf32") && s.cluster.gpu.peak_flops.count("tf32"));
-    if (!conv)
-      w.push_back("training.memory_format \"channels_last\" has no effect on model " + s.model.name +
-                  ": it has no convolutions (channels_last is a layout of 4-d image tensors)");
-    else if (measured && s.compute.use_measured) {
-      // measured compute: said above when it was measured in the other format
-    } else if (!s.model.has_kernels())
+  // training.memory_format where it cannot do what it says. Measured times are used in the layout
+  // they were taken in (gpu/compute_model), so a scenario asking for the other one is told.
+  const bool conv = s.model.has_layer_type(config::LayerType::CONV2D);
+  const bool measured = s.compute.use_measured && s.model.has_measured_times();
+  const std::string& fmt = s.training.memory_format;
+  if (fmt == "channels_last" && !conv) {
+    w.push_back("training.memory_format \"channels_last\" has no effect on model " + s.model.name +
+                ": it has no convolutions (channels_last is a layout of 4-d image tensors)");
+  } else if (conv && measured) {
+    if (s.model.measured_memory_format != fmt)
+      w.push_back("model " + s.model.name + "'s layer times were measured in " + s.model.measured_memory_format +
+                  " and are used as measured; training.memory_format \"" + fmt + "\" changes only estimated compute");
+  } else if (fmt == "channels_last") {
+    const std::string math = gpu::conv_math_mode(s.cluster.gpu, s.training.compute_dtype);
+    if (!s.model.has_kernels())
       w.push_back("training.memory_format \"channels_last\" changes only the per-kernel estimate; model " +
                   s.model.name + " has no kernel records (its compute is the roofline per layer)");
-    else if (!tensor_cores)
-      w.push_back("training.memory_format \"channels_last\" with " + dt + " convolutions on " + s.cluster.gpu.name +
+    else if (!gpu::device_rates(s.cluster.gpu, math, 0).tensor_cores)
+      w.push_back("training.memory_format \"channels_last\" with " + math + " convolutions on " + s.cluster.gpu.name +
                   " (no tensor cores for them): ddpsim models no layout effect there, and PyTorch's maintainers "
                   "expect channels_last to help only tensor-core inputs (pytorch/pytorch#44943)");
   }

@@ -207,6 +207,18 @@ bool ModelSpec::has_kernels() const {
   return false;
 }
 
+bool ModelSpec::has_measured_times() const {
+  for (const auto& l : layers)
+    if (l.fwd_time && l.bwd_time) return true;
+  return false;
+}
+
+bool ModelSpec::has_layer_type(LayerType t) const {
+  for (const auto& l : layers)
+    if (l.type == t) return true;
+  return false;
+}
+
 int64_t ModelSpec::total_numel() const {
   int64_t n = 0;
   for (const auto& p : params) n += p.numel;

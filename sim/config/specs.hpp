@@ -167,6 +167,10 @@ struct ModelSpec {
   int kernel_export_size = 0;
   bool kernel_batch_exponents = false;
   bool has_kernels() const;
+  // Some layer carries measured fwd_time and bwd_time (the compute model then uses them when
+  // compute.use_measured is on).
+  bool has_measured_times() const;
+  bool has_layer_type(LayerType t) const;
   int64_t total_numel() const;
   double grad_bytes() const;  // bytes of all requires_grad parameters
 };

@@ -52,6 +52,11 @@ Kernel optimizer_kernel(const config::Scenario& sc, const std::vector<int>& para
   return k;
 }
 
+std::string conv_math_mode(const config::GpuSpec& gpu, config::ComputeDtype dtype) {
+  const std::string dt = config::to_string(dtype);
+  return (dt == "float32" && gpu.peak_flops.count("tf32")) ? "tf32" : dt;
+}
+
 double input_bytes_per_sample(const config::Scenario& sc) {
   if (sc.training.input_bytes_per_sample) return *sc.training.input_bytes_per_sample;
   // The export's input at the scenario's size: training.image_size scales both sides of an image,
@@ -195,7 +200,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   // True: in float32, convolutions use TF32 tensor cores where the GPU has them, GEMMs do not.
   const bool half = config::is_half_precision(tr.compute_dtype);
   const std::string gemm_math = dt;
-  const std::string conv_math = (dt == "float32" && gpu.peak_flops.count("tf32")) ? "tf32" : dt;
+  const std::string conv_math = conv_math_mode(gpu, tr.compute_dtype);
   c.gemm = device_rates(gpu, gemm_math, sc.compute.kernel_overhead);
   c.conv = device_rates(gpu, conv_math, sc.compute.kernel_overhead);
   c.memory = device_rates(gpu, "float32", sc.compute.kernel_overhead);
@@ -247,8 +252,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     return k;
   };
   std::vector<std::vector<Kernel>> fwd(m.layers.size()), bwd(m.layers.size());
-  bool has_conv = false;
-  for (const auto& l : m.layers) has_conv = has_conv || l.type == config::LayerType::CONV2D;
+  const bool has_conv = m.has_layer_type(config::LayerType::CONV2D);
   const double input_bytes = input_bytes_per_sample(sc) * tr.batch_size;
   for (size_t li = 0; li < m.layers.size(); ++li) {
     const auto& l = m.layers[li];
@@ -438,8 +442,7 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
 
   p.forward.reserve(m.layers.size());
   p.backward.reserve(m.layers.size());
-  const bool any_measured = cs.use_measured && std::any_of(m.layers.begin(), m.layers.end(),
-                                                           [](const auto& l) { return l.fwd_time && l.bwd_time; });
+  const bool any_measured = cs.use_measured && m.has_measured_times();
   // A measured profile from another GPU than the cluster's is transferred (see transfer_layers).
   const bool transfer = any_measured && m.measured_gpu_spec && m.measured_gpu_spec->name != gpu.name;
   if (m.has_kernels() && !any_measured) {

@@ -100,6 +100,9 @@ double optimizer_bytes_per_element(const std::string& optimizer, int elem_size, 
 // for foreach and fused)
 // (ZeroRedundancyOptimizer steps a shard or a DDP bucket with it). Not scaled by compute_scale.
 Kernel optimizer_kernel(const config::Scenario& scenario, const std::vector<int>& params, double peak_flops);
+// The math mode cuDNN's convolutions run in: PyTorch's defaults (torch.backends.cudnn.allow_tf32
+// on) make float32 convolutions TF32 where the GPU has it; otherwise the compute dtype's.
+std::string conv_math_mode(const config::GpuSpec& gpu, config::ComputeDtype dtype);
 // Bytes of one input sample (from the model's export input unless the scenario gives it).
 double input_bytes_per_sample(const config::Scenario& scenario);
 
