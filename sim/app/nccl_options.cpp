@@ -236,6 +236,7 @@ void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& na
   if (found.empty() && one_phase)
     std::cerr << "ddpsim: warning: " << name << ": the log does not say which nccl-tests binary wrote it (no "
               << "'# Collective test starting' line, and its rows fit several); taken as " << test << "\n";
+  for (const auto& w : collectives::log_warnings(log)) std::cerr << "ddpsim: warning: " << w << "\n";
   const int n = c.world_size();
   const bool listed = log.nranks() > 0;
   const int ranks = listed ? log.nranks() : log.nranks_from_bandwidths(one_phase);

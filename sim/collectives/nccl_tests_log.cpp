@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/json_reader.hpp"
+#include "core/text.hpp"
 
 namespace ddpsim::collectives {
 namespace {
@@ -59,6 +60,46 @@ bool is_word(const std::string& s) {
   for (char c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   return true;
+}
+
+bool digits(const std::string& s, size_t from, size_t n) {
+  for (size_t i = from; i < from + n; ++i)
+    if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+// "2026-07-09" and "14:03:59", as util.cu's TIME_STRING_FORMAT "%Y-%m-%d %H:%M:%S" prints them.
+bool is_date(const std::string& s) {
+  return s.size() == 10 && digits(s, 0, 4) && s[4] == '-' && digits(s, 5, 2) && s[7] == '-' && digits(s, 8, 2);
+}
+bool is_clock(const std::string& s) {
+  return s.size() == 8 && digits(s, 0, 2) && s[2] == ':' && digits(s, 3, 2) && s[5] == ':' && digits(s, 6, 2);
+}
+
+// The column header "#  size  count  type  redop  root  time  algbw  busbw  #wrong ..." (util.cu
+// writeResultHeader): whether its time column is "cputime" (-C 1); nullopt for any other line.
+std::optional<bool> column_header(const std::string& t) {
+  std::istringstream ss(t);
+  std::vector<std::string> w;
+  for (std::string x; ss >> x;) w.push_back(x);
+  if (w.size() < 4 || w[0] != "#" || w[1] != "size" || w[2] != "count") return std::nullopt;
+  bool cpu = false, gpu = false;
+  for (const auto& x : w) {
+    cpu = cpu || x == "cputime";
+    gpu = gpu || x == "time";
+  }
+  if (!cpu && !gpu) return std::nullopt;
+  return cpu;
+}
+
+// nccl-tests -C 1 prints the host's enqueue time per call in the time columns; algbw is size over
+// the collective's time (common.cu BenchTime: getBw from deltaSec). The collective's time is
+// size / algbw where algbw has three significant digits (>= 1 GB/s, printed "%6.2f"); otherwise
+// 0, which every consumer skips. Returns whether the out-of-place time could be derived.
+bool time_from_algbw(NcclTestsRow& r) {
+  auto derive = [&](double algbw) { return algbw >= 1.0 ? r.size_bytes / (algbw * 1e3) : 0.0; };
+  r.oop_time_us = derive(r.oop_algbw);
+  r.ip_time_us = derive(r.ip_algbw);
+  return r.oop_time_us > 0;
 }
 
 const char* kExpected =
@@ -262,6 +303,8 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   int lineno = 0;
   bool banner_since_row = true;
   double prev_size = -1;
+  bool host_time = false;  // the last column header said "cputime" (nccl-tests -C 1)
+  int blocking = 0;        // the last banner's "# Blocking Enabled" mode (nccl-tests -z)
   // nccl-tests 2.14+ banner: "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102"
   // (NCCL_VERSION_CODE of the library it ran with: 2.31.2 here).
   // Before 2.9 NCCL_VERSION_CODE was major*1000 + minor*100 + patch (2.8.3 = 2803).
@@ -299,6 +342,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
           throw NcclLogError(filename, lineno, t.substr(0, 120),
                              "'nThread N nGpus G' with N an integer in [0, 1048576] and G in [0, 1024]");
         banner_since_row = true;
+        blocking = 0;
         // nccl-tests -G N (CUDA graph launches; printed as "graph: N" on the same banner line
         // since -G exists): absent from older banners, which then leave it unstated (-1).
         log.cuda_graph = -1;
@@ -306,6 +350,16 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
           if (!banner_int(*g, 1 << 20, log.cuda_graph))
             throw NcclLogError(filename, lineno, t.substr(0, 120),
                                "'graph: N' (nccl-tests -G, CUDA graph launches) with N an integer in [0, 1048576]");
+      } else if (const auto h = column_header(t)) {
+        // The column header comes after the banner; a header of its own starts a run.
+        host_time = *h;
+        banner_since_row = true;
+      } else if (t.find("Blocking Enabled:") != std::string::npos) {
+        // common.cu: -z 1 "wait and barrier after each inner iteration", 2 "wait after each
+        // inner iteration ..., no barrier", 3 "... after each outer iteration".
+        blocking = t.find("outer iteration") != std::string::npos ? 3
+                   : t.find("no barrier") != std::string::npos    ? 2
+                                                                  : 1;
       } else if (auto dev = log_match::device(t)) {
         log.devices.push_back(*dev);
       } else if (const auto avg = log_match::avg_bus_bandwidth(t)) {
@@ -318,19 +372,27 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     std::istringstream ss(t);
     std::vector<std::string> f;
     for (std::string w; ss >> w;) f.push_back(w);
-    // Layouts by field count: 13 = with root, 12 = with redop, 11 = oldest (no redop).
-    int head = 0;  // fields before the out-of-place time
     NcclTestsRow r;
-    if (f.size() == 13)
+    // nccl-tests -S 1 ends a row with "YYYY-MM-DD HH:MM:SS" (util.cu writeTimestamp).
+    if (f.size() >= 2 && is_date(f[f.size() - 2]) && is_clock(f.back())) {
+      r.timestamp = f[f.size() - 2] + " " + f.back();
+      f.resize(f.size() - 2);
+    }
+    // Layouts by field count: 13 = with root, 12 = with redop, 11 = oldest (no redop); 21 = with
+    // root and nccl-tests -I 1's four per-iteration columns after each block.
+    int head = 0;  // fields before the out-of-place time
+    if (f.size() == 13 || f.size() == 21)
       head = 5;
     else if (f.size() == 12)
       head = 4;
     else if (f.size() == 11)
       head = 3;
     else
-      throw NcclLogError(
-          filename, lineno, t,
-          std::string(kExpected) + " (got " + std::to_string(f.size()) + " fields; rows have 11, 12 or 13)");
+      throw NcclLogError(filename, lineno, t,
+                         std::string(kExpected) + " (got " + std::to_string(f.size()) +
+                             " fields; rows have 11, 12 or 13, or 21 with nccl-tests -I 1, plus 2 with -S 1)");
+    r.per_iteration = f.size() == 21;
+    const int block = r.per_iteration ? 8 : 4;  // fields per out-of-place / in-place block
     long long count = 0, root = -1;
     double size = 0;
     auto need = [&](bool ok, const std::string& what) {
@@ -346,15 +408,29 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     double v[6];
     const char* names[6] = {"out-of-place time", "out-of-place algbw", "out-of-place busbw",
                             "in-place time",     "in-place algbw",     "in-place busbw"};
-    const int cols[6] = {head, head + 1, head + 2, head + 4, head + 5, head + 6};
+    const int cols[6] = {head, head + 1, head + 2, head + block, head + block + 1, head + block + 2};
     for (int i = 0; i < 6; ++i)
       need(to_double(f[cols[i]], v[i]) && (i % 3 == 0 ? v[i] > 0 : v[i] >= 0),
            "column " + std::to_string(cols[i] + 1) + " (" + names[i] + ") to be a finite number " +
                (i % 3 == 0 ? "> 0" : ">= 0") + ", got \"" + f[cols[i]] + "\"");
     need(is_wrong_field(f[head + 3]), "column " + std::to_string(head + 4) +
                                           " (out-of-place #wrong) to be a number or N/A, got \"" + f[head + 3] + "\"");
-    need(is_wrong_field(f[head + 7]), "column " + std::to_string(head + 8) +
-                                          " (in-place #wrong) to be a number or N/A, got \"" + f[head + 7] + "\"");
+    need(is_wrong_field(f[head + block + 3]), "column " + std::to_string(head + block + 4) +
+                                                  " (in-place #wrong) to be a number or N/A, got \"" +
+                                                  f[head + block + 3] + "\"");
+    if (r.per_iteration) {
+      const char* stat_names[4] = {"i_min", "i_max", "i_p99", "i_cv%"};
+      for (int b = 0; b < 2; ++b) {
+        double s4[4];
+        for (int k = 0; k < 4; ++k) {
+          const int c = head + b * block + 4 + k;
+          need(to_double(f[static_cast<size_t>(c)], s4[k]) && s4[k] >= 0,
+               "column " + std::to_string(c + 1) + " (" + (b ? "in-place " : "out-of-place ") + stat_names[k] +
+                   ") to be a finite number >= 0, got \"" + f[static_cast<size_t>(c)] + "\"");
+        }
+        (b ? r.ip_iter : r.oop_iter) = {s4[0], s4[1], s4[2], s4[3]};
+      }
+    }
     r.size_bytes = size;
     r.count = count;
     r.type = f[2];
@@ -367,7 +443,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     r.ip_time_us = v[3];
     r.ip_algbw = v[4];
     r.ip_busbw = v[5];
-    r.ip_wrong = f[head + 7];
+    r.ip_wrong = f[static_cast<size_t>(head + block + 3)];
     if (log.runs.empty() || banner_since_row || size <= prev_size) {
       NcclTestsRun run;
       run.first_row = log.rows.size();
@@ -375,10 +451,13 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
       run.nthread = banner_since_row ? log.nthread : 0;
       run.ngpus = banner_since_row ? log.ngpus : 0;
       run.cuda_graph = banner_since_row ? log.cuda_graph : -1;
+      run.host_time = host_time;
+      run.blocking = blocking;
       log.runs.push_back(run);
     }
     banner_since_row = false;
     prev_size = size;
+    if (host_time && !time_from_algbw(r)) ++log.runs.back().host_time_rows_dropped;
     ++log.runs.back().row_count;
     log.rows.push_back(r);
   }
@@ -426,8 +505,171 @@ std::string nccl_test_of(const NcclTestsLog& log) {
   return best->redop.empty() ? "" : "reduce_scatter_perf";
 }
 
+namespace {
+
+// A number nccl-tests' jsonDouble / jsonInt / jsonSize_t wrote: finite (its "nan" is a string,
+// refused here) and within [lo, hi].
+double json_number(const core::Json& o, const std::string& key, const std::string& path, core::Diagnostics& d,
+                   double lo, double hi, bool required = true) {
+  const std::string at = core::join_path(path, key);
+  if (!o.is_object() || !o.contains(key)) {
+    if (required) d.add(at, "missing; nccl-tests -J writes it (a number)");
+    return 0;
+  }
+  const auto& v = o.at(key);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi) {
+    d.add_value(at, v, "a number from " + core::printf_text("%g", lo) + " to " + core::printf_text("%g", hi));
+    return 0;
+  }
+  return v.get<double>();
+}
+
+std::string json_text(const core::Json& o, const std::string& key, const std::string& path, core::Diagnostics& d) {
+  if (!o.is_object() || !o.contains(key) || !o.at(key).is_string()) {
+    d.add(core::join_path(path, key), "missing or not a string; nccl-tests -J writes it");
+    return "";
+  }
+  return o.at(key).get<std::string>();
+}
+
+}  // namespace
+
+NcclTestsLog parse_nccl_tests_json(const std::string& text, const std::string& filename) {
+  const core::Json j = core::parse_json_text(text, filename);
+  core::Diagnostics d(filename);
+  NcclTestsLog log;
+  log.filename = filename;
+  if (!j.is_object()) {
+    d.add("", "an nccl-tests -J file is one JSON object with \"version\", \"config\" and \"results\"");
+    d.throw_if_any();
+  }
+  if (!j.contains("version") || j.at("version") != 3) {
+    d.add("/version", (j.contains("version") ? core::short_dump(j.at("version")) : std::string("missing")) +
+                          "; this reader knows JSON_FILE_VERSION 3, what nccl-tests 2.17.3 to 2.19.6 write");
+    d.throw_if_any();
+  }
+  const double code = json_number(j, "nccl_version", "", d, 0, 999999, false);
+  if (code >= 20000 && code < 30000) log.nccl_version = static_cast<int>(code);
+  if (j.contains("args") && j.at("args").is_array() && !j.at("args").empty() && j.at("args")[0].is_string()) {
+    // The binary it ran: "./build/all_reduce_perf" -> all_reduce_perf.
+    std::string a = j.at("args")[0].get<std::string>();
+    if (const size_t slash = a.find_last_of('/'); slash != std::string::npos) a = a.substr(slash + 1);
+    log.test_name = a;
+  }
+  NcclTestsRun run;
+  if (!j.contains("config") || !j.at("config").is_object()) {
+    d.add("/config", "missing or not an object; nccl-tests -J writes the run's settings there");
+  } else {
+    const auto& c = j.at("config");
+    log.nthread = static_cast<int>(json_number(c, "nthreads", "/config", d, 1, 1 << 20));
+    log.ngpus = static_cast<int>(json_number(c, "ngpus", "/config", d, 1, 1024));
+    log.cuda_graph = static_cast<int>(json_number(c, "graph", "/config", d, 0, 1 << 20, false));
+    // jsonBool writes "true" / "false" as strings.
+    if (c.contains("blocking_collectives") && c.at("blocking_collectives") == "true") run.blocking = 1;
+    if (c.contains("devices") && c.at("devices").is_array())
+      for (size_t i = 0; i < c.at("devices").size(); ++i) {
+        const std::string at = "/config/devices/" + std::to_string(i);
+        log.devices.push_back(json_text(c.at("devices")[i], "device_info", at, d));
+      }
+  }
+  run.nthread = log.nthread;
+  run.ngpus = log.ngpus;
+  run.cuda_graph = log.cuda_graph;
+  if (!j.contains("results") || !j.at("results").is_array()) {
+    d.add("/results", "missing or not an array; nccl-tests -J writes one object per size there");
+    d.throw_if_any();
+  }
+  const auto& results = j.at("results");
+  double prev = -1;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string at = "/results/" + std::to_string(i);
+    const auto& o = results[i];
+    NcclTestsRow r;
+    r.size_bytes = json_number(o, "size", at, d, 0, 1e18);
+    r.count = static_cast<long long>(json_number(o, "count", at, d, 0, 1e18));
+    r.type = json_text(o, "type", at, d);
+    r.redop = json_text(o, "redop", at, d);
+    const std::string root = trim(json_text(o, "root", at, d));  // "%6i" as a string
+    long long rv = -1;
+    if (!root.empty() && !to_int(root, rv)) d.add(at + "/root", "\"" + root + "\" is not an integer");
+    r.root = static_cast<int>(rv);
+    bool host = false;
+    for (int b = 0; b < 2; ++b) {
+      const std::string key = b ? "in_place" : "out_of_place";
+      const std::string bp = at + "/" + key;
+      if (!o.is_object() || !o.contains(key) || !o.at(key).is_object()) {
+        d.add(bp, "missing or not an object {time, alg_bw, bus_bw, nwrong}");
+        continue;
+      }
+      const auto& blk = o.at(key);
+      const bool cpu = blk.contains("cpu_time");
+      host = host || cpu;
+      const double time = json_number(blk, cpu ? "cpu_time" : "time", bp, d, 0, 1e18);
+      const double alg = json_number(blk, "alg_bw", bp, d, 0, 1e18), bus = json_number(blk, "bus_bw", bp, d, 0, 1e18);
+      if (d.ok() && !(time > 0)) d.add(bp + (cpu ? "/cpu_time" : "/time"), "0; a time must be > 0");
+      const std::string wrong = blk.contains("nwrong") && blk.at("nwrong").is_number()
+                                    ? core::printf_text("%g", blk.at("nwrong").get<double>())
+                                    : "N/A";
+      (b ? r.ip_time_us : r.oop_time_us) = time;
+      (b ? r.ip_algbw : r.oop_algbw) = alg;
+      (b ? r.ip_busbw : r.oop_busbw) = bus;
+      (b ? r.ip_wrong : r.oop_wrong) = wrong;
+      const std::string pk = key + "_per_iter";
+      if (o.contains(pk) && o.at(pk).is_object()) {
+        const auto& p = o.at(pk);
+        r.per_iteration = true;
+        (b ? r.ip_iter : r.oop_iter) = {
+            json_number(p, "min_us", at + "/" + pk, d, 0, 1e18), json_number(p, "max_us", at + "/" + pk, d, 0, 1e18),
+            json_number(p, "p99_us", at + "/" + pk, d, 0, 1e18), json_number(p, "cv_pct", at + "/" + pk, d, 0, 1e18)};
+      }
+    }
+    if (!d.ok()) continue;
+    if (i == 0) run.host_time = host;
+    if (host != run.host_time) d.add(at, "mixes \"time\" and \"cpu_time\" with the rows before it");
+    // One file is one run; sizes that start over (nccl-tests -N repeats) start another, as in the text.
+    if (log.runs.empty() || r.size_bytes <= prev) {
+      NcclTestsRun next = run;
+      next.first_row = log.rows.size();
+      next.row_count = 0;
+      next.host_time_rows_dropped = 0;
+      log.runs.push_back(next);
+    }
+    prev = r.size_bytes;
+    if (run.host_time && !time_from_algbw(r)) ++log.runs.back().host_time_rows_dropped;
+    ++log.runs.back().row_count;
+    log.rows.push_back(r);
+  }
+  d.throw_if_any();
+  return log;
+}
+
+std::vector<std::string> log_warnings(const NcclTestsLog& log) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < log.runs.size(); ++i) {
+    const auto& run = log.runs[i];
+    const std::string which = log.runs.size() > 1 ? "run " + std::to_string(i + 1) + ": " : "";
+    if (run.host_time)
+      out.push_back(log.filename + ": " + which +
+                    "the time columns are the host's enqueue time per call (nccl-tests -C 1, \"cputime\"); each "
+                    "collective time is taken as size / algbw instead" +
+                    (run.host_time_rows_dropped
+                         ? ", and " + std::to_string(run.host_time_rows_dropped) +
+                               " row(s) with algbw below 1 GB/s (too few printed digits) are left out"
+                         : std::string()));
+    if (run.blocking)
+      out.push_back(log.filename + ": " + which + "measured with blocking calls (nccl-tests -z " +
+                    std::to_string(run.blocking) +
+                    "): every call or iteration waits for the GPU, so small sizes include a host synchronization "
+                    "that back-to-back calls (the prediction, and DDP) do not pay");
+  }
+  return out;
+}
+
 NcclTestsLog parse_nccl_tests_log_file(const std::string& path) {
-  std::istringstream in(core::read_text_file(path));  // regular files only, size-limited
+  const std::string text = core::read_text_file(path);  // regular files only, size-limited
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') return parse_nccl_tests_json(text, path);
+  std::istringstream in(text);
   return parse_nccl_tests_log(in, path);
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-// Parser for NVIDIA nccl-tests all_reduce_perf output (src/common.cu printing), all three row
-// layouts: newest "size count type redop root time algbw busbw #wrong ...", older without root,
-// oldest without redop. Out-of-place and in-place columns are both kept. NCCL_DEBUG lines
-// ("host:pid:tid [0] NCCL INFO ...", "NCCL WARN") are skipped; "NCCL version X.Y.Z" is read.
+// Parser for NVIDIA nccl-tests output (src/common.cu, src/util.cu printing), every row layout:
+// "size count type redop root time algbw busbw #wrong ...", older without root, oldest without
+// redop; 2.19.2+'s -I 1 per-iteration columns and 2.17.6+'s -S 1 timestamps; and the -J JSON
+// file. Out-of-place and in-place columns are both kept. NCCL_DEBUG lines ("host:pid:tid [0] NCCL
+// INFO ...", "NCCL WARN") are skipped; "NCCL version X.Y.Z" is read.
 #include <array>
 #include <istream>
 #include <optional>
@@ -34,6 +35,14 @@ struct NcclTestsRow {
   double oop_time_us = 0, oop_algbw = 0, oop_busbw = 0;  // GB/s as printed
   double ip_time_us = 0, ip_algbw = 0, ip_busbw = 0;
   std::string oop_wrong, ip_wrong;  // "#wrong" / "error" column verbatim ("0", "N/A", "2e-07")
+  // nccl-tests -I 1 (per-iteration CUDA event timing, 2.19.2+): i_min, i_max, i_p99 (us) and
+  // i_cv% after each block's #wrong; absent (per_iteration false) otherwise.
+  struct IterStats {
+    double min_us = 0, max_us = 0, p99_us = 0, cv_pct = 0;
+  };
+  bool per_iteration = false;
+  IterStats oop_iter, ip_iter;
+  std::string timestamp;  // nccl-tests -S 1 (2.17.6+): "YYYY-MM-DD HH:MM:SS" at the end of the row; empty otherwise
 };
 
 // One run of all_reduce_perf inside a file: a file may hold several (the sizes start over, or a
@@ -43,6 +52,15 @@ struct NcclTestsRun {
   int nthread = 0;                      // from the run's banner (0 if absent)
   int ngpus = 0;                        // GPUs per thread: nccl-tests -g (0 if absent)
   int cuda_graph = -1;                  // nccl-tests -G: CUDA graph launches per size, 0 = eager (-1 if absent)
+  // nccl-tests -C 1 ("cputime" in the column header): the printed time is the host's time to
+  // enqueue a call, not the collective's; the parser replaces each row's times by size / algbw
+  // (the bandwidths come from the collective's time) and sets them to 0 (the row is not compared)
+  // where algbw is below 1 GB/s, printed with too few digits. `host_time_rows_dropped` counts those.
+  bool host_time = false;
+  size_t host_time_rows_dropped = 0;
+  // nccl-tests -z (blocking collectives): 1 or 2 wait after every call, 3 after every iteration,
+  // from the "# Blocking Enabled" banner; 0 = calls back to back.
+  int blocking = 0;
   // As CalibrationPoint::cuda_graph takes it: 1 replayed from a graph, 0 eager, -1 not stated.
   int graph_mode() const { return cuda_graph < 0 ? -1 : cuda_graph > 0; }
 };
@@ -80,6 +98,16 @@ std::string nccl_test_of(const NcclTestsLog& log);
 
 NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename);
 
+// The JSON file nccl-tests -J writes (src/util.cu, JSON_FILE_VERSION 3, nccl-tests 2.17.3+): one run,
+// its config (nthreads, ngpus, graph, devices), nccl_version and results. Keys the model does not
+// use are ignored (nccl-tests adds keys); a missing or mistyped key it needs is a core::ConfigError
+// naming the file and JSON path.
+NcclTestsLog parse_nccl_tests_json(const std::string& text, const std::string& filename);
+
+// What a user should know before reading a comparison with this log (times taken from algbw,
+// blocking calls), one line each without the "warning: " prefix.
+std::vector<std::string> log_warnings(const NcclTestsLog& log);
+
 // The line patterns the parser looks for, matched by hand in one pass each (std::regex took most
 // of the parse time). Each is written against the ECMAScript pattern in its comment and unit-
 // tested against that pattern with std::regex on real and mutated lines; \s is [ \t\n\v\f\r],
@@ -105,6 +133,8 @@ std::optional<std::string> device(std::string_view s);
 std::optional<std::string> avg_bus_bandwidth(std::string_view s);
 }  // namespace log_match
 // A missing, non-regular (/dev/zero, a fifo, a directory) or oversized file is a core::ConfigError.
+// A file whose first non-blank character is '{' is read as nccl-tests -J JSON, anything else as
+// the text output.
 NcclTestsLog parse_nccl_tests_log_file(const std::string& path);
 
 }  // namespace ddpsim::collectives

@@ -195,6 +195,11 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
                       {"algo", collectives::to_string(e.algo)},
                       {"proto", collectives::to_string(e.proto)},
                       {"channels", e.nchannels}});
+      if (row.per_iteration)  // nccl-tests -I 1: the measured spread over the timed iterations
+        rows.back()["measured_iterations"] = {{"min_us", row.oop_iter.min_us},
+                                              {"max_us", row.oop_iter.max_us},
+                                              {"p99_us", row.oop_iter.p99_us},
+                                              {"cv_pct", row.oop_iter.cv_pct}};
     }
   }
   const double ml = core::median_abs(large), ms = core::median_abs(small);

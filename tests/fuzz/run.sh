@@ -18,7 +18,7 @@ seeds() {  # the files each fuzzer starts from
   case $1 in
     fuzz_json_reader) ls models/*.json configs/*/*.json scenarios/*.json tests/data/reliability/*.json ;;
     fuzz_units) ;;  # written below
-    fuzz_nccl_log) ls "$shared"/nccl-tests/*.txt tests/data/reliability/*.txt 2>/dev/null; find tests/data -name '*.txt' ;;
+    fuzz_nccl_log) ls "$shared"/nccl-tests/*.txt tests/data/reliability/*.txt tests/data/nccl-tests/formats/*.json 2>/dev/null; find tests/data -name '*.txt' ;;
     fuzz_trace) ls tests/golden/traces/*.json ;;
     fuzz_validate) ls bench/results/*.json tests/data/reliability/validate-*.json ;;
     fuzz_model) ls models/*.json tests/data/reliability/model-*.json ;;

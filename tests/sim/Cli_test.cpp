@@ -579,6 +579,46 @@ TEST(Cli, CollectiveComparesWithALogAndHoldsItToATolerance) {
   EXPECT_TRUE(testing::refused_with(cal, {"the log has 16 ranks"}));
 }
 
+// nccl-tests 2.17.3+ output (tests/data/nccl-tests/formats: RUN B of the A100 log in the -I 1 -S 1,
+// -J and -C 1 layouts): --compare and calibrate read each, and the per-iteration and JSON files
+// give RUN B's own rows, so the same errors as RUN B of the original file.
+TEST(Cli, CollectiveComparesWithEveryNcclTestsOutputLayout) {
+  const std::string a100 = "tests/data/nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt";
+  const fs::path f = "tests/data/nccl-tests/formats";
+  // stdout alone (run_cli appends stderr: the original file has no banner, so -g 1 is warned about).
+  auto json_of = [](const testing::CliResult& r) { return Json::parse(r.out.substr(0, r.out.size() - r.err.size())); };
+  auto orig = run("collective allreduce --cluster dgx-a100 --compare " + a100 + " --json -");
+  ASSERT_EQ(orig.code, 0) << orig.out;
+  const Json orig_doc = json_of(orig);
+  std::vector<double> run_b;
+  for (const Json& r : orig_doc["rows"])
+    if (r["run"] == 1) run_b.push_back(r["busbw_error"].get<double>());
+  ASSERT_EQ(run_b.size(), 30u);
+  for (const std::string name : {"a100-runb-I1-S1.txt", "a100-runb.json"}) {
+    auto r = run("collective allreduce --cluster dgx-a100 --compare " + (f / name).string() + " --json -");
+    ASSERT_EQ(r.code, 0) << name << ": " << r.out;
+    const Json doc = json_of(r);
+    ASSERT_EQ(doc["rows"].size(), 30u) << name;
+    for (size_t i = 0; i < 30; ++i) EXPECT_DOUBLE_EQ(doc["rows"][i]["busbw_error"].get<double>(), run_b[i]) << name;
+    EXPECT_EQ(doc["rows"][29].contains("measured_iterations"), name == "a100-runb-I1-S1.txt") << name;
+  }
+  // -C 1: times from algbw (to its printed 0.01 GB/s), the 12 rows below 1 GB/s left out, said once.
+  auto c1 = run("collective allreduce --cluster dgx-a100 --compare " + (f / "a100-runb-C1.txt").string() + " --json -");
+  ASSERT_EQ(c1.code, 0) << c1.out;
+  EXPECT_NE(c1.err.find("warning: " + (f / "a100-runb-C1.txt").string() +
+                        ": the time columns are the host's enqueue time per call (nccl-tests -C 1"),
+            std::string::npos)
+      << c1.err;
+  const Json c1doc = json_of(c1);
+  ASSERT_EQ(c1doc["rows"].size(), 18u);
+  for (size_t i = 0; i < 18; ++i) EXPECT_NEAR(c1doc["rows"][i]["busbw_error"].get<double>(), run_b[i + 12], 0.01);
+  // calibrate reads the JSON file, with the NCCL version it names.
+  auto cal = run("calibrate " + (f / "a100-runb.json").string() + " --cluster dgx-a100");
+  ASSERT_EQ(cal.code, 0) << cal.out;
+  EXPECT_NE(cal.out.find("(1 run(s), 30 rows, 8 ranks) against dgx-a100; NCCL 2.28.7 (log)"), std::string::npos)
+      << cal.out;
+}
+
 TEST(Cli, CollectiveExplainListsNcclsCandidatesPickFirst) {
   auto r = run("collective allreduce --cluster dgx-h100 --nodes 2 --explain 64M --json -");
   ASSERT_EQ(r.code, 0) << r.out;

@@ -95,7 +95,8 @@ TEST(NcclTestsLog, ErrorWrongFieldCount) {
       error_of("\n  8 2 float sum -1 40.12 0.00\n"),
       "inline.txt:2: cannot parse \"8 2 float sum -1 40.12 0.00\": expected a data row 'size count type redop "
       "[root] time algbw busbw #wrong time algbw busbw #wrong' (sizes and counts integers, times and bandwidths "
-      "numbers, #wrong a number or N/A), a '#' banner line or a blank line (got 7 fields; rows have 11, 12 or 13)");
+      "numbers, #wrong a number or N/A), a '#' banner line or a blank line (got 7 fields; rows have 11, 12 or 13, "
+      "or 21 with nccl-tests -I 1, plus 2 with -S 1)");
 }
 
 TEST(NcclTestsLog, ErrorBadSize) {
@@ -361,4 +362,163 @@ TEST(NcclTestsLog, TellsTheTestFromTheBannerOrTheRows) {
       nccl_test_of(parse("           8             2     float    none      -1    40.12    0.00    0.00      0    "
                          "38.85    0.00    0.00      0\n")),
       "");
+}
+
+// nccl-tests 2.17.3+ layouts (tests/data/nccl-tests/formats: RUN B of the A100 log rewritten in
+// each layout by make_formats.py, following util.cu's printf formats).
+namespace {
+std::filesystem::path format_file(const std::string& name) { return data_file("formats") / name; }
+
+NcclTestsLog run_b_of_a100() {
+  const auto all = parse_nccl_tests_log_file(data_file("a100-sxm4-80gb_1x8_nvswitch.txt").string());
+  NcclTestsLog b = all;
+  b.rows.assign(all.rows.begin() + static_cast<long>(all.runs[1].first_row),
+                all.rows.begin() + static_cast<long>(all.runs[1].first_row + all.runs[1].row_count));
+  return b;
+}
+}  // namespace
+
+TEST(NcclTestsLog, PerIterationColumnsAndTimestampsReadAsTheRowsTheyExtend) {
+  const auto b = run_b_of_a100();
+  const auto log = parse_nccl_tests_log_file(format_file("a100-runb-I1-S1.txt").string());
+  ASSERT_EQ(log.runs.size(), 1u);
+  ASSERT_EQ(log.rows.size(), 30u);
+  ASSERT_EQ(b.rows.size(), 30u);
+  EXPECT_EQ(log.nccl_version, 22807);
+  EXPECT_EQ(log.ngpus, 1);
+  EXPECT_EQ(log.nranks(), 8);
+  EXPECT_FALSE(log.runs[0].host_time);
+  for (size_t i = 0; i < 30; ++i) {
+    const auto& r = log.rows[i];
+    EXPECT_EQ(r.size_bytes, b.rows[i].size_bytes);
+    EXPECT_EQ(r.oop_time_us, b.rows[i].oop_time_us);
+    EXPECT_EQ(r.ip_time_us, b.rows[i].ip_time_us);
+    ASSERT_TRUE(r.per_iteration);
+    // make_formats.py wrote i_min = 0.97 t, i_max = 1.05 t, i_p99 = 1.04 t, i_cv% = 1.5, printed
+    // with getFloatStr (two decimals up to 9999.99 us, then fewer).
+    const double t = r.oop_time_us, ulp = (t < 1e4 ? 0.005 : 0.05) * 1.0001;
+    EXPECT_NEAR(r.oop_iter.min_us, 0.97 * t, ulp);
+    EXPECT_NEAR(r.oop_iter.max_us, 1.05 * t, ulp * 10);
+    EXPECT_NEAR(r.ip_iter.p99_us, 1.04 * r.ip_time_us, ulp * 10);
+    EXPECT_DOUBLE_EQ(r.ip_iter.cv_pct, 1.5);
+    EXPECT_EQ(r.timestamp.size(), 19u);
+  }
+  EXPECT_EQ(log.rows[29].timestamp, "2026-07-09 14:00:29");
+  EXPECT_TRUE(log_warnings(log).empty());
+}
+
+TEST(NcclTestsLog, JsonOutputReadsAsTheTextDoes) {
+  const auto b = run_b_of_a100();
+  const auto log = parse_nccl_tests_log_file(format_file("a100-runb.json").string());
+  ASSERT_EQ(log.runs.size(), 1u);
+  ASSERT_EQ(log.rows.size(), 30u);
+  EXPECT_EQ(log.test_name, "all_reduce_perf");
+  EXPECT_EQ(nccl_test_of(log), "all_reduce_perf");
+  EXPECT_EQ(log.nccl_version, 22807);
+  EXPECT_EQ(log.runs[0].ngpus, 1);
+  EXPECT_EQ(log.runs[0].cuda_graph, 0);
+  EXPECT_EQ(log.nranks(), 8);
+  EXPECT_EQ(log.devices[7], "NVIDIA A100-SXM4-80GB");
+  for (size_t i = 0; i < 30; ++i) {
+    EXPECT_EQ(log.rows[i].size_bytes, b.rows[i].size_bytes);
+    EXPECT_EQ(log.rows[i].count, b.rows[i].count);
+    EXPECT_EQ(log.rows[i].oop_time_us, b.rows[i].oop_time_us);
+    EXPECT_EQ(log.rows[i].ip_time_us, b.rows[i].ip_time_us);
+    EXPECT_EQ(log.rows[i].root, -1);  // "    -1", a string in the file
+    EXPECT_EQ(log.rows[i].redop, "sum");
+    EXPECT_EQ(log.rows[i].oop_wrong, "0");
+  }
+  // The bandwidth ratio gives the same 8 ranks as the device list (6-decimal bandwidths).
+  EXPECT_EQ(log.nranks_from_bandwidths(), 8);
+}
+
+TEST(NcclTestsLog, HostTimeColumnsAreReplacedBySizeOverAlgbw) {
+  const auto b = run_b_of_a100();
+  const auto log = parse_nccl_tests_log_file(format_file("a100-runb-C1.txt").string());
+  ASSERT_EQ(log.runs.size(), 1u);
+  ASSERT_TRUE(log.runs[0].host_time);
+  size_t kept = 0;
+  for (size_t i = 0; i < 30; ++i) {
+    const auto& r = log.rows[i];
+    if (r.oop_algbw < 1.0) {
+      EXPECT_EQ(r.oop_time_us, 0) << "row " << i << " has too few digits of algbw to give a time";
+      continue;
+    }
+    ++kept;
+    // algbw printed to 0.01 GB/s: the time back within half a unit of the last digit.
+    EXPECT_NEAR(r.oop_time_us / b.rows[i].oop_time_us, 1.0, 0.005 / r.oop_algbw + 1e-9) << "row " << i;
+  }
+  EXPECT_EQ(kept, 30u - log.runs[0].host_time_rows_dropped);
+  EXPECT_EQ(log.runs[0].host_time_rows_dropped, 12u);  // 8 B .. 16 KiB: algbw 0.00-0.93 GB/s
+  const auto w = log_warnings(log);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("nccl-tests -C 1"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("12 row(s)"), std::string::npos) << w[0];
+}
+
+TEST(NcclTestsLog, NewLayoutsRefuseWhatTheyCannotBe) {
+  const std::string row13 = "8 2 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0";
+  // A timestamp needs both parts in their formats; 15 fields otherwise are no layout.
+  EXPECT_NE(error_of(row13 + " 2026-07-09 14:00\n").find("got 15 fields"), std::string::npos);
+  EXPECT_NE(error_of(row13 + " 2026-7-09 14:00:00\n").find("got 15 fields"), std::string::npos);
+  EXPECT_EQ(parse(row13 + " 2026-07-09 14:00:00\n").rows[0].timestamp, "2026-07-09 14:00:00");
+  // Per-iteration columns are numbers >= 0.
+  const std::string row21 =
+      "8 2 float sum -1 20.26 0.00 0.00 0 19.65 21.27 21.07 1.50 17.74 0.00 0.00 0 17.21 18.63 x 1.50\n";
+  EXPECT_NE(error_of(row21).find("column 20 (in-place i_p99) to be a finite number >= 0, got \"x\""), std::string::npos)
+      << error_of(row21);
+  // A "cputime" header applies to the rows after it, not to an earlier run's.
+  const auto two = parse(row13 + "\n#  size  count  type  redop  root  cputime  algbw  busbw  #wrong\n" +
+                         "4194304 1048576 float sum -1 6.5 51.0 89.25 0 6.5 51.0 89.25 0\n");
+  ASSERT_EQ(two.runs.size(), 2u);
+  EXPECT_FALSE(two.runs[0].host_time);
+  EXPECT_TRUE(two.runs[1].host_time);
+  EXPECT_DOUBLE_EQ(two.rows[1].oop_time_us, 4194304 / 51.0e3);
+  EXPECT_DOUBLE_EQ(two.rows[0].oop_time_us, 20.26);
+}
+
+TEST(NcclTestsLog, BlockingBannerIsKeptAndWarned) {
+  const auto log = parse(
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1\n"
+      "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n"
+      "8 2 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0\n"
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16\n"
+      "8 2 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0\n");
+  ASSERT_EQ(log.runs.size(), 2u);
+  EXPECT_EQ(log.runs[0].blocking, 3);
+  EXPECT_EQ(log.runs[1].blocking, 0);
+  const auto w = log_warnings(log);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("run 1: measured with blocking calls (nccl-tests -z 3)"), std::string::npos) << w[0];
+}
+
+TEST(NcclTestsLog, JsonErrorsNameThePath) {
+  auto err = [](const std::string& text) {
+    try {
+      parse_nccl_tests_json(text, "r.json");
+    } catch (const ddpsim::core::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  const std::string cfg = R"("config": {"nthreads": 1, "ngpus": 1, "graph": 0}, )";
+  const std::string row = R"({"size": 8, "count": 2, "type": "float", "redop": "sum", "root": "    -1", )";
+  auto doc = [&](const std::string& time) {
+    const std::string blk = "{\"time\": " + time + ", \"alg_bw\": 0.0, \"bus_bw\": 0.0, \"nwrong\": 0.0}";
+    return "{\"version\": 3, " + cfg + "\"results\": [" + row + "\"out_of_place\": " + blk + ", \"in_place\": " + blk +
+           "}]}";
+  };
+  EXPECT_EQ(err(doc("20.26")), "<no error>");
+  EXPECT_NE(err(R"({"version": 2, "results": []})").find("/version: 2; this reader knows JSON_FILE_VERSION 3"),
+            std::string::npos);
+  EXPECT_NE(err("{\"version\": 3, " + cfg + "\"results\": [" + row +
+                "\"out_of_place\": {\"time\": 1, \"alg_bw\": 0, \"bus_bw\": 0}}]}")
+                .find("r.json: /results/0/in_place: missing or not an object"),
+            std::string::npos);
+  EXPECT_NE(err(doc("\"nan\"")).find("/results/0/out_of_place/time: \"nan\" is not allowed"), std::string::npos)
+      << err(doc("\"nan\""));
+  EXPECT_NE(err(doc("0")).find("/results/0/out_of_place/time: 0; a time must be > 0"), std::string::npos)
+      << err(doc("0"));
+  EXPECT_NE(err("{\"version\": 3, \"results\": 5}").find("/config: missing or not an object"), std::string::npos);
+  EXPECT_NE(err("{\"version\": 3, ").find("not valid JSON"), std::string::npos);
 }
