@@ -343,6 +343,13 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
                              "'nThread N nGpus G' with N an integer in [0, 1048576] and G in [0, 1024]");
         banner_since_row = true;
         blocking = 0;
+        // nccl-tests -a N ("agg iters: N"): N calls per ncclGroupStart/End, timed per call.
+        log.agg_iters = 0;
+        if (const size_t a = t.find("agg iters:"); a != std::string::npos) {
+          std::istringstream as(t.substr(a + 10));
+          long long v = 0;
+          if (as >> v && v >= 1 && v <= (1 << 20)) log.agg_iters = static_cast<int>(v);
+        }
         // nccl-tests -G N (CUDA graph launches; printed as "graph: N" on the same banner line
         // since -G exists): absent from older banners, which then leave it unstated (-1).
         log.cuda_graph = -1;
@@ -453,6 +460,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
       run.cuda_graph = banner_since_row ? log.cuda_graph : -1;
       run.host_time = host_time;
       run.blocking = blocking;
+      run.agg_iters = banner_since_row ? log.agg_iters : 0;
       log.runs.push_back(run);
     }
     banner_since_row = false;
@@ -564,6 +572,8 @@ NcclTestsLog parse_nccl_tests_json(const std::string& text, const std::string& f
     log.nthread = static_cast<int>(json_number(c, "nthreads", "/config", d, 1, 1 << 20));
     log.ngpus = static_cast<int>(json_number(c, "ngpus", "/config", d, 1, 1024));
     log.cuda_graph = static_cast<int>(json_number(c, "graph", "/config", d, 0, 1 << 20, false));
+    log.agg_iters = static_cast<int>(json_number(c, "aggregated_iterations", "/config", d, 0, 1 << 20, false));
+    run.agg_iters = log.agg_iters;
     // jsonBool writes "true" / "false" as strings.
     if (c.contains("blocking_collectives") && c.at("blocking_collectives") == "true") run.blocking = 1;
     if (c.contains("devices") && c.at("devices").is_array())
@@ -656,6 +666,11 @@ std::vector<std::string> log_warnings(const NcclTestsLog& log) {
                          ? ", and " + std::to_string(run.host_time_rows_dropped) +
                                " row(s) with algbw below 1 GB/s (too few printed digits) are left out"
                          : std::string()));
+    if (run.agg_iters > 1)
+      out.push_back(log.filename + ": " + which + "measured with " + std::to_string(run.agg_iters) +
+                    " calls per group (nccl-tests -a " + std::to_string(run.agg_iters) +
+                    "): NCCL launches a group's calls together, so small sizes measure below one call's "
+                    "latency, which is what the prediction (and DDP, one call per bucket) has");
     if (run.blocking)
       out.push_back(log.filename + ": " + which + "measured with blocking calls (nccl-tests -z " +
                     std::to_string(run.blocking) +

@@ -61,6 +61,7 @@ struct NcclTestsRun {
   // nccl-tests -z (blocking collectives): 1 or 2 wait after every call, 3 after every iteration,
   // from the "# Blocking Enabled" banner; 0 = calls back to back.
   int blocking = 0;
+  int agg_iters = 0;  // nccl-tests -a: calls per group ("agg iters: N" on the banner; 0 if absent)
   // As CalibrationPoint::cuda_graph takes it: 1 replayed from a graph, 0 eager, -1 not stated.
   int graph_mode() const { return cuda_graph < 0 ? -1 : cuda_graph > 0; }
 };
@@ -72,6 +73,7 @@ struct NcclTestsLog {
   int nthread = 0;  // "# nThread 1 nGpus 8 ..." (0 if absent; the last banner seen)
   int ngpus = 0;
   int cuda_graph = -1;  // "graph: N" on that banner line (nccl-tests -G; -1 if absent)
+  int agg_iters = 0;    // "agg iters: N" on that banner line (nccl-tests -a; 0 if absent)
   // NCCL_VERSION_CODE from a "NCCL version 2.8.3" line (NCCL_DEBUG=INFO output or a '#' comment);
   // 0 if the file does not say.
   int nccl_version = 0;

@@ -477,19 +477,22 @@ TEST(NcclTestsLog, NewLayoutsRefuseWhatTheyCannotBe) {
   EXPECT_DOUBLE_EQ(two.rows[0].oop_time_us, 20.26);
 }
 
-TEST(NcclTestsLog, BlockingBannerIsKeptAndWarned) {
+TEST(NcclTestsLog, BlockingAndAggregatedRunsAreKeptAndWarned) {
   const auto log = parse(
       "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1\n"
       "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n"
       "8 2 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0\n"
-      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16\n"
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 4\n"
       "8 2 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0\n");
   ASSERT_EQ(log.runs.size(), 2u);
   EXPECT_EQ(log.runs[0].blocking, 3);
   EXPECT_EQ(log.runs[1].blocking, 0);
+  EXPECT_EQ(log.runs[0].agg_iters, 1);
+  EXPECT_EQ(log.runs[1].agg_iters, 4);
   const auto w = log_warnings(log);
-  ASSERT_EQ(w.size(), 1u);
+  ASSERT_EQ(w.size(), 2u);
   EXPECT_NE(w[0].find("run 1: measured with blocking calls (nccl-tests -z 3)"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("run 2: measured with 4 calls per group (nccl-tests -a 4)"), std::string::npos) << w[1];
 }
 
 TEST(NcclTestsLog, JsonErrorsNameThePath) {
