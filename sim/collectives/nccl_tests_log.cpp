@@ -173,6 +173,23 @@ size_t mpi_prefix(std::string_view s) {
   return c.ok ? c.i : 0;
 }
 
+size_t srun_label(std::string_view s) {
+  Cur c{s, 0};
+  while (c.i < s.size() && s[c.i] == ' ') ++c.i;
+  c.run(digit);
+  c.lit(": ");
+  return c.ok ? c.i : 0;
+}
+
+std::optional<std::string> bracket_rank(std::string_view s) {
+  Cur c{s, 0};
+  c.lit("[");
+  c.run(digit);
+  c.lit("]");
+  if (!c.ok) return std::nullopt;
+  return std::string(s.substr(0, c.i));
+}
+
 bool debug_tag(std::string_view s) {
   for (size_t p = s.find("NCCL "); p != std::string_view::npos; p = s.find("NCCL ", p + 1)) {
     if (p > 0 && word(s[p - 1])) continue;
@@ -245,12 +262,22 @@ std::optional<std::string> cuda_graph(std::string_view s) {
 std::optional<std::string> device(std::string_view s) {
   Cur c{s, 0};
   c.lit("#");
-  for (std::string_view w : {"Rank", "Group", "Pid"}) {
-    c.spaces(true);
-    c.lit(w);
+  c.spaces(true);
+  c.lit("Rank");
+  c.spaces(true);
+  c.run(digit);
+  c.spaces(true);
+  if (c.ok && s.substr(c.i, 5) == "Group") {  // (Group\s+\d+\s+)? -- nccl-tests before 2.0 had no group
+    const Cur before = c;
+    c.lit("Group");
     c.spaces(true);
     c.run(digit);
+    c.spaces(true);
+    if (!c.ok) c = before;
   }
+  c.lit("Pid");
+  c.spaces(true);
+  c.run(digit);
   c.spaces(true);
   c.lit("on");
   c.spaces(true);
@@ -326,8 +353,22 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   while (std::getline(in, raw)) {
     ++lineno;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-    // mpirun --tag-output prefixes every line with "[1,0]<stdout>:".
-    const std::string t = trim(raw.substr(log_match::mpi_prefix(raw)));
+    // mpirun --tag-output prefixes every line with "[1,0]<stdout>:", srun --label with "0: ", and
+    // Intel MPI's -l (-prepend-rank) with "[0] " before every write, so also inside a row that
+    // nccl-tests prints in several printf calls ("... -1[0]    1626.5 ...").
+    std::string line = raw.substr(log_match::mpi_prefix(raw));
+    if (const size_t n = log_match::srun_label(line)) {
+      line = line.substr(n);
+    } else if (const auto tag = log_match::bracket_rank(line)) {
+      std::string kept;
+      for (size_t p = 0, q; p < line.size(); p = q + tag->size()) {
+        q = line.find(*tag, p);
+        if (q == std::string::npos) q = line.size();
+        kept.append(line, p, q - p);
+      }
+      line = kept;
+    }
+    const std::string t = trim(line);
     if (t.empty()) continue;
     if (log_match::debug_tag(t)) {  // NCCL_DEBUG output interleaved with the table
       read_version(t);

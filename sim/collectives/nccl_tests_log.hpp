@@ -117,6 +117,10 @@ std::vector<std::string> log_warnings(const NcclTestsLog& log);
 namespace log_match {
 // ^\[\d+,\d+\]<(stdout|stderr)>: -- its length, 0 when the line does not start with it.
 size_t mpi_prefix(std::string_view s);
+// ^ *\d+:  (srun --label) -- its length, 0 when the line does not start with it.
+size_t srun_label(std::string_view s);
+// ^\[\d+\] (Intel MPI -l / -prepend-rank): the whole "[N]", nullopt otherwise.
+std::optional<std::string> bracket_rank(std::string_view s);
 // \bNCCL (INFO|WARN|TRACE)\b anywhere.
 bool debug_tag(std::string_view s);
 // NCCL version\s+(\d+)\.(\d+)\.(\d+): the first match's three groups.
@@ -129,7 +133,7 @@ std::optional<std::string> test_name(std::string_view s);
 std::optional<std::array<std::string, 2>> threads(std::string_view s);
 // \bgraph:\s*(\d+)   (the banner's "graph: N", nccl-tests -G)
 std::optional<std::string> cuda_graph(std::string_view s);
-// ^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$
+// ^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$
 std::optional<std::string> device(std::string_view s);
 // ^#\s*Avg bus bandwidth\s*:\s*(\S+)
 std::optional<std::string> avg_bus_bandwidth(std::string_view s);

@@ -66,6 +66,21 @@ std::vector<std::string> corpus() {
       "#  Rank  0 Group  0 Pid  1234 on host-1 device  0 [0x07] A B \r",
       "#  Rank  0 Group  0 Pid  1234 on host-1 device  0 [0x07] \n A",
       "#Rank 0 Group 0 Pid 1 on h device 0 [0] x",
+      "#   Rank 15 Pid  23920 on    server2 device  7 [0xe7] Tesla V100-SXM2-16GB",
+      "#   Rank 15 Group Pid  23920 on    server2 device  7 [0xe7] Tesla V100-SXM2-16GB",
+      "#   Rank 15 Group 3Pid  23920 on    server2 device  7 [0xe7] Tesla V100-SXM2-16GB",
+      "#   Rank 15 GroupPid 1 on s device 7 [0xe7] T",
+      "0: # nThread 1 nGpus 1 minBytes 8",
+      "  12: 8 2 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0",
+      "12:8 2 float",
+      "x0: 8",
+      " : 8",
+      "10:1234:1234 [0] NCCL INFO Bootstrap",
+      "[0]      1048576        262144     float     sum      -1[0]    1626.5    0.64    1.24      0[0]    2302.3",
+      "[12] # nThread 1 nGpus 1",
+      "[] 8 2",
+      "[1a] 8",
+      "[0",
       "# Avg bus bandwidth    : 123.45 ",
       "#Avg bus bandwidth:1",
       "# Avg bus bandwidth : ",
@@ -136,12 +151,17 @@ void check_all(const std::vector<std::string>& lines, int& checked) {
   static const std::regex kThreads(R"(nThread\s+(\d+)\s+nGpus\s+(\d+))");
   static const std::regex kGraph(R"(\bgraph:\s*(\d+))");
   static const std::regex kDevice(
-      R"(^#\s+Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
+      R"(^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
+  static const std::regex kSrun(R"(^ *\d+: )");
+  static const std::regex kBracket(R"(^(\[\d+\]))");
   static const std::regex kAvg(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
   for (const auto& s : lines) {
     std::smatch m;
     const size_t want_prefix = std::regex_search(s, m, kMpiPrefix) ? static_cast<size_t>(m.length(0)) : 0;
     EXPECT_EQ(lm::mpi_prefix(s), want_prefix) << "mpi prefix: \"" << s << "\"";
+    const size_t want_srun = std::regex_search(s, m, kSrun) ? static_cast<size_t>(m.length(0)) : 0;
+    EXPECT_EQ(lm::srun_label(s), want_srun) << "srun label: \"" << s << "\"";
+    EXPECT_EQ(lm::bracket_rank(s), group1(kBracket, s)) << "bracket rank: \"" << s << "\"";
     EXPECT_EQ(lm::debug_tag(s), std::regex_search(s, kDebug)) << "debug tag: \"" << s << "\"";
     EXPECT_EQ(lm::version(s), groups<3>(kVersion, s)) << "version: \"" << s << "\"";
     EXPECT_EQ(lm::library_code(s), group1(kLibraryCode, s)) << "library code: \"" << s << "\"";

@@ -525,3 +525,35 @@ TEST(NcclTestsLog, JsonErrorsNameThePath) {
   EXPECT_NE(err("{\"version\": 3, \"results\": 5}").find("/config: missing or not an object"), std::string::npos);
   EXPECT_NE(err("{\"version\": 3, ").find("not valid JSON"), std::string::npos);
 }
+
+TEST(NcclTestsLog, RankPrefixesOfIntelMpiAndSrunAreStripped) {
+  // Intel MPI -l: "[0]" before every write, so inside a row too (rows as posted in NVIDIA/nccl#1453,
+  // 3 x 8 H100 across two racks).
+  const auto impi = parse(
+      "[0]      1048576        262144     float     sum      -1[0]    1626.5    0.64    1.24      0[0]    2302.3    "
+      "0.46    0.87      0\n"
+      "[0]      4194304       1048576     float     sum      -1[0]     622.6    6.74   12.91      0[0]     625.8    "
+      "6.70   12.85      0\n");
+  ASSERT_EQ(impi.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(impi.rows[0].oop_time_us, 1626.5);
+  EXPECT_DOUBLE_EQ(impi.rows[0].ip_time_us, 2302.3);
+  EXPECT_DOUBLE_EQ(impi.rows[1].ip_busbw, 12.85);
+  EXPECT_EQ(impi.rows[1].root, -1);
+  // srun --label: "N: " (right-aligned when there are many tasks).
+  const auto srun = parse(
+      " 0: # nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1\n"
+      " 0: #  Rank  0 Group  0 Pid   1234 on     host device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+      " 0: #  Rank  1 Group  0 Pid   1235 on     host device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
+      " 0:            8             2     float     sum      -1    40.12    0.00    0.00      0    38.85    0.00    "
+      "0.00      0\n");
+  ASSERT_EQ(srun.rows.size(), 1u);
+  EXPECT_EQ(srun.nranks(), 2);
+  EXPECT_EQ(srun.ngpus, 1);
+  EXPECT_DOUBLE_EQ(srun.rows[0].oop_time_us, 40.12);
+  // nccl-tests before 2.0 printed device lines without "Group" (as posted in NVIDIA/nccl-tests#29).
+  const auto old = parse(
+      "#   Rank  0 Pid  23905 on    server1 device  0 [0x2d] Tesla V100-SXM2-16GB\n"
+      "#   Rank  1 Pid  23906 on    server1 device  1 [0x32] Tesla V100-SXM2-16GB\n");
+  ASSERT_EQ(old.nranks(), 2);
+  EXPECT_EQ(old.devices[1], "Tesla V100-SXM2-16GB");
+}
