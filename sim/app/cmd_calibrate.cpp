@@ -38,6 +38,7 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     throw core::ConfigError(e.what());
   }
   if (log.rows.empty()) throw core::ConfigError(args.log + ": no all_reduce_perf rows found");
+  nodes_from_log(cluster, log, args.log, args.nodes);
   check_log_ranks(log, args.log, cluster);
 
   // How each run was launched: its banner, else -g (one value per run, or one for all), else 1.

@@ -41,9 +41,6 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   if (args.tolerance > 0 && args.compare.empty())
     throw core::ConfigError("--tolerance: only with --compare LOG (the measurements to hold the prediction to)");
   const auto settings = common.nccl.settings();
-  auto topo = collectives::nccl_topology(cluster);
-  topo.cuda_graph = args.cuda_graph;
-
   collectives::NcclTestsLog log;
   if (!args.compare.empty()) {
     try {
@@ -52,9 +49,12 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
       throw core::ConfigError(e.what());
     }
     if (log.rows.empty()) throw core::ConfigError(args.compare + ": no " + op.test + " rows found");
+    nodes_from_log(cluster, log, args.compare, args.nodes);
     check_log_ranks(log, args.compare, cluster, op.test);
-    if (log.nccl_version) topo.nccl_version = log.nccl_version;
   }
+  auto topo = collectives::nccl_topology(cluster);
+  topo.cuda_graph = args.cuda_graph;
+  if (log.nccl_version) topo.nccl_version = log.nccl_version;
   if (!common.nccl.nccl_version.empty()) topo.nccl_version = version_from("--nccl-version", common.nccl.nccl_version);
   // -g: one value for the predicted table; with --compare one per run of the log (or one for all).
   std::vector<int> run_g;

@@ -222,6 +222,19 @@ std::vector<int> launch_per_run(const std::string& flag, const collectives::Nccl
   return per_run;
 }
 
+void nodes_from_log(config::ClusterSpec& c, const collectives::NcclTestsLog& log, const std::string& name,
+                    int nodes_flag) {
+  if (nodes_flag > 0) return;
+  const auto hr = log.hosts_by_ranks();
+  if (!hr || (*hr)[1] != c.gpus_per_node || (*hr)[0] == c.nodes) return;
+  if ((*hr)[0] > 1 && !c.inter_link)
+    throw core::ConfigError(name + ": the log's device lines name " + std::to_string((*hr)[0]) + " hosts, and \"" +
+                            c.name + "\" has no inter-node link; give a cluster with /inter_node");
+  c.nodes = (*hr)[0];
+  std::cerr << "ddpsim: " << name << ": " << c.nodes << " nodes of \"" << c.name << "\", from the log's device lines ("
+            << c.nodes << " hosts x " << c.gpus_per_node << " GPUs; --nodes sets another count)\n";
+}
+
 // The log must come from the nccl-tests binary `test` names (its banner, or its rows:
 // collectives::nccl_test_of) and a machine of the cluster's size: its "# Rank .. device" lines, or
 // the rank count its busbw/algbw ratio implies.
@@ -241,13 +254,15 @@ void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& na
   const bool listed = log.nranks() > 0;
   const int ranks = listed ? log.nranks() : log.nranks_from_bandwidths(one_phase);
   if (ranks > 0 && ranks != n)
-    throw core::ConfigError(name + ": the log has " + std::to_string(ranks) + " ranks (" +
-                            (listed      ? "its device lines"
-                             : one_phase ? "busbw/algbw = (n-1)/n on its largest row"
-                                         : "busbw/algbw = 2(n-1)/n on its largest row") +
-                            ") but cluster \"" + c.name + "\" has " + std::to_string(n) + " (" +
-                            std::to_string(c.nodes) + " x " + std::to_string(c.gpus_per_node) +
-                            "); give --nodes or another cluster");
+    throw core::ConfigError(
+        name + ": the log has " + std::to_string(ranks) + " ranks (" +
+        (listed      ? "its device lines"
+         : one_phase ? "busbw/algbw = (n-1)/n on its largest row"
+                     : "busbw/algbw = 2(n-1)/n on its largest row") +
+        ") but cluster \"" + c.name + "\" has " + std::to_string(n) + " (" + std::to_string(c.nodes) + " x " +
+        std::to_string(c.gpus_per_node) + "); give " +
+        (ranks % c.gpus_per_node == 0 ? "--nodes " + std::to_string(ranks / c.gpus_per_node) : std::string("--nodes")) +
+        " or another cluster");
 }
 
 }  // namespace ddpsim::app

@@ -69,6 +69,12 @@ std::string fmt(const char* f, double v);
 std::vector<int> launch_per_run(const std::string& flag, const collectives::NcclTestsLog& log,
                                 const std::string& log_name, const config::ClusterSpec& cluster);
 
+// Without --nodes (`nodes_flag` 0): when the log's device lines name H hosts with the cluster's
+// GPUs per node each, the cluster runs at H nodes, said on stderr. Otherwise nothing changes (and
+// check_log_ranks says what does not fit).
+void nodes_from_log(config::ClusterSpec& c, const collectives::NcclTestsLog& log, const std::string& name,
+                    int nodes_flag);
+
 // The log must come from a machine of the cluster's size: its "# Rank .. device" lines, or the
 // rank count its busbw/algbw ratio implies.
 // Refuses (core::ConfigError, exit 2) a log another nccl-tests binary than `test` wrote, or one of

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -410,6 +411,13 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
                                                                   : 1;
       } else if (auto dev = log_match::device(t)) {
         log.devices.push_back(*dev);
+        // The host is the word after "on" (the matcher above checked the layout).
+        std::istringstream ws(t);
+        std::string w, host;
+        while (ws >> w && w != "on") {
+        }
+        ws >> host;
+        log.device_hosts.push_back(host);
       } else if (const auto avg = log_match::avg_bus_bandwidth(t)) {
         double v;
         if (!to_double(*avg, v)) throw NcclLogError(filename, lineno, t, "a number after '# Avg bus bandwidth :'");
@@ -511,6 +519,19 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     log.rows.push_back(r);
   }
   return log;
+}
+
+std::optional<std::array<int, 2>> NcclTestsLog::hosts_by_ranks() const {
+  if (device_hosts.empty() || device_hosts.size() != devices.size()) return std::nullopt;
+  std::map<std::string, int> per_host;
+  for (const auto& h : device_hosts) {
+    if (h.empty()) return std::nullopt;
+    ++per_host[h];
+  }
+  const int each = per_host.begin()->second;
+  for (const auto& [h, n] : per_host)
+    if (n != each) return std::nullopt;
+  return std::array<int, 2>{static_cast<int>(per_host.size()), each};
 }
 
 namespace {
@@ -621,6 +642,7 @@ NcclTestsLog parse_nccl_tests_json(const std::string& text, const std::string& f
       for (size_t i = 0; i < c.at("devices").size(); ++i) {
         const std::string at = "/config/devices/" + std::to_string(i);
         log.devices.push_back(json_text(c.at("devices")[i], "device_info", at, d));
+        log.device_hosts.push_back(json_text(c.at("devices")[i], "hostname", at, d));
       }
   }
   run.nthread = log.nthread;

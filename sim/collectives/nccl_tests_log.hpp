@@ -81,7 +81,11 @@ struct NcclTestsLog {
   std::string test_name;
   std::vector<std::string> devices;       // GPU names from "#  Rank  0 Group ... device  0 [0x07] NAME" lines
   std::vector<double> avg_bus_bandwidth;  // "# Avg bus bandwidth : X" (one per run in the file)
+  std::vector<std::string> device_hosts;  // the host of each device line ("on pod01"), same order
   int nranks() const { return static_cast<int>(devices.size()); }  // 0 if the banner had no device lines
+  // {hosts, ranks on each} when the device lines name every rank's host and each host has as many
+  // ranks; nullopt otherwise (no device lines, uneven hosts).
+  std::optional<std::array<int, 2>> hosts_by_ranks() const;
   // Ranks implied by the printed bandwidths: all-reduce busbw/algbw = 2(n-1)/n (nccl-tests
   // PERFORMANCE.md), read on the row with the largest algbw (most printed digits); 0 if no row
   // has algbw >= 1 GB/s or the ratio matches no whole n. one_phase: all-gather / reduce-scatter,

@@ -619,6 +619,39 @@ TEST(Cli, CollectiveComparesWithEveryNcclTestsOutputLayout) {
       << cal.out;
 }
 
+// Without --nodes, a log whose device lines name H hosts of the cluster's GPUs per node sets H
+// nodes (said on stderr); --nodes still wins, and a log that fits no node count is refused with
+// the count it would need.
+TEST(Cli, CollectiveCompareTakesTheNodeCountFromTheLogsHosts) {
+  auto d = temp_dir("hosts");
+  auto write = [&](const std::string& file, int per_host_a, int per_host_b) {
+    std::ofstream o(d / file);
+    o << "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1\n";
+    int rank = 0;
+    for (const auto& [host, n] : {std::pair<std::string, int>{"pod01", per_host_a}, {"pod02", per_host_b}})
+      for (int i = 0; i < n; ++i, ++rank)
+        o << "#  Rank " << rank << " Group  0 Pid " << 100 + rank << " on " << host << " device " << i
+          << " [0x07] NVIDIA A100-SXM4-80GB\n";
+    // 1 GiB at 8000 us: algbw 134.22 GB/s, busbw x 2(16-1)/16.
+    o << "1073741824 268435456 float sum -1 8000.0 134.22 251.66 0 8000.0 134.22 251.66 0\n";
+  };
+  write("two.txt", 8, 8);
+  write("uneven.txt", 12, 4);
+  auto two = run("collective allreduce --cluster dgx-a100 --compare " + (d / "two.txt").string() + " --json -");
+  ASSERT_EQ(two.code, 0) << two.out;
+  EXPECT_NE(two.err.find("2 nodes of \"dgx-a100\", from the log's device lines (2 hosts x 8 GPUs"), std::string::npos)
+      << two.err;
+  const Json doc = Json::parse(two.out.substr(0, two.out.size() - two.err.size()));
+  EXPECT_EQ(doc["world_size"], 16);
+  auto pinned = run("collective allreduce --cluster dgx-a100 --nodes 1 --compare " + (d / "two.txt").string());
+  EXPECT_TRUE(testing::refused_with(pinned, {"the log has 16 ranks (its device lines)", "give --nodes 2"}));
+  auto uneven = run("collective allreduce --cluster dgx-a100 --compare " + (d / "uneven.txt").string());
+  EXPECT_TRUE(testing::refused_with(uneven, {"the log has 16 ranks", "give --nodes 2"}));
+  auto cal = run("calibrate " + (d / "two.txt").string() + " --cluster dgx-a100 --json -");
+  EXPECT_NE(cal.err.find("2 nodes of \"dgx-a100\""), std::string::npos) << cal.out;
+  fs::remove_all(d);
+}
+
 TEST(Cli, CollectiveExplainListsNcclsCandidatesPickFirst) {
   auto r = run("collective allreduce --cluster dgx-h100 --nodes 2 --explain 64M --json -");
   ASSERT_EQ(r.code, 0) << r.out;

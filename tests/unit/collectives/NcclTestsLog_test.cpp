@@ -419,6 +419,9 @@ TEST(NcclTestsLog, JsonOutputReadsAsTheTextDoes) {
   EXPECT_EQ(log.runs[0].cuda_graph, 0);
   EXPECT_EQ(log.nranks(), 8);
   EXPECT_EQ(log.devices[7], "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(log.hosts_by_ranks(), (std::array<int, 2>{1, 8}));
+  EXPECT_EQ(parse_nccl_tests_log_file(format_file("a100-runb-I1-S1.txt").string()).hosts_by_ranks(),
+            (std::array<int, 2>{1, 8}));
   for (size_t i = 0; i < 30; ++i) {
     EXPECT_EQ(log.rows[i].size_bytes, b.rows[i].size_bytes);
     EXPECT_EQ(log.rows[i].count, b.rows[i].count);
