@@ -605,6 +605,16 @@ def run(args, argv):
         raise BenchError("--profile-iters must be >= 1 and --profile-warmup >= 0")
     if args.ar_max_bytes < 4096:
         raise BenchError("--ar-max-bytes must be >= 4096")
+    rounds = args.iters if args.schedule == "interleaved" else len(caps)
+    if rounds < 3:
+        # The first round's whole passes ran 1.6-2.1x the others' median in the shipped ResNet-18
+        # files (and AlexNet's 1.4-1.6x, bench/results/README.md): with fewer than three rounds they
+        # decide the median the profile is scaled to.
+        sys.stderr.write("ddp_cpu_bench.py: warning: %d round(s) of whole passes (%s): the profile is scaled "
+                         "to their median, and the first round's ran up to 2.1x slow in this repository's "
+                         "runs; use 3 or more (--iters 6 is the default)\n"
+                         % (rounds, "--iters %d" % args.iters if args.schedule == "interleaved"
+                            else "%d cap(s) with --schedule sequential" % len(caps)))
     # export in this process: fails early (status 2) on a bad spec, shape or forward
     torch.set_num_threads(args.threads)
     model_json = em.export(args.spec, shape, args.input_dtype, args.name, kwargs, args.vocab, args.seed)

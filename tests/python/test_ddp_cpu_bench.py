@@ -217,6 +217,9 @@ class BenchTest(unittest.TestCase):
                           "--profile-iters", "2", "--profile-warmup", "1",
                           "--ar-max-bytes", str(1 << 20), *extra, "-o", out)
             self.assertEqual(p.returncode, 0, p.stderr)
+            # two rounds of whole passes (--iters 2, or two caps one after the other) are warned about
+            rounds = 2 if "sequential" not in extra else len(caps.split(","))
+            self.assertEqual("round(s) of whole passes" in p.stderr, rounds < 3, p.stderr)
             with open(out) as f:
                 return json.load(f)
 
