@@ -50,6 +50,9 @@ def logs():
     out = []
     if os.path.isdir(SHARED):
         out += [os.path.join(SHARED, f) for f in sorted(os.listdir(SHARED)) if f.endswith(".txt")]
+    # the newer nccl-tests layouts (-I 1 -S 1, -C 1), in the repository
+    formats = os.path.join(ROOT, "tests", "data", "nccl-tests", "formats")
+    out += [os.path.join(formats, f) for f in sorted(os.listdir(formats)) if f.endswith(".txt")]
     return out
 
 
