@@ -331,6 +331,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
   int lineno = 0;
   bool banner_since_row = true;
   double prev_size = -1;
+  bool header_since_row = false;
   bool host_time = false;  // the last column header said "cputime" (nccl-tests -C 1)
   int blocking = 0;        // the last banner's "# Blocking Enabled" mode (nccl-tests -z)
   // nccl-tests 2.14+ banner: "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102"
@@ -400,9 +401,10 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
             throw NcclLogError(filename, lineno, t.substr(0, 120),
                                "'graph: N' (nccl-tests -G, CUDA graph launches) with N an integer in [0, 1048576]");
       } else if (const auto h = column_header(t)) {
-        // The column header comes after the banner; a header of its own starts a run.
+        // The column header comes after the banner; a header of its own starts a run (which
+        // inherits the banner only if one came since the last row).
         host_time = *h;
-        banner_since_row = true;
+        header_since_row = true;
       } else if (t.find("Blocking Enabled:") != std::string::npos) {
         // common.cu: -z 1 "wait and barrier after each inner iteration", 2 "wait after each
         // inner iteration ..., no barrier", 3 "... after each outer iteration".
@@ -500,7 +502,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     r.ip_algbw = v[4];
     r.ip_busbw = v[5];
     r.ip_wrong = f[static_cast<size_t>(head + block + 3)];
-    if (log.runs.empty() || banner_since_row || size <= prev_size) {
+    if (log.runs.empty() || banner_since_row || header_since_row || size <= prev_size) {
       NcclTestsRun run;
       run.first_row = log.rows.size();
       // A run without a banner of its own (sizes started over) does not inherit the last one.
@@ -513,6 +515,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
       log.runs.push_back(run);
     }
     banner_since_row = false;
+    header_since_row = false;
     prev_size = size;
     if (host_time && !time_from_algbw(r)) ++log.runs.back().host_time_rows_dropped;
     ++log.runs.back().row_count;

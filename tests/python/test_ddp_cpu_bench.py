@@ -93,7 +93,10 @@ class ProfileTest(unittest.TestCase):
         model = em.load_model(spec)
         x = em.make_input(model, shape)
         last = None
-        for attempt in range(3):   # the machine may be shared: retry a noisy measurement
+        # The machine may be shared: retry a noisy measurement. Under two busy loops on two cores
+        # the passes split into fast and slow ones (11 and 24 ms for the same forward) and three
+        # attempts were not always enough (2026-12-03).
+        for attempt in range(5):
             raw, pc = dp.measure_profile_with_check(model, x, mj, "cpu", warmup=1, iters=15,
                                                     scale_to_whole=False)
             self.assertEqual([l["name"] for l in raw["layers"]], [l["name"] for l in mj["layers"]])

@@ -560,3 +560,15 @@ TEST(NcclTestsLog, RankPrefixesOfIntelMpiAndSrunAreStripped) {
   ASSERT_EQ(old.nranks(), 2);
   EXPECT_EQ(old.devices[1], "Tesla V100-SXM2-16GB");
 }
+
+// A column header starts a run, but only a banner since the last row gives it a launch mode.
+TEST(NcclTestsLog, AHeaderStartsARunWithoutInheritingTheLastBanner) {
+  const std::string header = "#       size         count      type   redop    root     time   algbw   busbw #wrong\n";
+  const std::string row = "8 2 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0\n";
+  const std::string row16 = "16 4 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0\n";
+  const auto log = parse("# nThread 1 nGpus 8 minBytes 8 maxBytes 16\n" + header + row + header + row16);
+  ASSERT_EQ(log.runs.size(), 2u);
+  EXPECT_EQ(log.runs[0].ngpus, 8);
+  EXPECT_EQ(log.runs[1].ngpus, 0);
+  EXPECT_EQ(log.runs[1].first_row, 1u);
+}
