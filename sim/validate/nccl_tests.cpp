@@ -203,13 +203,23 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
     }
   }
   const double ml = core::median_abs(large), ms = core::median_abs(small);
+  // nccl-tests -I 1: how much the measurement itself varied over its timed iterations.
+  std::vector<double> cv;
+  for (const auto& run : log.runs)
+    for (size_t i = 0; i < run.row_count; ++i)
+      if (const auto& row = log.rows[run.first_row + i]; row.per_iteration && row.oop_time_us > 0)
+        cv.push_back(row.oop_iter.cv_pct);
   table << "median |busbw error|: " << (large.empty() ? std::string("-") : core::printf_text("%.1f %%", ml * 100))
         << " for sizes >= 1 MiB (" << large.size() << " rows), "
         << (small.empty() ? std::string("-") : core::printf_text("%.1f %%", ms * 100)) << " below (" << small.size()
         << " rows)\n";
+  if (!cv.empty())
+    table << "measured spread (nccl-tests -I 1): median i_cv% " << core::printf_text("%.2f", core::median_abs(cv))
+          << " % over " << cv.size() << " rows (the coefficient of variation of each row's timed iterations)\n";
   r.doc["compare"] = {{"log", log_name},
                       {"median_abs_busbw_error_large", large.empty() ? Json(nullptr) : Json(ml)},
-                      {"median_abs_busbw_error_small", small.empty() ? Json(nullptr) : Json(ms)}};
+                      {"median_abs_busbw_error_small", small.empty() ? Json(nullptr) : Json(ms)},
+                      {"measured_iter_cv_pct_median", cv.empty() ? Json(nullptr) : Json(core::median_abs(cv))}};
   if (tolerance > 0) {
     // A tolerance that nothing is checked against would always pass.
     if (large.empty())

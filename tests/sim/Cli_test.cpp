@@ -601,6 +601,11 @@ TEST(Cli, CollectiveComparesWithEveryNcclTestsOutputLayout) {
     ASSERT_EQ(doc["rows"].size(), 30u) << name;
     for (size_t i = 0; i < 30; ++i) EXPECT_DOUBLE_EQ(doc["rows"][i]["busbw_error"].get<double>(), run_b[i]) << name;
     EXPECT_EQ(doc["rows"][29].contains("measured_iterations"), name == "a100-runb-I1-S1.txt") << name;
+    // the measurement's own spread: make_formats.py wrote i_cv% 1.5 on every row
+    if (name == "a100-runb-I1-S1.txt")
+      EXPECT_DOUBLE_EQ(doc["compare"]["measured_iter_cv_pct_median"].get<double>(), 1.5);
+    else
+      EXPECT_TRUE(doc["compare"]["measured_iter_cv_pct_median"].is_null()) << name;
   }
   // -C 1: times from algbw (to its printed 0.01 GB/s), the 12 rows below 1 GB/s left out, said once.
   auto c1 = run("collective allreduce --cluster dgx-a100 --compare " + (f / "a100-runb-C1.txt").string() + " --json -");
