@@ -505,13 +505,18 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     if (log.runs.empty() || banner_since_row || header_since_row || size <= prev_size) {
       NcclTestsRun run;
       run.first_row = log.rows.size();
-      // A run without a banner of its own (sizes started over) does not inherit the last one.
-      run.nthread = banner_since_row ? log.nthread : 0;
-      run.ngpus = banner_since_row ? log.ngpus : 0;
-      run.cuda_graph = banner_since_row ? log.cuda_graph : -1;
+      // A run without a banner of its own (sizes started over) does not inherit the last one,
+      // unless its data type or reduction differs from the row before: nccl-tests -d all / -o all
+      // runs every size once per type and operation in one process, under one banner.
+      const bool same_process = !log.rows.empty() && !header_since_row &&
+                                (r.type != log.rows.back().type || r.redop != log.rows.back().redop);
+      const bool inherit = banner_since_row || same_process;
+      run.nthread = inherit ? log.nthread : 0;
+      run.ngpus = inherit ? log.ngpus : 0;
+      run.cuda_graph = inherit ? log.cuda_graph : -1;
       run.host_time = host_time;
       run.blocking = blocking;
-      run.agg_iters = banner_since_row ? log.agg_iters : 0;
+      run.agg_iters = inherit ? log.agg_iters : 0;
       log.runs.push_back(run);
     }
     banner_since_row = false;

@@ -572,3 +572,21 @@ TEST(NcclTestsLog, AHeaderStartsARunWithoutInheritingTheLastBanner) {
   EXPECT_EQ(log.runs[1].ngpus, 0);
   EXPECT_EQ(log.runs[1].first_row, 1u);
 }
+
+// nccl-tests -d all runs the sizes once per data type under one banner: each type's run keeps it;
+// sizes that start over with the same type (another log pasted below) do not.
+TEST(NcclTestsLog, EveryTypeOfADashDAllRunKeepsTheBanner) {
+  const auto log = parse(
+      "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 0\n"
+      "1048576 262144 float sum -1 37.89 27.67 48.43 0 37.89 27.67 48.43 0\n"
+      "2097152 524288 float sum -1 55.39 37.86 66.26 0 55.39 37.86 66.26 0\n"
+      "1048576 524288 half sum -1 37.89 27.67 48.43 0 37.89 27.67 48.43 0\n"
+      "2097152 1048576 half sum -1 55.39 37.86 66.26 0 55.39 37.86 66.26 0\n"
+      "1048576 524288 half sum -1 37.89 27.67 48.43 0 37.89 27.67 48.43 0\n");
+  ASSERT_EQ(log.runs.size(), 3u);
+  EXPECT_EQ(log.runs[0].ngpus, 8);
+  EXPECT_EQ(log.runs[1].ngpus, 8);
+  EXPECT_EQ(log.runs[1].first_row, 2u);
+  EXPECT_EQ(log.runs[2].ngpus, 0);
+}
