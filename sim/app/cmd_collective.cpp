@@ -55,6 +55,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
   auto topo = collectives::nccl_topology(cluster);
   topo.cuda_graph = args.cuda_graph;
   if (log.nccl_version) topo.nccl_version = log.nccl_version;
+  if (log.net_plugin_version) topo.net_plugin_version = log.net_plugin_version;
   if (!common.nccl.nccl_version.empty()) topo.nccl_version = version_from("--nccl-version", common.nccl.nccl_version);
   // -g: one value for the predicted table; with --compare one per run of the log (or one for all).
   std::vector<int> run_g;

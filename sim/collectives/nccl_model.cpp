@@ -327,7 +327,7 @@ NicReach nic_reach(const NcclTopology& topo, int ppn) {
   // beside one GPU (nccl_ofi_topo.cpp groups; nccl_ofi_rdma.cpp get_properties: port_speed x
   // max_group_size): p5 8 x 400 Gb/s instead of 32 x 100, p5en 8 x 400 instead of 16 x 200. The
   // groups follow the hardware (the GPU the rails sit beside), not the ranks a job runs.
-  const AwsOfiPlatform* plugin = aws_ofi_platform(topo.net_plugin);
+  const AwsOfiPlatform* plugin = aws_ofi_platform(topo.net_plugin, topo.net_plugin_version);
   if (plugin && plugin->rdma) {
     if (topo.nics_per_gpu > 1 && nics % topo.nics_per_gpu == 0)
       r.group = topo.nics_per_gpu;
@@ -1039,7 +1039,7 @@ Derived derive(const NcclTopology& topo, const NcclSettings& settings, Func func
   in.nic_bw = d.nic.dev_bw / kGB;
   in.nics = d.nic.devices;
   in.gpu_nic_bw = d.nic.limited ? d.nic.gpu_bw / kGB : 0.0;
-  const AwsOfiPlatform* plugin = aws_ofi_platform(topo.net_plugin);
+  const AwsOfiPlatform* plugin = aws_ofi_platform(topo.net_plugin, topo.net_plugin_version);
   const double peer = (topo.intra_peer_bw > 0 ? topo.intra_peer_bw : topo.intra_bw) / kGB;
   if (!in.inter) {
     in.max_bw = ppn > 1 ? peer : kLocBw;
@@ -1539,8 +1539,8 @@ std::vector<AllReduceEstimate> candidates(Func func, const NcclTopology& topo, d
   // A net plugin's tuner (aws-ofi-nccl's region tuner, net_plugin.hpp) sets its (algorithm,
   // protocol)'s cost to 0 in NCCL's table, so NCCL picks it; the channels stay NCCL's.
   if (d.era->tuner && view.region_tuner) {
-    const auto pick =
-        aws_ofi_region_pick(topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version, bytes, enabled_in(d));
+    const auto pick = aws_ofi_region_pick(topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version, bytes,
+                                          enabled_in(d), topo.net_plugin_version);
     if (pick) {
       auto it = std::find_if(out.begin(), out.end(), [&](const AllReduceEstimate& e) {
         return e.algo == pick->algo && e.proto == pick->proto;
@@ -1578,7 +1578,7 @@ std::vector<AllReduceEstimate> collective_candidates(Func func, const NcclTopolo
 
 PluginPickEffect plugin_pick_effect(Func func, const NcclTopology& topo, double bytes, const NcclSettings& settings) {
   PluginPickEffect r;
-  const AwsOfiPlatform* plat = aws_ofi_platform(topo.net_plugin);
+  const AwsOfiPlatform* plat = aws_ofi_platform(topo.net_plugin, topo.net_plugin_version);
   if (!plat || topo.nranks <= 1) return r;
   r.plugin = to_string(topo.net_plugin);
   const auto with = candidates(func, topo, bytes, settings, {});
@@ -1589,7 +1589,8 @@ PluginPickEffect plugin_pick_effect(Func func, const NcclTopology& topo, double 
   r.without_region_tuner = pair_name(no_region.front().algo, no_region.front().proto);
   r.nccl_alone = pair_name(alone.front().algo, alone.front().proto);
   r.region_forced = with.front().why.plugin_pick;
-  r.region_tuner = aws_ofi_region_skip_reason(topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version);
+  r.region_tuner = aws_ofi_region_skip_reason(topo.net_plugin, func, topo.nranks, topo.nnodes, topo.nccl_version,
+                                              topo.net_plugin_version);
   if (r.region_tuner.empty() && !r.region_forced) {
     const Derived d = derive(topo, settings, func);
     const bool pat = aws_ofi_in_pat_region(topo.net_plugin, func, topo.nranks, topo.nnodes, bytes, enabled_in(d));

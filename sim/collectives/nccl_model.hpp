@@ -70,6 +70,10 @@ struct NcclTopology {
   // reports (NCCL's pick only), its rails grouped into one NCCL device, the NCCL settings it
   // forces, its region tuner's pick and AWS's EFA step latency (NOTES.md "EFA through aws-ofi-nccl").
   NetPlugin net_plugin = NetPlugin::NONE;
+  // Its release (aws-ofi-nccl: major*10000 + minor*100 + patch, e.g. 10704 for 1.7.4, from a log's
+  // "NET/OFI Initializing aws-ofi-nccl 1.7.4-aws"); 0 = the release the model reads (net_plugin.hpp
+  // says what earlier ones lack).
+  int net_plugin_version = 0;
   bool amd_cpu = false;  // tuning.cc: llMaxBws row and getNetOverhead() depend on the CPU vendor (multi-node)
   // GPUs one host thread drives (nccl-tests -g G in single-process mode). The host enqueues and
   // launches one kernel per GPU per call, so back-to-back calls cannot run faster than

@@ -216,6 +216,20 @@ std::optional<std::array<std::string, 3>> version(std::string_view s) {
   });
 }
 
+std::optional<std::array<std::string, 3>> ofi_version(std::string_view s) {
+  return search(s, "aws-ofi-nccl", [&](size_t p) -> std::optional<std::array<std::string, 3>> {
+    Cur c{s, p + 12};
+    c.spaces(true);
+    const auto a = c.run(digit);
+    c.lit(".");
+    const auto b = c.run(digit);
+    c.lit(".");
+    const auto d = c.run(digit);
+    if (!c.ok) return std::nullopt;
+    return std::array<std::string, 3>{std::string(a), std::string(b), std::string(d)};
+  });
+}
+
 std::optional<std::string> library_code(std::string_view s) {
   return search(s, "nccl-library=", [&](size_t p) -> std::optional<std::string> {
     Cur c{s, p + 13};
@@ -374,6 +388,12 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     if (t.empty()) continue;
     if (log_match::debug_tag(t)) {  // NCCL_DEBUG output interleaved with the table
       read_version(t);
+      // "NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.7.4-aws" (nccl_ofi_net.cpp, PACKAGE_STRING)
+      if (const auto m = log_match::ofi_version(t); m && log.net_plugin_version == 0) {
+        int major = 0, minor = 0, patch = 0;
+        if (banner_int((*m)[0], 99, major) && banner_int((*m)[1], 99, minor) && banner_int((*m)[2], 99, patch))
+          log.net_plugin_version = major * 10000 + minor * 100 + patch;
+      }
       continue;
     }
     if (t[0] == '#') {

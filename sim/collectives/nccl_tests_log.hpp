@@ -77,6 +77,9 @@ struct NcclTestsLog {
   // NCCL_VERSION_CODE from a "NCCL version 2.8.3" line (NCCL_DEBUG=INFO output or a '#' comment);
   // 0 if the file does not say.
   int nccl_version = 0;
+  // aws-ofi-nccl's release from its NCCL_DEBUG=INFO line "NET/OFI Initializing aws-ofi-nccl 1.7.4-aws"
+  // (major*10000 + minor*100 + patch); 0 if the log does not say.
+  int net_plugin_version = 0;
   // "# Collective test starting: all_reduce_perf" (nccl-tests 2.14+); empty if the file does not say.
   std::string test_name;
   std::vector<std::string> devices;       // GPU names from "#  Rank  0 Group ... device  0 [0x07] NAME" lines
@@ -129,6 +132,8 @@ std::optional<std::string> bracket_rank(std::string_view s);
 bool debug_tag(std::string_view s);
 // NCCL version\s+(\d+)\.(\d+)\.(\d+): the first match's three groups.
 std::optional<std::array<std::string, 3>> version(std::string_view s);
+// aws-ofi-nccl\s+(\d+)\.(\d+)\.(\d+): the first match's three groups.
+std::optional<std::array<std::string, 3>> ofi_version(std::string_view s);
 // nccl-library=(\d{4,6})\b
 std::optional<std::string> library_code(std::string_view s);
 // Collective test starting:\s*(\S+)

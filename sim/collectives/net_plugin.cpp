@@ -1,5 +1,6 @@
 #include "collectives/net_plugin.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
 
@@ -134,12 +135,45 @@ Scan scan(NetPlugin p, Func func, int nranks, int nnodes, double bytes,
 }  // namespace aws_ofi_detail
 using namespace aws_ofi_detail;
 
-const AwsOfiPlatform* aws_ofi_platform(NetPlugin p) {
+namespace {
+// A platform entry as an earlier release had it (see kAwsOfiRegionTuner in the header).
+AwsOfiPlatform as_of(AwsOfiPlatform p, int version) {
+  if (version >= kAwsOfiRegionTuner) return p;
+  p.buffsize = 0;
+  p.region_tuner = false;
+  if (version < kAwsOfiNvlsChunks) p.nvls_chunk = p.nvlstree_max_chunk = 0;
+  return p;
+}
+const AwsOfiPlatform kP4d18 = as_of(kP4d, kAwsOfiNvlsChunks), kP4d17 = as_of(kP4d, kAwsOfiGroupedRails);
+const AwsOfiPlatform kP518 = as_of(kP5, kAwsOfiNvlsChunks), kP517 = as_of(kP5, kAwsOfiGroupedRails);
+const AwsOfiPlatform kP5en18 = as_of(kP5en, kAwsOfiNvlsChunks), kP5en17 = as_of(kP5en, kAwsOfiGroupedRails);
+}  // namespace
+
+int aws_ofi_version_code(const std::string& text) {
+  int part[3] = {0, 0, 0};
+  size_t i = 0;
+  for (int k = 0; k < 3; ++k) {
+    const size_t b = i;
+    while (i < text.size() && i - b < 3 && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == b || i - b > 2) return 0;
+    part[k] = std::stoi(text.substr(b, i - b));
+    if (k < 2) {
+      if (i >= text.size() || text[i] != '.') return 0;
+      ++i;
+    }
+  }
+  if (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) return 0;
+  return part[0] * 10000 + part[1] * 100 + part[2];
+}
+
+const AwsOfiPlatform* aws_ofi_platform(NetPlugin p, int v) {
+  if (v != 0 && v < kAwsOfiGroupedRails) return nullptr;
+  const bool now = v == 0 || v >= kAwsOfiRegionTuner, nvls = v == 0 || v >= kAwsOfiNvlsChunks;
   switch (p) {
     case NetPlugin::NONE: return nullptr;
-    case NetPlugin::AWS_OFI_P4D: return &kP4d;
-    case NetPlugin::AWS_OFI_P5: return &kP5;
-    case NetPlugin::AWS_OFI_P5EN: return &kP5en;
+    case NetPlugin::AWS_OFI_P4D: return now ? &kP4d : nvls ? &kP4d18 : &kP4d17;
+    case NetPlugin::AWS_OFI_P5: return now ? &kP5 : nvls ? &kP518 : &kP517;
+    case NetPlugin::AWS_OFI_P5EN: return now ? &kP5en : nvls ? &kP5en18 : &kP5en17;
   }
   return nullptr;
 }
@@ -167,9 +201,14 @@ TunerPoint aws_ofi_extend_region(TunerPoint a, TunerPoint b, TunerPoint z) {
 
 int aws_ofi_inside_region(TunerPoint p, const std::vector<TunerPoint>& polygon) { return inside_linear(p, polygon); }
 
-std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version) {
+std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,
+                                       int plugin_version) {
   const AwsOfiPlatform* plat = aws_ofi_platform(p);
   if (!plat) return "no net plugin";
+  if (plugin_version != 0 && plugin_version < kAwsOfiRegionTuner)
+    return "aws-ofi-nccl " + std::to_string(plugin_version / 10000) + "." + std::to_string(plugin_version / 100 % 100) +
+           "." + std::to_string(plugin_version % 100) + " has no region tuner (1.10.0+" +
+           (plugin_version >= kAwsOfiNvlsChunks ? "; its model-based tuner is not modelled" : "") + ")";
   // nccl_ofi_tuner.cpp nccl_ofi_tuner_init: is_region_supported (p5/p5e, p5en, p6) or the model
   // tuner (is_model_supported); p4d has neither.
   if (!plat->region_tuner) return std::string(plat->name) + " has no region tuner";
@@ -184,8 +223,9 @@ std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int n
 }
 
 std::optional<RegionPick> aws_ofi_region_pick(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,
-                                              double bytes, const std::function<bool(Algo, Proto)>& enabled) {
-  if (!aws_ofi_region_skip_reason(p, func, nranks, nnodes, nccl_version).empty()) return std::nullopt;
+                                              double bytes, const std::function<bool(Algo, Proto)>& enabled,
+                                              int plugin_version) {
+  if (!aws_ofi_region_skip_reason(p, func, nranks, nnodes, nccl_version, plugin_version).empty()) return std::nullopt;
   const Scan s = scan(p, func, nranks, nnodes, bytes, enabled);
   if (!s.region) return std::nullopt;
   return RegionPick{*s.region->algo, s.region->proto};

@@ -49,8 +49,17 @@ struct AwsOfiPlatform {
   bool region_tuner = false;   // nccl_ofi_regions.cpp is_region_supported
 };
 
-// nullptr for NetPlugin::NONE.
-const AwsOfiPlatform* aws_ofi_platform(NetPlugin p);
+// aws-ofi-nccl releases (major*10000 + minor*100 + patch; 0 = the source read, 2daf7d30 after
+// 1.21.1), by when each part of the platform table entered (git log -S over src/ and include/):
+// rails grouped (max_group_size) and the reported latency 1.7.0; NCCL_NVLS_CHUNKSIZE and
+// NCCL_NVLSTREE_MAX_CHUNKSIZE 1.8.0; NCCL_BUFFSIZE and the region tuner 1.10.0 (1.8-1.9 had a
+// model-based tuner, not modelled: NCCL's own pick there). Before 1.7 none of it applies.
+inline constexpr int kAwsOfiGroupedRails = 10700, kAwsOfiNvlsChunks = 10800, kAwsOfiRegionTuner = 11000;
+// "1.7.4" -> 10704; 0 when the text is not MAJOR.MINOR.PATCH with each part in [0, 99].
+int aws_ofi_version_code(const std::string& text);
+
+// nullptr for NetPlugin::NONE (and for a release before 1.7.0); `plugin_version` 0 = current.
+const AwsOfiPlatform* aws_ofi_platform(NetPlugin p, int plugin_version = 0);
 
 // The region tuner's forced (algorithm, protocol), as region_get_coll_info_internal_v3 sets it:
 // on more than two nodes, NCCL 2.21.5+ (tuner v2/v3; nccl_version 0 = current), where the
@@ -84,10 +93,12 @@ struct RegionPick {
   Proto proto;
 };
 std::optional<RegionPick> aws_ofi_region_pick(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,
-                                              double bytes, const std::function<bool(Algo, Proto)>& enabled);
+                                              double bytes, const std::function<bool(Algo, Proto)>& enabled,
+                                              int plugin_version = 0);
 // Why the region tuner leaves NCCL's pick to NCCL for this communicator and function, whatever
 // the size ("" when it has regions to scan): the words `collective --explain` prints.
-std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version);
+std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,
+                                       int plugin_version = 0);
 // Whether the point (bytes, nranks) falls in a PAT region the scan reaches before any enabled
 // region contains it: there aws-ofi-nccl forces PAT, which ddpsim does not model.
 bool aws_ofi_in_pat_region(NetPlugin p, Func func, int nranks, int nnodes, double bytes,

@@ -49,6 +49,7 @@ Calibration calibrate_from_log(const CalibrationRequest& q) {
   // post-pick ones start over.
   auto start = collectives::nccl_topology(q.cluster);
   start.nccl_version = q.version;
+  start.net_plugin_version = q.log.net_plugin_version;  // the plugin release the log names, if any
   start.launch_overhead = collectives::kHostLaunchSeconds;
   start.achieved_all = {};
   start.achieved = {};

@@ -32,7 +32,12 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
     << cluster.gpus_per_node << " " << cluster.gpu.name << " = " << cluster.world_size() << " ranks (predicted, float"
     << (func == collectives::Func::ALL_GATHER ? "" : " sum") << "; NCCL "
     << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process << " GPU(s) per process"
-    << (topo.cuda_graph ? ", CUDA graph" : "") << ")\n";
+    << (topo.cuda_graph ? ", CUDA graph" : "");
+  const int pv = topo.net_plugin_version;
+  const std::string plugin_release =
+      pv ? std::to_string(pv / 10000) + "." + std::to_string(pv / 100 % 100) + "." + std::to_string(pv % 100) : "";
+  if (topo.net_plugin != collectives::NetPlugin::NONE && pv) t << "; aws-ofi-nccl " << plugin_release << " (log)";
+  t << ")\n";
   r.text = t.str();
   r.doc = {{"collective", op_name(func)},
            {"cluster", cluster.name},
@@ -41,6 +46,8 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
            {"nccl_version", collectives::nccl_version_string(topo.nccl_version)},
            {"gpus_per_process", topo.gpus_per_process},
            {"cuda_graph", topo.cuda_graph}};
+  if (topo.net_plugin != collectives::NetPlugin::NONE)
+    r.doc["net_plugin_release"] = pv ? Json(plugin_release) : Json("current");
   return r;
 }
 

@@ -657,6 +657,32 @@ TEST(Cli, CollectiveCompareTakesTheNodeCountFromTheLogsHosts) {
   fs::remove_all(d);
 }
 
+// An EFA log that names aws-ofi-nccl's release is predicted with that release's plugin (1.9.1: no
+// region tuner, NCCL's 4 MiB buffer), said in the header; without the line, the current one.
+TEST(Cli, CollectiveCompareUsesThePluginReleaseTheLogNames) {
+  auto d = temp_dir("ofi");
+  const std::string row = "1073741824 268435456 float sum -1 8000.0 134.22 260.05 0 8000.0 134.22 260.05 0\n";
+  std::ofstream(d / "v19.txt") << "ip-1:1:1 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.9.1-aws\n" << row;
+  std::ofstream(d / "now.txt") << row;
+  auto json_of = [](const testing::CliResult& r) { return Json::parse(r.out.substr(0, r.out.size() - r.err.size())); };
+  auto v19 = run("collective allreduce --cluster aws-p5 --nodes 4 --compare " + (d / "v19.txt").string() + " --json -");
+  auto now = run("collective allreduce --cluster aws-p5 --nodes 4 --compare " + (d / "now.txt").string() + " --json -");
+  ASSERT_EQ(v19.code, 0) << v19.out;
+  ASSERT_EQ(now.code, 0) << now.out;
+  const Json a = json_of(v19), b = json_of(now);
+  EXPECT_EQ(a["net_plugin_release"], "1.9.1");
+  EXPECT_EQ(b["net_plugin_release"], "current");
+  // 1 GiB on 4 p5 nodes: the current region tuner forces Ring/LL128; 1.9.1 leaves NCCL's pick with
+  // the reported latency, NVLS tree (collective --explain 1G on aws-p5 --nodes 4 says both).
+  EXPECT_EQ(b["rows"][0]["algo"], "Ring");
+  EXPECT_EQ(b["rows"][0]["proto"], "LL128");
+  EXPECT_EQ(a["rows"][0]["algo"], "NVLSTree");
+  EXPECT_EQ(a["rows"][0]["proto"], "Simple");
+  auto text = run("collective allreduce --cluster aws-p5 --nodes 4 --compare " + (d / "v19.txt").string());
+  EXPECT_NE(text.out.find("; aws-ofi-nccl 1.9.1 (log))"), std::string::npos) << text.out;
+  fs::remove_all(d);
+}
+
 TEST(Cli, CollectiveExplainListsNcclsCandidatesPickFirst) {
   auto r = run("collective allreduce --cluster dgx-h100 --nodes 2 --explain 64M --json -");
   ASSERT_EQ(r.code, 0) << r.out;

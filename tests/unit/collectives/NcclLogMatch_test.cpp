@@ -81,6 +81,11 @@ std::vector<std::string> corpus() {
       "[] 8 2",
       "[1a] 8",
       "[0",
+      "ip-10-0-0-1:1234:1234 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.9.1-aws",
+      "NET/OFI Initializing aws-ofi-nccl 1.7.4-aws aws-ofi-nccl 1.10.0",
+      "aws-ofi-nccl1.7.4 aws-ofi-nccl  \t2.0.1",
+      "aws-ofi-nccl 1.x.4",
+      "aws-ofi-nccl v1.7.4",
       "# Avg bus bandwidth    : 123.45 ",
       "#Avg bus bandwidth:1",
       "# Avg bus bandwidth : ",
@@ -153,6 +158,7 @@ void check_all(const std::vector<std::string>& lines, int& checked) {
   static const std::regex kDevice(
       R"(^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
   static const std::regex kSrun(R"(^ *\d+: )");
+  static const std::regex kOfi(R"(aws-ofi-nccl\s+(\d+)\.(\d+)\.(\d+))");
   static const std::regex kBracket(R"(^(\[\d+\]))");
   static const std::regex kAvg(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
   for (const auto& s : lines) {
@@ -162,6 +168,7 @@ void check_all(const std::vector<std::string>& lines, int& checked) {
     const size_t want_srun = std::regex_search(s, m, kSrun) ? static_cast<size_t>(m.length(0)) : 0;
     EXPECT_EQ(lm::srun_label(s), want_srun) << "srun label: \"" << s << "\"";
     EXPECT_EQ(lm::bracket_rank(s), group1(kBracket, s)) << "bracket rank: \"" << s << "\"";
+    EXPECT_EQ(lm::ofi_version(s), groups<3>(kOfi, s)) << "ofi version: \"" << s << "\"";
     EXPECT_EQ(lm::debug_tag(s), std::regex_search(s, kDebug)) << "debug tag: \"" << s << "\"";
     EXPECT_EQ(lm::version(s), groups<3>(kVersion, s)) << "version: \"" << s << "\"";
     EXPECT_EQ(lm::library_code(s), group1(kLibraryCode, s)) << "library code: \"" << s << "\"";

@@ -448,3 +448,39 @@ TEST(NcclNetPlugin, P5enEightRanksPerNodeAllGatherAndReduceScatter) {
   EXPECT_EQ(to_string(e.algo) + "/" + to_string(e.proto), "Ring/LL128");
   EXPECT_TRUE(e.why.plugin_pick);
 }
+
+// A log names the plugin's release ("NET/OFI Initializing aws-ofi-nccl 1.9.1-aws"); what entered
+// when (git log -S over aws-ofi-nccl's src/ and include/): grouped rails and the 75 us latency
+// 1.7.0, the NVLS chunk settings 1.8.0, NCCL_BUFFSIZE 8 MiB and the region tuner 1.10.0.
+TEST(NcclNetPlugin, EarlierReleasesLackWhatCameLater) {
+  EXPECT_EQ(aws_ofi_version_code("1.7.4"), 10704);
+  EXPECT_EQ(aws_ofi_version_code("1.10.0-aws"), 11000);
+  EXPECT_EQ(aws_ofi_version_code("1.100.0"), 0);
+  EXPECT_EQ(aws_ofi_version_code("1.7"), 0);
+  const AwsOfiPlatform* p19 = aws_ofi_platform(NetPlugin::AWS_OFI_P5, 10901);
+  ASSERT_NE(p19, nullptr);
+  EXPECT_TRUE(p19->rdma);
+  EXPECT_DOUBLE_EQ(p19->reported_latency_s, 75e-6);
+  EXPECT_DOUBLE_EQ(p19->nvls_chunk, 512 * 1024.0);
+  EXPECT_DOUBLE_EQ(p19->buffsize, 0);
+  EXPECT_FALSE(p19->region_tuner);
+  EXPECT_DOUBLE_EQ(aws_ofi_platform(NetPlugin::AWS_OFI_P5, 10704)->nvls_chunk, 0);
+  EXPECT_EQ(aws_ofi_platform(NetPlugin::AWS_OFI_P5, 10602), nullptr);
+  EXPECT_TRUE(aws_ofi_platform(NetPlugin::AWS_OFI_P5, 12101)->region_tuner);
+
+  // 4 p5 nodes, 32 MiB (PluginEffectRegionTunerForcedAgainstNcclAlone): with 1.9.1 no region tuner
+  // forces Tree/LL128; NCCL picks with the reported latency, and the Simple buffer is NCCL's 4 MiB.
+  NcclTopology v19 = h100_nodes(4, 32, 12.5e9, NetPlugin::AWS_OFI_P5);
+  v19.net_plugin_version = 10901;
+  NcclTopology latency = h100_nodes(4, 8, 50e9, NetPlugin::NONE);
+  latency.net_latency = 75e-6;
+  const auto fx = plugin_pick_effect(Func::ALL_REDUCE, v19, 32 * kMiB);
+  EXPECT_FALSE(fx.region_forced);
+  EXPECT_EQ(fx.pick, pick_of(latency, 32 * kMiB));
+  EXPECT_EQ(fx.region_tuner, "aws-ofi-nccl 1.9.1 has no region tuner (1.10.0+; its model-based tuner is not modelled)");
+  EXPECT_DOUBLE_EQ(tune_model(v19).simple_buffsize, 4 * kMiB);
+  // Before 1.7 the plugin changes nothing the model knows: 32 NICs as 32 NCCL devices.
+  NcclTopology v16 = v19;
+  v16.net_plugin_version = 10602;
+  EXPECT_EQ(pick_of(v16, 32 * kMiB), pick_of(h100_nodes(4, 32, 12.5e9, NetPlugin::NONE), 32 * kMiB));
+}

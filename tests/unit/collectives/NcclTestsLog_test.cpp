@@ -590,3 +590,14 @@ TEST(NcclTestsLog, EveryTypeOfADashDAllRunKeepsTheBanner) {
   EXPECT_EQ(log.runs[1].first_row, 2u);
   EXPECT_EQ(log.runs[2].ngpus, 0);
 }
+
+// aws-ofi-nccl prints its release at init under NCCL_DEBUG=INFO (nccl_ofi_net.cpp: "Initializing "
+// PACKAGE_STRING); the first one is the log's.
+TEST(NcclTestsLog, ReadsTheNetPluginRelease) {
+  const auto log = parse(
+      "ip-10-0-0-1:1234:1234 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.9.1-aws\n"
+      "ip-10-0-0-1:1234:1234 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.10.0-aws\n"
+      "8 2 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0\n");
+  EXPECT_EQ(log.net_plugin_version, 10901);
+  EXPECT_EQ(parse("8 2 float sum -1 20.26 0.00 0.00 0 17.74 0.00 0.00 0\n").net_plugin_version, 0);
+}
