@@ -273,8 +273,12 @@ Medians published_medians(const Published& p) {
   if (doc["env"].contains("NCCL_MIN_CTAS"))
     settings.min_ctas = std::stoi(doc["env"]["NCCL_MIN_CTAS"].get<std::string>());
   // The p4d run used aws-ofi-nccl 1.7.4 (its source line), whose platform table sets no
-  // NCCL_BUFFSIZE (src/platform-aws.c at v1.7.4-aws): NCCL's 4 MiB, not the current plugin's 8.
-  if (std::string(p.file) == "aws-p4d-2x8-efa-nccl2.19-ring.json") settings.buffsize = 4.0 * 1024 * 1024;
+  // NCCL_BUFFSIZE (src/platform-aws.c at v1.7.4-aws): that release, so NCCL's 4 MiB, not the
+  // current plugin's 8.
+  if (std::string(p.file) == "aws-p4d-2x8-efa-nccl2.19-ring.json") {
+    topo.net_plugin_version = 10704;
+    EXPECT_DOUBLE_EQ(tune_model(topo, settings).simple_buffsize, 4.0 * 1024 * 1024);
+  }
   std::vector<double> large, small;
   for (const auto& row : doc["rows"]) {
     const double bytes = row[0].get<double>(), time_us = row[1].get<double>();
