@@ -202,9 +202,11 @@ bool debug_tag(std::string_view s) {
   return false;
 }
 
-std::optional<std::array<std::string, 3>> version(std::string_view s) {
-  return search(s, "NCCL version", [&](size_t p) -> std::optional<std::array<std::string, 3>> {
-    Cur c{s, p + 12};
+namespace {
+// `name`\s+(\d+)\.(\d+)\.(\d+): the first match's three groups.
+std::optional<std::array<std::string, 3>> named_version(std::string_view s, std::string_view name) {
+  return search(s, name, [&](size_t p) -> std::optional<std::array<std::string, 3>> {
+    Cur c{s, p + name.size()};
     c.spaces(true);
     const auto a = c.run(digit);
     c.lit(".");
@@ -215,20 +217,11 @@ std::optional<std::array<std::string, 3>> version(std::string_view s) {
     return std::array<std::string, 3>{std::string(a), std::string(b), std::string(d)};
   });
 }
+}  // namespace
 
-std::optional<std::array<std::string, 3>> ofi_version(std::string_view s) {
-  return search(s, "aws-ofi-nccl", [&](size_t p) -> std::optional<std::array<std::string, 3>> {
-    Cur c{s, p + 12};
-    c.spaces(true);
-    const auto a = c.run(digit);
-    c.lit(".");
-    const auto b = c.run(digit);
-    c.lit(".");
-    const auto d = c.run(digit);
-    if (!c.ok) return std::nullopt;
-    return std::array<std::string, 3>{std::string(a), std::string(b), std::string(d)};
-  });
-}
+std::optional<std::array<std::string, 3>> version(std::string_view s) { return named_version(s, "NCCL version"); }
+
+std::optional<std::array<std::string, 3>> ofi_version(std::string_view s) { return named_version(s, "aws-ofi-nccl"); }
 
 std::optional<std::string> library_code(std::string_view s) {
   return search(s, "nccl-library=", [&](size_t p) -> std::optional<std::string> {
