@@ -65,6 +65,9 @@ int cmd_calibrate(const CommonOptions& common, const CalibrateArgs& args) {
     doc["nodes"] = cluster.nodes;
     doc["name"] = cluster.name + "-calibrated";
     if (version != 0) doc["nccl_version"] = collectives::nccl_version_string(version);
+    // The plugin release the log named, which the fit ran with (net_plugin.hpp).
+    if (log.net_plugin_version && !cluster.net_plugin.empty() && doc.contains("inter_node"))
+      doc["inter_node"]["net_plugin_version"] = collectives::nccl_version_string(log.net_plugin_version);
     outs.push_back({args.out, report::json_text(doc, 2, "calibrated cluster")});
     cal.view.text += "wrote " + args.out + " (use it as --cluster or as a scenario's \"cluster\")\n";
   }

@@ -10,6 +10,7 @@ using config::Algo;
 using config::algo_names;
 using config::allreduce_algos;
 using config::allreduce_protos;
+using config::aws_ofi_version_code;
 using config::check_buffsize;
 using config::check_nthreads;
 using config::nccl_version_string;

@@ -149,23 +149,6 @@ const AwsOfiPlatform kP518 = as_of(kP5, kAwsOfiNvlsChunks), kP517 = as_of(kP5, k
 const AwsOfiPlatform kP5en18 = as_of(kP5en, kAwsOfiNvlsChunks), kP5en17 = as_of(kP5en, kAwsOfiGroupedRails);
 }  // namespace
 
-int aws_ofi_version_code(const std::string& text) {
-  int part[3] = {0, 0, 0};
-  size_t i = 0;
-  for (int k = 0; k < 3; ++k) {
-    const size_t b = i;
-    while (i < text.size() && i - b < 3 && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    if (i == b || i - b > 2) return 0;
-    part[k] = std::stoi(text.substr(b, i - b));
-    if (k < 2) {
-      if (i >= text.size() || text[i] != '.') return 0;
-      ++i;
-    }
-  }
-  if (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) return 0;
-  return part[0] * 10000 + part[1] * 100 + part[2];
-}
-
 const AwsOfiPlatform* aws_ofi_platform(NetPlugin p, int v) {
   if (v != 0 && v < kAwsOfiGroupedRails) return nullptr;
   const bool now = v == 0 || v >= kAwsOfiRegionTuner, nvls = v == 0 || v >= kAwsOfiNvlsChunks;

@@ -55,8 +55,6 @@ struct AwsOfiPlatform {
 // NCCL_NVLSTREE_MAX_CHUNKSIZE 1.8.0; NCCL_BUFFSIZE and the region tuner 1.10.0 (1.8-1.9 had a
 // model-based tuner, not modelled: NCCL's own pick there). Before 1.7 none of it applies.
 inline constexpr int kAwsOfiGroupedRails = 10700, kAwsOfiNvlsChunks = 10800, kAwsOfiRegionTuner = 11000;
-// "1.7.4" -> 10704; 0 when the text is not MAJOR.MINOR.PATCH with each part in [0, 99].
-int aws_ofi_version_code(const std::string& text);
 
 // nullptr for NetPlugin::NONE (and for a release before 1.7.0); `plugin_version` 0 = current.
 const AwsOfiPlatform* aws_ofi_platform(NetPlugin p, int plugin_version = 0);

@@ -33,6 +33,7 @@ NcclTopology nccl_topology(const config::ClusterSpec& c) {
   t.net_latency = c.net_latency;
   t.sharp = c.sharp;
   t.net_plugin = parse_net_plugin(c.net_plugin);  // spelling checked by the cluster loader
+  t.net_plugin_version = c.net_plugin_version;
   t.amd_cpu = c.cpu == "amd";
   t.bw_scale_intra = c.calibration.bw_scale_intra;
   t.bw_scale_inter = c.calibration.bw_scale_inter;

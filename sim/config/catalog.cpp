@@ -726,6 +726,15 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     c.net_latency = nr.quantity("extra_latency", Quantity::TIME, false, true).value_or(0.0);
     c.sharp = nr.boolean_or("sharp", false);
     c.net_plugin = nr.string_or("net_plugin", "", {"aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en"});
+    if (auto v = nr.string("net_plugin_version", false)) {
+      const std::string at = join_path(nr.path(), "net_plugin_version");
+      c.net_plugin_version = aws_ofi_version_code(*v);
+      if (c.net_plugin_version == 0)
+        r.diagnostics().add(
+            at, "\"" + *v + "\" is not an aws-ofi-nccl release; allowed: MAJOR.MINOR.PATCH (e.g. \"1.9.1\")");
+      else if (c.net_plugin.empty())
+        r.diagnostics().add(at, "\"" + *v + "\" needs inter_node.net_plugin (the plugin it is a release of)");
+    }
     nr.finish();
   }
   if (const Json* fj = r.raw("fabric")) {

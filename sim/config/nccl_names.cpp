@@ -34,6 +34,23 @@ int parse_nccl_version(std::string_view text) {
   return parts[0] * 10000 + parts[1] * 100 + parts[2];
 }
 
+int aws_ofi_version_code(std::string_view text) {
+  int part[3] = {0, 0, 0};
+  size_t i = 0;
+  for (int k = 0; k < 3; ++k) {
+    const size_t b = i;
+    while (i < text.size() && i - b < 3 && std::isdigit(static_cast<unsigned char>(text[i])))
+      part[k] = part[k] * 10 + (text[i++] - '0');
+    if (i == b || i - b > 2) return 0;
+    if (k < 2) {
+      if (i >= text.size() || text[i] != '.') return 0;
+      ++i;
+    }
+  }
+  if (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) return 0;
+  return part[0] * 10000 + part[1] * 100 + part[2];
+}
+
 std::string nccl_version_string(int code) {
   if (code == 0) return "current";
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);

@@ -39,6 +39,9 @@ std::vector<std::string> allreduce_protos(std::string_view value);  // NCCL_PROT
 // minor*100 + patch). Throws std::invalid_argument naming the text and the expected form.
 int parse_nccl_version(std::string_view text);
 std::string nccl_version_string(int code);  // 20803 -> "2.8.3"; 0 -> "current"
+// An aws-ofi-nccl release, "1.7.4" (also "1.7.4-aws") -> 10704 (major*10000 + minor*100 +
+// patch); 0 when the text is not MAJOR.MINOR.PATCH with each part in [0, 99].
+int aws_ofi_version_code(std::string_view text);
 
 // NCCL_BUFFSIZE (bytes) and NCCL_NTHREADS as ddpsim accepts them: "" when valid, else what is
 // allowed. NCCL itself falls back to its default on a bad NCCL_NTHREADS (src/graph/tuning.cc

@@ -216,6 +216,9 @@ struct ClusterSpec {
   // inter_node.net_plugin: the NCCL net plugin on the NICs ("" = NCCL's own transport;
   // "aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en": sim/collectives/net_plugin.hpp).
   std::string net_plugin;
+  // inter_node.net_plugin_version: its release ("1.9.1" -> 10901); 0 = the release the model reads
+  // (net_plugin.hpp says what earlier ones lack). A log that names its release overrides it.
+  int net_plugin_version = 0;
   // NCCL release the cluster runs ("nccl_version": "2.8.3"); 0 = current. Picks NCCL's tuner era.
   int nccl_version = 0;
   // Fitted by `ddpsim calibrate` against the user's nccl-tests output (identity by default).

@@ -680,6 +680,32 @@ TEST(Cli, CollectiveCompareUsesThePluginReleaseTheLogNames) {
   EXPECT_EQ(a["rows"][0]["proto"], "Simple");
   auto text = run("collective allreduce --cluster aws-p5 --nodes 4 --compare " + (d / "v19.txt").string());
   EXPECT_NE(text.out.find("; aws-ofi-nccl 1.9.1 (log))"), std::string::npos) << text.out;
+
+  // A cluster file can name the release too (inter_node.net_plugin_version); calibrate writes the
+  // log's into the cluster it fits.
+  Json p5 = Json::parse(std::ifstream("configs/clusters/aws-p5.json"));
+  p5["inter_node"]["net_plugin_version"] = "1.9.1";
+  std::ofstream(d / "p5-19.json") << p5.dump(2);
+  auto table = run("collective allreduce --cluster " + (d / "p5-19.json").string() + " --nodes 4 -b 1G -e 1G --json -");
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_EQ(Json::parse(table.out)["rows"][0]["algo"], "NVLSTree");
+  for (const auto& [value, words] : {std::pair<std::string, std::string>{
+                                         "1.x", "\"1.x\" is not an aws-ofi-nccl release; allowed: MAJOR.MINOR.PATCH"},
+                                     {"1.100.0", "is not an aws-ofi-nccl release"}}) {
+    p5["inter_node"]["net_plugin_version"] = value;
+    std::ofstream(d / "bad.json") << p5.dump(2);
+    auto bad = run("collective allreduce --cluster " + (d / "bad.json").string() + " -b 1M -e 1M");
+    EXPECT_TRUE(testing::refused_with(bad, {"bad.json", "/inter_node/net_plugin_version", words}));
+  }
+  Json a100 = Json::parse(std::ifstream("configs/clusters/dgx-a100.json"));
+  a100["inter_node"]["net_plugin_version"] = "1.9.1";
+  std::ofstream(d / "noplugin.json") << a100.dump(2);
+  auto noplugin = run("collective allreduce --cluster " + (d / "noplugin.json").string() + " -b 1M -e 1M");
+  EXPECT_TRUE(testing::refused_with(noplugin, {"/inter_node/net_plugin_version", "needs inter_node.net_plugin"}));
+  auto cal =
+      run("calibrate " + (d / "v19.txt").string() + " --cluster aws-p5 --nodes 4 -o " + (d / "fitted.json").string());
+  ASSERT_EQ(cal.code, 0) << cal.out;
+  EXPECT_EQ(Json::parse(std::ifstream(d / "fitted.json"))["inter_node"]["net_plugin_version"], "1.9.1");
   fs::remove_all(d);
 }
 
