@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "collectives/nccl_names.hpp"
 #include "core/error.hpp"
 #include "core/json_reader.hpp"
 #include "core/text.hpp"
@@ -382,11 +383,8 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     if (log_match::debug_tag(t)) {  // NCCL_DEBUG output interleaved with the table
       read_version(t);
       // "NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.7.4-aws" (nccl_ofi_net.cpp, PACKAGE_STRING)
-      if (const auto m = log_match::ofi_version(t); m && log.net_plugin_version == 0) {
-        int major = 0, minor = 0, patch = 0;
-        if (banner_int((*m)[0], 99, major) && banner_int((*m)[1], 99, minor) && banner_int((*m)[2], 99, patch))
-          log.net_plugin_version = major * 10000 + minor * 100 + patch;
-      }
+      if (const auto m = log_match::ofi_version(t); m && log.net_plugin_version == 0)
+        log.net_plugin_version = aws_ofi_version_code((*m)[0] + "." + (*m)[1] + "." + (*m)[2]);
       continue;
     }
     if (t[0] == '#') {

@@ -186,15 +186,16 @@ int aws_ofi_inside_region(TunerPoint p, const std::vector<TunerPoint>& polygon) 
 
 std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,
                                        int plugin_version) {
-  const AwsOfiPlatform* plat = aws_ofi_platform(p);
-  if (!plat) return "no net plugin";
-  if (plugin_version != 0 && plugin_version < kAwsOfiRegionTuner)
-    return "aws-ofi-nccl " + std::to_string(plugin_version / 10000) + "." + std::to_string(plugin_version / 100 % 100) +
-           "." + std::to_string(plugin_version % 100) + " has no region tuner (1.10.0+" +
-           (plugin_version >= kAwsOfiNvlsChunks ? "; its model-based tuner is not modelled" : "") + ")";
+  const AwsOfiPlatform* plat = aws_ofi_platform(p, plugin_version);
   // nccl_ofi_tuner.cpp nccl_ofi_tuner_init: is_region_supported (p5/p5e, p5en, p6) or the model
-  // tuner (is_model_supported); p4d has neither.
-  if (!plat->region_tuner) return std::string(plat->name) + " has no region tuner";
+  // tuner (is_model_supported); p4d has neither. Releases before 1.10.0 have no region tuner.
+  const std::string release = "aws-ofi-nccl " + nccl_version_string(plugin_version);
+  if (!plat) return p == NetPlugin::NONE ? "no net plugin" : release + ": nothing of the plugin applies before 1.7.0";
+  if (!plat->region_tuner)
+    return aws_ofi_platform(p)->region_tuner
+               ? release + " has no region tuner (1.10.0+" +
+                     (plugin_version >= kAwsOfiNvlsChunks ? "; its model-based tuner is not modelled" : "") + ")"
+               : std::string(plat->name) + " has no region tuner";
   // Tuner v3 (getCollInfo with the cost table) needs NCCL 2.22.3; v2 (2.21.5) picks the same way.
   if (nccl_version != 0 && nccl_version < 22105) return "NCCL before 2.21.5 loads no tuner plugin";
   // region_get_coll_info_internal_v3: "Skip when two nodes or lesser because the regions are not

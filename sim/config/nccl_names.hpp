@@ -38,7 +38,8 @@ std::vector<std::string> allreduce_protos(std::string_view value);  // NCCL_PROT
 // "2.8.3" (also "2.8.3-1", "2.8.3+cuda11.2") -> 20803 (NCCL_VERSION_CODE for 2.x: major*10000 +
 // minor*100 + patch). Throws std::invalid_argument naming the text and the expected form.
 int parse_nccl_version(std::string_view text);
-std::string nccl_version_string(int code);  // 20803 -> "2.8.3"; 0 -> "current"
+// Any release code of that form: 20803 -> "2.8.3" (NCCL), 10901 -> "1.9.1" (aws-ofi-nccl); 0 -> "current".
+std::string nccl_version_string(int code);
 // An aws-ofi-nccl release, "1.7.4" (also "1.7.4-aws") -> 10704 (major*10000 + minor*100 +
 // patch); 0 when the text is not MAJOR.MINOR.PATCH with each part in [0, 99].
 int aws_ofi_version_code(std::string_view text);

@@ -33,10 +33,9 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
     << (func == collectives::Func::ALL_GATHER ? "" : " sum") << "; NCCL "
     << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process << " GPU(s) per process"
     << (topo.cuda_graph ? ", CUDA graph" : "");
-  const int pv = topo.net_plugin_version;
-  const std::string plugin_release =
-      pv ? std::to_string(pv / 10000) + "." + std::to_string(pv / 100 % 100) + "." + std::to_string(pv % 100) : "";
-  if (topo.net_plugin != collectives::NetPlugin::NONE && pv) t << "; aws-ofi-nccl " << plugin_release << " (log)";
+  const bool plugin = topo.net_plugin != collectives::NetPlugin::NONE;
+  const std::string plugin_release = collectives::nccl_version_string(topo.net_plugin_version);
+  if (plugin && topo.net_plugin_version) t << "; aws-ofi-nccl " << plugin_release << " (log)";
   t << ")\n";
   r.text = t.str();
   r.doc = {{"collective", op_name(func)},
@@ -46,8 +45,7 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
            {"nccl_version", collectives::nccl_version_string(topo.nccl_version)},
            {"gpus_per_process", topo.gpus_per_process},
            {"cuda_graph", topo.cuda_graph}};
-  if (topo.net_plugin != collectives::NetPlugin::NONE)
-    r.doc["net_plugin_release"] = pv ? Json(plugin_release) : Json("current");
+  if (plugin) r.doc["net_plugin_release"] = plugin_release;
   return r;
 }
 
