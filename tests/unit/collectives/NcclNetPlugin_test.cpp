@@ -483,4 +483,10 @@ TEST(NcclNetPlugin, EarlierReleasesLackWhatCameLater) {
   NcclTopology v16 = v19;
   v16.net_plugin_version = 10602;
   EXPECT_EQ(pick_of(v16, 32 * kMiB), pick_of(h100_nodes(4, 32, 12.5e9, NetPlugin::NONE), 32 * kMiB));
+  EXPECT_EQ(aws_ofi_region_skip_reason(NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 32, 4, 0, 10602),
+            "aws-ofi-nccl 1.6.2: nothing of the plugin applies before 1.7.0");
+  EXPECT_EQ(aws_ofi_region_skip_reason(NetPlugin::AWS_OFI_P5, Func::ALL_REDUCE, 32, 4, 0, 10704),
+            "aws-ofi-nccl 1.7.4 has no region tuner (1.10.0+)");
+  EXPECT_EQ(aws_ofi_region_skip_reason(NetPlugin::AWS_OFI_P4D, Func::ALL_REDUCE, 32, 4, 0, 10901),
+            "p4d.24xlarge has no region tuner");
 }
