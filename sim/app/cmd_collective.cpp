@@ -25,8 +25,9 @@ Op op_of(const std::string& op) {
   if (op == "allreduce") return {collectives::Func::ALL_REDUCE, "all_reduce_perf"};
   if (op == "allgather") return {collectives::Func::ALL_GATHER, "all_gather_perf"};
   if (op == "reducescatter") return {collectives::Func::REDUCE_SCATTER, "reduce_scatter_perf"};
+  if (op == "broadcast") return {collectives::Func::BROADCAST, "broadcast_perf"};
   throw core::ConfigError("collective: \"" + op +
-                          "\" is not supported; supported: allreduce, allgather, reducescatter");
+                          "\" is not supported; supported: allreduce, allgather, reducescatter, broadcast");
 }
 }  // namespace
 
@@ -80,7 +81,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     const double asked = parse_size("--explain", args.explain);
     const int n = cluster.world_size();
     // As nccl-tests would run it; the smallest size that gives every rank a part at least.
-    const double bytes = op.func == collectives::Func::ALL_REDUCE
+    const double bytes = validate::whole_buffer(op.func)
                              ? std::max(4.0, validate::nccl_tests_size(op.func, asked, n))
                              : std::max(16.0 * n, validate::nccl_tests_size(op.func, asked, n));
     report::Rendered r = validate::explain_allreduce(cluster, topo, settings, bytes, op.func);
@@ -119,7 +120,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
     }
     return emit(r, args.json_out, "collective");
   }
-  if (args.compare.empty() && op.func != collectives::Func::ALL_REDUCE &&
+  if (args.compare.empty() && !validate::whole_buffer(op.func) &&
       !(validate::nccl_tests_size(op.func, hi, cluster.world_size()) > 0))
     throw core::ConfigError("--max-bytes " + args.max_bytes + ": below " + std::to_string(16 * cluster.world_size()) +
                             " B, the smallest " + op.test + " size on " + std::to_string(cluster.world_size()) +
@@ -135,7 +136,8 @@ Command register_collective(CLI::App& app, CommonOptions& common) {
   auto args = std::make_shared<CollectiveArgs>();
   auto* cmd = app.add_subcommand("collective", "predict an nccl-tests-style table for a collective on a cluster");
   cmd->add_option("op", args->op,
-                  "collective: allreduce, allgather (size = the output), reducescatter (size = one rank's input)");
+                  "collective: allreduce, allgather (size = the output), reducescatter (size = one rank's input), "
+                  "broadcast (from rank 0)");
   cmd->add_option("--cluster", args->cluster, "bundled cluster name or cluster file")->required();
   cmd->add_option("--nodes", args->nodes, "node count (default: the cluster's)")->check(number_in(1, 1 << 20));
   cmd->add_option("-b,--min-bytes", args->min_bytes,
@@ -153,9 +155,11 @@ Command register_collective(CLI::App& app, CommonOptions& common) {
   cmd->add_option("--explain", args->explain,
                   "a size (64M, 1GiB, ...): every enabled (algorithm, protocol) with NCCL's tuner time and the "
                   "achieved time, the pick first");
-  cmd->add_option("--compare", args->compare,
-                  "an all_reduce_perf / all_gather_perf / reduce_scatter_perf log (as the collective): predict its "
-                  "sizes (each run with its -g) and show the busbw error");
+  cmd->add_option(
+      "--compare", args->compare,
+      "an all_reduce_perf / all_gather_perf / reduce_scatter_perf / broadcast_perf log (as the collective): "
+      "predict its "
+      "sizes (each run with its -g) and show the busbw error");
   cmd->add_option("--tolerance", args->tolerance,
                   "with --compare: exit 3 if the median |busbw error| for sizes >= 1 MiB exceeds it (e.g. 0.1)")
       ->check(number_in(0, 1e6, true));

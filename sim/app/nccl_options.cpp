@@ -241,18 +241,21 @@ void nodes_from_log(config::ClusterSpec& c, const collectives::NcclTestsLog& log
 void check_log_ranks(const collectives::NcclTestsLog& log, const std::string& name, const config::ClusterSpec& c,
                      const std::string& test) {
   const std::string found = collectives::nccl_test_of(log);
-  const bool one_phase = test != "all_reduce_perf";
+  // busbw / algbw: 2(n-1)/n for all_reduce_perf, (n-1)/n for all-gather and reduce-scatter; 1 for
+  // broadcast_perf, which says nothing of n.
+  const bool one_phase = test == "all_gather_perf" || test == "reduce_scatter_perf";
+  const bool ratio_says_n = test != "broadcast_perf";
   if (!found.empty() && found != test)
     throw core::ConfigError(name + ": the log is " + found + " output (" +
                             (log.test_name.empty() ? "its rows' redop and busbw/algbw" : "its banner") + "); give " +
                             test + " output");
-  if (found.empty() && one_phase)
+  if (found.empty() && test != "all_reduce_perf")
     std::cerr << "ddpsim: warning: " << name << ": the log does not say which nccl-tests binary wrote it (no "
               << "'# Collective test starting' line, and its rows fit several); taken as " << test << "\n";
   for (const auto& w : collectives::log_warnings(log)) std::cerr << "ddpsim: warning: " << w << "\n";
   const int n = c.world_size();
   const bool listed = log.nranks() > 0;
-  const int ranks = listed ? log.nranks() : log.nranks_from_bandwidths(one_phase);
+  const int ranks = listed ? log.nranks() : ratio_says_n ? log.nranks_from_bandwidths(one_phase) : 0;
   if (ranks > 0 && ranks != n)
     throw core::ConfigError(
         name + ": the log has " + std::to_string(ranks) + " ranks (" +

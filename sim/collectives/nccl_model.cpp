@@ -721,7 +721,7 @@ double ll128_cap(const TuneContext& c, const NcclGraph& g, double per_channel) {
 }
 double ring_bus(const TuneContext& c, const NcclGraph& g, int p, double ll_max_bw, double cc80_cap) {
   double bus = graph_bus(c, g, cc80_cap);
-  const bool one_phase = c.func != Func::ALL_REDUCE;  // AllGather / ReduceScatter
+  const bool one_phase = c.func != Func::ALL_REDUCE;  // AllGather / ReduceScatter / Broadcast
   if (p == kLL)
     bus = std::min(ll_max_bw,
                    bus * (one_phase && c.nnodes == 1 ? c.tab.ring_ll_factor_ag_rs_one_node : c.tab.ring_ll_factor));
@@ -799,8 +799,11 @@ bool one_node(const TuneContext& c) { return c.nnodes == 1; }
 // -- bus -> algorithm bandwidth
 // tuning.cc: nsteps = 2(nRanks-1) for AllReduce, nRanks-1 for AllGather / ReduceScatter; the
 // ring's inter-node steps 2(nNodes-1) and nNodes-1.
+// A broadcast's chunk also crosses nRanks-1 ring hops (the rank before the root only receives);
+// tuning.cc counts nsteps = nRanks for it, so its bus -> algorithm ratio is nRanks / nRanks = 1.
 int ring_steps(Func func, int nranks) { return func == Func::ALL_REDUCE ? 2 * (nranks - 1) : nranks - 1; }
 double per_ring_step(const TuneContext& c) {
+  if (c.func == Func::BROADCAST) return 1.0;
   return static_cast<double>(c.nranks) / (c.func == Func::ALL_REDUCE ? 2 * (c.nranks - 1) : c.nranks - 1);
 }
 double half(const TuneContext&) { return .5; }
@@ -815,6 +818,18 @@ double ring_latency(const TuneContext& c, int p, double base, double intra, doub
   const int nsteps = ring_steps(c.func, c.nranks);
   const int n_inter = c.nnodes == 1 ? 0 : (c.func == Func::ALL_REDUCE ? 2 : 1) * (c.nnodes - 1);
   return base + ((nsteps - n_inter) * intra + n_inter * inter);
+}
+// Broadcast (tuning.cc, the Reduce/Broadcast branch of the ring, unchanged since 2.5.6): one hwLat
+// of the ring's hardware (NVLink or PCI on one node, NET across nodes, without the graph's
+// latencyInter) when every channel runs the same ring (graph->sameChannels), else nsteps of them
+// (Simple at Tree's hwLat: "waiting for proper chunk modeling"). ddpsim's graphs are symmetric:
+// NCCL's search keeps sameChannels = 1 whenever the same ring replayed on every channel reaches
+// its target (search.cc retries with different channels only when it does not, as on a DGX-1's
+// hybrid cube mesh, which no preset models), so the one-hwLat form. The achieved time counts the
+// hops instead (estimate(), ring_hops): hop_intra as for the other ring functions.
+double broadcast_latency(const TuneContext& c, int p, double base, double intra, double inter, double& hop_intra) {
+  ring_latency(c, p, base, intra, inter, hop_intra);
+  return base + (c.nnodes > 1 ? c.tab.hw_lat[2][kRing][p] : intra);
 }
 double tree_latency(const TuneContext& c, int, double base, double intra, double inter, double& hop_intra) {
   hop_intra = intra;
@@ -871,6 +886,9 @@ double ring_node_edge(int nranks, int) { return ring_edge(nranks); }
 // All-gather / reduce-scatter ring: every byte of the total crosses each edge (N-1)/N times.
 double ring_edge_one_phase(int nranks) { return (nranks - 1.0) / nranks; }
 double ring_node_edge_one_phase(int nranks, int) { return ring_edge_one_phase(nranks); }
+// Broadcast ring: every byte crosses each edge it uses once (the edge back into the root is idle).
+double every_byte_once(int) { return 1.0; }
+double every_byte_once_per_node(int, int) { return 1.0; }
 // In-network reduction (CollNet, multi-node NVLS through CollNet): a node sends its part once and
 // receives the reduced result once, whatever the node count (the switches reduce).
 double in_network_edge(int, int) { return 1.0; }
@@ -982,6 +1000,16 @@ const AlgoTraits kAllGatherAlgos[] = {
      .tuned = nvls_tuned_ag_rs, .available = one_node, .bus_bw = nvls_ag_rs_bus, .bus_to_alg = nvls_ag_rs_ratio,
      .latency = nvls_latency, .channels = nvls_channels},
 };
+// Broadcast (tuning.cc: Ring only, all three protocols; src/device/broadcast.h runRing: the root
+// sends, each rank copies and forwards, the rank before the root receives; BROADCAST_CHUNKSTEPS =
+// BROADCAST_SLICESTEPS = 1). No ring plateau (ncclTopoGetAlgoTime applies it to AllReduce only).
+const AlgoTraits kBroadcastAlgos[] = {
+    {.algo = Algo::RING, .nccl_index = 1, .graph = &NcclTuning::ring, .protos = kAllProtos,
+     .bus_bw = ring_bus, .bus_to_alg = per_ring_step, .latency = broadcast_latency,
+     .simple_threads = ST::RING, .ll_threshold_per_rank = true, .nthreads_setting = true,
+     .graph_channels = true, .channel_edge_bytes = every_byte_once, .node_edge_bytes = every_byte_once_per_node,
+     .ring_hops = true},
+};
 // clang-format on
 
 // The traits of `func` (empty: not modelled).
@@ -991,6 +1019,8 @@ std::vector<const AlgoTraits*> traits_of(Func func) {
     for (const AlgoTraits& tr : kAllReduceAlgos) out.push_back(&tr);
   if (func == Func::ALL_GATHER || func == Func::REDUCE_SCATTER)
     for (const AlgoTraits& tr : kAllGatherAlgos) out.push_back(&tr);
+  if (func == Func::BROADCAST)
+    for (const AlgoTraits& tr : kBroadcastAlgos) out.push_back(&tr);
   return out;
 }
 const AlgoTraits& allreduce_traits(int a) { return kAllReduceAlgos[a]; }
@@ -1336,9 +1366,27 @@ AllReduceEstimate estimate(const NcclTopology& topo, const Derived& d, const Alg
     const double hop_latency = (base + nsteps * hop_lat) * lat_scale + lat_offset;
     const auto differs = [](double x, double y) { return std::abs(x - y) > 1e-9 * std::max(std::abs(x), std::abs(y)); };
     e.why.ring_hops = differs(hop_latency, ach_lat);
-    // Per-channel bus bandwidth: algorithm bw -> bus bw, shared by the channels used.
-    const double ch_bw = e.bandwidth * nsteps / nranks / nc;
-    if (p == kSimple) {
+    if (d.func == Func::BROADCAST) {
+      // A pipeline (broadcast.h runRing): each channel's part goes round in chunks of one step
+      // (BROADCAST_CHUNKSTEPS = 1, 512 KiB at the default buffer), every chunk over nRanks-1 hops;
+      // each further chunk pays a Simple slice's GPU-side sync, as in the other rings. A Simple
+      // rank forwards a chunk only once all of it has arrived (one slice per chunk), which would
+      // add nRanks-2 chunk copies of fill at the channel's share of the links; the published
+      // 8 x A100 broadcast_perf table (tests/data/nccl-tests/a100-sxm4-40gb_1x8_broadcast.txt,
+      // -g 8) shows no such fill: its 1-256 MiB rows are 30-49 us above this form, as the same
+      // machine's all_reduce_perf rows of 1-32 MiB are 26-55 us above the all-reduce model, where
+      // the fill would add 210-315 us at 8-64 MiB (24 channels of 10 GB/s). So none is added;
+      // LL and LL128 forward line by line anyway.
+      gpu_time = hop_latency + bytes / e.bandwidth;
+      if (p == kSimple) {
+        const double per_channel = bytes / nc;
+        const double chunks = std::ceil(per_channel / (t.simple_buffsize / kNcclSteps));
+        gpu_time += (chunks - 1) * d.hop_lat_intra[a][p] * lat_scale;
+        e.why.simple_slices = chunks > 1;
+      }
+    } else if (p == kSimple) {
+      // Per-channel bus bandwidth: algorithm bw -> bus bw, shared by the channels used.
+      const double ch_bw = e.bandwidth * nsteps / nranks / nc;
       const SliceSchedule sch =
           simple_ring_schedule(bytes, nc, nranks, t.max_threads[a][p], t.simple_buffsize, d.era->simple_fixed_slices);
       // Every slice pays the GPU-side sync of a hop (fence + flag, NCCL's intra-node hwLat); the
@@ -1411,7 +1459,8 @@ LegacyPick legacy24_pick(const NcclTopology& topo, const Derived& d, double byte
   // nRanks); their nBytes is nRanks x the per-rank count (src/misc/argcheck.cc), as later.
   pick.algo = d.func == Func::ALL_REDUCE && bytes <= tree_threshold ? kTree : kRing;
   // getKernelInfo: LL threads and channels grow with the size, then the LL threshold.
-  const double nchunks = pick.algo == kTree ? 1 : nranks;
+  // Broadcast: ncclPatternPipelineFrom, one chunk per loop (getLoopInfo).
+  const double nchunks = pick.algo == kTree || d.func == Func::BROADCAST ? 1 : nranks;
   const int thread_thr = kLegacyThreadThr * (nnodes > 1 ? 2 : 1);
   const int per_thread_ll = std::min(thread_thr, kLegacyLLChannelThr);
   int nt = kLegacyLLMinThreads;

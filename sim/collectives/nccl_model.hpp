@@ -190,10 +190,10 @@ NcclTuning tune_model(const NcclTopology& topo, const NcclSettings& settings = {
 
 AllReduceEstimate predict_allreduce(const NcclTopology& topo, double bytes, const NcclSettings& settings = {});
 
-// Any modelled function (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER; BROADCAST throws
-// std::invalid_argument). `bytes` is NCCL's nBytes (src/include/enqueue.h ncclFuncMaxSendRecvCount x
-// element size): all-reduce the buffer; all-gather the whole OUTPUT (nranks x the per-rank send
-// size); reduce-scatter the whole INPUT of one rank (nranks x the per-rank result). That is also
+// Any modelled function (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST). `bytes` is NCCL's
+// nBytes (src/include/enqueue.h ncclFuncMaxSendRecvCount x element size): all-reduce and broadcast
+// the buffer; all-gather the whole OUTPUT (nranks x the per-rank send size); reduce-scatter the
+// whole INPUT of one rank (nranks x the per-rank result). That is also
 // nccl-tests' "size" column (src/common.cu prints max(sendBytes, expectedBytes)). The estimate's
 // reduce_scatter_time / all_gather_time carry the whole time for the one-phase functions.
 // NcclSettings::algos is the all-reduce list (config::allreduce_algos): for all-gather and

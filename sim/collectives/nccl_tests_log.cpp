@@ -387,6 +387,12 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
         log.net_plugin_version = aws_ofi_version_code((*m)[0] + "." + (*m)[1] + "." + (*m)[2]);
       continue;
     }
+    // NCCL_DEBUG=VERSION or WARN: init.cc showVersion() writes "NCCL version 2.18.3+cuda12.2" bare
+    // (debug.cc ncclDebugLog adds the host/pid/rank prefix only below the VERSION level).
+    if (t.rfind("NCCL version ", 0) == 0) {
+      read_version(t);
+      continue;
+    }
     if (t[0] == '#') {
       read_version(t);
       if (log.test_name.empty())
@@ -447,14 +453,21 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
       r.timestamp = f[f.size() - 2] + " " + f.back();
       f.resize(f.size() - 2);
     }
-    // Layouts by field count: 13 = with root, 12 = with redop, 11 = oldest (no redop); 21 = with
-    // root and nccl-tests -I 1's four per-iteration columns after each block.
+    // Layouts by field count: 13 = with root, 12 = with redop, or with root and no redop (the
+    // rooted tests of nccl-tests before every test printed both: "size count type root ..."), 11 =
+    // oldest (no redop); 21 = with root and nccl-tests -I 1's four per-iteration columns after
+    // each block.
     int head = 0;  // fields before the out-of-place time
+    bool root_no_redop = false;
+    long long root = -1;
     if (f.size() == 13 || f.size() == 21)
       head = 5;
-    else if (f.size() == 12)
+    else if (f.size() == 12) {
       head = 4;
-    else if (f.size() == 11)
+      long long r4 = 0;
+      root_no_redop = to_int(f[3], r4);
+      if (root_no_redop) root = r4;
+    } else if (f.size() == 11)
       head = 3;
     else
       throw NcclLogError(filename, lineno, t,
@@ -462,7 +475,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
                              " fields; rows have 11, 12 or 13, or 21 with nccl-tests -I 1, plus 2 with -S 1)");
     r.per_iteration = f.size() == 21;
     const int block = r.per_iteration ? 8 : 4;  // fields per out-of-place / in-place block
-    long long count = 0, root = -1;
+    long long count = 0;
     double size = 0;
     auto need = [&](bool ok, const std::string& what) {
       if (!ok) throw NcclLogError(filename, lineno, t, what);
@@ -472,7 +485,9 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     need(to_int(f[1], count) && count >= 0,
          "column 2 (count, elements) to be a non-negative integer, got \"" + f[1] + "\"");
     need(is_word(f[2]), "column 3 (type) to be a name like float, got \"" + f[2] + "\"");
-    if (head >= 4) need(is_word(f[3]), "column 4 (redop) to be a name like sum, got \"" + f[3] + "\"");
+    if (head >= 4 && !root_no_redop)
+      need(is_word(f[3]),
+           "column 4 (redop, or root without one) to be a name like sum or an integer, got \"" + f[3] + "\"");
     if (head == 5) need(to_int(f[4], root), "column 5 (root) to be an integer, got \"" + f[4] + "\"");
     double v[6];
     const char* names[6] = {"out-of-place time", "out-of-place algbw", "out-of-place busbw",
@@ -503,7 +518,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     r.size_bytes = size;
     r.count = count;
     r.type = f[2];
-    if (head >= 4) r.redop = f[3];
+    if (head >= 4 && !root_no_redop) r.redop = f[3];
     r.root = static_cast<int>(root);
     r.oop_time_us = v[0];
     r.oop_algbw = v[1];
@@ -513,7 +528,10 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
     r.ip_algbw = v[4];
     r.ip_busbw = v[5];
     r.ip_wrong = f[static_cast<size_t>(head + block + 3)];
-    if (log.runs.empty() || banner_since_row || header_since_row || size <= prev_size) {
+    // Sizes start over in a new run (-d all, -o all), also at one size each; but "-b 1" rounds its
+    // first sizes to 0 elements, so several 0-byte rows open one run.
+    const bool restart = size < prev_size || (size == prev_size && size > 0);
+    if (log.runs.empty() || banner_since_row || header_since_row || restart) {
       NcclTestsRun run;
       run.first_row = log.rows.size();
       // A run without a banner of its own (sizes started over) does not inherit the last one,
@@ -586,7 +604,9 @@ std::string nccl_test_of(const NcclTestsLog& log) {
   }
   const NcclTestsRow* best = widest_row(log.rows);
   if (!best) return "";
-  if (best->root >= 0) return "";  // a rooted test (broadcast_perf, reduce_perf)
+  // Rooted tests: broadcast_perf prints redop "none" (src/broadcast.cu BroadcastRunTest passes
+  // "none" to TimeTest), reduce_perf a reduction's; without a redop column, either.
+  if (best->root >= 0) return best->redop == "none" ? "broadcast_perf" : "";
   // alltoall_perf prints as all_gather_perf does ("none", (n-1)/n): only its banner tells it apart.
   if (best->redop == "none") return "all_gather_perf";
   // 2(n-1)/n >= 1, printed to two decimals; (n-1)/n < .999 up to 1,000 ranks.

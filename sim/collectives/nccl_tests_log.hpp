@@ -100,8 +100,9 @@ struct NcclTestsLog {
 // 2.14+; an "_mpi" build's name without the suffix), else read from its rows: busbw/algbw >= 1 is
 // all-reduce's 2(n-1)/n, < 1 the (n-1)/n of all-gather and reduce-scatter (src/all_reduce.cu,
 // all_gather.cu, reduce_scatter.cu *GetBw), told apart by the redop column ("none" for
-// all_gather_perf, the reduction for reduce_scatter_perf). "" when the log does not say: no name,
-// no row with algbw >= 1 GB/s, a rooted test (root >= 0), or the oldest row layout (no redop
+// all_gather_perf, the reduction for reduce_scatter_perf); a rooted row (root >= 0) with redop
+// "none" is broadcast_perf's. "" when the log does not say: no name, no row with algbw >= 1 GB/s,
+// another rooted test (reduce_perf, or no redop column), or the oldest row layout (no redop
 // column) with a ratio below 1. Without a name, alltoall_perf output reads as all_gather_perf.
 std::string nccl_test_of(const NcclTestsLog& log);
 

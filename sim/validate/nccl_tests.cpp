@@ -21,6 +21,7 @@ namespace {
 std::string op_name(collectives::Func func) {
   return func == collectives::Func::ALL_GATHER       ? "allgather"
          : func == collectives::Func::REDUCE_SCATTER ? "reducescatter"
+         : func == collectives::Func::BROADCAST      ? "broadcast"
                                                      : "allreduce";
 }
 
@@ -30,9 +31,11 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
   std::ostringstream t;
   t << "# ddpsim collective " << op_name(func) << ": " << cluster.name << ", " << cluster.nodes << " x "
     << cluster.gpus_per_node << " " << cluster.gpu.name << " = " << cluster.world_size() << " ranks (predicted, float"
-    << (func == collectives::Func::ALL_GATHER ? "" : " sum") << "; NCCL "
-    << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process << " GPU(s) per process"
-    << (topo.cuda_graph ? ", CUDA graph" : "");
+    << (func == collectives::Func::ALL_GATHER  ? ""
+        : func == collectives::Func::BROADCAST ? ", root 0"
+                                               : " sum")
+    << "; NCCL " << collectives::nccl_version_string(topo.nccl_version) << ", " << topo.gpus_per_process
+    << " GPU(s) per process" << (topo.cuda_graph ? ", CUDA graph" : "");
   const bool plugin = topo.net_plugin != collectives::NetPlugin::NONE;
   const std::string plugin_release = collectives::nccl_version_string(topo.net_plugin_version);
   if (plugin && topo.net_plugin_version) t << "; aws-ofi-nccl " << plugin_release << " (log)";
@@ -60,9 +63,13 @@ collectives::AllReduceEstimate predict(const collectives::NcclTopology& topo, do
   }
 }
 
+bool whole_buffer(collectives::Func func) {
+  return func == collectives::Func::ALL_REDUCE || func == collectives::Func::BROADCAST;
+}
+
 double nccl_tests_size(collectives::Func func, double requested, int nranks) {
   const double count = std::floor(requested / 4);
-  if (func == collectives::Func::ALL_REDUCE || nranks < 1) return count * 4;
+  if (whole_buffer(func) || nranks < 1) return count * 4;
   return nranks * std::floor(std::floor(count / nranks) / 4) * 4 * 4;
 }
 
@@ -78,8 +85,8 @@ report::Rendered allreduce_table(const config::ClusterSpec& cluster, const colle
   for (double size = lo; size <= hi * (1 + 1e-12); size *= factor) {
     // nccl-tests rounds the size down (whole floats; whole 16-byte per-rank parts); too small a
     // size for every rank to hold a part runs nothing and is left out.
-    const double bytes = func == collectives::Func::ALL_REDUCE ? std::max(4.0, nccl_tests_size(func, size, n))
-                                                               : nccl_tests_size(func, size, n);
+    const double bytes =
+        whole_buffer(func) ? std::max(4.0, nccl_tests_size(func, size, n)) : nccl_tests_size(func, size, n);
     if (!(bytes > 0)) continue;
     const auto e = predict(topo, bytes, settings, func);
     const double alg = collectives::algbw(bytes, e.time) / 1e9;

@@ -25,10 +25,13 @@ report::Rendered allreduce_table(const config::ClusterSpec& cluster, const colle
                                  const collectives::NcclSettings& settings, double lo, double hi, double factor,
                                  collectives::Func func = collectives::Func::ALL_REDUCE);
 
-// The size nccl-tests runs for a requested one, float elements: all-reduce whole floats; all-gather
-// and reduce-scatter nranks x the per-rank count, rounded down to a multiple of 16 bytes
+// The size nccl-tests runs for a requested one, float elements: all-reduce and broadcast whole
+// floats (src/broadcast.cu BroadcastGetCollByteCount: the whole count); all-gather and
+// reduce-scatter nranks x the per-rank count, rounded down to a multiple of 16 bytes
 // (src/all_gather.cu, reduce_scatter.cu *GetCollByteCount: (count/nranks) & ~(16/eltSize - 1)).
 double nccl_tests_size(collectives::Func func, double requested, int nranks);
+// All-reduce and broadcast: the size is the whole buffer every rank holds.
+bool whole_buffer(collectives::Func func);
 
 // Every enabled (algorithm, protocol) for `bytes`, in NCCL's order of preference (the first is run).
 report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const collectives::NcclTopology& topo,

@@ -818,8 +818,41 @@ TEST(Cli, CollectiveAllGatherAndReduceScatterTables) {
   // A range with no size every rank can hold a part of is refused, not printed empty.
   auto tiny = run("collective reducescatter --cluster dgx-a100 -b 8 -e 64");
   EXPECT_TRUE(testing::refused_with(tiny, {"below 128 B"}));
-  auto bad = run("collective broadcast --cluster dgx-a100");
-  EXPECT_TRUE(testing::refused_with(bad, {"allreduce, allgather, reducescatter"}));
+  auto bad = run("collective alltoall --cluster dgx-a100");
+  EXPECT_TRUE(testing::refused_with(bad, {"allreduce, allgather, reducescatter, broadcast"}));
+}
+
+TEST(Cli, CollectiveBroadcastAgainstThePublishedA100Table) {
+  // broadcast_perf on 8 x A100 (tests/data/nccl-tests/a100-sxm4-40gb_1x8_broadcast.txt: the
+  // old rooted layout, -g 8 in its banner, two 0-byte rows): read as one run of broadcast_perf,
+  // busbw = algbw, NCCL's Ring at every size.
+  auto dir = temp_dir("bcast");
+  const std::string json = (dir / "b.json").string();
+  auto r =
+      run("collective broadcast --cluster dgx-a100 --compare tests/data/nccl-tests/a100-sxm4-40gb_1x8_broadcast.txt "
+          "--json " +
+          json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  // No '# Collective test starting' line and a rooted row without redop: said, and taken as asked.
+  EXPECT_NE(r.err.find("taken as broadcast_perf"), std::string::npos) << r.err;
+  const Json d = Json::parse(slurp(json));
+  EXPECT_EQ(d["collective"], "broadcast");
+  const auto& rows = d["rows"];
+  ASSERT_EQ(rows.size(), 32u);  // 34 rows less the two of 0 bytes
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["algo"], "Ring");
+    EXPECT_EQ(row["run"], 0);
+    EXPECT_EQ(row["gpus_per_process"], 8);
+    EXPECT_NEAR(row["measured_busbw_GBps"].get<double>(),
+                row["size_bytes"].get<double>() / row["measured_time_us"].get<double>() / 1e3, 1e-9);
+  }
+  // The table's own busbw at 8 GiB: 8589934592 B / 36896 us = 232.8 GB/s.
+  EXPECT_NEAR(rows.back()["measured_busbw_GBps"].get<double>(), 232.81, 0.01);
+  // An all-reduce log is refused as the wrong test.
+  auto wrong =
+      run("collective broadcast --cluster dgx-a100 --compare "
+          "tests/data/nccl-tests/a100-sxm4-40gb_1x8_allreduce_superbench.txt");
+  EXPECT_TRUE(testing::refused_with(wrong, {"all_reduce_perf output", "give broadcast_perf output"}));
 }
 
 TEST(Cli, CollectiveCompareTakesOnlyTheMatchingTest) {

@@ -187,8 +187,30 @@ TEST(NcclCollectives, BusBandwidthAsNcclTests) {
   EXPECT_DOUBLE_EQ(busbw(Func::ALL_REDUCE, 100, 8), 175);
 }
 
+TEST(NcclCollectives, BroadcastIsARingOfHops) {
+  // 1 GiB on 8 A100s: Ring/Simple on 24 channels at 240 GB/s (busbw = algbw). Achieved: baseLat
+  // 8.4 us + 7 hops x 3.4 us (NVLink Simple hwLat), the bytes at 240 GB/s, and a 3.4 us slice
+  // sync for each further 512 KiB chunk of a channel's part (2^30 / 24 B: 86 chunks).
+  const double bytes = 1 << 30;
+  const auto e = predict_collective(Func::BROADCAST, a100_nvswitch_1x8(), bytes);
+  EXPECT_EQ(e.algo, Algo::RING);
+  EXPECT_EQ(e.proto, Proto::SIMPLE);
+  EXPECT_EQ(e.nchannels, 24);
+  EXPECT_NEAR(e.bandwidth, 240e9, 1e3);
+  EXPECT_NEAR(e.time, (8.4 + 7 * 3.4 + 85 * 3.4) * 1e-6 + bytes / 240e9, 1e-12);
+  EXPECT_NEAR(e.nccl_model_time, (8.4 + 3.4) * 1e-6 + bytes / 240e9, 1e-12);
+  EXPECT_DOUBLE_EQ(e.why.fill, 0.0);
+  EXPECT_DOUBLE_EQ(e.all_gather_time + e.reduce_scatter_time, e.time);
+  // 4 KiB: LL, baseLat 6.6 us + 7 hops x 0.6 us (NVLink LL hwLat) + the bytes; the host step
+  // (5 us) is below it.
+  const auto small = predict_collective(Func::BROADCAST, a100_nvswitch_1x8(), 4096);
+  EXPECT_EQ(small.proto, Proto::LL);
+  EXPECT_NEAR(small.time, (6.6 + 7 * 0.6) * 1e-6 + 4096 / small.bandwidth, 1e-12);
+  // busbw = algbw (nccl-tests src/broadcast.cu BroadcastGetBw).
+  EXPECT_DOUBLE_EQ(busbw(Func::BROADCAST, 100, 8), 100);
+}
+
 TEST(NcclCollectives, RefusesWhatItDoesNotModel) {
-  EXPECT_THROW(predict_collective(Func::BROADCAST, a100_nvswitch_1x8(), 1024), std::invalid_argument);
   EXPECT_THROW(collective_candidates(Func::ALL_GATHER, a100_nvswitch_1x8(), -1), std::invalid_argument);
   // Nothing to move: NCCL returns at once.
   EXPECT_EQ(predict_collective(Func::REDUCE_SCATTER, a100_nvswitch_1x8(), 0).time, 0.0);

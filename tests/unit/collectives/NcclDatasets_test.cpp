@@ -52,6 +52,9 @@ struct Dataset {
 // The reduce-scatter table's median |busbw error| as achieved, rounded up (NOTES.md "All-gather and
 // reduce-scatter"): a regression bound, not a target reached by fitting.
 constexpr double kReduceScatterH100Bound = 0.03;
+// The A100 broadcast table's medians as achieved (>= 1 MiB 10.7 %, below 12.8 %), rounded up
+// (NOTES.md "Broadcast"): regression bounds, nothing was fitted to the table.
+constexpr double kBroadcastA100BoundLarge = 0.11, kBroadcastA100BoundSmall = 0.13;
 
 const std::vector<Dataset>& datasets() {
   // Bounds are the achieved medians rounded up; each one above the 0.10 / 0.25 / 0.05 target is
@@ -385,4 +388,35 @@ TEST(NcclDatasets, ReduceScatterH100RingMatchesMeasurements) {
   std::printf("[dataset] %-38s %-15s median |busbw err| >=1MiB %6.3f (%zu rows)\n",
               "h100-sxm_1x8_reduce_scatter_ring.txt", "dgx-h100", m, err.size());
   EXPECT_LE(m, kReduceScatterH100Bound);
+}
+
+TEST(NcclDatasets, BroadcastA100MatchesMeasurements) {
+  const auto file = data_file("a100-sxm4-40gb_1x8_broadcast.txt");
+  ASSERT_TRUE(std::filesystem::exists(file)) << "missing tests/data/nccl-tests";
+  const NcclTestsLog log = parse_nccl_tests_log_file(file.string());
+  ASSERT_EQ(log.runs.size(), 1u);
+  ASSERT_EQ(log.ngpus, 8);
+  const auto cat = ddpsim::test_support::source_catalog();
+  const auto cluster = cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, "dgx-a100"));
+  NcclTopology topo = nccl_topology(cluster);
+  topo.gpus_per_process = 8;  // -g 8: one process drives the 8 GPUs
+  std::vector<double> large, small;
+  for (const auto& r : log.rows) {
+    if (!(r.size_bytes > 0)) continue;
+    EXPECT_EQ(r.root, 0);
+    const auto e = predict_collective(Func::BROADCAST, topo, r.size_bytes);
+    EXPECT_EQ(e.algo, Algo::RING);
+    const double pred = busbw(Func::BROADCAST, algbw(r.size_bytes, e.time), 8);
+    const double meas = busbw(Func::BROADCAST, algbw(r.size_bytes, r.oop_time_us * 1e-6), 8);
+    if (r.oop_algbw >= 1) {
+      EXPECT_NEAR(meas, r.oop_busbw * 1e9, 0.01 * r.oop_busbw * 1e9);
+    }
+    (r.size_bytes >= 1048576 ? large : small).push_back(std::abs(pred - meas) / meas);
+  }
+  ASSERT_EQ(large.size(), 14u);
+  ASSERT_EQ(small.size(), 18u);
+  std::printf("[dataset] %-38s %-15s median |busbw err| >=1MiB %6.3f, below %6.3f\n",
+              "a100-sxm4-40gb_1x8_broadcast.txt", "dgx-a100", median(large), median(small));
+  EXPECT_LE(median(large), kBroadcastA100BoundLarge);
+  EXPECT_LE(median(small), kBroadcastA100BoundSmall);
 }

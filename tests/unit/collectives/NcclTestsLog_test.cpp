@@ -118,9 +118,36 @@ TEST(NcclTestsLog, ErrorBadType) {
 }
 
 TEST(NcclTestsLog, ErrorBadRedop) {
-  EXPECT_NE(error_of("8 2 float 7 40.12 0.00 0.00 0 38.85 0.00 0.00 0")
-                .find("expected column 4 (redop) to be a name like sum, got \"7\""),
-            std::string::npos);
+  // Twelve fields: column 4 is a redop, or the root of the old rooted layout; neither here.
+  EXPECT_NE(
+      error_of("8 2 float 7.5 40.12 0.00 0.00 0 38.85 0.00 0.00 0")
+          .find("expected column 4 (redop, or root without one) to be a name like sum or an integer, got \"7.5\""),
+      std::string::npos);
+}
+
+TEST(NcclTestsLog, OldRootedLayoutBareVersionLineAndZeroSizedRows) {
+  // broadcast_perf of nccl-tests before every test printed redop and root ("type root"; the A100
+  // table of tests/data/nccl-tests/a100-sxm4-40gb_1x8_broadcast.txt), after NCCL_DEBUG=VERSION's
+  // bare version line; "-b 1" gives two 0-byte rows, which open one run, not two.
+  const auto log = parse(
+      "# nThread 1 nGpus 8 minBytes 1 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 validation: 0\n"
+      "NCCL version 2.9.6+cuda11.2\n"
+      "#       size         count    type    root     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "           0             0   float       0    34.61    0.00    0.00    N/A    34.33    0.00    0.00    N/A\n"
+      "           0             0   float       0    34.43    0.00    0.00    N/A    35.06    0.00    0.00    N/A\n"
+      "           4             1   float       0    33.96    0.00    0.00    N/A    33.80    0.00    0.00    N/A\n"
+      "           8             2   float       0    34.16    0.00    0.00    N/A    34.32    0.00    0.00    N/A\n");
+  ASSERT_EQ(log.rows.size(), 4u);
+  EXPECT_EQ(log.runs.size(), 1u);
+  EXPECT_EQ(log.rows[2].root, 0);
+  EXPECT_EQ(log.rows[2].redop, "");
+  EXPECT_EQ(log.nccl_version, 20906);
+  EXPECT_EQ(log.ngpus, 8);
+  // The same sizes again after the last row: a second run (-d all), also at one size each.
+  EXPECT_EQ(parse("8 2 float sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0\n"
+                  "8 2 float sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0\n")
+                .runs.size(),
+            2u);
 }
 
 TEST(NcclTestsLog, ErrorBadRoot) {
@@ -354,7 +381,13 @@ TEST(NcclTestsLog, TellsTheTestFromTheBannerOrTheRows) {
   // The ratio gives the rank count for either kind.
   EXPECT_EQ(parse(ag).nranks_from_bandwidths(true), 8);
   EXPECT_EQ(parse(ar).nranks_from_bandwidths(), 8);
-  // A rooted test (reduce_perf: root 0) or rows too small to read a ratio from: unknown.
+  // A rooted row with redop "none" and busbw = algbw is broadcast_perf's (src/broadcast.cu
+  // passes "none"); the rank count is not in its ratio.
+  const auto bc = parse(
+      "  1073741824     268435456     float    none       0   8000.0  134.22  134.22      0   "
+      "8000.0  134.22  134.22      0\n");
+  EXPECT_EQ(nccl_test_of(bc), "broadcast_perf");
+  // Another rooted test (reduce_perf: root 0) or rows too small to read a ratio from: unknown.
   EXPECT_EQ(nccl_test_of(parse("  1073741824     268435456     float     sum       0   8000.0  134.22  134.22      0   "
                                "8000.0  134.22  134.22      0\n")),
             "");

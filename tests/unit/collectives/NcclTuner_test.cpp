@@ -85,14 +85,17 @@ TEST(NcclTuner, FunctionsAreADimensionOfTheTraits) {
   for (Algo a : {Algo::RING, Algo::TREE, Algo::NVLS, Algo::NVLS_TREE, Algo::COLLNET_DIRECT, Algo::COLLNET_CHAIN})
     EXPECT_TRUE(modelled(Func::ALL_REDUCE, a)) << to_string(a);
   // tuning.cc runs AllGather / ReduceScatter on Ring, NVLS, CollNetDirect and PAT only; the model
-  // has Ring and NVLS (NOTES.md). Broadcast has no rules.
+  // has Ring and NVLS (NOTES.md).
   for (Func f : {Func::ALL_GATHER, Func::REDUCE_SCATTER}) {
     EXPECT_TRUE(modelled(f, Algo::RING)) << to_string(f);
     EXPECT_TRUE(modelled(f, Algo::NVLS)) << to_string(f);
     for (Algo a : {Algo::TREE, Algo::NVLS_TREE, Algo::COLLNET_DIRECT, Algo::COLLNET_CHAIN})
       EXPECT_FALSE(modelled(f, a)) << to_string(f) << " " << to_string(a);
   }
-  EXPECT_FALSE(modelled(Func::BROADCAST, Algo::RING));
+  // Broadcast: Ring only (tuning.cc skips every other algorithm for Broadcast and Reduce).
+  EXPECT_TRUE(modelled(Func::BROADCAST, Algo::RING));
+  for (Algo a : {Algo::TREE, Algo::NVLS, Algo::NVLS_TREE, Algo::COLLNET_DIRECT, Algo::COLLNET_CHAIN})
+    EXPECT_FALSE(modelled(Func::BROADCAST, a)) << to_string(a);
   // src/include/device.h: NCCL_ALGO_TREE 0, RING 1, COLLNET_DIRECT 2, COLLNET_CHAIN 3, NVLS 4, NVLS_TREE 5.
   EXPECT_EQ(nccl_algo_index(Algo::TREE), 0);
   EXPECT_EQ(nccl_algo_index(Algo::RING), 1);
@@ -169,4 +172,29 @@ TEST(NcclTuner, RingLLRuleDiffersBetweenEras) {
   const auto old = tune_model(v28);
   EXPECT_NEAR(old.bandwidth[idx(Algo::RING)][idx(Proto::LL)], 235e9 / 4 * 8 / 14, 1e-3);
   EXPECT_NEAR(old.latency[idx(Algo::RING)][idx(Proto::LL)], (3.6 + 14 * 0.47) * 1e-6, 1e-15);
+}
+
+TEST(NcclTuner, BroadcastRulesByHand) {
+  // tuning.cc, Broadcast: busBw as every ring (12 x 20 = 240 GB/s on 8 A100s; LL min(llMaxBw 87.7,
+  // .5 x 240); LL128 min(.92 x 240, 12 x 20)), bus -> algorithm ratio nRanks / nsteps with nsteps =
+  // nRanks (1); latency baseLat + one hwLat of the ring's hardware (sameChannels).
+  constexpr int kRing = 0, kTree = 1, kLL = 0, kLL128 = 1, kSimple = 2;
+  const NcclTuning t = tune_model(a100_node(), {}, Func::BROADCAST);
+  EXPECT_NEAR(t.bandwidth[kRing][kSimple], 240e9, 1e3);
+  EXPECT_NEAR(t.bandwidth[kRing][kLL], 87.7e9, 1e3);
+  EXPECT_NEAR(t.bandwidth[kRing][kLL128], 220.8e9, 1e3);
+  EXPECT_EQ(t.bandwidth[kTree][kSimple], 0.0);
+  // baseLat Ring {6.6, 14.0, 8.4}, NVLink hwLat Ring {0.6, 1.9, 3.4} (us).
+  EXPECT_NEAR(t.latency[kRing][kLL], (6.6 + 0.6) * 1e-6, 1e-12);
+  EXPECT_NEAR(t.latency[kRing][kLL128], (14.0 + 1.9) * 1e-6, 1e-12);
+  EXPECT_NEAR(t.latency[kRing][kSimple], (8.4 + 3.4) * 1e-6, 1e-12);
+  // Across nodes the hwLat is the NET row's (Simple 14), without the graph's latencyInter: a
+  // topology latency of 10 us changes the all-reduce's latency, not the broadcast's.
+  NcclTopology two = h100_two_nodes();
+  two.net_latency = 10e-6;
+  const NcclTuning b2 = tune_model(two, {}, Func::BROADCAST);
+  EXPECT_NEAR(b2.latency[kRing][kSimple], (8.4 + 14.0) * 1e-6, 1e-12);
+  EXPECT_NEAR(b2.latency[kRing][kLL], (6.6 + 2.7) * 1e-6, 1e-12);
+  EXPECT_GT(tune_model(two, {}, Func::ALL_REDUCE).latency[kRing][kSimple],
+            tune_model(h100_two_nodes(), {}, Func::ALL_REDUCE).latency[kRing][kSimple]);
 }
