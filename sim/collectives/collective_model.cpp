@@ -70,6 +70,9 @@ AllReduceTiming CollectiveModel::allgather(double bytes) const { return half(Fun
 AllReduceTiming CollectiveModel::reduce_scatter(double bytes) const { return half(Func::REDUCE_SCATTER, bytes); }
 
 AllReduceTiming CollectiveModel::broadcast(double bytes) const {
+  // NCCL's broadcast (ring only; its protocol and channels, the chunk's nRanks-1 hops).
+  if (nccl_ && ring_.nranks > 1 && bytes > 0)
+    return one_phase(predict_collective(Func::BROADCAST, topo_, bytes, settings_));
   AllReduceTiming t;
   t.algorithm = "Ring";
   if (!measured_.empty() && !nccl_) {

@@ -12,7 +12,8 @@ class CollectiveModel {
  public:
   CollectiveModel(const config::ClusterSpec& cluster, const config::CollectiveSettings& settings);
   AllReduceTiming allreduce(double bytes) const;
-  // A ring broadcast of `bytes`: one pass around the ring, pipelined (one phase).
+  // A broadcast of `bytes` (one phase): NCCL's model (ring, its protocol pick, the hops) under the
+  // NCCL collective model, else one pass around the plain ring.
   AllReduceTiming broadcast(double bytes) const;
   // An all-gather whose output is `bytes` (every rank's bytes / N gathered on every rank): one
   // phase, in reduce_scatter. NCCL model: NCCL's own AllGather pick and time

@@ -230,9 +230,10 @@ TEST(Compare, TiesAreNotedWithTheReason) {
   ASSERT_EQ(r.code, 0) << r.out;
   const Json doc = Json::parse(r.out.substr(0, r.out.rfind('}') + 1));
   ASSERT_EQ(doc["rows"].size(), 2u);
-  // The same step to the flow solver's last digits (the two fabrics' links are summed in another order).
+  // The same step to the flow solver's last digits (the two fabrics' links are summed in another
+  // order: 1e-11 relative apart with NCCL's broadcast of the buffers).
   EXPECT_NEAR(doc["rows"][0]["step_time_s"].get<double>(), doc["rows"][1]["step_time_s"].get<double>(),
-              1e-12 * doc["rows"][0]["step_time_s"].get<double>());
+              1e-9 * doc["rows"][0]["step_time_s"].get<double>());
   ASSERT_TRUE(doc["best"]["ties"].contains("fastest")) << doc["best"].dump();
   EXPECT_NE(
       doc["best"]["ties"]["fastest"]["reason"].get<std::string>().find("no step traffic crosses a leaf's uplinks"),

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli_support.hpp"
+#include "collectives/collective_model.hpp"
 #include "gpu/compute_model.hpp"
 #include "gpu/kernel_model.hpp"
 #include "plan/dp_builder.hpp"
@@ -98,7 +99,7 @@ TEST(DataParallelTiming, HandComputedStepOfAComputeBoundModelWithoutHostDispatch
   // critical path of DataParallel's own work (dp_costs) and the GPU work, by hand:
   // host: device check (4 tensors) + Scatter (2 + G ops) -> the 3 input copies (each 8000 B at
   // 100 GB/s) on GPU 0; replicate: 2 chunks, each (1 + G) ops, a flatten on GPU 0 for the
-  // 3-tensor chunk, an NCCL broadcast (ring phase latency 3 x 1us + bytes / 100 GB/s); the
+  // 3-tensor chunk, an NCCL broadcast (the collective model's time for its bytes); the
   // Python replicate and the threads follow on the host while GPU 0 broadcasts.
   using namespace plan::dp_costs;
   const int G = 4;
@@ -109,7 +110,9 @@ TEST(DataParallelTiming, HandComputedStepOfAComputeBoundModelWithoutHostDispatch
   auto copy = [&](double bytes) {
     return gpu::roofline_kernel(0, 2 * bytes, 100e12, 2000e9, sc.compute).seconds;  // flatten
   };
-  auto bcast = [&](double bytes) { return 3 * 1e-6 + bytes / 100e9; };
+  // NCCL's broadcast of those bytes on this cluster (its rules by hand: NcclCollectives.BroadcastIsARingOfHops).
+  const collectives::CollectiveModel model(sc.cluster, sc.collective);
+  auto bcast = [&](double bytes) { return model.broadcast(bytes).total(); };
   const double ci = 8000 / 100e9, co = 32000 / 100e9;
   const auto prof = gpu::build_compute_profile(sc);
   // The whole batch's input copy to GPU 0 first; the host dispatches once it is done.
