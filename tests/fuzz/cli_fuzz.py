@@ -234,7 +234,8 @@ def make_case(rng, work, idx):
         base = ["sweep", "default", "--param", "ddp.bucket_cap_mb=" + vals, "-j", rng.choice(["1", "2", "0", "-1", "nan"])]
         invalid = base[-1] in ("-1", "nan")
     elif cmd == "collective":
-        base = ["collective", "allreduce", "--cluster", cluster, "-b", "1M", "-e", "64M"]
+        op = rng.choice(["allreduce", "allreduce", "broadcast"])
+        base = ["collective", op, "--cluster", cluster, "-b", "1M", "-e", "64M"]
         opt = rng.choice(["-b", "-e", "-f", "--nodes", "--min-channels", "--max-channels", "--tolerance", "-g",
                           "--explain", "--nccl-version"])
         bad = rng.random() < 0.4 and opt in ("-f", "--nodes", "--min-channels", "--max-channels", "--tolerance")
@@ -242,8 +243,10 @@ def make_case(rng, work, idx):
         base += [opt, v]
         invalid = bad
         if mode == "file" and logs():
-            text, invalid = mutate_log(rng, read(rng.choice(logs())))
-            base = ["collective", "allreduce", "--cluster", cluster, "--compare", put("log.txt", text)]
+            src = rng.choice(logs())
+            text, invalid = mutate_log(rng, read(src))
+            op = "broadcast" if "broadcast" in os.path.basename(src) else "allreduce"
+            base = ["collective", op, "--cluster", cluster, "--compare", put("log.txt", text)]
         what = "collective %s %s" % (opt, v)
     elif cmd == "calibrate":
         src = rng.choice(logs()) if logs() else None
