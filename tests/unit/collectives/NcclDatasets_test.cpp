@@ -420,3 +420,48 @@ TEST(NcclDatasets, BroadcastA100MatchesMeasurements) {
   EXPECT_LE(median(large), kBroadcastA100BoundLarge);
   EXPECT_LE(median(small), kBroadcastA100BoundSmall);
 }
+
+// The three other tables of the broadcast table's machine (microsoft/superbenchmark's fixture, 8 x
+// A100, -g 8, NCCL version not printed: predicted with the current tuner), each held at its
+// achieved medians rounded up (NOTES.md "Broadcast"): regression bounds, nothing fitted. The
+// all-gather is the model's weakest here (27 % at >= 1 MiB, too fast at 1-8 MiB by 82-129 %).
+TEST(NcclDatasets, SuperbenchA100TablesOfTheOtherCollectives) {
+  struct Table {
+    const char* file;
+    Func func;
+    double bound_large, bound_small;
+  };
+  const Table tables[] = {
+      {"a100-sxm4-40gb_1x8_allreduce_superbench.txt", Func::ALL_REDUCE, 0.05, 0.125},
+      {"a100-sxm4-40gb_1x8_allgather_superbench.txt", Func::ALL_GATHER, 0.275, 0.135},
+      {"a100-sxm4-40gb_1x8_reducescatter_superbench.txt", Func::REDUCE_SCATTER, 0.16, 0.125},
+  };
+  const auto cat = ddpsim::test_support::source_catalog();
+  const auto cluster = cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, "dgx-a100"));
+  NcclTopology topo = nccl_topology(cluster);
+  topo.gpus_per_process = 8;
+  for (const auto& tb : tables) {
+    SCOPED_TRACE(tb.file);
+    const auto file = data_file(tb.file);
+    ASSERT_TRUE(std::filesystem::exists(file)) << "missing tests/data/nccl-tests";
+    const NcclTestsLog log = parse_nccl_tests_log_file(file.string());
+    ASSERT_EQ(log.runs.size(), 1u);
+    ASSERT_EQ(log.ngpus, 8);
+    std::vector<double> large, small;
+    for (const auto& r : log.rows) {
+      if (!(r.size_bytes > 0)) continue;
+      const auto e = predict_collective(tb.func, topo, r.size_bytes);
+      const double pred = busbw(tb.func, algbw(r.size_bytes, e.time), 8);
+      const double meas = busbw(tb.func, algbw(r.size_bytes, r.oop_time_us * 1e-6), 8);
+      if (r.oop_algbw >= 1) {
+        EXPECT_NEAR(meas, r.oop_busbw * 1e9, 0.01 * r.oop_busbw * 1e9) << r.size_bytes;
+      }
+      (r.size_bytes >= 1048576 ? large : small).push_back(std::abs(pred - meas) / meas);
+    }
+    ASSERT_EQ(large.size(), 14u);
+    std::printf("[dataset] %-48s %-15s median |busbw err| >=1MiB %6.3f, below %6.3f\n", tb.file, "dgx-a100",
+                median(large), median(small));
+    EXPECT_LE(median(large), tb.bound_large);
+    EXPECT_LE(median(small), tb.bound_small);
+  }
+}
