@@ -100,9 +100,11 @@ void run_joint_job(ExecContext& ctx, int ti) {
       }
       case plan::OpKind::BROADCAST:
       case plan::OpKind::REDUCE: {
-        // One ring pass (latency + bytes / ring bandwidth): a broadcast from the root along the
-        // ring, a reduce along it to the root (the root sends nothing, the one after it receives
-        // nothing).
+        // The collective model's broadcast (NCCL's Broadcast under the NCCL model, one ring pass
+        // under the ring model): a broadcast from the root along the ring, a reduce along it to
+        // the root (the root sends nothing, the one after it receives nothing). NCCL tunes Reduce
+        // in Broadcast's branch (tuning.cc: Ring only, nsteps = nRanks, the same latency rule);
+        // only the 2.8-2.20 tables' one-node Ring LL bandwidth differs (Reduce 1/4, Broadcast 1/3).
         const auto tm = ctx.model.broadcast(op.bytes);
         ctx.backend.run_phase(clock, {tm.reduce_scatter, tm.base_latency});
         p.comm_alone_s += tm.total();
