@@ -268,7 +268,7 @@ std::optional<std::string> cuda_graph(std::string_view s) {
   });
 }
 
-std::optional<std::string> device(std::string_view s) {
+std::optional<std::array<std::string, 2>> device(std::string_view s) {
   Cur c{s, 0};
   c.lit("#");
   c.spaces(true);
@@ -290,7 +290,9 @@ std::optional<std::string> device(std::string_view s) {
   c.spaces(true);
   c.lit("on");
   c.spaces(true);
+  const size_t host_at = c.i;
   c.run(nonspace);
+  const size_t host_end = c.i;
   c.spaces(true);
   c.lit("device");
   c.spaces(true);
@@ -309,7 +311,7 @@ std::optional<std::string> device(std::string_view s) {
   while (e > 0 && space(rest[e - 1])) --e;
   rest = rest.substr(0, e);
   if (rest.find_first_of("\n\r") != std::string_view::npos) return std::nullopt;
-  return std::string(rest);
+  return std::array<std::string, 2>{std::string(s.substr(host_at, host_end - host_at)), std::string(rest)};
 }
 
 std::optional<std::string> avg_bus_bandwidth(std::string_view s) {
@@ -429,14 +431,8 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& filename)
                    : t.find("no barrier") != std::string::npos    ? 2
                                                                   : 1;
       } else if (auto dev = log_match::device(t)) {
-        log.devices.push_back(*dev);
-        // The host is the word after "on" (the matcher above checked the layout).
-        std::istringstream ws(t);
-        std::string w, host;
-        while (ws >> w && w != "on") {
-        }
-        ws >> host;
-        log.device_hosts.push_back(host);
+        log.device_hosts.push_back((*dev)[0]);
+        log.devices.push_back((*dev)[1]);
       } else if (const auto avg = log_match::avg_bus_bandwidth(t)) {
         double v;
         if (!to_double(*avg, v)) throw NcclLogError(filename, lineno, t, "a number after '# Avg bus bandwidth :'");

@@ -143,8 +143,9 @@ std::optional<std::string> test_name(std::string_view s);
 std::optional<std::array<std::string, 2>> threads(std::string_view s);
 // \bgraph:\s*(\d+)   (the banner's "graph: N", nccl-tests -G)
 std::optional<std::string> cuda_graph(std::string_view s);
-// ^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$
-std::optional<std::string> device(std::string_view s);
+// ^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$:
+// the host and the device name.
+std::optional<std::array<std::string, 2>> device(std::string_view s);
 // ^#\s*Avg bus bandwidth\s*:\s*(\S+)
 std::optional<std::string> avg_bus_bandwidth(std::string_view s);
 }  // namespace log_match

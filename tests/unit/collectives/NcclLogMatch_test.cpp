@@ -156,7 +156,7 @@ void check_all(const std::vector<std::string>& lines, int& checked) {
   static const std::regex kThreads(R"(nThread\s+(\d+)\s+nGpus\s+(\d+))");
   static const std::regex kGraph(R"(\bgraph:\s*(\d+))");
   static const std::regex kDevice(
-      R"(^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
+      R"(^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
   static const std::regex kSrun(R"(^ *\d+: )");
   static const std::regex kOfi(R"(aws-ofi-nccl\s+(\d+)\.(\d+)\.(\d+))");
   static const std::regex kBracket(R"(^(\[\d+\]))");
@@ -175,7 +175,7 @@ void check_all(const std::vector<std::string>& lines, int& checked) {
     EXPECT_EQ(lm::test_name(s), group1(kTestName, s)) << "test name: \"" << s << "\"";
     EXPECT_EQ(lm::threads(s), groups<2>(kThreads, s)) << "threads: \"" << s << "\"";
     EXPECT_EQ(lm::cuda_graph(s), group1(kGraph, s)) << "graph: \"" << s << "\"";
-    EXPECT_EQ(lm::device(s), group1(kDevice, s)) << "device: \"" << s << "\"";
+    EXPECT_EQ(lm::device(s), groups<2>(kDevice, s)) << "device: \"" << s << "\"";
     EXPECT_EQ(lm::avg_bus_bandwidth(s), group1(kAvg, s)) << "avg: \"" << s << "\"";
     ++checked;
   }
