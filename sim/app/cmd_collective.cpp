@@ -99,7 +99,11 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
                          {"text", plugin.text}};
     }
     // How far to trust it (issue 24 item 4): the closest validated all_reduce_perf table.
-    const std::string trust = collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes);
+    std::string trust = collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes);
+    // The validated tables are all_reduce_perf's; the other functions rest on fewer (NOTES.md).
+    if (op.func != collectives::Func::ALL_REDUCE)
+      trust += std::string(" (all_reduce_perf tables; ") + op.test +
+               " is checked on fewer: sim/collectives/NOTES.md \"All-gather and reduce-scatter\", \"Broadcast\")";
     r.text += "trust: " + trust + "\n";
     r.doc["trust"] = trust;
     // The placement assumed on a fabric (issue 24 item 3; absent on the single switch, one node).

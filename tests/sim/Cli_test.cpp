@@ -848,6 +848,14 @@ TEST(Cli, CollectiveBroadcastAgainstThePublishedA100Table) {
   }
   // The table's own busbw at 8 GiB: 8589934592 B / 36896 us = 232.8 GB/s.
   EXPECT_NEAR(rows.back()["measured_busbw_GBps"].get<double>(), 232.81, 0.01);
+  // --explain: Ring only, and its trust line says the validated tables are all_reduce_perf's.
+  auto ex = run("collective broadcast --cluster dgx-a100 --explain 64M --json -");
+  ASSERT_EQ(ex.code, 0) << ex.out;
+  const Json e = Json::parse(ex.out);
+  for (const auto& c : e["candidates"]) EXPECT_EQ(c["algo"], "Ring");
+  EXPECT_NE(e["trust"].get<std::string>().find("(all_reduce_perf tables; broadcast_perf is checked on fewer"),
+            std::string::npos)
+      << e["trust"];
   // An all-reduce log is refused as the wrong test.
   auto wrong =
       run("collective broadcast --cluster dgx-a100 --compare "
