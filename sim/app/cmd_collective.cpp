@@ -162,8 +162,7 @@ Command register_collective(CLI::App& app, CommonOptions& common) {
   cmd->add_option(
       "--compare", args->compare,
       "an all_reduce_perf / all_gather_perf / reduce_scatter_perf / broadcast_perf log (as the collective): "
-      "predict its "
-      "sizes (each run with its -g) and show the busbw error");
+      "predict its sizes (each run with its -g) and show the busbw error");
   cmd->add_option("--tolerance", args->tolerance,
                   "with --compare: exit 3 if the median |busbw error| for sizes >= 1 MiB exceeds it (e.g. 0.1)")
       ->check(number_in(0, 1e6, true));

@@ -886,9 +886,6 @@ double ring_node_edge(int nranks, int) { return ring_edge(nranks); }
 // All-gather / reduce-scatter ring: every byte of the total crosses each edge (N-1)/N times.
 double ring_edge_one_phase(int nranks) { return (nranks - 1.0) / nranks; }
 double ring_node_edge_one_phase(int nranks, int) { return ring_edge_one_phase(nranks); }
-// Broadcast ring: every byte crosses each edge it uses once (the edge back into the root is idle).
-double every_byte_once(int) { return 1.0; }
-double every_byte_once_per_node(int, int) { return 1.0; }
 // In-network reduction (CollNet, multi-node NVLS through CollNet): a node sends its part once and
 // receives the reduced result once, whatever the node count (the switches reduce).
 double in_network_edge(int, int) { return 1.0; }
@@ -1003,11 +1000,13 @@ const AlgoTraits kAllGatherAlgos[] = {
 // Broadcast (tuning.cc: Ring only, all three protocols; src/device/broadcast.h runRing: the root
 // sends, each rank copies and forwards, the rank before the root receives; BROADCAST_CHUNKSTEPS =
 // BROADCAST_SLICESTEPS = 1). No ring plateau (ncclTopoGetAlgoTime applies it to AllReduce only).
+// Every byte crosses each edge it uses once (the edge back into the root is idle): 1 byte per byte
+// on a channel's edge and a node's NICs, the figure tree_edge and in_network_edge already give.
 const AlgoTraits kBroadcastAlgos[] = {
     {.algo = Algo::RING, .nccl_index = 1, .graph = &NcclTuning::ring, .protos = kAllProtos,
      .bus_bw = ring_bus, .bus_to_alg = per_ring_step, .latency = broadcast_latency,
      .simple_threads = ST::RING, .ll_threshold_per_rank = true, .nthreads_setting = true,
-     .graph_channels = true, .channel_edge_bytes = every_byte_once, .node_edge_bytes = every_byte_once_per_node,
+     .graph_channels = true, .channel_edge_bytes = tree_edge, .node_edge_bytes = in_network_edge,
      .ring_hops = true},
 };
 // clang-format on
