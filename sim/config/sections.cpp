@@ -235,6 +235,7 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
   if (auto v = tr.integer("image_size", false, 1, 1 << 16)) s.image_size = static_cast<int>(*v);
   s.attention = tr.string_or("attention", def.attention, {"eager", "sdpa_flash", "sdpa_mem_efficient"});
   s.memory_format = tr.string_or("memory_format", def.memory_format, {"contiguous_format", "channels_last"});
+  s.loss = tr.string_or("loss", def.loss, {"auto", "cross_entropy", "none"});
   s.cuda_graphs = tr.boolean_or("cuda_graphs", def.cuda_graphs);
   s.fused_bias_gelu_dropout = tr.boolean_or("fused_bias_gelu_dropout", def.fused_bias_gelu_dropout);
   s.wrapper =

@@ -308,6 +308,10 @@ struct TrainingSettings {
   // The tensors' memory format (torch.contiguous_format = NCHW, PyTorch's default, or
   // torch.channels_last = NHWC, model and input converted with .to(memory_format=...)).
   std::string memory_format = "contiguous_format";
+  // The loss on the model's output (gpu/kernel_model.hpp loss_kernels): "auto" (cross-entropy when
+  // the last layer is a linear layer with >= 2 outputs), "cross_entropy" or "none" (computed
+  // elsewhere, e.g. a fused or chunked loss kernel, or already in a measured profile).
+  std::string loss = "auto";
   bool cuda_graphs = false;              // the step is replayed as a CUDA graph: no per-operator host cost
   bool fused_bias_gelu_dropout = false;  // fused epilogues (one kernel for bias + GELU / dropout + add)
   // torch.distributed.optim.ZeroRedundancyOptimizer wrapping the optimizer (README "Memory and ZeRO").

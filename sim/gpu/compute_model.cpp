@@ -189,8 +189,10 @@ void attention_efficiency(const config::GpuSpec& gpu, std::string& backend, bool
 
 // The per-kernel model on `gpu` (the cluster's, or a measured profile's GPU for a transfer). With
 // `classes`, each layer's forward and backward by kernel class.
+// `with_loss`: the training loss on the last layer's logits (loss_kernels); not for a transfer,
+// whose measured layer times never include it.
 void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu, ComputeProfile& p,
-                         std::vector<LayerClasses>* classes = nullptr) {
+                         std::vector<LayerClasses>* classes = nullptr, bool with_loss = true) {
   const auto& m = sc.model;
   const auto& tr = sc.training;
   KernelContext c;
@@ -232,6 +234,17 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   if (m.kernel_size_kind == "image") p.image_size = want.value_or(m.kernel_export_size);
 
   const auto lks = layer_kernels(m, c);
+  LossKernels loss;
+  if (with_loss) {
+    std::string error;
+    loss = loss_kernels(m, c, tr.loss, &error);
+    if (!error.empty())
+      throw core::ConfigError(sc.file + ": /training/loss: \"" + tr.loss + "\": " + error +
+                              "; allowed here: auto or none");
+    p.loss_rows = loss.rows;
+    p.loss_classes = loss.classes;
+    p.loss_s = loss.seconds();
+  }
   // Parameter traffic the records do not carry: under autocast each weight of a GEMM-like layer is
   // cast to half in forward (read 4, write 2 bytes per element) and its half gradient cast back in
   // backward; an embedding's backward zeroes and writes its whole weight gradient.
@@ -271,6 +284,11 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     // PyTorch tutorial "(beta) Channels Last Memory Format in PyTorch" does
     // (`input.to(memory_format=torch.channels_last)`): a copy reading and writing it once.
     if (li == 0 && c.channels_last && has_conv) f.insert(f.begin(), memory_kernel(2 * input_bytes, c.memory));
+    // The loss runs after the last layer's forward; its backward is the first of the step.
+    if (li + 1 == m.layers.size() && loss.rows > 0) {
+      f.insert(f.end(), loss.forward.begin(), loss.forward.end());
+      b.insert(b.begin(), loss.backward.begin(), loss.backward.end());
+    }
     if (f.empty()) f.push_back(Kernel{});  // a layer without kernels (unused parameters) costs nothing
     fwd[li] = std::move(f);
     bwd[li] = std::move(b);
@@ -336,8 +354,8 @@ void transfer_layers(const config::Scenario& sc, ComputeProfile& p, double scale
   std::vector<LayerClasses> ca, cb;
   if (m.has_kernels()) {
     ComputeProfile pa;
-    kernel_model_layers(sc, a, pa, &ca);
-    kernel_model_layers(sc, b, p, &cb);
+    kernel_model_layers(sc, a, pa, &ca, false);
+    kernel_model_layers(sc, b, p, &cb, false);
   } else {
     ComputeProfile pa = p;
     pa.peak_flops = peak_for(a, config::to_string(sc.training.compute_dtype));

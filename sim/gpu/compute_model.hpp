@@ -56,6 +56,9 @@ struct ComputeProfile {
   // cuDNN's NCHW<->NHWC transposes inside tensor-core convolutions of one micro-step (forward and
   // backward), per-kernel model only: what training.memory_format "channels_last" would remove.
   double conv_transposes_s = 0;
+  // The training loss on the logits (training.loss; per-kernel model only), forward + backward of
+  // one micro-step, and the logits it is taken over (0 rows: no loss modelled).
+  double loss_s = 0, loss_rows = 0, loss_classes = 0;
   double gpu_idle_s = 0;  // GPU time spent waiting for the host (launch-bound share), in the kernels
   int kernels_forward = 0, kernels_backward = 0;
   // "Measured there, predicted here" (provenance "transferred from ..."): the measured times of GPU

@@ -579,3 +579,80 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
 }
 
 }  // namespace ddpsim::gpu
+
+namespace ddpsim::gpu {
+
+double LossKernels::seconds() const {
+  double s = 0;
+  for (const auto& k : forward) s += k.seconds;
+  for (const auto& k : backward) s += k.seconds;
+  return s;
+}
+
+// F.cross_entropy(logits, target) runs at::cross_entropy_loss (aten/src/ATen/native/LossNLL.cpp):
+// nll_loss_nd(log_softmax(logits, 1)) for class-index targets without label smoothing, in 1.13 and
+// 2.x. What its kernels move (read at pytorch/pytorch 000cace5; the same structure in 1.13):
+// - autocast: cross_entropy_loss is on the CUDA fp32 list (autocast_mode.cpp; the autocast docs'
+//   "CUDA Ops that can autocast to float32" name cross_entropy), so half logits are cast to float32
+//   first (a copy: read 2, write 4 bytes per element) and the gradient is cast back (read 4, write 2);
+// - log_softmax forward (cuda/SoftMax.cu host_softmax, inner size 1): rows of at most 1024
+//   elements and 4096 bytes take the persistent warp kernel (dispatch_softmax_forward: x read once,
+//   y written once); longer rows run one block per row: cunn_SoftMaxForwardSmem when the row fits
+//   the block's 48 KiB of shared memory (sharedMemPerBlock less the reduction's warps x 4 bytes;
+//   the length a multiple of 4 floats), which reads x once, else cunn_SoftMaxForward, which reads x
+//   three times (the max, the sum of exponentials, the epilogue that writes y). Vocabularies
+//   (30,522 for BERT, 50,257 for GPT-2, 32,000-128,256 for LLaMA) take the three-read kernel;
+// - nll_loss forward (cuda/LossNLL.cu nll_loss_forward_reduce_cuda_kernel_2d): one logit and the
+//   int64 target per row;
+// - backward: nll_loss_backward zeroes the whole [rows, classes] gradient (grad_input.zero_())
+//   and writes one element per row; log_softmax's backward (host_softmax_backward) reads dy and y
+//   and writes dx in the persistent kernel, and reads dy once more for the row's sum in the block
+//   kernel (cunn_SoftMaxBackward);
+// - log_softmax keeps its float32 result for the backward (derivatives.yaml: _log_softmax uses
+//   result).
+// Each row is taken as a DRAM pass (a block per row of 120-500 KiB; resident blocks x row exceed L2).
+// Not modelled: what a training loop does around the call (Hugging Face's GPT-2 shifts the logits
+// with a .contiguous() copy and some LLaMA versions upcast them with .float(); transformers
+// releases differ), label smoothing, ignore_index rows (they still move their bytes).
+LossKernels loss_kernels(const config::ModelSpec& m, const KernelContext& c, const std::string& loss,
+                         std::string* error) {
+  LossKernels out;
+  if (loss == "none" || m.layers.empty()) return out;
+  const auto& last = m.layers.back();
+  const config::KernelRecord* logits = nullptr;
+  if (last.type == config::LayerType::LINEAR)
+    for (const auto& r : last.kernels)
+      if (r.op == config::KernelRecord::Op::GEMM) logits = &r;
+  double rows = 0, classes = 0;
+  if (logits) {
+    const auto g = gemm_dims(*logits, c);
+    rows = g.b * g.m;
+    classes = g.n;
+  }
+  if (classes < 2) {
+    if (loss == "cross_entropy" && error)
+      *error = "model " + m.name + "'s last layer (" + last.name + ", " + config::to_string(last.type) +
+               ") is not a linear layer with kernel records and at least 2 outputs, so there are no logits "
+               "to take a cross-entropy of";
+    return out;
+  }
+  out.rows = rows;
+  out.classes = classes;
+  const double n = rows * classes;
+  const bool half = c.act_bytes_factor < 1.0;
+  const auto& d = c.memory;
+  if (half) out.forward.push_back(memory_kernel(n * (2 + 4), d));
+  const bool persistent = classes <= 1024 && classes * 4 <= 4096;
+  const bool smem = !persistent && classes * 4 < 49152 - 32 * 4 && std::fmod(classes, 4.0) == 0;
+  const double fwd_reads = (persistent || smem) ? 1 : 3;
+  out.forward.push_back(memory_kernel(n * 4 * (fwd_reads + 1), d));
+  out.forward.push_back(memory_kernel(rows * (8 + 4), d));
+  out.backward.push_back(memory_kernel(n * 4, d));           // grad_input.zero_()
+  out.backward.push_back(memory_kernel(rows * (8 + 4), d));  // one element per row
+  out.backward.push_back(memory_kernel(n * 4 * (persistent ? 3 : 4), d));
+  if (half) out.backward.push_back(memory_kernel(n * (4 + 2), d));
+  out.saved_bytes = 4 * n;
+  return out;
+}
+
+}  // namespace ddpsim::gpu

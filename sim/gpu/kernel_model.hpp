@@ -94,6 +94,21 @@ std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const Kernel
 // records carry no tensor identity). With an SDPA backend: Q, K, V and the output, no score matrix.
 std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelContext& ctx);
 
+// The training loss on the model's output, which the export leaves out (it ends at the logits):
+// torch.nn.functional.cross_entropy with class-index targets, as the training loops of image
+// classifiers and language models call it on [rows, classes] logits. `loss` is training.loss:
+// "auto" (cross-entropy when the model's last layer is a linear layer with at least 2 outputs, else
+// none), "cross_entropy" (the same, an error without such a layer: `error` says why) or "none".
+// Kernels per PyTorch's CUDA code (kernel_model.cpp names the functions); rows == 0: no loss.
+struct LossKernels {
+  std::vector<Kernel> forward, backward;  // execution order (backward: the loss's first)
+  double rows = 0, classes = 0;           // the logits, at the scenario's batch and size
+  double saved_bytes = 0;                 // log_softmax's float32 result, kept for its backward
+  double seconds() const;
+};
+LossKernels loss_kernels(const config::ModelSpec& m, const KernelContext& ctx, const std::string& loss,
+                         std::string* error = nullptr);
+
 // Rescaled dimension: dim x ratio^exp, rounded, at least 1.
 double scaled_dim(double dim, int exp, double ratio);
 

@@ -90,7 +90,14 @@ std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::
         "what each forward kernel's backward needs (linear/bmm/conv inputs in the compute dtype, "
         "memory-bound inputs or results as derivatives.yaml saves them), at the scenario's batch and size" +
         std::string(tr.attention != "eager" ? "; SDPA: no score matrix" : "");
-  return gpu::layer_saved_bytes(m, c);
+  auto saved = gpu::layer_saved_bytes(m, c);
+  // The loss's log_softmax keeps its float32 result over the logits (gpu::loss_kernels).
+  const auto loss = gpu::loss_kernels(m, c, tr.loss);
+  if (loss.rows > 0 && !saved.empty()) {
+    saved.back() += loss.saved_bytes;
+    if (rule) *rule += "; the loss keeps log_softmax's float32 result (rows x classes x 4 B)";
+  }
+  return saved;
 }
 
 ActivationPlan activation_plan(const config::Scenario& sc, std::string* rule) {

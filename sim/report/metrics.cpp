@@ -307,8 +307,13 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   }
   // The transposes as the per-kernel model estimates them; not for measured, transferred or
   // calibrated compute, whose layout is whatever ran.
-  if (profile.compute_scale == 1.0 && profile.measured_layers == 0 && profile.transfer_from.empty())
+  if (profile.compute_scale == 1.0 && profile.measured_layers == 0 && profile.transfer_from.empty()) {
     r.conv_transposes_s = profile.conv_transposes_s;
+    r.loss_s = profile.loss_s;
+    r.loss_rows = profile.loss_rows;
+    r.loss_classes = profile.loss_classes;
+  }
+  r.loss = sc.training.loss;
   r.compute_scale_per = profile.compute_scale_per;
   r.model_flops_per_micro_step = profile.model_flops;
   r.mfu_peak_flops = profile.mfu_peak;

@@ -140,6 +140,11 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["attention"] = r.attention;
   j["memory_format"] = r.memory_format;
   j["conv_transposes_s"] = r.conv_transposes_s > 0 ? Json(r.conv_transposes_s) : Json(nullptr);
+  j["loss"] = r.loss;
+  j["loss_compute"] =
+      r.loss_rows > 0
+          ? Json{{"kind", "cross_entropy"}, {"rows", r.loss_rows}, {"classes", r.loss_classes}, {"seconds", r.loss_s}}
+          : Json(nullptr);
   j["links"] = links_json(r);
   j["busiest_link"] = busiest_link_json(r);
   if (!r.links_note.empty()) j["links_note"] = r.links_note;
@@ -318,6 +323,12 @@ std::string to_table(const StepReport& r) {
   if (r.conv_transposes_s > 0)
     o << "    NCHW<->NHWC transposes around cuDNN's convolutions " << core::format_time(r.conv_transposes_s)
       << " per micro-step (training.memory_format channels_last removes them)\n";
+  // The loss, where it is a visible share of the compute (>= 1 % of forward + backward).
+  if (r.loss_rows > 0 && r.loss_s >= 0.01 * (s.forward_s + s.backward_compute_s)) {
+    char b[200];
+    std::snprintf(b, sizeof b, "    cross-entropy loss over %.0f x %.0f logits ", r.loss_rows, r.loss_classes);
+    o << b << core::format_time(r.loss_s) << " per micro-step (training.loss none leaves it out)\n";
+  }
   if (!r.transfer_classes.empty()) {
     o << "    scale factors per kernel class:";
     for (size_t i = 0; i < r.transfer_classes.size(); ++i) {

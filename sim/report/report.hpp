@@ -187,6 +187,10 @@ struct StepReport {
   // gpu_idle_s): 0 when compute is measured or calibrated, or with CUDA graphs.
   double compute_host_forward_s = 0, compute_host_backward_s = 0, compute_host_wait_s = 0;
   double conv_transposes_s = 0;  // per micro-step, per-kernel estimate only (0: none or not estimated)
+  // The training loss (training.loss) as the per-kernel model estimates it, forward + backward of
+  // one micro-step, over [loss_rows, loss_classes] logits (0 rows: none modelled, or not estimated).
+  std::string loss;  // training.loss as set ("auto", "cross_entropy", "none")
+  double loss_s = 0, loss_rows = 0, loss_classes = 0;
   // [compute] filled by the app from gpu::ComputeProfile (the engine does not set them)
   std::string compute_provenance;  // measured / transferred / estimated
   std::string compute_scale_per = "micro-step";

@@ -96,6 +96,53 @@ TEST(Cli, RunReportsTheEagerHostDispatchAndWhetherTheGpuWaitsForIt) {
   }
 }
 
+TEST(Cli, TheCrossEntropyLossRunsOnTheLogits) {
+  const fs::path dir = temp_dir("loss");
+  auto report = [&](const std::string& args, const std::string& name) {
+    const fs::path f = dir / (name + ".json");
+    auto r = run("run -q --json " + f.string() + " " + args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+    return Json::parse(slurp(f));
+  };
+  // GPT-2 at batch 8 x 1024 tokens in fp16 on one A100 (2,039 GB/s at 0.9, 2 us per kernel):
+  // 8,192 x 50,257 logits; per element 48 B (cast 6, log_softmax 16, zeroed gradient 4, its
+  // backward 16, cast back 6) and 24 B per row (nll_loss forward and backward), seven kernels.
+  const std::string gpt2 =
+      "--model gpt2 --cluster dgx-a100 --nodes 1 --gpus-per-node 1 "
+      "--set training.compute_dtype=float16 --set training.batch_size=8";
+  const Json with = report(gpt2, "auto");
+  const Json without = report(gpt2 + " --set training.loss=none", "none");
+  EXPECT_EQ(with["loss"], "auto");
+  ASSERT_TRUE(with["loss_compute"].is_object()) << with.dump();
+  EXPECT_TRUE(without["loss_compute"].is_null());
+  EXPECT_EQ(with["loss_compute"]["rows"], 8192);
+  EXPECT_EQ(with["loss_compute"]["classes"], 50257);
+  const double n = 8192.0 * 50257;
+  const double loss = 7 * 2e-6 + (48 * n + 24 * 8192.0) / (2039e9 * 0.9);
+  EXPECT_NEAR(with["loss_compute"]["seconds"].get<double>(), loss, 1e-12);
+  // It is in the step: the GPU-bound compute grows by it (and the host's 7 more dispatches hide).
+  const double waits =
+      with["compute_host"]["gpu_wait_s"].get<double>() - without["compute_host"]["gpu_wait_s"].get<double>();
+  EXPECT_NEAR(with["compute_only_s"].get<double>() - without["compute_only_s"].get<double>(), loss + waits, 1e-9);
+  // log_softmax's float32 result stays for the backward: 4 B per logit more at the peak.
+  EXPECT_NEAR(with["memory_per_gpu_bytes"].get<double>() - without["memory_per_gpu_bytes"].get<double>(), 4 * n,
+              0.01 * 4 * n);
+  auto text = run("run " + gpt2);
+  EXPECT_NE(text.out.find("    cross-entropy loss over 8192 x 50257 logits "), std::string::npos) << text.out;
+  // BERT-base ends at its pooler: "auto" takes no loss, and asking for one is an error naming why.
+  EXPECT_TRUE(
+      report("--model bert-base --cluster dgx-a100 --nodes 1 --gpus-per-node 1", "bert")["loss_compute"].is_null());
+  auto bad =
+      run("run --model bert-base --cluster dgx-a100 --nodes 1 --gpus-per-node 1 --set training.loss=cross_entropy");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("/training/loss: \"cross_entropy\": model bert-base's last layer (pooler.activation, "),
+            std::string::npos)
+      << bad.out;
+  auto unknown = run("run --set training.loss=mse");
+  EXPECT_EQ(unknown.code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("/training/loss"), std::string::npos) << unknown.out;
+}
+
 TEST(Cli, ChannelsLastDropsTheConvolutionTransposesAndConvertsTheInput) {
   const fs::path dir = temp_dir("channels-last");
   auto report = [&](const std::string& args, const std::string& name) {

@@ -382,3 +382,94 @@ TEST(KernelModel, LaunchBoundStepIsSetByTheHost) {
 }
 
 }  // namespace
+
+namespace {
+
+// A model whose last layer is a linear layer producing [rows, classes] logits.
+ddpsim::config::ModelSpec logits_model(double rows, double classes) {
+  KernelRecord r;
+  r.op = KernelRecord::Op::GEMM;
+  r.m = rows;
+  r.n = classes;
+  r.k = 768;
+  r.grad_a = r.grad_b = true;
+  auto m = one_layer({r});
+  m.layers[0].type = ddpsim::config::LayerType::LINEAR;
+  return m;
+}
+
+}  // namespace
+
+TEST(KernelModel, CrossEntropyOverAVocabularyReadsEachRowThreeTimes) {
+  // 64 rows x 50,257 classes (GPT-2) at float32: N = 3,216,448 elements. SoftMax.cu: a row of
+  // 201 KB exceeds the 48 KiB of shared memory, so cunn_SoftMaxForward reads it three times and
+  // writes it once (16 B per element); nll_loss reads one logit and an int64 target per row
+  // (12 B). Backward: nll_loss_backward zeroes the gradient (4 B per element) and writes a row's
+  // element (12 B per row); cunn_SoftMaxBackward reads dy twice and y once, writes dx (16 B).
+  const double n = 64.0 * 50257;
+  std::string error;
+  const auto l = ddpsim::gpu::loss_kernels(logits_model(64, 50257), context(), "auto", &error);
+  EXPECT_TRUE(error.empty());
+  EXPECT_EQ(l.rows, 64);
+  EXPECT_EQ(l.classes, 50257);
+  ASSERT_EQ(l.forward.size(), 2u);
+  ASSERT_EQ(l.backward.size(), 3u);
+  EXPECT_NEAR(l.forward[0].seconds, mt(16 * n), kTol);
+  EXPECT_NEAR(l.forward[1].seconds, mt(64 * 12.0), kTol);
+  EXPECT_NEAR(l.backward[0].seconds, mt(4 * n), kTol);
+  EXPECT_NEAR(l.backward[1].seconds, mt(64 * 12.0), kTol);
+  EXPECT_NEAR(l.backward[2].seconds, mt(16 * n), kTol);
+  EXPECT_DOUBLE_EQ(l.saved_bytes, 4 * n);  // log_softmax's float32 result
+  EXPECT_NEAR(l.seconds(), mt(16 * n) + 2 * mt(768.0) + mt(4 * n) + mt(16 * n), kTol);
+
+  // Under autocast the half logits are cast to float32 first (2 + 4 B) and the gradient back
+  // (4 + 2 B): cross_entropy_loss is on autocast's CUDA fp32 list.
+  auto half = context();
+  half.act_bytes_factor = 0.5;
+  const auto h = ddpsim::gpu::loss_kernels(logits_model(64, 50257), half, "cross_entropy");
+  ASSERT_EQ(h.forward.size(), 3u);
+  ASSERT_EQ(h.backward.size(), 4u);
+  EXPECT_NEAR(h.forward[0].seconds, mt(6 * n), kTol);
+  EXPECT_NEAR(h.forward[1].seconds, mt(16 * n), kTol);
+  EXPECT_NEAR(h.backward[3].seconds, mt(6 * n), kTol);
+  EXPECT_DOUBLE_EQ(h.saved_bytes, 4 * n);
+}
+
+TEST(KernelModel, CrossEntropyKernelDependsOnTheRowLength) {
+  auto fwd_bytes = [](double classes) {
+    const auto l = ddpsim::gpu::loss_kernels(logits_model(10, classes), context(), "auto");
+    return (l.forward[0].seconds - 2e-6) * 0.9e12 / (10 * classes);
+  };
+  auto bwd_bytes = [](double classes) {
+    const auto l = ddpsim::gpu::loss_kernels(logits_model(10, classes), context(), "auto");
+    return (l.backward[2].seconds - 2e-6) * 0.9e12 / (10 * classes);
+  };
+  // <= 1024 elements and 4096 bytes: the persistent warp kernels (x once, y once; dy, y, dx).
+  EXPECT_NEAR(fwd_bytes(1000), 8, 1e-9);
+  EXPECT_NEAR(bwd_bytes(1000), 12, 1e-9);
+  EXPECT_NEAR(fwd_bytes(1024), 8, 1e-9);
+  // Longer rows that fit (49,152 - 32 x 4) / 4 = 12,256 floats of shared memory, a multiple of
+  // 4: cunn_SoftMaxForwardSmem reads x once; the backward has no such variant (dy twice).
+  EXPECT_NEAR(fwd_bytes(1028), 8, 1e-9);
+  EXPECT_NEAR(bwd_bytes(1028), 16, 1e-9);
+  EXPECT_NEAR(fwd_bytes(12252), 8, 1e-9);
+  // Not a multiple of 4, or 12,256 and more: three reads.
+  EXPECT_NEAR(fwd_bytes(1025), 16, 1e-9);
+  EXPECT_NEAR(fwd_bytes(12256), 16, 1e-9);
+  EXPECT_NEAR(fwd_bytes(30522), 16, 1e-9);
+}
+
+TEST(KernelModel, CrossEntropyNeedsLogits) {
+  // "none" and a model without a linear last layer: no loss; "cross_entropy" there says why.
+  EXPECT_EQ(ddpsim::gpu::loss_kernels(logits_model(64, 50257), context(), "none").rows, 0);
+  auto m = one_layer({mem("tanh", 4e6, 4e6, true)});
+  m.name = "pooled";
+  m.layers[0].type = ddpsim::config::LayerType::ELEMENTWISE;
+  std::string error;
+  EXPECT_EQ(ddpsim::gpu::loss_kernels(m, context(), "auto", &error).rows, 0);
+  EXPECT_TRUE(error.empty());
+  EXPECT_EQ(ddpsim::gpu::loss_kernels(m, context(), "cross_entropy", &error).rows, 0);
+  EXPECT_NE(error.find("model pooled's last layer (l, elementwise)"), std::string::npos) << error;
+  // One output is a regression head, not logits.
+  EXPECT_EQ(ddpsim::gpu::loss_kernels(logits_model(64, 1), context(), "auto").rows, 0);
+}
