@@ -244,6 +244,8 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     p.loss_rows = loss.rows;
     p.loss_classes = loss.classes;
     p.loss_s = loss.seconds();
+    p.loss_forward = loss.forward;
+    p.loss_backward = loss.backward;
   }
   // Parameter traffic the records do not carry: under autocast each weight of a GEMM-like layer is
   // cast to half in forward (read 4, write 2 bytes per element) and its half gradient cast back in

@@ -59,6 +59,9 @@ struct ComputeProfile {
   // The training loss on the logits (training.loss; per-kernel model only), forward + backward of
   // one micro-step, and the logits it is taken over (0 rows: no loss modelled).
   double loss_s = 0, loss_rows = 0, loss_classes = 0;
+  // Its kernels for one replica, also at the end of the last layer's forward (ops) and the start
+  // of its backward: DataParallel runs them once, on GPU 0, over the gathered batch instead.
+  std::vector<Kernel> loss_forward, loss_backward;
   double gpu_idle_s = 0;  // GPU time spent waiting for the host (launch-bound share), in the kernels
   int kernels_forward = 0, kernels_backward = 0;
   // "Measured there, predicted here" (provenance "transferred from ..."): the measured times of GPU

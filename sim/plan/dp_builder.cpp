@@ -296,11 +296,15 @@ class DpBuilder {
 
   // The forward's ops for GPU g dispatched from `host` (a parallel_apply thread: a share of each
   // op under the GIL; the main thread with one GPU: none); each layer's dispatch is one span.
+  // With several GPUs the replicas leave out the loss (computed on GPU 0 after the gather).
   void forward_ops(int g, bool threaded, int host) {
     for (size_t l = 0; l < profile_.forward_ops.size(); ++l) {
       const std::string name = layer_name(l) + " (forward)";
       mark(host, Mark::SPAN_BEGIN, -1, name, "dispatch");
-      for (double k : profile_.forward_ops[l]) {
+      auto ops = profile_.forward_ops[l];
+      if (g_ > 1 && l + 1 == profile_.forward_ops.size())
+        ops.resize(ops.size() - std::min(ops.size(), profile_.loss_forward.size()));
+      for (double k : ops) {
         host_work(host, profile_.host_forward_op_s, threaded ? sc_.training.data_parallel.gil_share : 0.0, "eager op",
                   "op");
         push_kernel(host, g, k, name, DP_FORWARD);
@@ -315,7 +319,11 @@ class DpBuilder {
     for (size_t l = profile_.backward_ops.size(); l-- > 0;) {
       const std::string name = layer_name(l) + " (backward)";
       mark(host, Mark::SPAN_BEGIN, -1, name, "dispatch");
-      for (double k : profile_.backward_ops[l]) {
+      auto ops = profile_.backward_ops[l];
+      if (g_ > 1 && l + 1 == profile_.backward_ops.size())
+        ops.erase(ops.begin(),
+                  ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), profile_.loss_backward.size())));
+      for (double k : ops) {
         host_work(host, profile_.host_backward_op_s, 0.0, "eager op", "op");
         push_kernel(host, g, k, name, DP_BACKWARD);
       }
@@ -420,6 +428,19 @@ class DpBuilder {
       for (int j = 1; j < g_; ++j) peer_copy(j, 0, out, DP_GATHER);
       mark(main, Mark::NONE, DP_GATHER);
 
+      // The loss on the gathered output, on GPU 0 (the training loop's criterion(output, target)
+      // and the start of loss.backward()): the replica's kernels over G times the rows, each
+      // kernel's bytes G-fold and its fixed cost once. Counted in the backward phase.
+      const double gf = static_cast<double>(g_);
+      for (const auto& k : profile_.loss_forward) {
+        host_work(main, profile_.host_forward_op_s, 0.0, "eager op", "op");
+        push_kernel(main, 0, gf * k.shape.memory_s + k.shape.overhead_s, "loss (forward, gathered batch)", DP_BACKWARD);
+      }
+      for (const auto& k : profile_.loss_backward) {
+        host_work(main, profile_.host_backward_op_s, 0.0, "eager op", "op");
+        push_kernel(main, 0, gf * k.shape.memory_s + k.shape.overhead_s, "loss (backward, gathered batch)",
+                    DP_BACKWARD);
+      }
       // backward: Gather's backward (Python) scatters the output gradient from GPU 0, then the
       // device threads run the replicas' backward.
       python(in_.op_s * (2 + g_), "Gather.backward: Scatter");
