@@ -18,6 +18,10 @@ Steps (each model is skipped, with the reason recorded, when the time budget is 
     batch and dtype on the --preset GPU (compute.use_measured false, so the per-kernel model's
     estimate; per-layer kernel times from --trace), summed per layer type:
     OUT/estimate-vs-measured.json and .md.
+ 4. The training loss (`training.loss`, sim/gpu/kernel_model.cpp loss_kernels): F.cross_entropy
+    forward + backward on GPT-2-sized logits (8 x 1,024 rows x 50,257 classes; float32, and fp16
+    logits under autocast on a GPU; 256 rows in float32 with --cpu), timed on the device, against
+    ddpsim's `loss_compute.seconds` for gpt2 at the same rows on the preset: OUT/loss.json.
 With --cpu the same steps run on this CPU (step 2 skipped; the "preset" is this CPU as an inline
 GPU: its float32 matmul rate, copy bandwidth and small-op time, as scripts/check_cpu_profile.py
 does), so the pipeline and the table format are exercised without a GPU.
@@ -27,6 +31,7 @@ time. Exit status: 0 when every step that ran succeeded, 1 when a step failed, 2
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -235,6 +240,61 @@ def estimate_table(args, out, made, gpu, extra_compute):
     return {"by_type_all_models": by_type, "models": per_model}
 
 
+def loss_step(args, out, status, deadline, gpu, extra):
+    """Step 4: F.cross_entropy timed on the device against ddpsim's loss estimate."""
+    import torch
+    import torch.nn.functional as F
+    row = {"step": "loss"}
+    status.append(row)
+    if time.time() > deadline:
+        row.update(status="skipped", reason="time budget spent")
+        return
+    dev = "cpu" if args.cpu else "cuda"
+    seq, batch = (256, 1) if args.cpu else (1024, 8)
+    rows, classes = seq * batch, 50257
+    cases = [("float32", torch.float32)] + ([] if args.cpu else [("float16", torch.float16)])
+    results = []
+    try:
+        for dtype, tdt in cases:
+            logits = torch.randn(rows, classes, device=dev).to(tdt).requires_grad_()
+            target = torch.randint(0, classes, (rows,), device=dev)
+            times = []
+            for i in range(args.warmup + args.iters):
+                if dev == "cuda":
+                    torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                ctx = torch.autocast(dev, dtype=tdt) if tdt != torch.float32 else contextlib.nullcontext()
+                with ctx:
+                    loss = F.cross_entropy(logits, target)
+                loss.backward()
+                if dev == "cuda":
+                    torch.cuda.synchronize()
+                if i >= args.warmup:
+                    times.append(time.perf_counter() - t0)
+                logits.grad = None
+            measured = sorted(times)[len(times) // 2]
+            cluster = {"name": "one-gpu", "gpu": gpu, "nodes": 1, "gpus_per_node": 1}
+            scen = {"name": "loss-check", "model": "gpt2", "cluster": cluster,
+                    "training": {"batch_size": batch, "seq_len": seq, "compute_dtype": dtype, "optimizer": "sgd"},
+                    "contention": {"enabled": False}, "compute": dict(extra)}
+            with tempfile.TemporaryDirectory() as td:
+                sp, rp = os.path.join(td, "s.json"), os.path.join(td, "r.json")
+                with open(sp, "w") as f:
+                    json.dump(scen, f)
+                subprocess.run([args.ddpsim, "run", sp, "-q", "--json", rp], check=True, timeout=300,
+                               capture_output=True)
+                with open(rp) as f:
+                    est = json.load(f)["loss_compute"]
+            results.append({"rows": rows, "classes": classes, "dtype": dtype, "measured_s": measured,
+                            "estimated_s": est["seconds"], "error": est["seconds"] / measured - 1.0})
+            del logits, target
+        with open(os.path.join(out, "loss.json"), "w") as f:
+            json.dump({"device": dev, "cases": results}, f, indent=1, sort_keys=True)
+        row.update(status="ok", cases=len(results))
+    except Exception as e:  # noqa: BLE001
+        row.update(status="failed", error="%s: %s" % (type(e).__name__, e))
+
+
 def write_markdown(path, table, header):
     pct = lambda v: "n/a" if v is None else "%+.1f %%" % (100 * v)  # noqa: E731
     ms = lambda s: "%.3f" % (s * 1e3)  # noqa: E731
@@ -325,6 +385,7 @@ def main(argv=None):
         row.update(status="ok", models=len(table["models"]))
     except Exception as e:  # noqa: BLE001
         row.update(status="failed", error="%s: %s" % (type(e).__name__, e))
+    loss_step(args, out, status, deadline, gpu, extra)
     run["wall_s"] = time.time() - start
     with open(os.path.join(out, "run.json"), "w") as f:
         json.dump(run, f, indent=1, sort_keys=True)

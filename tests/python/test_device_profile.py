@@ -64,6 +64,16 @@ class DeviceProfileCpuTest(unittest.TestCase):
         self.assertTrue(table["models"][0]["ddpsim_provenance"].startswith("estimated"))
         with open(os.path.join(self.tmp, "estimate-vs-measured.md")) as f:
             self.assertIn("not a GPU result", f.read())
+        # Step 4: the loss timed here against ddpsim's estimate for gpt2's logits at 256 rows.
+        self.assertEqual(steps[("loss", None)]["status"], "ok")
+        with open(os.path.join(self.tmp, "loss.json")) as f:
+            loss = json.load(f)
+        self.assertEqual(loss["device"], "cpu")
+        (case,) = loss["cases"]
+        self.assertEqual((case["rows"], case["classes"], case["dtype"]), (256, 50257, "float32"))
+        self.assertGreater(case["measured_s"], 0.0)
+        self.assertGreater(case["estimated_s"], 0.0)
+        self.assertAlmostEqual(case["error"], case["estimated_s"] / case["measured_s"] - 1.0, places=12)
 
     @unittest.skipUnless(HAVE_TORCHVISION, "needs torchvision (the zoo's resnet50)")
     def test_channels_last_profile_is_estimated_in_channels_last(self):
