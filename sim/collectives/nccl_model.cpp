@@ -828,7 +828,7 @@ double ring_latency(const TuneContext& c, int p, double base, double intra, doub
 // hybrid cube mesh, which no preset models), so the one-hwLat form. The achieved time counts the
 // hops instead (estimate(), ring_hops): hop_intra as for the other ring functions.
 double broadcast_latency(const TuneContext& c, int p, double base, double intra, double inter, double& hop_intra) {
-  ring_latency(c, p, base, intra, inter, hop_intra);
+  ring_latency(c, p, base, intra, inter, hop_intra);  // for hop_intra only: the ring's per-hop latency
   return base + (c.nnodes > 1 ? c.tab.hw_lat[2][kRing][p] : intra);
 }
 double tree_latency(const TuneContext& c, int, double base, double intra, double inter, double& hop_intra) {

@@ -255,16 +255,19 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     if (!cases.is_array() || cases.empty()) throw core::ConfigError(file + ": /step/cases: expected a non-empty array");
     std::string torch = hw.value("torch_version", doc.value("torch_version", ""));
     const std::string pytorch = config::pytorch_rule_version(torch);
-    Json base{
-        {"name", "validate"},
-        {"model", model},
-        {"cluster", cluster},
-        {"collective", collective},
-        {"compute", compute},
-        {"training",
-         {{"batch_size", model.value("measured_batch_size", model.value("batch_size", 1))}, {"optimizer", "sgd"}}},
-        {"ddp", {{"pytorch_version", pytorch}}},
-        {"contention", cpu ? cpu_contention : Json{{"enabled", true}}}};
+    Json base{{"name", "validate"},
+              {"model", model},
+              {"cluster", cluster},
+              {"collective", collective},
+              {"compute", compute},
+              // Neither bench computes a cross-entropy: scripts/ddp_cpu_bench.py's loss is the sum of the
+              // outputs' means (export_model.output_loss), ddpbench's step starts the backward directly.
+              {"training",
+               {{"batch_size", model.value("measured_batch_size", model.value("batch_size", 1))},
+                {"optimizer", "sgd"},
+                {"loss", "none"}}},
+              {"ddp", {{"pytorch_version", pytorch}}},
+              {"contention", cpu ? cpu_contention : Json{{"enabled", true}}}};
     if (cpu) base["streams"] = {{"comm_workers", gloo_threads}};
     if (cpu) base["training"]["input_bytes_per_sample"] = "0B";  // the input never leaves the host
     if (doc.contains("config") && doc["config"].contains("zero_grad_set_to_none") &&
