@@ -233,6 +233,20 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
                   " (no tensor cores for them): ddpsim models no layout effect there, and PyTorch's maintainers "
                   "expect channels_last to help only tensor-core inputs (pytorch/pytorch#44943)");
   }
+  // training.loss with measured layer times: they are timed per module, and the loss is none, so
+  // a vocabulary-sized loss (more than 4,096 classes: milliseconds per step) is in neither.
+  if (measured && s.training.loss != "none") {
+    const auto l = gpu::loss_kernels(s.model, gpu::KernelContext{}, s.training.loss);
+    if (l.rows > 0 && l.classes > 4096) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.0f", l.classes);
+      w.push_back("model " + s.model.name +
+                  "'s layer times are measured per module, which leaves out the loss on its " + b +
+                  "-class output; training.loss \"" + s.training.loss +
+                  "\" adds it to estimated compute only (measure the whole step instead: "
+                  "training.measured_single_gpu_step; or set training.loss \"none\")");
+    }
+  }
   for (auto& f : config::fsdp_warnings(s)) w.push_back(std::move(f));
   return w;
 }

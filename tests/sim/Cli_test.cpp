@@ -143,6 +143,36 @@ TEST(Cli, TheCrossEntropyLossRunsOnTheLogits) {
   EXPECT_NE(unknown.out.find("/training/loss"), std::string::npos) << unknown.out;
 }
 
+TEST(Cli, MeasuredLayerTimesWithoutTheVocabularyLossAreWarnedAbout) {
+  // A per-module profile never times the loss: with GPT-2's 50,257-class head that is said, and
+  // the loss is not added to measured times; ResNet-50's 1,000 classes (microseconds) are not.
+  const fs::path dir = temp_dir("measured-loss");
+  auto measured = [&](const std::string& name) {
+    Json m = Json::parse(slurp("models/" + name + ".json"));
+    for (auto& l : m["layers"]) {
+      l["fwd_time_s"] = 1e-4;
+      l["bwd_time_s"] = 2e-4;
+    }
+    const fs::path f = dir / (name + "-measured.json");
+    std::ofstream(f) << m.dump();
+    return f.string();
+  };
+  const std::string one = " --cluster dgx-a100 --nodes 1 --gpus-per-node 1 -q --json -";
+  const std::string gpt2 = measured("gpt2");
+  auto r = run("run --model " + gpt2 + one);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("layer times are measured per module, which leaves out the loss on its 50257-class output; "
+                       "training.loss \"auto\" adds it to estimated compute only"),
+            std::string::npos)
+      << r.out;
+  auto none = run("run --model " + gpt2 + one + " --set training.loss=none");
+  ASSERT_EQ(none.code, 0) << none.out;
+  EXPECT_EQ(none.out.find("leaves out the loss"), std::string::npos) << none.out;
+  auto resnet = run("run --model " + measured("resnet50") + one);
+  ASSERT_EQ(resnet.code, 0) << resnet.out;
+  EXPECT_EQ(resnet.out.find("leaves out the loss"), std::string::npos) << resnet.out;
+}
+
 TEST(Cli, DataParallelTakesTheLossOnceOnGpuZeroOverTheGatheredBatch) {
   // torch.nn.DataParallel gathers the replicas' logits to GPU 0, where the training loop's loss
   // and the start of its backward run over all 8 x 2,048 rows; the replicas run none of it.
