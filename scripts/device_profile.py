@@ -20,7 +20,7 @@ Steps (each model is skipped, with the reason recorded, when the time budget is 
     OUT/estimate-vs-measured.json and .md.
  4. The training loss (`training.loss`, sim/gpu/kernel_model.cpp loss_kernels): F.cross_entropy
     forward + backward on GPT-2-sized logits (8 x 1,024 rows x 50,257 classes; float32, and fp16
-    logits under autocast on a GPU; 256 rows in float32 with --cpu), timed on the device, against
+    logits under autocast on a GPU; 64 rows in float32 with --cpu), timed on the device, against
     ddpsim's `loss_compute.seconds` for gpt2 at the same rows on the preset: OUT/loss.json.
 With --cpu the same steps run on this CPU (step 2 skipped; the "preset" is this CPU as an inline
 GPU: its float32 matmul rate, copy bandwidth and small-op time, as scripts/check_cpu_profile.py
@@ -250,7 +250,7 @@ def loss_step(args, out, status, deadline, gpu, extra):
         row.update(status="skipped", reason="time budget spent")
         return
     dev = "cpu" if args.cpu else "cuda"
-    seq, batch = (256, 1) if args.cpu else (1024, 8)
+    seq, batch = (64, 1) if args.cpu else (1024, 8)
     rows, classes = seq * batch, 50257
     cases = [("float32", torch.float32)] + ([] if args.cpu else [("float16", torch.float16)])
     results = []
