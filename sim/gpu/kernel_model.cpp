@@ -591,7 +591,9 @@ double LossKernels::seconds() const {
 
 // F.cross_entropy(logits, target) runs at::cross_entropy_loss (aten/src/ATen/native/LossNLL.cpp):
 // nll_loss_nd(log_softmax(logits, 1)) for class-index targets without label smoothing, in 1.13 and
-// 2.x. What its kernels move (read at pytorch/pytorch 000cace5; the same structure in 1.13):
+// 2.x. What its kernels move (read at pytorch/pytorch 000cace5 for SoftMax.cu, 00e3254d for
+// Loss.cu; 1.13's files were not read line by line: whether its SoftMax.cu has the shared-memory
+// forward decides rows of 1,025-12,255 classes only, none of the vocabularies below):
 // - autocast: cross_entropy_loss is on the CUDA fp32 list (autocast_mode.cpp; the autocast docs'
 //   "CUDA Ops that can autocast to float32" name cross_entropy), so half logits are cast to float32
 //   first (a copy: read 2, write 4 bytes per element) and the gradient is cast back (read 4, write 2);
@@ -602,10 +604,12 @@ double LossKernels::seconds() const {
 //   the length a multiple of 4 floats), which reads x once, else cunn_SoftMaxForward, which reads x
 //   three times (the max, the sum of exponentials, the epilogue that writes y). Vocabularies
 //   (30,522 for BERT, 50,257 for GPT-2, 32,000-128,256 for LLaMA) take the three-read kernel;
-// - nll_loss forward (cuda/LossNLL.cu nll_loss_forward_reduce_cuda_kernel_2d): one logit and the
-//   int64 target per row;
-// - backward: nll_loss_backward zeroes the whole [rows, classes] gradient (grad_input.zero_())
-//   and writes one element per row; log_softmax's backward (host_softmax_backward) reads dy and y
+// - nll_loss forward (cuda/Loss.cu nll_loss_forward_reduce_cuda_kernel_2d): one logit and the
+//   int64 target per row, charged as bytes; the kernel is one warp (<<<1, 32>>>) looping over the
+//   rows, so its real time is latency-bound (sim/gpu/NOTES.md: under-priced, named);
+// - backward: nll_loss_backward zeroes the whole [rows, classes] gradient (grad_input.zero_() in
+//   TORCH_IMPL_FUNC(nll_loss_backward_out_cuda)) and writes one element per row (one warp, as the
+//   forward); log_softmax's backward (host_softmax_backward) reads dy and y
 //   and writes dx in the persistent kernel, and reads dy once more for the row's sum in the block
 //   kernel (cunn_SoftMaxBackward);
 // - log_softmax keeps its float32 result for the backward (derivatives.yaml: _log_softmax uses
