@@ -30,6 +30,14 @@ Result run(const std::string& args) { return testing::run_cli(args); }
 
 fs::path temp_dir(const std::string& name) { return testing::temp_dir("cli-" + name); }
 
+// `ddpsim run -q --json DIR/NAME.json ARGS` (exit 0 expected): the report and what was printed.
+std::pair<Json, std::string> run_report(const fs::path& dir, const std::string& args, const std::string& name) {
+  const fs::path f = dir / (name + ".json");
+  auto r = run("run -q --json " + f.string() + " " + args);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+  return {Json::parse(slurp(f)), r.out};
+}
+
 using testing::slurp;
 
 TEST(Cli, RunDefaultPrintsStepTimeAndOverlap) {
@@ -98,12 +106,7 @@ TEST(Cli, RunReportsTheEagerHostDispatchAndWhetherTheGpuWaitsForIt) {
 
 TEST(Cli, TheCrossEntropyLossRunsOnTheLogits) {
   const fs::path dir = temp_dir("loss");
-  auto report = [&](const std::string& args, const std::string& name) {
-    const fs::path f = dir / (name + ".json");
-    auto r = run("run -q --json " + f.string() + " " + args);
-    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
-    return Json::parse(slurp(f));
-  };
+  auto report = [&](const std::string& args, const std::string& name) { return run_report(dir, args, name).first; };
   // GPT-2 at batch 8 x 1024 tokens in fp16 on one A100 (2,039 GB/s at 0.9, 2 us per kernel):
   // 8,192 x 50,257 logits; per element 48 B (cast 6, log_softmax 16, zeroed gradient 4, its
   // backward 16, cast back 6) and 24 B per row (nll_loss forward and backward), seven kernels.
@@ -205,12 +208,7 @@ TEST(Cli, DataParallelTakesTheLossOnceOnGpuZeroOverTheGatheredBatch) {
 
 TEST(Cli, ChannelsLastDropsTheConvolutionTransposesAndConvertsTheInput) {
   const fs::path dir = temp_dir("channels-last");
-  auto report = [&](const std::string& args, const std::string& name) {
-    const fs::path f = dir / (name + ".json");
-    auto r = run("run -q --json " + f.string() + " " + args);
-    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
-    return std::make_pair(Json::parse(slurp(f)), r.out);
-  };
+  auto report = [&](const std::string& args, const std::string& name) { return run_report(dir, args, name); };
   // Tensor cores (fp16 on an A100): without the NCHW<->NHWC transposes around every cuDNN call the
   // step is shorter; the report says which format it ran.
   const std::string a100 =
