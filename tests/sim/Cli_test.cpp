@@ -35,7 +35,7 @@ std::pair<Json, std::string> run_report(const fs::path& dir, const std::string& 
   const fs::path f = dir / (name + ".json");
   auto r = run("run -q --json " + f.string() + " " + args);
   EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
-  return {Json::parse(slurp(f)), r.out};
+  return {Json::parse(testing::slurp(f)), r.out};
 }
 
 using testing::slurp;
