@@ -234,19 +234,14 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   if (m.kernel_size_kind == "image") p.image_size = want.value_or(m.kernel_export_size);
 
   const auto lks = layer_kernels(m, c);
-  LossKernels loss;
   if (with_loss) {
     std::string error;
-    loss = loss_kernels(m, c, tr.loss, &error);
+    p.loss = loss_kernels(m, c, tr.loss, &error);
     if (!error.empty())
       throw core::ConfigError(sc.file + ": /training/loss: \"" + tr.loss + "\": " + error +
                               "; allowed here: auto or none");
-    p.loss_rows = loss.rows;
-    p.loss_classes = loss.classes;
-    p.loss_s = loss.seconds();
-    p.loss_forward = loss.forward;
-    p.loss_backward = loss.backward;
   }
+  const LossKernels& loss = p.loss;
   // Parameter traffic the records do not carry: under autocast each weight of a GEMM-like layer is
   // cast to half in forward (read 4, write 2 bytes per element) and its half gradient cast back in
   // backward; an embedding's backward zeroes and writes its whole weight gradient.
@@ -562,6 +557,8 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
       for (auto* ops : {&p.forward_ops, &p.backward_ops})
         for (auto& layer : *ops)
           for (double& t : layer) t *= p.compute_scale;
+      for (auto* ks : {&p.loss.forward, &p.loss.backward})
+        for (auto& k : *ks) scale_kernel(k);
       scale_kernel(p.grad_unscale);
       scale_kernel(p.clip);
       if (!sc.training.measured_optimizer_step_s) scale_kernel(p.optimizer);

@@ -15,6 +15,14 @@ struct Kernel {
   KernelShape shape;   // compute and memory components of `seconds`
 };
 
+// The training loss on the logits (gpu/kernel_model.hpp loss_kernels; rows == 0: none).
+struct LossKernels {
+  std::vector<Kernel> forward, backward;  // execution order (backward: the loss's first)
+  double rows = 0, classes = 0;           // the logits, at the scenario's batch and size
+  double saved_bytes = 0;                 // log_softmax's float32 result, kept for its backward
+  double seconds() const;
+};
+
 // One kernel class of a transferred profile: "compute-bound" (kernels whose math term exceeds
 // their memory term: GEMMs, convolutions, fused attention), "memory-bound" (the rest) and "fixed"
 // (per-kernel fixed cost and the GPU's wait for the host's dispatch).
@@ -56,12 +64,10 @@ struct ComputeProfile {
   // cuDNN's NCHW<->NHWC transposes inside tensor-core convolutions of one micro-step (forward and
   // backward), per-kernel model only: what training.memory_format "channels_last" would remove.
   double conv_transposes_s = 0;
-  // The training loss on the logits (training.loss; per-kernel model only), forward + backward of
-  // one micro-step, and the logits it is taken over (0 rows: no loss modelled).
-  double loss_s = 0, loss_rows = 0, loss_classes = 0;
-  // Its kernels for one replica, also at the end of the last layer's forward (ops) and the start
-  // of its backward: DataParallel runs them once, on GPU 0, over the gathered batch instead.
-  std::vector<Kernel> loss_forward, loss_backward;
+  // The training loss on the logits (training.loss; per-kernel model only; rows 0: none), one
+  // replica's. Its kernels are also the last of the last layer's forward (and forward_ops) and the
+  // first of its backward; DataParallel runs them once, on GPU 0, over the gathered batch instead.
+  LossKernels loss;
   double gpu_idle_s = 0;  // GPU time spent waiting for the host (launch-bound share), in the kernels
   int kernels_forward = 0, kernels_backward = 0;
   // "Measured there, predicted here" (provenance "transferred from ..."): the measured times of GPU

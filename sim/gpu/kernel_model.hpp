@@ -100,12 +100,6 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
 // "auto" (cross-entropy when the model's last layer is a linear layer with at least 2 outputs, else
 // none), "cross_entropy" (the same, an error without such a layer: `error` says why) or "none".
 // Kernels per PyTorch's CUDA code (kernel_model.cpp names the functions); rows == 0: no loss.
-struct LossKernels {
-  std::vector<Kernel> forward, backward;  // execution order (backward: the loss's first)
-  double rows = 0, classes = 0;           // the logits, at the scenario's batch and size
-  double saved_bytes = 0;                 // log_softmax's float32 result, kept for its backward
-  double seconds() const;
-};
 LossKernels loss_kernels(const config::ModelSpec& m, const KernelContext& ctx, const std::string& loss,
                          std::string* error = nullptr);
 

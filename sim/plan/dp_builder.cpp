@@ -294,17 +294,26 @@ class DpBuilder {
     return l < sc_.model.layers.size() ? sc_.model.layers[l].name : "layer " + std::to_string(l);
   }
 
+  // Layer l's ops on a replica, [first, last) of the profile's list: with several GPUs the loss's
+  // kernels (the last of the last layer's forward ops, the first of its backward ops;
+  // ComputeProfile::loss) run once on GPU 0 after the gather instead.
+  std::pair<size_t, size_t> replica_ops(size_t l, bool forward) const {
+    const auto& all = forward ? profile_.forward_ops : profile_.backward_ops;
+    const size_t n = all[l].size();
+    if (g_ == 1 || l + 1 != all.size()) return {0, n};
+    const size_t loss = std::min(n, (forward ? profile_.loss.forward : profile_.loss.backward).size());
+    return forward ? std::make_pair(size_t{0}, n - loss) : std::make_pair(loss, n);
+  }
+
   // The forward's ops for GPU g dispatched from `host` (a parallel_apply thread: a share of each
   // op under the GIL; the main thread with one GPU: none); each layer's dispatch is one span.
-  // With several GPUs the replicas leave out the loss (computed on GPU 0 after the gather).
   void forward_ops(int g, bool threaded, int host) {
     for (size_t l = 0; l < profile_.forward_ops.size(); ++l) {
       const std::string name = layer_name(l) + " (forward)";
       mark(host, Mark::SPAN_BEGIN, -1, name, "dispatch");
-      auto ops = profile_.forward_ops[l];
-      if (g_ > 1 && l + 1 == profile_.forward_ops.size())
-        ops.resize(ops.size() - std::min(ops.size(), profile_.loss_forward.size()));
-      for (double k : ops) {
+      const auto [first, last] = replica_ops(l, true);
+      for (size_t i = first; i < last; ++i) {
+        const double k = profile_.forward_ops[l][i];
         host_work(host, profile_.host_forward_op_s, threaded ? sc_.training.data_parallel.gil_share : 0.0, "eager op",
                   "op");
         push_kernel(host, g, k, name, DP_FORWARD);
@@ -319,11 +328,9 @@ class DpBuilder {
     for (size_t l = profile_.backward_ops.size(); l-- > 0;) {
       const std::string name = layer_name(l) + " (backward)";
       mark(host, Mark::SPAN_BEGIN, -1, name, "dispatch");
-      auto ops = profile_.backward_ops[l];
-      if (g_ > 1 && l + 1 == profile_.backward_ops.size())
-        ops.erase(ops.begin(),
-                  ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), profile_.loss_backward.size())));
-      for (double k : ops) {
+      const auto [first, last] = replica_ops(l, false);
+      for (size_t i = first; i < last; ++i) {
+        const double k = profile_.backward_ops[l][i];
         host_work(host, profile_.host_backward_op_s, 0.0, "eager op", "op");
         push_kernel(host, g, k, name, DP_BACKWARD);
       }
@@ -432,11 +439,11 @@ class DpBuilder {
       // and the start of loss.backward()): the replica's kernels over G times the rows, each
       // kernel's bytes G-fold and its fixed cost once. Counted in the backward phase.
       const double gf = static_cast<double>(g_);
-      for (const auto& k : profile_.loss_forward) {
+      for (const auto& k : profile_.loss.forward) {
         host_work(main, profile_.host_forward_op_s, 0.0, "eager op", "op");
         push_kernel(main, 0, gf * k.shape.memory_s + k.shape.overhead_s, "loss (forward, gathered batch)", DP_BACKWARD);
       }
-      for (const auto& k : profile_.loss_backward) {
+      for (const auto& k : profile_.loss.backward) {
         host_work(main, profile_.host_backward_op_s, 0.0, "eager op", "op");
         push_kernel(main, 0, gf * k.shape.memory_s + k.shape.overhead_s, "loss (backward, gathered batch)",
                     DP_BACKWARD);

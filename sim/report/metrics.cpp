@@ -309,9 +309,9 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   // calibrated compute, whose layout is whatever ran.
   if (profile.compute_scale == 1.0 && profile.measured_layers == 0 && profile.transfer_from.empty()) {
     r.conv_transposes_s = profile.conv_transposes_s;
-    r.loss_s = profile.loss_s;
-    r.loss_rows = profile.loss_rows;
-    r.loss_classes = profile.loss_classes;
+    r.loss_s = profile.loss.seconds();
+    r.loss_rows = profile.loss.rows;
+    r.loss_classes = profile.loss.classes;
   }
   r.loss = sc.training.loss;
   r.compute_scale_per = profile.compute_scale_per;

@@ -182,28 +182,39 @@ TEST(Cli, DataParallelTakesTheLossOnceOnGpuZeroOverTheGatheredBatch) {
   // GPT-2 at batch 2 x 1,024 per GPU in float32 on a V100 (900 GB/s at 0.9, 2 us per kernel):
   // log_softmax forward 8 x 16 B x 2,048 x 50,257, its backward the same, the zeroed gradient
   // 8 x 4 B per logit; nll_loss's kernels 8 x 12 B per row.
+  // With a measured single-GPU step the loss is calibrated with the rest of the compute: every
+  // duration times the report's compute_scale.
   const fs::path dir = temp_dir("dp-loss");
-  const fs::path trace = dir / "trace.json", rep = dir / "report.json";
-  auto r =
-      run("run -q --model gpt2 --cluster dgx1-v100 --nodes 1 --set training.wrapper=data_parallel "
-          "--set training.batch_size=2 --trace " +
-          trace.string() + " --json " + rep.string());
-  ASSERT_EQ(r.code, 0) << r.out;
-  const Json j = Json::parse(slurp(rep));
-  ASSERT_TRUE(j["loss_compute"].is_object());
-  EXPECT_EQ(j["loss_compute"]["rows"], 2048);  // one replica's, as reported
   const double n = 8 * 2048.0 * 50257, rows = 8 * 2048.0, bw = 900e9 * 0.9;
-  std::vector<double> want = {2e-6 + 16 * n / bw, 2e-6 + 12 * rows / bw, 2e-6 + 4 * n / bw, 2e-6 + 12 * rows / bw,
-                              2e-6 + 16 * n / bw};
-  std::vector<double> got;
-  const Json events = Json::parse(slurp(trace))["traceEvents"];
-  for (const auto& e : events) {
-    if (e["ph"] != "X" || e["name"].get<std::string>().rfind("loss (", 0) != 0) continue;
-    EXPECT_EQ(e["pid"], 1) << e.dump();  // GPU 0's track
-    got.push_back(e["dur"].get<double>() * 1e-6);
+  const std::vector<double> want = {2e-6 + 16 * n / bw, 2e-6 + 12 * rows / bw, 2e-6 + 4 * n / bw, 2e-6 + 12 * rows / bw,
+                                    2e-6 + 16 * n / bw};
+  for (const std::string calibrated : {"", " --set training.measured_single_gpu_step=1s"}) {
+    SCOPED_TRACE(calibrated);
+    const fs::path trace = dir / "trace.json", rep = dir / "report.json";
+    auto r =
+        run("run -q --model gpt2 --cluster dgx1-v100 --nodes 1 --set training.wrapper=data_parallel "
+            "--set training.batch_size=2 --trace " +
+            trace.string() + " --json " + rep.string() + calibrated);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const Json j = Json::parse(slurp(rep));
+    const double scale = j["compute_scale"].get<double>();
+    if (calibrated.empty()) {
+      EXPECT_EQ(scale, 1.0);
+      ASSERT_TRUE(j["loss_compute"].is_object());
+      EXPECT_EQ(j["loss_compute"]["rows"], 2048);  // one replica's, as reported
+    } else {
+      EXPECT_GT(scale, 2.0);  // 1 s against about 0.2 s estimated for one GPU
+    }
+    std::vector<double> got;
+    const Json events = Json::parse(slurp(trace))["traceEvents"];
+    for (const auto& e : events) {
+      if (e["ph"] != "X" || e["name"].get<std::string>().rfind("loss (", 0) != 0) continue;
+      EXPECT_EQ(e["pid"], 1) << e.dump();  // GPU 0's track
+      got.push_back(e["dur"].get<double>() * 1e-6);
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i] * scale, 1e-9) << i;
   }
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-9) << i;
 }
 
 TEST(Cli, ChannelsLastDropsTheConvolutionTransposesAndConvertsTheInput) {
