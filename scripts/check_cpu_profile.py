@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Check ddpsim's compute model on this machine's CPU: ResNet-50, one "GPU" = this CPU.
 
-    /usr/bin/python3 scripts/check_cpu_profile.py [-o bench/results/cpu-resnet50-profile-check.json]
-        [--profile-out bench/results/cpu-resnet50-profile.json] [--spec torchvision.models:resnet50]
+    /usr/bin/python3 scripts/check_cpu_profile.py [-o bench/results/profile-check/resnet50-profile-check.json]
+        [--profile-out bench/results/profile-check/resnet50-profile.json] [--spec torchvision.models:resnet50]
         [--input 8x3x224x224] [--threads 1] [--iters 3] [--warmup 1] [--profile-iters 3]
         [--profile-warmup 1] [--set-to-none auto|true|false]
 
@@ -251,10 +251,10 @@ def rel(a, b):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description="ddpsim vs this CPU: ResNet-50 per-layer profile check")
-    ap.add_argument("-o", "--output", default=os.path.join(REPO_ROOT, "bench", "results",
-                                                           "cpu-resnet50-profile-check.json"))
-    ap.add_argument("--profile-out", default=os.path.join(REPO_ROOT, "bench", "results",
-                                                          "cpu-resnet50-profile.json"))
+    ap.add_argument("-o", "--output", default=os.path.join(REPO_ROOT, "bench", "results", "profile-check",
+                                                           "resnet50-profile-check.json"))
+    ap.add_argument("--profile-out", default=os.path.join(REPO_ROOT, "bench", "results", "profile-check",
+                                                          "resnet50-profile.json"))
     ap.add_argument("--spec", default="torchvision.models:resnet50")
     ap.add_argument("--input", default="8x3x224x224")
     ap.add_argument("--threads", type=int, default=1)
