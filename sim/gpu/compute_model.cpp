@@ -317,6 +317,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     }
   if (classes) *classes = std::move(cls);
   p.host_backward_s = host_t - p.host_forward_s;
+  p.host_lead_s = std::max(0.0, gpu_t - host_t);
   for (size_t li = 0; li < m.layers.size(); ++li) {
     const Kernel f = sum(fwd[li]), b = sum(bwd[li]);
     p.forward.push_back(f);
@@ -406,6 +407,80 @@ void transfer_layers(const config::Scenario& sc, ComputeProfile& p, double scale
   for (int c = 0; c < 3; ++c) p.transfer.push_back({names[c], on_a[c], on_b[c]});
 }
 
+// The optimizer's host work against its GPU work, as one queue (the layers' `issue` walk in
+// kernel_model_layers): unscale_ and clip_grad_norm_, then GradScaler.step's found_inf `.item()`
+// (torch/amp/grad_scaler.py `_maybe_opt_step`, 1.13 and 2.x: a blocking copy to the host, skipped
+// for optimizers with `_step_supports_amp_scaling`, i.e. the fused ones, which take the scale and
+// found_inf as tensors), then optimizer.step() and zero_grad(). Sets optimizer_host_wait.
+void optimizer_host_walk(const config::Scenario& sc, ComputeProfile& p) {
+  const auto& tr = sc.training;
+  if (tr.cuda_graphs) return;  // a captured step replays without the host
+  std::vector<double> numels;
+  std::vector<config::DType> dtypes;
+  for (const auto& prm : sc.model.params)
+    if (prm.requires_grad) {
+      numels.push_back(static_cast<double>(prm.numel));
+      dtypes.push_back(prm.dtype);
+    }
+  if (numels.empty()) return;
+  const bool torch_1_13 = !sc.ddp.recent_pytorch();
+  // The host starts `host_lead_s` ahead of the GPU (unknown: far ahead, nothing exposed before a sync).
+  double host = p.host_lead_s >= 0 ? -p.host_lead_s : -1e300, gpu = 0, idle = 0, host_total = 0;
+  // Each kernel takes its share of the pass's GPU time by its bytes (evenly when none carry bytes).
+  auto walk = [&](const std::vector<HostLaunch>& items, const Kernel& k) {
+    double bytes = 0, kernels = 0;
+    for (const auto& it : items)
+      if (it.kernel) {
+        bytes += it.bytes;
+        kernels += 1;
+      }
+    for (const auto& it : items) {
+      host += it.host_s;
+      host_total += it.host_s;
+      if (!it.kernel) continue;
+      const double d = bytes > 0 ? k.seconds * it.bytes / bytes : k.seconds / kernels;
+      const double start = std::max(gpu, host);
+      idle += start - gpu;
+      gpu = start + d;
+    }
+  };
+  if (p.grad_unscale.seconds > 0) walk(foreach_pass_launches(2, 1, numels, dtypes), p.grad_unscale);
+  if (p.clip.seconds > 0) {
+    // clip_grad_norm_: 1.13 norms each gradient, then scales each (torch/nn/utils/clip_grad.py at
+    // v1.13.0: torch.norm per gradient, then g.detach().mul_ per gradient); 2.x groups them
+    // (_foreach_norm, _foreach_mul_). One read for the norms, a read and a write for the scaling.
+    const double per_op = optimizer_host_per_loop_op();
+    auto items = torch_1_13 ? per_tensor_launches(1, numels, dtypes, per_op) : foreach_pass_launches(1, 1, numels, dtypes);
+    const auto scale =
+        torch_1_13 ? per_tensor_launches(2, numels, dtypes, per_op) : foreach_pass_launches(2, 1, numels, dtypes);
+    items.insert(items.end(), scale.begin(), scale.end());
+    walk(items, p.clip);
+  }
+  p.optimizer_sync =
+      tr.compute_dtype == config::ComputeDtype::FLOAT16 && tr.grad_scaler && tr.optimizer_impl != "fused";
+  // The `.item()`: the host waits for the GPU, then for the copy's round trip (one launch latency).
+  if (p.optimizer_sync) host = std::max(host, gpu) + sc.compute.launch_latency;
+  if (tr.measured_optimizer_step_s) {
+    walk({HostLaunch{0, 0, true}}, p.optimizer);  // measured as it ran, its host work included
+  } else {
+    const auto ops = optimizer_ops(tr.optimizer, tr.optimizer_impl, tr.sgd_momentum, torch_1_13);
+    walk(optimizer_host_launches(ops, tr.optimizer, tr.optimizer_impl, numels, dtypes), p.optimizer);
+    // Optimizer.zero_grad (1.13 and 2.x): a Python loop over the gradients; set_to_none drops each,
+    // else each is zeroed, grouped by _foreach_zero_ only when the optimizer was given foreach or
+    // fused (`self.defaults.get("foreach", False) or ...get("fused", False)`: torch's default None
+    // zeroes per tensor).
+    const bool grouped = tr.optimizer_impl == "fused" || (tr.optimizer_impl_set && tr.optimizer_impl == "foreach");
+    if (tr.zero_grad_set_to_none)
+      walk({HostLaunch{static_cast<double>(numels.size()) * zero_grad_host_per_tensor(true), 0, false}}, p.zero_grad);
+    else if (grouped)
+      walk(foreach_pass_launches(1, 1, numels, dtypes), p.zero_grad);
+    else
+      walk(per_tensor_launches(1, numels, dtypes, zero_grad_host_per_tensor(false)), p.zero_grad);
+  }
+  p.optimizer_host_s = host_total;
+  if (idle > 0) p.optimizer_host_wait.seconds = p.optimizer_host_wait.shape.overhead_s = idle;
+}
+
 }  // namespace
 
 double flops_efficiency_for(const config::Scenario& sc, config::LayerType type) {
@@ -429,7 +504,7 @@ double flops_efficiency_for(const config::Scenario& sc, config::LayerType type) 
 
 double single_gpu_step(const ComputeProfile& p) {
   return p.h2d.seconds + p.forward_total + p.backward_total + p.grad_unscale.seconds + p.clip.seconds +
-         p.optimizer.seconds + p.zero_grad.seconds;
+         p.optimizer.seconds + p.zero_grad.seconds + p.optimizer_host_wait.seconds;
 }
 
 double mfu(const ComputeProfile& p, double step_s, int micro_steps) {
@@ -515,6 +590,7 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   }
   // clip_grad_norm_ (foreach): the norms read every gradient, the scaling reads and writes them.
   if (sc.training.clip_grad_norm) p.clip = roofline_kernel(0, 3 * grad_bytes, p.peak_flops, hbm, cs);
+  optimizer_host_walk(sc, p);
 
   // The input batch crosses the GPU's host link; pageable memory is staged by the driver through
   // a pinned buffer at about half the pinned rate (NVIDIA developer blog, "How to Optimize Data
@@ -536,8 +612,8 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   // the input copy is scaled by one factor so that the sum matches.
   if (sc.training.measured_single_gpu_step_s) {
     const double fixed = sc.training.measured_optimizer_step_s ? p.optimizer.seconds : 0.0;
-    const double scalable =
-        p.forward_total + p.backward_total + p.grad_unscale.seconds + p.clip.seconds + p.optimizer.seconds - fixed;
+    const double scalable = p.forward_total + p.backward_total + p.grad_unscale.seconds + p.clip.seconds +
+                            p.optimizer.seconds + p.zero_grad.seconds + p.optimizer_host_wait.seconds - fixed;
     const double target = *sc.training.measured_single_gpu_step_s - p.h2d.seconds - fixed;
     if (target <= 0 || scalable <= 0)
       throw core::ConfigError(
@@ -563,6 +639,7 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
       scale_kernel(p.clip);
       if (!sc.training.measured_optimizer_step_s) scale_kernel(p.optimizer);
       scale_kernel(p.zero_grad);
+      scale_kernel(p.optimizer_host_wait);
       p.forward_total *= p.compute_scale;
       p.backward_total *= p.compute_scale;
     }

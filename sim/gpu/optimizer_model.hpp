@@ -32,4 +32,35 @@ double optimizer_transfers(const std::vector<OptimizerOp>& ops);
 double optimizer_launches(const std::vector<OptimizerOp>& ops, const std::string& impl,
                           const std::vector<double>& numels, const std::vector<config::DType>& dtypes);
 
+// What the host does around the optimizer's GPU work, in launch order: `host_s` of host work
+// (Python, dispatch, cudaLaunchKernel) before a launch that moves `bytes`, or host work alone
+// (`kernel` false). The constants are measured on this repository's CPU (torch 1.13) with
+// scripts/measure_optimizer_host.py; each is named in optimizer_model.cpp.
+struct HostLaunch {
+  double host_s = 0;
+  double bytes = 0;
+  bool kernel = true;
+};
+
+// optimizer.step() over tensors of `numels` elements of `dtypes` (empty ones skipped).
+std::vector<HostLaunch> optimizer_host_launches(const std::vector<OptimizerOp>& ops, const std::string& optimizer,
+                                                const std::string& impl, const std::vector<double>& numels,
+                                                const std::vector<config::DType>& dtypes);
+
+// A foreach pass of one op (`depth` tensor lists, `transfers` per element) as the gradient
+// utilities run it (GradScaler's _amp_foreach_non_finite_check_and_unscale_, clip_grad_norm_'s
+// _foreach_norm / _foreach_mul_ in 2.x, zero_grad's _foreach_zero_): the Python that builds the
+// lists, one call per dtype group and its multi-tensor-apply launches.
+std::vector<HostLaunch> foreach_pass_launches(double transfers, int depth, const std::vector<double>& numels,
+                                              const std::vector<config::DType>& dtypes);
+
+// The same pass one tensor at a time (torch 1.13's clip_grad_norm_ norms and scaling, zero_grad's
+// per-gradient zero_()): `host_per_op` of host work and a launch per tensor.
+std::vector<HostLaunch> per_tensor_launches(double transfers, const std::vector<double>& numels,
+                                            const std::vector<config::DType>& dtypes, double host_per_op);
+
+// Host constants (seconds), measured here: see optimizer_model.cpp.
+double optimizer_host_per_loop_op();              // a for_loop op, its Python included
+double zero_grad_host_per_tensor(bool set_to_none);  // Optimizer.zero_grad's loop, per gradient
+
 }  // namespace ddpsim::gpu

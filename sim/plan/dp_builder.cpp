@@ -489,7 +489,8 @@ class DpBuilder {
     }
 
     // The optimizer on GPU 0.
-    for (const gpu::Kernel* k : {&profile_.grad_unscale, &profile_.clip, &profile_.optimizer, &profile_.zero_grad})
+    for (const gpu::Kernel* k : {&profile_.grad_unscale, &profile_.clip, &profile_.optimizer, &profile_.zero_grad,
+                                 &profile_.optimizer_host_wait})
       if (k->seconds > 0) push_kernel(main, 0, k->seconds, "optimizer", DP_OPTIMIZER);
     mark(main, Mark::NONE, DP_OPTIMIZER);
   }

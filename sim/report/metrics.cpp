@@ -305,6 +305,14 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
     r.compute_host_backward_s = profile.host_backward_s;
     r.compute_host_wait_s = profile.gpu_idle_s;
   }
+  if (!sc.training.cuda_graphs && sc.training.wrapper != config::Wrapper::FSDP &&
+      !sc.training.zero_redundancy_optimizer.enabled && profile.optimizer_host_s > 0) {
+    r.optimizer_host = true;
+    r.optimizer_sync = profile.optimizer_sync;
+    r.optimizer_host_s = profile.optimizer_host_s;
+    r.optimizer_host_wait_s = profile.optimizer_host_wait.seconds;
+    r.optimizer_impl = sc.training.measured_optimizer_step_s ? "measured" : sc.training.optimizer_impl;
+  }
   // The transposes as the per-kernel model estimates them; not for measured, transferred or
   // calibrated compute, whose layout is whatever ran.
   if (profile.compute_scale == 1.0 && profile.measured_layers == 0 && profile.transfer_from.empty()) {

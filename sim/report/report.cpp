@@ -130,6 +130,11 @@ Json to_json(const StepReport& r, bool include_buckets) {
                                  {"backward_s", r.compute_host_backward_s},
                                  {"gpu_wait_s", r.compute_host_wait_s}}
                           : Json(nullptr);
+  j["optimizer_host"] = r.optimizer_host ? Json{{"host_s", r.optimizer_host_s},
+                                                 {"gpu_wait_s", r.optimizer_host_wait_s},
+                                                 {"grad_scaler_sync", r.optimizer_sync},
+                                                 {"impl", r.optimizer_impl}}
+                                           : Json(nullptr);
   // The likely band of the real step and what it rests on (report/prediction.hpp); DDP only.
   if (!r.data_parallel && r.steady.step_time_s > 0) j["prediction"] = prediction_json(prediction(r));
   j["mfu"] = r.mfu();
@@ -328,6 +333,12 @@ std::string to_table(const StepReport& r) {
     char b[200];
     std::snprintf(b, sizeof b, "    cross-entropy loss over %.0f x %.0f logits ", r.loss_rows, r.loss_classes);
     o << b << core::format_time(r.loss_s) << " per micro-step (training.loss none leaves it out)\n";
+  }
+  // The optimizer's host dispatch, where the GPU's wait for it is a visible share (>= 1 % of the step).
+  if (r.optimizer_host && r.optimizer_host_wait_s >= 0.01 * s.step_time_s) {
+    o << "    optimizer host dispatch " << core::format_time(r.optimizer_host_s) << " (" << r.optimizer_impl << "); "
+      << (r.optimizer_sync ? "after GradScaler's found_inf .item() sync " : "") << "the GPU waits "
+      << core::format_time(r.optimizer_host_wait_s) << "\n";
   }
   if (!r.transfer_classes.empty()) {
     o << "    scale factors per kernel class:";

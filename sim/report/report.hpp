@@ -191,6 +191,12 @@ struct StepReport {
   // one micro-step, over [loss_rows, loss_classes] logits (0 rows: none modelled, or not estimated).
   std::string loss;  // training.loss as set ("auto", "cross_entropy", "none")
   double loss_s = 0, loss_rows = 0, loss_classes = 0;
+  // The optimizer's host dispatch (unscale_, clip, step, zero_grad) and the GPU's wait for it
+  // (gpu::ComputeProfile optimizer_host_s, optimizer_host_wait); `optimizer_host` false where it is
+  // not modelled (CUDA graphs, FSDP, ZeRO).
+  bool optimizer_host = false, optimizer_sync = false;
+  double optimizer_host_s = 0, optimizer_host_wait_s = 0;
+  std::string optimizer_impl;
   // [compute] filled by the app from gpu::ComputeProfile (the engine does not set them)
   std::string compute_provenance;  // measured / transferred / estimated
   std::string compute_scale_per = "micro-step";

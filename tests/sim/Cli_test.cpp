@@ -104,6 +104,43 @@ TEST(Cli, RunReportsTheEagerHostDispatchAndWhetherTheGpuWaitsForIt) {
   }
 }
 
+TEST(Cli, GradScalersSyncMakesTheGpuWaitForTheOptimizersDispatch) {
+  const std::string r50 =
+      "run --json - -q --model resnet50 --cluster dgx-a100 --nodes 1 --gpus-per-node 1 --set ddp.pytorch_version=1.13";
+  // torch 1.13's SGD runs per tensor (161 tensors x 3 ops, ~4 us of host each); under float16 the
+  // GradScaler's found_inf.item() first waits for the GPU, so the GPU waits for those launches.
+  auto fp16 = run(r50 + " --set training.compute_dtype=float16");
+  ASSERT_EQ(fp16.code, 0) << fp16.out;
+  const Json a = Json::parse(fp16.out);
+  const Json& h = a["optimizer_host"];
+  ASSERT_TRUE(h.is_object()) << fp16.out;
+  EXPECT_TRUE(h["grad_scaler_sync"].get<bool>());
+  EXPECT_EQ(h["impl"], "for_loop");
+  // The host's launches of the step alone: 161 x 3 x (2.2 + 2) us; unscale_ and zero_grad add little.
+  EXPECT_GT(h["host_s"].get<double>(), 161 * 3 * 4.2e-6);
+  EXPECT_LT(h["host_s"].get<double>(), 161 * 3 * 4.2e-6 + 2e-4);
+  const double wait = h["gpu_wait_s"].get<double>();
+  EXPECT_GT(wait, 0.01 * a["step_time_s"].get<double>());
+  EXPECT_LT(wait, h["host_s"].get<double>());
+  // bfloat16 has no GradScaler: the host stays ahead of the GPU (its lead at the backward's end
+  // covers the step's launches) and the step is shorter by the wait and the unscale_ pass.
+  auto bf16 = run(r50 + " --set training.compute_dtype=bfloat16");
+  ASSERT_EQ(bf16.code, 0) << bf16.out;
+  const Json b = Json::parse(bf16.out);
+  EXPECT_FALSE(b["optimizer_host"]["grad_scaler_sync"].get<bool>());
+  EXPECT_EQ(b["optimizer_host"]["gpu_wait_s"].get<double>(), 0.0);
+  EXPECT_GT(a["step_time_s"].get<double>() - b["step_time_s"].get<double>(), wait);
+  // The text summary names it.
+  auto text = run("run --model resnet50 --cluster dgx-a100 --nodes 1 --gpus-per-node 1 --set ddp.pytorch_version=1.13 "
+                  "--set training.compute_dtype=float16");
+  EXPECT_NE(text.out.find("after GradScaler's found_inf .item() sync the GPU waits"), std::string::npos) << text.out;
+  // Not modelled for FSDP (flat parameters) or ZeRO (a sharded step): null.
+  auto fsdp = run("run --json - -q --model resnet50 --cluster dgx-a100 --set training.wrapper=fsdp "
+                  "--set training.compute_dtype=float16");
+  ASSERT_EQ(fsdp.code, 0) << fsdp.out;
+  EXPECT_TRUE(Json::parse(fsdp.out)["optimizer_host"].is_null());
+}
+
 TEST(Cli, TheCrossEntropyLossRunsOnTheLogits) {
   const fs::path dir = temp_dir("loss");
   auto report = [&](const std::string& args, const std::string& name) { return run_report(dir, args, name).first; };

@@ -250,3 +250,91 @@ TEST(ComputeModel, OptimizerStepAdamAndImplementations) {
   s.training.optimizer_impl = "for_loop";  // 3 kernels per tensor, 2 tensors; 1250 * 32 B
   EXPECT_NEAR(build_compute_profile(s).optimizer.seconds, 40000 / 8e11 + 12e-6, kTol);
 }
+
+TEST(ComputeModel, OptimizerHostLaunchesPerImplementation) {
+  using ddpsim::gpu::optimizer_host_launches;
+  using ddpsim::gpu::optimizer_ops;
+  const std::vector<double> numels = {1000, 250};
+  const std::vector<DType> f32 = {DType::FLOAT32, DType::FLOAT32};
+  // for_loop: a kernel per tensor and op, each after 2.2 us of Python and dispatch + 2 us of
+  // cudaLaunchKernel; SGD momentum's ops move 2, 3 and 3 elements per element (4 B each).
+  const auto loop = optimizer_host_launches(optimizer_ops("sgd", "for_loop", true, false), "sgd", "for_loop", numels, f32);
+  ASSERT_EQ(loop.size(), 6u);
+  const double bytes[6] = {8000, 12000, 12000, 2000, 3000, 3000};
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(loop[i].host_s, 4.2e-6, 1e-18);
+    EXPECT_DOUBLE_EQ(loop[i].bytes, bytes[i]);
+    EXPECT_TRUE(loop[i].kernel);
+  }
+  // foreach: the lists' Python first (0.5 us per tensor for SGD, 1.4 us for Adam's per-tensor bias
+  // corrections), then per op one call (2 us) and its launches (one here: 2 tensors, 20 chunks).
+  const auto fe = optimizer_host_launches(optimizer_ops("sgd", "foreach", true, false), "sgd", "foreach", numels, f32);
+  ASSERT_EQ(fe.size(), 4u);
+  EXPECT_FALSE(fe[0].kernel);
+  EXPECT_NEAR(fe[0].host_s, 1e-6, 1e-18);
+  for (size_t i = 1; i < 4; ++i) EXPECT_NEAR(fe[i].host_s, 4e-6, 1e-18);
+  EXPECT_DOUBLE_EQ(fe[1].bytes, 1250.0 * 2 * 4);
+  const auto adam = optimizer_host_launches(optimizer_ops("adam", "foreach", true, false), "adam", "foreach", numels, f32);
+  EXPECT_NEAR(adam[0].host_s, 2.8e-6, 1e-18);
+  EXPECT_EQ(adam.size(), 8u);  // 7 ops
+  // More tensors than a launch holds (110 for a one-list op): the second launch has no call.
+  const std::vector<double> many(111, 1.0);
+  const std::vector<DType> f111(111, DType::FLOAT32);
+  const auto cut = ddpsim::gpu::foreach_pass_launches(2, 1, many, f111);
+  ASSERT_EQ(cut.size(), 3u);
+  EXPECT_NEAR(cut[0].host_s, 111 * 0.5e-6, 1e-18);
+  EXPECT_NEAR(cut[1].host_s, 4e-6, 1e-18);
+  EXPECT_NEAR(cut[2].host_s, 2e-6, 1e-18);
+}
+
+TEST(ComputeModel, GradScalerSyncExposesTheOptimizersHostDispatch) {
+  Scenario s = scenario();
+  s.training.compute_dtype = ddpsim::config::ComputeDtype::FLOAT16;
+  s.training.grad_scaler = true;
+  s.training.optimizer_impl = "for_loop";
+  // The roofline profile gives no host lead, so before the sync nothing is exposed. GradScaler's
+  // found_inf.item() makes the host wait for the GPU and a launch latency (5 us); then six kernels
+  // (2 tensors x 3 ops) each launched 4.2 us after the previous one, none longer than 4.2 us
+  // (their 12.05 us = 40000 B / 8e11 + 6 x 2 us, shared by bytes 8000, 12000, 12000, 2000, 3000,
+  // 3000 of 40000): the GPU finishes at 5 + 6 x 4.2 + 12.05 x 3000 / 40000 us, and waited that
+  // minus its 12.05 us of work.
+  const auto p = build_compute_profile(s);
+  EXPECT_TRUE(p.optimizer_sync);
+  const double work = 40000 / 8e11 + 12e-6;
+  EXPECT_NEAR(p.optimizer.seconds, work, kTol);
+  EXPECT_NEAR(p.optimizer_host_wait.seconds, 5e-6 + 6 * 4.2e-6 + work * 3000 / 40000 - work, 1e-13);
+  // Host: unscale_'s lists (2 x 0.5 us) and one call + launch (4 us), the loop (6 x 4.2 us),
+  // zero_grad(set_to_none) over 2 gradients (2 x 0.26 us).
+  EXPECT_NEAR(p.optimizer_host_s, 5e-6 + 25.2e-6 + 0.52e-6, 1e-13);
+  // The one-GPU step holds the wait.
+  EXPECT_NEAR(ddpsim::gpu::single_gpu_step(p), p.h2d.seconds + p.forward_total + p.backward_total +
+                                                    p.grad_unscale.seconds + p.optimizer.seconds +
+                                                    p.optimizer_host_wait.seconds,
+              1e-15);
+  // No sync: a fused optimizer takes the scale as a tensor (_step_supports_amp_scaling); without a
+  // GradScaler or with bfloat16 there is none either. The host then stays ahead: nothing exposed.
+  for (auto change : {0, 1, 2}) {
+    Scenario t = s;
+    if (change == 0) t.training.optimizer_impl = "fused";
+    if (change == 1) t.training.grad_scaler = false;
+    if (change == 2) t.training.compute_dtype = ddpsim::config::ComputeDtype::BFLOAT16;
+    const auto q = build_compute_profile(t);
+    EXPECT_FALSE(q.optimizer_sync) << change;
+    EXPECT_EQ(q.optimizer_host_wait.seconds, 0.0) << change;
+  }
+  // CUDA graphs replay the step without the host.
+  s.training.cuda_graphs = true;
+  EXPECT_EQ(build_compute_profile(s).optimizer_host_s, 0.0);
+}
+
+TEST(ComputeModel, CalibrationMatchesTheMeasuredStepWithZeroGradAndTheHostWait) {
+  Scenario s = scenario();
+  s.training.compute_dtype = ddpsim::config::ComputeDtype::FLOAT16;
+  s.training.optimizer_impl = "for_loop";
+  s.training.zero_grad_set_to_none = false;  // a zero_grad kernel
+  s.training.measured_single_gpu_step_s = 0.05;
+  const auto p = build_compute_profile(s);
+  EXPECT_GT(p.zero_grad.seconds, 0.0);
+  EXPECT_GT(p.optimizer_host_wait.seconds, 0.0);
+  EXPECT_NEAR(ddpsim::gpu::single_gpu_step(p), 0.05, 1e-15);
+}

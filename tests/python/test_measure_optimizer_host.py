@@ -1,0 +1,49 @@
+"""scripts/measure_optimizer_host.py: bad arguments exit 2 naming the flag; a short run reports, for
+every optimizer and implementation, per-tensor slopes that are positive and the per-op figure that
+sim/gpu/optimizer_model.cpp takes (slope / the tensor's GPU ops)."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "measure_optimizer_host.py")
+
+
+def _run(*args, timeout=300):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=timeout)
+
+
+class MeasureOptimizerHostTest(unittest.TestCase):
+    def setUp(self):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise unittest.SkipTest("python3-torch is needed")
+
+    def test_bad_arguments_exit_2(self):
+        for args, word in ((["--sizes", "8"], "--sizes"), (["--sizes", "8,x"], "--sizes"), (["--sizes", "0,8"], "--sizes"),
+                           (["--reps", "0"], "--reps")):
+            p = _run(*args, timeout=120)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(word, p.stderr)
+
+    def test_short_run(self):
+        p = _run("--reps", "5", "--sizes", "16,64,128")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        d = json.loads(p.stdout)
+        ops = {"sgd": 3, "adam": 8, "adamw": 9}
+        for opt in ops:
+            loop = d["step"][f"{opt}/for_loop"]
+            self.assertGreater(loop["per_tensor_s"], 0)
+            self.assertAlmostEqual(loop["per_tensor_op_s"], loop["per_tensor_s"] / ops[opt])
+            # A step of more tensors takes longer, and the no-op foreach run is cheaper than the real one.
+            self.assertLess(loop["median_s"][0], loop["median_s"][-1])
+            self.assertLess(d["step"][f"{opt}/foreach_python_only"]["median_s"][-1], d["step"][f"{opt}/foreach"]["median_s"][-1])
+        self.assertEqual(len(d["foreach_call_one_tensor_s"]), 3)
+        self.assertGreater(d["zero_grad"]["zero_"]["per_tensor_s"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
