@@ -450,7 +450,8 @@ void optimizer_host_walk(const config::Scenario& sc, ComputeProfile& p) {
     // v1.13.0: torch.norm per gradient, then g.detach().mul_ per gradient); 2.x groups them
     // (_foreach_norm, _foreach_mul_). One read for the norms, a read and a write for the scaling.
     const double per_op = optimizer_host_per_loop_op();
-    auto items = torch_1_13 ? per_tensor_launches(1, numels, dtypes, per_op) : foreach_pass_launches(1, 1, numels, dtypes);
+    auto items =
+        torch_1_13 ? per_tensor_launches(1, numels, dtypes, per_op) : foreach_pass_launches(1, 1, numels, dtypes);
     const auto scale =
         torch_1_13 ? per_tensor_launches(2, numels, dtypes, per_op) : foreach_pass_launches(2, 1, numels, dtypes);
     items.insert(items.end(), scale.begin(), scale.end());

@@ -60,7 +60,7 @@ std::vector<HostLaunch> per_tensor_launches(double transfers, const std::vector<
                                             const std::vector<config::DType>& dtypes, double host_per_op);
 
 // Host constants (seconds), measured here: see optimizer_model.cpp.
-double optimizer_host_per_loop_op();              // a for_loop op, its Python included
+double optimizer_host_per_loop_op();                 // a for_loop op, its Python included
 double zero_grad_host_per_tensor(bool set_to_none);  // Optimizer.zero_grad's loop, per gradient
 
 }  // namespace ddpsim::gpu

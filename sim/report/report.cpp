@@ -131,10 +131,10 @@ Json to_json(const StepReport& r, bool include_buckets) {
                                  {"gpu_wait_s", r.compute_host_wait_s}}
                           : Json(nullptr);
   j["optimizer_host"] = r.optimizer_host ? Json{{"host_s", r.optimizer_host_s},
-                                                 {"gpu_wait_s", r.optimizer_host_wait_s},
-                                                 {"grad_scaler_sync", r.optimizer_sync},
-                                                 {"impl", r.optimizer_impl}}
-                                           : Json(nullptr);
+                                                {"gpu_wait_s", r.optimizer_host_wait_s},
+                                                {"grad_scaler_sync", r.optimizer_sync},
+                                                {"impl", r.optimizer_impl}}
+                                         : Json(nullptr);
   // The likely band of the real step and what it rests on (report/prediction.hpp); DDP only.
   if (!r.data_parallel && r.steady.step_time_s > 0) j["prediction"] = prediction_json(prediction(r));
   j["mfu"] = r.mfu();

@@ -131,12 +131,14 @@ TEST(Cli, GradScalersSyncMakesTheGpuWaitForTheOptimizersDispatch) {
   EXPECT_EQ(b["optimizer_host"]["gpu_wait_s"].get<double>(), 0.0);
   EXPECT_GT(a["step_time_s"].get<double>() - b["step_time_s"].get<double>(), wait);
   // The text summary names it.
-  auto text = run("run --model resnet50 --cluster dgx-a100 --nodes 1 --gpus-per-node 1 --set ddp.pytorch_version=1.13 "
-                  "--set training.compute_dtype=float16");
+  auto text =
+      run("run --model resnet50 --cluster dgx-a100 --nodes 1 --gpus-per-node 1 --set ddp.pytorch_version=1.13 "
+          "--set training.compute_dtype=float16");
   EXPECT_NE(text.out.find("after GradScaler's found_inf .item() sync the GPU waits"), std::string::npos) << text.out;
   // Not modelled for FSDP (flat parameters) or ZeRO (a sharded step): null.
-  auto fsdp = run("run --json - -q --model resnet50 --cluster dgx-a100 --set training.wrapper=fsdp "
-                  "--set training.compute_dtype=float16");
+  auto fsdp =
+      run("run --json - -q --model resnet50 --cluster dgx-a100 --set training.wrapper=fsdp "
+          "--set training.compute_dtype=float16");
   ASSERT_EQ(fsdp.code, 0) << fsdp.out;
   EXPECT_TRUE(Json::parse(fsdp.out)["optimizer_host"].is_null());
 }

@@ -258,7 +258,8 @@ TEST(ComputeModel, OptimizerHostLaunchesPerImplementation) {
   const std::vector<DType> f32 = {DType::FLOAT32, DType::FLOAT32};
   // for_loop: a kernel per tensor and op, each after 2.2 us of Python and dispatch + 2 us of
   // cudaLaunchKernel; SGD momentum's ops move 2, 3 and 3 elements per element (4 B each).
-  const auto loop = optimizer_host_launches(optimizer_ops("sgd", "for_loop", true, false), "sgd", "for_loop", numels, f32);
+  const auto loop =
+      optimizer_host_launches(optimizer_ops("sgd", "for_loop", true, false), "sgd", "for_loop", numels, f32);
   ASSERT_EQ(loop.size(), 6u);
   const double bytes[6] = {8000, 12000, 12000, 2000, 3000, 3000};
   for (size_t i = 0; i < 6; ++i) {
@@ -274,7 +275,8 @@ TEST(ComputeModel, OptimizerHostLaunchesPerImplementation) {
   EXPECT_NEAR(fe[0].host_s, 1e-6, 1e-18);
   for (size_t i = 1; i < 4; ++i) EXPECT_NEAR(fe[i].host_s, 4e-6, 1e-18);
   EXPECT_DOUBLE_EQ(fe[1].bytes, 1250.0 * 2 * 4);
-  const auto adam = optimizer_host_launches(optimizer_ops("adam", "foreach", true, false), "adam", "foreach", numels, f32);
+  const auto adam =
+      optimizer_host_launches(optimizer_ops("adam", "foreach", true, false), "adam", "foreach", numels, f32);
   EXPECT_NEAR(adam[0].host_s, 2.8e-6, 1e-18);
   EXPECT_EQ(adam.size(), 8u);  // 7 ops
   // More tensors than a launch holds (110 for a one-list op): the second launch has no call.
@@ -307,9 +309,9 @@ TEST(ComputeModel, GradScalerSyncExposesTheOptimizersHostDispatch) {
   // zero_grad(set_to_none) over 2 gradients (2 x 0.26 us).
   EXPECT_NEAR(p.optimizer_host_s, 5e-6 + 25.2e-6 + 0.52e-6, 1e-13);
   // The one-GPU step holds the wait.
-  EXPECT_NEAR(ddpsim::gpu::single_gpu_step(p), p.h2d.seconds + p.forward_total + p.backward_total +
-                                                    p.grad_unscale.seconds + p.optimizer.seconds +
-                                                    p.optimizer_host_wait.seconds,
+  EXPECT_NEAR(ddpsim::gpu::single_gpu_step(p),
+              p.h2d.seconds + p.forward_total + p.backward_total + p.grad_unscale.seconds + p.optimizer.seconds +
+                  p.optimizer_host_wait.seconds,
               1e-15);
   // No sync: a fused optimizer takes the scale as a tensor (_step_supports_amp_scaling); without a
   // GradScaler or with bfloat16 there is none either. The host then stays ahead: nothing exposed.
