@@ -22,6 +22,12 @@ Steps (each model is skipped, with the reason recorded, when the time budget is 
     forward + backward on GPT-2-sized logits (8 x 1,024 rows x 50,257 classes; float32, and fp16
     logits under autocast on a GPU; 64 rows in float32 with --cpu), timed on the device, against
     ddpsim's `loss_compute.seconds` for gpt2 at the same rows on the preset: OUT/loss.json.
+ 5. The optimizer step as a training loop issues it (sim/gpu/compute_model.cpp optimizer_host_walk):
+    ResNet-50's 161 parameters with gradients, SGD momentum `for_loop` and `foreach`; on a GPU
+    `GradScaler.step` (unscale_, found_inf.item(), step) + `update` + `zero_grad(set_to_none=True)`
+    from a synchronized start, on --cpu a plain `step` + `zero_grad`; median wall time against
+    ddpsim's `optimizer_s` for resnet50 on one GPU of the preset (float16 with a GradScaler on a
+    GPU, float32 on --cpu) with the same optimizer: OUT/optimizer.json.
 With --cpu the same steps run on this CPU (step 2 skipped; the "preset" is this CPU as an inline
 GPU: its float32 matmul rate, copy bandwidth and small-op time, as scripts/check_cpu_profile.py
 does), so the pipeline and the table format are exercised without a GPU.
@@ -295,6 +301,69 @@ def loss_step(args, out, status, deadline, gpu, extra):
         row.update(status="failed", error="%s: %s" % (type(e).__name__, e))
 
 
+def optimizer_step(args, out, status, deadline, gpu, extra):
+    """Step 5: the optimizer step timed on the device against ddpsim's optimizer phase."""
+    import torch
+    row = {"step": "optimizer"}
+    status.append(row)
+    if time.time() > deadline:
+        row.update(status="skipped", reason="time budget spent")
+        return
+    dev = "cpu" if args.cpu else "cuda"
+    version = "1.13" if torch.__version__.startswith("1.") else "2.4"
+    results = []
+    try:
+        import torchvision
+        model = torchvision.models.resnet50().to(dev)
+        params = [p for p in model.parameters() if p.requires_grad]
+        grads = [torch.randn_like(p) * 1e-3 for p in params]
+        for impl in ("for_loop", "foreach"):
+            opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=impl == "foreach")
+            scaler = torch.cuda.amp.GradScaler() if dev == "cuda" else None
+            times = []
+            for i in range(args.warmup + max(args.iters, 5)):
+                for p, g in zip(params, grads):
+                    p.grad = g
+                if dev == "cuda":
+                    torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                if scaler is not None:
+                    scaler.step(opt)
+                    scaler.update()
+                else:
+                    opt.step()
+                opt.zero_grad(set_to_none=True)
+                if dev == "cuda":
+                    torch.cuda.synchronize()
+                if i >= args.warmup:
+                    times.append(time.perf_counter() - t0)
+            measured = sorted(times)[len(times) // 2]
+            dtype = "float16" if dev == "cuda" else "float32"
+            scen = {"name": "optimizer-check", "model": "resnet50",
+                    "cluster": {"name": "one-gpu", "gpu": gpu, "nodes": 1, "gpus_per_node": 1},
+                    "ddp": {"pytorch_version": version},
+                    "training": {"batch_size": 8, "compute_dtype": dtype, "optimizer": "sgd",
+                                 "optimizer_impl": impl, "zero_grad_set_to_none": True},
+                    "contention": {"enabled": False}, "compute": dict(extra)}
+            with tempfile.TemporaryDirectory() as td:
+                sp, rp = os.path.join(td, "s.json"), os.path.join(td, "r.json")
+                with open(sp, "w") as f:
+                    json.dump(scen, f)
+                subprocess.run([args.ddpsim, "run", sp, "-q", "--json", rp], check=True, timeout=300,
+                               capture_output=True)
+                with open(rp) as f:
+                    rep = json.load(f)
+            est = rep["optimizer_s"]
+            results.append({"impl": impl, "tensors": len(params), "grad_scaler": scaler is not None,
+                            "measured_s": measured, "estimated_s": est, "error": est / measured - 1.0,
+                            "optimizer_host": rep.get("optimizer_host")})
+        with open(os.path.join(out, "optimizer.json"), "w") as f:
+            json.dump({"device": dev, "torch": torch.__version__, "cases": results}, f, indent=1, sort_keys=True)
+        row.update(status="ok", cases=len(results))
+    except Exception as e:  # noqa: BLE001
+        row.update(status="failed", error="%s: %s" % (type(e).__name__, e))
+
+
 def write_markdown(path, table, header):
     pct = lambda v: "n/a" if v is None else "%+.1f %%" % (100 * v)  # noqa: E731
     ms = lambda s: "%.3f" % (s * 1e3)  # noqa: E731
@@ -386,6 +455,7 @@ def main(argv=None):
     except Exception as e:  # noqa: BLE001
         row.update(status="failed", error="%s: %s" % (type(e).__name__, e))
     loss_step(args, out, status, deadline, gpu, extra)
+    optimizer_step(args, out, status, deadline, gpu, extra)
     run["wall_s"] = time.time() - start
     with open(os.path.join(out, "run.json"), "w") as f:
         json.dump(run, f, indent=1, sort_keys=True)

@@ -74,6 +74,19 @@ class DeviceProfileCpuTest(unittest.TestCase):
         self.assertGreater(case["measured_s"], 0.0)
         self.assertGreater(case["estimated_s"], 0.0)
         self.assertAlmostEqual(case["error"], case["estimated_s"] / case["measured_s"] - 1.0, places=12)
+        # Step 5: ResNet-50's optimizer step (for_loop and foreach) against ddpsim's optimizer phase;
+        # on the CPU without a GradScaler, so ddpsim's float32 step has no sync.
+        if HAVE_TORCHVISION:
+            self.assertEqual(steps[("optimizer", None)]["status"], "ok")
+            with open(os.path.join(self.tmp, "optimizer.json")) as f:
+                opt = json.load(f)
+            self.assertEqual([c["impl"] for c in opt["cases"]], ["for_loop", "foreach"])
+            for c in opt["cases"]:
+                self.assertEqual(c["tensors"], 161)
+                self.assertFalse(c["grad_scaler"])
+                self.assertFalse(c["optimizer_host"]["grad_scaler_sync"])
+                self.assertGreater(c["measured_s"], 0.0)
+                self.assertAlmostEqual(c["error"], c["estimated_s"] / c["measured_s"] - 1.0, places=12)
 
     @unittest.skipUnless(HAVE_TORCHVISION, "needs torchvision (the zoo's resnet50)")
     def test_channels_last_profile_is_estimated_in_channels_last(self):
