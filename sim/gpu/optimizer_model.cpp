@@ -100,18 +100,30 @@ double multi_tensor_launches(const OptimizerOp& op, const std::vector<double>& n
   const int d = std::clamp(op.depth, 1, 5) - 1;
   const int max_tensors = op.scalar_list ? kMaxTensorsScalarList[d] : kMaxTensors[d];
   double launches = 0;
-  int tensors = 0, blocks = 0;
+  int tensors = 0;
+  long blocks = 0;
   for (double n : numels) {
     if (n <= 0) continue;
     ++tensors;
-    const auto chunks = op.step_counter ? 1L : static_cast<long>(std::ceil(n / kChunkSize));
-    for (long c = 0; c < chunks; ++c) {
-      ++blocks;
-      const bool last = c == chunks - 1;
-      if ((tensors == max_tensors && last) || blocks == kMaxBlocks) {
+    long chunks = op.step_counter ? 1L : static_cast<long>(std::ceil(n / kChunkSize));
+    // The per-chunk loop in closed form: the blocks fill before the tensor's last chunk (a launch,
+    // the tensor carried on), or its last chunk lands with room to spare (a launch if the tensors
+    // or the blocks are full).
+    while (chunks > 0) {
+      const long room = kMaxBlocks - blocks;
+      if (chunks > room) {
+        chunks -= room;
         ++launches;
         blocks = 0;
-        tensors = last ? 0 : 1;
+        tensors = 1;
+      } else {
+        blocks += chunks;
+        chunks = 0;
+        if (tensors == max_tensors || blocks == kMaxBlocks) {
+          ++launches;
+          blocks = 0;
+          tensors = 0;
+        }
       }
     }
   }

@@ -3,6 +3,8 @@
 // are worked out by hand from the inputs in each test.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
 #include <vector>
 
 #include "config/specs.hpp"
@@ -339,4 +341,54 @@ TEST(ComputeModel, CalibrationMatchesTheMeasuredStepWithZeroGradAndTheHostWait) 
   EXPECT_GT(p.zero_grad.seconds, 0.0);
   EXPECT_GT(p.optimizer_host_wait.seconds, 0.0);
   EXPECT_NEAR(ddpsim::gpu::single_gpu_step(p), 0.05, 1e-15);
+}
+
+// multi_tensor_apply's launch loop, chunk by chunk as aten/src/ATen/native/cuda/MultiTensorApply.cuh
+// runs it (the reference the model's closed form must equal).
+static double reference_launches(const std::vector<double>& numels, int max_tensors) {
+  double launches = 0;
+  int tensors = 0, blocks = 0;
+  for (double n : numels) {
+    if (n <= 0) continue;
+    ++tensors;
+    const long chunks = static_cast<long>(std::ceil(n / 65536));
+    for (long c = 0; c < chunks; ++c) {
+      ++blocks;
+      const bool last = c == chunks - 1;
+      if ((tensors == max_tensors && last) || blocks == 320) {
+        ++launches;
+        blocks = 0;
+        tensors = last ? 0 : 1;
+      }
+    }
+  }
+  return launches + (blocks != 0 ? 1 : 0);
+}
+
+TEST(ComputeModel, MultiTensorLaunchesEqualTheChunkLoopOnRandomLists) {
+  using ddpsim::gpu::optimizer_launches;
+  using ddpsim::gpu::OptimizerOp;
+  std::mt19937_64 rng(20261203);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 400);
+    std::vector<double> numels(static_cast<size_t>(n));
+    // Every third list is mostly one-chunk tensors with a rare one spanning launches, so that long
+    // runs of tensors follow a tensor carried into the next launch (the tensor limit then binds).
+    const bool runs = trial % 3 == 0;
+    for (auto& v : numels) {
+      const int kind = runs ? (rng() % 50 == 0 ? 3 : static_cast<int>(rng() % 2))
+                            : static_cast<int>(rng() % 4);  // tiny, one chunk, many chunks, over a launch
+      v = kind == 0   ? static_cast<double>(rng() % 100)
+          : kind == 1 ? 1.0 + static_cast<double>(rng() % 65536)
+          : kind == 2 ? 1.0 + static_cast<double>(rng() % (65536L * 40))
+                      : 1.0 + static_cast<double>(rng() % (65536L * 900));
+    }
+    const std::vector<DType> f32(numels.size(), DType::FLOAT32);
+    for (int depth = 1; depth <= 4; ++depth) {
+      const OptimizerOp op{"op", 2, depth};
+      const int max_tensors[4] = {110, 64, 48, 36};
+      ASSERT_EQ(optimizer_launches({op}, "foreach", numels, f32), reference_launches(numels, max_tensors[depth - 1]))
+          << "trial " << trial << " depth " << depth;
+    }
+  }
 }
