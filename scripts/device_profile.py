@@ -246,14 +246,33 @@ def estimate_table(args, out, made, gpu, extra_compute):
     return {"by_type_all_models": by_type, "models": per_model}
 
 
+def step_row(status, name, deadline):
+    """A step's status row, or None (recorded as skipped) once the time budget is spent."""
+    row = {"step": name}
+    status.append(row)
+    if time.time() > deadline:
+        row.update(status="skipped", reason="time budget spent")
+        return None
+    return row
+
+
+def ddpsim_report(args, scen):
+    """`ddpsim run` of an inline scenario; its JSON report."""
+    with tempfile.TemporaryDirectory() as td:
+        sp, rp = os.path.join(td, "s.json"), os.path.join(td, "r.json")
+        with open(sp, "w") as f:
+            json.dump(scen, f)
+        subprocess.run([args.ddpsim, "run", sp, "-q", "--json", rp], check=True, timeout=300, capture_output=True)
+        with open(rp) as f:
+            return json.load(f)
+
+
 def loss_step(args, out, status, deadline, gpu, extra):
     """Step 4: F.cross_entropy timed on the device against ddpsim's loss estimate."""
     import torch
     import torch.nn.functional as F
-    row = {"step": "loss"}
-    status.append(row)
-    if time.time() > deadline:
-        row.update(status="skipped", reason="time budget spent")
+    row = step_row(status, "loss", deadline)
+    if row is None:
         return
     dev = "cpu" if args.cpu else "cuda"
     seq, batch = (64, 1) if args.cpu else (1024, 8)
@@ -283,14 +302,7 @@ def loss_step(args, out, status, deadline, gpu, extra):
             scen = {"name": "loss-check", "model": "gpt2", "cluster": cluster,
                     "training": {"batch_size": batch, "seq_len": seq, "compute_dtype": dtype, "optimizer": "sgd"},
                     "contention": {"enabled": False}, "compute": dict(extra)}
-            with tempfile.TemporaryDirectory() as td:
-                sp, rp = os.path.join(td, "s.json"), os.path.join(td, "r.json")
-                with open(sp, "w") as f:
-                    json.dump(scen, f)
-                subprocess.run([args.ddpsim, "run", sp, "-q", "--json", rp], check=True, timeout=300,
-                               capture_output=True)
-                with open(rp) as f:
-                    est = json.load(f)["loss_compute"]
+            est = ddpsim_report(args, scen)["loss_compute"]
             results.append({"rows": rows, "classes": classes, "dtype": dtype, "measured_s": measured,
                             "estimated_s": est["seconds"], "error": est["seconds"] / measured - 1.0})
             del logits, target
@@ -304,10 +316,8 @@ def loss_step(args, out, status, deadline, gpu, extra):
 def optimizer_step(args, out, status, deadline, gpu, extra):
     """Step 5: the optimizer step timed on the device against ddpsim's optimizer phase."""
     import torch
-    row = {"step": "optimizer"}
-    status.append(row)
-    if time.time() > deadline:
-        row.update(status="skipped", reason="time budget spent")
+    row = step_row(status, "optimizer", deadline)
+    if row is None:
         return
     dev = "cpu" if args.cpu else "cuda"
     version = "1.13" if torch.__version__.startswith("1.") else "2.4"
@@ -345,14 +355,7 @@ def optimizer_step(args, out, status, deadline, gpu, extra):
                     "training": {"batch_size": 8, "compute_dtype": dtype, "optimizer": "sgd",
                                  "optimizer_impl": impl, "zero_grad_set_to_none": True},
                     "contention": {"enabled": False}, "compute": dict(extra)}
-            with tempfile.TemporaryDirectory() as td:
-                sp, rp = os.path.join(td, "s.json"), os.path.join(td, "r.json")
-                with open(sp, "w") as f:
-                    json.dump(scen, f)
-                subprocess.run([args.ddpsim, "run", sp, "-q", "--json", rp], check=True, timeout=300,
-                               capture_output=True)
-                with open(rp) as f:
-                    rep = json.load(f)
+            rep = ddpsim_report(args, scen)
             est = rep["optimizer_s"]
             results.append({"impl": impl, "tensors": len(params), "grad_scaler": scaler is not None,
                             "measured_s": measured, "estimated_s": est, "error": est / measured - 1.0,
