@@ -29,22 +29,35 @@ double optimizer_bytes_per_element(const std::string& optimizer, int elem_size, 
   return optimizer_transfers(optimizer_ops(optimizer, impl, sgd_momentum, torch_1_13)) * elem_size;
 }
 
+namespace {
+
+// The trainable tensors among `params` (indices into the model's), as the optimizer sees them.
+struct Trainable {
+  std::vector<double> numels;
+  std::vector<config::DType> dtypes;
+};
+Trainable trainable(const config::ModelSpec& m, const std::vector<int>& params) {
+  Trainable t;
+  for (int i : params) {
+    const auto& prm = m.params[static_cast<size_t>(i)];
+    if (!prm.requires_grad) continue;
+    t.numels.push_back(static_cast<double>(prm.numel));
+    t.dtypes.push_back(prm.dtype);
+  }
+  return t;
+}
+
+}  // namespace
+
 Kernel optimizer_kernel(const config::Scenario& sc, const std::vector<int>& params, double peak_flops) {
   const auto& tr = sc.training;
   const bool torch_1_13 = !sc.ddp.recent_pytorch();
   const auto ops = optimizer_ops(tr.optimizer, tr.optimizer_impl, tr.sgd_momentum, torch_1_13);
   const double transfers = optimizer_transfers(ops);  // per element, whatever its dtype
-  double opt_bytes = 0;
-  std::vector<double> numels;
-  std::vector<config::DType> dtypes;
-  for (int i : params) {
-    const auto& prm = sc.model.params[static_cast<size_t>(i)];
-    if (!prm.requires_grad) continue;
-    numels.push_back(static_cast<double>(prm.numel));
-    dtypes.push_back(prm.dtype);
-    opt_bytes += static_cast<double>(prm.numel) * (transfers * config::dtype_size(prm.dtype));
-  }
+  const auto [numels, dtypes] = trainable(sc.model, params);
   if (numels.empty()) return Kernel{};
+  double opt_bytes = 0;
+  for (size_t i = 0; i < numels.size(); ++i) opt_bytes += numels[i] * (transfers * config::dtype_size(dtypes[i]));
   const double kernels = optimizer_launches(ops, tr.optimizer_impl, numels, dtypes);
   Kernel k = roofline_kernel(0, opt_bytes, peak_flops, sc.cluster.gpu.hbm_bandwidth, sc.compute);
   k.shape.overhead_s = sc.compute.kernel_overhead * kernels;
@@ -411,17 +424,14 @@ void transfer_layers(const config::Scenario& sc, ComputeProfile& p, double scale
 // kernel_model_layers): unscale_ and clip_grad_norm_, then GradScaler.step's found_inf `.item()`
 // (torch/amp/grad_scaler.py `_maybe_opt_step`, 1.13 and 2.x: a blocking copy to the host, skipped
 // for optimizers with `_step_supports_amp_scaling`, i.e. the fused ones, which take the scale and
-// found_inf as tensors), then optimizer.step() and zero_grad(). Sets optimizer_host_wait.
-void optimizer_host_walk(const config::Scenario& sc, ComputeProfile& p) {
+// found_inf as tensors), then optimizer.step() and zero_grad(). Sets optimizer_host_wait. Walked
+// over every parameter `all`: not for FSDP (flat parameters) or ZeRO (a sharded step per rank),
+// whose optimizers see other tensors (not modelled), nor under CUDA graphs (replayed without the
+// host).
+void optimizer_host_walk(const config::Scenario& sc, const std::vector<int>& all, ComputeProfile& p) {
   const auto& tr = sc.training;
-  if (tr.cuda_graphs) return;  // a captured step replays without the host
-  std::vector<double> numels;
-  std::vector<config::DType> dtypes;
-  for (const auto& prm : sc.model.params)
-    if (prm.requires_grad) {
-      numels.push_back(static_cast<double>(prm.numel));
-      dtypes.push_back(prm.dtype);
-    }
+  if (tr.cuda_graphs || tr.wrapper == config::Wrapper::FSDP || tr.zero_redundancy_optimizer.enabled) return;
+  const auto [numels, dtypes] = trainable(sc.model, all);
   if (numels.empty()) return;
   const bool torch_1_13 = !sc.ddp.recent_pytorch();
   // The host starts `host_lead_s` ahead of the GPU (unknown: far ahead, nothing exposed before a sync).
@@ -591,7 +601,7 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
   }
   // clip_grad_norm_ (foreach): the norms read every gradient, the scaling reads and writes them.
   if (sc.training.clip_grad_norm) p.clip = roofline_kernel(0, 3 * grad_bytes, p.peak_flops, hbm, cs);
-  optimizer_host_walk(sc, p);
+  optimizer_host_walk(sc, all, p);
 
   // The input batch crosses the GPU's host link; pageable memory is staged by the driver through
   // a pinned buffer at about half the pinned rate (NVIDIA developer blog, "How to Optimize Data

@@ -43,10 +43,10 @@ struct ComputeProfile {
   Kernel clip;                   // clip_grad_norm_ (when enabled)
   Kernel optimizer;
   Kernel zero_grad;  // optimizer.zero_grad(set_to_none=False): writes every gradient
-  // The GPU's wait for the host while it issues unscale_, clip, the step and zero_grad (eager, no
-  // CUDA graphs): their host work walked against their kernels (gpu/optimizer_model.hpp), after
-  // GradScaler's found_inf `.item()` when it syncs (`optimizer_sync`), else from the host's lead
-  // at the backward's end (`host_lead_s`; unknown without the per-kernel model: nothing exposed).
+  // The GPU's wait for the host while it issues unscale_, clip, the step and zero_grad (eager, a
+  // replicated optimizer: not with CUDA graphs, FSDP or ZeRO): their host work walked against their kernels
+  // (gpu/optimizer_model.hpp), after GradScaler's found_inf `.item()` when it syncs (`optimizer_sync`), else from the
+  // host's lead at the backward's end (`host_lead_s`; unknown without the per-kernel model: nothing exposed).
   Kernel optimizer_host_wait;
   double optimizer_host_s = 0;  // host seconds of those four (0 with CUDA graphs)
   bool optimizer_sync = false;  // GradScaler.step's `.item()` waits for the GPU before the step

@@ -196,10 +196,8 @@ std::vector<HostLaunch> optimizer_host_launches(const std::vector<OptimizerOp>& 
     // _single_tensor_*: a Python iteration per tensor, each op dispatched and launched on its own.
     for (size_t i = 0; i < numels.size(); ++i) {
       if (numels[i] <= 0) continue;
-      for (const auto& op : ops) {
-        if (op.step_counter) continue;  // for_loop's step counters are CPU tensors (no kernel)
+      for (const auto& op : ops)
         out.push_back({kLoopHostPerOp + kLaunch, numels[i] * op.transfers * config::dtype_size(dtypes[i]), true});
-      }
     }
     return out;
   }

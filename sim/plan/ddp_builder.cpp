@@ -259,13 +259,11 @@ class DdpBuilder : ProgramWriter {
       kernel(profile_.clip, "clip_grad_norm_", "optimizer");
       optimizer_step(nb);
       kernel(profile_.zero_grad, "zero_grad", "optimizer");
-      // The GPU's wait for the host's dispatch of the four above (gpu/compute_model.hpp); walked
-      // over every parameter, so not for ZeRO's sharded step (not modelled there).
-      if (!zero_.enabled)
-        kernel(profile_.optimizer_host_wait,
-               profile_.optimizer_sync ? "optimizer host dispatch after GradScaler's found_inf sync"
-                                       : "optimizer host dispatch",
-               "optimizer");
+      // The GPU's wait for the host's dispatch of the four above (gpu/compute_model.hpp; none for ZeRO).
+      kernel(profile_.optimizer_host_wait,
+             profile_.optimizer_sync ? "optimizer host dispatch after GradScaler's found_inf sync"
+                                     : "optimizer host dispatch",
+             "optimizer");
       mark(Mark::OPTIMIZER_END);
     }
     mark(Mark::STEP_END);

@@ -305,8 +305,7 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
     r.compute_host_backward_s = profile.host_backward_s;
     r.compute_host_wait_s = profile.gpu_idle_s;
   }
-  if (!sc.training.cuda_graphs && sc.training.wrapper != config::Wrapper::FSDP &&
-      !sc.training.zero_redundancy_optimizer.enabled && profile.optimizer_host_s > 0) {
+  if (profile.optimizer_host_s > 0) {  // walked (not CUDA graphs, FSDP or ZeRO: compute_model.cpp)
     r.optimizer_host = true;
     r.optimizer_sync = profile.optimizer_sync;
     r.optimizer_host_s = profile.optimizer_host_s;

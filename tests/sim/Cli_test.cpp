@@ -141,6 +141,11 @@ TEST(Cli, GradScalersSyncMakesTheGpuWaitForTheOptimizersDispatch) {
           "--set training.compute_dtype=float16");
   ASSERT_EQ(fsdp.code, 0) << fsdp.out;
   EXPECT_TRUE(Json::parse(fsdp.out)["optimizer_host"].is_null());
+  auto zero =
+      run("run --json - -q --model resnet50 --cluster dgx-a100 --nodes 1 --set training.compute_dtype=float16 "
+          "--set training.zero_redundancy_optimizer.enabled=true");
+  ASSERT_EQ(zero.code, 0) << zero.out;
+  EXPECT_TRUE(Json::parse(zero.out)["optimizer_host"].is_null());
 }
 
 TEST(Cli, TheCrossEntropyLossRunsOnTheLogits) {
