@@ -49,7 +49,12 @@ layer that lists it in `layers[].params`.  The backward is then timed with a pos
 (Node.register_hook, present in torch 1.13) on every node of the graph: the interval between two
 consecutive node completions is charged to the layer of the node that just completed (the first
 interval starts at the `backward()` call).  Nodes created outside the model (the loss) are
-reported as check `backward_outside_layers_s`, not charged to any layer.
+reported as check `backward_outside_layers_s`, not charged to any layer.  Each parameter's
+AccumulateGrad completion also records how much of its layer's backward was charged by then, as a
+share of the layer's backward in that pass: `layers[].bwd_param_ready` (median over the timed
+passes, one entry per entry of `params`) tells DDP's hooks when the gradient is ready inside a
+layer (a multi-layer nn.LSTM on the CPU runs one autograd graph per layer, so its upper layers'
+weights are ready midway; ordinary layers are at or near 1).
 
 Limits: (1) wall-clock partition, not kernel time: Python glue, hook overhead (~2-4 us per mark)
 and autograd-engine scheduling gaps are charged to the layer that ends the interval; for tiny
@@ -362,6 +367,7 @@ def measure_profile_with_check(model, example_input, model_json, device="cpu", w
         for pi in l.get("params", []):
             param_layer[pi] = li
     accs = {}      # id(AccumulateGrad node) -> (node, layer)
+    acc_param = {}  # id(AccumulateGrad node) -> parameter index
     keep = []      # graphs holding the AccumulateGrad nodes alive
     for pi, (_, p) in enumerate(plist):
         if not p.requires_grad:
@@ -370,6 +376,7 @@ def measure_profile_with_check(model, example_input, model_json, device="cpu", w
         node = tmp.grad_fn.next_functions[0][0]
         keep.append(tmp)
         accs[id(node)] = (node, param_layer.get(pi))
+        acc_param[id(node)] = pi
 
     # ---------------- timed forward: marks at module boundaries ----------------
     fmarks = []   # (mark, target of the interval that ends here)
@@ -438,6 +445,7 @@ def measure_profile_with_check(model, example_input, model_json, device="cpu", w
     fwd_whole, bwd_whole = [], []
     fwd_layers = [[] for _ in range(nl)]
     bwd_layers = [[] for _ in range(nl)]
+    ready_share = {}   # parameter index -> per timed pass, the share of its layer's backward done
     fwd_sum, bwd_sum, bwd_out = [], [], []
 
     if not set_to_none:   # gradients exist from the first timed pass on, as in a training loop
@@ -510,11 +518,11 @@ def measure_profile_with_check(model, example_input, model_json, device="cpu", w
             if tgt is None:
                 tgt = "out"
 
-            def mk(tgt):
+            def mk(tgt, pi):
                 def hook(*unused):
-                    bmarks.append((clock.mark(), tgt))
+                    bmarks.append((clock.mark(), tgt, pi))
                 return hook
-            nhs.append(n.register_hook(mk(tgt)))
+            nhs.append(n.register_hook(mk(tgt, acc_param.get(i))))
         _sync(dev)
         start = clock.mark()
         loss.backward()
@@ -525,12 +533,23 @@ def measure_profile_with_check(model, example_input, model_json, device="cpu", w
         if timed:
             prev = start
             ivs = []
-            for m, t in bmarks:
-                ivs.append((t, clock.elapsed(prev, m)))
+            cum = [0.0] * nl   # each layer's backward so far
+            done_at = {}       # parameter -> its layer's backward done when its AccumulateGrad ran
+            for m, t, pi in bmarks:
+                dt = clock.elapsed(prev, m)
+                ivs.append((t, dt))
                 prev = m
+                if t != "out":
+                    cum[t] += dt
+                    if pi is not None:
+                        done_at[pi] = cum[t]
             per, out_s = _resolve(ivs, nl)
             for li in range(nl):
                 bwd_layers[li].append(per[li])
+            for pi, c in done_at.items():
+                li = param_layer.get(pi)
+                if li is not None and per[li] > 0:
+                    ready_share.setdefault(pi, []).append(min(1.0, c / per[li]))
             bwd_sum.append(sum(per))
             bwd_out.append(out_s)
         claimed.clear()
@@ -557,6 +576,12 @@ def measure_profile_with_check(model, example_input, model_json, device="cpu", w
     for li, l in enumerate(prof["layers"]):
         l["fwd_time_s"] = fwd_med[li] * fs
         l["bwd_time_s"] = bwd_med[li] * bs
+        # Each parameter's readiness within the layer's backward (median over the timed passes; 1
+        # for one that never got a gradient): a multi-layer nn.LSTM on the CPU readies its upper
+        # layers' weights midway, cuDNN's fused RNN all of them at the end.
+        if l.get("params"):
+            l["bwd_param_ready"] = [round(_median(ready_share[pi]), 4) if ready_share.get(pi) else 1.0
+                                    for pi in l["params"]]
     prof["measured_on"] = device_description(dev)
     prof["measured_batch_size"] = batch
     check = {

@@ -305,6 +305,29 @@ std::vector<int> read_indices(const Json* j, const std::string& path, Diagnostic
   return out;
 }
 
+// layers[i].bwd_param_ready: one share in [0, 1] per entry of the layer's `params`.
+std::vector<double> read_param_ready(const Json& j, const std::string& layer_path, size_t nparams, Diagnostics& d) {
+  const std::string path = layer_path + "/bwd_param_ready";
+  const std::string allowed = "an array of " + std::to_string(nparams) +
+                              " numbers from 0 to 1, one per entry of params: the share of the layer's backward "
+                              "done when that parameter's gradient is ready";
+  std::vector<double> out;
+  if (!j.is_array() || j.size() != nparams) {
+    d.add_value(path, j, allowed);
+    return out;
+  }
+  for (size_t i = 0; i < j.size(); ++i) {
+    const Json& v = j[i];
+    const double x = v.is_number() ? v.get<double>() : -1.0;
+    if (!v.is_number() || !(x >= 0.0 && x <= 1.0)) {
+      d.add_value(path + "/" + std::to_string(i), v, "a number from 0 to 1 (" + allowed + ")");
+      return {};
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
 }  // namespace
 
 ModelSpec parse_model(const Json& j, Diagnostics& d) {
@@ -421,6 +444,7 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
       l.bwd_time = lr.number("bwd_time_s", false, 0.0);
       // [compute] per-kernel records (config/kernel_records.cpp)
       if (const Json* kr = lr.raw("kernels")) l.kernels = read_kernel_records(*kr, p + "/kernels", d);
+      if (const Json* pr = lr.raw("bwd_param_ready")) l.param_ready = read_param_ready(*pr, p, l.params.size(), d);
       lr.finish();
       for (int pi : l.params) {
         if (owner[pi] >= 0)

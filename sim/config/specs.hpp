@@ -116,6 +116,11 @@ struct LayerSpec {
   double fwd_bytes = 0, bwd_bytes = 0;       // activation traffic; parameter traffic is added by the simulator
   std::optional<double> fwd_time, bwd_time;  // measured seconds at batch_size, preferred when present
   std::vector<KernelRecord> kernels;         // forward kernels (empty: export without records)
+  // Measured: for each entry of `params`, the share of this layer's backward done when that
+  // parameter's gradient is ready (its AccumulateGrad has run). Empty: every gradient at the end.
+  // A module whose parameters serve stages of its backward (a multi-layer nn.LSTM on the CPU runs
+  // one autograd graph per layer and time step) has some well before 1.
+  std::vector<double> param_ready;
 };
 
 enum class GpuArch { VOLTA, AMPERE, ADA, HOPPER, BLACKWELL };

@@ -1,6 +1,7 @@
 #include "plan/ddp_builder.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "collectives/nccl_model.hpp"
 #include "ddp/host_costs.hpp"
@@ -11,6 +12,50 @@
 
 namespace ddpsim::plan {
 namespace {
+
+// One layer's backward kernel (and, with the host/GPU split, its per-kernel host walk) taken in
+// pieces by the share of the layer done: the piece up to a gradient's readiness, then the next.
+class BackwardPieces {
+ public:
+  BackwardPieces(const gpu::Kernel& k, const std::vector<double>* ops) : k_(k), ops_(ops) {
+    if (ops_)
+      for (double s : *ops_) ops_total_ += s;
+  }
+  // The part of the kernel from the share already taken up to `share` (zero seconds: none).
+  gpu::Kernel kernel_to(double share) {
+    share = std::clamp(share, 0.0, 1.0);
+    gpu::Kernel out;
+    if (share <= done_) return out;
+    if (done_ == 0 && share >= 1.0) {
+      done_ = 1.0;
+      return k_;  // the whole kernel, untouched
+    }
+    const double f = share - done_;
+    out.seconds = k_.seconds * f;
+    out.shape.compute_s = k_.shape.compute_s * f;
+    out.shape.memory_s = k_.shape.memory_s * f;
+    out.shape.overhead_s = k_.shape.overhead_s * f;
+    done_ = share;
+    return out;
+  }
+  // The host walk's kernels that end within `share` of the walk (all that are left at 1).
+  std::vector<double> ops_to(double share) {
+    std::vector<double> out;
+    if (!ops_) return out;
+    const double limit = share * ops_total_ * (1 + 1e-12);
+    while (next_ < ops_->size() && (share >= 1.0 || ops_done_ + (*ops_)[next_] <= limit)) {
+      out.push_back((*ops_)[next_]);
+      ops_done_ += (*ops_)[next_++];
+    }
+    return out;
+  }
+
+ private:
+  gpu::Kernel k_;
+  const std::vector<double>* ops_;
+  double ops_total_ = 0, ops_done_ = 0, done_ = 0;
+  size_t next_ = 0;
+};
 
 // Writes one rank's program, micro-step by micro-step, onto the compute stream (0).
 class DdpBuilder : ProgramWriter {
@@ -82,6 +127,16 @@ class DdpBuilder : ProgramWriter {
       std::sort(layer_params_[l].begin(), layer_params_[l].end(),
                 [&](int a, int b) { return rank_in_order[a] < rank_in_order[b]; });
     }
+  }
+
+  // The share of layer l's backward done when parameter p's gradient is ready (1 without
+  // measured shares).
+  double ready_share(size_t l, int p) const {
+    const auto& layer = sc_.model.layers[l];
+    if (layer.param_ready.empty()) return 1.0;
+    for (size_t k = 0; k < layer.params.size(); ++k)
+      if (layer.params[k] == p) return layer.param_ready[k];
+    return 1.0;
   }
 
   // The GPU's wait for DDP's host work (0: none, nothing issued).
@@ -205,11 +260,17 @@ class DdpBuilder : ProgramWriter {
     for (size_t l = m.layers.size(); l-- > 0;) {
       // Activation checkpointing: a checkpointed block reruns its forward before its backward.
       kernel(recompute_[l], "recompute up to " + m.layers[l].name + " (checkpoint)", "recompute");
-      kernel(profile_.backward[l], m.layers[l].name, "backward");
-      if (split_)
-        for (double s : profile_.backward_ops[l]) hx.kernel(s, profile_.host_backward_op_s);
+      // The layer's backward up to each gradient's readiness (LayerSpec::param_ready, in the
+      // gradients' ready order), the rest after the last; without shares, all of it first.
+      BackwardPieces pieces(profile_.backward[l], split_ ? &profile_.backward_ops[l] : nullptr);
+      const auto run_to = [&](double share) {
+        kernel(pieces.kernel_to(share), m.layers[l].name, "backward");
+        for (double s : pieces.ops_to(share)) hx.kernel(s, profile_.host_backward_op_s);
+      };
+      if (!reducer.hooks_active() || m.layers[l].param_ready.empty()) run_to(1.0);
       if (!reducer.hooks_active()) continue;
       for (int p : layer_params_[l]) {
+        run_to(ready_share(l, p));
         // autograd_hook -> mark_variable_ready on the backward thread, then the copy it launches.
         hx.ddp_host(host_.per_gradient_hook_s);
         if (copy_in) hx.ddp_kernel(profile_.copy_in[p].seconds, profile_.copy_in[p].seconds > 0 ? op_host : 0.0);
@@ -230,6 +291,7 @@ class DdpBuilder : ProgramWriter {
               kernel(h.kernel, h.name, "comm hook", Slot::HOOK_KERNEL);
         }
       }
+      run_to(1.0);  // what follows the layer's last gradient (nothing when it is ready at the end)
     }
     mark(Mark::BACKWARD_END);
     if (zero_.overlap && st.sync && st.last && st.report >= p_.first_steady_report) zero_hook_step(nb);

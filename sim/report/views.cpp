@@ -94,6 +94,7 @@ Rendered model_layers_view(const config::ModelSpec& m) {
             {"bwd_flops_per_sample", b}};
     if (l.fwd_time) lj["fwd_time_s"] = *l.fwd_time;
     if (l.bwd_time) lj["bwd_time_s"] = *l.bwd_time;
+    if (!l.param_ready.empty()) lj["bwd_param_ready"] = l.param_ready;
     layers.push_back(lj);
   }
   char tot[200];

@@ -65,6 +65,43 @@ class ProfileModelTest(unittest.TestCase):
         self.assertIn("forward", r.stderr)
         self.assertIn("layer sum", r.stderr)
 
+    def test_gradient_ready_shares(self):
+        # one share per parameter of every layer; a layer with one parameter (a convolution, a
+        # linear) has its AccumulateGrad right after the layer's node, so most of the layer is done
+        self.assertEqual(self.res.returncode, 0, self.res.stderr)
+        with open(self.out) as f:
+            doc = json.load(f)
+        for l in doc["layers"]:
+            if not l["params"]:
+                self.assertNotIn("bwd_param_ready", l)
+                continue
+            shares = l["bwd_param_ready"]
+            self.assertEqual(len(shares), len(l["params"]), l["name"])
+            self.assertTrue(all(0.0 <= x <= 1.0 for x in shares), (l["name"], shares))
+            if len(shares) == 1:
+                self.assertGreater(shares[0], 0.5, l["name"])
+
+    def test_multi_layer_lstm_readies_its_upper_layers_midway(self):
+        # On the CPU nn.LSTM runs one autograd graph per layer and time step (no cuDNN), and the
+        # backward finishes the top layer first: its weights' gradients are ready well before the
+        # module's backward ends, the bottom layer's at its end.
+        out = os.path.join(self.tmp, "lstm.json")
+        r = run(["torch.nn:LSTM", "--kwargs", '{"input_size": 16, "hidden_size": 64, "num_layers": 3}',
+                 "--input", "12x4x16", "--threads", "1", "--iters", "3", "--warmup", "1", "--device", "cpu",
+                 "--no-verify", "-o", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertEqual(len(doc["layers"]), 1)
+        layer = doc["layers"][0]
+        share = {doc["params"][p]["name"]: x for p, x in zip(layer["params"], layer["bwd_param_ready"])}
+        top = [x for n, x in share.items() if n.endswith("_l2")]
+        bottom = [x for n, x in share.items() if n.endswith("_l0")]
+        self.assertEqual((len(top), len(bottom)), (4, 4), share)
+        self.assertLess(max(top), min(bottom), share)
+        self.assertLess(max(top), 0.8, share)
+        self.assertGreater(min(bottom), 0.8, share)
+
     @unittest.skipUnless(os.path.isfile(DDPSIM), "build/ddpsim not built")
     def test_ddpsim_accepts_it(self):
         self.assertEqual(self.res.returncode, 0, self.res.stderr)

@@ -570,6 +570,29 @@ TEST_F(CatalogTest, ValidModelFileLoads) {
   EXPECT_FALSE(m.layers[0].fwd_time.has_value());
 }
 
+// layers[].bwd_param_ready (scripts/ddpsim_profile.py): one share in [0, 1] per entry of params.
+TEST_F(CatalogTest, GradientReadySharesWithinALayer) {
+  Json m = model_json();
+  m["layers"][0]["bwd_param_ready"] = {0.25, 1};
+  file_ = tmp_.write("model.json", m).string();
+  const ModelSpec ok = cat_.load_model(file_);
+  EXPECT_EQ(ok.layers[0].param_ready, (std::vector<double>{0.25, 1.0}));
+  EXPECT_TRUE(ok.layers[1].param_ready.empty());
+
+  m["layers"][0]["bwd_param_ready"] = {0.5};  // layer 0 lists two parameters
+  m["layers"][1]["bwd_param_ready"] = {1.5};
+  auto e = model_error(m);
+  ASSERT_EQ(e.problems().size(), 2u) << e.what();
+  EXPECT_TRUE(contains_all(e.problems()[0], {file_, "/layers/0/bwd_param_ready: [0.5]",
+                                             "an array of 2 numbers from 0 to 1", "one per entry of params"}));
+  EXPECT_TRUE(contains_all(e.problems()[1], {file_, "/layers/1/bwd_param_ready/0: 1.5", "a number from 0 to 1"}));
+  m["layers"][0]["bwd_param_ready"] = {"0.5", 1};
+  m["layers"][1].erase("bwd_param_ready");
+  e = model_error(m);
+  ASSERT_EQ(e.problems().size(), 1u) << e.what();
+  EXPECT_TRUE(contains_all(e.what(), {"/layers/0/bwd_param_ready/0: \"0.5\"", "a number from 0 to 1"}));
+}
+
 TEST_F(CatalogTest, MeasuredProfileFieldsAndExportInput) {
   // A measured profile as ddpbench layers writes it (bench/host/model.cpp, measured_profile).
   Json j = model_json();

@@ -205,6 +205,49 @@ TEST(DdpBuilder, OneSyncedStepLaunchesBucketsAsTheReducerReadiesThemThenFinalize
   EXPECT_EQ(describe(p, 0), want);
 }
 
+// A layer whose gradients are ready inside its backward (LayerSpec::param_ready: a multi-layer
+// nn.LSTM on the CPU): the hooks fire between pieces of the layer's backward, in the gradients'
+// ready order (p2, then p1), and the rest of the layer follows. L1's 4 s: p2 at 0.25 -> 1 s, p1 at
+// 0.75 -> 2 s more, 1 s after; so bucket 0 {p2, p1} launches 3 s into L1 instead of after 4.
+TEST(DdpBuilder, GradientsReadyInsideALayerSplitItsBackward) {
+  Fixture f(2, 2);
+  f.sc.model.layers[1].param_ready = {0.75, 0.25};  // params {1, 2}
+  const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost);
+  const std::vector<std::string> backward = {
+      "MARK BACKWARD_BEGIN",
+      "KERNEL L1 1",
+      "KERNEL copy grad p2 0.3 [copy]",
+      "KERNEL L1 2",
+      "KERNEL copy grad p1 0.2 [copy]",
+      "MARK BUCKET_READY 0",
+      "MARK BUCKET_LAUNCH 0",
+      "JOB bucket 0 on 1 record 1: all-reduce 0=2000",
+      "KERNEL L1 1",
+      "KERNEL L0 3",
+      "KERNEL copy grad p0 0.1 [copy]",
+      "MARK BUCKET_READY 1",
+      "MARK BUCKET_LAUNCH 1",
+      "JOB bucket 1 on 1 record 2: all-reduce 1=400",
+      "MARK BACKWARD_END",
+  };
+  const auto d = describe(p, 0);
+  const auto b = std::find(d.begin(), d.end(), "MARK BACKWARD_BEGIN");
+  ASSERT_NE(b, d.end());
+  ASSERT_GE(d.end() - b, static_cast<long>(backward.size()));
+  EXPECT_EQ(std::vector<std::string>(b, b + static_cast<long>(backward.size())), backward);
+
+  // Shares that run against the ready order (p2 later in the layer than p1, which is ready after
+  // it): p2 at 0.75 takes 3 s, p1 can be no earlier (no piece), the last 1 s follows.
+  f.sc.model.layers[1].param_ready = {0.25, 0.75};
+  const auto d2 = describe(build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost), 0);
+  const auto b2 = std::find(d2.begin(), d2.end(), "MARK BACKWARD_BEGIN");
+  ASSERT_GE(d2.end() - b2, 9);
+  EXPECT_EQ(std::vector<std::string>(b2, b2 + 9),
+            (std::vector<std::string>{"MARK BACKWARD_BEGIN", "KERNEL L1 3", "KERNEL copy grad p2 0.3 [copy]",
+                                      "KERNEL copy grad p1 0.2 [copy]", "MARK BUCKET_READY 0", "MARK BUCKET_LAUNCH 0",
+                                      "JOB bucket 0 on 1 record 1: all-reduce 0=2000", "KERNEL L1 1", "KERNEL L0 3"}));
+}
+
 TEST(DdpBuilder, NoSyncMicroStepsNeitherCopyNorCommunicateNorStep) {
   Fixture f(2, 2, 2);
   const Plan p = build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost);
