@@ -308,9 +308,9 @@ std::vector<int> read_indices(const Json* j, const std::string& path, Diagnostic
 // layers[i].bwd_param_ready: one share in [0, 1] per entry of the layer's `params`.
 std::vector<double> read_param_ready(const Json& j, const std::string& layer_path, size_t nparams, Diagnostics& d) {
   const std::string path = layer_path + "/bwd_param_ready";
-  const std::string allowed = "an array of " + std::to_string(nparams) +
-                              " numbers from 0 to 1, one per entry of params: the share of the layer's backward "
-                              "done when that parameter's gradient is ready";
+  const std::string allowed = "an array of " + std::to_string(nparams) + (nparams == 1 ? " number" : " numbers") +
+                              " from 0 to 1, one per entry of params: the share of the layer's backward done when "
+                              "that parameter's gradient is ready";
   std::vector<double> out;
   if (!j.is_array() || j.size() != nparams) {
     d.add_value(path, j, allowed);
