@@ -260,7 +260,9 @@ def make_case(rng, work, idx):
             base += [opt, v]
             invalid = v in BAD_NUMBERS
     elif cmd == "validate":
-        src = os.path.join(ROOT, "bench", "results", "cpu-2rank-resnet18.json")
+        # the LSTM file's profile has measured gradient-ready shares (layers[].bwd_param_ready)
+        src = os.path.join(ROOT, "bench", "results", rng.choice(["cpu-2rank-resnet18.json",
+                                                                  "other-models-2026-12-03c/cpu-2rank-lstm.json"]))
         text, invalid = mutate_json(rng, read(src)) if mode != "cli" else (read(src), False)
         base = ["validate", put("r.json", text)]
         if mode == "cli":
