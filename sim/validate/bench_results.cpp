@@ -344,6 +344,16 @@ void verdict(report::Rendered& r, bool ok) {
 
 }  // namespace
 
+double halves_ratio(std::vector<double> times) {
+  if (times.size() < 4) return 1.0;
+  std::sort(times.begin(), times.end());
+  const size_t h = times.size() / 2;
+  const std::vector<double> low(times.begin(), times.begin() + static_cast<long>(h));
+  const std::vector<double> high(times.end() - static_cast<long>(h), times.end());
+  const double lo = core::median(low);
+  return lo > 0 ? core::median(high) / lo : 1.0;
+}
+
 report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predicted, double tolerance) {
   if (predicted.size() != plan.steps.size())
     throw core::SimulationError("validate: " + std::to_string(predicted.size()) + " predictions for " +
@@ -433,7 +443,26 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                     core::format_time(mc).c_str(), core::format_time(pc).c_str(), (pc / mc - 1) * 100);
       out << pl;
     }
+    // Timed steps in two speeds (scripts/ddp_cpu_bench.py's step_times_s, compute_only_times_s):
+    // the machine changed speed during the run, so the case's measurement is not one machine's.
+    double slow_phase = 1.0;
+    for (const char* key : {"step_times_s", "compute_only_times_s"}) {
+      if (!m.contains(key) || !m[key].is_array()) continue;
+      std::vector<double> ts;
+      for (const auto& t : m[key])
+        if (t.is_number()) ts.push_back(t.get<double>());
+      slow_phase = std::max(slow_phase, halves_ratio(ts));
+    }
+    if (slow_phase >= kSlowPhaseRatio) {
+      char wl[260];
+      std::snprintf(wl, sizeof wl,
+                    "          warning: the slower half of the timed steps took %.2fx the faster half: the machine "
+                    "changed speed during the run; rerun this on an idle machine before trusting it\n",
+                    slow_phase);
+      out << wl;
+    }
     rows.push_back({{"bucket_cap", plan.steps[i].label},
+                    {"slow_phase_ratio", slow_phase},
                     {"compute_only_parts", parts},
                     {"ddp_overhead", overhead},
                     {"measured",

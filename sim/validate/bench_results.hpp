@@ -43,6 +43,15 @@ Plan plan(const config::Catalog& cat, const core::Json& doc, const std::string& 
 // index in /step/cases.
 double measured_optimizer_step(const core::Json& step_case, const std::string& file, size_t i);
 
+// The slower half of a case's timed steps against its faster half: median(upper half) /
+// median(lower half) of `times` (1 with fewer than 4). A ratio of kSlowPhaseRatio or more says the
+// machine's speed changed during the run (a shared VM's slow phase), not that the steps vary.
+double halves_ratio(std::vector<double> times);
+// The threshold: the 233 cases of the CPU files in bench/results (2026-12-03) are at most 1.27
+// (steps) and 1.19 (compute-only steps); runs that crossed a slow phase of the machine measured
+// 1.45-1.58 (bench/results/other-models-2026-12-03c/README.md, "Runs not kept").
+inline constexpr double kSlowPhaseRatio = 1.35;
+
 // Measured against predicted, case by case (step time, exposed communication, overlap, bucket end
 // times); status 3 when a case's step-time error exceeds `tolerance`.
 report::Rendered compare_steps(const Plan& plan, const std::vector<core::Json>& predicted, double tolerance);

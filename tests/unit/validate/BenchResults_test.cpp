@@ -53,6 +53,29 @@ TEST(BenchResults, WithoutNoDdpStepsOrWithSeveralRanksThereIsNoOverheadRow) {
   EXPECT_TRUE(r.doc["cases"][0]["ddp_overhead"].is_null());
 }
 
+// The slower half of the timed steps against the faster half (by hand): a GRU run that crossed a
+// slow phase of the machine, steps 1086 1034 1000 703 690 699 ms: sorted halves 690 699 703 and
+// 1000 1034 1086, medians 699 and 1034: 1034 / 699 = 1.4793. Fewer than four steps: 1.
+TEST(BenchResults, TimedStepsInTwoSpeedsAreFlagged) {
+  EXPECT_NEAR(halves_ratio({1.086, 1.034, 1.000, 0.703, 0.690, 0.699}), 1.034 / 0.699, 1e-12);
+  // odd count: the middle one left out, halves {0.24, 0.25} and {0.26, 0.27}
+  EXPECT_NEAR(halves_ratio({0.25, 0.26, 0.24, 0.25, 0.27}), 0.265 / 0.245, 1e-12);
+  EXPECT_EQ(halves_ratio({0.3, 0.1, 0.2}), 1.0);
+  Plan p = one_case(2, "default",
+                    Json{{"step_time_s", 0.8517},
+                         {"step_times_s", {1.086, 1.034, 1.000, 0.703, 0.690, 0.699}},
+                         {"compute_only_times_s", {0.70, 0.71, 0.69, 0.70, 0.72, 0.70}}});
+  auto r = compare_steps(p, {predicted(0.709, 0.0)}, 0.5);
+  EXPECT_NEAR(r.doc["cases"][0]["slow_phase_ratio"].get<double>(), 1.034 / 0.699, 1e-12);
+  EXPECT_NE(r.text.find("warning: the slower half of the timed steps took 1.48x the faster half"), std::string::npos)
+      << r.text;
+  // Steady steps (the shipped files' spread): no warning.
+  p.steps[0].measured["step_times_s"] = {0.262, 0.259, 0.266, 0.258, 0.262, 0.261};
+  r = compare_steps(p, {predicted(0.26, 0.0)}, 0.5);
+  EXPECT_LT(r.doc["cases"][0]["slow_phase_ratio"].get<double>(), kSlowPhaseRatio);
+  EXPECT_EQ(r.text.find("warning"), std::string::npos) << r.text;
+}
+
 TEST(BenchResults, ComputeOnlyStepsAreComparedPartByPart) {
   Plan p = one_case(2, "default",
                     Json{{"step_time_s", 0.3418}, {"compute_only_s", 0.3188}, {"compute_only_forward_s", 0.115}});
