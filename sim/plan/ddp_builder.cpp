@@ -115,28 +115,23 @@ class DdpBuilder : ProgramWriter {
   }
 
  private:
-  // Trainable parameters of each layer in the order their gradients become ready.
+  // Trainable parameters of each layer in the order their gradients become ready, and the share of
+  // its layer's backward done when each is ready (LayerSpec::param_ready; 1 without shares).
   void layer_params() {
     const auto& m = sc_.model;
     std::vector<int> rank_in_order(m.params.size(), 0);
     for (size_t i = 0; i < m.grad_ready_order.size(); ++i) rank_in_order[m.grad_ready_order[i]] = static_cast<int>(i);
     layer_params_.resize(m.layers.size());
+    ready_share_.assign(m.params.size(), 1.0);
     for (size_t l = 0; l < m.layers.size(); ++l) {
-      for (int p : m.layers[l].params)
+      const auto& layer = m.layers[l];
+      for (size_t k = 0; k < layer.param_ready.size(); ++k)
+        ready_share_[static_cast<size_t>(layer.params[k])] = layer.param_ready[k];
+      for (int p : layer.params)
         if (m.params[p].requires_grad) layer_params_[l].push_back(p);
       std::sort(layer_params_[l].begin(), layer_params_[l].end(),
                 [&](int a, int b) { return rank_in_order[a] < rank_in_order[b]; });
     }
-  }
-
-  // The share of layer l's backward done when parameter p's gradient is ready (1 without
-  // measured shares).
-  double ready_share(size_t l, int p) const {
-    const auto& layer = sc_.model.layers[l];
-    if (layer.param_ready.empty()) return 1.0;
-    for (size_t k = 0; k < layer.params.size(); ++k)
-      if (layer.params[k] == p) return layer.param_ready[k];
-    return 1.0;
   }
 
   // The GPU's wait for DDP's host work (0: none, nothing issued).
@@ -261,16 +256,18 @@ class DdpBuilder : ProgramWriter {
       // Activation checkpointing: a checkpointed block reruns its forward before its backward.
       kernel(recompute_[l], "recompute up to " + m.layers[l].name + " (checkpoint)", "recompute");
       // The layer's backward up to each gradient's readiness (LayerSpec::param_ready, in the
-      // gradients' ready order), the rest after the last; without shares, all of it first.
+      // gradients' ready order), the rest after the last; without shares, all of it before the first.
       BackwardPieces pieces(profile_.backward[l], split_ ? &profile_.backward_ops[l] : nullptr);
       const auto run_to = [&](double share) {
         kernel(pieces.kernel_to(share), m.layers[l].name, "backward");
         for (double s : pieces.ops_to(share)) hx.kernel(s, profile_.host_backward_op_s);
       };
-      if (!reducer.hooks_active() || m.layers[l].param_ready.empty()) run_to(1.0);
-      if (!reducer.hooks_active()) continue;
+      if (!reducer.hooks_active()) {
+        run_to(1.0);
+        continue;
+      }
       for (int p : layer_params_[l]) {
-        run_to(ready_share(l, p));
+        run_to(ready_share_[static_cast<size_t>(p)]);
         // autograd_hook -> mark_variable_ready on the backward thread, then the copy it launches.
         hx.ddp_host(host_.per_gradient_hook_s);
         if (copy_in) hx.ddp_kernel(profile_.copy_in[p].seconds, profile_.copy_in[p].seconds > 0 ? op_host : 0.0);
@@ -412,6 +409,7 @@ class DdpBuilder : ProgramWriter {
   bool split_ = false;      // the profile separates host dispatch from GPU time
   std::vector<int> jobs_;   // task of each collective record of the current micro-step
   std::vector<std::vector<int>> layer_params_;
+  std::vector<double> ready_share_;  // per parameter (layer_params)
 };
 
 }  // namespace
