@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "collectives/topology.hpp"
@@ -354,6 +355,33 @@ double halves_ratio(std::vector<double> times) {
   return lo > 0 ? core::median(high) / lo : 1.0;
 }
 
+Json last_bucket_parts(const Json& measured, const Json& predicted, double measured_step, double predicted_step,
+                       int ranks) {
+  if (ranks < 2 || !measured.contains("buckets") || !measured["buckets"].is_array() || !predicted.contains("buckets") ||
+      !predicted["buckets"].is_array())
+    return nullptr;
+  const Json& mb = measured["buckets"];
+  const Json& pb = predicted["buckets"];
+  if (mb.empty() || mb.size() != pb.size()) return nullptr;  // another plan: no bucket to pair
+  auto num = [](const Json& b, const char* k) {
+    return b.contains(k) && b[k].is_number() ? b[k].get<double>() : std::nan("");
+  };
+  size_t last = 0;
+  for (size_t b = 1; b < mb.size(); ++b)
+    if (num(mb[b], "end_s") > num(mb[last], "end_s")) last = b;
+  const double mr = num(mb[last], "ready_s"), me = num(mb[last], "end_s");
+  const double pr = num(pb[last], "ready_s"), pe = num(pb[last], "end_s");
+  if (!std::isfinite(mr) || !std::isfinite(me) || !std::isfinite(pr) || !std::isfinite(pe) || me < mr) return nullptr;
+  return {{"index", static_cast<int>(last)},
+          {"bytes", num(mb[last], "bytes") >= 0 ? num(mb[last], "bytes") : 0.0},
+          {"ready_measured_s", mr},
+          {"ready_predicted_s", pr},
+          {"allreduce_measured_s", me - mr},
+          {"allreduce_predicted_s", pe - pr},
+          {"after_measured_s", measured_step - me},
+          {"after_predicted_s", predicted_step - pe}};
+}
+
 report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predicted, double tolerance) {
   if (predicted.size() != plan.steps.size())
     throw core::SimulationError("validate: " + std::to_string(predicted.size()) + " predictions for " +
@@ -385,12 +413,20 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
         const double me_end = mb[b].value("end_s", 0.0), pe_end = pb[b]["end_s"].get<double>();
         const double err = me_end > 0 ? (pe_end - me_end) / me_end : 0.0;
         if (me_end > 0) bucket_errs.push_back(std::fabs(err));
-        brows.push_back({{"index", b},
-                         {"bytes_measured", mb[b].value("bytes", 0.0)},
-                         {"bytes_predicted", pb[b]["bytes"]},
-                         {"end_measured_s", me_end},
-                         {"end_predicted_s", pe_end},
-                         {"relative_error", err}});
+        Json row{{"index", b},
+                 {"bytes_measured", mb[b].value("bytes", 0.0)},
+                 {"bytes_predicted", pb[b]["bytes"]},
+                 {"end_measured_s", me_end},
+                 {"end_predicted_s", pe_end},
+                 {"relative_error", err}};
+        // When the bucket was ready (its last gradient's hook) and when its all-reduce started, both
+        // sides, so that a miss can be placed: in the backward before it, or in the collective.
+        for (const char* k : {"ready_s", "start_s"}) {
+          const std::string key(k, std::strlen(k) - 2);
+          if (mb[b].contains(k) && mb[b][k].is_number()) row[key + "_measured_s"] = mb[b][k];
+          if (pb[b].contains(k) && pb[b][k].is_number()) row[key + "_predicted_s"] = pb[b][k];
+        }
+        brows.push_back(std::move(row));
       }
     }
     // DDP's own cost: measured against the same model's no-DDP steps (when the run has them),
@@ -443,6 +479,27 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                     core::format_time(mc).c_str(), core::format_time(pc).c_str(), (pc / mc - 1) * 100);
       out << pl;
     }
+    // Where the step's error sits, along the bucket the step waited on last (the one whose
+    // all-reduce ended last in the measured step): when it was ready, its all-reduce from ready to
+    // end, and the rest of the step after it. The three differences add up to the step's error.
+    const Json last = last_bucket_parts(m, p, ms, ps, plan.ranks);
+    if (last.is_object()) {
+      const auto ms_of = [&](const char* k) { return core::format_time(last[k].get<double>()); };
+      const auto diff = [&](const char* pk, const char* mk) {
+        return (last[pk].get<double>() - last[mk].get<double>()) * 1e3;
+      };
+      char ll[420];
+      std::snprintf(
+          ll, sizeof ll,
+          "          bucket that ended last (%d, %s): ready %s / %s, ready to end %s / %s, end to step end %s / "
+          "%s (meas / pred), error %+.1f %+.1f %+.1f = %+.1f ms\n",
+          last["index"].get<int>(), core::format_bytes(last["bytes"].get<double>()).c_str(),
+          ms_of("ready_measured_s").c_str(), ms_of("ready_predicted_s").c_str(), ms_of("allreduce_measured_s").c_str(),
+          ms_of("allreduce_predicted_s").c_str(), ms_of("after_measured_s").c_str(), ms_of("after_predicted_s").c_str(),
+          diff("ready_predicted_s", "ready_measured_s"), diff("allreduce_predicted_s", "allreduce_measured_s"),
+          diff("after_predicted_s", "after_measured_s"), (ps - ms) * 1e3);
+      out << ll;
+    }
     // Timed steps in two speeds (scripts/ddp_cpu_bench.py's step_times_s, compute_only_times_s):
     // the machine changed speed during the run, so the case's measurement is not one machine's.
     double slow_phase = 1.0;
@@ -480,6 +537,7 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                     {"step_time_error", step_err},
                     {"bucket_end_median_abs_error", core::median(bucket_errs)},
                     {"buckets", brows},
+                    {"last_bucket", last},
                     {"within_tolerance", within}});
   }
   const double med = core::median(step_errors);

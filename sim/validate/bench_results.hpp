@@ -52,6 +52,14 @@ double halves_ratio(std::vector<double> times);
 // 1.45-1.58 (bench/results/other-models-2026-12-03c/README.md, "Runs not kept").
 inline constexpr double kSlowPhaseRatio = 1.35;
 
+// The step's error along the bucket whose all-reduce ended last in the measured step (several
+// ranks, the same bucket plan on both sides): when it was ready, its all-reduce from ready to end
+// and the step after it, measured and predicted ({index, bytes, ready_*, allreduce_*, after_*}, each
+// _measured_s and _predicted_s; the three differences add up to predicted_step - measured_step).
+// Null at one rank, when the plans differ or a time is missing.
+core::Json last_bucket_parts(const core::Json& measured, const core::Json& predicted, double measured_step,
+                             double predicted_step, int ranks);
+
 // Measured against predicted, case by case (step time, exposed communication, overlap, bucket end
 // times); status 3 when a case's step-time error exceeds `tolerance`.
 report::Rendered compare_steps(const Plan& plan, const std::vector<core::Json>& predicted, double tolerance);

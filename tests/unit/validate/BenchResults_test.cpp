@@ -76,6 +76,50 @@ TEST(BenchResults, TimedStepsInTwoSpeedsAreFlagged) {
   EXPECT_EQ(r.text.find("warning"), std::string::npos) << r.text;
 }
 
+// The step's error split along the bucket that ended last in the measured step. Measured: bucket
+// 0 ready 50 ms, end 60 ms; bucket 1 (5 MB) ready 148 ms, end 158.8 ms; step 166.5 ms. Predicted:
+// bucket 1 ready 147.8, end 154.3; step 160.4. Parts: ready 147.8 - 148 = -0.2 ms; ready to end
+// 6.5 - 10.8 = -4.3 ms; end to step end 6.1 - 7.7 = -1.6 ms; sum -6.1 ms = 160.4 - 166.5.
+TEST(BenchResults, StepErrorIsSplitAlongTheBucketThatEndedLast) {
+  const Json mb =
+      Json::array({Json{{"index", 0}, {"bytes", 4e6}, {"ready_s", 0.050}, {"start_s", 0.0503}, {"end_s", 0.060}},
+                   Json{{"index", 1}, {"bytes", 5e6}, {"ready_s", 0.148}, {"start_s", 0.1486}, {"end_s", 0.1588}}});
+  Plan p = one_case(2, "default", Json{{"step_time_s", 0.1665}, {"buckets", mb}});
+  Json pred = predicted(0.1604, 0.0);
+  pred["buckets"] = Json::array({Json{{"bytes", 4e6}, {"ready_s", 0.049}, {"start_s", 0.0495}, {"end_s", 0.058}},
+                                 Json{{"bytes", 5e6}, {"ready_s", 0.1478}, {"start_s", 0.1486}, {"end_s", 0.1543}}});
+  pred["num_buckets"] = 2;
+  const auto r = compare_steps(p, {pred}, 0.5);
+  const Json& last = r.doc["cases"][0]["last_bucket"];
+  EXPECT_EQ(last["index"].get<int>(), 1);
+  EXPECT_NEAR(last["ready_predicted_s"].get<double>() - last["ready_measured_s"].get<double>(), -0.0002, 1e-12);
+  EXPECT_NEAR(last["allreduce_measured_s"].get<double>(), 0.0108, 1e-12);
+  EXPECT_NEAR(last["allreduce_predicted_s"].get<double>(), 0.0065, 1e-12);
+  EXPECT_NEAR(last["after_measured_s"].get<double>(), 0.0077, 1e-12);
+  EXPECT_NEAR(last["after_predicted_s"].get<double>(), 0.0061, 1e-12);
+  EXPECT_NE(r.text.find("error -0.2 -4.3 -1.6 = -6.1 ms"), std::string::npos) << r.text;
+  // Both sides' ready and start times stand beside the end times in each bucket row.
+  const Json& row = r.doc["cases"][0]["buckets"][0];
+  EXPECT_EQ(row["ready_measured_s"].get<double>(), 0.050);
+  EXPECT_EQ(row["ready_predicted_s"].get<double>(), 0.049);
+  EXPECT_EQ(row["start_measured_s"].get<double>(), 0.0503);
+  EXPECT_EQ(row["start_predicted_s"].get<double>(), 0.0495);
+  // The bucket that ended last is the measured one, whatever its index: bucket 0 ending at 0.16 s.
+  p.steps[0].measured["buckets"][0]["end_s"] = 0.160;
+  EXPECT_EQ(compare_steps(p, {pred}, 0.5).doc["cases"][0]["last_bucket"]["index"].get<int>(), 0);
+  // Other bucket plans, a missing time, or one rank: no split.
+  Json other = pred;
+  other["buckets"].erase(1);
+  EXPECT_TRUE(compare_steps(p, {other}, 0.5).doc["cases"][0]["last_bucket"].is_null());
+  p.steps[0].measured["buckets"][0].erase("ready_s");
+  EXPECT_TRUE(compare_steps(p, {pred}, 0.5).doc["cases"][0]["last_bucket"].is_null());
+  p.steps[0].measured["buckets"][0]["ready_s"] = 0.05;
+  p.ranks = 1;
+  const auto one = compare_steps(p, {pred}, 0.5);
+  EXPECT_TRUE(one.doc["cases"][0]["last_bucket"].is_null());
+  EXPECT_EQ(one.text.find("ended last"), std::string::npos) << one.text;
+}
+
 TEST(BenchResults, ComputeOnlyStepsAreComparedPartByPart) {
   Plan p = one_case(2, "default",
                     Json{{"step_time_s", 0.3418}, {"compute_only_s", 0.3188}, {"compute_only_forward_s", 0.115}});
