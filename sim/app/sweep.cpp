@@ -557,8 +557,9 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
   std::ostringstream o;
   o << "sweep of " << scenario << " (" << rows.size() << " configurations";
   if (failed) o << ", " << failed << " failed";
-  // "ranked by", not "best =": when every row is within the tolerance there is no best.
-  o << "; ranked by " << compare::metric_words(metric) << (group.empty() ? "" : " per " + group) << ")\n";
+  // "compared by", not "best =": when every row is within the tolerance there is no best (the rows
+  // stay in the order of the points).
+  o << "; compared by " << compare::metric_words(metric) << (group.empty() ? "" : " per " + group) << ")\n";
   o << core::aligned_columns(head, cells, tails, false);
   return o.str();
 }

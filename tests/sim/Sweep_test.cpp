@@ -461,7 +461,7 @@ TEST(SweepDecide, BestPerNodeCountWhenNodesAreSwept) {
     }
   }
   const std::string table = slurp(d / "table.txt");
-  EXPECT_TRUE(has(table, "ranked by least step time per nodes")) << table;
+  EXPECT_TRUE(has(table, "compared by least step time per nodes")) << table;
   EXPECT_TRUE(has(table, "nodes=2: ")) << table;
   EXPECT_TRUE(has(table, "nodes=16: ")) << table;
   // --group-by none: one global ranking again, which the fewest nodes win on step time.
