@@ -5,6 +5,7 @@
 
 #include "ddp/bucketizer.hpp"
 #include "gpu/kernel_model.hpp"
+#include "plan/dp_builder.hpp"
 #include "plan/fsdp_builder.hpp"
 
 namespace ddpsim::memory {
@@ -62,6 +63,28 @@ std::vector<std::vector<int>> zero_partition(const config::ModelSpec& m, int wor
   return out;
 }
 
+namespace {
+
+// torch.nn.DataParallel (torch/nn/parallel/data_parallel.py, forward: gather(outputs,
+// self.output_device)) concatenates the replicas' outputs on GPU 0, where the training loop's loss
+// then runs over the whole batch. GPU 0 is the GPU at the peak (it also holds the module's
+// gradients and the optimizer state; the replicas hold neither): from the end of the forward to the
+// start of the backward it keeps the gathered output (G x batch x one sample's output, the bytes
+// the Gather copies: plan::dp_output_bytes_per_sample) and the loss's saves for the other G - 1
+// chunks (`loss_saved` is one chunk's), counted with the last layer's saves.
+void add_data_parallel_gather(const config::Scenario& sc, double loss_saved, std::vector<double>& saved,
+                              std::string* rule) {
+  const int g = sc.cluster.gpus_per_node;
+  if (sc.training.wrapper != config::Wrapper::DATA_PARALLEL || g < 2 || saved.empty()) return;
+  const double gathered = plan::dp_output_bytes_per_sample(sc) * sc.training.batch_size * g;
+  saved.back() += gathered + (g - 1) * loss_saved;
+  if (rule)
+    *rule += "; DataParallel: GPU 0 (the peak) also holds the output gathered from the " + std::to_string(g) + " GPUs" +
+             (loss_saved > 0 ? std::string(" and the loss's saves over the whole batch") : std::string());
+}
+
+}  // namespace
+
 std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::string* rule) {
   const auto& m = sc.model;
   const auto& tr = sc.training;
@@ -71,6 +94,7 @@ std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::
     if (rule) *rule = "half of each layer's forward traffic (read + written), x batch / export batch";
     std::vector<double> out;
     for (const auto& l : m.layers) out.push_back(0.5 * l.fwd_bytes * batch_ratio * (half ? 0.5 : 1.0));
+    add_data_parallel_gather(sc, 0.0, out, rule);
     return out;
   }
   // The compute model's context (gpu/compute_model.cpp, kernel_model_layers): operand dtypes,
@@ -97,6 +121,7 @@ std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::
     saved.back() += loss.saved_bytes;
     if (rule) *rule += "; the loss keeps log_softmax's float32 result (rows x classes x 4 B)";
   }
+  add_data_parallel_gather(sc, loss.rows > 0 ? loss.saved_bytes : 0.0, saved, rule);
   return saved;
 }
 

@@ -409,6 +409,7 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
     // DataParallel's one process dispatches for every replica (engine/data_parallel replays the
     // per-op host costs itself): one GPU's queue walk would mislead.
     r.compute_host_forward_s = r.compute_host_backward_s = r.compute_host_wait_s = 0;
+    r.memory = memory::estimate_memory(sc);  // GPU 0's: the module's gradients, optimizer and the gathered output
     return r;
   }
   r.world_size = t.world_size;

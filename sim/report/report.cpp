@@ -417,7 +417,8 @@ std::string to_table(const StepReport& r) {
       << core::format_time(s.zero_broadcast_wait_s) << "\n";
   {
     const auto& m = r.memory;
-    o << "  memory per GPU     " << core::format_bytes(m.total());
+    // DataParallel: GPU 0 holds the module's gradients, the optimizer state and the gathered output.
+    o << (r.data_parallel ? "  memory on GPU 0    " : "  memory per GPU     ") << core::format_bytes(m.total());
     if (m.gpu_memory > 0)
       o << " of " << core::format_bytes(m.gpu_memory) << (m.fits() ? ": fits" : ": does NOT fit");
     else

@@ -230,6 +230,32 @@ TEST(DataParallelValidation, RefusesMoreThanOneNodeAndBadSettings) {
 namespace ddpsim::testing {
 namespace {
 
+// The report's memory is GPU 0's (before 2026-12-04 a DataParallel report carried none: "0 B (the
+// GPU file gives no memory)", and every batch "fit"): the module's state plus the output gathered
+// from the eight GPUs, against the V100's 32 GiB.
+TEST(DataParallelMemory, TheReportCarriesGpu0sPeakAndSaysWhenItDoesNotFit) {
+  const std::string base =
+      "run scenarios/claims/data-parallel-bert-base-1x8-v100.json --set simulation.backend=analytic ";
+  auto r = run_cli(base + "--json - -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out.substr(0, r.out.rfind('}') + 1));
+  EXPECT_DOUBLE_EQ(j["gpu_memory_bytes"].get<double>(), 32.0 * (1ull << 30));
+  // BERT-base: 110 M float32 parameters and AdamW's two moments; no buckets (no Reducer).
+  EXPECT_GT(j["memory"]["parameters"].get<double>(), 4.3e8);
+  EXPECT_DOUBLE_EQ(j["memory"]["optimizer_state"].get<double>(), 2 * j["memory"]["parameters"].get<double>());
+  EXPECT_DOUBLE_EQ(j["memory"]["buckets"].get<double>(), 0.0);
+  EXPECT_NE(j["memory"]["activation_rule"].get<std::string>().find("output gathered from the 8 GPUs"),
+            std::string::npos);
+  EXPECT_TRUE(j["fits"].get<bool>());
+  auto text = run_cli(base);
+  EXPECT_NE(text.out.find("memory on GPU 0"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("of 32.00 GiB: fits"), std::string::npos) << text.out;
+  // 32 times the batch: the activations alone pass 32 GiB.
+  auto big = run_cli(base + "--set training.batch_size=512");
+  EXPECT_EQ(big.code, 0) << big.out;
+  EXPECT_NE(big.out.find("of 32.00 GiB: does NOT fit"), std::string::npos) << big.out;
+}
+
 TEST(DataParallelSweep, RowsAreExplainedByTheirPhasesNotByBuckets) {
   auto r = run_cli(
       "sweep scenarios/claims/data-parallel-resnet50-1x8-v100.json --param gpus_per_node=2,4 "

@@ -97,6 +97,7 @@ TEST(MemoryModel, GradientsKeptByZeroGradOrViewsOfTheBuckets) {
   EXPECT_DOUBLE_EQ(e.buckets, 0);
   EXPECT_DOUBLE_EQ(e.nccl_buffers, 0);
   s.cluster.gpus_per_node = 2;
+  s.training.data_parallel.output_bytes_per_sample = 100;  // no kernel records: the Gather's bytes given
   e = estimate_memory(s);
   EXPECT_DOUBLE_EQ(e.buckets, 0);
   EXPECT_DOUBLE_EQ(e.nccl_buffers, kNcclCommunicatorBytes);
@@ -169,6 +170,58 @@ TEST(MemoryModel, ActivationsFromKernelRecordsScaleWithBatchAndDtype) {
   act = memory::activation_bytes_per_layer(s);
   EXPECT_DOUBLE_EQ(act[0], 32 * 8 * 2 + 1000);
   EXPECT_DOUBLE_EQ(act[1], 600);
+}
+
+// torch.nn.DataParallel: GPU 0 keeps the output gathered from every GPU and the loss over the
+// whole batch. Without kernel records: 100 B per sample given, batch 8, 4 GPUs: 100 x 8 x 4 =
+// 3,200 B more than DDP's per-GPU activations. With a linear last layer (export batch 1: C[4, 10]
+// = A[4, 8] W[8, 10], 4 rows of 10 logits per sample), batch 2, cross-entropy: one sample's output
+// is 4 x 10 x 4 B = 160 B, gathered 160 x 2 x 4 = 1,280 B; the loss keeps log_softmax's float32
+// result, 8 rows x 10 x 4 B = 320 B per GPU's chunk, 3 more chunks on GPU 0: 960 B; 2,240 B in all.
+TEST(MemoryModel, DataParallelGpu0HoldsTheGatheredOutputAndTheWholeBatchsLoss) {
+  auto s = small();
+  s.cluster.gpus_per_node = 4;
+  const auto ddp = memory::activation_bytes_per_layer(s);
+  s.training.wrapper = config::Wrapper::DATA_PARALLEL;
+  s.training.data_parallel.output_bytes_per_sample = 100;
+  std::string rule;
+  auto dp = memory::activation_bytes_per_layer(s, &rule);
+  EXPECT_DOUBLE_EQ(dp.back() - ddp.back(), 3200);
+  EXPECT_DOUBLE_EQ(dp.front(), ddp.front());
+  EXPECT_NE(rule.find("GPU 0 (the peak) also holds the output gathered from the 4 GPUs"), std::string::npos) << rule;
+  EXPECT_DOUBLE_EQ(
+      estimate_memory(s).activations -
+          [&] {
+            auto d = s;
+            d.training.wrapper = config::Wrapper::DDP;
+            return estimate_memory(d).activations;
+          }(),
+      3200);
+  // One GPU: nothing is gathered.
+  s.cluster.gpus_per_node = 1;
+  EXPECT_DOUBLE_EQ(memory::activation_bytes_per_layer(s).back(), ddp.back());
+
+  s = small();
+  s.cluster.gpus_per_node = 4;
+  s.model.batch_size = 1;
+  s.training.batch_size = 2;
+  s.training.loss = "cross_entropy";
+  s.cluster.gpu.peak_flops = {{"float32", 1e12}};
+  config::KernelRecord g;
+  g.op = config::KernelRecord::Op::GEMM;
+  g.m = 4;
+  g.n = 10;
+  g.k = 8;
+  g.grad_a = g.grad_b = true;
+  s.model.layers[1].type = config::LayerType::LINEAR;
+  s.model.layers[1].kernels = {g};
+  s.model.layers[0].kernels = {g};
+  const auto ddp_k = memory::activation_bytes_per_layer(s);
+  s.training.wrapper = config::Wrapper::DATA_PARALLEL;
+  rule.clear();
+  const auto dp_k = memory::activation_bytes_per_layer(s, &rule);
+  EXPECT_DOUBLE_EQ(dp_k.back() - ddp_k.back(), 1280 + 960);
+  EXPECT_NE(rule.find("and the loss's saves over the whole batch"), std::string::npos) << rule;
 }
 
 TEST(MemoryModel, ZeroPartitionIsPyTorchsSortedGreedy) {
