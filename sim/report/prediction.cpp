@@ -110,6 +110,26 @@ Prediction prediction(const StepReport& r) {
     w.validation = "no FSDP measurement in this project; DDP's band stands in: " + w.validation;
     p.summary = p.parts[0].kind.empty() ? p.summary : "compute " + p.parts[0].kind + ", FSDP simulated (not validated)";
   }
+  if (r.data_parallel) {
+    // torch.nn.DataParallel: no step measurement of its own either. At one GPU there is nothing to
+    // communicate (the step is plain training plus its host work); with several, DDP's band stands in.
+    BandPart& w = p.parts[1];
+    w.part = "data_parallel";
+    if (r.world_size <= 1) {
+      w.kind = "simulated";
+      w.low = w.high = 0.0;
+      w.validation =
+          "one GPU: no communication; DataParallel's own host work measured on this project's CPU "
+          "(scripts/measure_dp_host.py)";
+      p.low_s = std::min(p.step_s, p.step_s + std::clamp(r.steady.compute_only_s, 0.0, p.step_s) * p.parts[0].low);
+      p.high_s = std::max(p.step_s, p.step_s + std::clamp(r.steady.compute_only_s, 0.0, p.step_s) * p.parts[0].high);
+      p.summary = "compute " + p.parts[0].kind + ", DataParallel simulated";
+    } else {
+      w.kind = "simulated (not validated)";
+      w.validation = "no DataParallel measurement in this project; DDP's band stands in: " + w.validation;
+      p.summary = "compute " + p.parts[0].kind + ", DataParallel simulated (not validated)";
+    }
+  }
   return p;
 }
 

@@ -135,8 +135,8 @@ Json to_json(const StepReport& r, bool include_buckets) {
                                                 {"grad_scaler_sync", r.optimizer_sync},
                                                 {"impl", r.optimizer_impl}}
                                          : Json(nullptr);
-  // The likely band of the real step and what it rests on (report/prediction.hpp); DDP only.
-  if (!r.data_parallel && r.steady.step_time_s > 0) j["prediction"] = prediction_json(prediction(r));
+  // The likely band of the real step and what it rests on (report/prediction.hpp).
+  if (r.steady.step_time_s > 0) j["prediction"] = prediction_json(prediction(r));
   j["mfu"] = r.mfu();
   j["mfu_peak_dtype"] = r.mfu_peak_dtype;
   j["model_flops_per_micro_step"] = r.model_flops_per_micro_step;
@@ -373,7 +373,7 @@ std::string to_table(const StepReport& r) {
   auto line = [&](const char* name, double v) { o << "  " << name << core::format_time(v) << "\n"; };
   o << "steady state (iteration " << r.steady_iteration << ")\n";
   line("step time            ", s.step_time_s);
-  if (!r.data_parallel && s.step_time_s > 0) o << "    " << prediction_text(prediction(r)) << "\n";
+  if (s.step_time_s > 0) o << "    " << prediction_text(prediction(r)) << "\n";
   line("  forward            ", s.forward_s);
   line("  backward compute   ", s.backward_compute_s);
   line("  finalize wait      ", s.finalize_wait_s);

@@ -54,6 +54,31 @@ TEST(Prediction, FsdpSaysItsCommunicationIsNotValidated) {
   EXPECT_EQ(p.parts[1].validation.rfind("no FSDP measurement in this project", 0), 0u);
 }
 
+TEST(Prediction, DataParallelSaysItIsNotValidatedAndAtOneGpuHasNoCommunicationPart) {
+  StepReport r;
+  r.steady.step_time_s = 0.100;
+  r.steady.compute_only_s = 0.060;
+  r.compute_provenance = "estimated (per-kernel model)";
+  r.compute_scale = 1.0;
+  r.world_size = 8;
+  r.data_parallel = DataParallelReport{};
+  Prediction p = prediction(r);
+  // Eight GPUs: DDP's band stands in, as for FSDP.
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14 + 0.100 * (1 / 1.069 - 1), 1e-12);
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293 + 0.100 * (1 / 0.924 - 1), 1e-12);
+  EXPECT_EQ(p.summary, "compute estimated, DataParallel simulated (not validated)");
+  EXPECT_EQ(p.parts[1].part, "data_parallel");
+  EXPECT_EQ(p.parts[1].validation.rfind("no DataParallel measurement in this project", 0), 0u);
+  // One GPU: the compute part alone, 0.100 - 0.060 x 0.14 .. 0.100 + 0.060 x 0.293.
+  r.world_size = 1;
+  p = prediction(r);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14, 1e-12);
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293, 1e-12);
+  EXPECT_EQ(p.parts[1].low, 0.0);
+  EXPECT_EQ(p.parts[1].high, 0.0);
+  EXPECT_EQ(p.summary, "compute estimated, DataParallel simulated");
+}
+
 TEST(Prediction, MeasuredAndCalibratedComputeNarrowIt) {
   // Measured profile: [1/1.073 - 1, 1/0.922 - 1] = [-6.80336 %, +8.45987 %] on the compute.
   const Prediction m = prediction(0.100, 0.080, "measured on NVIDIA H100", 1.0, 2);
