@@ -457,7 +457,11 @@ std::string to_table(const StepReport& r) {
     }
   }
   if (r.has_iteration1) {
-    o << "\niteration 1 (" << r.iteration1.buckets.size() << " bucket(s))\n";
+    // FSDP's iterations have units, not buckets (the same units in both).
+    if (!r.iteration1.units.empty())
+      o << "\niteration 1 (" << r.iteration1.units.size() << " FSDP unit(s))\n";
+    else
+      o << "\niteration 1 (" << r.iteration1.buckets.size() << " bucket(s))\n";
     o << "  step time          " << core::format_time(r.iteration1.step_time_s) << ", exposed comm "
       << core::format_time(r.iteration1.exposed_comm_s) << ", overlap " << pct(r.iteration1.overlap_ratio) << "\n";
     if (!r.iteration1_faster_because.empty()) o << "  " << r.iteration1_faster_because << "\n";
