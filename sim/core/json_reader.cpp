@@ -142,7 +142,7 @@ std::optional<std::string> ObjectReader::string(const std::string& key, bool req
     bool found = false;
     for (const auto& a : allowed) found = found || a == s;
     if (!found) {
-      diag_.add_value(join_path(path_, key), *v, what);
+      diag_.add_value(join_path(path_, key), *v, what + did_you_mean(s, allowed));
       return std::nullopt;
     }
   }

@@ -167,6 +167,14 @@ TEST(JsonReader, StringNotInAllowedListListsChoices) {
   ASSERT_EQ(d.problems().size(), 1u);
   EXPECT_TRUE(
       contains_all(d.problems()[0], {"s.json", "/training/optimizer", "\"lamb\"", "\"sgd\"", "\"adam\"", "\"adamw\""}));
+  // Nothing close to "lamb": no suggestion. A value that differs in case or by an edit or two is named.
+  EXPECT_EQ(d.problems()[0].find("did you mean"), std::string::npos) << d.problems()[0];
+  Json k = Json::parse(R"({"comm_hook": "powerSGD"})");
+  Diagnostics e("s.json");
+  ObjectReader q(k, "/ddp", e);
+  EXPECT_EQ(q.string_or("comm_hook", "allreduce", {"allreduce", "powersgd", "fp16_compress"}), "allreduce");
+  ASSERT_EQ(e.problems().size(), 1u);
+  EXPECT_NE(e.problems()[0].find("; did you mean \"powersgd\"?"), std::string::npos) << e.problems()[0];
 }
 
 TEST(JsonReader, MissingRequiredNamesKeyAndWhatIsRequired) {
