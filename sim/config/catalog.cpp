@@ -892,6 +892,16 @@ void check_data_parallel(const Scenario& s, Diagnostics& d) {
     d.add("/stragglers",
           "jitter or slow ranks with training.wrapper \"data_parallel\": not modelled for "
           "DataParallel; expected none");
+  // Neither exists for one process: ZeroRedundancyOptimizer shards over a process group's ranks,
+  // comm hooks are DDP's Reducer's (DataParallel reduces with comm.reduce_add_coalesced).
+  if (s.training.zero_redundancy_optimizer.enabled)
+    d.add("/training/zero_redundancy_optimizer",
+          "true with training.wrapper \"data_parallel\": ZeroRedundancyOptimizer shards the optimizer over a process "
+          "group's ranks, and DataParallel is one process; expected false");
+  if (s.ddp.comm_hook != CommHook::ALLREDUCE)
+    d.add("/ddp/comm_hook", "\"" + to_string(s.ddp.comm_hook) +
+                                "\" with training.wrapper \"data_parallel\": comm hooks are DDP's (its Reducer's); "
+                                "DataParallel reduces the gradients with reduce_add_coalesced; expected \"allreduce\"");
 }
 
 // FullyShardedDataParallel / fully_shard: what the FSDP plan (plan/fsdp_builder.hpp) does not model.

@@ -222,6 +222,17 @@ TEST(DataParallelValidation, RefusesMoreThanOneNodeAndBadSettings) {
   auto accum = run_cli(base + "--set training.gradient_accumulation_steps=2");
   EXPECT_EQ(accum.code, 2);
   EXPECT_NE(accum.err.find("/training/gradient_accumulation_steps"), std::string::npos) << accum.err;
+  // ZeroRedundancyOptimizer and DDP's comm hooks have no meaning for one process (were ignored).
+  auto zero = run_cli(base + "--set training.zero_redundancy_optimizer.enabled=true");
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.err.find("/training/zero_redundancy_optimizer: true with training.wrapper \"data_parallel\""),
+            std::string::npos)
+      << zero.err;
+  auto hook = run_cli(base + "--set ddp.comm_hook=fp16_compress");
+  EXPECT_EQ(hook.code, 2);
+  EXPECT_NE(hook.err.find("/ddp/comm_hook: \"fp16_compress\" with training.wrapper \"data_parallel\""),
+            std::string::npos)
+      << hook.err;
 }
 
 }  // namespace
