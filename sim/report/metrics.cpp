@@ -404,12 +404,14 @@ void fill_data_parallel(const config::Scenario& sc, Timeline& t, StepReport& r) 
 
 StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& profile, Timeline& t, NetworkStats net) {
   StepReport r = case_fields(sc, profile, net);
+  // Per GPU at its peak; under DataParallel GPU 0's (the module's gradients and optimizer state, the
+  // gathered output).
+  r.memory = memory::estimate_memory(sc);
   if (t.data_parallel) {
     fill_data_parallel(sc, t, r);
     // DataParallel's one process dispatches for every replica (engine/data_parallel replays the
     // per-op host costs itself): one GPU's queue walk would mislead.
     r.compute_host_forward_s = r.compute_host_backward_s = r.compute_host_wait_s = 0;
-    r.memory = memory::estimate_memory(sc);  // GPU 0's: the module's gradients, optimizer and the gathered output
     return r;
   }
   r.world_size = t.world_size;
@@ -434,7 +436,6 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   if (sc.collective.model != config::CollectiveModelKind::NCCL) r.trace_comm_name = "collective stream";
   r.flows_reused = net.flows_reused;
   r.ranks = config::to_string(sc.simulation.ranks);
-  r.memory = memory::estimate_memory(sc);
   const auto& z = sc.training.zero_redundancy_optimizer;
   r.zero_redundancy_optimizer = !z.enabled ? "off" : z.overlap_with_ddp ? "overlap_with_ddp" : "on";
   r.activation_checkpointing = config::to_string(sc.training.activation_checkpointing);

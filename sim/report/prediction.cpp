@@ -82,6 +82,17 @@ double tie_resolution() {
   return 0.034;
 }
 
+namespace {
+// The band from the parts (compute, then communication): the compute part's range on the compute-only
+// time, the other's on the whole step, widened to hold the prediction itself.
+void set_band(Prediction& p, double compute_only_s) {
+  const double c_only = std::clamp(compute_only_s, 0.0, p.step_s);
+  const BandPart &c = p.parts[0], &d = p.parts[1];
+  p.low_s = std::min(p.step_s, p.step_s + c_only * c.low + p.step_s * d.low);
+  p.high_s = std::max(p.step_s, p.step_s + c_only * c.high + p.step_s * d.high);
+}
+}  // namespace
+
 Prediction prediction(double step_s, double compute_only_s, const std::string& provenance, double compute_scale,
                       int world_size) {
   Prediction p;
@@ -89,9 +100,7 @@ Prediction prediction(double step_s, double compute_only_s, const std::string& p
   const BandPart c = compute_part(provenance, compute_scale);
   const BandPart d = ddp_part(world_size);
   p.parts = {c, d};
-  const double c_only = std::clamp(compute_only_s, 0.0, step_s);
-  p.low_s = std::min(step_s, step_s + c_only * c.low + step_s * d.low);
-  p.high_s = std::max(step_s, step_s + c_only * c.high + step_s * d.high);
+  set_band(p, compute_only_s);
   p.resolution = tie_resolution();
   p.resolution_basis = "bucket-cap slowdown 25 -> 1 MB: measured 0.3-3.8 %, predicted 0.0-0.4 % (V100)";
   p.summary = "compute " + c.kind + ", DDP " + d.kind;
@@ -121,8 +130,7 @@ Prediction prediction(const StepReport& r) {
       w.validation =
           "one GPU: no communication; DataParallel's own host work measured on this project's CPU "
           "(scripts/measure_dp_host.py)";
-      p.low_s = std::min(p.step_s, p.step_s + std::clamp(r.steady.compute_only_s, 0.0, p.step_s) * p.parts[0].low);
-      p.high_s = std::max(p.step_s, p.step_s + std::clamp(r.steady.compute_only_s, 0.0, p.step_s) * p.parts[0].high);
+      set_band(p, r.steady.compute_only_s);
       p.summary = "compute " + p.parts[0].kind + ", DataParallel simulated";
     } else {
       w.kind = "simulated (not validated)";

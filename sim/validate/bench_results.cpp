@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <sstream>
 
 #include "collectives/topology.hpp"
@@ -421,10 +420,9 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                  {"relative_error", err}};
         // When the bucket was ready (its last gradient's hook) and when its all-reduce started, both
         // sides, so that a miss can be placed: in the backward before it, or in the collective.
-        for (const char* k : {"ready_s", "start_s"}) {
-          const std::string key(k, std::strlen(k) - 2);
-          if (mb[b].contains(k) && mb[b][k].is_number()) row[key + "_measured_s"] = mb[b][k];
-          if (pb[b].contains(k) && pb[b][k].is_number()) row[key + "_predicted_s"] = pb[b][k];
+        for (const std::string k : {"ready", "start"}) {
+          if (mb[b].contains(k + "_s") && mb[b][k + "_s"].is_number()) row[k + "_measured_s"] = mb[b][k + "_s"];
+          if (pb[b].contains(k + "_s") && pb[b][k + "_s"].is_number()) row[k + "_predicted_s"] = pb[b][k + "_s"];
         }
         brows.push_back(std::move(row));
       }

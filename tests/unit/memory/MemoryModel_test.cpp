@@ -136,18 +136,24 @@ TEST(MemoryModel, AdamForeachTemporariesSetTheStepPeak) {
   EXPECT_DOUBLE_EQ(estimate_memory(s).optimizer_temporaries, 0);
 }
 
+// A linear layer's GEMM record C[m, n] = A[m, k] W[k, n], both operands' gradients taken.
+config::KernelRecord linear_record(double m, double n, double k) {
+  config::KernelRecord g;
+  g.op = config::KernelRecord::Op::GEMM;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.grad_a = g.grad_b = true;
+  return g;
+}
+
 TEST(MemoryModel, ActivationsFromKernelRecordsScaleWithBatchAndDtype) {
   // Export batch 1. Layer 0: a linear C[16, 32] = A[16, 8] W[8, 32] (the batch rides on m) keeps
   // A for the weight gradient; a mul reading 1000 B keeps its inputs. Layer 1: a softmax writing
   // 600 B keeps its result; an add keeps nothing; an op without backward keeps nothing.
   auto s = small();
   s.model.batch_size = 1;
-  config::KernelRecord g;
-  g.op = config::KernelRecord::Op::GEMM;
-  g.m = 16;
-  g.n = 32;
-  g.k = 8;
-  g.grad_a = g.grad_b = true;
+  const config::KernelRecord g = linear_record(16, 32, 8);
   auto mem = [](const char* name, double in, double out, bool bwd) {
     config::KernelRecord r;
     r.op = config::KernelRecord::Op::MEM;
@@ -207,12 +213,7 @@ TEST(MemoryModel, DataParallelGpu0HoldsTheGatheredOutputAndTheWholeBatchsLoss) {
   s.training.batch_size = 2;
   s.training.loss = "cross_entropy";
   s.cluster.gpu.peak_flops = {{"float32", 1e12}};
-  config::KernelRecord g;
-  g.op = config::KernelRecord::Op::GEMM;
-  g.m = 4;
-  g.n = 10;
-  g.k = 8;
-  g.grad_a = g.grad_b = true;
+  const config::KernelRecord g = linear_record(4, 10, 8);
   s.model.layers[1].type = config::LayerType::LINEAR;
   s.model.layers[1].kernels = {g};
   s.model.layers[0].kernels = {g};
