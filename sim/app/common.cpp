@@ -175,7 +175,8 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
   // * 1024 * 1024)); a cap above all the gradients makes one bucket, and 26214400 is 25 MiB in bytes.
   const double grads = s.model.grad_bytes();
   // Only a cap the user set: at the default, PyTorch's 1 MiB first bucket still splits a small model.
-  if (grads > 0 && !s.ddp.bucket_cap_is_default && s.ddp.bucket_cap_bytes() > grads) {
+  if (grads > 0 && s.training.wrapper == config::Wrapper::DDP && !s.ddp.bucket_cap_is_default &&
+      s.ddp.bucket_cap_bytes() > grads) {
     std::snprintf(
         b, sizeof b,
         "ddp.bucket_cap_mb %.15g MiB is larger than all of model %s's gradients (%s): DDP puts them in one "

@@ -151,9 +151,38 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
 }
 }  // namespace
 
+namespace {
+// The ddp section's keys that only DDP's Reducer reads (torch/nn/parallel/distributed.py's
+// constructor arguments): set away from their defaults under another wrapper, they change nothing.
+std::vector<std::string> ddp_only_keys_set(const DdpSettings& ddp) {
+  const DdpSettings def;
+  std::vector<std::string> k;
+  if (!ddp.bucket_cap_is_default) k.push_back("bucket_cap_mb");
+  if (ddp.first_bucket_cap_mb) k.push_back("first_bucket_cap_mb");
+  if (ddp.find_unused_parameters != def.find_unused_parameters) k.push_back("find_unused_parameters");
+  if (ddp.static_graph != def.static_graph) k.push_back("static_graph");
+  if (ddp.gradient_as_bucket_view != def.gradient_as_bucket_view) k.push_back("gradient_as_bucket_view");
+  if (ddp.broadcast_buffers != def.broadcast_buffers) k.push_back("broadcast_buffers");
+  return k;
+}
+}  // namespace
+
 std::vector<std::string> fsdp_warnings(const Scenario& s) {
   std::vector<std::string> w;
   const auto& tr = s.training;
+  if (tr.wrapper != Wrapper::DDP) {
+    const auto keys = ddp_only_keys_set(s.ddp);
+    if (!keys.empty()) {
+      std::string list;
+      for (const auto& k : keys) list += (list.empty() ? "ddp." : ", ddp.") + k;
+      w.push_back(list + (keys.size() > 1 ? " are" : " is") +
+                  " DistributedDataParallel's and ignored with training.wrapper \"" + to_string(tr.wrapper) + "\"" +
+                  (tr.wrapper == Wrapper::FSDP
+                       ? ": FSDP communicates per unit (training.fsdp.wrap sets the units)"
+                       : ": DataParallel copies the parameters and buffers to every GPU at each forward and "
+                         "sums the gradients onto GPU 0 after the backward"));
+    }
+  }
   if (tr.wrapper != Wrapper::FSDP) {
     if (tr.activation_checkpointing != ActivationCheckpointing::NONE && tr.wrapper == Wrapper::DATA_PARALLEL)
       w.push_back("training.activation_checkpointing \"" + to_string(tr.activation_checkpointing) +

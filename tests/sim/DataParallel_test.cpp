@@ -235,6 +235,27 @@ TEST(DataParallelValidation, RefusesMoreThanOneNodeAndBadSettings) {
       << hook.err;
 }
 
+// DDP's own constructor arguments mean nothing to DataParallel: the run says so on stderr and its
+// step is the same to the byte as without them.
+TEST(DataParallelValidation, DdpOnlyKeysAreWarnedAndChangeNothing) {
+  const std::string base = "run claims/data-parallel-resnet50-1x8-v100 ";
+  auto plain = run_cli(base + "--json -");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("DistributedDataParallel's"), std::string::npos) << plain.err;
+  auto keyed = run_cli(base +
+                       "--set ddp.bucket_cap_mb=1 --set ddp.gradient_as_bucket_view=true --set "
+                       "ddp.broadcast_buffers=false --json -");
+  ASSERT_EQ(keyed.code, 0) << keyed.err;
+  EXPECT_NE(keyed.err.find("ddp.bucket_cap_mb, ddp.gradient_as_bucket_view, ddp.broadcast_buffers are "
+                           "DistributedDataParallel's and ignored with training.wrapper \"data_parallel\""),
+            std::string::npos)
+      << keyed.err;
+  const auto step = [](const CliResult& r) {
+    return Json::parse(r.out.substr(0, r.out.size() - r.err.size()))["step_time_s"].get<double>();
+  };
+  EXPECT_EQ(step(plain), step(keyed));
+}
+
 }  // namespace
 }  // namespace ddpsim::testing
 

@@ -55,6 +55,24 @@ TEST(FsdpCli, HybridShardOnOneNodeIsWarned) {
   EXPECT_NE(r.out.find("HYBRID_SHARD on one node"), std::string::npos) << r.out;
 }
 
+// FSDP groups its collectives by unit; DDP's bucket settings change nothing, and the run says so.
+TEST(FsdpCli, DdpOnlyKeysAreWarnedAndChangeNothing) {
+  auto plain = run("run llama3-8b-fsdp-8x-h100 --json - -q");
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  EXPECT_EQ(plain.err.find("DistributedDataParallel's"), std::string::npos) << plain.err;
+  auto keyed =
+      run("run llama3-8b-fsdp-8x-h100 --set ddp.bucket_cap_mb=5 --set ddp.find_unused_parameters=true --json - -q");
+  ASSERT_EQ(keyed.code, 0) << keyed.out;
+  EXPECT_NE(keyed.err.find("ddp.bucket_cap_mb, ddp.find_unused_parameters are DistributedDataParallel's and "
+                           "ignored with training.wrapper \"fsdp\""),
+            std::string::npos)
+      << keyed.err;
+  const auto step = [](const testing::CliResult& r) {
+    return Json::parse(r.out.substr(0, r.out.size() - r.err.size()))["step_time_s"].get<double>();
+  };
+  EXPECT_EQ(step(plain), step(keyed));
+}
+
 TEST(FsdpCli, SweepOverStrategyAndCheckpointing) {
   const auto d = testing::temp_dir("fsdp-sweep");
   const auto out = (d / "s.json").string();
