@@ -47,8 +47,13 @@ In order, inside the rank processes:
      steps so that both see the same machine load): the same DDP with the hook returning the
      divided bucket in an already-completed future and broadcast_buffers switched off -- nothing
      crosses processes, the Reducer's copies into/out of the buckets remain.  Their
-     optimizer.step() + zero_grad() (step end - backward end, median: compute_only_optimizer_s) is
-     what `ddpsim validate` uses in place of its optimizer estimate.
+     optimizer.step() + zero_grad() (median: compute_only_optimizer_s) is what `ddpsim validate`
+     uses in place of its optimizer estimate; it runs right after the backward (--optimizer-start
+     free, the default).  --optimizer-start aligned times it from a dist.barrier() instead, so
+     that every rank runs it at once as after a communicating step's last all-reduce (the
+     barrier's wait left out of the step): an experiment; measured with
+     scripts/measure_optimizer_alignment.py on three models (2026-12-04), lining the ranks up
+     changed the optimizer by 0.97-1.03x, so it is not the default (bench/results/README.md).
    - "no-DDP" steps (1 warm-up, then --iters, one after each compute-only step): the same model
      (seed, input) without DDP; DDP's own cost is step_time_s / no_ddp_step_time_s - 1 at world
      size 1 (`ddpsim validate` compares it with the prediction's ddp_overhead_s); its parts
@@ -96,6 +101,12 @@ BUCKET_RULE_1_13 = ("torch 1.13: iteration 1 = one bucket per dtype; rebuilt at 
                     "the default and explicit caps alike)")
 NO_DDP_METHOD = ("the same model (same seed and input) without DDP, same SGD and zero_grad, one step "
                  "after each compute-only step; its median")
+OPTIMIZER_START_METHOD = {
+    "aligned": ("optimizer.step() + zero_grad() timed from a dist.barrier() after the backward, so "
+                "that every rank runs it at once as after a communicating step's last all-reduce; "
+                "the barrier's wait is not in the compute-only step time"),
+    "free": "optimizer.step() + zero_grad() right after the backward, the ranks as they come",
+}
 COMM_HOOK = "allreduce_hook"  # what the timestamping hook does: div_ by world size, all_reduce, then()
 COMPUTE_ONLY_METHOD = ("same DDP instance, comm hook returns the bucket (divided by world size) in "
                        "a completed future, broadcast_buffers off: no inter-process traffic, the "
@@ -359,12 +370,19 @@ def _worker(rank, cfg, outdir):
             loss = em.output_loss(out)
             loss.backward()
             t_b = now()
+            if mode == "noop" and cfg["optimizer_start"] == "aligned":
+                # A communicating step's last all-reduce ends on every rank at once, so their
+                # optimizers start together and share the memory system; without communication
+                # the ranks drift apart. The barrier lines them up the same way; its wait is
+                # left out of the step (OPTIMIZER_START_METHOD).
+                dist.barrier()
+            t_o = now()
             opt.step()
             opt.zero_grad(set_to_none=cfg["set_to_none"])
             t_e = now()
             del out, loss
-            return {"step_time_s": t_e - t0, "forward_s": t_f - t0, "backward_end_s": t_b - t0,
-                    "buckets": sorted(st["buckets"], key=lambda b: b["index"])}
+            return {"step_time_s": (t_b - t0) + (t_e - t_o), "forward_s": t_f - t0, "backward_end_s": t_b - t0,
+                    "optimizer_s": t_e - t_o, "buckets": sorted(st["buckets"], key=lambda b: b["index"])}
 
         def warm(case):
             for _ in range(cfg["warmup"]):
@@ -530,8 +548,10 @@ def build_document(cfg, ranks, argv, wall_s):
             "backward_end_s": _median([s["backward_end_s"] for s in comm]),
             "compute_only_forward_s": _median([s["forward_s"] for s in noop]),
             "compute_only_backward_end_s": _median([s["backward_end_s"] for s in noop]),
-            # optimizer.step() + zero_grad(): per compute-only step, its end minus its backward's end
-            "compute_only_optimizer_s": _median([s["step_time_s"] - s["backward_end_s"] for s in noop]),
+            # optimizer.step() + zero_grad() of the compute-only steps (OPTIMIZER_START_METHOD)
+            "compute_only_optimizer_s": _median([s["optimizer_s"] for s in noop]),
+            "compute_only_optimizer_times_s": [s["optimizer_s"] for s in noop],
+            "compute_only_optimizer_method": OPTIMIZER_START_METHOD[cfg["optimizer_start"]],
             "no_ddp_forward_s": _median([s["forward_s"] for s in no_ddp_steps]),
             "no_ddp_backward_end_s": _median([s["backward_end_s"] for s in no_ddp_steps]),
             "no_ddp_optimizer_s": _median([s["step_time_s"] - s["backward_end_s"] for s in no_ddp_steps]),
@@ -548,7 +568,7 @@ def build_document(cfg, ranks, argv, wall_s):
         "kwargs": cfg["kwargs"], "batch_per_rank": cfg["shape"][0],
         "world_size": ws, "caps": cfg["caps"], "iters": cfg["iters"], "warmup": cfg["warmup"],
         "threads": cfg["threads"], "seed": cfg["seed"], "profile_mode": cfg["profile_mode"],
-        "schedule": cfg["schedule"],
+        "schedule": cfg["schedule"], "optimizer_start": cfg["optimizer_start"],
         "profile_iters": cfg["profile_iters"], "profile_warmup": cfg["profile_warmup"],
         "ar_min_bytes": cfg["ar_min_bytes"], "ar_max_bytes": cfg["ar_max_bytes"],
         "output": cfg["output"], "backend": "gloo", "master_addr": "127.0.0.1",
@@ -626,6 +646,7 @@ def run(args, argv):
            "warmup": args.warmup, "threads": args.threads, "seed": args.seed,
            "profile_mode": args.profile_mode, "profile_iters": args.profile_iters,
            "profile_warmup": args.profile_warmup, "ar_min_bytes": 4096, "schedule": args.schedule,
+           "optimizer_start": args.optimizer_start,
            "set_to_none": args.zero_grad_set_to_none,
            "gradient_as_bucket_view": args.gradient_as_bucket_view,
            "ar_max_bytes": args.ar_max_bytes, "lr": 1e-4, "momentum": 0.9,
@@ -722,6 +743,10 @@ def main(argv=None):
     ap.add_argument("--schedule", choices=("interleaved", "sequential"), default="interleaved",
                     help="interleaved (default): one DDP model per cap alive at once, timed steps "
                          "round-robin over the caps; sequential: one cap after the other (less memory)")
+    ap.add_argument("--optimizer-start", choices=("free", "aligned"), default="free",
+                    help="compute-only steps: free (default) runs the optimizer right after each "
+                         "rank's backward; aligned starts it on every rank at once after a barrier, "
+                         "as a communicating step's last all-reduce does (an experiment)")
     ap.add_argument("--zero-grad-set-to-none", action="store_true",
                     help="optimizer.zero_grad(set_to_none=True) in the steps and the profile "
                          "(default: False, torch 1.13's default: gradients are accumulated into)")

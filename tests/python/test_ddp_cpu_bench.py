@@ -9,6 +9,7 @@ without them).  About 30-40 s on two CPU cores.
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -225,7 +226,9 @@ class BenchTest(unittest.TestCase):
             for args, word in ((["--spec", "nosuchmodule:f"], "cannot import"),
                                (["--spec", "torchvision.models:resnet18", "--caps", "default,-1"], "--caps"),
                                (["--spec", "torchvision.models:resnet18", "--caps", "default,abc"], "--caps"),
-                               (["--spec", "torchvision.models:resnet18", "--warmup", "0"], "--warmup")):
+                               (["--spec", "torchvision.models:resnet18", "--warmup", "0"], "--warmup"),
+                               (["--spec", "torchvision.models:resnet18", "--optimizer-start", "late"],
+                                "--optimizer-start")):
                 p = self._run(*(args + ["-o", out]))
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn(word, p.stderr)
@@ -250,7 +253,16 @@ class BenchTest(unittest.TestCase):
     def test_sequential_schedule_profile_alone(self):
         # --schedule sequential: one sweep pass and the whole passes after each cap; --profile-mode
         # alone: only rank 0 profiles and runs the whole passes
-        doc = self._tiny("default,5,1", "--schedule", "sequential", "--profile-mode", "alone")
+        doc = self._tiny("default,5,1", "--schedule", "sequential", "--profile-mode", "alone",
+                         "--optimizer-start", "aligned")
+        # --optimizer-start aligned: the compute-only steps' optimizer timed from a barrier, which
+        # the step time leaves out
+        self.assertEqual(doc["config"]["optimizer_start"], "aligned")
+        for c in doc["step"]["cases"]:
+            self.assertIn("dist.barrier()", c["compute_only_optimizer_method"])
+            self.assertEqual(len(c["compute_only_optimizer_times_s"]), 2)
+            for t_opt, t_step in zip(c["compute_only_optimizer_times_s"], c["compute_only_times_s"]):
+                self.assertLess(t_opt, t_step)
         pc = doc["step"]["profile_check"]
         self.assertEqual(len(pc["scaled_forward_whole_iters_s"]), 3 * 2)   # 3 caps x 2 passes
         self.assertEqual(len(pc["scaled_backward_whole_iters_s"]), 3 * 2)
@@ -279,6 +291,7 @@ class BenchTest(unittest.TestCase):
         self.assertEqual(cfg["caps"], ["default", 5.0])
         # what `ddpsim validate` simulates: the hook the run registered, no gradient views
         self.assertEqual((cfg["comm_hook"], cfg["gradient_as_bucket_view"]), ("allreduce_hook", False))
+        self.assertEqual(cfg["optimizer_start"], "free")
         cal = doc["calibration"]
         self.assertGreater(cal["copy_bandwidth_Bps"], 0)
         self.assertGreater(cal["op_overhead_s"], 0)
@@ -341,6 +354,13 @@ class BenchTest(unittest.TestCase):
             # step's forward and backward ends
             self.assertGreater(c["compute_only_optimizer_s"], 0.0)
             self.assertLess(c["compute_only_optimizer_s"], c["compute_only_s"])
+            # right after each rank's backward (the default)
+            self.assertIn("right after the backward", c["compute_only_optimizer_method"])
+            opt_times = c["compute_only_optimizer_times_s"]
+            self.assertEqual(len(opt_times), 2)
+            self.assertAlmostEqual(c["compute_only_optimizer_s"], statistics.median(opt_times), places=12)
+            for t_opt, t_step in zip(opt_times, c["compute_only_times_s"]):
+                self.assertLess(t_opt, t_step)
             self.assertLess(0.0, c["no_ddp_forward_s"])
             self.assertLess(c["no_ddp_forward_s"], c["no_ddp_backward_end_s"])
             self.assertLess(c["no_ddp_backward_end_s"], max(c["no_ddp_step_times_s"]))
