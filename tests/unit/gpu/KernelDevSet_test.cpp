@@ -1,5 +1,5 @@
 // The per-kernel model against the published single-kernel timings of tests/data/kernels/
-// (kernels.csv; sources in its README.md). `ctest -R KernelDevSet -V` prints the table. The
+// (kernels.csv and convs.csv; sources in its README.md). `ctest -R KernelDevSet -V` prints the table. The
 // bounds are the errors the model achieved when the rows were added (stated next to each bound)
 // plus a margin of 5 points: a regression guard that fails if the model moves away from the
 // measurements, not a fit (no constant was tuned to make these rows pass; see the README).
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -132,6 +133,120 @@ TEST(KernelDevSet, PublishedKernelTimings) {
   std::printf("layer-norm backward: median |error| %.1f %%, max %.1f %%\n", 100 * median(ln_err),
               100 * *std::max_element(ln_err.begin(), ln_err.end()));
   EXPECT_LT(*std::max_element(ln_err.begin(), ln_err.end()), 0.319 + 0.05);
+}
+
+// ---- Convolutions (convs.csv, source S6: DeepBench's V100 training results) ---------------------
+
+struct ConvRow {
+  std::string id, gpu, dtype, pass, fwd_algo;
+  double n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, out_h = 0, out_w = 0, measured_s = 0;
+};
+
+std::vector<ConvRow> load_conv_rows() {
+  const auto file = std::filesystem::path(DDPSIM_SOURCE_DIR) / "tests" / "data" / "kernels" / "convs.csv";
+  std::ifstream in(file);
+  std::vector<ConvRow> rows;
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    if (f.size() == 19) f.push_back("");  // std::getline drops an empty last cell
+    if (f.size() != 20) {
+      ADD_FAILURE() << file << ": malformed row: " << line;
+      continue;
+    }
+    ConvRow r;
+    r.id = f[0];
+    r.gpu = f[1];
+    r.dtype = f[2];
+    r.pass = f[3];
+    r.n = std::stod(f[4]);
+    r.c = std::stod(f[5]);
+    r.h = std::stod(f[6]);
+    r.w = std::stod(f[7]);
+    r.k = std::stod(f[8]);
+    r.r = std::stod(f[9]);
+    r.s = std::stod(f[10]);
+    r.out_h = std::stod(f[15]);
+    r.out_w = std::stod(f[16]);
+    r.fwd_algo = f[17];
+    r.measured_s = std::stod(f[18]);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// One convolution through the model's own rule for a conv2d record (kernel_model.cpp
+// conv_kernels): forward, then dgrad and wgrad in the backward list. DeepBench hands cuDNN NCHW
+// float32 tensors and NHWC float16 ones (conv_bench.cu, USE_TENSOR_CORES): NHWC is the model's
+// channels_last (no layout transposes).
+double conv_pass(const ConvRow& r, const ddpsim::config::GpuSpec& gpu, double fixed) {
+  ddpsim::config::KernelRecord rec;
+  rec.op = ddpsim::config::KernelRecord::Op::CONV;
+  rec.dtype = r.dtype;
+  rec.n = r.n;
+  rec.c = r.c;
+  rec.h = r.h;
+  rec.w = r.w;
+  rec.o = r.k;
+  rec.r = r.r;
+  rec.s = r.s;
+  rec.p = r.out_h;
+  rec.q = r.out_w;
+  rec.grad_a = rec.grad_b = true;
+  ddpsim::config::ModelSpec m;
+  m.batch_size = static_cast<int>(r.n);
+  ddpsim::config::LayerSpec l;
+  l.name = "conv";
+  l.kernels = {rec};
+  m.layers = {l};
+  ddpsim::gpu::KernelContext c;
+  c.conv = ddpsim::gpu::device_rates(gpu, r.dtype, fixed);
+  c.memory = ddpsim::gpu::device_rates(gpu, "float32", fixed);
+  c.channels_last = r.dtype != "float32";
+  const auto lk = ddpsim::gpu::layer_kernels(m, c);
+  if (r.pass == "fwd") return lk[0].forward.at(0).seconds;
+  return lk[0].backward.at(r.pass == "dgrad" ? 0 : 1).seconds;
+}
+
+TEST(KernelDevSet, PublishedConvolutionTimings) {
+  using ddpsim::config::Catalog;
+  Catalog cat(Catalog::default_root());
+  const auto rows = load_conv_rows();
+  ASSERT_GE(rows.size(), 100u) << "tests/data/kernels/convs.csv missing or short";
+  const double fixed = ddpsim::config::ComputeSettings{}.kernel_overhead;
+  std::map<std::string, std::vector<double>> err;  // dtype / pass -> model / measured - 1
+  std::printf("%-36s %-22s %12s %12s %8s\n", "convolution", "forward algorithm", "measured us", "model us", "error");
+  for (const auto& r : rows) {
+    const auto gpu = cat.load_gpu(cat.resolve(ddpsim::config::Kind::GPU, r.gpu));
+    const double model = conv_pass(r, gpu, fixed);
+    const double e = model / r.measured_s - 1;
+    err[r.dtype + " " + r.pass].push_back(e);
+    err[r.dtype].push_back(e);
+    std::printf("%-36s %-22s %12.1f %12.1f %+7.1f%%\n", r.id.c_str(), r.fwd_algo.c_str(), 1e6 * r.measured_s,
+                1e6 * model, 100 * e);
+  }
+  for (const auto& [key, v] : err) {
+    std::vector<double> a;
+    for (double e : v) a.push_back(std::fabs(e));
+    std::printf("%-16s n=%3zu  median error %+6.1f %%  median |error| %5.1f %%  max |error| %6.1f %%\n", key.c_str(),
+                v.size(), 100 * median(v), 100 * median(a), 100 * *std::max_element(a.begin(), a.end()));
+  }
+  const auto median_abs = [&](const std::string& key) {
+    std::vector<double> a;
+    for (double e : err[key]) a.push_back(std::fabs(e));
+    return median(a);
+  };
+  // Achieved when added (2026-12-04), no constant set from these rows: float32 median |error|
+  // 45.5 % (forward -6.8 %, dgrad +18.9 %, wgrad -21.3 % signed medians), float16 35.2 % (-27.1,
+  // -34.0, -35.8 %). DeepBench's batches are 4-32: small kernels, far from a full GPU. Margin 5
+  // points: a guard against the model moving away, not a target.
+  EXPECT_LT(median_abs("float32"), 0.455 + 0.05);
+  EXPECT_LT(median_abs("float16"), 0.352 + 0.05);
 }
 
 }  // namespace
