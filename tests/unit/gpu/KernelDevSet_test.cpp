@@ -27,10 +27,12 @@ struct Row {
   std::string source;
 };
 
-std::vector<Row> load_rows() {
-  const auto file = std::filesystem::path(DDPSIM_SOURCE_DIR) / "tests" / "data" / "kernels" / "kernels.csv";
+// The data rows of tests/data/kernels/NAME (header skipped), each split at its commas; a row
+// without `columns` cells fails the test.
+std::vector<std::vector<std::string>> csv_rows(const std::string& name, size_t columns) {
+  const auto file = std::filesystem::path(DDPSIM_SOURCE_DIR) / "tests" / "data" / "kernels" / name;
   std::ifstream in(file);
-  std::vector<Row> rows;
+  std::vector<std::vector<std::string>> rows;
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
@@ -39,10 +41,17 @@ std::vector<Row> load_rows() {
     std::vector<std::string> f;
     std::string cell;
     while (std::getline(ss, cell, ',')) f.push_back(cell);
-    if (f.size() != 10) {
+    if (f.size() != columns)
       ADD_FAILURE() << file << ": malformed row: " << line;
-      continue;
-    }
+    else
+      rows.push_back(f);
+  }
+  return rows;
+}
+
+std::vector<Row> load_rows() {
+  std::vector<Row> rows;
+  for (const auto& f : csv_rows("kernels.csv", 10)) {
     Row r;
     r.id = f[0];
     r.gpu = f[1];
@@ -143,22 +152,8 @@ struct ConvRow {
 };
 
 std::vector<ConvRow> load_conv_rows() {
-  const auto file = std::filesystem::path(DDPSIM_SOURCE_DIR) / "tests" / "data" / "kernels" / "convs.csv";
-  std::ifstream in(file);
   std::vector<ConvRow> rows;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) f.push_back(cell);
-    if (f.size() == 19) f.push_back("");  // std::getline drops an empty last cell
-    if (f.size() != 20) {
-      ADD_FAILURE() << file << ": malformed row: " << line;
-      continue;
-    }
+  for (const auto& f : csv_rows("convs.csv", 20)) {
     ConvRow r;
     r.id = f[0];
     r.gpu = f[1];
