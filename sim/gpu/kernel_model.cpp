@@ -195,6 +195,21 @@ double dim(const config::KernelRecord& r, size_t i, double value, const KernelCo
 
 double round_up(double x, double a) { return std::ceil(x / a) * a; }
 
+// The stride of a convolution along one axis, from its recorded input size, filter size and
+// output size (the export records no stride): the smallest s for which some padding 0..r-1 gives
+// floor((in + 2*pad - r) / s) + 1 == out, PyTorch's output-size rule without dilation. Sizes
+// that stride 1 also explains are read as stride 1 (DeepBench's 1x1 stride-2 convolution padded
+// by 3, 7x7 -> 7x7, is one), so such a dgrad keeps the full GEMM.
+double conv_stride(double in, double r, double out) {
+  if (in < 1 || r < 1 || out < 1) return 1;
+  for (double s = 1; s <= in; ++s) {
+    const double lo = std::floor((in - r) / s) + 1, hi = std::floor((in + r - 2) / s) + 1;
+    if (in >= r && out >= lo && out <= hi) return s;
+    if (in < r && out <= hi) return s;
+  }
+  return std::max(1.0, std::round(in / out));
+}
+
 // The dropout rewrite in mem_kernels: after a bernoulli_ record, the next div_ and mul of the same
 // layer are the rest of the decomposed dropout.
 struct DropoutState {
@@ -265,8 +280,10 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   // either way and no layout effect: none is modelled there (PyTorch's maintainers expect
   // channels_last to help only tensor-core inputs, pytorch/pytorch#44943).
   const bool transposes = d.tensor_cores && !c.channels_last;
-  auto implicit = [&](double gm, double gn, double gk, double bytes, std::initializer_list<double> transposed) {
+  auto implicit = [&](double gm, double gn, double gk, double bytes, std::initializer_list<double> transposed,
+                      double more_compute_s = 0) {
     auto e = gemm_estimate(r.g, gm, gn, gk, d);
+    e.shape.compute_s += more_compute_s;
     e.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
     e.seconds = std::max(e.shape.compute_s, e.shape.memory_s) + e.shape.overhead_s;
     if (transposes)
@@ -286,8 +303,30 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   // dgrad: M = N*H*W, N = C, K = K*R*S; wgrad: M = K, N = C*R*S, K = N*P*Q (guide, same section).
   // Separate cuDNN calls (cudnn_convolution_backward_input / _weight), each transposing its own
   // operands: dgrad dy and w in, dx out; wgrad dy and x in, dw out.
+  // A strided convolution's dgrad skips the filter taps that fall between the strided positions:
+  // "It is strided dgrad. Lots of computations can be skipped" (NVIDIA's CUTLASS maintainer on
+  // a cuDNN dgrad_engine kernel of a 1x1 stride-2 convolution that ran in a third of the
+  // M = N*H*W GEMM's time, NVIDIA/cutlass#928; CUTLASS's strided dgrad splits the problem by the
+  // output phase and runs only the taps that contribute). Its multiply-adds are then the
+  // forward's (a transposed convolution): M = N*H*W/(stride_h*stride_w), about N*P*Q, and
+  // unchanged at stride 1 (where a "valid" convolution's dgrad still runs over the padded
+  // N*H*W); dx is still written whole (its bytes). DeepBench's V100 rows (tests/data/kernels,
+  // S6): stride-2 dgrads took 1.6x their forward (median), not the 4x of M = N*H*W.
   if (r.grad_a) {
-    add(lk, false, implicit(n * h * w, cp, op * r.r * r.s, out_b + w_b + in_b, {out_b, w_b, in_b}));
+    // One GEMM per output phase (ph, pw) of the stride: M = N*ceil(H/sh)*ceil(W/sw), K = K times
+    // the taps that land on that phase, ceil((R - ph)/sh) * ceil((S - pw)/sw); phases without taps
+    // only write zeros (in dx's bytes). The largest phase is the kernel's shape, the others add
+    // their compute.
+    const double sh = conv_stride(r.h, r.r, r.p), sw = conv_stride(r.w, r.s, r.q);
+    const double pm = n * std::ceil(h / sh) * std::ceil(w / sw);
+    double more = 0;
+    for (double ph = 0; ph < std::min(sh, r.r); ++ph)
+      for (double pw = 0; pw < std::min(sw, r.s); ++pw)
+        if (ph + pw > 0)
+          more += gemm_estimate(r.g, pm, cp, op * std::ceil((r.r - ph) / sh) * std::ceil((r.s - pw) / sw), d)
+                      .shape.compute_s;
+    add(lk, false,
+        implicit(pm, cp, op * std::ceil(r.r / sh) * std::ceil(r.s / sw), out_b + w_b + in_b, {out_b, w_b, in_b}, more));
     lk.flops_bwd += f;
   }
   if (r.grad_b) {

@@ -239,9 +239,11 @@ TEST(KernelDevSet, PublishedConvolutionTimings) {
   // Achieved when added (2026-12-04), no constant set from these rows: float32 median |error|
   // 45.5 % (forward -6.8 %, dgrad +18.9 %, wgrad -21.3 % signed medians), float16 35.2 % (-27.1,
   // -34.0, -35.8 %). DeepBench's batches are 4-32: small kernels, far from a full GPU. Margin 5
-  // points: a guard against the model moving away, not a target.
-  EXPECT_LT(median_abs("float32"), 0.455 + 0.05);
-  EXPECT_LT(median_abs("float16"), 0.352 + 0.05);
+  // points: a guard against the model moving away, not a target. The same day, strided dgrad
+  // became one GEMM per output phase (CUTLASS's method, NVIDIA/cutlass#928; not from these
+  // rows): float32 45.2 % (dgrad -18.7 %), float16 36.0 % (dgrad -39.7 %); the bounds follow.
+  EXPECT_LT(median_abs("float32"), 0.452 + 0.05);
+  EXPECT_LT(median_abs("float16"), 0.360 + 0.05);
 }
 
 }  // namespace

@@ -197,6 +197,42 @@ TEST(KernelModel, ConvBackwardIsDgradAndWgradImplicitGemms) {
   EXPECT_DOUBLE_EQ(lk[0].flops_bwd, 2 * lk[0].flops_fwd);
 }
 
+TEST(KernelModel, StridedDgradRunsOneGemmPerOutputPhase) {
+  // A stride-2 convolution's dgrad skips the taps between the strided positions (CUTLASS's
+  // strided dgrad, NVIDIA/cutlass#928): one GEMM per output phase (ph, pw) in 2 x 2, each with
+  // M = N*ceil(H/2)*ceil(W/2) and K = filters x the taps that reach that phase.
+  KernelRecord r;
+  r.op = KernelRecord::Op::CONV;
+  r.n = 8;
+  r.c = 64;
+  r.h = r.w = 56;
+  r.p = r.q = 28;  // 3x3, stride 2, padding 1: floor((56 + 2 - 3) / 2) + 1 = 28
+  r.o = 128;
+  r.r = r.s = 3;
+  r.grad_a = r.grad_b = true;
+  const auto d = gpu16();
+  const double m = 8 * 28 * 28;  // 6272
+  // Taps per phase along an axis: ceil(3/2) = 2 at phase 0, ceil(2/2) = 1 at phase 1, so the
+  // four phases have 4, 2, 2 and 1 taps (9 in all: the forward's multiply-adds).
+  const double expect = gemm_estimate(1, m, 64, 128 * 4, d).shape.compute_s +
+                        2 * gemm_estimate(1, m, 64, 128 * 2, d).shape.compute_s +
+                        gemm_estimate(1, m, 64, 128 * 1, d).shape.compute_s;
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({r}), context());
+  ASSERT_EQ(lk[0].backward.size(), 2u);
+  EXPECT_NEAR(lk[0].backward[0].shape.compute_s, expect, kTol);
+  // Not the one GEMM over every input pixel (M = 8*56*56, K = 128*9) it was priced as before.
+  EXPECT_LT(lk[0].backward[0].shape.compute_s, 0.5 * gemm_estimate(1, 8 * 56 * 56, 64, 128 * 9, d).shape.compute_s);
+  // A 1x1 stride-2 projection (ResNet's downsample): only phase (0, 0) has a tap.
+  r.r = r.s = 1;
+  const auto lk1 = ddpsim::gpu::layer_kernels(one_layer({r}), context());
+  EXPECT_NEAR(lk1[0].backward[0].shape.compute_s, gemm_estimate(1, m, 64, 128, d).shape.compute_s, kTol);
+  // Stride 1 without padding (3x3, 56 -> 54): one GEMM over the padded input, M = 8*56*56.
+  r.r = r.s = 3;
+  r.p = r.q = 54;
+  const auto lkv = ddpsim::gpu::layer_kernels(one_layer({r}), context());
+  EXPECT_NEAR(lkv[0].backward[0].shape.compute_s, gemm_estimate(1, 8 * 56 * 56, 64, 128 * 9, d).shape.compute_s, kTol);
+}
+
 KernelRecord mem(const char* name, double in, double out, bool backward) {
   KernelRecord r;
   r.name = name;
