@@ -88,7 +88,7 @@ std::vector<KernelRecord> read_kernel_records(const Json& j, const std::string& 
       k.grad_a = flag("gi");
       k.grad_b = flag("gw");
       k.bias = flag("bias");
-      r.integer_or("transposed", 0, 0, 1);
+      k.transposed = r.integer_or("transposed", 0, 0, 1) == 1;
       k.dtype = r.string_or("dt", "float32");
       k.batch_exp = read_exponents(r.raw("eb"), p + "/eb", 5, d);
       k.size_exp = read_exponents(r.raw("es"), p + "/es", 5, d);

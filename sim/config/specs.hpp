@@ -99,6 +99,7 @@ struct KernelRecord {
   double batch = 1, m = 0, n = 0, k = 0;
   double c = 0, h = 0, w = 0, o = 0, r = 0, s = 0, p = 0, q = 0, g = 1;
   bool grad_a = false, grad_b = false, bias = false;  // input (A) / weight (B) / bias need a gradient
+  bool transposed = false;  // CONV: ConvTranspose (input n x c x h x w to output n x o x p x q all the same)
   // Exponents with which each dimension grows with the batch / the input size, in the order
   // GEMM {batch, m, n, k}, CONV {n, h, w, p, q}; empty when the export has no probes.
   std::vector<int> batch_exp, size_exp;

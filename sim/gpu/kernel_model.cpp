@@ -246,16 +246,29 @@ void gemm_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
 }
 
 void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKernels& lk) {
-  const double n = dim(r, 0, r.n, c), h = dim(r, 1, r.h, c), w = dim(r, 2, r.w, c), p = dim(r, 3, r.p, c),
-               q = dim(r, 4, r.q, c);
+  const double n = dim(r, 0, r.n, c);
+  // The convolution whose forward the GEMMs below describe: the layer itself, or, for a
+  // ConvTranspose, the convolution it is the adjoint of (input n x o x p x q, output n x c x h x w,
+  // the same weight). ConvTranspose's forward is that convolution's dgrad and its input gradient
+  // that convolution's forward; the weight gradient is the same GEMM with the operands' roles
+  // swapped (aten/src/ATen/native/cudnn/ConvShared.cpp: `cudnn_convolution_transpose_forward`
+  // returns `cudnn_convolution_backward_input`, `cudnn_convolution_transpose_backward_input` runs
+  // `cudnn_convolution_forward_out`, `..._transpose_backward_weight` is
+  // `cudnn_convolution_backward_weight` with input and grad_output exchanged).
+  const bool tr = r.transposed;
+  const double rc = tr ? r.o : r.c, ro = tr ? r.c : r.o;  // input / output channels
+  const double rh = tr ? r.p : r.h, rw = tr ? r.q : r.w;  // recorded input size
+  const double rp = tr ? r.h : r.p, rq = tr ? r.w : r.q;  // recorded output size
+  const double h = dim(r, tr ? 3 : 1, rh, c), w = dim(r, tr ? 4 : 2, rw, c), p = dim(r, tr ? 1 : 3, rp, c),
+               q = dim(r, tr ? 2 : 4, rq, c);
   const auto& d = c.conv;
-  const double cg = r.c / r.g, og = r.o / r.g;
+  const double cg = rc / r.g, og = ro / r.g;
   // cuDNN pads channel counts to the tensor-core granularity (NVIDIA Convolutional Layers User's
   // Guide, "Channels In And Out": C = 3 first layers are padded to 4 or 8).
   const double a = d.tensor_cores ? d.align_elems : 1;
   const double cp = round_up(cg, a), op = round_up(og, a);
   const double eb = d.elem_bytes;
-  const double in_b = eb * n * r.c * h * w, out_b = eb * n * r.o * p * q, w_b = eb * r.o * cg * r.r * r.s;
+  const double in_b = eb * n * rc * h * w, out_b = eb * n * ro * p * q, w_b = eb * ro * cg * r.r * r.s;
   // Implicit GEMM (Convolutional Layers guide, "Convolution Algorithms"): forward M = N*P*Q,
   // N = K (filters), K = C*R*S; the operands are read from the tensors, not an im2col copy.
   // Layout: PyTorch's default memory format is NCHW (torch.contiguous_format). cuDNN's
@@ -296,10 +309,9 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
       }
     return from_gemm(e);
   };
-  const double f = 2 * n * p * q * r.o * cg * r.r * r.s;
+  const double f = 2 * n * p * q * ro * cg * r.r * r.s;
   // Forward transposes: x and w in, y out.
-  add(lk, true, implicit(n * p * q, op, cp * r.r * r.s, in_b + w_b + out_b, {in_b, w_b, out_b}));
-  lk.flops_fwd += f;
+  const Kernel fprop = implicit(n * p * q, op, cp * r.r * r.s, in_b + w_b + out_b, {in_b, w_b, out_b});
   // dgrad: M = N*H*W, N = C, K = K*R*S; wgrad: M = K, N = C*R*S, K = N*P*Q (guide, same section).
   // Separate cuDNN calls (cudnn_convolution_backward_input / _weight), each transposing its own
   // operands: dgrad dy and w in, dx out; wgrad dy and x in, dw out.
@@ -312,12 +324,12 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   // unchanged at stride 1 (where a "valid" convolution's dgrad still runs over the padded
   // N*H*W); dx is still written whole (its bytes). DeepBench's V100 rows (tests/data/kernels,
   // S6): stride-2 dgrads took 1.6x their forward (median), not the 4x of M = N*H*W.
-  if (r.grad_a) {
+  const auto dgrad = [&] {
     // One GEMM per output phase (ph, pw) of the stride: M = N*ceil(H/sh)*ceil(W/sw), K = K times
     // the taps that land on that phase, ceil((R - ph)/sh) * ceil((S - pw)/sw); phases without taps
     // only write zeros (in dx's bytes). The largest phase is the kernel's shape, the others add
     // their compute.
-    const double sh = conv_stride(r.h, r.r, r.p), sw = conv_stride(r.w, r.s, r.q);
+    const double sh = conv_stride(rh, r.r, rp), sw = conv_stride(rw, r.s, rq);
     const double pm = n * std::ceil(h / sh) * std::ceil(w / sw);
     double more = 0;
     for (double ph = 0; ph < std::min(sh, r.r); ++ph)
@@ -325,15 +337,20 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
         if (ph + pw > 0)
           more += gemm_estimate(r.g, pm, cp, op * std::ceil((r.r - ph) / sh) * std::ceil((r.s - pw) / sw), d)
                       .shape.compute_s;
-    add(lk, false,
-        implicit(pm, cp, op * std::ceil(r.r / sh) * std::ceil(r.s / sw), out_b + w_b + in_b, {out_b, w_b, in_b}, more));
+    return implicit(pm, cp, op * std::ceil(r.r / sh) * std::ceil(r.s / sw), out_b + w_b + in_b, {out_b, w_b, in_b},
+                    more);
+  };
+  add(lk, true, tr ? dgrad() : fprop);
+  lk.flops_fwd += f;
+  if (r.grad_a) {
+    add(lk, false, tr ? fprop : dgrad());
     lk.flops_bwd += f;
   }
   if (r.grad_b) {
     add(lk, false, implicit(op, cp * r.r * r.s, n * p * q, out_b + in_b + w_b, {out_b, in_b, w_b}));
     lk.flops_bwd += f;
   }
-  if (r.bias) add(lk, false, memory_kernel(out_b, c.memory));
+  if (r.bias) add(lk, false, memory_kernel(tr ? in_b : out_b, c.memory));
 }
 
 // Flash / memory-efficient attention: the FLOPs of the two eager GEMMs, bytes of Q, K, V, O only.

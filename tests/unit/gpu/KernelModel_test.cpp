@@ -233,6 +233,40 @@ TEST(KernelModel, StridedDgradRunsOneGemmPerOutputPhase) {
   EXPECT_NEAR(lkv[0].backward[0].shape.compute_s, gemm_estimate(1, 8 * 56 * 56, 64, 128 * 9, d).shape.compute_s, kTol);
 }
 
+TEST(KernelModel, TransposedConvIsTheAdjointConvolutionsKernels) {
+  // ConvTranspose2d(64, 32, 4, stride 2, padding 1), N 8, 28x28 -> 56x56: the adjoint of a
+  // stride-2 convolution from 32 x 56 x 56 to 64 x 28 x 28 (PyTorch's cuDNN path: the transposed
+  // forward is that convolution's dgrad, its input gradient that convolution's forward).
+  KernelRecord r;
+  r.op = KernelRecord::Op::CONV;
+  r.n = 8;
+  r.c = 64;
+  r.h = r.w = 28;
+  r.o = 32;
+  r.r = r.s = 4;
+  r.p = r.q = 56;
+  r.transposed = true;
+  r.grad_a = r.grad_b = true;
+  const auto d = gpu16();
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({r}), context());
+  ASSERT_EQ(lk[0].forward.size(), 1u);
+  ASSERT_EQ(lk[0].backward.size(), 2u);
+  // Forward: four output phases of the stride, each 8*28*28 = 6272 rows, 32 columns (the
+  // adjoint's input channels) and 64 x (2 x 2 taps) = 256 deep.
+  EXPECT_NEAR(lk[0].forward[0].shape.compute_s, 4 * gemm_estimate(1, 6272, 32, 256, d).shape.compute_s, kTol);
+  // Input gradient: the adjoint convolution's forward, M = 8*28*28, N = 64, K = 32*4*4.
+  EXPECT_NEAR(lk[0].backward[0].shape.compute_s, gemm_estimate(1, 6272, 64, 512, d).shape.compute_s, kTol);
+  // Weight gradient: M = 64, N = 32*4*4, K = 8*28*28.
+  EXPECT_NEAR(lk[0].backward[1].shape.compute_s, gemm_estimate(1, 64, 512, 6272, d).shape.compute_s, kTol);
+  // FLOPs: one multiply-add per input element, filter tap and output channel, as the export counts.
+  EXPECT_DOUBLE_EQ(lk[0].flops_fwd, 2.0 * 8 * 28 * 28 * 64 * 32 * 16);
+  // Bytes of the forward: x (8 x 64 x 28 x 28) in, y (8 x 32 x 56 x 56) out, the weight, 2 B each.
+  auto cl = context();
+  cl.channels_last = true;  // no transposes: the kernel's own bytes
+  const double io = 2.0 * (8 * 64 * 28 * 28 + 8 * 32 * 56 * 56 + 64 * 32 * 16);
+  EXPECT_NEAR(ddpsim::gpu::layer_kernels(one_layer({r}), cl)[0].forward[0].shape.memory_s, io / 0.9e12, kTol);
+}
+
 KernelRecord mem(const char* name, double in, double out, bool backward) {
   KernelRecord r;
   r.name = name;
