@@ -306,13 +306,24 @@ def _gemm_record(torch, name, kind, args, a, b, bias, out):
         return 1 if isinstance(t, torch.Tensor) and t.requires_grad else 0
     dt = dtype_str(a.dtype)
     has_bias = 1 if isinstance(bias, torch.Tensor) else 0
-    if kind == "conv" and a.dim() == 4 and b.dim() == 4 and out is not None and out.dim() == 4:
+    nd = a.dim() - 2
+    if (kind == "conv" and nd in (1, 2, 3) and b.dim() == a.dim() and out is not None
+            and out.dim() == a.dim()):
         groups = int(args[8]) if len(args) > 8 else 1
         transposed = bool(args[6]) if len(args) > 6 else False
-        n, c, h, w = (int(x) for x in a.shape)
-        _, o, p, q = (int(x) for x in out.shape)
-        rec = {"op": "conv", "n": n, "c": c, "h": h, "w": w, "o": o, "r": int(b.shape[2]),
-               "s": int(b.shape[3]), "p": p, "q": q, "g": groups, "gi": rg(a), "gw": rg(b),
+        n, c = int(a.shape[0]), int(a.shape[1])
+        o = int(out.shape[1])
+        # The record is two-dimensional (h x w in, r x s filter, p x q out). Conv1d is a 2-D
+        # convolution of height 1; Conv3d folds depth into height (h = D*H, r = T*R, p = D'*H'),
+        # which keeps the implicit GEMM's M = N*D'*H'*W' and K = C*T*R*S, the tensors' bytes and
+        # the FLOPs exact (ddpsim's dgrad then reads one stride over depth x height).
+        ins, ks, outs = [int(x) for x in a.shape[2:]], [int(x) for x in b.shape[2:]], [int(x) for x in out.shape[2:]]
+        if nd == 1:
+            ins, ks, outs = [1] + ins, [1] + ks, [1] + outs
+        elif nd == 3:
+            ins, ks, outs = [ins[0] * ins[1], ins[2]], [ks[0] * ks[1], ks[2]], [outs[0] * outs[1], outs[2]]
+        rec = {"op": "conv", "n": n, "c": c, "h": ins[0], "w": ins[1], "o": o, "r": ks[0],
+               "s": ks[1], "p": outs[0], "q": outs[1], "g": groups, "gi": rg(a), "gw": rg(b),
                "bias": has_bias, "dt": dt}
         if transposed:
             rec["transposed"] = 1

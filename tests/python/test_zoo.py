@@ -282,6 +282,46 @@ class TestExporter(unittest.TestCase):
         self.assertEqual(doc["layers"][0]["params"], [1])
         self.assertEqual(doc["layers"][0]["fwd_flops"], 2 * 3 * 8 * 8 + 3 * 8)
 
+    def test_conv_records_in_one_two_and_three_dimensions(self):
+        """Conv1d, Conv3d and ConvTranspose2d become conv records (Conv1d as height 1, Conv3d with
+        depth folded into height) whose implicit-GEMM sizes give the layer's FLOPs; before, Conv1d
+        and Conv3d fell through to a GEMM with n = 1 and k = the input length."""
+        import export_model as em
+        import torch.nn as nn
+
+        class Convs(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1 = nn.Conv1d(6, 8, 3, stride=2, padding=1)
+                self.c3 = nn.Conv3d(2, 4, 3, stride=2, padding=1, bias=False)
+                self.tr = nn.ConvTranspose2d(4, 2, 4, stride=2, padding=1)
+
+            def forward(self, x):
+                # x: 2 x 6 x 20 -> c1: 2 x 8 x 10 -> 2 x 2 x 4 x 10 (a 3-D volume of 2 channels)
+                y = self.c1(x).reshape(2, 2, 4, 2, 5).repeat(1, 1, 1, 2, 2)
+                z = self.c3(y)                       # 2 x 4 x 2 x 2 x 5
+                return self.tr(z.reshape(2, 4, 4, 5))  # 2 x 2 x 8 x 10
+        sys.modules["_convs_test_mod"] = type(sys)("_convs_test_mod")
+        sys.modules["_convs_test_mod"].Convs = Convs
+        doc = em.export("_convs_test_mod:Convs", [2, 6, 20])
+        convs = [(layer, k) for layer in doc["layers"] for k in layer.get("kernels", []) if k["op"] == "conv"]
+        self.assertEqual(len(convs), 3, [layer["name"] for layer in doc["layers"]])
+        (l1, k1), (l3, k3), (lt, kt) = convs
+        # Conv1d(6, 8, 3, stride 2, pad 1) on length 20: out length floor((20 + 2 - 3) / 2) + 1 = 10.
+        self.assertEqual((k1["n"], k1["c"], k1["h"], k1["w"], k1["o"], k1["r"], k1["s"], k1["p"], k1["q"]),
+                         (2, 6, 1, 20, 8, 1, 3, 1, 10))
+        # Conv3d(2, 4, 3, stride 2, pad 1) on 4 x 4 x 10: out 2 x 2 x 5; depth folded into height.
+        self.assertEqual((k3["c"], k3["h"], k3["w"], k3["o"], k3["r"], k3["s"], k3["p"], k3["q"]),
+                         (2, 16, 10, 4, 9, 3, 4, 5))
+        # ConvTranspose2d(4, 2, 4, stride 2, pad 1): 4 x 5 -> 8 x 10, flagged.
+        self.assertEqual((kt["c"], kt["h"], kt["w"], kt["o"], kt["p"], kt["q"], kt.get("transposed")),
+                         (4, 4, 5, 2, 8, 10, 1))
+        # The records' multiply-adds are the layers' FLOPs (bias adds one per output element).
+        self.assertEqual(l1["fwd_flops"], 2 * 2 * 10 * 8 * 6 * 3 + 2 * 8 * 10)
+        self.assertEqual(l3["fwd_flops"], 2 * 2 * (2 * 2 * 5) * 4 * 2 * 27)
+        # Transposed: one multiply-add per input element, tap and output channel.
+        self.assertEqual(lt["fwd_flops"], 2 * (2 * 4 * 4 * 5) * 2 * 16 + 2 * 2 * 8 * 10)
+
     def test_cli_errors(self):
         exe = [sys.executable, os.path.join(SCRIPTS, "export_model.py")]
         out = os.path.join(tempfile.mkdtemp(), "x.json")
