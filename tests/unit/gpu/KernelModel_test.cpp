@@ -108,6 +108,21 @@ ddpsim::config::ModelSpec one_layer(std::vector<KernelRecord> ks) {
   return m;
 }
 
+// A square convolution record with both gradients: N x C x H x H in, O filters of R x R,
+// N x O x P x P out.
+KernelRecord conv(double n, double c, double h, double o, double r, double p) {
+  KernelRecord k;
+  k.op = KernelRecord::Op::CONV;
+  k.n = n;
+  k.c = c;
+  k.h = k.w = h;
+  k.o = o;
+  k.r = k.s = r;
+  k.p = k.q = p;
+  k.grad_a = k.grad_b = true;
+  return k;
+}
+
 KernelRecord linear(bool grad_input) {
   KernelRecord r;
   r.op = KernelRecord::Op::GEMM;
@@ -141,14 +156,7 @@ TEST(KernelModel, LinearBackwardIsDgradWgradAndBiasReduction) {
 TEST(KernelModel, ConvBackwardIsDgradAndWgradImplicitGemms) {
   // 3x3 conv, N 8, C 64 -> K 64, 56x56 -> 56x56. Forward implicit GEMM M = 8*56*56 = 25088,
   // N = 64, K = 64*9 = 576; dgrad M = 25088, N = 64, K = 576; wgrad M = 64, N = 576, K = 25088.
-  KernelRecord r;
-  r.op = KernelRecord::Op::CONV;
-  r.n = 8;
-  r.c = 64;
-  r.h = r.w = r.p = r.q = 56;
-  r.o = 64;
-  r.r = r.s = 3;
-  r.grad_a = r.grad_b = true;
+  const KernelRecord r = conv(8, 64, 56, 64, 3, 56);
   const auto lk = ddpsim::gpu::layer_kernels(one_layer({r}), context());
   ASSERT_EQ(lk[0].backward.size(), 2u);
   const auto d = gpu16();
@@ -201,15 +209,7 @@ TEST(KernelModel, StridedDgradRunsOneGemmPerOutputPhase) {
   // A stride-2 convolution's dgrad skips the taps between the strided positions (CUTLASS's
   // strided dgrad, NVIDIA/cutlass#928): one GEMM per output phase (ph, pw) in 2 x 2, each with
   // M = N*ceil(H/2)*ceil(W/2) and K = filters x the taps that reach that phase.
-  KernelRecord r;
-  r.op = KernelRecord::Op::CONV;
-  r.n = 8;
-  r.c = 64;
-  r.h = r.w = 56;
-  r.p = r.q = 28;  // 3x3, stride 2, padding 1: floor((56 + 2 - 3) / 2) + 1 = 28
-  r.o = 128;
-  r.r = r.s = 3;
-  r.grad_a = r.grad_b = true;
+  KernelRecord r = conv(8, 64, 56, 128, 3, 28);  // stride 2, padding 1: floor((56 + 2 - 3) / 2) + 1 = 28
   const auto d = gpu16();
   const double m = 8 * 28 * 28;  // 6272
   // Taps per phase along an axis: ceil(3/2) = 2 at phase 0, ceil(2/2) = 1 at phase 1, so the
@@ -233,20 +233,28 @@ TEST(KernelModel, StridedDgradRunsOneGemmPerOutputPhase) {
   EXPECT_NEAR(lkv[0].backward[0].shape.compute_s, gemm_estimate(1, 8 * 56 * 56, 64, 128 * 9, d).shape.compute_s, kTol);
 }
 
+TEST(KernelModel, StridedDgradPhasesAreCountedNotEnumerated) {
+  // A 2^20 x 2^20 filter over a 2^21 x 2^21 input to 2 x 2 outputs (sizes the record reader
+  // accepts per dimension): stride ceil((2^21 - 2^20 + 1) / 2) = 2^19 + 1 on each axis, so
+  // 2^20 = 1 x (2^19 + 1) + (2^19 - 1): 2^19 - 1 phases with 2 taps, 2 phases with 1 tap. The
+  // phases (2^38 of them) are summed by group, so this returns at once.
+  const double big = 1 << 20, s = (1 << 19) + 1, many = (1 << 19) - 1;
+  KernelRecord r = conv(1, 8, 2 * big, 8, big, 2);
+  const auto d = gpu16();
+  const double pm = 1 * std::ceil(2 * big / s) * std::ceil(2 * big / s);  // 4 x 4
+  const auto g = [&](double taps) { return gemm_estimate(1, pm, 8, 8 * taps, d).shape.compute_s; };
+  const double expect = many * many * g(4) + 2 * (many * 2) * g(2) + 2 * 2 * g(1);
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({r}), context());
+  ASSERT_EQ(lk[0].backward.size(), 2u);
+  EXPECT_NEAR(lk[0].backward[0].shape.compute_s / expect, 1.0, 1e-12);
+}
+
 TEST(KernelModel, TransposedConvIsTheAdjointConvolutionsKernels) {
   // ConvTranspose2d(64, 32, 4, stride 2, padding 1), N 8, 28x28 -> 56x56: the adjoint of a
   // stride-2 convolution from 32 x 56 x 56 to 64 x 28 x 28 (PyTorch's cuDNN path: the transposed
   // forward is that convolution's dgrad, its input gradient that convolution's forward).
-  KernelRecord r;
-  r.op = KernelRecord::Op::CONV;
-  r.n = 8;
-  r.c = 64;
-  r.h = r.w = 28;
-  r.o = 32;
-  r.r = r.s = 4;
-  r.p = r.q = 56;
+  KernelRecord r = conv(8, 64, 28, 32, 4, 56);
   r.transposed = true;
-  r.grad_a = r.grad_b = true;
   const auto d = gpu16();
   const auto lk = ddpsim::gpu::layer_kernels(one_layer({r}), context());
   ASSERT_EQ(lk[0].forward.size(), 1u);
