@@ -313,7 +313,7 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   };
   const double f = 2 * n * p * q * ro * cg * r.r * r.s;
   // Forward transposes: x and w in, y out.
-  const Kernel fprop = implicit(n * p * q, op, cp * r.r * r.s, in_b + w_b + out_b, {in_b, w_b, out_b});
+  const auto fprop = [&] { return implicit(n * p * q, op, cp * r.r * r.s, in_b + w_b + out_b, {in_b, w_b, out_b}); };
   // dgrad: M = N*H*W, N = C, K = K*R*S; wgrad: M = K, N = C*R*S, K = N*P*Q (guide, same section).
   // Separate cuDNN calls (cudnn_convolution_backward_input / _weight), each transposing its own
   // operands: dgrad dy and w in, dx out; wgrad dy and x in, dw out.
@@ -353,10 +353,10 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
       }
     return implicit(pm, cp, op * gh[0].taps * gw[0].taps, out_b + w_b + in_b, {out_b, w_b, in_b}, more);
   };
-  add(lk, true, tr ? dgrad() : fprop);
+  add(lk, true, tr ? dgrad() : fprop());
   lk.flops_fwd += f;
   if (r.grad_a) {
-    add(lk, false, tr ? fprop : dgrad());
+    add(lk, false, tr ? fprop() : dgrad());
     lk.flops_bwd += f;
   }
   if (r.grad_b) {

@@ -273,6 +273,13 @@ TEST(KernelModel, TransposedConvIsTheAdjointConvolutionsKernels) {
   cl.channels_last = true;  // no transposes: the kernel's own bytes
   const double io = 2.0 * (8 * 64 * 28 * 28 + 8 * 32 * 56 * 56 + 64 * 32 * 16);
   EXPECT_NEAR(ddpsim::gpu::layer_kernels(one_layer({r}), cl)[0].forward[0].shape.memory_s, io / 0.9e12, kTol);
+  // Without an input gradient, two kernels remain, each transposing x, w and y once (NCHW on
+  // tensor cores): two thirds of the three kernels' transposes, none counted for the dropped one.
+  r.grad_a = false;
+  const auto lk2 = ddpsim::gpu::layer_kernels(one_layer({r}), context());
+  ASSERT_EQ(lk2[0].backward.size(), 1u);
+  EXPECT_GT(lk[0].transposes_s, 0);
+  EXPECT_NEAR(lk2[0].transposes_s, lk[0].transposes_s * 2 / 3, kTol);
 }
 
 KernelRecord mem(const char* name, double in, double out, bool backward) {
