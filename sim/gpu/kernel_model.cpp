@@ -151,7 +151,7 @@ Kernel memory_kernel(double bytes, const DeviceRates& d) {
   return k;
 }
 
-Kernel fused_attention_kernel(double flops, double bytes, double efficiency, const DeviceRates& d) {
+Kernel roofline_kernel(double flops, double bytes, double efficiency, const DeviceRates& d) {
   Kernel k;
   k.shape.compute_s = d.math_peak > 0 ? flops / (d.math_peak * efficiency) : 0.0;
   k.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
@@ -247,7 +247,47 @@ void gemm_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   if (r.bias) add(lk, false, memory_kernel(d.elem_bytes * g.b * g.m * g.n + 4 * g.n, c.memory));
 }
 
+// PyTorch's depthwise convolution (ConvParams::is_depthwise: not transposed, groups == input
+// channels > 1, output channels a multiple of them) is not cuDNN's implicit GEMM:
+// _select_conv_backend (aten/src/ATen/native/Convolution.cpp) picks ConvBackend::CudaDepthwise2d,
+// PyTorch's own kernels (aten/src/ATen/native/cuda/DepthwiseConv2d.cu), unless use_cudnn_depthwise
+// picks cuDNN's depthwise kernels (fp16/bf16 workloads it lists, channels_last). The native
+// kernels are direct: the forward runs one thread per output with R*S multiply-adds in float
+// (acc_type), the input gradient one thread per input element (R*S per multiplier), the weight
+// gradient one block per (channel, tap) summing input x grad_output over N*P*Q. Each is priced as
+// a roofline: its tensors' bytes once at the streaming rate or its multiply-adds at the FP32
+// CUDA-core peak, whichever takes longer. A lower bound: the weight gradient's re-reads of its
+// channel's planes (one per tap) are taken to hit L2, and the kernels use no shared memory
+// ("bandwidth-bound ... the kernels are very simple, not even using shared memory", NVIDIA's
+// ngimel in pytorch/pytorch#1708); cuDNN's depthwise kernels get the same price. As a grouped
+// implicit GEMM each group's single channel was padded to the tensor-core width both ways (64x
+// the multiply-adds at fp16) in one-channel-wide tiles: 30-75x this bound.
+bool depthwise(const config::KernelRecord& r) {
+  return !r.transposed && r.g > 1 && r.g == r.c && std::fmod(r.o, r.c) == 0;
+}
+
+void depthwise_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKernels& lk) {
+  const double n = dim(r, 0, r.n, c), h = dim(r, 1, r.h, c), w = dim(r, 2, r.w, c), p = dim(r, 3, r.p, c),
+               q = dim(r, 4, r.q, c);
+  const double eb = c.conv.elem_bytes;
+  const double in_b = eb * n * r.c * h * w, out_b = eb * n * r.o * p * q, w_b = eb * r.o * r.r * r.s;
+  const double f = 2 * n * r.o * p * q * r.r * r.s;
+  const auto direct = [&] { return roofline_kernel(f, in_b + out_b + w_b, 1.0, c.memory); };
+  add(lk, true, direct());
+  lk.flops_fwd += f;
+  if (r.grad_a) {
+    add(lk, false, direct());
+    lk.flops_bwd += f;
+  }
+  if (r.grad_b) {
+    add(lk, false, direct());
+    lk.flops_bwd += f;
+  }
+  if (r.bias) add(lk, false, memory_kernel(out_b, c.memory));
+}
+
 void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKernels& lk) {
+  if (depthwise(r)) return depthwise_kernels(r, c, lk);
   const double n = dim(r, 0, r.n, c);
   // The convolution whose forward the GEMMs below describe: the layer itself, or, for a
   // ConvTranspose, the convolution it is the adjoint of (input n x o x p x q, output n x c x h x w,
@@ -375,9 +415,8 @@ void fused_attention(const Gemm4& qk, const Gemm4& pv, const KernelContext& c, L
   const double eb = d.elem_bytes;
   const double flops = 2 * qk.b * qk.m * qk.n * qk.k + 2 * pv.b * pv.m * pv.n * pv.k;
   const double q = qk.b * qk.m * qk.k, kk = qk.b * qk.n * qk.k, v = pv.b * pv.k * pv.n, o = pv.b * pv.m * pv.n;
-  lk.forward.push_back(fused_attention_kernel(flops, eb * (q + kk + v + o), c.attention_fwd_efficiency, d));
-  lk.backward.push_back(
-      fused_attention_kernel(2.5 * flops, eb * (2 * (q + kk + v) + 2 * o), c.attention_bwd_efficiency, d));
+  lk.forward.push_back(roofline_kernel(flops, eb * (q + kk + v + o), c.attention_fwd_efficiency, d));
+  lk.backward.push_back(roofline_kernel(2.5 * flops, eb * (2 * (q + kk + v) + 2 * o), c.attention_bwd_efficiency, d));
   lk.flops_fwd += flops;
   lk.flops_bwd += 2 * flops;  // model FLOPs: recomputation is not useful work
 }

@@ -52,9 +52,12 @@ GemmEstimate gemm_estimate(double batch, double m, double n, double k, const Dev
 // A streaming kernel moving `bytes` (read + written).
 Kernel memory_kernel(double bytes, const DeviceRates& d);
 
-// Fused attention (PyTorch SDPA flash / memory-efficient backends): FLOPs at an achieved fraction
-// of the tensor-core peak, bytes for Q, K, V, O (forward) or those plus their gradients (backward).
-Kernel fused_attention_kernel(double flops, double bytes, double efficiency, const DeviceRates& d);
+// A kernel bound by its FLOPs at `efficiency` x d.math_peak or by its bytes at the streaming rate,
+// whichever takes longer, plus the fixed cost. Fused attention (PyTorch SDPA flash /
+// memory-efficient backends): an achieved fraction of the tensor-core peak, bytes for Q, K, V, O
+// (forward) or those plus their gradients (backward); PyTorch's direct depthwise convolution
+// kernels: the FP32 CUDA-core peak, the tensors' bytes once.
+Kernel roofline_kernel(double flops, double bytes, double efficiency, const DeviceRates& d);
 
 // Host side of eager PyTorch: CPU seconds per operator (dispatcher + autograd + cudaLaunchKernel).
 struct HostCost {

@@ -249,6 +249,35 @@ TEST(KernelModel, StridedDgradPhasesAreCountedNotEnumerated) {
   EXPECT_NEAR(lk[0].backward[0].shape.compute_s / expect, 1.0, 1e-12);
 }
 
+TEST(KernelModel, DepthwiseConvIsADirectKernelNotAPaddedGemm) {
+  // Conv2d(64, 64, 3, padding 1, groups 64), N 8, 56x56: PyTorch's direct depthwise kernels
+  // (DepthwiseConv2d.cu), each a roofline of its tensors' bytes at 0.9 TB/s and its multiply-adds
+  // at the FP32 CUDA-core rate (the memory context's peak, here 10 TFLOPS), + 2 us.
+  KernelRecord r = conv(8, 64, 56, 64, 3, 56);
+  r.g = 64;
+  auto c = context();
+  c.memory.math_peak = 10e12;
+  const double f = 2.0 * 8 * 64 * 56 * 56 * 9;                       // 28,901,376 FLOP: 2.89 us
+  const double bytes = 2.0 * (2 * 8 * 64 * 56 * 56) + 2.0 * 64 * 9;  // x and y, w: 7.14 us
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({r}), c);
+  ASSERT_EQ(lk[0].forward.size(), 1u);
+  ASSERT_EQ(lk[0].backward.size(), 2u);
+  for (const auto& k : {lk[0].forward[0], lk[0].backward[0], lk[0].backward[1]})
+    EXPECT_NEAR(k.seconds, bytes / 0.9e12 + 2e-6, kTol);
+  EXPECT_DOUBLE_EQ(lk[0].flops_fwd, f);
+  EXPECT_DOUBLE_EQ(lk[0].flops_bwd, 2 * f);
+  EXPECT_EQ(lk[0].transposes_s, 0);  // no cuDNN NCHW<->NHWC transposes around them
+  // 7x7 (ConvNeXt's): 157.35 MFLOP at 10 TFLOPS outlasts the bytes.
+  r.r = r.s = 7;
+  const auto lk7 = ddpsim::gpu::layer_kernels(one_layer({r}), c);
+  EXPECT_NEAR(lk7[0].forward[0].seconds, 2.0 * 8 * 64 * 56 * 56 * 49 / 10e12 + 2e-6, kTol);
+  // Two channels per group is a grouped convolution, not depthwise: cuDNN's implicit GEMM.
+  KernelRecord g2 = conv(8, 128, 56, 128, 3, 56);
+  g2.g = 64;
+  const auto lkg = ddpsim::gpu::layer_kernels(one_layer({g2}), c);
+  EXPECT_GT(lkg[0].transposes_s, 0);
+}
+
 TEST(KernelModel, TransposedConvIsTheAdjointConvolutionsKernels) {
   // ConvTranspose2d(64, 32, 4, stride 2, padding 1), N 8, 28x28 -> 56x56: the adjoint of a
   // stride-2 convolution from 32 x 56 x 56 to 64 x 28 x 28 (PyTorch's cuDNN path: the transposed
