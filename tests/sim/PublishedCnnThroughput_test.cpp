@@ -39,7 +39,7 @@ std::vector<Row> rows() {
 
 TEST(PublishedCnnThroughput, TimmTrainingOnOneRtx3090) {
   const auto table = rows();
-  ASSERT_EQ(table.size(), 9u);
+  ASSERT_EQ(table.size(), 22u);
   std::map<std::string, double> err;
   std::vector<double> abs_err;
   std::printf("%-30s %6s %10s %10s %8s\n", "model", "batch", "measured", "ddpsim", "error");
@@ -57,12 +57,13 @@ TEST(PublishedCnnThroughput, TimmTrainingOnOneRtx3090) {
   std::sort(abs_err.begin(), abs_err.end());
   const double median = abs_err[abs_err.size() / 2];
   std::printf("median |error| %.1f %%\n", 100 * median);
-  // Achieved when added (2026-12-04): median 10.6 %, the four depthwise networks within 13 % (they
-  // were 78-86 % too slow while depthwise convolutions were priced as padded implicit GEMMs).
-  // Margin 5 points: a guard against the estimate moving away, not a target.
-  EXPECT_LT(median, 0.106 + 0.05);
-  for (const char* dw : {"mobilenetv2_100", "efficientnet_b0", "convnext_tiny", "mnasnet_100"})
-    EXPECT_LT(std::fabs(err.at(dw)), 0.13 + 0.05) << dw;
+  // Achieved when added (2026-12-04): median 14.1 % over the 22, the six depthwise networks within
+  // 17.6 % (they were 75-86 % too slow while depthwise convolutions were priced as padded implicit
+  // GEMMs). Margin 5 points: a guard against the estimate moving away, not a target.
+  EXPECT_LT(median, 0.141 + 0.05);
+  for (const char* dw : {"mobilenetv2_100", "mobilenetv3_large_100", "efficientnet_b0", "convnext_tiny",
+                         "convnext_small", "mnasnet_100"})
+    EXPECT_LT(std::fabs(err.at(dw)), 0.176 + 0.05) << dw;
 }
 
 }  // namespace
