@@ -642,9 +642,21 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
   bool in_attention = false;
   double score_bytes = 0;
   Gemm4 qk{};
+  // A tensor saved by two ops is stored once: autograd's SavedVariable keeps a reference to the
+  // tensor (torch/csrc/autograd/saved_variable.cpp), not a copy. The records carry no tensor
+  // identity; the one case read off them is an op that saves its result (relu, relu_, softmax,
+  // ...) followed at once by an op that saves its (first) input of the same size: the input is
+  // that result (ResNet's relu_ then the next convolution or max-pool; a softmax outside autocast
+  // then the bmm with V). `pending` holds the bytes of such a result until the next record.
+  double pending = 0;
+  const auto aliased = [&](double input_bytes) {
+    return pending > 0 && std::fabs(input_bytes - pending) <= 1e-9 * std::max(input_bytes, pending);
+  };
   for (size_t li = 0; li < m.layers.size(); ++li) {
     for (const auto& r : m.layers[li].kernels) {
+      double next_pending = 0;
       if (fused_attention_on && is_bmm_of_activations(r)) {
+        pending = 0;
         if (!in_attention) {
           in_attention = true;
           qk = gemm_dims(r, c);
@@ -657,30 +669,45 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
             c.gemm.elem_bytes * (qk.b * qk.m * qk.k + qk.b * qk.n * qk.k + pv.b * pv.k * pv.n + pv.b * pv.m * pv.n);
         continue;
       }
-      if (in_attention && r.op == config::KernelRecord::Op::MEM && (r.in[0] + r.in[1] + r.in[2]) >= 0.5 * score_bytes)
+      if (in_attention && r.op == config::KernelRecord::Op::MEM && (r.in[0] + r.in[1] + r.in[2]) >= 0.5 * score_bytes) {
+        pending = 0;
         continue;
+      }
       switch (r.op) {
         case config::KernelRecord::Op::GEMM: {
           // mm/bmm backward: grad_B = A^T grad_C needs A; grad_A = grad_C B^T needs B (an
           // activation only for activation x activation products).
           const auto g = gemm_dims(r, c);
-          if (r.grad_b) out[li] += c.gemm.elem_bytes * g.b * g.m * g.k;
+          const double a = c.gemm.elem_bytes * g.b * g.m * g.k;
+          if (r.grad_b && !aliased(a)) out[li] += a;
           if (r.grad_a && is_bmm_of_activations(r)) out[li] += c.gemm.elem_bytes * g.b * g.k * g.n;
           break;
         }
-        case config::KernelRecord::Op::CONV:
+        case config::KernelRecord::Op::CONV: {
           // convolution_backward's weight gradient needs the input.
-          if (r.grad_b) out[li] += c.conv.elem_bytes * dim(r, 0, r.n, c) * r.c * dim(r, 1, r.h, c) * dim(r, 2, r.w, c);
+          const double x = c.conv.elem_bytes * dim(r, 0, r.n, c) * r.c * dim(r, 1, r.h, c) * dim(r, 2, r.w, c);
+          if (r.grad_b && !aliased(x)) out[li] += x;
           break;
+        }
         case config::KernelRecord::Op::MEM: {
           if (!r.backward) break;
           const int kind = saved_kind(r.name);
           const double s = c.batch_ratio * c.act_bytes_factor;
-          if (kind == 1) out[li] += poly(r.in, c.size_ratio) * s;
-          if (kind == 2) out[li] += poly(r.out, c.size_ratio) * s;
+          const double in = poly(r.in, c.size_ratio) * s, res = poly(r.out, c.size_ratio) * s;
+          if (kind == 1 && !aliased(in)) out[li] += in;
+          if (kind == 2) {
+            // An in-place op (relu_) returns its input's storage: after a result of that size
+            // saved just before, its own result is that tensor again.
+            const bool in_place = !r.name.empty() && r.name.back() == '_';
+            if (!(in_place && aliased(in))) out[li] += res;
+            // Under half autocast an fp32-policy op (softmax) returns float32 and its consumer
+            // saves the half copy autocast casts for it: two tensors.
+            if (!(c.act_bytes_factor < 1.0 && autocast_fp32(r.name) != AutocastFp32::NO)) next_pending = res;
+          }
           break;
         }
       }
+      pending = next_pending;
     }
   }
   return out;

@@ -42,7 +42,7 @@ TEST(PublishedCnnThroughput, TimmTrainingOnOneRtx3090) {
   ASSERT_EQ(table.size(), 22u);
   std::map<std::string, double> err;
   std::vector<double> abs_err;
-  std::printf("%-30s %6s %10s %10s %8s\n", "model", "batch", "measured", "ddpsim", "error");
+  std::printf("%-30s %6s %10s %10s %8s %9s\n", "model", "batch", "measured", "ddpsim", "error", "memory");
   for (const auto& r : table) {
     const auto res = ddpsim::testing::run_cli(
         "run --model " + r.model + " --cluster tests/data/cnn-throughput/one-rtx-3090.json --set training.batch_size=" +
@@ -50,11 +50,22 @@ TEST(PublishedCnnThroughput, TimmTrainingOnOneRtx3090) {
         " --set training.compute_dtype=float16 --set training.grad_scaler=false --set training.optimizer_impl=for_loop "
         "--json -");
     ASSERT_EQ(res.code, 0) << r.name << ": " << res.err;
-    const double predicted = nlohmann::json::parse(res.out.substr(0, res.out.size() - res.err.size()))["samples_per_s"];
+    const auto report = nlohmann::json::parse(res.out.substr(0, res.out.size() - res.err.size()));
+    const double predicted = report["samples_per_s"];
+    const double gib = report["memory_per_gpu_bytes"].get<double>() / (1024.0 * 1024 * 1024);
     const double e = predicted / r.measured - 1;
     err[r.name] = e;
     abs_err.push_back(std::fabs(e));
-    std::printf("%-30s %6.0f %10.1f %10.1f %+7.1f%%\n", r.name.c_str(), r.batch, r.measured, predicted, 100 * e);
+    std::printf("%-30s %6.0f %10.1f %10.1f %+7.1f%% %6.1f GiB\n", r.name.c_str(), r.batch, r.measured, predicted,
+                100 * e, gib);
+    // Each row ran on the card's 24 GB (timm's benchmark.py lowers the batch on out-of-memory and
+    // records the batch that ran), so ddpsim must say it fits; the named rows are open (their
+    // attention or squeeze-excite activations are counted beyond 24 GiB; docs/accuracy.md).
+    const bool open = r.name == "swin_tiny_patch4_window7_224" || r.name == "swin_small_patch4_window7_224" ||
+                      r.name == "regnety_032";
+    if (!open) {
+      EXPECT_TRUE(report["fits"].get<bool>()) << r.name << ": " << gib << " GiB";
+    }
   }
   std::sort(abs_err.begin(), abs_err.end());
   const double median = abs_err[abs_err.size() / 2];

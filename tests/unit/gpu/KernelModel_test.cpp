@@ -323,6 +323,43 @@ KernelRecord mem(const char* name, double in, double out, bool backward) {
 // t = 2 us + bytes / 0.9 TB/s on gpu16().
 double mt(double bytes) { return 2e-6 + bytes / 0.9e12; }
 
+TEST(KernelModel, ATensorSavedByTwoOpsIsStoredOnce) {
+  // ResNet's conv -> batch norm -> relu_ -> conv: the second convolution saves its input, which is
+  // the tensor relu_ saved as its result (autograd keeps references, not copies). X = the
+  // activation's bytes (2 B x 8 x 64 x 56 x 56).
+  const double x = 2.0 * 8 * 64 * 56 * 56;
+  const auto c = context();
+  const auto saved = [&](std::vector<KernelRecord> ks) { return ddpsim::gpu::layer_saved_bytes(one_layer(ks), c)[0]; };
+  const KernelRecord cv = conv(8, 64, 56, 64, 3, 56);
+  // conv input + batch-norm input + relu_'s result; the second conv's input is relu_'s result.
+  EXPECT_DOUBLE_EQ(saved({cv, mem("native_batch_norm", x, x, true), mem("relu_", x, x, true), cv}), 3 * x);
+  // The same for a max-pool after relu_ (ResNet's stem).
+  EXPECT_DOUBLE_EQ(saved({mem("relu_", x, x, true), mem("max_pool2d_with_indices", x, x / 4, true)}), x);
+  // Not adjacent: an add in between (no save) breaks the chain; both count.
+  EXPECT_DOUBLE_EQ(saved({mem("relu_", x, x, true), mem("add", 2 * x, x, true), cv}), 2 * x);
+  // GELU saves its input, not its result: the next convolution's input is a new tensor.
+  EXPECT_DOUBLE_EQ(saved({mem("gelu", x, x, true), cv}), 2 * x);
+  // softmax then the bmm with V (A = the probabilities, 4 x 128 x 128 at 2 B): one tensor in
+  // float32 math; under half autocast softmax returns float32 and bmm saves its half copy: two.
+  KernelRecord pv;
+  pv.op = KernelRecord::Op::GEMM;
+  pv.batch = 4;
+  pv.m = 128;
+  pv.n = 64;
+  pv.k = 128;
+  pv.grad_a = pv.grad_b = true;
+  const double p = 2.0 * 4 * 128 * 128;
+  // With float32 math the probabilities are bmm's A: softmax adds nothing to what bmm keeps.
+  EXPECT_DOUBLE_EQ(saved({mem("_softmax", p, p, true), pv}), saved({pv}));
+  auto half = context();
+  half.act_bytes_factor = 0.5;
+  const auto saved_half = [&](std::vector<KernelRecord> ks) {
+    return ddpsim::gpu::layer_saved_bytes(one_layer(ks), half)[0];
+  };
+  // Under half autocast (the record's float32 bytes 2p, counted at half: p) both are kept.
+  EXPECT_DOUBLE_EQ(saved_half({mem("_softmax", 2 * p, 2 * p, true), pv}), p + saved_half({pv}));
+}
+
 TEST(KernelModel, BatchNormReadsItsInputTwiceForwardAndBackward) {
   // Normalization.cu: statistics (read x, 1 MB), then normalise (read x, write y: 2 MB); backward
   // one fused kernel reading dy and x twice and writing dx: 2 x 1 + 3 x 1 = 5 MB.
