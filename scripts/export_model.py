@@ -812,11 +812,19 @@ def export(spec, shape, input_dtype="float32", name=None, kwargs=None, vocab=Non
 # --------------------------------------------------------------------------------------------
 
 def _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed):
-    """One meta-device forward at `shape`: (layers, kernels per layer) -- shapes only, cheap."""
+    """One meta-device forward at `shape`: (layers, kernels per layer) -- shapes only, cheap.
+    A model whose constructor computes with tensor values (torchvision's RegNet derives its
+    block widths with torch ops and .tolist(), which a meta tensor cannot give) is built and run
+    on the CPU instead: the same ops and shapes, at the cost of a real forward."""
     torch = _import_torch()
-    model = load_model(spec, kwargs, seed=seed, meta=True)
-    x = make_input(model, shape, input_dtype, vocab=vocab, seed=seed, meta=True)
-    calls, _, plist, _ = trace_model(model, x, meta=True)
+    meta = True
+    try:
+        model = load_model(spec, kwargs, seed=seed, meta=True)
+    except ExportError:
+        meta = False
+        model = load_model(spec, kwargs, seed=seed, meta=False)
+    x = make_input(model, shape, input_dtype, vocab=vocab, seed=seed, meta=meta)
+    calls, _, plist, _ = trace_model(model, x, meta=meta)
     layers = build_layers(torch, calls, plist)
     kept = kept_calls(calls, plist)
     kern = [list(c.kern) for c, _ in kept]
@@ -868,8 +876,11 @@ def kernel_records(spec, shape, input_dtype, kwargs, vocab, seed, layers):
         base_layers, base = _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed)
     except ExportError as e:
         return None, "meta forward failed: %s" % e
+    # Same layers, FLOPs and (within 0.1 %) bytes: Swin's shifted-window attention builds its mask
+    # from tensor values, which on the meta device gives a few KB of different bytes per block.
     same = (len(base_layers) == len(layers) and all(
-        a["name"] == b["name"] and a["fwd_flops"] == b["fwd_flops"] and a["fwd_bytes"] == b["fwd_bytes"]
+        a["name"] == b["name"] and a["fwd_flops"] == b["fwd_flops"]
+        and abs(a["fwd_bytes"] - b["fwd_bytes"]) <= 1e-3 * max(a["fwd_bytes"], b["fwd_bytes"])
         for a, b in zip(base_layers, layers)))
     if not same:
         return None, "the meta forward's layers differ from the export's"

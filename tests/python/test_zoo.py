@@ -322,6 +322,32 @@ class TestExporter(unittest.TestCase):
         # Transposed: one multiply-add per input element, tap and output channel.
         self.assertEqual(lt["fwd_flops"], 2 * (2 * 4 * 4 * 5) * 2 * 16 + 2 * 2 * 8 * 10)
 
+    def test_kernel_records_when_the_meta_build_fails(self):
+        """A constructor that reads tensor values (torchvision's RegNet: block widths from torch ops
+        and .tolist()) cannot be built on the meta device; the kernel records then come from a CPU
+        forward instead of being left out."""
+        import export_model as em
+        import torch
+        import torch.nn as nn
+
+        class Valued(nn.Module):
+            def __init__(self):
+                super().__init__()
+                width = int(torch.tensor([4.0]).item())  # a value: fails on the meta device
+                self.conv = nn.Conv2d(3, width, 3, padding=1)
+                self.fc = nn.Linear(width, 2)
+
+            def forward(self, x):
+                return self.fc(self.conv(x).mean(dim=(2, 3)))
+        sys.modules["_valued_test_mod"] = type(sys)("_valued_test_mod")
+        sys.modules["_valued_test_mod"].Valued = Valued
+        with self.assertRaises(em.ExportError):
+            em.load_model("_valued_test_mod:Valued", meta=True)
+        doc = em.export("_valued_test_mod:Valued", [2, 3, 8, 8])
+        ops = [k["op"] for layer in doc["layers"] for k in layer.get("kernels", [])]
+        self.assertIn("conv", ops)
+        self.assertIn("gemm", ops)
+
     def test_cli_errors(self):
         exe = [sys.executable, os.path.join(SCRIPTS, "export_model.py")]
         out = os.path.join(tempfile.mkdtemp(), "x.json")
