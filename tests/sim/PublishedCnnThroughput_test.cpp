@@ -1,6 +1,7 @@
-// Published training throughput of nine CNNs on one RTX 3090 (timm's benchmark; rows, source and
+// Published training throughput of 22 CNNs on one RTX 3090 (timm's benchmark; rows, source and
 // method in tests/data/cnn-throughput/README.md) against `ddpsim run` on the same GPU at the same
-// batch. End-to-end figures: a check of the compute estimate; nothing in ddpsim is set from them.
+// batch. End-to-end figures: a check of the compute and memory estimates; nothing in ddpsim is set
+// from them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,12 +64,13 @@ TEST(PublishedCnnThroughput, TimmTrainingOnOneRtx3090) {
     EXPECT_TRUE(report["fits"].get<bool>()) << r.name << ": " << gib << " GiB";
   }
   std::sort(abs_err.begin(), abs_err.end());
-  const double median = abs_err[abs_err.size() / 2];
+  const size_t mid = abs_err.size() / 2;
+  const double median = abs_err.size() % 2 ? abs_err[mid] : (abs_err[mid - 1] + abs_err[mid]) / 2;
   std::printf("median |error| %.1f %%\n", 100 * median);
-  // Achieved when added (2026-12-04): median 10.5 % over the 22, the six depthwise networks within
+  // Achieved when added (2026-12-04): median 10.3 % over the 22, the six depthwise networks within
   // 17.1 % (they were 75-86 % too slow while depthwise convolutions were priced as padded implicit
   // GEMMs). Margin 5 points: a guard against the estimate moving away, not a target.
-  EXPECT_LT(median, 0.105 + 0.05);
+  EXPECT_LT(median, 0.103 + 0.05);
   for (const char* dw : {"mobilenetv2_100", "mobilenetv3_large_100", "efficientnet_b0", "convnext_tiny",
                          "convnext_small", "mnasnet_100"})
     EXPECT_LT(std::fabs(err.at(dw)), 0.171 + 0.05) << dw;
