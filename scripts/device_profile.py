@@ -12,7 +12,8 @@ Steps (each model is skipped, with the reason recorded, when the time budget is 
     --channels-last-models (GPU default: resnet50) again in torch.channels_last:
     OUT/profile-<model>-channels_last.json, which checks training.memory_format (the TF32
     convolutions' NCHW<->NHWC transposes it removes) against the same GPU.
- 2. GPU only, when build/bench/ddpbench exists: `ddpbench layers` on the same models and batch
+ 2. GPU only, when build/bench/ddpbench exists (run after steps 4 and 5, which take seconds, so
+    that a spent budget cuts ddpbench rather than them): `ddpbench layers` on the same models and batch
     (OUT/ddpbench-layers-<model>.json) and `ddpbench contention -g 1` (OUT/ddpbench-contention.json).
  3. The estimate-vs-measured table: every measured profile against `ddpsim run` of the same model,
     batch and dtype on the --preset GPU (compute.use_measured false, so the per-kernel model's
@@ -437,7 +438,6 @@ def main(argv=None):
            "device": "cpu" if args.cpu else torch.cuda.get_device_name(0), "steps": []}
     status = run["steps"]
     made = profile_models(args, out, status, deadline)
-    made += ddpbench_steps(args, out, status, deadline)
     if args.cpu:
         gpu, cal = cpu_gpu(args)
         run["cpu_calibration"] = cal
@@ -446,6 +446,11 @@ def main(argv=None):
     else:
         gpu, extra = args.preset, {}
         header = "Estimate (preset %s) vs measured on %s" % (args.preset, run["device"])
+    # The loss and optimizer steps take seconds: they run before ddpbench's, which the budget may
+    # cut, and may start up to 90 s past the budget the profiles spent.
+    loss_step(args, out, status, deadline + 90, gpu, extra)
+    optimizer_step(args, out, status, deadline + 90, gpu, extra)
+    made += ddpbench_steps(args, out, status, deadline)
     row = {"step": "estimate-vs-measured"}
     status.append(row)
     try:
@@ -457,8 +462,6 @@ def main(argv=None):
         row.update(status="ok", models=len(table["models"]))
     except Exception as e:  # noqa: BLE001
         row.update(status="failed", error="%s: %s" % (type(e).__name__, e))
-    loss_step(args, out, status, deadline, gpu, extra)
-    optimizer_step(args, out, status, deadline, gpu, extra)
     run["wall_s"] = time.time() - start
     with open(os.path.join(out, "run.json"), "w") as f:
         json.dump(run, f, indent=1, sort_keys=True)

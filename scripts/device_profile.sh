@@ -7,6 +7,7 @@
 # `ddpbench layers` and `ddpbench contention`, and the estimate-vs-measured table per layer type
 # for the H200 preset, all under OUT_DIR (default bench/results/device-h200) for committing.
 # On a machine without a GPU: bash scripts/device_profile.sh /tmp/dp --cpu (the dry run).
+# Where the machine cannot build ddpsim (no SimGrid), carry .devbundle (scripts/device_bundle.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/results/device-h200}
@@ -14,7 +15,16 @@ shift || true
 start=$(date +%s)
 py=python3
 if [ -x /usr/bin/python3 ] && ! python3 -c 'import torch' 2>/dev/null; then py=/usr/bin/python3; fi
-if [ ! -x build/ddpsim ] || { [ ! -x build/bench/ddpbench ] && [[ " $* " != *" --cpu "* ]]; }; then
+bins=()
+if [ ! -x build/ddpsim ] && [ ! -x .devbundle/ddpsim ] && [ -f .devbundle.tar.xz ]; then
+  tar xJf .devbundle.tar.xz
+fi
+if [ ! -x build/ddpsim ] && [ -x .devbundle/ddpsim ]; then
+  # Binaries built elsewhere and carried with their libraries (scripts/device_bundle.sh): the GPU
+  # machine's image has no SimGrid to build with.
+  bins=(--ddpsim .devbundle/ddpsim)
+  [ -x .devbundle/ddpbench ] && bins+=(--ddpbench .devbundle/ddpbench)
+elif [ ! -x build/ddpsim ] || { [ ! -x build/bench/ddpbench ] && [[ " $* " != *" --cpu "* ]]; }; then
   cuda=()
   if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
     cuda=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
@@ -29,4 +39,4 @@ if [ ! -x build/ddpsim ] || { [ ! -x build/bench/ddpbench ] && [[ " $* " != *" -
 fi
 budget=$((560 - ($(date +%s) - start)))
 [ "$budget" -lt 60 ] && budget=60
-exec "$py" scripts/device_profile.py --out "$out" --budget-s "$budget" "$@"
+exec "$py" scripts/device_profile.py --out "$out" --budget-s "$budget" "${bins[@]}" "$@"
