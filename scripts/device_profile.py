@@ -335,6 +335,10 @@ def optimizer_step(args, out, status, deadline, gpu, extra):
             for i in range(args.warmup + max(args.iters, 5)):
                 for p, g in zip(params, grads):
                     p.grad = g
+                if scaler is not None:
+                    # A training loop scales its loss before step(); torch >= 2.x refuses a step
+                    # without it (the scale is created there). Untimed: it belongs to the backward.
+                    scaler.scale(torch.ones((), device=dev))
                 if dev == "cuda":
                     torch.cuda.synchronize()
                 t0 = time.perf_counter()

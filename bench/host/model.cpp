@@ -99,18 +99,11 @@ nlohmann::json synthetic_model(const std::string& spec, int64_t batch) {
 nlohmann::json measured_profile(const Model& m, const std::vector<double>& fwd_s, const std::vector<double>& bwd_s,
                                 const std::string& gpu_name, int64_t batch, const std::string& dtype) {
   nlohmann::json out = m.doc;
-  // Times are for `batch`: rescale the batch-linear counts too, so counts and times agree.
-  const int64_t file_batch = m.spec.batch_size;
-  const double scale = static_cast<double>(batch) / static_cast<double>(file_batch);
-  if (batch != file_batch) {
-    for (auto& l : out["layers"])
-      for (const char* k : {"fwd_flops", "bwd_flops", "fwd_bytes", "bwd_bytes"})
-        if (l.contains(k) && l[k].is_number()) l[k] = l[k].get<double>() * scale;
-    out["batch_size"] = batch;
-    if (out.contains("exported_with") && out["exported_with"].contains("input_shape") &&
-        out["exported_with"]["input_shape"].is_array() && !out["exported_with"]["input_shape"].empty())
-      out["exported_with"]["input_shape"][0] = batch;
-  }
+  // The counts, the kernel records and `batch_size` stay at the file's batch; the times are at
+  // `measured_batch_size`, which ddpsim scales from on its own (as `ddpsim import-trace` writes
+  // them). Rescaling only the counts left the kernel records at the file's batch under a
+  // batch_size that said otherwise: the per-kernel estimate from such a file was priced at the
+  // file's batch.
   for (size_t i = 0; i < out["layers"].size() && i < fwd_s.size() && i < bwd_s.size(); ++i) {
     out["layers"][i]["fwd_time_s"] = fwd_s[i];
     out["layers"][i]["bwd_time_s"] = bwd_s[i];

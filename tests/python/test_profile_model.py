@@ -46,6 +46,21 @@ class ProfileModelTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    def estimate(self, model_path):
+        """ddpsim's per-kernel estimate (forward + backward compute, s) of model_path at batch 8 on an A100."""
+        scen = {"name": "est", "model": model_path,
+                "cluster": {"name": "one", "gpu": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 1},
+                "training": {"batch_size": 8, "optimizer": "sgd"}, "compute": {"use_measured": False}}
+        sp, rp = os.path.join(self.tmp, "est.json"), os.path.join(self.tmp, "est-report.json")
+        with open(sp, "w") as f:
+            json.dump(scen, f)
+        r = subprocess.run([DDPSIM, "run", sp, "-q", "--json", rp], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(rp) as f:
+            rep = json.load(f)
+        return rep["forward_s"] + rep["backward_compute_s"]
+
     def test_writes_measured_model(self):
         r = self.res
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -146,7 +161,8 @@ class ProfileModelTest(unittest.TestCase):
     def test_model_json_reused(self):
         self.assertEqual(self.res.returncode, 0, self.res.stderr)
         out = os.path.join(self.tmp, "again.json")
-        # measured at batch 4 from the batch-2 file: counts are rescaled to the measured batch
+        # measured at batch 4 from the batch-2 file: the counts and kernel records stay at batch 2,
+        # the times say batch 4
         r = run([SPEC, "-o", out, "--model-json", self.out, "--no-verify", "--input", "4x3x32x32",
                  "--threads", "1", "--iters", "1", "--warmup", "0", "--device", "cpu"])
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -155,8 +171,13 @@ class ProfileModelTest(unittest.TestCase):
         with open(self.out) as f:
             old = json.load(f)
         self.assertEqual(doc["measured_batch_size"], 4)
-        self.assertEqual(doc["batch_size"], 4)
-        self.assertAlmostEqual(doc["layers"][0]["fwd_flops"], 2 * old["layers"][0]["fwd_flops"])
+        self.assertEqual(doc["batch_size"], 2)
+        self.assertEqual(doc["layers"][0]["fwd_flops"], old["layers"][0]["fwd_flops"])
+        self.assertEqual(doc["layers"][0].get("kernels"), old["layers"][0].get("kernels"))
+        # ... so ddpsim's per-kernel estimate from it (compute.use_measured false) is the export's
+        est = [self.estimate(p) for p in (self.out, out)]
+        self.assertGreater(est[0], 0)
+        self.assertAlmostEqual(est[1] / est[0], 1.0, places=9)
         r = run([SPEC, "-o", out, "--model-json", self.out, "--input", "2x3x64x64", "--device", "cpu"])
         self.assertEqual(r.returncode, 2)
         self.assertIn("only the batch", r.stderr)

@@ -1,0 +1,190 @@
+#!/usr/bin/python3
+"""Whole training steps on one GPU, without DDP and in DDP at world size 1 (NCCL), for ddpsim.
+
+    python3 scripts/device_step.py --out OUT [--models resnet50,bert-base,gpt2,vit-b16]
+        [--dtypes float32,bfloat16] [--caps 25,1] [--iters 20] [--warmup 5]
+    python3 scripts/device_step.py --cpu --out /tmp/ds --models skip-branch   # dry run (gloo, CPU)
+
+For every zoo model (models/<name>.json's `source`, at scripts/device_profile.py's usual per-GPU
+batch and sequence length) and dtype, one fresh model (seed 0) per mode: "no_ddp", and
+DistributedDataParallel(bucket_cap_mb=C, device_ids=[0]) for each cap over a one-rank NCCL group
+(gloo with --cpu). A step is zero_grad(set_to_none=True), the forward (under torch.autocast for
+bfloat16/float16, no GradScaler), the loss (export_model.output_loss: the sum of the floating
+outputs' means), backward and torch.optim.SGD(lr 1e-4, momentum 0.9, foreach=True).step(), timed
+from a torch.cuda.synchronize() to the next. After --warmup untimed steps per mode the timed steps
+go round robin over the modes (a change of clocks or load hits every mode alike); each mode's
+median is reported. The no-DDP model is also timed by phase (forward, backward, optimizer, each
+between synchronizations; medians) to tell the step's parts.
+
+OUT/step.json: the device, torch/CUDA/cuDNN versions, the precision settings PyTorch used
+(cudnn.allow_tf32, cuda.matmul.allow_tf32), and per model and dtype the batch, the input, the
+medians and every timed step. `ddpsim` is not run here: the comparison is made where ddpsim is
+built (docs/accuracy.md, "Measured on an H200").
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import sys
+import time
+
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(SCRIPT_DIR)
+if SCRIPT_DIR not in sys.path:
+    sys.path.insert(0, SCRIPT_DIR)
+
+from device_profile import USUAL, CPU_BATCH, model_input  # noqa: E402
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def median(v):
+    s = sorted(v)
+    n = len(s)
+    return 0.5 * (s[(n - 1) // 2] + s[n // 2])
+
+
+def measure(name, dtype, args, dev, log):
+    import torch
+    import export_model as em
+    batch, seq = USUAL[name]
+    if args.cpu:
+        batch, seq = CPU_BATCH.get(name, 2), (min(seq, 64) if seq else None)
+    doc, spec, shape, idt = model_input(name, batch, seq)
+    tdt = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+    x = em.make_input(em.load_model(spec, seed=0), shape, idt, seed=0).to(dev)
+    modes = ["no_ddp"] + ["ddp_cap_%g" % c for c in args.caps]
+    models, opts = {}, {}
+    for mode in modes:
+        m = em.load_model(spec, seed=0).to(dev)
+        if mode != "no_ddp":
+            cap = float(mode[len("ddp_cap_"):])
+            m = torch.nn.parallel.DistributedDataParallel(
+                m, bucket_cap_mb=cap, device_ids=[0] if dev == "cuda" else None)
+        models[mode] = m
+        opts[mode] = torch.optim.SGD(m.parameters(), lr=1e-4, momentum=0.9, foreach=True)
+
+    def sync():
+        if dev == "cuda":
+            torch.cuda.synchronize()
+
+    def ctx():
+        return torch.autocast(dev, dtype=tdt) if tdt is not None else contextlib.nullcontext()
+
+    def step(mode, phases=None):
+        m, opt = models[mode], opts[mode]
+        sync()
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        with ctx():
+            loss = em.output_loss(m(x))
+        if phases is not None:
+            sync()
+            t1 = time.perf_counter()
+        loss.backward()
+        if phases is not None:
+            sync()
+            t2 = time.perf_counter()
+        opt.step()
+        sync()
+        t3 = time.perf_counter()
+        if phases is not None:
+            phases.append((t1 - t0, t2 - t1, t3 - t2))
+        return t3 - t0
+
+    for mode in modes:
+        for _ in range(args.warmup):
+            step(mode)
+    times = {mode: [] for mode in modes}
+    for _ in range(args.iters):
+        for mode in modes:
+            times[mode].append(step(mode))
+    phases = []
+    for _ in range(args.iters):
+        step("no_ddp", phases)
+    row = {"model": name, "dtype": dtype, "batch": batch, "input": shape, "input_dtype": idt,
+           "optimizer": "sgd momentum 0.9, foreach", "zero_grad_set_to_none": True,
+           "median_step_s": {mode: median(times[mode]) for mode in modes},
+           "steps_s": times,
+           "no_ddp_phases_s": {k: median([p[i] for p in phases])
+                               for i, k in enumerate(("forward", "backward", "optimizer"))}}
+    if seq is not None:
+        row["seq_len"] = seq
+    nd = row["median_step_s"]["no_ddp"]
+    row["ddp_over_no_ddp"] = {mode: row["median_step_s"][mode] / nd - 1.0 for mode in modes if mode != "no_ddp"}
+    del models, opts
+    if dev == "cuda":
+        torch.cuda.empty_cache()
+    log("%s %s: %s" % (name, dtype, ", ".join("%s %.3f ms" % (k, v * 1e3) for k, v in row["median_step_s"].items())))
+    return row
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models", default="resnet50,bert-base,gpt2,vit-b16")
+    ap.add_argument("--dtypes", default="float32,bfloat16")
+    ap.add_argument("--caps", default="25,1")
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--budget-s", type=float, default=300.0, help="start no new model after this")
+    ap.add_argument("--cpu", action="store_true", help="dry run on this CPU with gloo")
+    args = ap.parse_args(argv)
+    log = lambda msg: (sys.stderr.write("device_step.py: %s\n" % msg), sys.stderr.flush())  # noqa: E731
+    args.models = [m for m in args.models.split(",") if m]
+    args.dtypes = [d for d in args.dtypes.split(",") if d]
+    try:
+        args.caps = [float(c) for c in args.caps.split(",") if c]
+    except ValueError:
+        sys.stderr.write("device_step.py: error: --caps %r: comma-separated numbers (MB)\n" % args.caps)
+        return 2
+    bad = [m for m in args.models if m not in USUAL] + [d for d in args.dtypes if d not in DTYPES]
+    if bad or args.iters < 1 or args.warmup < 1 or any(c <= 0 for c in args.caps):
+        sys.stderr.write("device_step.py: error: unknown model/dtype %s (models: %s; dtypes: %s), or --iters/"
+                         "--warmup < 1, or a cap <= 0\n" % (bad, ", ".join(sorted(USUAL)), ", ".join(DTYPES)))
+        return 2
+    import torch
+    import torch.distributed as dist
+    dev = "cpu" if args.cpu else "cuda"
+    if dev == "cuda" and not torch.cuda.is_available():
+        sys.stderr.write("device_step.py: error: CUDA is not available; use --cpu for the dry run\n")
+        return 2
+    if args.cpu:
+        args.dtypes = [d for d in args.dtypes if d == "float32"] or ["float32"]
+    dist.init_process_group("gloo" if args.cpu else "nccl", store=dist.HashStore(), rank=0, world_size=1)
+    os.makedirs(args.out, exist_ok=True)
+    out = {"format": "ddpsim-device-step/1", "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+           "command": " ".join(["scripts/device_step.py"] + (argv if argv is not None else sys.argv[1:])),
+           "device": "cpu" if args.cpu else torch.cuda.get_device_name(0), "torch": torch.__version__,
+           "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version() if not args.cpu else None,
+           "python": platform.python_version(),
+           "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+           "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+           "backend": "gloo" if args.cpu else "nccl", "world_size": 1, "iters": args.iters,
+           "warmup": args.warmup, "rows": [], "skipped": []}
+    start = time.time()
+    failed = 0
+    for name in args.models:
+        for dtype in args.dtypes:
+            if time.time() - start > args.budget_s:
+                out["skipped"].append({"model": name, "dtype": dtype, "reason": "time budget spent"})
+                continue
+            try:
+                out["rows"].append(measure(name, dtype, args, dev, log))
+            except Exception as e:  # noqa: BLE001 -- recorded, the run goes on
+                failed += 1
+                out["skipped"].append({"model": name, "dtype": dtype, "reason": "%s: %s" % (type(e).__name__, e)})
+                log("%s %s failed: %s" % (name, dtype, e))
+            with open(os.path.join(args.out, "step.json"), "w") as f:
+                json.dump(out, f, indent=1, sort_keys=True)
+    out["wall_s"] = time.time() - start
+    with open(os.path.join(args.out, "step.json"), "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+    dist.destroy_process_group()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
