@@ -14,7 +14,8 @@ outputs' means), backward and torch.optim.SGD(lr 1e-4, momentum 0.9, foreach=Tru
 from a torch.cuda.synchronize() to the next. After --warmup untimed steps per mode the timed steps
 go round robin over the modes (a change of clocks or load hits every mode alike); each mode's
 median is reported. The no-DDP model is also timed by phase (forward, backward, optimizer, each
-between synchronizations; medians) to tell the step's parts.
+between synchronizations; medians) to tell the step's parts, and with --kernels profiled over three
+more steps (torch.profiler: each GPU kernel's calls and time per step, the 80 largest).
 
 OUT/step.json: the device, torch/CUDA/cuDNN versions, the precision settings PyTorch used
 (cudnn.allow_tf32, cuda.matmul.allow_tf32), and per model and dtype the batch, the input, the
@@ -44,6 +45,31 @@ def median(v):
     s = sorted(v)
     n = len(s)
     return 0.5 * (s[(n - 1) // 2] + s[n // 2])
+
+
+def kernel_table(torch, step, dev, steps=3, top=80):
+    """torch.profiler over `steps` no-DDP steps: per kernel (GPU) or operator (CPU) name, the calls
+    and the device time per step, the `top` largest, with the total over all of them."""
+    from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
+    with profile(activities=acts) as prof:
+        for _ in range(steps):
+            step()
+    rows = []
+    for e in prof.key_averages():
+        if dev == "cuda":
+            if getattr(e, "device_type", None) is not None and "CUDA" not in str(e.device_type):
+                continue
+            t = getattr(e, "self_device_time_total", None)
+            if t is None:
+                t = getattr(e, "self_cuda_time_total", 0.0)
+        else:
+            t = e.self_cpu_time_total
+        if t > 0:
+            rows.append({"name": e.key, "calls_per_step": e.count / steps, "time_s_per_step": t * 1e-6 / steps})
+    rows.sort(key=lambda r: -r["time_s_per_step"])
+    return {"steps": steps, "what": "GPU kernels" if dev == "cuda" else "CPU operators (self time)",
+            "total_s_per_step": sum(r["time_s_per_step"] for r in rows), "rows": rows[:top]}
 
 
 def measure(name, dtype, args, dev, log):
@@ -104,6 +130,7 @@ def measure(name, dtype, args, dev, log):
     phases = []
     for _ in range(args.iters):
         step("no_ddp", phases)
+    kernels = kernel_table(torch, lambda: step("no_ddp"), dev) if args.kernels else None
     row = {"model": name, "dtype": dtype, "batch": batch, "input": shape, "input_dtype": idt,
            "optimizer": "sgd momentum 0.9, foreach", "zero_grad_set_to_none": True,
            "median_step_s": {mode: median(times[mode]) for mode in modes},
@@ -112,6 +139,8 @@ def measure(name, dtype, args, dev, log):
                                for i, k in enumerate(("forward", "backward", "optimizer"))}}
     if seq is not None:
         row["seq_len"] = seq
+    if kernels is not None:
+        row["kernels"] = kernels
     nd = row["median_step_s"]["no_ddp"]
     row["ddp_over_no_ddp"] = {mode: row["median_step_s"][mode] / nd - 1.0 for mode in modes if mode != "no_ddp"}
     del models, opts
@@ -131,6 +160,8 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=300.0, help="start no new model after this")
     ap.add_argument("--cpu", action="store_true", help="dry run on this CPU with gloo")
+    ap.add_argument("--kernels", action="store_true",
+                    help="also a torch.profiler table of the no-DDP step's kernels (row 'kernels')")
     args = ap.parse_args(argv)
     log = lambda msg: (sys.stderr.write("device_step.py: %s\n" % msg), sys.stderr.flush())  # noqa: E731
     args.models = [m for m in args.models.split(",") if m]
