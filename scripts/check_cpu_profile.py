@@ -225,11 +225,16 @@ def run_ddpsim(ddpsim, scen_path, trace_path):
     rep = json.loads(r.stdout)
     with open(trace_path) as f:
         tr = json.load(f)
-    # the last occurrence of every (category, layer) kernel: the steady-state step
+    # every (category, layer) kernel of the steady-state step (from the last "iteration N"
+    # marker on), summed: a layer's backward can be cut into pieces (e.g. its weight gradient
+    # apart from its bias gradient), and taking one piece dropped the rest
+    marks = [e["ts"] for e in tr["traceEvents"] if e.get("cat") == "iteration" and e.get("ph") == "i"]
+    last = max(marks) if marks else float("-inf")
     per = {}
-    for e in sorted((e for e in tr["traceEvents"] if e.get("ph") == "X"), key=lambda e: e["ts"]):
-        if e.get("cat") in ("forward", "backward"):
-            per[(e["cat"], e["name"])] = e["dur"] * 1e-6
+    for e in tr["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") in ("forward", "backward") and e["ts"] >= last:
+            key = (e["cat"], e["name"])
+            per[key] = per.get(key, 0.0) + e["dur"] * 1e-6
     return rep, per
 
 

@@ -390,6 +390,39 @@ def write_markdown(path, table, header):
         f.write("\n".join(lines) + "\n")
 
 
+def retable(args):
+    """--retable DIR: step 3 again from DIR's profiles (the order and labels of the run's steps)."""
+    d = args.retable
+    try:
+        with open(os.path.join(d, "run.json")) as f:
+            run = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("device_profile.py: error: --retable %s: no readable run.json (%s)\n" % (d, e))
+        return 2
+    made = []
+    for s in run["steps"]:
+        if s.get("status") != "ok":
+            continue
+        if s["step"] == "profile_model":
+            made.append((s["model"], os.path.join(d, s["file"]), "float32"))
+        elif s["step"] == "ddpbench layers":
+            lp = os.path.join(d, "ddpbench-profile-%s.json" % s["model"])
+            with open(lp) as f:
+                made.append((s["model"] + " (ddpbench)", lp, json.load(f).get("measured_dtype", "float32")))
+    preset = args.preset or DEVICE_PRESETS.get(run["device"].strip().lower(), "h200")
+    table = estimate_table(args, d, made, preset, {})
+    table["preset"] = preset
+    table["retabled"] = {"date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "ddpsim": args.ddpsim,
+                         "measured": run.get("date_utc")}
+    with open(os.path.join(d, "estimate-vs-measured.json"), "w") as f:
+        json.dump(table, f, indent=1, sort_keys=True)
+    write_markdown(os.path.join(d, "estimate-vs-measured.md"), table,
+                   "Estimate (preset %s) vs measured on %s (measured %s UTC; table recomputed %s UTC)"
+                   % (preset, run["device"], run.get("date_utc"), table["retabled"]["date_utc"]))
+    log("wrote %s/estimate-vs-measured.{json,md} (%d profiles)" % (d, len(made)))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=None, help="output folder (default bench/results/device-<preset>)")
@@ -406,6 +439,10 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--matmul-n", type=int, default=1024, help="--cpu: matmul size of the calibration")
+    ap.add_argument("--retable", default=None, metavar="DIR",
+                    help="only step 3, here: the estimate-vs-measured table again from the profiles an "
+                         "earlier run left in DIR (its run.json names the device), with this build's "
+                         "ddpsim; written into DIR (the measurements are not touched)")
     ap.add_argument("--ddpsim", default=DDPSIM)
     ap.add_argument("--ddpbench", default=DDPBENCH)
     args = ap.parse_args(argv)
@@ -426,6 +463,8 @@ def main(argv=None):
         sys.stderr.write("device_profile.py: error: %s not built (cmake --build build --target ddpsim)\n"
                          % args.ddpsim)
         return 2
+    if args.retable:
+        return retable(args)
     import torch
     if args.preset is None:
         dev = torch.cuda.get_device_name(0) if (not args.cpu and torch.cuda.is_available()) else ""
