@@ -14,7 +14,8 @@ on the GPU (device_step.py makes it there once). Compared per row:
   - DDP's own cost at one GPU: measured ddp/no_ddp - 1 against ddp_overhead_s / (step - overhead);
   - the cap's effect: measured step(1 MB) / step(25 MB) - 1 against the same ratio predicted;
   - the no-DDP phases (forward, backward, optimizer; medians between synchronizations) against
-    forward_s, backward_compute_s and optimizer_s.
+    forward_s, backward_compute_s and optimizer_s of the largest cap's prediction (these hold
+    DDP's share of the step too: its hooks' host time on the backward, the copies).
 Errors are predicted / measured - 1; differences of ratios are in points. Exit 0, or 2 on bad input.
 """
 
@@ -78,7 +79,7 @@ def compare(step, ddpsim, preset):
             m = med["ddp_cap_1"] / med["ddp_cap_25"] - 1.0
             p = pred[1.0]["step_time_s"] / pred[25.0]["step_time_s"] - 1.0
             r["cap_25_to_1"] = {"measured": m, "predicted": p, "error_points": 100.0 * (p - m)}
-        ph, p = row.get("no_ddp_phases_s", {}), pred[caps[0]] if caps else None
+        ph, p = row.get("no_ddp_phases_s", {}), pred[caps[-1]] if caps else None
         if ph and p:
             r["no_ddp_phases"] = {
                 "forward": {"measured_s": ph["forward"], "predicted_s": p["forward_s"]},

@@ -101,7 +101,8 @@ def load_model_json(path):
 
 def check_model_json(doc, model, shape, input_dtype, path):
     """The existing export must describe this model at this input (the batch may differ: the
-    counts are rescaled by ddpsim_profile).  Layer names are checked by measure_profile."""
+    output keeps the export's counts and batch_size and says measured_batch_size).  Layer names
+    are checked by measure_profile."""
     plist = em.ddp_param_list(model)
     want = [(n, list(p.shape)) for n, p in plist]
     got = [(p.get("name"), list(p.get("shape", []))) for p in doc["params"]]

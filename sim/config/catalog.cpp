@@ -519,6 +519,10 @@ GpuSpec parse_gpu(const Json& j, const std::string& path, Diagnostics& d) {
                               : (g.arch == GpuArch::HOPPER || g.arch == GpuArch::BLACKWELL) ? 48e9
                                                                                             : 24e9;
   g.host_bandwidth = r.quantity("host_bandwidth", Quantity::BANDWIDTH, false).value_or(default_host);
+  // 128 FP32 lanes per SM from Ada on; Ampere's GA100 has 64 and its GA10x parts 128, so an
+  // Ampere GPU other than GA100 says so in its file (configs/gpus/rtx-3090.json).
+  const int default_lanes = (g.arch == GpuArch::VOLTA || g.arch == GpuArch::AMPERE) ? 64 : 128;
+  g.fp32_lanes_per_sm = static_cast<int>(r.integer_or("fp32_lanes_per_sm", default_lanes, 16, 1024));
   if (const Json* ej = r.raw("efficiency")) {
     ObjectReader er(*ej, join_path(path, "efficiency"), d);
     for (const char* dt : {"float64", "float32", "tf32", "bfloat16", "float16"}) {

@@ -136,6 +136,10 @@ struct GpuSpec {
   double memory_bytes = 0;
   int sm_count = 0;
   double host_bandwidth = 0;  // bytes/s of the GPU's PCIe link to the host (pinned copies)
+  // FP32 lanes (CUDA cores) per SM: 64 on Volta and GA100, 128 on GA10x, Ada, Hopper and
+  // Blackwell (the whitepapers). The FP32 peak counts all of them; cuBLAS's SIMT SGEMM kernels
+  // reach a smaller share of a 128-lane SM's peak (gpu/kernel_model.cpp).
+  int fp32_lanes_per_sm = 64;
   // Contention figures for this GPU (defaults: docs/facts.md §4, see gpu/contention.hpp).
   std::optional<double> hbm_bytes_per_nccl_byte, comm_slowdown;
   // Achieved fraction of peak by compute dtype and layer type ("float16" -> {"linear": 0.75}).

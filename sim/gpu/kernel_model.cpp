@@ -20,8 +20,16 @@ namespace {
 // ~14 of 15.7 on V100 (cuBLAS figures quoted in the guide and the GTC'19 S9926 talk: 0.89). We
 // take 0.95 for a full wave (it was 0.85, below every one of these). Kernel-level figures, not
 // training throughput; the rows are in tests/data/kernels/ (KernelDevSet test).
+// Those are SMs of 64 FP32 lanes. On SMs of 128 (GA10x, Ada, Hopper, Blackwell), whose FP32 peak
+// counts twice the lanes, cuBLAS's SIMT kernels reach less of it: on an H200 (torch 2.11, cuBLAS
+// picks sm80_xmma_gemm_f32f32 and cutlass_80_simt_sgemm kernels), GPT-2's and GPT-2 medium's
+// 50,257-column output GEMMs ran at 51.6 and 51.4 TFLOPS, 0.77 of 67 (bench/results/
+// device-h200-2026-12-04, per-layer forward; tests/data/kernels rows S7); cuBLAS on an RTX 4070 Ti
+// (Ada) reaches 29.2 of 35.5 TFLOPS, 0.82 (Yinghan-Li/YHs_Sample issue 4, 5120 x 4096 x 4096).
+// We take 0.78.
 constexpr double kTensorCoreGemmEfficiency = 0.80;
 constexpr double kSimtGemmEfficiency = 0.95;
+constexpr double kSimtGemmEfficiencyWideSm = 0.78;
 // Large streaming kernels (copy/triad) reach ~90 % of the datasheet HBM bandwidth on V100, A100
 // and H100 (BabelStream results, Deakin et al., and NVIDIA's nvbandwidth device-local copy).
 constexpr double kStreamEfficiency = 0.90;
@@ -84,7 +92,8 @@ DeviceRates device_rates(const config::GpuSpec& gpu, const std::string& math, do
     const bool f64 = math == "float64";
     d.math_peak = peak(gpu, f64 ? "float64" : "float32");
     d.elem_bytes = f64 ? 8 : (half ? 2 : 4);
-    d.gemm_efficiency = kSimtGemmEfficiency;
+    // FP64 runs on its own units (not the FP32 lanes): the 64-lane figure.
+    d.gemm_efficiency = (!f64 && gpu.fp32_lanes_per_sm > 64) ? kSimtGemmEfficiencyWideSm : kSimtGemmEfficiency;
   }
   return d;
 }

@@ -131,7 +131,10 @@ TEST(KernelDevSet, PublishedKernelTimings) {
   // Achieved when added: GEMM median 9.3 %, max 38.2 % (the 1024^3 SGEMM: 64 tiles of 128x128 on
   // 108 SMs, where cuBLAS picks a smaller tile or split the model's three SIMT tiles do not
   // have); stream 1.3 %. Margin 5 points each. The fp16 cuBLAS rows (S4) added later moved the
-  // GEMM median to 8.9 % (their own errors -20.7 .. +21.4 %); the bounds stayed.
+  // GEMM median to 8.9 % (their own errors -20.7 .. +21.4 %); the bounds stayed. The H200 float32
+  // rows (S7, measured here) moved it to 7.6 %: their two lm_head GEMMs gave the 128-lane SIMT
+  // efficiency (kernel_model.cpp), so they are -0.9 % by construction; the four MLP GEMMs, not
+  // used for it, are -10.0 .. +1.3 %.
   EXPECT_LT(median(gemm_err), 0.093 + 0.05);
   EXPECT_LT(*std::max_element(gemm_err.begin(), gemm_err.end()), 0.382 + 0.05);
   EXPECT_LT(*std::max_element(stream_err.begin(), stream_err.end()), 0.013 + 0.05);
