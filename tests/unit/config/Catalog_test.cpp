@@ -777,6 +777,25 @@ TEST_F(CatalogTest, GpuFileErrors) {
   EXPECT_TRUE(contains_all(msg, {file_ + ": /hbm_bandwidth: \"1555GB\"", "GBps"}));
 }
 
+TEST_F(CatalogTest, Fp32LanesPerSmDefaultByArchitectureAndFromTheFile) {
+  // 64 for volta and ampere (GA100), 128 from ada on; a GA10x file says 128 (rtx-3090).
+  const std::vector<std::pair<std::string, int>> bundled = {
+      {"v100-sxm2-32gb", 64}, {"a100-sxm4-80gb", 64}, {"rtx-3090", 128}, {"rtx-4090", 128},
+      {"l40s", 128},          {"h100-sxm", 128},      {"h200", 128},     {"b200", 128}};
+  for (const auto& [name, lanes] : bundled)
+    EXPECT_EQ(cat_.load_gpu(cat_.resolve(Kind::GPU, name)).fp32_lanes_per_sm, lanes) << name;
+  Json g = gpu_json();
+  g["fp32_lanes_per_sm"] = 128;
+  file_ = tmp_.write("lanes.json", g).string();
+  EXPECT_EQ(cat_.load_gpu(file_).fp32_lanes_per_sm, 128);
+  g["fp32_lanes_per_sm"] = 0;
+  const auto zero = gpu_error(g);
+  EXPECT_TRUE(contains_all(only(zero), {file_ + ": /fp32_lanes_per_sm: 0 is not allowed", "[16, 1024]"}));
+  g["fp32_lanes_per_sm"] = "128";
+  const auto text = gpu_error(g);
+  EXPECT_TRUE(contains_all(only(text), {file_ + ": /fp32_lanes_per_sm: \"128\""}));
+}
+
 TEST_F(CatalogTest, GpuMissingPeakFlops) {
   Json g = gpu_json();
   g.erase("peak_flops");

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "config/specs.hpp"
 #include "gpu/compute_model.hpp"
@@ -44,6 +46,29 @@ TEST(KernelModel, OneFullWaveOfLargeTiles) {
   EXPECT_NEAR(e.shape.compute_s, 33.554432e-6, kTol);
   EXPECT_NEAR(e.shape.memory_s, 22675456.0 / 0.9e12, kTol);
   EXPECT_NEAR(e.seconds, 35.554432e-6, kTol);
+}
+
+TEST(KernelModel, SimtGemmEfficiencyDependsOnTheFp32LanesPerSm) {
+  // A float32 GEMM without tensor cores: 0.95 of the FP32 peak on an SM of 64 FP32 lanes, 0.78 on
+  // one of 128 (kernel_model.cpp, sources there); float64 keeps 0.95 (its own units). 100 SMs at
+  // 50 TFLOPS: m = n = 1280, k = 4096 is exactly 100 tiles of 128x128, one wave, so the compute
+  // time is 2*128*128*4096 / (0.5e12 * eff): 0.28255 ms at 0.95, 0.34412 ms at 0.78.
+  ddpsim::config::GpuSpec g;
+  g.name = "t";
+  g.sm_count = 100;
+  g.peak_flops = {{"float32", 50e12}, {"float64", 50e12}};
+  g.hbm_bandwidth = 1e15;
+  const double tile = 2.0 * 128 * 128 * 4096 / 0.5e12;
+  for (const auto& [lanes, eff] : std::vector<std::pair<int, double>>{{64, 0.95}, {128, 0.78}}) {
+    g.fp32_lanes_per_sm = lanes;
+    const auto d = ddpsim::gpu::device_rates(g, "float32", 0.0);
+    EXPECT_FALSE(d.tensor_cores);
+    EXPECT_DOUBLE_EQ(d.gemm_efficiency, eff) << lanes;
+    const auto e = gemm_estimate(1, 1280, 1280, 4096, d);
+    EXPECT_EQ(e.waves, 1);
+    EXPECT_NEAR(e.shape.compute_s, tile / eff, 1e-15) << lanes;
+    EXPECT_DOUBLE_EQ(ddpsim::gpu::device_rates(g, "float64", 0.0).gemm_efficiency, 0.95) << lanes;
+  }
 }
 
 TEST(KernelModel, WaveQuantizationStep) {
