@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Everything the first H200 session measured (bench/results/device-h200-2026-12-04), as one command
+# for the device tool, so that a session lent a GPU spends one machine start on it:
+#   here:   bash scripts/build.sh minimal && cmake --build build --target ddpbench && bash scripts/device_bundle.sh
+#   device: run(command="bash scripts/device_run.sh", carry=[".devbundle.tar.xz"], timeout_s=560)
+# Steps, each under its own timeout, all writing into a scratch folder that is packed at the end:
+#   1. scripts/device_profile.sh (per-layer profiles of the zoo, ddpbench layers/contention, the
+#      loss and optimizer steps, the estimate table), at most 230 s;
+#   2. scripts/device_step.py --kernels (whole one-GPU steps, no DDP and DDP at world size 1, caps
+#      25 and 1 MB, float32 and bfloat16, kernel tables), at most 200 s;
+#   3. scripts/measure_dispatch.py on the CPU and on CUDA, scripts/measure_ddp_host.py and
+#      scripts/measure_optimizer_host.py (host costs of the machine's torch), at most 90 s;
+#   4. nvidia-smi's clocks and the CPU model.
+# The result is OUT/device.tgz (OUT: the device tool's $OUT, else the first argument, else
+# /tmp/device-run) plus its run.json and logs beside it (the tool brings back at most 8 files).
+# Unpack it into bench/results/device-<preset>-<date>/ and recompute the tables here with
+# `python3 scripts/device_profile.py --retable DIR` and `python3 scripts/device_step_compare.py`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-${1:-/tmp/device-run}}
+mkdir -p "$out"
+work=$(mktemp -d /tmp/device-run.XXXXXX)
+export PYTHONUNBUFFERED=1
+py=python3
+if [ -x /usr/bin/python3 ] && ! python3 -c 'import torch' 2>/dev/null; then py=/usr/bin/python3; fi
+{
+  date -u
+  grep -m1 "model name" /proc/cpuinfo
+  nproc
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total,power.limit --format=csv
+} >"$work/machine.txt" 2>&1
+timeout 230 bash scripts/device_profile.sh "$work" --budget-s 150 >"$out/device_profile.log" 2>&1
+echo "rc=$?" >>"$out/device_profile.log"
+timeout 200 "$py" scripts/device_step.py --out "$work" --kernels --budget-s 150 >"$out/device_step.log" 2>&1
+echo "rc=$?" >>"$out/device_step.log"
+{
+  for d in cpu cuda; do
+    for a in "" "--op linear" "--op linear --autocast bfloat16"; do
+      # shellcheck disable=SC2086
+      timeout 20 "$py" scripts/measure_dispatch.py --device $d $a
+    done
+  done
+} >"$work/dispatch.txt" 2>&1
+timeout 40 "$py" scripts/measure_optimizer_host.py >"$work/optimizer_host.json" 2>"$work/optimizer_host.err"
+timeout 40 "$py" scripts/measure_ddp_host.py --reps 15 -o "$work/ddp_host.json" >"$work/ddp_host.out" 2>&1
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >>"$work/machine.txt" 2>&1
+cp "$work/run.json" "$out/" 2>/dev/null
+tar czf "$out/device.tgz" -C "$work" .
+ls -la "$work" >"$out/files.txt"
+echo "device_run.sh: wrote $out/device.tgz"
