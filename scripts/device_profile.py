@@ -11,7 +11,10 @@ Steps (each model is skipped, with the reason recorded, when the time budget is 
     (ddpsim-model/1 with fwd_time_s/bwd_time_s, measured_on = the CUDA device name); the models of
     --channels-last-models (GPU default: resnet50) again in torch.channels_last:
     OUT/profile-<model>-channels_last.json, which checks training.memory_format (the TF32
-    convolutions' NCHW<->NHWC transposes it removes) against the same GPU.
+    convolutions' NCHW<->NHWC transposes it removes) against the same GPU; the models of
+    --autocast-models (GPU default: resnet50, bert-base, gpt2, vit-b16) last, under torch.autocast
+    in bfloat16 (profile_model.py --autocast): OUT/profile-<model>-bfloat16.json, estimated in
+    bfloat16.
  2. GPU only, when build/bench/ddpbench exists (run after steps 4 and 5, which take seconds, so
     that a spent budget cuts ddpbench rather than them): `ddpbench layers` on the same models and batch
     (OUT/ddpbench-layers-<model>.json) and `ddpbench contention -g 1` (OUT/ddpbench-contention.json).
@@ -100,12 +103,14 @@ def profile_models(args, out, status, deadline):
     made = []
     runs = []
     for name in args.models:
-        runs.append((name, False))
+        runs.append((name, False, None))
         if name in args.channels_last_models:
-            runs.append((name, True))
-    for name, cl in runs:
+            runs.append((name, True, None))
+    # the mixed-precision profiles after every float32 one (a spent budget cuts them first)
+    runs += [(name, False, "bfloat16") for name in args.models if name in args.autocast_models]
+    for name, cl, amp in runs:
         t0 = time.time()
-        label = name + ("-channels_last" if cl else "")
+        label = name + ("-channels_last" if cl else "") + ("-" + amp if amp else "")
         row = {"step": "profile_model", "model": label}
         status.append(row)
         if time.time() > deadline:
@@ -121,14 +126,14 @@ def profile_models(args, out, status, deadline):
             prof, check, _, info = pm.run_profile(
                 spec, shape, input_dtype=idt, device="cpu" if args.cpu else "cuda", threads=args.threads,
                 iters=args.iters, warmup=args.warmup, model_json=doc if same_size else None,
-                name=name, log=log, channels_last=cl)
+                name=name, log=log, channels_last=cl, autocast=amp)
             path = os.path.join(out, "profile-%s.json" % label)
             with open(path, "w") as f:
                 json.dump(prof, f, indent=1, sort_keys=True)
             row.update(status="ok", file=os.path.basename(path), batch=batch, input=shape,
                        measured_on=prof.get("measured_on"), forward_whole_s=check.get("forward_whole_s"),
                        backward_whole_s=check.get("backward_whole_s"))
-            made.append((label, path, "float32"))
+            made.append((label, path, amp or "float32"))
         except Exception as e:  # noqa: BLE001 -- recorded, the run goes on
             row.update(status="failed", error="%s: %s" % (type(e).__name__, e))
         row["wall_s"] = time.time() - t0
@@ -188,7 +193,9 @@ def cpu_gpu(args):
     copy = dp.measure_copy_bandwidth("cpu", nbytes=64 << 20, iters=3)
     op = dp.measure_op_overhead("cpu")
     gpu = {"name": "cpu", "arch": "ampere", "sm_count": 1,
-           "peak_flops": {"float32": cp.q(mm["flops_per_s"] / 1e12, "TFLOPS")},
+           # bfloat16 (the --autocast-models dry run): the float32 rate, not a measurement
+           "peak_flops": {"float32": cp.q(mm["flops_per_s"] / 1e12, "TFLOPS"),
+                          "bfloat16": cp.q(mm["flops_per_s"] / 1e12, "TFLOPS")},
            "hbm_bandwidth": cp.q(2.0 * copy, "Bps")}
     return gpu, {"matmul_flops_per_s": mm["flops_per_s"], "memory_bandwidth_Bps": 2.0 * copy, "op_overhead_s": op}
 
@@ -226,8 +233,8 @@ def estimate_table(args, out, made, gpu, extra_compute):
             ms_, es_ = m["forward_s"] + m["backward_s"], e["forward_s"] + e["backward_s"]
             r["error"] = cp.rel(es_, ms_)
             model_rows.append(r)
-            if fmt != "contiguous_format":
-                continue  # the all-models table is the zoo in PyTorch's default format
+            if fmt != "contiguous_format" or dtype != "float32":
+                continue  # the all-models table is the zoo in float32 and PyTorch's default format
             agg = rows.setdefault(t, {"type": t, "layers": 0, "measured_s": 0.0, "estimated_s": 0.0})
             agg["layers"] += m["layers"]
             agg["measured_s"] += ms_
@@ -404,7 +411,9 @@ def retable(args):
         if s.get("status") != "ok":
             continue
         if s["step"] == "profile_model":
-            made.append((s["model"], os.path.join(d, s["file"]), "float32"))
+            pp = os.path.join(d, s["file"])
+            with open(pp) as f:
+                made.append((s["model"], pp, json.load(f).get("measured_dtype", "float32")))
         elif s["step"] == "ddpbench layers":
             lp = os.path.join(d, "ddpbench-profile-%s.json" % s["model"])
             with open(lp) as f:
@@ -433,6 +442,10 @@ def main(argv=None):
     ap.add_argument("--channels-last-models", default=None,
                     help="comma-separated models of --models profiled again in channels_last "
                          "(default: resnet50 on a GPU, none with --cpu; '' for none)")
+    ap.add_argument("--autocast-models", default=None,
+                    help="comma-separated models of --models profiled again under torch.autocast in "
+                         "bfloat16 (default: resnet50,bert-base,gpt2,vit-b16 on a GPU, none with --cpu; "
+                         "'' for none)")
     ap.add_argument("--cpu", action="store_true", help="dry run on this CPU (no GPU, no ddpbench)")
     ap.add_argument("--budget-s", type=float, default=540.0, help="stop starting new steps after this")
     ap.add_argument("--iters", type=int, default=5)
@@ -454,7 +467,12 @@ def main(argv=None):
         args.channels_last_models = [] if args.cpu else [m for m in ("resnet50",) if m in args.models]
     else:
         args.channels_last_models = [m for m in args.channels_last_models.split(",") if m]
-    bad = [m for m in args.models + args.channels_last_models if m not in USUAL]
+    if args.autocast_models is None:
+        args.autocast_models = [] if args.cpu else [m for m in ("resnet50", "bert-base", "gpt2", "vit-b16")
+                                                    if m in args.models]
+    else:
+        args.autocast_models = [m for m in args.autocast_models.split(",") if m]
+    bad = [m for m in args.models + args.channels_last_models + args.autocast_models if m not in USUAL]
     if bad:
         sys.stderr.write("device_profile.py: error: unknown model(s) %s; allowed: %s\n"
                          % (", ".join(bad), ", ".join(sorted(USUAL))))

@@ -6,6 +6,7 @@ Usage:
       -o resnet50-measured.json [--device cuda|cpu] [--threads N] [--iters 5] [--warmup 2] \
       [--model-json EXISTING.json] [--input-dtype float32|int64] [--vocab N] [--kwargs JSON] \
       [--set-to-none auto|true|false] [--no-scale] [--check-json CHECK.json] [--no-verify]
+      [--channels-last] [--autocast bfloat16|float16]
 
 SPEC is "module.path:callable", as for scripts/export_model.py.  The model is exported in-process
 (export_model.export: one traced forward/backward on the CPU, at the --input batch), or
@@ -132,7 +133,7 @@ def check_model_json(doc, model, shape, input_dtype, path):
 def run_profile(spec, shape, input_dtype="float32", device=None, threads=0, iters=5, warmup=2,
                 model_json=None, model_json_path="--model-json", kwargs=None, vocab=None, seed=0,
                 name=None, allow_unused=False, set_to_none=None, scale_to_whole=True, log=None,
-                channels_last=False):
+                channels_last=False, autocast=None):
     """Export (or take model_json), build the model and input, measure.  Returns
     (profile_doc, check, export_doc, info) where export_doc is the model without times and
     info has the device, the thread count and the wall times of the steps."""
@@ -170,12 +171,30 @@ def run_profile(spec, shape, input_dtype="float32", device=None, threads=0, iter
             % (len(doc["layers"]), dev, info["threads"], warmup, iters))
     t1 = time.time()
     torch.manual_seed(seed)
+    if autocast not in (None, "bfloat16", "float16"):
+        raise UsageError("--autocast %r: bfloat16 or float16" % autocast)
+    if autocast:
+        # Mixed precision as the PyTorch AMP recipe runs it: the model's forward under
+        # torch.autocast, backward() called outside it (the engine would carry the autocast state
+        # into the backward otherwise; the backward ops take the forward's dtypes). The instance's
+        # forward is wrapped, so module names and hooks stay those of the model.
+        fwd = model.forward
+        amp_dtype = getattr(torch, autocast)
+        amp_device = torch.device(dev).type
+
+        def forward_under_autocast(*a, **k):
+            with torch.autocast(amp_device, dtype=amp_dtype):
+                return fwd(*a, **k)
+
+        model.forward = forward_under_autocast
     try:
         prof, check = dp.measure_profile_with_check(model, x, doc, device=dev, warmup=warmup,
                                                     iters=iters, scale_to_whole=scale_to_whole,
                                                     set_to_none=set_to_none)
     except dp.ProfileError as e:
         raise UsageError(str(e))
+    if autocast:
+        prof["measured_dtype"] = autocast
     info["measure_s"] = time.time() - t1
     if channels_last:
         prof["measured_memory_format"] = "channels_last"  # absent: contiguous_format, PyTorch's default
@@ -187,6 +206,7 @@ def run_profile(spec, shape, input_dtype="float32", device=None, threads=0, iter
     base.pop("measured_on", None)
     base.pop("measured_batch_size", None)
     base.pop("measured_memory_format", None)
+    base.pop("measured_dtype", None)
     return prof, check, base, info
 
 
@@ -257,6 +277,9 @@ def build_parser():
                     help="keep the raw per-layer medians (do not scale them to the whole passes)")
     ap.add_argument("--check-json", default=None, help="also write the check figures to this JSON file")
     ap.add_argument("--no-verify", action="store_true", help="do not run `ddpsim show` on the output")
+    ap.add_argument("--autocast", default=None, choices=("bfloat16", "float16"),
+                    help="measure under torch.autocast in this dtype (mixed precision; no GradScaler); "
+                         "the file records measured_dtype")
     ap.add_argument("--channels-last", action="store_true",
                     help="measure with the model and input in torch.channels_last (NHWC); the file records "
                          "measured_memory_format")
@@ -281,7 +304,8 @@ def main(argv=None):
             args.spec, shape, args.input_dtype, args.device, args.threads, args.iters, args.warmup,
             model_json=mj, model_json_path=args.model_json, kwargs=kwargs, vocab=args.vocab,
             seed=args.seed, name=args.name, allow_unused=args.allow_unused, set_to_none=stn,
-            scale_to_whole=not args.no_scale, log=log, channels_last=args.channels_last)
+            scale_to_whole=not args.no_scale, log=log, channels_last=args.channels_last,
+            autocast=args.autocast)
     except (UsageError, em.ExportError, dp.ProfileError) as e:
         _die(str(e))
     em.write_json(prof, args.output)

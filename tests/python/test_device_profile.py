@@ -89,6 +89,55 @@ class DeviceProfileCpuTest(unittest.TestCase):
                 self.assertAlmostEqual(c["error"], c["estimated_s"] / c["measured_s"] - 1.0, places=12)
 
     @unittest.skipUnless(HAVE_TORCHVISION, "needs torchvision (the zoo's resnet50)")
+    def test_autocast_profile_is_estimated_in_bfloat16_and_kept_out_of_the_float32_table(self):
+        # resnet50 (torch 1.13's CPU autocast refuses the skip-branch model's mixed ops)
+        out = os.path.join(self.tmp, "amp")
+        r = subprocess.run([sys.executable, SCRIPT, "--cpu", "--out", out, "--models", "resnet50",
+                            "--autocast-models", "resnet50", "--iters", "1", "--warmup", "0", "--threads", "1",
+                            "--matmul-n", "256"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=600, cwd=REPO)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "profile-resnet50-bfloat16.json")) as f:
+            amp = json.load(f)
+        self.assertEqual(amp["measured_dtype"], "bfloat16")
+        with open(os.path.join(out, "profile-resnet50.json")) as f:
+            fp32 = json.load(f)
+        self.assertNotIn("measured_dtype", fp32)
+        with open(os.path.join(out, "estimate-vs-measured.json")) as f:
+            table = json.load(f)
+        dtypes = {m["model"]: m["dtype"] for m in table["models"]}
+        self.assertEqual(dtypes, {"resnet50": "float32", "resnet50-bfloat16": "bfloat16"})
+        measured32 = sum(l["fwd_time_s"] + l["bwd_time_s"] for l in fp32["layers"])
+        self.assertAlmostEqual(sum(r["measured_s"] for r in table["by_type_all_models"]), measured32, places=12)
+
+    def test_retable_recomputes_the_estimate_and_keeps_the_measurements(self):
+        self.assertEqual(self.r.returncode, 0, self.r.stderr)
+        d = os.path.join(self.tmp, "retable")
+        shutil.copytree(self.tmp, d, ignore=shutil.ignore_patterns("retable", "cl", "amp"))
+        with open(os.path.join(d, "estimate-vs-measured.json")) as f:
+            before = json.load(f)
+        r = subprocess.run([sys.executable, SCRIPT, "--retable", d, "--preset", "h200"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=300, cwd=REPO)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(d, "estimate-vs-measured.json")) as f:
+            after = json.load(f)
+        self.assertEqual(after["preset"], "h200")
+        self.assertIn("retabled", after)
+        b = {m["model"]: m for m in before["models"]}
+        a = {m["model"]: m for m in after["models"]}
+        self.assertEqual(set(a), set(b))
+        for k in a:
+            self.assertEqual(a[k]["measured_s"], b[k]["measured_s"])
+            self.assertEqual(a[k]["dtype"], b[k]["dtype"])
+            # an H200 against this CPU: the estimate moves
+            self.assertLess(a[k]["estimated_s"], b[k]["estimated_s"])
+        r = subprocess.run([sys.executable, SCRIPT, "--retable", os.path.join(self.tmp, "nowhere")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60,
+                           cwd=REPO)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("run.json", r.stderr)
+
+    @unittest.skipUnless(HAVE_TORCHVISION, "needs torchvision (the zoo's resnet50)")
     def test_channels_last_profile_is_estimated_in_channels_last(self):
         # a second, tiny run: resnet50 at the dry run's batch, also in channels_last
         out = os.path.join(self.tmp, "cl")
