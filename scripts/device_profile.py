@@ -264,13 +264,16 @@ def step_row(status, name, deadline):
     return row
 
 
-def ddpsim_report(args, scen):
-    """`ddpsim run` of an inline scenario; its JSON report."""
+def ddpsim_report(ddpsim, scen):
+    """`ddpsim run` of an inline scenario; its JSON report (RuntimeError with ddpsim's message if it fails)."""
     with tempfile.TemporaryDirectory() as td:
         sp, rp = os.path.join(td, "s.json"), os.path.join(td, "r.json")
         with open(sp, "w") as f:
             json.dump(scen, f)
-        subprocess.run([args.ddpsim, "run", sp, "-q", "--json", rp], check=True, timeout=300, capture_output=True)
+        r = subprocess.run([ddpsim, "run", sp, "-q", "--json", rp], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError("ddpsim run failed (%d): %s" % (r.returncode, r.stderr.strip()))
         with open(rp) as f:
             return json.load(f)
 
@@ -310,7 +313,7 @@ def loss_step(args, out, status, deadline, gpu, extra):
             scen = {"name": "loss-check", "model": "gpt2", "cluster": cluster,
                     "training": {"batch_size": batch, "seq_len": seq, "compute_dtype": dtype, "optimizer": "sgd"},
                     "contention": {"enabled": False}, "compute": dict(extra)}
-            est = ddpsim_report(args, scen)["loss_compute"]
+            est = ddpsim_report(args.ddpsim, scen)["loss_compute"]
             results.append({"rows": rows, "classes": classes, "dtype": dtype, "measured_s": measured,
                             "estimated_s": est["seconds"], "error": est["seconds"] / measured - 1.0})
             del logits, target
@@ -367,7 +370,7 @@ def optimizer_step(args, out, status, deadline, gpu, extra):
                     "training": {"batch_size": 8, "compute_dtype": dtype, "optimizer": "sgd",
                                  "optimizer_impl": impl, "zero_grad_set_to_none": True},
                     "contention": {"enabled": False}, "compute": dict(extra)}
-            rep = ddpsim_report(args, scen)
+            rep = ddpsim_report(args.ddpsim, scen)
             est = rep["optimizer_s"]
             results.append({"impl": impl, "tensors": len(params), "grad_scaler": scaler is not None,
                             "measured_s": measured, "estimated_s": est, "error": est / measured - 1.0,

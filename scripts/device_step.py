@@ -3,7 +3,7 @@
 
     python3 scripts/device_step.py --out OUT [--models resnet50,bert-base,gpt2,vit-b16]
         [--dtypes float32,bfloat16] [--caps 25,1] [--iters 20] [--warmup 5]
-    python3 scripts/device_step.py --cpu --out /tmp/ds --models skip-branch   # dry run (gloo, CPU)
+    python3 scripts/device_step.py --cpu --out /tmp/ds --models resnet50 --iters 1 --warmup 1   # dry run (gloo, CPU)
 
 For every zoo model (models/<name>.json's `source`, at scripts/device_profile.py's usual per-GPU
 batch and sequence length) and dtype, one fresh model (seed 0) per mode: "no_ddp", and
@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 
@@ -41,12 +42,6 @@ from device_profile import USUAL, CPU_BATCH, model_input  # noqa: E402
 DTYPES = ("float32", "bfloat16", "float16")
 
 
-def median(v):
-    s = sorted(v)
-    n = len(s)
-    return 0.5 * (s[(n - 1) // 2] + s[n // 2])
-
-
 def kernel_table(torch, step, dev, steps=3, top=80):
     """torch.profiler over `steps` no-DDP steps: per kernel (GPU) or operator (CPU) name, the calls
     and the device time per step, the `top` largest, with the total over all of them."""
@@ -57,6 +52,10 @@ def kernel_table(torch, step, dev, steps=3, top=80):
             step()
     rows = []
     for e in prof.key_averages():
+        # Profiler annotations ("Optimizer.step#SGD.step") also carry device time, that of the
+        # kernels they enclose, which are rows of their own: counting both doubled it.
+        if getattr(e, "is_user_annotation", False) or e.key.startswith(("Optimizer.", "ProfilerStep")):
+            continue
         if dev == "cuda":
             if getattr(e, "device_type", None) is not None and "CUDA" not in str(e.device_type):
                 continue
@@ -133,9 +132,9 @@ def measure(name, dtype, args, dev, log):
     kernels = kernel_table(torch, lambda: step("no_ddp"), dev) if args.kernels else None
     row = {"model": name, "dtype": dtype, "batch": batch, "input": shape, "input_dtype": idt,
            "optimizer": "sgd momentum 0.9, foreach", "zero_grad_set_to_none": True,
-           "median_step_s": {mode: median(times[mode]) for mode in modes},
+           "median_step_s": {mode: statistics.median(times[mode]) for mode in modes},
            "steps_s": times,
-           "no_ddp_phases_s": {k: median([p[i] for p in phases])
+           "no_ddp_phases_s": {k: statistics.median([p[i] for p in phases])
                                for i, k in enumerate(("forward", "backward", "optimizer"))}}
     if seq is not None:
         row["seq_len"] = seq

@@ -8,7 +8,8 @@ For every measured row (model, dtype, batch, sequence length) and cap, `ddpsim r
 training on one GPU of --preset (default: the preset the measured device name maps to): bundled
 zoo model, the per-kernel estimate (nothing measured is fed in), SGD momentum `foreach`,
 zero_grad(set_to_none=True), bucket_cap_mb = the cap, ddp.pytorch_version 2.4, the input already
-on the GPU (device_step.py makes it there once). Compared per row:
+on the GPU (device_step.py makes it there once: input_bytes_per_sample 0) and no loss kernels
+(training.loss none: device_step.py's loss is a mean per output, one pass over the logits). Compared per row:
   - the DDP step (measured median vs step_time_s) and the no-DDP step (measured median vs
     step_time_s - ddp_overhead_s);
   - DDP's own cost at one GPU: measured ddp/no_ddp - 1 against ddp_overhead_s / (step - overhead);
@@ -22,16 +23,14 @@ Errors are predicted / measured - 1; differences of ratios are in points. Exit 0
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(SCRIPT_DIR)
 if SCRIPT_DIR not in sys.path:
     sys.path.insert(0, SCRIPT_DIR)
 
-from device_profile import DEVICE_PRESETS  # noqa: E402
+from device_profile import DEVICE_PRESETS, ddpsim_report  # noqa: E402
 
 
 def predict(ddpsim, preset, row, cap):
@@ -44,16 +43,7 @@ def predict(ddpsim, preset, row, cap):
             "cluster": {"name": "one-gpu", "gpu": preset, "nodes": 1, "gpus_per_node": 1},
             "ddp": {"bucket_cap_mb": cap, "pytorch_version": "2.4"}, "training": training,
             "compute": {"use_measured": False}}
-    with tempfile.TemporaryDirectory() as td:
-        sp, rp = os.path.join(td, "s.json"), os.path.join(td, "r.json")
-        with open(sp, "w") as f:
-            json.dump(scen, f)
-        r = subprocess.run([ddpsim, "run", sp, "-q", "--json", rp], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, timeout=300)
-        if r.returncode != 0:
-            raise RuntimeError("ddpsim run failed (%d): %s" % (r.returncode, r.stderr.strip()))
-        with open(rp) as f:
-            return json.load(f)
+    return ddpsim_report(ddpsim, scen)
 
 
 def compare(step, ddpsim, preset):
