@@ -352,7 +352,7 @@ MEM_FIELDS = ("in", "out", "f")
 class _Call(object):
     """One execution of one module's forward."""
     __slots__ = ("module", "name", "start_seq", "first_op_seq", "fwd_flops", "bwd_flops",
-                 "fwd_bytes", "bwd_bytes", "kinds", "params_used", "n_ops", "order", "kern")
+                 "fwd_bytes", "bwd_bytes", "kinds", "params_used", "n_ops", "order", "kern", "views")
 
     def __init__(self, module, name, seq):
         self.module = module
@@ -368,6 +368,7 @@ class _Call(object):
         self.n_ops = 0
         self.order = None
         self.kern = []       # kernel records (see _kernel_record), in op order
+        self.views = []      # (seq, autograd view node?) of each view op this call ran itself
 
 
 def trace_model(model, x, meta=False):
@@ -452,6 +453,14 @@ def trace_model(model, x, meta=False):
         # pure views / aliases: no computation, no traffic
         rets = schema.returns
         is_view = bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
+        if is_view:
+            # Host work without a kernel (the export's op count leaves views out): a view op, and
+            # an autograd view node to run in backward when its input requires grad (detach and
+            # alias record none). Counted per layer by host_op_counts.
+            call = state["stack"][-1] if state["stack"] else root_call
+            node = name not in ("detach", "alias") and any(
+                isinstance(t, torch.Tensor) and t.requires_grad for t in tree_flatten((args, kwargs))[0])
+            call.views.append((state["seq"], node))
         if is_view or name in FREE_OPS:
             return
         in_leaves = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
@@ -690,6 +699,35 @@ def kept_calls(calls, plist):
     return kept
 
 
+def host_op_counts(calls, kept, n_layers):
+    """Per layer, the eager host work that launches no kernel: {"views": forward view ops,
+    "view_nodes": the autograd view nodes among them (run in backward), "module_calls": nn.Module
+    calls}. A kept call's own views and its own call count to its layer; those of a call that is
+    not a layer (a container, a module that only reshapes) to the first layer whose first op
+    follows them (the last layer if none does). Layers past the kept calls (<unused-params>)
+    get zeros."""
+    import bisect
+    index = {id(c): li for li, (c, _) in enumerate(kept)}
+    orders = [c.order for c, _ in kept]
+    out = [{"views": 0, "view_nodes": 0, "module_calls": 0} for _ in range(n_layers)]
+    if not kept:
+        return out
+
+    def layer_of(c, seq):
+        if id(c) in index:
+            return index[id(c)]
+        return min(bisect.bisect_right(orders, seq), len(kept) - 1)
+
+    for c in calls:
+        if c.module is not None:
+            out[layer_of(c, c.start_seq)]["module_calls"] += 1
+        for seq, node in c.views:
+            h = out[layer_of(c, seq)]
+            h["views"] += 1
+            h["view_nodes"] += 1 if node else 0
+    return out
+
+
 def layer_names(kept):
     """Layer names for kept calls: the module's qualified name ("<root>" for the model itself),
     "#k" appended to its k-th repeated call."""
@@ -812,7 +850,8 @@ def export(spec, shape, input_dtype="float32", name=None, kwargs=None, vocab=Non
 # --------------------------------------------------------------------------------------------
 
 def _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed):
-    """One meta-device forward at `shape`: (layers, kernels per layer) -- shapes only, cheap.
+    """One meta-device forward at `shape`: (layers, kernels per layer, host op counts per layer) --
+    shapes only, cheap.
     A model whose constructor computes with tensor values (torchvision's RegNet derives its
     block widths with torch ops and .tolist(), which a meta tensor cannot give) is built and run
     on the CPU instead: the same ops and shapes, at the cost of a real forward."""
@@ -830,7 +869,7 @@ def _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed):
     kern = [list(c.kern) for c, _ in kept]
     if len(kern) < len(layers):  # the "<unused-params>" layer has no ops
         kern.append([])
-    return layers, kern
+    return layers, kern, host_op_counts(calls, kept, len(layers))
 
 
 def _size_probe_shapes(shape, input_dtype):
@@ -873,9 +912,9 @@ def kernel_records(spec, shape, input_dtype, kwargs, vocab, seed, layers):
     is the r^2 term), solved exactly from the three sizes.  Batch scaling of memory-bound records
     is linear (the file's rule for the four layer cost fields)."""
     try:
-        base_layers, base = _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed)
+        base_layers, base, host = _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed)
     except ExportError as e:
-        return None, "meta forward failed: %s" % e
+        return None, "meta forward failed: %s" % e, None
     # Same layers, FLOPs and (within 0.1 %) bytes: Swin's shifted-window attention builds its mask
     # from tensor values, which on the meta device gives a few KB of different bytes per block.
     same = (len(base_layers) == len(layers) and all(
@@ -883,11 +922,11 @@ def kernel_records(spec, shape, input_dtype, kwargs, vocab, seed, layers):
         and abs(a["fwd_bytes"] - b["fwd_bytes"]) <= 1e-3 * max(a["fwd_bytes"], b["fwd_bytes"])
         for a, b in zip(base_layers, layers)))
     if not same:
-        return None, "the meta forward's layers differ from the export's"
+        return None, "the meta forward's layers differ from the export's", None
     scaling = {}
     try:
-        _, kb = _meta_layers_with_kernels(spec, [shape[0] * 2] + list(shape[1:]), input_dtype,
-                                          kwargs, vocab, seed)
+        _, kb, _ = _meta_layers_with_kernels(spec, [shape[0] * 2] + list(shape[1:]), input_dtype,
+                                             kwargs, vocab, seed)
         batch_ok = _same_structure(base, kb)
     except ExportError:
         batch_ok = False
@@ -921,19 +960,21 @@ def kernel_records(spec, shape, input_dtype, kwargs, vocab, seed, layers):
                     rec[f] = [c0, c1, c2]
     note = {"method": "meta", "batch_exponents": bool(batch_ok)}
     note.update(scaling)
-    return base, note
+    return base, note, host
 
 
 def add_kernels(doc, kwargs=None, vocab=None, seed=0):
-    """Add `kernels` to every layer of an export `doc` (and the top-level `kernel_scaling`); no
-    other field changes.  Returns None on success, else the reason it could not be done."""
+    """Add `kernels` and `host_ops` to every layer of an export `doc` (and the top-level
+    `kernel_scaling`); no other field changes.  Returns None on success, else the reason it could
+    not be done."""
     ew = doc["exported_with"]
-    kern, note = kernel_records(doc["source"], list(ew["input_shape"]), ew["input_dtype"], kwargs,
-                                vocab, seed, doc["layers"])
+    kern, note, host = kernel_records(doc["source"], list(ew["input_shape"]), ew["input_dtype"], kwargs,
+                                      vocab, seed, doc["layers"])
     if kern is None:
         return note
-    for layer, k in zip(doc["layers"], kern):
+    for layer, k, h in zip(doc["layers"], kern, host):
         layer["kernels"] = k
+        layer["host_ops"] = h
     doc["kernel_scaling"] = note
     return None
 

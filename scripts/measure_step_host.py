@@ -14,6 +14,13 @@ Compare with what ddpsim charges for the same model (`ddpsim run --model M ... -
 `compute_host`: per kernel 6.9 us forward / 8.5 us backward plus 2 us of launch, from
 scripts/measure_dispatch.py). Results and the comparison: sim/gpu/NOTES.md ("Eager host dispatch").
 
+--ddpsim BIN --model FILE (FILE: the full-size export of the same model) does that comparison on
+this CPU: the per-op costs of scripts/measure_dispatch.py's chains (mul, view, module call) are
+measured before and after the steps, and the counts ddpsim charges for FILE (`compute_host`
+kernels_forward / kernels_backward, and the file's per-layer `host_ops`: views, view nodes, module
+calls) priced at them: what ddpsim's accounting predicts for this model on this CPU, with and
+without the host work that launches no kernel, against the measured forward and backward.
+
   /usr/bin/python3 scripts/measure_step_host.py --spec zoo.bert:bert_base \\
       --kwargs '{"vocab_size": 64, "hidden_size": 12, "intermediate_size": 12, "max_position_embeddings": 16}' \\
       --input 1x4 --input-dtype int64
@@ -44,6 +51,8 @@ def _args(argv):
     ap.add_argument("--steps", default="50", help="timed steps (1..10000)")
     ap.add_argument("--warmup", default="10", help="untimed steps first (0..10000)")
     ap.add_argument("--json", default=None, help="also write the result to FILE")
+    ap.add_argument("--ddpsim", default=None, help="ddpsim binary: compare with its accounting of --model")
+    ap.add_argument("--model", default=None, help="with --ddpsim: the full-size export of the same model")
     a = ap.parse_args(argv)
     try:
         a.kwargs = json.loads(a.kwargs)
@@ -62,7 +71,60 @@ def _args(argv):
         _fail("--input-dtype: %r is not allowed; expected float32 or int64" % (a.input_dtype,))
     if a.vocab is not None and a.vocab < 1:
         _fail("--vocab: %r is not allowed; expected a positive integer" % (a.vocab,))
+    if (a.ddpsim is None) != (a.model is None):
+        _fail("--ddpsim and --model go together")
+    for name in ("ddpsim", "model"):
+        v = getattr(a, name)
+        if v is not None and not os.path.isfile(v):
+            _fail("--%s: %r is not a file" % (name, v))
     return a
+
+
+def ddpsim_counts(ddpsim, model):
+    """What ddpsim charges per micro-step for `model` (one A100, no loss): kernels launched in
+    forward and backward (`compute_host`) and the model file's host_ops totals."""
+    import subprocess
+    cmd = [ddpsim, "run", "--model", model, "--cluster", "dgx-a100", "--nodes", "1", "--gpus-per-node", "1",
+           "--set", "training.loss=none", "--json", "-"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        _fail("%s timed out" % " ".join(cmd))
+    if r.returncode != 0:
+        _fail("%s failed (exit %d): %s" % (" ".join(cmd), r.returncode, r.stderr.strip()[-500:]))
+    host = json.loads(r.stdout).get("compute_host") or {}
+    if "kernels_forward" not in host:
+        _fail("%s: the report has no compute_host kernel counts (an older ddpsim, or a measured profile)" % model)
+    with open(model) as f:
+        doc = json.load(f)
+    tot = {"views": 0, "view_nodes": 0, "module_calls": 0}
+    for layer in doc.get("layers", []):
+        for k in tot:
+            tot[k] += int((layer.get("host_ops") or {}).get(k, 0))
+    tot["kernels_forward"] = host["kernels_forward"]
+    tot["kernels_backward"] = host["kernels_backward"]
+    return tot
+
+
+def compare(r, counts, chains):
+    """ddpsim's counts priced at this CPU's measured per-op costs, against the measured passes."""
+    c = counts
+    mul_f, mul_b = chains["mul"]
+    fwd_k = c["kernels_forward"] * mul_f
+    bwd_k = c["kernels_backward"] * mul_b
+    fwd_all = fwd_k + c["views"] * chains["view"][0] + c["module_calls"] * chains["module"][0]
+    bwd_all = bwd_k + c["view_nodes"] * chains["view"][1]
+    err = lambda pred, meas: pred / meas - 1.0  # noqa: E731
+    return {
+        "counts": c,
+        "per_op_s": {k: {"fwd": v[0], "bwd": v[1]} for k, v in chains.items()},
+        "forward_kernels_only_s": fwd_k, "forward_with_host_ops_s": fwd_all,
+        "backward_kernels_only_s": bwd_k, "backward_with_host_ops_s": bwd_all,
+        "forward_error_kernels_only": err(fwd_k, r["forward_s"]),
+        "forward_error_with_host_ops": err(fwd_all, r["forward_s"]),
+        "backward_error_kernels_only": err(bwd_k, r["backward_s"]),
+        "backward_error_with_host_ops": err(bwd_all, r["backward_s"]),
+    }
 
 
 def _loss(out):
@@ -141,7 +203,17 @@ def measure(a):
 
 def main(argv=None):
     a = _args(sys.argv[1:] if argv is None else argv)
+    counts = ddpsim_counts(a.ddpsim, a.model) if a.ddpsim else None
+    if counts:
+        import measure_dispatch as md
+        before = md.measure(("mul", "view", "module"), reps=7)
     r = measure(a)
+    if counts:
+        after = md.measure(("mul", "view", "module"), reps=7)
+        chains = {k: ((before[k][0] + after[k][0]) / 2, (before[k][1] + after[k][1]) / 2) for k in before}
+        r["ddpsim"] = compare(r, counts, chains)
+        r["ddpsim"]["model"] = a.model
+        r["ddpsim"]["chain_mul_fwd_before_after_s"] = [before["mul"][0], after["mul"][0]]
     text = json.dumps(r, indent=1, sort_keys=True)
     if a.json:
         tmp = a.json + ".tmp"
@@ -154,6 +226,15 @@ def main(argv=None):
                                                  r["forward_view_ops"], r["backward_s"] * 1e3,
                                                  r["backward_nodes"], r["optimizer_s"] * 1e3, r["parameters"]),
           file=sys.stderr)
+    if "ddpsim" in r:
+        d = r["ddpsim"]
+        print("ddpsim's counts for %s at this CPU's per-op costs: forward %.3f ms (%+.1f %%) kernels only, "
+              "%.3f ms (%+.1f %%) with views and module calls; backward %.3f ms (%+.1f %%), %.3f ms (%+.1f %%) "
+              "with view nodes" % (d["model"], d["forward_kernels_only_s"] * 1e3, d["forward_error_kernels_only"] * 100,
+                                   d["forward_with_host_ops_s"] * 1e3, d["forward_error_with_host_ops"] * 100,
+                                   d["backward_kernels_only_s"] * 1e3, d["backward_error_kernels_only"] * 100,
+                                   d["backward_with_host_ops_s"] * 1e3, d["backward_error_with_host_ops"] * 100),
+              file=sys.stderr)
 
 
 if __name__ == "__main__":

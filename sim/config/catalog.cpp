@@ -445,6 +445,7 @@ ModelSpec parse_model(const Json& j, Diagnostics& d) {
       // [compute] per-kernel records (config/kernel_records.cpp)
       if (const Json* kr = lr.raw("kernels")) l.kernels = read_kernel_records(*kr, p + "/kernels", d);
       if (const Json* pr = lr.raw("bwd_param_ready")) l.param_ready = read_param_ready(*pr, p, l.params.size(), d);
+      if (const Json* ho = lr.raw("host_ops")) read_host_ops(*ho, p + "/host_ops", l, d);
       lr.finish();
       for (int pi : l.params) {
         if (owner[pi] >= 0)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <string>
 
 namespace ddpsim::config {
 
@@ -48,6 +49,30 @@ void read_poly(ObjectReader& r, const char* key, double (&c)[3]) {
 }
 
 }  // namespace
+
+void read_host_ops(const Json& j, const std::string& path, LayerSpec& layer, core::Diagnostics& d) {
+  if (!j.is_object()) {
+    d.add_value(path, j, "an object {\"views\", \"view_nodes\", \"module_calls\"} of non-negative integers");
+    return;
+  }
+  ObjectReader r(j, path, d);
+  constexpr long long kMaxOps = 100000000;  // per layer; far beyond any model's
+  const auto v = r.integer("views", false, 0, kMaxOps);
+  const auto n = r.integer("view_nodes", false, 0, kMaxOps);
+  const long long calls = r.integer_or("module_calls", 0, 0, kMaxOps);
+  r.finish();
+  // An invalid count was reported above; compare only what was read (an absent views is 0).
+  const bool views_ok = v || !j.contains("views");
+  const long long views = v.value_or(0), nodes = n.value_or(0);
+  if (views_ok && n && nodes > views) {
+    d.add_value(path + "/view_nodes", j["view_nodes"],
+                "at most views (" + std::to_string(views) + "): a view node is recorded by a view op");
+    return;
+  }
+  layer.host_views = static_cast<int>(views);
+  layer.host_view_nodes = static_cast<int>(nodes);
+  layer.host_module_calls = static_cast<int>(calls);
+}
 
 std::vector<KernelRecord> read_kernel_records(const Json& j, const std::string& path, core::Diagnostics& d) {
   std::vector<KernelRecord> out;

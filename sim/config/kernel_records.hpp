@@ -8,6 +8,10 @@
 
 namespace ddpsim::config {
 
+// layers[i].host_ops: {"views", "view_nodes", "module_calls"}, non-negative integers, view_nodes <=
+// views (models/README.md).
+void read_host_ops(const core::Json& j, const std::string& path, LayerSpec& layer, core::Diagnostics& d);
+
 std::vector<KernelRecord> read_kernel_records(const core::Json& j, const std::string& path, core::Diagnostics& d);
 void read_kernel_scaling(const core::Json& j, ModelSpec& m, core::Diagnostics& d);
 

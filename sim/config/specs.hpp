@@ -117,6 +117,10 @@ struct LayerSpec {
   double fwd_bytes = 0, bwd_bytes = 0;       // activation traffic; parameter traffic is added by the simulator
   std::optional<double> fwd_time, bwd_time;  // measured seconds at batch_size, preferred when present
   std::vector<KernelRecord> kernels;         // forward kernels (empty: export without records)
+  // Eager host work of the layer that launches no kernel (export `host_ops`; all 0 when the export
+  // has none): forward view ops, the autograd view nodes among them (run in backward) and
+  // nn.Module calls. Priced by gpu/kernel_model.cpp eager_host_cost().
+  int host_views = 0, host_view_nodes = 0, host_module_calls = 0;
   // Measured: for each entry of `params`, the share of this layer's backward done when that
   // parameter's gradient is ready (its AccumulateGrad has run). Empty: every gradient at the end.
   // A module whose parameters serve stages of its backward (a multi-layer nn.LSTM on the CPU runs

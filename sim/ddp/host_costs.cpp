@@ -43,6 +43,12 @@ void HostExposure::kernel(double gpu_s, double host_s) {
   with_.issue(gpu_s, host_s);
 }
 
+void HostExposure::model_host(double seconds) {
+  if (!split_) return;
+  plain_.host += seconds;
+  with_.host += seconds;
+}
+
 void HostExposure::ddp_kernel(double gpu_s, double host_s) {
   if (split_) with_.issue(gpu_s, host_s);
 }

@@ -62,6 +62,8 @@ class HostExposure {
   explicit HostExposure(bool split) : split_(split) {}
   // A kernel of the model (both queues): `gpu_s` on the GPU, launched after `host_s` of host work.
   void kernel(double gpu_s, double host_s);
+  // The model's host work that launches nothing (views, module calls: ComputeProfile::host_only_*).
+  void model_host(double seconds);
   // A kernel only DDP launches (the copies into and out of the buckets).
   void ddp_kernel(double gpu_s, double host_s);
   // DDP's own host work.

@@ -314,20 +314,33 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
       if (k.seconds > 0) p.forward_ops[li].push_back(k.seconds);
     for (const auto& k : bwd[li]) p.backward_ops[li].push_back(k.seconds);
   }
+  // Host work of each layer that launches no kernel (views, module calls; the export's host_ops),
+  // at the layer's start: the next kernel waits for it.
+  p.host_only_forward.assign(m.layers.size(), 0.0);
+  p.host_only_backward.assign(m.layers.size(), 0.0);
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    const auto& l = m.layers[li];
+    p.host_only_forward[li] = l.host_views * host.view_s + l.host_module_calls * host.module_call_s;
+    p.host_only_backward[li] = l.host_view_nodes * host.view_node_s;
+  }
   std::vector<LayerClasses> cls(m.layers.size());
-  for (size_t li = 0; li < m.layers.size(); ++li)
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    host_t += p.host_only_forward[li];
     for (auto& k : fwd[li]) {
       if (k.seconds > 0 || k.shape.overhead_s > 0) ++p.kernels_forward;
       k = issue(k, (k.seconds > 0) ? host.forward_op_s : 0.0);
       classify(k, cls[li].t[0]);
     }
+  }
   p.host_forward_s = host_t;
-  for (size_t li = m.layers.size(); li-- > 0;)
+  for (size_t li = m.layers.size(); li-- > 0;) {
+    host_t += p.host_only_backward[li];
     for (auto& k : bwd[li]) {
       ++p.kernels_backward;
       k = issue(k, host.backward_op_s);
       classify(k, cls[li].t[1]);
     }
+  }
   if (classes) *classes = std::move(cls);
   p.host_backward_s = host_t - p.host_forward_s;
   p.host_lead_s = std::max(0.0, gpu_t - host_t);

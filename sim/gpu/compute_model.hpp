@@ -89,6 +89,10 @@ struct ComputeProfile {
   // host threads; the DDP engine uses the folded per-layer times above.
   std::vector<std::vector<double>> forward_ops, backward_ops;
   double host_forward_op_s = 0, host_backward_op_s = 0;
+  // Per layer, host seconds before its forward / backward kernels that launch nothing (views,
+  // autograd view nodes, module calls: LayerSpec::host_views ...); included in host_*_s above.
+  // Empty where forward_ops is.
+  std::vector<double> host_only_forward, host_only_backward;
 };
 
 // Achieved fraction of peak FLOP/s for a layer type: the scenario's per-type value, else the

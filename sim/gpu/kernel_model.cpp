@@ -65,6 +65,18 @@ constexpr int kMaxSplits = 16;
 constexpr double kHostForwardOp = 6.9e-6;
 constexpr double kHostBackwardOp = 8.5e-6;
 constexpr double kLaunch = 2.0e-6;
+// Host work that launches nothing, as a share of the op above (the CPU part, no launch), measured
+// with `scripts/measure_dispatch.py --ratios` (torch 1.13, one thread; the three chains in turn
+// within each repetition, so the machine's speed cancels; 2026-12-04, three runs of 9 repetitions
+// on this project's 2-vCPU AMD EPYC machine, medians 2.89-3.03 us per op): a view op in forward
+// (view, t, permute, expand, reshape in turn: no kernel, an autograd view node each) 0.48 of an
+// op, its view node in backward 0.46 of a backward op, an nn.Module call (_call_impl without
+// hooks) 0.34 of an op in forward and nothing in backward (0.02-0.09). The export counts them per
+// layer (`host_ops`, scripts/export_model.py host_op_counts); checked on whole models in
+// sim/gpu/NOTES.md ("Views and module calls").
+constexpr double kViewShare = 0.48;
+constexpr double kViewNodeShare = 0.46;
+constexpr double kModuleCallShare = 0.34;
 
 double peak(const config::GpuSpec& gpu, const std::string& dtype) {
   auto it = gpu.peak_flops.find(dtype);
@@ -169,7 +181,10 @@ Kernel roofline_kernel(double flops, double bytes, double efficiency, const Devi
   return k;
 }
 
-HostCost eager_host_cost() { return {kHostForwardOp + kLaunch, kHostBackwardOp + kLaunch}; }
+HostCost eager_host_cost() {
+  return {kHostForwardOp + kLaunch, kHostBackwardOp + kLaunch, kViewShare * kHostForwardOp,
+          kViewNodeShare * kHostBackwardOp, kModuleCallShare * kHostForwardOp};
+}
 
 double scaled_dim(double dim, int exp, double ratio) {
   if (exp == 0 || ratio == 1.0) return dim;

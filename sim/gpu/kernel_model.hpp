@@ -61,7 +61,10 @@ Kernel roofline_kernel(double flops, double bytes, double efficiency, const Devi
 
 // Host side of eager PyTorch: CPU seconds per operator (dispatcher + autograd + cudaLaunchKernel).
 struct HostCost {
-  double forward_op_s = 0, backward_op_s = 0;
+  double forward_op_s = 0, backward_op_s = 0;  // per kernel launched (dispatch + autograd + launch)
+  // Host work without a kernel (LayerSpec::host_views etc.): a forward view op, an autograd view
+  // node in backward, an nn.Module call.
+  double view_s = 0, view_node_s = 0, module_call_s = 0;
 };
 HostCost eager_host_cost();
 

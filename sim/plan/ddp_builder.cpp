@@ -232,8 +232,10 @@ class DdpBuilder : ProgramWriter {
     }
     for (size_t l = 0; l < m.layers.size(); ++l) {
       kernel(profile_.forward[l], m.layers[l].name, "forward");
-      if (split_)
+      if (split_) {
+        if (l < profile_.host_only_forward.size()) hx.model_host(profile_.host_only_forward[l]);
         for (double s : profile_.forward_ops[l]) hx.kernel(s, profile_.host_forward_op_s);
+      }
     }
     mark(Mark::FORWARD_END);
     if (st.sync && sc_.ddp.find_unused_parameters) {
@@ -258,6 +260,7 @@ class DdpBuilder : ProgramWriter {
       // The layer's backward up to each gradient's readiness (LayerSpec::param_ready, in the
       // gradients' ready order), the rest after the last; without shares, all of it before the first.
       BackwardPieces pieces(profile_.backward[l], split_ ? &profile_.backward_ops[l] : nullptr);
+      if (split_ && l < profile_.host_only_backward.size()) hx.model_host(profile_.host_only_backward[l]);
       const auto run_to = [&](double share) {
         kernel(pieces.kernel_to(share), m.layers[l].name, "backward");
         for (double s : pieces.ops_to(share)) hx.kernel(s, profile_.host_backward_op_s);

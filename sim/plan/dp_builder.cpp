@@ -311,6 +311,9 @@ class DpBuilder {
     for (size_t l = 0; l < profile_.forward_ops.size(); ++l) {
       const std::string name = layer_name(l) + " (forward)";
       mark(host, Mark::SPAN_BEGIN, -1, name, "dispatch");
+      if (l < profile_.host_only_forward.size())  // views and module calls: Python, under the GIL
+        host_work(host, profile_.host_only_forward[l], threaded ? sc_.training.data_parallel.gil_share : 0.0,
+                  "views, module calls", "op");
       const auto [first, last] = replica_ops(l, true);
       for (size_t i = first; i < last; ++i) {
         const double k = profile_.forward_ops[l][i];
@@ -328,6 +331,8 @@ class DpBuilder {
     for (size_t l = profile_.backward_ops.size(); l-- > 0;) {
       const std::string name = layer_name(l) + " (backward)";
       mark(host, Mark::SPAN_BEGIN, -1, name, "dispatch");
+      if (l < profile_.host_only_backward.size())
+        host_work(host, profile_.host_only_backward[l], 0.0, "autograd view nodes", "op");
       const auto [first, last] = replica_ops(l, false);
       for (size_t i = first; i < last; ++i) {
         const double k = profile_.backward_ops[l][i];

@@ -304,6 +304,11 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
     r.compute_host_forward_s = profile.host_forward_s;
     r.compute_host_backward_s = profile.host_backward_s;
     r.compute_host_wait_s = profile.gpu_idle_s;
+    r.compute_host_no_kernel_s = 0;
+    r.compute_host_kernels_forward = profile.kernels_forward;
+    r.compute_host_kernels_backward = profile.kernels_backward;
+    for (double s : profile.host_only_forward) r.compute_host_no_kernel_s += s;
+    for (double s : profile.host_only_backward) r.compute_host_no_kernel_s += s;
   }
   if (profile.optimizer_host_s > 0) {  // walked (not CUDA graphs, FSDP or ZeRO: compute_model.cpp)
     r.optimizer_host = true;
@@ -411,7 +416,7 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
     fill_data_parallel(sc, t, r);
     // DataParallel's one process dispatches for every replica (engine/data_parallel replays the
     // per-op host costs itself): one GPU's queue walk would mislead.
-    r.compute_host_forward_s = r.compute_host_backward_s = r.compute_host_wait_s = 0;
+    r.compute_host_forward_s = r.compute_host_backward_s = r.compute_host_wait_s = r.compute_host_no_kernel_s = 0;
     return r;
   }
   r.world_size = t.world_size;

@@ -128,7 +128,10 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["compute_host"] = r.compute_host_forward_s + r.compute_host_backward_s > 0
                           ? Json{{"forward_s", r.compute_host_forward_s},
                                  {"backward_s", r.compute_host_backward_s},
-                                 {"gpu_wait_s", r.compute_host_wait_s}}
+                                 {"gpu_wait_s", r.compute_host_wait_s},
+                                 {"no_kernel_s", r.compute_host_no_kernel_s},
+                                 {"kernels_forward", r.compute_host_kernels_forward},
+                                 {"kernels_backward", r.compute_host_kernels_backward}}
                           : Json(nullptr);
   j["optimizer_host"] = r.optimizer_host ? Json{{"host_s", r.optimizer_host_s},
                                                 {"gpu_wait_s", r.optimizer_host_wait_s},
@@ -323,8 +326,10 @@ std::string to_table(const StepReport& r) {
   if (r.compute_host_forward_s + r.compute_host_backward_s > 0)
     o << "    eager host dispatch " << core::format_time(r.compute_host_forward_s + r.compute_host_backward_s)
       << " per micro-step (forward " << core::format_time(r.compute_host_forward_s) << ", backward "
-      << core::format_time(r.compute_host_backward_s) << "); the GPU waits for it "
-      << core::format_time(r.compute_host_wait_s) << "\n";
+      << core::format_time(r.compute_host_backward_s)
+      << (r.compute_host_no_kernel_s > 0 ? "; views and module calls " + core::format_time(r.compute_host_no_kernel_s)
+                                         : std::string())
+      << "); the GPU waits for it " << core::format_time(r.compute_host_wait_s) << "\n";
   if (r.conv_transposes_s > 0)
     o << "    NCHW<->NHWC transposes around cuDNN's convolutions " << core::format_time(r.conv_transposes_s)
       << " per micro-step (training.memory_format channels_last removes them)\n";

@@ -186,6 +186,8 @@ struct StepReport {
   // the GPU time spent waiting for it (gpu::ComputeProfile host_forward_s, host_backward_s,
   // gpu_idle_s): 0 when compute is measured or calibrated, or with CUDA graphs.
   double compute_host_forward_s = 0, compute_host_backward_s = 0, compute_host_wait_s = 0;
+  double compute_host_no_kernel_s = 0;  // of the two above: views, view nodes, module calls
+  int compute_host_kernels_forward = 0, compute_host_kernels_backward = 0;  // launches charged
   double conv_transposes_s = 0;  // per micro-step, per-kernel estimate only (0: none or not estimated)
   // The training loss (training.loss) as the per-kernel model estimates it, forward + backward of
   // one micro-step, over [loss_rows, loss_classes] logits (0 rows: none modelled, or not estimated).

@@ -348,6 +348,52 @@ class TestExporter(unittest.TestCase):
         self.assertIn("conv", ops)
         self.assertIn("gemm", ops)
 
+    def test_host_ops_counts(self):
+        """Per layer, the host work without a kernel: views (detach included), the autograd view
+        nodes among them, module calls; a container's own to the next layer in forward order."""
+        import export_model as em
+        import torch.nn as nn
+
+        class Reshape(nn.Module):  # only a view: not a layer
+            def forward(self, x):
+                return x.view(2, 2, 2)
+
+        class Host(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Linear(4, 4)
+                self.inner = Reshape()
+                self.b = nn.Linear(4, 2)
+
+            def forward(self, x):
+                y = self.a(x)                     # t(weight): a view with a node, then addmm
+                y = self.inner(y).reshape(2, 4)   # two views with nodes (inner's, the root's)
+                y = y * 2.0                       # the root's own op: the root is a layer
+                self.seen = y.detach()            # a view without a node
+                return self.b(y)                  # b: t(weight)
+        sys.modules["_host_ops_test_mod"] = type(sys)("_host_ops_test_mod")
+        sys.modules["_host_ops_test_mod"].Host = Host
+        doc = em.export("_host_ops_test_mod:Host", [2, 4])
+        got = {layer["name"]: layer["host_ops"] for layer in doc["layers"]}
+        self.assertEqual(list(got), ["a", "<root>", "b"])
+        self.assertEqual(got["a"], {"views": 1, "view_nodes": 1, "module_calls": 1})
+        # inner's call and view go to the next layer (the root's, whose first op follows them).
+        # Tensor.detach() reaches the dispatcher twice in torch 1.13: counted as it happens.
+        import torch
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Count(TorchDispatchMode):
+            n = 0
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                Count.n += 1
+                return func(*args, **(kwargs or {}))
+        t = torch.ones(2, requires_grad=True) * 1.0
+        with Count():
+            t.detach()
+        self.assertEqual(got["<root>"], {"views": 2 + Count.n, "view_nodes": 2, "module_calls": 2})
+        self.assertEqual(got["b"], {"views": 1, "view_nodes": 1, "module_calls": 1})
+
     def test_cli_errors(self):
         exe = [sys.executable, os.path.join(SCRIPTS, "export_model.py")]
         out = os.path.join(tempfile.mkdtemp(), "x.json")

@@ -593,6 +593,32 @@ TEST_F(CatalogTest, GradientReadySharesWithinALayer) {
   EXPECT_TRUE(contains_all(e.what(), {"/layers/0/bwd_param_ready/0: \"0.5\"", "a number from 0 to 1"}));
 }
 
+// layers[].host_ops (scripts/export_model.py host_op_counts): non-negative integer counts, view
+// nodes at most the views; absent means none.
+TEST_F(CatalogTest, HostOpCountsPerLayer) {
+  Json m = model_json();
+  m["layers"][0]["host_ops"] = {{"views", 7}, {"view_nodes", 5}, {"module_calls", 3}};
+  file_ = tmp_.write("model.json", m).string();
+  const ModelSpec ok = cat_.load_model(file_);
+  EXPECT_EQ(ok.layers[0].host_views, 7);
+  EXPECT_EQ(ok.layers[0].host_view_nodes, 5);
+  EXPECT_EQ(ok.layers[0].host_module_calls, 3);
+  EXPECT_EQ(ok.layers[1].host_views + ok.layers[1].host_view_nodes + ok.layers[1].host_module_calls, 0);
+
+  m["layers"][0]["host_ops"] = {{"views", 2}, {"view_nodes", 3}};
+  m["layers"][1]["host_ops"] = {{"views", -1}, {"module_calls", 1.5}, {"calls", 1}};
+  auto e = model_error(m);
+  ASSERT_EQ(e.problems().size(), 4u) << e.what();
+  EXPECT_TRUE(contains_all(e.problems()[0], {file_, "/layers/0/host_ops/view_nodes: 3", "at most views (2)"}));
+  EXPECT_TRUE(contains_all(
+      e.what(), {"/layers/1/host_ops/views: -1", "/layers/1/host_ops/module_calls: 1.5", "/layers/1/host_ops/calls"}));
+  m["layers"][0]["host_ops"] = 4;
+  m["layers"][1].erase("host_ops");
+  e = model_error(m);
+  ASSERT_EQ(e.problems().size(), 1u) << e.what();
+  EXPECT_TRUE(contains_all(e.what(), {"/layers/0/host_ops: 4", "an object"}));
+}
+
 TEST_F(CatalogTest, MeasuredProfileFieldsAndExportInput) {
   // A measured profile as ddpbench layers writes it (bench/host/model.cpp, measured_profile).
   Json j = model_json();

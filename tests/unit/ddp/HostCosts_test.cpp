@@ -57,5 +57,29 @@ TEST(HostExposure, TheGpuWaitsOnlyWhenTheHostFallsBehindIt) {
   EXPECT_DOUBLE_EQ(x.take(), 0);
 }
 
+TEST(HostExposure, TheModelsHostWorkWithoutAKernelIsInBothQueues) {
+  HostExposure x(true);
+  // 3 of views and module calls, then a kernel of 2 after 1 of host work: h 4, GPU 4..6 in both
+  // queues, so DDP has waited for nothing yet.
+  x.model_host(3);
+  x.kernel(2, 1);
+  EXPECT_DOUBLE_EQ(x.take(), 0);
+  // DDP's 1.5 of host work: h 5.5 < 6: hidden. Had model_host been DDP's, the probe would see
+  // the GPU wait for it.
+  x.ddp_host(1.5);
+  EXPECT_DOUBLE_EQ(x.take(), 0);
+  // 1 more of the model's (h 5 alone, 6.5 with DDP's), a DDP hook of 1 (7.5) and a kernel after 1
+  // of host work: alone it launches at 6, when the GPU is free; with DDP's 2.5 at 8.5: a wait of
+  // 2.5, all of it DDP's (the model's 4 count in both queues).
+  x.model_host(1);
+  x.ddp_host(1);
+  x.kernel(1, 1);
+  EXPECT_DOUBLE_EQ(x.take(), 2.5);
+  // Without a split nothing of the model's is exposed.
+  HostExposure y(false);
+  y.model_host(5);
+  EXPECT_DOUBLE_EQ(y.take(), 0);
+}
+
 }  // namespace
 }  // namespace ddpsim::ddp

@@ -557,6 +557,42 @@ TEST(KernelModel, LaunchBoundStepIsSetByTheHost) {
   EXPECT_NEAR(p.forward_total, 20e-6, 1e-12);
 }
 
+TEST(KernelModel, ViewsAndModuleCallsDelayTheLaunchesBehindThem) {
+  // The same ten kernels, the layer with 4 views (0.48 x 6.9 us each), 3 module calls (0.34 x
+  // 6.9 us) and 2 view nodes (0.46 x 8.5 us each, in backward; the kernels have none). The host
+  // spends 4 x 3.312 + 3 x 2.346 = 20.286 us before the first launch, so kernel i starts at
+  // 20.286 + 8.9 i us and the forward ends at 20.286 + 89 + 2 = 111.286 us.
+  ddpsim::config::Scenario s;
+  s.model.batch_size = 1;
+  s.cluster.gpu.peak_flops = {{"float32", 10e12}};
+  s.cluster.gpu.hbm_bandwidth = 1e12;
+  s.cluster.gpu.sm_count = 10;
+  s.training.batch_size = 1;
+  s.compute.kernel_overhead = 2e-6;
+  ddpsim::config::LayerSpec l;
+  l.name = "act";
+  l.type = ddpsim::config::LayerType::ELEMENTWISE;
+  l.kernels.assign(10, KernelRecord{});
+  l.host_views = 4;
+  l.host_view_nodes = 2;
+  l.host_module_calls = 3;
+  s.model.layers = {l};
+  auto p = ddpsim::gpu::build_compute_profile(s);
+  const double before = 4 * 0.48 * 6.9e-6 + 3 * 0.34 * 6.9e-6;
+  EXPECT_NEAR(before, 20.286e-6, 1e-12);
+  EXPECT_NEAR(p.forward_total, 111.286e-6, 1e-12);
+  EXPECT_NEAR(p.host_forward_s, before + 10 * 8.9e-6, 1e-12);
+  EXPECT_NEAR(p.host_backward_s, 2 * 0.46 * 8.5e-6, 1e-12);
+  ASSERT_EQ(p.host_only_forward.size(), 1u);
+  EXPECT_NEAR(p.host_only_forward[0], before, 1e-15);
+  EXPECT_NEAR(p.host_only_backward[0], 7.82e-6, 1e-15);
+  // CUDA graphs replay without the host: none of it.
+  s.training.cuda_graphs = true;
+  p = ddpsim::gpu::build_compute_profile(s);
+  EXPECT_NEAR(p.forward_total, 20e-6, 1e-12);
+  EXPECT_EQ(p.host_forward_s + p.host_backward_s, 0.0);
+}
+
 }  // namespace
 
 namespace {
