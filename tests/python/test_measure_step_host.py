@@ -61,6 +61,29 @@ class MeasureStepHostTest(unittest.TestCase):
         self.assertGreater(r["forward_view_ops"], 0)  # attention's view/permute/transpose
         self.assertEqual((r["optimizer"], r["threads"], r["steps"], r["warmup"]), ("adamw", 1, 5, 2))
 
+    def test_compare_prices_ddpsims_counts_at_the_chains_costs(self):
+        # 100 kernels at 3 us and 50 views at 1.5 us + 10 module calls at 1 us: 0.3 ms and 0.385
+        # ms against 0.5 ms measured (-40 %, -23 %); backward 200 kernels at 4 us + 40 view nodes at
+        # 2 us: 0.8 and 0.88 ms against 1 ms (-20 %, -12 %).
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        import measure_step_host as msh
+        counts = {"kernels_forward": 100, "kernels_backward": 200, "views": 50, "view_nodes": 40, "module_calls": 10}
+        chains = {"mul": (3e-6, 4e-6), "view": (1.5e-6, 2e-6), "module": (1e-6, 0.0)}
+        d = msh.compare({"forward_s": 5e-4, "backward_s": 1e-3}, counts, chains)
+        self.assertAlmostEqual(d["forward_kernels_only_s"], 3e-4, places=15)
+        self.assertAlmostEqual(d["forward_with_host_ops_s"], 3.85e-4, places=15)
+        self.assertAlmostEqual(d["forward_error_kernels_only"], -0.4, places=12)
+        self.assertAlmostEqual(d["forward_error_with_host_ops"], -0.23, places=12)
+        self.assertAlmostEqual(d["backward_error_kernels_only"], -0.2, places=12)
+        self.assertAlmostEqual(d["backward_error_with_host_ops"], -0.12, places=12)
+
+    def test_ddpsim_and_model_go_together(self):
+        _need_torch()
+        for args in (["--ddpsim", SCRIPT], ["--model", SCRIPT], ["--ddpsim", "/no/such/ddpsim", "--model", SCRIPT]):
+            p = _run(*BERT, "--steps", "1", "--warmup", "0", *args, timeout=120)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("--ddpsim" if "/no/such/ddpsim" in args else "go together", p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
