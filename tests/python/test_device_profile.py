@@ -163,6 +163,26 @@ class DeviceProfileCpuTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("nope", r.stderr)
 
+    def test_ddpbench_runs_the_models_at_the_profiles_sequence_length(self):
+        # gpt2-medium is bundled at 128 tokens and profiled at 1024: ddpbench gets an export at
+        # 1024 (every layer's per-sample counts 8x and more); bert-base is bundled at its 128.
+        sys.path.insert(0, os.path.join(REPO, "scripts"))
+        import device_profile as dp
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(dp.ddpbench_model_file("bert-base", d), os.path.join(REPO, "models", "bert-base.json"))
+            path = dp.ddpbench_model_file("gpt2-medium", d)
+            self.assertEqual(os.path.dirname(path), d)
+            with open(path) as f:
+                new = json.load(f)
+        with open(os.path.join(REPO, "models", "gpt2-medium.json")) as f:
+            old = json.load(f)
+        self.assertEqual(new["exported_with"]["input_shape"], [1, 1024])
+        self.assertEqual(old["exported_with"]["input_shape"], [1, 128])
+        self.assertEqual([layer["name"] for layer in new["layers"]], [layer["name"] for layer in old["layers"]])
+        # A linear's FLOPs per sample grow with the tokens: 8x.
+        fc = next(i for i, layer in enumerate(old["layers"]) if layer["name"].endswith("mlp.c_fc"))
+        self.assertAlmostEqual(new["layers"][fc]["fwd_flops"] / old["layers"][fc]["fwd_flops"], 8.0, places=9)
+
     def test_unknown_model_is_a_usage_error(self):
         r = subprocess.run([sys.executable, SCRIPT, "--cpu", "--out", self.tmp, "--models", "nope"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, cwd=REPO,
