@@ -74,6 +74,11 @@ constexpr double kLaunch = 2.0e-6;
 // hooks) 0.34 of an op in forward and nothing in backward (0.02-0.09). The export counts them per
 // layer (`host_ops`, scripts/export_model.py host_op_counts); checked on whole models in
 // sim/gpu/NOTES.md ("Views and module calls").
+// PyTorch's native NCHW batch-norm kernels (bfloat16), achieved fraction of the HBM peak: see
+// mem_kernels, native_batch_norm.
+constexpr double kNativeBnStatsFraction = 0.0846;
+constexpr double kNativeBnTransformFraction = 0.291;
+constexpr double kNativeBnBackwardFraction = 0.173;
 constexpr double kViewShare = 0.48;
 constexpr double kViewNodeShare = 0.46;
 constexpr double kModuleCallShare = 0.34;
@@ -167,6 +172,15 @@ GemmEstimate gemm_estimate(double batch, double m, double n, double k, const Dev
 Kernel memory_kernel(double bytes, const DeviceRates& d) {
   Kernel k;
   k.shape.memory_s = d.hbm_bandwidth > 0 ? bytes / (d.hbm_bandwidth * d.memory_efficiency) : 0.0;
+  k.shape.overhead_s = d.kernel_fixed_s;
+  k.seconds = k.shape.memory_s + k.shape.overhead_s;
+  return k;
+}
+
+// A memory-bound kernel that reaches `fraction` of the HBM peak (not the streaming rate).
+static Kernel memory_kernel_at(double bytes, const DeviceRates& d, double fraction) {
+  Kernel k;
+  k.shape.memory_s = d.hbm_bandwidth > 0 ? bytes / (d.hbm_bandwidth * fraction) : 0.0;
   k.shape.overhead_s = d.kernel_fixed_s;
   k.seconds = k.shape.memory_s + k.shape.overhead_s;
   return k;
@@ -542,13 +556,28 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     // is two kernels, batch_norm_backward_reduce_channels_last_kernel (reads x and dy) and
     // batch_norm_backward_elemt_channels_last_kernel (reads dy and x, writes dx): the same bytes in
     // one more launch.
-    lk.forward.push_back(memory_kernel(in, c.memory));
-    lk.forward.push_back(memory_kernel(in + o, c.memory));
-    if (r.backward && c.channels_last) {
-      lk.backward.push_back(memory_kernel(o + in, c.memory));
-      lk.backward.push_back(memory_kernel(o + 2 * in, c.memory));
-    } else if (r.backward) {
-      lk.backward.push_back(memory_kernel(2 * o + 3 * in, c.memory));
+    if (c.native_batch_norm && !c.channels_last) {
+      // bfloat16, NCHW: PyTorch's own kernels (Normalization.cuh batch_norm_cuda_template):
+      // batch_norm_collect_statistics_kernel (one block of up to 512 threads per channel, Welford
+      // over N x H x W: reads x), batch_norm_transform_input_kernel (reads x, writes y), and in
+      // backward batch_norm_backward_kernel (one block per channel: the 5 passes above). One block
+      // per channel leaves most SMs idle at ResNet widths (64-2048 channels): the H200 kernel
+      // table of ResNet-50 bf16, batch 64 (bench/results/device-h200-2026-12-04/step.json, 53
+      // calls each, less 2 us a launch) gives 0.0846 / 0.291 / 0.173 of the HBM peak for the
+      // three, where the model's streaming rate is 0.90. One GPU, one model, aggregate over its
+      // layers; applied as fractions of each GPU's peak.
+      lk.forward.push_back(memory_kernel_at(in, c.memory, kNativeBnStatsFraction));
+      lk.forward.push_back(memory_kernel_at(in + o, c.memory, kNativeBnTransformFraction));
+      if (r.backward) lk.backward.push_back(memory_kernel_at(2 * o + 3 * in, c.memory, kNativeBnBackwardFraction));
+    } else {
+      lk.forward.push_back(memory_kernel(in, c.memory));
+      lk.forward.push_back(memory_kernel(in + o, c.memory));
+      if (r.backward && c.channels_last) {
+        lk.backward.push_back(memory_kernel(o + in, c.memory));
+        lk.backward.push_back(memory_kernel(o + 2 * in, c.memory));
+      } else if (r.backward) {
+        lk.backward.push_back(memory_kernel(2 * o + 3 * in, c.memory));
+      }
     }
   } else if (r.name == "native_layer_norm" || r.name == "layer_norm") {
     // layer_norm_kernel.cu: the forward (vectorized_layer_norm_kernel) reads a row into registers

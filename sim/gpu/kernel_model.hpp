@@ -87,6 +87,9 @@ struct KernelContext {
   double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
   bool fuse_bias_gelu_dropout = false;
   bool channels_last = false;  // tensors in torch.channels_last (NHWC): cuDNN needs no layout transposes
+  // Batch norm on bfloat16 activations: PyTorch's own kernels, not cuDNN's (Normalization.cpp
+  // _batch_norm_impl_index: use_cudnn requires input and weight not kBFloat16).
+  bool native_batch_norm = false;
 };
 
 // Layers' kernels in forward order; the attention rewrite (SDPA) works across layer boundaries
