@@ -554,10 +554,8 @@ TEST(KernelModel, FlashAttentionRemovesTheScoreMatrix) {
   EXPECT_DOUBLE_EQ(flash[0].flops_fwd, f);
 }
 
-TEST(KernelModel, LaunchBoundStepIsSetByTheHost) {
-  // Ten zero-byte element-wise kernels (2 us each on the GPU) behind an eager host that needs
-  // 6.9 + 2 = 8.9 us per operator: kernel i is launched at 8.9 i us, so the forward ends at
-  // 10 x 8.9 + 2 = 91 us. With CUDA graphs the GPU runs them back to back: 20 us.
+// One layer of ten zero-byte element-wise kernels (2 us each on the GPU).
+ddpsim::config::Scenario ten_tiny_kernels() {
   ddpsim::config::Scenario s;
   s.model.batch_size = 1;
   s.cluster.gpu.peak_flops = {{"float32", 10e12}};
@@ -570,6 +568,14 @@ TEST(KernelModel, LaunchBoundStepIsSetByTheHost) {
   l.type = ddpsim::config::LayerType::ELEMENTWISE;
   l.kernels.assign(10, KernelRecord{});
   s.model.layers = {l};
+  return s;
+}
+
+TEST(KernelModel, LaunchBoundStepIsSetByTheHost) {
+  // Ten tiny kernels behind an eager host that needs 6.9 + 2 = 8.9 us per operator: kernel i is
+  // launched at 8.9 i us, so the forward ends at 10 x 8.9 + 2 = 91 us. With CUDA graphs the GPU
+  // runs them back to back: 20 us.
+  auto s = ten_tiny_kernels();
   auto p = ddpsim::gpu::build_compute_profile(s);
   EXPECT_NEAR(p.forward_total, 91e-6, 1e-12);
   EXPECT_NEAR(p.gpu_idle_s, 71e-6, 1e-12);
@@ -583,21 +589,10 @@ TEST(KernelModel, ViewsAndModuleCallsDelayTheLaunchesBehindThem) {
   // 6.9 us) and 2 view nodes (0.46 x 8.5 us each, in backward; the kernels have none). The host
   // spends 4 x 3.312 + 3 x 2.346 = 20.286 us before the first launch, so kernel i starts at
   // 20.286 + 8.9 i us and the forward ends at 20.286 + 89 + 2 = 111.286 us.
-  ddpsim::config::Scenario s;
-  s.model.batch_size = 1;
-  s.cluster.gpu.peak_flops = {{"float32", 10e12}};
-  s.cluster.gpu.hbm_bandwidth = 1e12;
-  s.cluster.gpu.sm_count = 10;
-  s.training.batch_size = 1;
-  s.compute.kernel_overhead = 2e-6;
-  ddpsim::config::LayerSpec l;
-  l.name = "act";
-  l.type = ddpsim::config::LayerType::ELEMENTWISE;
-  l.kernels.assign(10, KernelRecord{});
-  l.host_views = 4;
-  l.host_view_nodes = 2;
-  l.host_module_calls = 3;
-  s.model.layers = {l};
+  auto s = ten_tiny_kernels();
+  s.model.layers[0].host_views = 4;
+  s.model.layers[0].host_view_nodes = 2;
+  s.model.layers[0].host_module_calls = 3;
   auto p = ddpsim::gpu::build_compute_profile(s);
   const double before = 4 * 0.48 * 6.9e-6 + 3 * 0.34 * 6.9e-6;
   EXPECT_NEAR(before, 20.286e-6, 1e-12);
