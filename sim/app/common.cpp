@@ -248,6 +248,18 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
                   "training.measured_single_gpu_step; or set training.loss \"none\")");
     }
   }
+  // An export from before the per-layer host_ops: the per-kernel model then charges host time per
+  // kernel only (views, autograd view nodes and module calls left out). Every export has at least
+  // one module call, so all-zero counts mean none were written.
+  if (s.model.has_kernels() && !measured && !s.training.cuda_graphs) {
+    bool counted = false;
+    for (const auto& l : s.model.layers) counted = counted || l.host_views + l.host_module_calls > 0;
+    if (!counted)
+      w.push_back("model " + s.model.name +
+                  " has kernel records but no host_ops (an export from before 2026-12-04): eager host work "
+                  "without a kernel (views, autograd view nodes, module calls) is left out of its host dispatch; "
+                  "add it with scripts/export_model.py --add-kernels FILE -o FILE");
+  }
   for (auto& f : config::fsdp_warnings(s)) w.push_back(std::move(f));
   return w;
 }

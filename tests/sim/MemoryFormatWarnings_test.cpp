@@ -78,5 +78,20 @@ TEST(MemoryFormatWarnings, SaidWhereChannelsLastCannotChangeTheEstimate) {
       << warnings_of(measured);
 }
 
+// An export without per-layer host_ops (before 2026-12-04) leaves views and module calls out of the
+// host dispatch: said, and how to add them. The bundled models carry them; a measured profile or
+// CUDA graphs have no per-op host model, so nothing is said there.
+TEST(ModelWarnings, AnExportWithoutHostOpsIsToldToAddThem) {
+  Json plain = doc("resnet50", "dgx-a100", "float16");
+  plain["training"].erase("memory_format");
+  auto s = testing::scenario(plain);
+  EXPECT_EQ(warnings_of(s), "");
+  for (auto& l : s.model.layers) l.host_views = l.host_view_nodes = l.host_module_calls = 0;
+  EXPECT_NE(warnings_of(s).find("model resnet50 has kernel records but no host_ops"), std::string::npos);
+  EXPECT_NE(warnings_of(s).find("--add-kernels"), std::string::npos);
+  s.training.cuda_graphs = true;
+  EXPECT_EQ(warnings_of(s), "");
+}
+
 }  // namespace
 }  // namespace ddpsim
