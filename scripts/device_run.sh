@@ -8,8 +8,10 @@
 #      loss and optimizer steps, the estimate table), at most 230 s;
 #   2. scripts/device_step.py --kernels (whole one-GPU steps, no DDP and DDP at world size 1, caps
 #      25 and 1 MB, float32 and bfloat16, kernel tables), at most 200 s;
-#   3. scripts/measure_dispatch.py on the CPU and on CUDA, scripts/measure_ddp_host.py and
-#      scripts/measure_optimizer_host.py (host costs of the machine's torch), at most 90 s;
+#   3. scripts/measure_dispatch.py on the CPU and on CUDA (mul, linear, and --ratios: a view and a
+#      module call against a mul, plain and under bf16 autocast: the shares sim/gpu/kernel_model.cpp
+#      takes from torch 1.13 here), scripts/measure_ddp_host.py and scripts/measure_optimizer_host.py
+#      (host costs of the machine's torch), about 60 s (each call at most 20 s, 40 s);
 #   4. nvidia-smi's clocks and the CPU model.
 # The result is OUT/device.tgz (OUT: the device tool's $OUT, else the first argument, else
 # /tmp/device-run) plus its run.json and logs beside it (the tool brings back at most 8 files).
@@ -35,7 +37,7 @@ timeout 200 "$py" scripts/device_step.py --out "$work" --kernels --budget-s 150 
 echo "rc=$?" >>"$out/device_step.log"
 {
   for d in cpu cuda; do
-    for a in "" "--op linear" "--op linear --autocast bfloat16"; do
+    for a in "" "--op linear" "--op linear --autocast bfloat16" "--ratios" "--ratios --autocast bfloat16"; do
       # shellcheck disable=SC2086
       timeout 20 "$py" scripts/measure_dispatch.py --device $d $a
     done
