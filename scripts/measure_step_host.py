@@ -84,15 +84,14 @@ def ddpsim_counts(ddpsim, model):
     """What ddpsim charges per micro-step for `model` (one A100, no loss): kernels launched in
     forward and backward (`compute_host`) and the model file's host_ops totals."""
     import subprocess
-    cmd = [ddpsim, "run", "--model", model, "--cluster", "dgx-a100", "--nodes", "1", "--gpus-per-node", "1",
-           "--set", "training.loss=none", "--json", "-"]
+    from device_profile import ddpsim_report
+    scen = {"name": "host-counts", "model": os.path.abspath(model),
+            "cluster": {"name": "one-gpu", "gpu": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 1},
+            "training": {"loss": "none"}}
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        _fail("%s timed out" % " ".join(cmd))
-    if r.returncode != 0:
-        _fail("%s failed (exit %d): %s" % (" ".join(cmd), r.returncode, r.stderr.strip()[-500:]))
-    host = json.loads(r.stdout).get("compute_host") or {}
+        host = ddpsim_report(ddpsim, scen).get("compute_host") or {}
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        _fail("ddpsim on %s: %s" % (model, str(e)[-500:]))
     if "kernels_forward" not in host:
         _fail("%s: the report has no compute_host kernel counts (an older ddpsim, or a measured profile)" % model)
     with open(model) as f:

@@ -3,6 +3,7 @@
 // mistakes, and command-line number checks.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -252,9 +253,8 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
   // kernel only (views, autograd view nodes and module calls left out). Every export has at least
   // one module call, so all-zero counts mean none were written.
   if (s.model.has_kernels() && !measured && !s.training.cuda_graphs) {
-    bool counted = false;
-    for (const auto& l : s.model.layers) counted = counted || l.host_views + l.host_module_calls > 0;
-    if (!counted)
+    const auto& ls = s.model.layers;
+    if (std::none_of(ls.begin(), ls.end(), [](const auto& l) { return l.host_views + l.host_module_calls > 0; }))
       w.push_back("model " + s.model.name +
                   " has kernel records but no host_ops (an export from before 2026-12-04): eager host work "
                   "without a kernel (views, autograd view nodes, module calls) is left out of its host dispatch; "

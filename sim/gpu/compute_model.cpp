@@ -328,10 +328,12 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   for (size_t li = 0; li < m.layers.size(); ++li) {
     host_t += p.host_only_forward[li];
     for (auto& k : fwd[li]) {
-      if (k.seconds > 0 || k.shape.overhead_s > 0) ++p.kernels_forward;
       // A layer without kernels (its placeholder) launches nothing: the GPU's wait for the host
       // work before it lands on the next kernel.
-      if (k.seconds > 0) k = issue(k, host.forward_op_s);
+      if (k.seconds > 0) {
+        ++p.kernels_forward;
+        k = issue(k, host.forward_op_s);
+      }
       classify(k, cls[li].t[0]);
     }
   }

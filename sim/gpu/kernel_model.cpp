@@ -74,14 +74,14 @@ constexpr double kLaunch = 2.0e-6;
 // hooks) 0.34 of an op in forward and nothing in backward (0.02-0.09). The export counts them per
 // layer (`host_ops`, scripts/export_model.py host_op_counts); checked on whole models in
 // sim/gpu/NOTES.md ("Views and module calls").
+constexpr double kViewShare = 0.48;
+constexpr double kViewNodeShare = 0.46;
+constexpr double kModuleCallShare = 0.34;
 // PyTorch's native NCHW batch-norm kernels (bfloat16), achieved fraction of the HBM peak: see
 // mem_kernels, native_batch_norm.
 constexpr double kNativeBnStatsFraction = 0.0846;
 constexpr double kNativeBnTransformFraction = 0.291;
 constexpr double kNativeBnBackwardFraction = 0.173;
-constexpr double kViewShare = 0.48;
-constexpr double kViewNodeShare = 0.46;
-constexpr double kModuleCallShare = 0.34;
 
 double peak(const config::GpuSpec& gpu, const std::string& dtype) {
   auto it = gpu.peak_flops.find(dtype);
@@ -169,15 +169,7 @@ GemmEstimate gemm_estimate(double batch, double m, double n, double k, const Dev
   return best;
 }
 
-Kernel memory_kernel(double bytes, const DeviceRates& d) {
-  Kernel k;
-  k.shape.memory_s = d.hbm_bandwidth > 0 ? bytes / (d.hbm_bandwidth * d.memory_efficiency) : 0.0;
-  k.shape.overhead_s = d.kernel_fixed_s;
-  k.seconds = k.shape.memory_s + k.shape.overhead_s;
-  return k;
-}
-
-// A memory-bound kernel that reaches `fraction` of the HBM peak (not the streaming rate).
+// A memory-bound kernel that reaches `fraction` of the HBM peak.
 static Kernel memory_kernel_at(double bytes, const DeviceRates& d, double fraction) {
   Kernel k;
   k.shape.memory_s = d.hbm_bandwidth > 0 ? bytes / (d.hbm_bandwidth * fraction) : 0.0;
@@ -185,6 +177,8 @@ static Kernel memory_kernel_at(double bytes, const DeviceRates& d, double fracti
   k.seconds = k.shape.memory_s + k.shape.overhead_s;
   return k;
 }
+
+Kernel memory_kernel(double bytes, const DeviceRates& d) { return memory_kernel_at(bytes, d, d.memory_efficiency); }
 
 Kernel roofline_kernel(double flops, double bytes, double efficiency, const DeviceRates& d) {
   Kernel k;

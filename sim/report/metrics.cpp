@@ -304,7 +304,6 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
     r.compute_host_forward_s = profile.host_forward_s;
     r.compute_host_backward_s = profile.host_backward_s;
     r.compute_host_wait_s = profile.gpu_idle_s;
-    r.compute_host_no_kernel_s = 0;
     r.compute_host_kernels_forward = profile.kernels_forward;
     r.compute_host_kernels_backward = profile.kernels_backward;
     for (double s : profile.host_only_forward) r.compute_host_no_kernel_s += s;
