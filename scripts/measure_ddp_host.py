@@ -42,6 +42,14 @@ the forward. torch.set_num_threads(1).
 The machine may be shared with other work while this runs: the load average at start and end is
 in the output, and the per-case medians are listed so that scatter can be judged.
 
+Reference op (`reference_op`, `ratio_to_op`): after every round of the round robin, one chain of
+REFERENCE_OPS tiny multiplies on a tensor that requires grad (scripts/measure_dispatch.py's `mul`
+chain: the op sim/gpu/kernel_model.cpp prices every kernel's dispatch from), forward and backward
+per op, medians over the rounds. Each cost is also given as a ratio to it, forward-side costs
+(forward_s, per_buffer_s) to the forward op, backward-thread costs (per_gradient_hook_s,
+per_bucket_s, reducer_per_bucket_s) to the backward node: the machine's speed cancels in the
+ratio, which is how sim/ddp/host_costs.cpp prices DDP beside the per-kernel model's dispatch.
+
 Usage: /usr/bin/python3 scripts/measure_ddp_host.py [--reps 30] [-o out.json]
 """
 import argparse
@@ -54,6 +62,24 @@ import time
 
 
 LAYER_BYTES = (16 * 16 + 16) * 4  # one nn.Linear(16, 16): weight + bias, float32
+REFERENCE_OPS = 500  # multiplies per reference chain
+
+
+def reference_chain():
+    """(forward, backward) seconds per op of one measure_dispatch.py `mul` chain on the CPU."""
+    import contextlib
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import measure_dispatch
+    return measure_dispatch._chain("mul", REFERENCE_OPS, "cpu", contextlib.nullcontext, lambda: None)
+
+
+def ratios(doc, ref):
+    """Each DDP cost over the reference op: forward-side over the forward op, backward-side over
+    the backward node."""
+    fwd, bwd = ref["forward_s"], ref["backward_s"]
+    keys = {"forward_s": fwd, "per_buffer_s": fwd, "per_gradient_hook_s": bwd, "per_gradient_copies_s": bwd,
+            "per_bucket_s": bwd, "reducer_per_bucket_s": bwd}
+    return {k: doc[k] / d for k, d in keys.items() if k in doc}
 
 
 def build(layers, seed=0):
@@ -203,9 +229,15 @@ def main(argv=None):
     dist.init_process_group("gloo", init_method="file://" + store, rank=0, world_size=1)
     if args.buffers_only:
         bufs = buffer_sync(10 * args.reps)
+        ref = [reference_chain() for _ in range(5)]
         doc = {"format": "ddpsim-ddp-host/1", "torch_version": torch.__version__,
                "load_average_1m": {"start": load0, "end": os.getloadavg()[0]}, "fit_buffer_sync": bufs,
-               "buffer_sync_s": bufs["buffer_sync_s"], "per_buffer_s": bufs["per_buffer_s"]}
+               "buffer_sync_s": bufs["buffer_sync_s"], "per_buffer_s": bufs["per_buffer_s"],
+               "reference_op": {"op": "y * c on one element that requires grad, %d in a chain "
+                                      "(scripts/measure_dispatch.py --op mul)" % REFERENCE_OPS,
+                                "forward_s": statistics.median(r[0] for r in ref),
+                                "backward_s": statistics.median(r[1] for r in ref)}}
+        doc["ratio_to_op"] = ratios(doc, doc["reference_op"])
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         sys.stdout.flush()
         os.unlink(store)
@@ -218,11 +250,16 @@ def main(argv=None):
         for _ in range(args.warmup):
             for m in c["runs"].values():
                 step(m, c["x"], None)
-    # Round robin over the cases, each case's three runs back to back: load bursts hit all alike.
+    # Round robin over the cases, each case's three runs back to back: load bursts hit all alike;
+    # the reference op once per round.
+    ref_f, ref_b = [], []
     for _ in range(args.reps):
         for c in cases:
             for k, m in c["runs"].items():
                 step(m, c["x"], c["times"][k])
+        f, b = reference_chain()
+        ref_f.append(f)
+        ref_b.append(b)
     rows = [case_result(c) for c in cases]
     for r in rows:
         sys.stderr.write("  L=%d buckets=%d: d_bwd %.1f us (view %.1f us), d_fwd %.1f us\n"
@@ -231,6 +268,10 @@ def main(argv=None):
     bwd, view, fwd = fit(rows, "d_backward_s"), fit(rows, "d_backward_view_s"), fit(rows, "d_forward_s")
     ar1 = allreduce_one_rank(4 * args.reps)
     bufs = buffer_sync(10 * args.reps)
+    for _ in range(5):  # the buffer sync ran after the rounds: the reference op after it too
+        f, b = reference_chain()
+        ref_f.append(f)
+        ref_b.append(b)
     doc = {
         "format": "ddpsim-ddp-host/1",
         "torch_version": torch.__version__,
@@ -253,7 +294,11 @@ def main(argv=None):
         "fit_buffer_sync": bufs,
         "buffer_sync_s": bufs["buffer_sync_s"],
         "per_buffer_s": bufs["per_buffer_s"],
+        "reference_op": {"op": "y * c on one element that requires grad, %d in a chain "
+                               "(scripts/measure_dispatch.py --op mul)" % REFERENCE_OPS,
+                         "forward_s": statistics.median(ref_f), "backward_s": statistics.median(ref_b)},
     }
+    doc["ratio_to_op"] = ratios(doc, doc["reference_op"])
     text = json.dumps(doc, indent=1) + "\n"
     if args.output == "-":
         sys.stdout.write(text)

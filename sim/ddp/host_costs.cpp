@@ -22,6 +22,32 @@ HostCosts measured_host_costs() {
   // (residuals <= 8 us: the constant, which holds the two one-rank broadcasts of the two dtype
   // buckets, is below what the fit resolves and is left out).
   c.per_buffer_s = 2.45e-6;
+  c.per_copy_s = 1.21e-6 / 2;
+  return c;
+}
+
+HostCosts eager_host_costs(double forward_op_s, double backward_op_s, bool torch_1_13) {
+  // Shares, each cost over the reference op of the same machine (bench/results/ddp-host-shares-2026-12-04):
+  // - torch 1.13: scripts/measure_ddp_host.py --reps 30, three runs on this project's 2-vCPU AMD
+  //   EPYC machine (1-minute load 0.1-0.5), the reference op timed once per round of the same run
+  //   (4.4-4.9 us forward, 6.3-6.6 us backward); medians of the three: hook 0.848 (0.804-0.948) of
+  //   a backward node, per buffer 0.525 (0.474-0.823) of a forward op, DDP.forward 24.2
+  //   (23.6-28.8) forward ops, the two copies without gradient_as_bucket_view 0.303 (0.253-0.331)
+  //   of a backward node together.
+  // - torch 2.x: the same script (--reps 15) with torch 2.11 on the CPU of the H200 machine
+  //   (bench/results/device-h200-2026-12-04/ddp_host-torch2.11.json: hook 7.07 us, per buffer
+  //   5.52 us, forward 115.2 us) over measure_dispatch.py's mul chain on that CPU in another process
+  //   the same hour (dispatch.txt: 7.97 us forward, 9.20 us backward): 0.768, 0.692, 14.44, the
+  //   two copies 2.14 us: 0.233. The
+  //   two versions' hook and buffer shares agree within their scatter; DDP.forward's Python differs.
+  // The Reducer's per-bucket share: today's runs put the per-bucket slope (25-30 us) below gloo's
+  // one-rank all_reduce timed alone (35 us), so it is not resolved as a share; the 2026-12-02
+  // figure (3.67 us, measured_host_costs) stays.
+  HostCosts c = measured_host_costs();
+  c.per_gradient_hook_s = (torch_1_13 ? 0.848 : 0.768) * backward_op_s;
+  c.per_buffer_s = (torch_1_13 ? 0.525 : 0.692) * forward_op_s;
+  c.forward_s = (torch_1_13 ? 24.2 : 14.44) * forward_op_s;
+  c.per_copy_s = (torch_1_13 ? 0.303 : 0.233) / 2 * backward_op_s;
   return c;
 }
 

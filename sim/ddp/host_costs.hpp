@@ -35,10 +35,23 @@ struct HostCosts {
   double per_bucket_s = 0;         // the Reducer's per-bucket work, the collective call itself excluded
   double forward_s = 0;            // DDP.forward's own work per synced forward (not under no_sync())
   double per_buffer_s = 0;         // _sync_buffers per module buffer (broadcast_buffers), the broadcast itself excluded
+  // Dispatch of one of DDP's own copies (into the bucket, back out; no autograd recording), the
+  // launch excluded: priced where the plan launches them on a GPU (the per-kernel model's host).
+  double per_copy_s = 0;
 };
 
-// torch 1.13's costs measured on this project's CPU (see above).
+// torch 1.13's costs measured on this project's CPU (see above): what a CPU rank of this machine
+// type pays (the CPU validation runs, measured profiles).
 HostCosts measured_host_costs();
+
+// The same costs on the host the per-kernel model assumes: each as its measured share of one eager
+// op (scripts/measure_ddp_host.py's reference op, timed in the same run, so the measuring
+// machine's speed cancels), times that model's dispatch cost of an op (`forward_op_s`, without the
+// launch) or of a backward node (`backward_op_s`): forward-side work (DDP.forward, per buffer) in
+// forward ops, backward-thread work (the hook) in backward nodes. Shares of torch 1.13 (this
+// project's CPU) or 2.x (torch 2.11 on the H200 machine's CPU, `torch_1_13` false). The Reducer's
+// per-bucket share stays absolute (not resolved as a share: sim/ddp/host_costs.cpp).
+HostCosts eager_host_costs(double forward_op_s, double backward_op_s, bool torch_1_13);
 
 // Host seconds DDP adds to one synced backward + forward of `gradients` gradients in `buckets`
 // buckets with `buffers` module buffers broadcast, not counting the copies' kernels or the

@@ -35,8 +35,9 @@ size_t Reducer::forward_broadcast_buffers(const config::ModelSpec& model, const 
   return ddp.broadcast_buffers ? model.buffers.size() : 0;
 }
 
-std::vector<double> Reducer::forward_broadcasts(const config::ModelSpec& model, const config::DdpSettings& ddp) {
-  std::vector<double> out;
+std::vector<Bucket> Reducer::forward_broadcast_buckets(const config::ModelSpec& model,
+                                                      const config::DdpSettings& ddp) {
+  std::vector<Bucket> out;
   if (!ddp.broadcast_buffers) return out;
   // broadcast_coalesced buckets the buffers as the Reducer buckets gradients
   // (compute_bucket_assignment_by_size, first-assignment order), with one limit.
@@ -47,8 +48,14 @@ std::vector<double> Reducer::forward_broadcasts(const config::ModelSpec& model, 
     tensors[i].numel = model.buffers[i].numel;
     order[i] = static_cast<int>(i);
   }
-  for (const auto& b : assign_by_size(tensors, order, {kBroadcastBucketBytes}, true))
-    if (b.bytes > 0) out.push_back(b.bytes);
+  for (auto& b : assign_by_size(tensors, order, {kBroadcastBucketBytes}, true))
+    if (b.bytes > 0) out.push_back(std::move(b));
+  return out;
+}
+
+std::vector<double> Reducer::forward_broadcasts(const config::ModelSpec& model, const config::DdpSettings& ddp) {
+  std::vector<double> out;
+  for (const auto& b : forward_broadcast_buckets(model, ddp)) out.push_back(b.bytes);
   return out;
 }
 

@@ -56,6 +56,8 @@ class Reducer {
   // compute_bucket_assignment_by_size, one bucket per dtype closed at broadcast_bucket_size
   // (distributed.py: 250 MiB), and broadcasts each bucket flattened. In dtype order of first use.
   static std::vector<double> forward_broadcasts(const config::ModelSpec& model, const config::DdpSettings& ddp);
+  // The same buckets with their buffers (indices into ModelSpec::buffers; empty buckets left out).
+  static std::vector<Bucket> forward_broadcast_buckets(const config::ModelSpec& model, const config::DdpSettings& ddp);
   static constexpr double kBroadcastBucketBytes = 250.0 * 1024 * 1024;
   // Module buffers DDP's forward syncs (_sync_buffers, at every world size; 0: none or switched off).
   static size_t forward_broadcast_buffers(const config::ModelSpec& model, const config::DdpSettings& ddp);

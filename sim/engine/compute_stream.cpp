@@ -86,6 +86,7 @@ class ComputeStream {
       case Slot::DDP_HOOK: return &rs_->ddp_hook;
       case Slot::DDP_BUCKET: return &rs_->ddp_bucket;
       case Slot::HOOK_KERNEL: return &rs_->hook_kernel;
+      case Slot::BUFFER_COPY: return &rs_->buffer_copy;
       case Slot::ALLGATHER_WAIT: return &rs_->allgather_wait;
       case Slot::NONE: break;
     }

@@ -603,6 +603,12 @@ ComputeProfile build_compute_profile(const config::Scenario& sc) {
     p.copy_in[i] = roofline_kernel(0, 2 * prm.bytes(), p.peak_flops, hbm, cs);
     p.copy_out[i] = p.copy_in[i];
   }
+  p.buffer_copy.assign(m.buffers.size(), Kernel{});
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const auto& b = m.buffers[i];
+    const double bytes = static_cast<double>(b.numel) * static_cast<double>(config::dtype_size(b.dtype));
+    if (bytes > 0) p.buffer_copy[i] = roofline_kernel(0, 2 * bytes, p.peak_flops, hbm, cs);
+  }
   p.optimizer = optimizer_kernel(sc, all, p.peak_flops);
 
   // torch.cuda.amp.GradScaler.unscale_: one foreach pass reading and writing every gradient.

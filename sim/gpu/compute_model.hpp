@@ -38,6 +38,9 @@ struct ComputeProfile {
   std::vector<Kernel> backward;  // per layer (indexed like `forward`)
   std::vector<Kernel> copy_in;   // per parameter: the DDP hook's grad -> bucket copy (div by world size)
   std::vector<Kernel> copy_out;  // per parameter: bucket -> grad copy in finalize_backward
+  // Per module buffer: DDP's buffer sync copies it back out of its flattened broadcast bucket
+  // (c10d comm.cpp BroadcastWork::finish, one copy_ per buffer); a read and a write of its bytes.
+  std::vector<Kernel> buffer_copy;
   Kernel h2d;                    // the input batch's host-to-device copy
   Kernel grad_unscale;           // GradScaler.unscale_ (float16 autocast only)
   Kernel clip;                   // clip_grad_norm_ (when enabled)

@@ -65,6 +65,9 @@ struct HostCost {
   // Host work without a kernel (LayerSpec::host_views etc.): a forward view op, an autograd view
   // node in backward, an nn.Module call.
   double view_s = 0, view_node_s = 0, module_call_s = 0;
+  // The parts of forward_op_s / backward_op_s: the CPU's dispatch of an op (a node) and
+  // cudaLaunchKernel's cost per launch (what other host costs are priced against: ddp/host_costs.hpp).
+  double forward_dispatch_s = 0, backward_dispatch_s = 0, launch_s = 0;
 };
 HostCost eager_host_cost();
 

@@ -6,6 +6,7 @@
 #include "collectives/nccl_model.hpp"
 #include "ddp/host_costs.hpp"
 #include "ddp/reducer.hpp"
+#include "gpu/kernel_model.hpp"
 #include "memory/memory_model.hpp"
 #include "plan/fsdp_builder.hpp"
 #include "plan/program_writer.hpp"
@@ -71,8 +72,22 @@ class DdpBuilder : ProgramWriter {
     p_.ranks = ranks;
     ddp_ = p_.world_size > 1;
     streams_ = ddp_ ? sc.streams.comm_streams : 0;
+    // The host/GPU split of the compute profile (per-kernel model, eager): without it every host
+    // second of DDP is exposed (HostExposure).
+    split_ = !sc.training.cuda_graphs && profile.host_backward_op_s > 0 &&
+             profile.backward_ops.size() == sc.model.layers.size() &&
+             profile.forward_ops.size() == sc.model.layers.size();
     // DDP's own host work (ddp/host_costs.hpp); a CUDA graph replays the step without its hooks.
-    if (!sc.training.cuda_graphs) host_ = host_costs ? *host_costs : ddp::measured_host_costs();
+    // With the per-kernel model's host, priced as shares of its eager op (the same host); else
+    // (a CPU rank, a measured profile) as measured on this project's CPU.
+    if (!sc.training.cuda_graphs) {
+      const gpu::HostCost op = gpu::eager_host_cost();
+      host_ = host_costs  ? *host_costs
+              : split_    ? ddp::eager_host_costs(op.forward_dispatch_s, op.backward_dispatch_s,
+                                                  !sc.ddp.recent_pytorch())
+                          : ddp::measured_host_costs();
+      if (split_) launch_s_ = op.launch_s;
+    }
     // The hook's collective call runs on the backward thread at every world size (c10d's
     // ProcessGroup call and NCCL's enqueue, before the next gradient's hook): its host cost is the
     // ring model's base latency or NCCL's host launch cost (nccl_model.hpp). At world size 1 it is
@@ -81,11 +96,6 @@ class DdpBuilder : ProgramWriter {
       call_host_s_ = sc.collective.model == config::CollectiveModelKind::RING
                          ? sc.collective.base_latency
                          : sc.cluster.calibration.launch_overhead.value_or(collectives::kHostLaunchSeconds);
-    // The host/GPU split of the compute profile (per-kernel model, eager): without it every host
-    // second of DDP is exposed (HostExposure).
-    split_ = !sc.training.cuda_graphs && profile.host_backward_op_s > 0 &&
-             profile.backward_ops.size() == sc.model.layers.size() &&
-             profile.forward_ops.size() == sc.model.layers.size();
   }
 
   Plan build() {
@@ -115,6 +125,22 @@ class DdpBuilder : ProgramWriter {
   }
 
  private:
+  // torch.cat of one broadcast bucket's buffers in `launches` kernels: every byte read and written
+  // once (the bytes of the buffers' copy_ kernels), each launch's fixed cost.
+  gpu::Kernel buffer_pass(const ddp::Bucket& b, size_t launches) const {
+    gpu::Kernel k;
+    double fixed = 0;
+    for (int i : b.param_indices) {
+      if (static_cast<size_t>(i) >= profile_.buffer_copy.size()) continue;
+      const gpu::Kernel& c = profile_.buffer_copy[static_cast<size_t>(i)];
+      k.shape.memory_s += c.shape.memory_s;
+      if (c.seconds > 0) fixed = c.shape.overhead_s;
+    }
+    k.shape.overhead_s = fixed * static_cast<double>(launches);
+    k.seconds = k.shape.memory_s + k.shape.overhead_s;
+    return k;
+  }
+
   // Trainable parameters of each layer in the order their gradients become ready, and the share of
   // its layer's backward done when each is ready (LayerSpec::param_ready; 1 without shares).
   void layer_params() {
@@ -204,20 +230,11 @@ class DdpBuilder : ProgramWriter {
 
     mark(Mark::STEP_BEGIN);
     kernel(profile_.h2d, "input to GPU", "data", Slot::H2D, false);
-    // DDP's forward broadcasts the module buffers from rank 0 (broadcast_buffers).
-    // _sync_buffers runs in a forward only while require_forward_param_sync is set, which the
-    // previous forward left: True after a synced one, False after one under no_sync()
-    // (distributed.py forward, will_sync_module_buffers). With gradient accumulation that is the
-    // first micro-step of each step. One broadcast per dtype bucket (Reducer::forward_broadcasts).
-    const bool sync_buffers = si == 0 || steps_.steps[si - 1].sync;
-    const auto bcasts = sync_buffers ? ddp::Reducer::forward_broadcasts(m, sc_.ddp) : std::vector<double>{};
-    if (ddp_ && !bcasts.empty()) {
-      std::vector<CommOp> chain;
-      for (double b : bcasts) chain.push_back(op(OpKind::BROADCAST, "broadcast", b));
-      const int j = job(0, "broadcast buffers", std::move(chain), JobRole::BUFFER_BROADCAST, 0);
-      wait({j}, Slot::BCAST_WAIT);
-    }
+    // DistributedDataParallel.forward: its own work and the buffer sync, then the module's forward.
     mark(Mark::FORWARD_BEGIN);
+    const bool sync_buffers = si == 0 || steps_.steps[si - 1].sync;
+    const auto bbuckets =
+        sync_buffers ? ddp::Reducer::forward_broadcast_buckets(m, sc_.ddp) : std::vector<ddp::Bucket>{};
     // DDP.forward's own work (_pre_forward, prepare_for_backward) in a synced micro-step; the GPU
     // waits for it at the step's start (the queue is empty there).
     ddp::HostExposure hx(split_);
@@ -226,9 +243,52 @@ class DdpBuilder : ProgramWriter {
       // then a call on a one-rank group, host_costs.hpp), where the buffers are synced.
       const double buffers =
           sync_buffers ? static_cast<double>(ddp::Reducer::forward_broadcast_buffers(m, sc_.ddp)) : 0.0;
-      hx.ddp_host((st.sync ? host_.forward_s : 0.0) + host_.per_buffer_s * buffers);
+      // On a GPU each buffer's copy_ back is dispatched with its launch, after the broadcast
+      // (below): that share (an op without autograd, host_.per_copy_s) is taken out of the
+      // per-buffer work here.
+      const double up_front = split_ && !bbuckets.empty() ? host_.per_buffer_s - host_.per_copy_s : host_.per_buffer_s;
+      hx.ddp_host((st.sync ? host_.forward_s : 0.0) + std::max(0.0, up_front) * buffers);
+      // On a GPU, _broadcast_coalesced (c10d comm.cpp) flattens each dtype bucket with torch.cat
+      // before its broadcast: CUDA's cat copies up to CAT_ARRAY_BATCH_SIZE (128) inputs per kernel
+      // (aten/src/ATen/native/cuda/Shape.cu). A CPU rank's flatten and copies are in its measured
+      // per-buffer cost; without the per-kernel model's host there is no launch to price.
+      std::vector<gpu::Kernel> flat;
+      for (const auto& b : split_ ? bbuckets : std::vector<ddp::Bucket>{}) {
+        const size_t launches = (b.param_indices.size() + 127) / 128;
+        flat.push_back(buffer_pass(b, launches));
+        hx.ddp_kernel(flat.back().seconds, launch_s_ * static_cast<double>(launches));
+      }
       host_wait(hx.take(), st.sync ? "DDP forward (_pre_forward, prepare_for_backward)" : "DDP forward (_sync_buffers)",
                 Slot::DDP_FORWARD);
+      for (const auto& k : flat) kernel(k, "flatten buffers (torch.cat)", "ddp", Slot::BUFFER_COPY);
+    }
+    // DDP's forward broadcasts the module buffers from rank 0 (broadcast_buffers).
+    // _sync_buffers runs in a forward only while require_forward_param_sync is set, which the
+    // previous forward left: True after a synced one, False after one under no_sync()
+    // (distributed.py forward, will_sync_module_buffers). With gradient accumulation that is the
+    // first micro-step of each step. One broadcast per dtype bucket (Reducer::forward_broadcasts).
+    if (ddp_ && !bbuckets.empty()) {
+      std::vector<CommOp> chain;
+      for (const auto& b : bbuckets) chain.push_back(op(OpKind::BROADCAST, "broadcast", b.bytes));
+      const int j = job(0, "broadcast buffers", std::move(chain), JobRole::BUFFER_BROADCAST, 0);
+      wait({j}, Slot::BCAST_WAIT);
+    }
+    // BroadcastWork::finish: a copy_ back per buffer out of the broadcast bucket (a launch each).
+    if (split_ && !bbuckets.empty()) {
+      gpu::Kernel all;
+      for (const auto& b : bbuckets) {
+        for (int i : b.param_indices) {
+          if (static_cast<size_t>(i) >= profile_.buffer_copy.size()) continue;
+          const gpu::Kernel& k = profile_.buffer_copy[static_cast<size_t>(i)];
+          if (k.seconds <= 0) continue;
+          hx.ddp_kernel(k.seconds, std::min(host_.per_copy_s, host_.per_buffer_s) + launch_s_);
+          all.seconds += k.seconds;
+          all.shape.memory_s += k.shape.memory_s;
+          all.shape.overhead_s += k.shape.overhead_s;
+        }
+      }
+      host_wait(hx.take(), "DDP forward (_sync_buffers)", Slot::DDP_FORWARD);
+      kernel(all, "copy buffers back (copy_ per buffer)", "ddp", Slot::BUFFER_COPY);
     }
     for (size_t l = 0; l < m.layers.size(); ++l) {
       kernel(profile_.forward[l], m.layers[l].name, "forward");
@@ -250,7 +310,9 @@ class DdpBuilder : ProgramWriter {
     // DDP's Reducer runs at every world size (at 1 its collectives are one-rank calls, no jobs).
     ddp::Reducer reducer(buckets, m.params.size(),
                          {st.sync, ddp_ && st.used_map_allreduce, sc_.ddp.gradient_as_bucket_view});
-    const double op_host = split_ ? profile_.host_backward_op_s : 0.0;
+    // DDP's copies (mul_out into the bucket, copy_ back out) are dispatched without autograd: their
+    // measured share of a backward node, and a launch each (per-kernel model's host only).
+    const double op_host = split_ ? host_.per_copy_s + launch_s_ : 0.0;
     // reducer.cpp mark_variable_ready_dense: a gradient that already is its bucket view is divided
     // in place only without a comm hook (with one, the hook divides): no kernel per gradient then.
     const bool copy_in = !(sc_.ddp.gradient_as_bucket_view && sc_.ddp.comm_hook != config::CommHook::ALLREDUCE);
@@ -409,6 +471,7 @@ class DdpBuilder : ProgramWriter {
   int streams_ = 0;
   ddp::HostCosts host_;     // zero under CUDA graphs
   double call_host_s_ = 0;  // the bucket's collective call on the backward thread (host)
+  double launch_s_ = 0;     // cudaLaunchKernel per kernel DDP launches itself (per-kernel model's host)
   bool split_ = false;      // the profile separates host dispatch from GPU time
   std::vector<int> jobs_;   // task of each collective record of the current micro-step
   std::vector<std::vector<int>> layer_params_;

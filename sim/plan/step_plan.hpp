@@ -96,6 +96,7 @@ enum class Slot {
   DDP_HOOK,
   DDP_BUCKET,
   HOOK_KERNEL,
+  BUFFER_COPY,  // DDP's buffer sync kernels on a GPU (flatten, copy_ back)
   ALLGATHER_WAIT
 };
 

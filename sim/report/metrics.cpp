@@ -65,6 +65,7 @@ void accumulate(IterationReport& into, const IterationReport& x, double w) {
   into.backward_compute_s += w * x.backward_compute_s;
   into.ddp_copy_s += w * x.ddp_copy_s;
   into.ddp_hook_kernel_s += w * x.ddp_hook_kernel_s;
+  into.ddp_buffer_copy_s += w * x.ddp_buffer_copy_s;
   into.finalize_wait_s += w * x.finalize_wait_s;
   into.optimizer_s += w * x.optimizer_s;
   into.compute_only_s += w * x.compute_only_s;
@@ -123,6 +124,7 @@ IterationReport iteration_report(const Timeline& t, int report) {
     rep.backward_compute_s += rs.bwd;
     rep.ddp_copy_s += rs.copy;
     rep.ddp_hook_kernel_s += rs.hook_kernel;
+    rep.ddp_buffer_copy_s += rs.buffer_copy;
     rep.finalize_wait_s += rs.finalize_wait;
     rep.optimizer_s += rs.opt;
     rep.compute_only_s += rs.compute_only;
@@ -132,7 +134,7 @@ IterationReport iteration_report(const Timeline& t, int report) {
     rep.ddp_forward_host_s += rs.ddp_forward;
     rep.ddp_hook_host_s += rs.ddp_hook;
     rep.ddp_bucket_host_s += rs.ddp_bucket;
-    rep.ddp_overhead_s += rs.copy + rs.hook_kernel + rs.ddp_forward + rs.ddp_hook + rs.ddp_bucket;
+    rep.ddp_overhead_s += rs.copy + rs.hook_kernel + rs.buffer_copy + rs.ddp_forward + rs.ddp_hook + rs.ddp_bucket;
     rep.samples += t.batch_size;
     const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall + rs.param_sync_wait + rs.allgather_wait;
     rep.zero_broadcast_wait_s += rs.param_sync_wait;

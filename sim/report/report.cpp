@@ -38,6 +38,7 @@ Json iteration_json(const IterationReport& it, bool include_buckets) {
   j["ddp_overhead_s"] = it.ddp_overhead_s;
   j["ddp_overhead"] = {{"copies_s", it.ddp_copy_s},
                        {"hook_kernels_s", it.ddp_hook_kernel_s},
+                       {"buffer_copies_s", it.ddp_buffer_copy_s},
                        {"forward_host_s", it.ddp_forward_host_s},
                        {"hook_host_s", it.ddp_hook_host_s},
                        {"bucket_host_s", it.ddp_bucket_host_s}};
@@ -386,7 +387,8 @@ std::string to_table(const StepReport& r) {
   line("compute only         ", s.compute_only_s);
   if (s.ddp_overhead_s > 0)
     o << "    DDP's own work     " << core::format_time(s.ddp_overhead_s) << " (copies "
-      << core::format_time(s.ddp_copy_s) << ", hook kernels " << core::format_time(s.ddp_hook_kernel_s) << ", hooks "
+      << core::format_time(s.ddp_copy_s) << ", hook kernels " << core::format_time(s.ddp_hook_kernel_s)
+      << (s.ddp_buffer_copy_s > 0 ? ", buffer copies " + core::format_time(s.ddp_buffer_copy_s) : std::string()) << ", hooks "
       << core::format_time(s.ddp_hook_host_s) << ", buckets " << core::format_time(s.ddp_bucket_host_s) << ", forward "
       << core::format_time(s.ddp_forward_host_s) << ")\n";
   line("comm alone           ", s.comm_alone_s);

@@ -53,6 +53,7 @@ struct IterationReport {
   double backward_compute_s = 0;  // layer backward kernels + DDP's gradient-to-bucket copies
   double ddp_copy_s = 0;          // the copy-in and copy-out kernels alone (part of compute_only)
   double ddp_hook_kernel_s = 0;   // the comm hook's kernels on the compute stream (part of compute_only)
+  double ddp_buffer_copy_s = 0;   // _sync_buffers' kernels on a GPU: flatten, copy_ back (part of compute_only)
   double finalize_wait_s = 0;     // compute stream idle at finalize_backward
   double optimizer_s = 0;
   double compute_only_s = 0;
@@ -69,7 +70,7 @@ struct IterationReport {
   double h2d_s = 0;             // input copy (part of compute_only)
   double autograd_traversal_s = 0;  // find_unused_parameters' graph walk (part of compute_only)
   // What DDP itself costs the step (docs/commands.md, "ddp_overhead_s"): its copy kernels
-  // (ddp_copy_s), the comm hook's kernels (ddp_hook_kernel_s) plus the compute stream's waits for its host work:
+  // (ddp_copy_s), the comm hook's kernels (ddp_hook_kernel_s), the buffer sync's kernels (ddp_buffer_copy_s) plus the compute stream's waits for its host work:
   // DDP.forward's own work, the autograd hooks (and finalize_backward's launches), the Reducer's per-bucket work (with
   // the one-rank call at world size 1). All part of compute_only.
   double ddp_overhead_s = 0;

@@ -17,6 +17,7 @@ struct RankStepRecord {
   double finalize_wait = 0, bcast_wait = 0, stall = 0;  // waits for communication
   double copy = 0;                                      // DDP's copy kernels, as they took
   double hook_kernel = 0;                               // the comm hook's kernels, as they took
+  double buffer_copy = 0;                               // DDP's buffer sync kernels, as they took
   double compute_only = 0;                              // every kernel at its contention-free time
   double contention = 0;                                // time lost to NCCL kernels beside compute
   double traversal = 0, h2d = 0;

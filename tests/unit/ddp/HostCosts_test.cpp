@@ -1,6 +1,15 @@
 // ddp::host_seconds and ddp::HostExposure against sums worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "ddp/host_costs.hpp"
 
 namespace ddpsim::ddp {
@@ -26,6 +35,63 @@ TEST(HostCosts, TheMeasuredCostsArePositiveAndBelowAMillisecond) {
     EXPECT_GT(v, 0);
     EXPECT_LT(v, 1e-3);
   }
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  EXPECT_TRUE(in.good()) << p;
+  return nlohmann::json::parse(in);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The shares eager_host_costs prices DDP's host work with are the measurements in bench/results:
+// recomputed here from the files (forward op 1 s, backward node 10 s, so that a share taken
+// against the wrong op shows).
+TEST(HostCosts, TheEagerSharesAreTheMeasuredRatiosToTheEagerOp) {
+  const std::filesystem::path res = std::filesystem::path(DDPSIM_SOURCE_DIR) / "bench" / "results";
+  std::vector<double> hook, buffer, forward, copies;
+  for (int i = 1; i <= 3; ++i) {
+    const auto d = read_json(res / "ddp-host-shares-2026-12-04" / ("ddp_host_" + std::to_string(i) + ".json"));
+    const auto& r = d.at("ratio_to_op");
+    hook.push_back(r.at("per_gradient_hook_s").get<double>());
+    buffer.push_back(r.at("per_buffer_s").get<double>());
+    forward.push_back(r.at("forward_s").get<double>());
+    copies.push_back(r.at("per_gradient_copies_s").get<double>());
+  }
+  const HostCosts v113 = eager_host_costs(1.0, 10.0, true);
+  EXPECT_NEAR(v113.per_gradient_hook_s / 10, median(hook), 5e-4);
+  EXPECT_NEAR(v113.per_buffer_s, median(buffer), 5e-4);
+  EXPECT_NEAR(v113.forward_s, median(forward), 0.05);
+  EXPECT_NEAR(2 * v113.per_copy_s / 10, median(copies), 5e-4);
+  // torch 2.11 on the H200 machine's CPU: DDP's costs over the mul chain measured there.
+  const auto h = read_json(res / "device-h200-2026-12-04" / "ddp_host-torch2.11.json");
+  std::ifstream in(res / "device-h200-2026-12-04" / "dispatch.txt");
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string text = all.str();
+  double fwd = 0, bwd = 0;
+  for (size_t at = text.find("\n{"); at != std::string::npos; at = text.find("\n{", at + 1)) {
+    const size_t end = text.find("\n}", at);
+    const auto d = nlohmann::json::parse(text.substr(at + 1, end + 1 - at));
+    if (d.at("op") == "mul" && d.at("device") == "cpu" && d.at("autocast").is_null()) {
+      fwd = d.at("fwd_per_op_s").get<double>();
+      bwd = d.at("bwd_per_op_s").get<double>();
+      break;
+    }
+  }
+  ASSERT_GT(fwd, 0);
+  const HostCosts v2 = eager_host_costs(1.0, 10.0, false);
+  EXPECT_NEAR(v2.per_gradient_hook_s / 10, h.at("per_gradient_hook_s").get<double>() / bwd, 5e-4);
+  EXPECT_NEAR(v2.per_buffer_s, h.at("per_buffer_s").get<double>() / fwd, 5e-4);
+  EXPECT_NEAR(v2.forward_s, h.at("forward_s").get<double>() / fwd, 0.05);
+  EXPECT_NEAR(2 * v2.per_copy_s / 10, h.at("per_gradient_copies_s").get<double>() / bwd, 5e-4);
+  // The Reducer's per-bucket share is not scaled (not resolved as a share).
+  EXPECT_DOUBLE_EQ(v2.per_bucket_s, measured_host_costs().per_bucket_s);
 }
 
 TEST(HostExposure, WithoutASplitEveryHostSecondIsExposedOnce) {

@@ -43,6 +43,7 @@ const char* slot_name(Slot s) {
     case Slot::DDP_HOOK: return " [ddp_hook]";
     case Slot::DDP_BUCKET: return " [ddp_bucket]";
     case Slot::HOOK_KERNEL: return " [hook_kernel]";
+    case Slot::BUFFER_COPY: return " [buffer_copy]";
     case Slot::ALLGATHER_WAIT: return " [allgather_wait]";
   }
   return "?";
@@ -437,7 +438,9 @@ TEST(DdpBuilder, WithAHostGpuSplitOnlyTheGpusExtraWaitIsCharged) {
   f.prof.backward_ops = {{3}, {4}};
   f.prof.host_forward_op_s = 0.25;
   f.prof.host_backward_op_s = 0.5;
-  const ddp::HostCosts c{0.05, 0.125, 0.7, 0};
+  // DDP's copies: 0.5 of dispatch each (per_copy_s), plus the kernel model's 2 us launch (below
+  // the figures' printed digits).
+  ddp::HostCosts c{0.05, 0.125, 0.7, 0, 0.5};
   const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
   // By hand (host h, GPU g; "with" queue; the plain queue has the same kernels without DDP):
   // forward: DDP work h = 0.7 at the start, the GPU (free at 0) waits 0.7 -> HOST 0.7.
@@ -459,8 +462,9 @@ TEST(DdpBuilder, WithAHostGpuSplitOnlyTheGpusExtraWaitIsCharged) {
   // A launch-bound backward: host 5 per backward op. With: after the forward h 1.2, g 3.95;
   // L1 op h 6.2, g 6.2..10.2 (plain: h 0.5 -> 5.5, g 5.5..9.5; waits with 0.95 + 2.25 = 3.2,
   // plain 0.25 + 2.25 = 2.5). hook p2 h 6.25, copy h 11.25 > g 10.2: waits 1.05 -> HOST 1.05
-  // (with - plain - taken = 3.2 + 1.05 - 2.5 - 0.7); g 11.25..11.55.
+  // (with - plain - taken = 3.2 + 1.05 - 2.5 - 0.7); g 11.25..11.55. (The copy's host 5 too.)
   f.prof.host_backward_op_s = 5;
+  c.per_copy_s = 5;
   const auto lb = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
   ASSERT_GT(lb.size(), 9u);
   EXPECT_EQ(lb[9], "HOST DDP autograd hook p2 1.05 [ddp_hook]");
@@ -513,17 +517,66 @@ TEST(DdpBuilder, UnusedParametersStreamsAndOneHardwareQueue) {
   EXPECT_EQ(got, want);
 }
 
-TEST(DdpBuilder, BufferBroadcastFromRankZeroBeforeTheForward) {
+TEST(DdpBuilder, BufferBroadcastFromRankZeroInDdpsForward) {
   Fixture f(2, 2);
   f.sc.model.buffers.resize(1);
   f.sc.model.buffers[0].numel = 10;  // float32: 40 bytes
   const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost), 0);
   ASSERT_GE(got.size(), 5u);
-  EXPECT_EQ(got[2], "JOB broadcast buffers on 1 record 0: broadcast=40");
-  EXPECT_EQ(got[3], "WAIT broadcast buffers [bcast_wait]");
-  EXPECT_EQ(got[4], "MARK FORWARD_BEGIN");
+  // DistributedDataParallel.forward runs _sync_buffers before the module's forward.
+  EXPECT_EQ(got[2], "MARK FORWARD_BEGIN");
+  EXPECT_EQ(got[3], "JOB broadcast buffers on 1 record 0: broadcast=40");
+  EXPECT_EQ(got[4], "WAIT broadcast buffers [bcast_wait]");
   f.sc.ddp.broadcast_buffers = false;
-  EXPECT_EQ(describe(build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost), 0)[2], "MARK FORWARD_BEGIN");
+  EXPECT_EQ(describe(build_ddp(f.sc, f.prof, f.steps, 1, &kNoHost), 0)[3], "KERNEL L0 1");
+}
+
+TEST(DdpBuilder, OnAGpuTheBufferSyncFlattensEachDtypeBucketAndCopiesEachBufferBack) {
+  // World size 1, the per-kernel model's host split: buffers 0 and 1 float32, 2 int64 (two dtype
+  // buckets of _broadcast_coalesced). DDP.forward 0.7 + 0.1 per buffer = 1.0 of host work, then
+  // each bucket's torch.cat (one launch: <= 128 inputs) and a copy_ per buffer (a launch each,
+  // the kernel model's 2 us).
+  Fixture f(1, 1);
+  f.sc.model.buffers.resize(3);
+  f.sc.model.buffers[0].numel = f.sc.model.buffers[1].numel = 10;
+  f.sc.model.buffers[2].numel = 1;
+  f.sc.model.buffers[2].dtype = config::DType::INT64;
+  f.prof.forward_ops = {{1}, {2}};
+  f.prof.backward_ops = {{3}, {4}};
+  f.prof.host_forward_op_s = 0.25;
+  f.prof.host_backward_op_s = 0.5;
+  const auto copy = [](double memory) {
+    gpu::Kernel k;
+    k.shape.memory_s = memory;
+    k.shape.overhead_s = 0.002;
+    k.seconds = memory + 0.002;
+    return k;
+  };
+  f.prof.buffer_copy = {copy(0.01), copy(0.02), copy(0.004)};
+  const ddp::HostCosts c{0, 0, 0.7, 0.1, 0};
+  const auto got = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  ASSERT_GE(got.size(), 8u);
+  // The GPU (idle at the step's start) waits for the host's 1.0 and the first cat's launch:
+  // 1.000002, printed to six digits.
+  EXPECT_EQ(got[3], "HOST DDP forward (_pre_forward, prepare_for_backward) 1 [ddp_forward]");
+  // float32 bucket: reads and writes 0.01 + 0.02 of the copies' memory time, one fixed cost.
+  EXPECT_EQ(got[4], "KERNEL flatten buffers (torch.cat) 0.032 [buffer_copy]");
+  EXPECT_EQ(got[5], "KERNEL flatten buffers (torch.cat) 0.006 [buffer_copy]");
+  // Launched while the cats run: no wait; the three copies one after the other.
+  EXPECT_EQ(got[6], "KERNEL copy buffers back (copy_ per buffer) 0.04 [buffer_copy]");
+  EXPECT_EQ(got[7], "KERNEL L0 1");
+  // 130 float32 buffers in one bucket: two cat launches, two fixed costs.
+  f.sc.model.buffers.assign(130, config::BufferSpec{});
+  for (auto& b : f.sc.model.buffers) b.numel = 10;
+  f.prof.buffer_copy.assign(130, copy(0.001));
+  const auto many = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  EXPECT_EQ(many[4], "KERNEL flatten buffers (torch.cat) 0.134 [buffer_copy]");
+  // A CPU rank (no host split): neither the cats nor the copies (they are in its measured
+  // per-buffer cost); the host work alone.
+  f.prof.forward_ops.clear();
+  f.prof.backward_ops.clear();
+  for (const auto& line : describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0))
+    EXPECT_EQ(line.find("buffers"), std::string::npos) << line;
 }
 
 // ZeroRedundancyOptimizer._partition_parameters: parameters sorted by numel, largest first, each
