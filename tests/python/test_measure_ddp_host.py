@@ -1,0 +1,54 @@
+"""scripts/measure_ddp_host.py: the reference op is timed in the same run and every cost is given as
+its share (forward-side costs over the forward op, backward-thread costs over the backward node);
+--buffers-only does the same for the buffer sync; too few repetitions exit 2."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "measure_ddp_host.py")
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=300)
+
+
+class MeasureDdpHostTest(unittest.TestCase):
+    def setUp(self):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise unittest.SkipTest("python3-torch is needed")
+
+    def check_shares(self, d, keys):
+        ref = d["reference_op"]
+        self.assertGreater(ref["forward_s"], 0)
+        self.assertGreater(ref["backward_s"], 0)
+        for k in keys:
+            over = ref["forward_s"] if k in ("forward_s", "per_buffer_s") else ref["backward_s"]
+            self.assertAlmostEqual(d["ratio_to_op"][k], d[k] / over, places=12)
+
+    def test_shares_of_the_reference_op(self):
+        p = _run("--reps", "3", "--warmup", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        d = json.loads(p.stdout)
+        self.check_shares(d, ("forward_s", "per_buffer_s", "per_gradient_hook_s", "per_gradient_copies_s",
+                              "per_bucket_s", "reducer_per_bucket_s"))
+
+    def test_buffers_only(self):
+        p = _run("--buffers-only", "--reps", "3", "--warmup", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        d = json.loads(p.stdout)
+        self.assertEqual(set(d["ratio_to_op"]), {"per_buffer_s"})
+        self.check_shares(d, ("per_buffer_s",))
+
+    def test_too_few_repetitions(self):
+        p = _run("--reps", "2")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--reps and --warmup must be >= 3", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
