@@ -12,14 +12,47 @@ timed again with every `torch._foreach_*` function replaced by a no-op: its slop
 per tensor that a GPU run also pays (list building, Adam's per-tensor bias corrections); one
 foreach call on a one-tensor list is the per-call dispatch. One thread (`torch.set_num_threads(1)`),
 no autograd (step() runs under no_grad). Prints JSON.
+
+Reference op (`reference_op`, `ratio_to_op`): before each optimizer's timings and at the end, five
+chains of 500 tiny multiplies on a tensor that requires grad (scripts/measure_dispatch.py's `mul`
+chain: the op sim/gpu/kernel_model.cpp prices every kernel's dispatch from), forward per op, median;
+every per-tensor, per-op and per-call cost is also given as a share of it, the form in which
+sim/gpu/optimizer_model.cpp takes them (the machine's speed cancels).
 """
 import argparse
+import contextlib
 import json
+import os
 import statistics
 import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import measure_dispatch  # noqa: E402
+
+REFERENCE_OPS = 500
+
+
+def reference(into, n=5):
+    """Append the forward seconds per op of `n` measure_dispatch.py `mul` chains."""
+    for _ in range(n):
+        into.append(measure_dispatch._chain("mul", REFERENCE_OPS, "cpu", contextlib.nullcontext, lambda: None)[0])
+
+
+def shares(out, ref):
+    """Each host cost over the reference op."""
+    r = {}
+    for key, row in out["step"].items():
+        for k in ("per_tensor_s", "per_tensor_op_s"):
+            if k in row:
+                r[f"{key}/{k}"] = row[k] / ref
+    calls = list(out["foreach_call_one_tensor_s"].values())
+    r["foreach_call_one_tensor_s"] = statistics.median(calls) / ref
+    for k, row in out["zero_grad"].items():
+        r[f"zero_grad/{k}/per_tensor_s"] = row["per_tensor_s"] / ref
+    return r
 
 # GPU ops per tensor of one step, as sim/gpu/optimizer_model.cpp counts them for torch 1.13
 # (SGD momentum: mul_, add_, add_; Adam: mul_, add_, mul_, addcmul_, sqrt, div, add_, addcdiv_;
@@ -75,7 +108,9 @@ def main():
         ap.error(f"--reps {args.reps}: expected at least 1")
     torch.set_num_threads(1)
     out = {"torch": torch.__version__, "method": " ".join(__doc__.split("\n")[2:6]), "sizes": ns, "step": {}}
+    ref = []
     for opt in ("sgd", "adam", "adamw"):
+        reference(ref)
         for impl in ("for_loop", "foreach"):
             ts = []
             for n in ns:
@@ -127,6 +162,11 @@ def main():
         a, b = fit(ns, ts)
         zg["set_to_none" if set_to_none else "zero_"] = {"median_s": ts, "intercept_s": a, "per_tensor_s": b}
     out["zero_grad"] = zg
+    reference(ref)
+    out["reference_op"] = {"op": "y * c on one element that requires grad, %d in a chain "
+                                 "(scripts/measure_dispatch.py --op mul), forward" % REFERENCE_OPS,
+                           "forward_s": statistics.median(ref)}
+    out["ratio_to_op"] = shares(out, out["reference_op"]["forward_s"])
     json.dump(out, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

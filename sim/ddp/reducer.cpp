@@ -35,8 +35,7 @@ size_t Reducer::forward_broadcast_buffers(const config::ModelSpec& model, const 
   return ddp.broadcast_buffers ? model.buffers.size() : 0;
 }
 
-std::vector<Bucket> Reducer::forward_broadcast_buckets(const config::ModelSpec& model,
-                                                      const config::DdpSettings& ddp) {
+std::vector<Bucket> Reducer::forward_broadcast_buckets(const config::ModelSpec& model, const config::DdpSettings& ddp) {
   std::vector<Bucket> out;
   if (!ddp.broadcast_buffers) return out;
   // broadcast_coalesced buckets the buffers as the Reducer buckets gradients

@@ -452,6 +452,8 @@ void optimizer_host_walk(const config::Scenario& sc, const std::vector<int>& all
   const auto [numels, dtypes] = trainable(sc.model, all);
   if (numels.empty()) return;
   const bool torch_1_13 = !sc.ddp.recent_pytorch();
+  const HostCost eager = eager_host_cost();
+  const OptimizerHost oh = optimizer_host_costs(eager.forward_dispatch_s, eager.launch_s, torch_1_13);
   // The host starts `host_lead_s` ahead of the GPU (unknown: far ahead, nothing exposed before a sync).
   double host = p.host_lead_s >= 0 ? -p.host_lead_s : -1e300, gpu = 0, idle = 0, host_total = 0;
   // Each kernel takes its share of the pass's GPU time by its bytes (evenly when none carry bytes).
@@ -472,16 +474,15 @@ void optimizer_host_walk(const config::Scenario& sc, const std::vector<int>& all
       gpu = start + d;
     }
   };
-  if (p.grad_unscale.seconds > 0) walk(foreach_pass_launches(2, 1, numels, dtypes), p.grad_unscale);
+  if (p.grad_unscale.seconds > 0) walk(foreach_pass_launches(2, 1, numels, dtypes, oh), p.grad_unscale);
   if (p.clip.seconds > 0) {
     // clip_grad_norm_: 1.13 norms each gradient, then scales each (torch/nn/utils/clip_grad.py at
     // v1.13.0: torch.norm per gradient, then g.detach().mul_ per gradient); 2.x groups them
     // (_foreach_norm, _foreach_mul_). One read for the norms, a read and a write for the scaling.
-    const double per_op = optimizer_host_per_loop_op();
-    auto items =
-        torch_1_13 ? per_tensor_launches(1, numels, dtypes, per_op) : foreach_pass_launches(1, 1, numels, dtypes);
-    const auto scale =
-        torch_1_13 ? per_tensor_launches(2, numels, dtypes, per_op) : foreach_pass_launches(2, 1, numels, dtypes);
+    auto items = torch_1_13 ? per_tensor_launches(1, numels, dtypes, oh.loop_per_op, oh.launch)
+                            : foreach_pass_launches(1, 1, numels, dtypes, oh);
+    const auto scale = torch_1_13 ? per_tensor_launches(2, numels, dtypes, oh.loop_per_op, oh.launch)
+                                  : foreach_pass_launches(2, 1, numels, dtypes, oh);
     items.insert(items.end(), scale.begin(), scale.end());
     walk(items, p.clip);
   }
@@ -493,18 +494,18 @@ void optimizer_host_walk(const config::Scenario& sc, const std::vector<int>& all
     walk({HostLaunch{0, 0, true}}, p.optimizer);  // measured as it ran, its host work included
   } else {
     const auto ops = optimizer_ops(tr.optimizer, tr.optimizer_impl, tr.sgd_momentum, torch_1_13);
-    walk(optimizer_host_launches(ops, tr.optimizer, tr.optimizer_impl, numels, dtypes), p.optimizer);
+    walk(optimizer_host_launches(ops, tr.optimizer, tr.optimizer_impl, numels, dtypes, oh), p.optimizer);
     // Optimizer.zero_grad (1.13 and 2.x): a Python loop over the gradients; set_to_none drops each,
     // else each is zeroed, grouped by _foreach_zero_ only when the optimizer was given foreach or
     // fused (`self.defaults.get("foreach", False) or ...get("fused", False)`: torch's default None
     // zeroes per tensor).
     const bool grouped = tr.optimizer_impl == "fused" || (tr.optimizer_impl_set && tr.optimizer_impl == "foreach");
     if (tr.zero_grad_set_to_none)
-      walk({HostLaunch{static_cast<double>(numels.size()) * zero_grad_host_per_tensor(true), 0, false}}, p.zero_grad);
+      walk({HostLaunch{static_cast<double>(numels.size()) * oh.none_per_tensor, 0, false}}, p.zero_grad);
     else if (grouped)
-      walk(foreach_pass_launches(1, 1, numels, dtypes), p.zero_grad);
+      walk(foreach_pass_launches(1, 1, numels, dtypes, oh), p.zero_grad);
     else
-      walk(per_tensor_launches(1, numels, dtypes, zero_grad_host_per_tensor(false)), p.zero_grad);
+      walk(per_tensor_launches(1, numels, dtypes, oh.zero_per_tensor, oh.launch), p.zero_grad);
   }
   p.optimizer_host_s = host_total;
   if (idle > 0) p.optimizer_host_wait.seconds = p.optimizer_host_wait.shape.overhead_s = idle;

@@ -41,9 +41,9 @@ struct ComputeProfile {
   // Per module buffer: DDP's buffer sync copies it back out of its flattened broadcast bucket
   // (c10d comm.cpp BroadcastWork::finish, one copy_ per buffer); a read and a write of its bytes.
   std::vector<Kernel> buffer_copy;
-  Kernel h2d;                    // the input batch's host-to-device copy
-  Kernel grad_unscale;           // GradScaler.unscale_ (float16 autocast only)
-  Kernel clip;                   // clip_grad_norm_ (when enabled)
+  Kernel h2d;           // the input batch's host-to-device copy
+  Kernel grad_unscale;  // GradScaler.unscale_ (float16 autocast only)
+  Kernel clip;          // clip_grad_norm_ (when enabled)
   Kernel optimizer;
   Kernel zero_grad;  // optimizer.zero_grad(set_to_none=False): writes every gradient
   // The GPU's wait for the host while it issues unscale_, clip, the step and zero_grad (eager, a

@@ -190,9 +190,14 @@ Kernel roofline_kernel(double flops, double bytes, double efficiency, const Devi
 }
 
 HostCost eager_host_cost() {
-  return {kHostForwardOp + kLaunch, kHostBackwardOp + kLaunch, kViewShare * kHostForwardOp,
-          kViewNodeShare * kHostBackwardOp, kModuleCallShare * kHostForwardOp,
-          kHostForwardOp, kHostBackwardOp, kLaunch};
+  return {kHostForwardOp + kLaunch,
+          kHostBackwardOp + kLaunch,
+          kViewShare * kHostForwardOp,
+          kViewNodeShare * kHostBackwardOp,
+          kModuleCallShare * kHostForwardOp,
+          kHostForwardOp,
+          kHostBackwardOp,
+          kLaunch};
 }
 
 double scaled_dim(double dim, int exp, double ratio) {

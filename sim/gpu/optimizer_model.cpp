@@ -130,38 +130,17 @@ double multi_tensor_launches(const OptimizerOp& op, const std::vector<double>& n
   return launches + (blocks != 0 ? 1 : 0);
 }
 
-// The optimizer's host costs, measured on this repository's CPU by scripts/measure_optimizer_host.py
-// (torch 1.13, one thread, 32-512 one-element parameters, median of 41 steps per size, least
-// squares over the sizes; four runs 2026-12-03, bench/results/optimizer-host-2026-12-03.json):
-// - for_loop: the slope per tensor over the tensor's GPU ops: SGD momentum (3 ops) 1.42-2.17 us,
-//   Adam (8) 2.04-3.53 us, AdamW (9) 2.09-3.34 us; median of the twelve 2.2 us per op, its
-//   Python included;
-// - foreach with every torch._foreach_* replaced by a no-op (what a CUDA run pays besides the
-//   calls): 0.38-0.70 us per tensor for SGD (building the lists), 1.37-2.40 us (median 1.4) for
-//   Adam and AdamW (their per-tensor bias corrections: `_get_value(step)` on the CPU counters);
-// - one foreach call on a one-tensor list: 1.33-3.54 us (2 us);
-// - zero_grad per gradient: 0.46-0.88 us (median 0.48) with zero_() (set_to_none=False),
-//   0.25-0.49 us (0.26) setting None.
-// cudaLaunchKernel adds kLaunch per GPU kernel (as the layers' kernels: kernel_model.cpp).
-constexpr double kLoopHostPerOp = 2.2e-6;
-constexpr double kForeachListPerTensor = 0.5e-6;
-constexpr double kForeachAdamPerTensor = 1.4e-6;
-constexpr double kForeachCall = 2.0e-6;
-constexpr double kLaunch = 2.0e-6;
-constexpr double kZeroGradPerTensor = 0.48e-6;
-constexpr double kSetToNonePerTensor = 0.26e-6;
-
 // multi_tensor_apply's launches of one op over one dtype group, each with its share of the bytes
 // (a launch's blocks are chunks of 65536 elements; by elements is close enough for the host walk).
 void foreach_op_launches(const OptimizerOp& op, const std::vector<double>& numels, double elem_size,
-                         std::vector<HostLaunch>& out) {
+                         const OptimizerHost& h, std::vector<HostLaunch>& out) {
   double elems = 0;
   for (double n : numels) elems += std::max(0.0, n);
   const double launches = multi_tensor_launches(op, numels);
   if (launches <= 0) return;
   const double bytes = op.step_counter ? 0.0 : elems * op.transfers * elem_size;
   for (int i = 0; i < static_cast<int>(launches); ++i)
-    out.push_back({(i == 0 ? kForeachCall : 0.0) + kLaunch, bytes / launches, true});
+    out.push_back({(i == 0 ? h.call : 0.0) + h.launch, bytes / launches, true});
 }
 
 // Tensors grouped by dtype in first-seen order (Optimizer._group_tensors_by_device_and_dtype).
@@ -185,19 +164,43 @@ double count_tensors(const std::vector<double>& numels) {
 
 }  // namespace
 
-double optimizer_host_per_loop_op() { return kLoopHostPerOp; }
-double zero_grad_host_per_tensor(bool set_to_none) { return set_to_none ? kSetToNonePerTensor : kZeroGradPerTensor; }
+// The optimizer's host costs as shares of one eager op (scripts/measure_optimizer_host.py, which
+// times measure_dispatch.py's `mul` chain in the same run; bench/results/optimizer-host-shares-2026-12-04):
+// - torch 1.13, three runs on this project's 2-vCPU AMD EPYC machine (reference op 3.0-3.2 us),
+//   medians: for_loop per op (the slope per tensor over the tensor's GPU ops, its Python included)
+//   SGD 0.499, Adam 0.772, AdamW 0.756, the median of the nine 0.756; foreach with every
+//   torch._foreach_* a no-op (what a CUDA run pays besides the calls) SGD 0.130 per tensor, Adam
+//   0.472 and AdamW 0.476 (their per-tensor bias corrections: `_get_value(step)` on the CPU
+//   counters), 0.474 taken; one foreach call on a one-tensor list 0.448 (median of three calls);
+//   zero_grad per gradient 0.154 (zero_()), 0.084 (set to None).
+// - torch 2.11 on the H200 machine's CPU (bench/results/device-h200-2026-12-04/
+//   optimizer_host-torch2.11.json over dispatch.txt's mul chain on that CPU, 7.97 us): for_loop
+//   per op SGD 0.548, Adam 0.559, AdamW 1.051 (0.559 taken, the median); foreach lists SGD 0.261,
+//   Adam 1.084, AdamW 1.131 (1.107); one call 0.724; zero_grad 0.254 (zero_()), 0.151 (None).
+// (Before 2026-12-04 these were absolute torch 1.13 seconds of a faster CPU than the per-kernel
+// model's dispatch: 2.2 us per op, 0.5 / 1.4 us per tensor, 2 us per call, 0.48 / 0.26 us.)
+OptimizerHost optimizer_host_costs(double op_s, double launch_s, bool torch_1_13) {
+  OptimizerHost h;
+  h.loop_per_op = (torch_1_13 ? 0.756 : 0.559) * op_s;
+  h.list_per_tensor = (torch_1_13 ? 0.130 : 0.261) * op_s;
+  h.adam_list_per_tensor = (torch_1_13 ? 0.474 : 1.107) * op_s;
+  h.call = (torch_1_13 ? 0.448 : 0.724) * op_s;
+  h.zero_per_tensor = (torch_1_13 ? 0.154 : 0.254) * op_s;
+  h.none_per_tensor = (torch_1_13 ? 0.084 : 0.151) * op_s;
+  h.launch = launch_s;
+  return h;
+}
 
 std::vector<HostLaunch> optimizer_host_launches(const std::vector<OptimizerOp>& ops, const std::string& optimizer,
                                                 const std::string& impl, const std::vector<double>& numels,
-                                                const std::vector<config::DType>& dtypes) {
+                                                const std::vector<config::DType>& dtypes, const OptimizerHost& h) {
   std::vector<HostLaunch> out;
   if (impl == "for_loop") {
     // _single_tensor_*: a Python iteration per tensor, each op dispatched and launched on its own.
     for (size_t i = 0; i < numels.size(); ++i) {
       if (numels[i] <= 0) continue;
       for (const auto& op : ops)
-        out.push_back({kLoopHostPerOp + kLaunch, numels[i] * op.transfers * config::dtype_size(dtypes[i]), true});
+        out.push_back({h.loop_per_op + h.launch, numels[i] * op.transfers * config::dtype_size(dtypes[i]), true});
     }
     return out;
   }
@@ -205,28 +208,29 @@ std::vector<HostLaunch> optimizer_host_launches(const std::vector<OptimizerOp>& 
   // foreach also compute each tensor's bias corrections from its CPU step counter), then each op
   // over each dtype group.
   const bool adam_foreach = impl == "foreach" && (optimizer == "adam" || optimizer == "adamw");
-  out.push_back({count_tensors(numels) * (adam_foreach ? kForeachAdamPerTensor : kForeachListPerTensor), 0, false});
+  out.push_back({count_tensors(numels) * (adam_foreach ? h.adam_list_per_tensor : h.list_per_tensor), 0, false});
   for (const auto& [dtype, group] : by_dtype(numels, dtypes))
-    for (const auto& op : ops) foreach_op_launches(op, group, config::dtype_size(dtype), out);
+    for (const auto& op : ops) foreach_op_launches(op, group, config::dtype_size(dtype), h, out);
   return out;
 }
 
 std::vector<HostLaunch> foreach_pass_launches(double transfers, int depth, const std::vector<double>& numels,
-                                              const std::vector<config::DType>& dtypes) {
+                                              const std::vector<config::DType>& dtypes, const OptimizerHost& h) {
   std::vector<HostLaunch> out;
-  out.push_back({count_tensors(numels) * kForeachListPerTensor, 0, false});
+  out.push_back({count_tensors(numels) * h.list_per_tensor, 0, false});
   const OptimizerOp op{"foreach pass", transfers, depth};
   for (const auto& [dtype, group] : by_dtype(numels, dtypes))
-    foreach_op_launches(op, group, config::dtype_size(dtype), out);
+    foreach_op_launches(op, group, config::dtype_size(dtype), h, out);
   return out;
 }
 
 std::vector<HostLaunch> per_tensor_launches(double transfers, const std::vector<double>& numels,
-                                            const std::vector<config::DType>& dtypes, double host_per_op) {
+                                            const std::vector<config::DType>& dtypes, double host_per_op,
+                                            double launch_s) {
   std::vector<HostLaunch> out;
   for (size_t i = 0; i < numels.size(); ++i)
     if (numels[i] > 0)
-      out.push_back({host_per_op + kLaunch, numels[i] * transfers * config::dtype_size(dtypes[i]), true});
+      out.push_back({host_per_op + launch_s, numels[i] * transfers * config::dtype_size(dtypes[i]), true});
   return out;
 }
 

@@ -32,10 +32,25 @@ double optimizer_transfers(const std::vector<OptimizerOp>& ops);
 double optimizer_launches(const std::vector<OptimizerOp>& ops, const std::string& impl,
                           const std::vector<double>& numels, const std::vector<config::DType>& dtypes);
 
+// The optimizer's host costs (seconds): each is its share of one eager op measured by
+// scripts/measure_optimizer_host.py (torch 1.13 here, torch 2.11 on the H200 machine's CPU),
+// times the per-kernel model's dispatch cost of an op, so that they run on the same assumed CPU
+// as the layers' dispatch; the shares are named in optimizer_model.cpp.
+struct OptimizerHost {
+  double loop_per_op = 0;           // a for_loop op, its Python included (no launch)
+  double list_per_tensor = 0;       // foreach: building the lists, per tensor (SGD, the gradient utilities)
+  double adam_list_per_tensor = 0;  // foreach Adam / AdamW: the lists and each tensor's bias corrections
+  double call = 0;                  // one foreach call (its first launch)
+  double zero_per_tensor = 0;       // Optimizer.zero_grad, zero_() per gradient
+  double none_per_tensor = 0;       // Optimizer.zero_grad, set to None per gradient
+  double launch = 0;                // cudaLaunchKernel per kernel
+};
+// `op_s`: the per-kernel model's dispatch of an op, `launch_s` its launch (kernel_model.hpp HostCost).
+OptimizerHost optimizer_host_costs(double op_s, double launch_s, bool torch_1_13);
+
 // What the host does around the optimizer's GPU work, in launch order: `host_s` of host work
 // (Python, dispatch, cudaLaunchKernel) before a launch that moves `bytes`, or host work alone
-// (`kernel` false). The constants are measured on this repository's CPU (torch 1.13) with
-// scripts/measure_optimizer_host.py; each is named in optimizer_model.cpp.
+// (`kernel` false).
 struct HostLaunch {
   double host_s = 0;
   double bytes = 0;
@@ -45,22 +60,19 @@ struct HostLaunch {
 // optimizer.step() over tensors of `numels` elements of `dtypes` (empty ones skipped).
 std::vector<HostLaunch> optimizer_host_launches(const std::vector<OptimizerOp>& ops, const std::string& optimizer,
                                                 const std::string& impl, const std::vector<double>& numels,
-                                                const std::vector<config::DType>& dtypes);
+                                                const std::vector<config::DType>& dtypes, const OptimizerHost& h);
 
 // A foreach pass of one op (`depth` tensor lists, `transfers` per element) as the gradient
 // utilities run it (GradScaler's _amp_foreach_non_finite_check_and_unscale_, clip_grad_norm_'s
 // _foreach_norm / _foreach_mul_ in 2.x, zero_grad's _foreach_zero_): the Python that builds the
 // lists, one call per dtype group and its multi-tensor-apply launches.
 std::vector<HostLaunch> foreach_pass_launches(double transfers, int depth, const std::vector<double>& numels,
-                                              const std::vector<config::DType>& dtypes);
+                                              const std::vector<config::DType>& dtypes, const OptimizerHost& h);
 
 // The same pass one tensor at a time (torch 1.13's clip_grad_norm_ norms and scaling, zero_grad's
-// per-gradient zero_()): `host_per_op` of host work and a launch per tensor.
+// per-gradient zero_()): `host_per_op` of host work and a launch (`launch_s`) per tensor.
 std::vector<HostLaunch> per_tensor_launches(double transfers, const std::vector<double>& numels,
-                                            const std::vector<config::DType>& dtypes, double host_per_op);
-
-// Host constants (seconds), measured here: see optimizer_model.cpp.
-double optimizer_host_per_loop_op();                 // a for_loop op, its Python included
-double zero_grad_host_per_tensor(bool set_to_none);  // Optimizer.zero_grad's loop, per gradient
+                                            const std::vector<config::DType>& dtypes, double host_per_op,
+                                            double launch_s);
 
 }  // namespace ddpsim::gpu

@@ -82,10 +82,9 @@ class DdpBuilder : ProgramWriter {
     // (a CPU rank, a measured profile) as measured on this project's CPU.
     if (!sc.training.cuda_graphs) {
       const gpu::HostCost op = gpu::eager_host_cost();
-      host_ = host_costs  ? *host_costs
-              : split_    ? ddp::eager_host_costs(op.forward_dispatch_s, op.backward_dispatch_s,
-                                                  !sc.ddp.recent_pytorch())
-                          : ddp::measured_host_costs();
+      host_ = host_costs ? *host_costs
+              : split_ ? ddp::eager_host_costs(op.forward_dispatch_s, op.backward_dispatch_s, !sc.ddp.recent_pytorch())
+                       : ddp::measured_host_costs();
       if (split_) launch_s_ = op.launch_s;
     }
     // The hook's collective call runs on the backward thread at every world size (c10d's

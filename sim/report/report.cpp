@@ -388,9 +388,9 @@ std::string to_table(const StepReport& r) {
   if (s.ddp_overhead_s > 0)
     o << "    DDP's own work     " << core::format_time(s.ddp_overhead_s) << " (copies "
       << core::format_time(s.ddp_copy_s) << ", hook kernels " << core::format_time(s.ddp_hook_kernel_s)
-      << (s.ddp_buffer_copy_s > 0 ? ", buffer copies " + core::format_time(s.ddp_buffer_copy_s) : std::string()) << ", hooks "
-      << core::format_time(s.ddp_hook_host_s) << ", buckets " << core::format_time(s.ddp_bucket_host_s) << ", forward "
-      << core::format_time(s.ddp_forward_host_s) << ")\n";
+      << (s.ddp_buffer_copy_s > 0 ? ", buffer copies " + core::format_time(s.ddp_buffer_copy_s) : std::string())
+      << ", hooks " << core::format_time(s.ddp_hook_host_s) << ", buckets " << core::format_time(s.ddp_bucket_host_s)
+      << ", forward " << core::format_time(s.ddp_forward_host_s) << ")\n";
   line("comm alone           ", s.comm_alone_s);
   line("comm busy            ", s.comm_busy_s);
   line("exposed comm         ", s.exposed_comm_s);

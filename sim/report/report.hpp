@@ -70,9 +70,9 @@ struct IterationReport {
   double h2d_s = 0;             // input copy (part of compute_only)
   double autograd_traversal_s = 0;  // find_unused_parameters' graph walk (part of compute_only)
   // What DDP itself costs the step (docs/commands.md, "ddp_overhead_s"): its copy kernels
-  // (ddp_copy_s), the comm hook's kernels (ddp_hook_kernel_s), the buffer sync's kernels (ddp_buffer_copy_s) plus the compute stream's waits for its host work:
-  // DDP.forward's own work, the autograd hooks (and finalize_backward's launches), the Reducer's per-bucket work (with
-  // the one-rank call at world size 1). All part of compute_only.
+  // (ddp_copy_s), the comm hook's kernels (ddp_hook_kernel_s), the buffer sync's kernels (ddp_buffer_copy_s) plus the
+  // compute stream's waits for its host work: DDP.forward's own work, the autograd hooks (and finalize_backward's
+  // launches), the Reducer's per-bucket work (with the one-rank call at world size 1). All part of compute_only.
   double ddp_overhead_s = 0;
   double ddp_forward_host_s = 0, ddp_hook_host_s = 0, ddp_bucket_host_s = 0;
   int micro_steps = 1;           // forward/backward passes per optimizer step (gradient accumulation)

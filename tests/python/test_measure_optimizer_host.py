@@ -1,6 +1,6 @@
 """scripts/measure_optimizer_host.py: bad arguments exit 2 naming the flag; a short run reports, for
 every optimizer and implementation, per-tensor slopes that are positive and the per-op figure that
-sim/gpu/optimizer_model.cpp takes (slope / the tensor's GPU ops)."""
+sim/gpu/optimizer_model.cpp takes (slope / the tensor's GPU ops), and each as a share of the reference op."""
 import json
 import os
 import subprocess
@@ -43,6 +43,16 @@ class MeasureOptimizerHostTest(unittest.TestCase):
             self.assertLess(d["step"][f"{opt}/foreach_python_only"]["median_s"][-1], d["step"][f"{opt}/foreach"]["median_s"][-1])
         self.assertEqual(len(d["foreach_call_one_tensor_s"]), 3)
         self.assertGreater(d["zero_grad"]["zero_"]["per_tensor_s"], 0)
+        # Every cost is also a share of the reference op timed in the same run.
+        ref = d["reference_op"]["forward_s"]
+        self.assertGreater(ref, 0)
+        r = d["ratio_to_op"]
+        self.assertAlmostEqual(r["sgd/for_loop/per_tensor_op_s"], d["step"]["sgd/for_loop"]["per_tensor_op_s"] / ref)
+        self.assertAlmostEqual(r["adam/foreach_python_only/per_tensor_s"],
+                               d["step"]["adam/foreach_python_only"]["per_tensor_s"] / ref)
+        calls = sorted(d["foreach_call_one_tensor_s"].values())
+        self.assertAlmostEqual(r["foreach_call_one_tensor_s"], calls[1] / ref)
+        self.assertAlmostEqual(r["zero_grad/set_to_none/per_tensor_s"], d["zero_grad"]["set_to_none"]["per_tensor_s"] / ref)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,13 @@
 // are worked out by hand from the inputs in each test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "config/specs.hpp"
@@ -258,10 +263,13 @@ TEST(ComputeModel, OptimizerHostLaunchesPerImplementation) {
   using ddpsim::gpu::optimizer_ops;
   const std::vector<double> numels = {1000, 250};
   const std::vector<DType> f32 = {DType::FLOAT32, DType::FLOAT32};
+  // Host costs set by hand: 2.2 us per for_loop op, lists 0.5 / 1.4 us per tensor, 2 us per call,
+  // zero_grad 0.48 / 0.26 us, 2 us per launch.
+  const ddpsim::gpu::OptimizerHost h{2.2e-6, 0.5e-6, 1.4e-6, 2e-6, 0.48e-6, 0.26e-6, 2e-6};
   // for_loop: a kernel per tensor and op, each after 2.2 us of Python and dispatch + 2 us of
   // cudaLaunchKernel; SGD momentum's ops move 2, 3 and 3 elements per element (4 B each).
   const auto loop =
-      optimizer_host_launches(optimizer_ops("sgd", "for_loop", true, false), "sgd", "for_loop", numels, f32);
+      optimizer_host_launches(optimizer_ops("sgd", "for_loop", true, false), "sgd", "for_loop", numels, f32, h);
   ASSERT_EQ(loop.size(), 6u);
   const double bytes[6] = {8000, 12000, 12000, 2000, 3000, 3000};
   for (size_t i = 0; i < 6; ++i) {
@@ -271,24 +279,82 @@ TEST(ComputeModel, OptimizerHostLaunchesPerImplementation) {
   }
   // foreach: the lists' Python first (0.5 us per tensor for SGD, 1.4 us for Adam's per-tensor bias
   // corrections), then per op one call (2 us) and its launches (one here: 2 tensors, 20 chunks).
-  const auto fe = optimizer_host_launches(optimizer_ops("sgd", "foreach", true, false), "sgd", "foreach", numels, f32);
+  const auto fe =
+      optimizer_host_launches(optimizer_ops("sgd", "foreach", true, false), "sgd", "foreach", numels, f32, h);
   ASSERT_EQ(fe.size(), 4u);
   EXPECT_FALSE(fe[0].kernel);
   EXPECT_NEAR(fe[0].host_s, 1e-6, 1e-18);
   for (size_t i = 1; i < 4; ++i) EXPECT_NEAR(fe[i].host_s, 4e-6, 1e-18);
   EXPECT_DOUBLE_EQ(fe[1].bytes, 1250.0 * 2 * 4);
   const auto adam =
-      optimizer_host_launches(optimizer_ops("adam", "foreach", true, false), "adam", "foreach", numels, f32);
+      optimizer_host_launches(optimizer_ops("adam", "foreach", true, false), "adam", "foreach", numels, f32, h);
   EXPECT_NEAR(adam[0].host_s, 2.8e-6, 1e-18);
   EXPECT_EQ(adam.size(), 8u);  // 7 ops
   // More tensors than a launch holds (110 for a one-list op): the second launch has no call.
   const std::vector<double> many(111, 1.0);
   const std::vector<DType> f111(111, DType::FLOAT32);
-  const auto cut = ddpsim::gpu::foreach_pass_launches(2, 1, many, f111);
+  const auto cut = ddpsim::gpu::foreach_pass_launches(2, 1, many, f111, h);
   ASSERT_EQ(cut.size(), 3u);
   EXPECT_NEAR(cut[0].host_s, 111 * 0.5e-6, 1e-18);
   EXPECT_NEAR(cut[1].host_s, 4e-6, 1e-18);
   EXPECT_NEAR(cut[2].host_s, 2e-6, 1e-18);
+}
+
+// optimizer_host_costs' shares are the files' ratios: torch 1.13's the medians of the three runs
+// in bench/results/optimizer-host-shares-2026-12-04 (each over the reference op timed in its run),
+// torch 2.x's torch 2.11's costs on the H200 machine's CPU over its mul chain (7.97 us, dispatch.txt).
+TEST(ComputeModel, OptimizerHostSharesAreTheMeasuredRatios) {
+  namespace fs = std::filesystem;
+  const fs::path res = fs::path(DDPSIM_SOURCE_DIR) / "bench" / "results";
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    EXPECT_TRUE(in.good()) << p;
+    return nlohmann::json::parse(in);
+  };
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  std::vector<nlohmann::json> runs;
+  for (int i = 1; i <= 3; ++i)
+    runs.push_back(read(res / "optimizer-host-shares-2026-12-04" / ("optimizer_host_" + std::to_string(i) + ".json"))
+                       .at("ratio_to_op"));
+  auto med = [&](const std::vector<std::string>& keys) {
+    std::vector<double> v;
+    for (const auto& r : runs)
+      for (const auto& k : keys) v.push_back(r.at(k).get<double>());
+    return median(v);
+  };
+  const auto a = ddpsim::gpu::optimizer_host_costs(1.0, 0.0, true);
+  EXPECT_NEAR(a.loop_per_op,
+              med({"sgd/for_loop/per_tensor_op_s", "adam/for_loop/per_tensor_op_s", "adamw/for_loop/per_tensor_op_s"}),
+              5e-4);
+  EXPECT_NEAR(a.list_per_tensor, med({"sgd/foreach_python_only/per_tensor_s"}), 5e-4);
+  EXPECT_NEAR(a.adam_list_per_tensor,
+              median({med({"adam/foreach_python_only/per_tensor_s"}), med({"adamw/foreach_python_only/per_tensor_s"})}),
+              5e-4);
+  EXPECT_NEAR(a.call, med({"foreach_call_one_tensor_s"}), 5e-4);
+  EXPECT_NEAR(a.zero_per_tensor, med({"zero_grad/zero_/per_tensor_s"}), 5e-4);
+  EXPECT_NEAR(a.none_per_tensor, med({"zero_grad/set_to_none/per_tensor_s"}), 5e-4);
+  const auto h = read(res / "device-h200-2026-12-04" / "optimizer_host-torch2.11.json");
+  const double op = 7.9749230000008e-06;  // dispatch.txt: mul, cpu, no autocast, fwd_per_op_s
+  const auto& st = h.at("step");
+  auto get = [&](const char* k, const char* f) { return st.at(k).at(f).get<double>() / op; };
+  const auto b = ddpsim::gpu::optimizer_host_costs(1.0, 0.0, false);
+  EXPECT_NEAR(b.loop_per_op,
+              median({get("sgd/for_loop", "per_tensor_op_s"), get("adam/for_loop", "per_tensor_op_s"),
+                      get("adamw/for_loop", "per_tensor_op_s")}),
+              5e-4);
+  EXPECT_NEAR(b.list_per_tensor, get("sgd/foreach_python_only", "per_tensor_s"), 5e-4);
+  EXPECT_NEAR(
+      b.adam_list_per_tensor,
+      median({get("adam/foreach_python_only", "per_tensor_s"), get("adamw/foreach_python_only", "per_tensor_s")}),
+      5e-4);
+  std::vector<double> calls;
+  for (const auto& [k, v] : h.at("foreach_call_one_tensor_s").items()) calls.push_back(v.get<double>() / op);
+  EXPECT_NEAR(b.call, median(calls), 5e-4);
+  EXPECT_NEAR(b.zero_per_tensor, h.at("zero_grad").at("zero_").at("per_tensor_s").get<double>() / op, 5e-4);
+  EXPECT_NEAR(b.none_per_tensor, h.at("zero_grad").at("set_to_none").at("per_tensor_s").get<double>() / op, 5e-4);
 }
 
 TEST(ComputeModel, GradScalerSyncExposesTheOptimizersHostDispatch) {
@@ -296,20 +362,23 @@ TEST(ComputeModel, GradScalerSyncExposesTheOptimizersHostDispatch) {
   s.training.compute_dtype = ddpsim::config::ComputeDtype::FLOAT16;
   s.training.grad_scaler = true;
   s.training.optimizer_impl = "for_loop";
+  // torch 2.x's host shares of the per-kernel model's 6.9 us op (optimizer_model.cpp): a for_loop
+  // op 0.559 (3.8571 us, + 2 us launch = 5.8571 us), the lists 0.261 per tensor (1.8009 us), a
+  // foreach call 0.724 (4.9956 us), zero_grad to None 0.151 per tensor (1.0419 us).
   // The roofline profile gives no host lead, so before the sync nothing is exposed. GradScaler's
   // found_inf.item() makes the host wait for the GPU and a launch latency (5 us); then six kernels
-  // (2 tensors x 3 ops) each launched 4.2 us after the previous one, none longer than 4.2 us
+  // (2 tensors x 3 ops) each launched 5.8571 us after the previous one, none longer than that
   // (their 12.05 us = 40000 B / 8e11 + 6 x 2 us, shared by bytes 8000, 12000, 12000, 2000, 3000,
-  // 3000 of 40000): the GPU finishes at 5 + 6 x 4.2 + 12.05 x 3000 / 40000 us, and waited that
+  // 3000 of 40000): the GPU finishes at 5 + 6 x 5.8571 + 12.05 x 3000 / 40000 us, and waited that
   // minus its 12.05 us of work.
   const auto p = build_compute_profile(s);
   EXPECT_TRUE(p.optimizer_sync);
   const double work = 40000 / 8e11 + 12e-6;
   EXPECT_NEAR(p.optimizer.seconds, work, kTol);
-  EXPECT_NEAR(p.optimizer_host_wait.seconds, 5e-6 + 6 * 4.2e-6 + work * 3000 / 40000 - work, 1e-13);
-  // Host: unscale_'s lists (2 x 0.5 us) and one call + launch (4 us), the loop (6 x 4.2 us),
-  // zero_grad(set_to_none) over 2 gradients (2 x 0.26 us).
-  EXPECT_NEAR(p.optimizer_host_s, 5e-6 + 25.2e-6 + 0.52e-6, 1e-13);
+  EXPECT_NEAR(p.optimizer_host_wait.seconds, 5e-6 + 6 * 5.8571e-6 + work * 3000 / 40000 - work, 1e-13);
+  // Host: unscale_'s lists (2 x 1.8009 us) and one call + launch (6.9956 us), the loop
+  // (6 x 5.8571 us), zero_grad(set_to_none) over 2 gradients (2 x 1.0419 us).
+  EXPECT_NEAR(p.optimizer_host_s, 2 * 1.8009e-6 + 6.9956e-6 + 6 * 5.8571e-6 + 2 * 1.0419e-6, 1e-13);
   // The one-GPU step holds the wait.
   EXPECT_NEAR(ddpsim::gpu::single_gpu_step(p),
               p.h2d.seconds + p.forward_total + p.backward_total + p.grad_unscale.seconds + p.optimizer.seconds +
