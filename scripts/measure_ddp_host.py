@@ -50,7 +50,13 @@ per op, medians over the rounds. Each cost is also given as a ratio to it, forwa
 per_bucket_s, reducer_per_bucket_s) to the backward node: the machine's speed cancels in the
 ratio, which is how sim/ddp/host_costs.cpp prices DDP beside the per-kernel model's dispatch.
 
-Usage: /usr/bin/python3 scripts/measure_ddp_host.py [--reps 30] [-o out.json]
+--device cuda: the same on one GPU with NCCL (world size 1, DDP with device_ids=[0]); the tensors
+are tiny, so what is timed is still the host (each step is synchronized after its timings); the
+per-bucket slope then holds c10d's ProcessGroupNCCL call (stream sync, events, the Work and its
+future) and NCCL's enqueue, which ddpsim prices as the Reducer's share plus NCCL's 5 us launch;
+the reference op is the mul chain on CUDA (dispatch + launch).
+
+Usage: /usr/bin/python3 scripts/measure_ddp_host.py [--reps 30] [--device cpu|cuda] [-o out.json]
 """
 import argparse
 import json
@@ -63,6 +69,13 @@ import time
 
 LAYER_BYTES = (16 * 16 + 16) * 4  # one nn.Linear(16, 16): weight + bias, float32
 REFERENCE_OPS = 500  # multiplies per reference chain
+DEVICE = "cpu"  # --device
+
+
+def sync():
+    if DEVICE == "cuda":
+        import torch
+        torch.cuda.synchronize()
 
 
 def reference_chain():
@@ -70,7 +83,8 @@ def reference_chain():
     import contextlib
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import measure_dispatch
-    return measure_dispatch._chain("mul", REFERENCE_OPS, "cpu", contextlib.nullcontext, lambda: None)
+    import torch
+    return measure_dispatch._chain("mul", REFERENCE_OPS, torch.device(DEVICE), contextlib.nullcontext, sync)
 
 
 def ratios(doc, ref):
@@ -85,7 +99,7 @@ def ratios(doc, ref):
 def build(layers, seed=0):
     import torch
     torch.manual_seed(seed)
-    return torch.nn.Sequential(*[torch.nn.Linear(16, 16) for _ in range(layers)])
+    return torch.nn.Sequential(*[torch.nn.Linear(16, 16) for _ in range(layers)]).to(DEVICE)
 
 
 def cap_for(layers_per_bucket):
@@ -102,10 +116,14 @@ def make_case(layers, layers_per_bucket):
     cap = cap_for(layers_per_bucket)
     # The Reducer keeps the first-bucket limit it was built with (its rebuild at iteration 2 uses it).
     dist._DEFAULT_FIRST_BUCKET_BYTES = cap
+    ids = [0] if DEVICE == "cuda" else None
     runs = {"plain": build(layers),
-            "ddp": DDP(build(layers), bucket_cap_mb=cap / float(1 << 20), gradient_as_bucket_view=False),
-            "ddp_view": DDP(build(layers), bucket_cap_mb=cap / float(1 << 20), gradient_as_bucket_view=True)}
-    return {"layers": layers, "per": layers_per_bucket, "cap": cap, "x": torch.randn(4, 16), "runs": runs,
+            "ddp": DDP(build(layers), device_ids=ids, bucket_cap_mb=cap / float(1 << 20),
+                       gradient_as_bucket_view=False),
+            "ddp_view": DDP(build(layers), device_ids=ids, bucket_cap_mb=cap / float(1 << 20),
+                            gradient_as_bucket_view=True)}
+    return {"layers": layers, "per": layers_per_bucket, "cap": cap, "x": torch.randn(4, 16, device=DEVICE),
+            "runs": runs,
             "times": {k: {"forward": [], "backward": []} for k in runs}}
 
 
@@ -118,6 +136,7 @@ def step(m, x, rec):
     t2 = time.perf_counter()
     loss.backward()
     t3 = time.perf_counter()
+    sync()
     if rec is not None:
         rec["forward"].append(t1 - t0)
         rec["backward"].append(t3 - t2)
@@ -150,9 +169,10 @@ def allreduce_one_rank(reps):
     """dist.all_reduce of 1 KiB on the one-rank group: the collective's own share of a bucket."""
     import torch
     import torch.distributed as dist
-    t = torch.ones(256)
+    t = torch.ones(256, device=DEVICE)
     for _ in range(5):
         dist.all_reduce(t)
+    sync()
     ts = []
     for _ in range(reps):
         a = time.perf_counter()
@@ -170,7 +190,8 @@ def buffer_sync(reps):
     ddps = {}
     for k in ks:
         torch.manual_seed(0)
-        ddps[k] = DDP(torch.nn.Sequential(*[torch.nn.BatchNorm1d(16) for _ in range(k)]))
+        ddps[k] = DDP(torch.nn.Sequential(*[torch.nn.BatchNorm1d(16) for _ in range(k)]).to(DEVICE),
+                      device_ids=[0] if DEVICE == "cuda" else None)
     times = {k: [] for k in ks}
     # One K after the other: interleaving the three DDP instances call by call made the smallest
     # one's calls 20x slower here (1.46 ms for K = 10 against 81 us alone; cause not found).
@@ -178,10 +199,11 @@ def buffer_sync(reps):
         for _ in range(5):
             ddps[k]._sync_buffers()
         for _ in range(reps):
+            sync()
             a = time.perf_counter()
             ddps[k]._sync_buffers()
             times[k].append(time.perf_counter() - a)
-    t = torch.ones(256)
+    t = torch.ones(256, device=DEVICE)
     for _ in range(5):
         dist.broadcast(t, 0)
     bc = []
@@ -215,6 +237,8 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=4)
     ap.add_argument("-o", "--output", default="-")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="cuda: one GPU with NCCL (the host's costs around CUDA tensors)")
     ap.add_argument("--buffers-only", action="store_true",
                     help="measure only the buffer broadcast (buffer_sync_s, per_buffer_s)")
     args = ap.parse_args(argv)
@@ -223,18 +247,24 @@ def main(argv=None):
         return 2
     import torch
     import torch.distributed as dist
+    global DEVICE
+    DEVICE = args.device
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        sys.stderr.write("measure_ddp_host.py: --device cuda: no CUDA device here; expected a machine with one\n")
+        return 2
     torch.set_num_threads(1)
     load0 = os.getloadavg()[0]
     store = tempfile.NamedTemporaryFile(prefix="ddp-host-store-", delete=False).name
-    dist.init_process_group("gloo", init_method="file://" + store, rank=0, world_size=1)
+    dist.init_process_group("nccl" if DEVICE == "cuda" else "gloo", init_method="file://" + store, rank=0,
+                            world_size=1)
     if args.buffers_only:
         bufs = buffer_sync(10 * args.reps)
         ref = [reference_chain() for _ in range(5)]
-        doc = {"format": "ddpsim-ddp-host/1", "torch_version": torch.__version__,
+        doc = {"format": "ddpsim-ddp-host/1", "torch_version": torch.__version__, "device": DEVICE,
                "load_average_1m": {"start": load0, "end": os.getloadavg()[0]}, "fit_buffer_sync": bufs,
                "buffer_sync_s": bufs["buffer_sync_s"], "per_buffer_s": bufs["per_buffer_s"],
                "reference_op": {"op": "y * c on one element that requires grad, %d in a chain "
-                                      "(scripts/measure_dispatch.py --op mul)" % REFERENCE_OPS,
+                                      "(scripts/measure_dispatch.py --op mul --device %s)" % (REFERENCE_OPS, DEVICE),
                                 "forward_s": statistics.median(r[0] for r in ref),
                                 "backward_s": statistics.median(r[1] for r in ref)}}
         doc["ratio_to_op"] = ratios(doc, doc["reference_op"])
@@ -275,6 +305,7 @@ def main(argv=None):
     doc = {
         "format": "ddpsim-ddp-host/1",
         "torch_version": torch.__version__,
+        "device": DEVICE,
         "method": "DDP(gloo, world size 1) vs plain nn.Sequential of nn.Linear(16,16), interleaved, "
                   "medians over %d steps; least squares over tensors and buckets" % args.reps,
         "load_average_1m": {"start": load0, "end": os.getloadavg()[0]},
@@ -295,7 +326,7 @@ def main(argv=None):
         "buffer_sync_s": bufs["buffer_sync_s"],
         "per_buffer_s": bufs["per_buffer_s"],
         "reference_op": {"op": "y * c on one element that requires grad, %d in a chain "
-                               "(scripts/measure_dispatch.py --op mul)" % REFERENCE_OPS,
+                               "(scripts/measure_dispatch.py --op mul --device %s)" % (REFERENCE_OPS, DEVICE),
                          "forward_s": statistics.median(ref_f), "backward_s": statistics.median(ref_b)},
     }
     doc["ratio_to_op"] = ratios(doc, doc["reference_op"])

@@ -44,6 +44,14 @@ class MeasureDdpHostTest(unittest.TestCase):
         self.assertEqual(set(d["ratio_to_op"]), {"per_buffer_s"})
         self.check_shares(d, ("per_buffer_s",))
 
+    def test_cuda_without_a_gpu(self):
+        import torch
+        if torch.cuda.is_available():
+            self.skipTest("a GPU is here")
+        p = _run("--device", "cuda")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--device cuda: no CUDA device here", p.stderr)
+
     def test_too_few_repetitions(self):
         p = _run("--reps", "2")
         self.assertEqual(p.returncode, 2)

@@ -52,7 +52,8 @@ class MeasureOptimizerHostTest(unittest.TestCase):
                                d["step"]["adam/foreach_python_only"]["per_tensor_s"] / ref)
         calls = sorted(d["foreach_call_one_tensor_s"].values())
         self.assertAlmostEqual(r["foreach_call_one_tensor_s"], calls[1] / ref)
-        self.assertAlmostEqual(r["zero_grad/set_to_none/per_tensor_s"], d["zero_grad"]["set_to_none"]["per_tensor_s"] / ref)
+        self.assertAlmostEqual(r["zero_grad/set_to_none/per_tensor_s"],
+                               d["zero_grad"]["set_to_none"]["per_tensor_s"] / ref)
 
 
 if __name__ == "__main__":
