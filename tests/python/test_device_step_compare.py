@@ -73,6 +73,10 @@ class DeviceStepCompareTest(unittest.TestCase):
             self.assertAlmostEqual(ph["forward"]["error"], -0.5, places=9)
             self.assertAlmostEqual(ph["backward"]["error"], 1.0, places=9)
             self.assertAlmostEqual(ph["optimizer"]["error"], -0.75, places=9)
+            # from a synced start: the larger of the host walk and optimizer_s, against the same measurement
+            synced = max(p25["optimizer_host"]["host_s"], p25["optimizer_s"])
+            self.assertAlmostEqual(ph["optimizer_synced"]["predicted_s"], synced, places=12)
+            self.assertAlmostEqual(ph["optimizer_synced"]["error"], synced / (p25["optimizer_s"] * 4.0) - 1, places=9)
 
     def test_bad_input_is_exit_2(self):
         with tempfile.TemporaryDirectory() as tmp:
