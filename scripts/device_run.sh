@@ -11,8 +11,9 @@
 #   3. scripts/measure_dispatch.py on the CPU and on CUDA (mul, linear, and --ratios: a view and a
 #      module call against a mul, plain and under bf16 autocast: the shares sim/gpu/kernel_model.cpp
 #      takes from torch 1.13 here), scripts/measure_ddp_host.py (on the CPU with gloo and on the GPU
-#      with NCCL) and scripts/measure_optimizer_host.py (host costs of the machine's torch, each with
-#      its shares of the reference op), about 80 s (each call at most 20 s, 40 s);
+#      with NCCL) and scripts/measure_optimizer_host.py (on the CPU and on the GPU: foreach's CUDA
+#      fast path) (host costs of the machine's torch, each with its shares of the reference op),
+#      about 100 s (each call at most 20 s, 40 s);
 #   4. nvidia-smi's clocks and the CPU model.
 # The result is OUT/device.tgz (OUT: the device tool's $OUT, else the first argument, else
 # /tmp/device-run) plus its run.json and logs beside it (the tool brings back at most 8 files).
@@ -45,6 +46,9 @@ echo "rc=$?" >>"$out/device_step.log"
   done
 } >"$work/dispatch.txt" 2>&1
 timeout 40 "$py" scripts/measure_optimizer_host.py >"$work/optimizer_host.json" 2>"$work/optimizer_host.err"
+# foreach's CUDA fast path (multi_tensor_apply's per-tensor work), which the CPU cannot show.
+timeout 40 "$py" scripts/measure_optimizer_host.py --device cuda --reps 21 >"$work/optimizer_host_cuda.json" \
+  2>"$work/optimizer_host_cuda.err"
 timeout 40 "$py" scripts/measure_ddp_host.py --reps 15 -o "$work/ddp_host.json" >"$work/ddp_host.out" 2>&1
 # The same on the GPU with NCCL: DDP's per-bucket host cost with c10d's ProcessGroupNCCL call, as
 # shares of the CUDA mul chain (sim/ddp/host_costs.cpp prices the Reducer's share and NCCL's launch).

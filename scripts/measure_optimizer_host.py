@@ -18,6 +18,11 @@ chains of 500 tiny multiplies on a tensor that requires grad (scripts/measure_di
 chain: the op sim/gpu/kernel_model.cpp prices every kernel's dispatch from), forward per op, median;
 every per-tensor, per-op and per-call cost is also given as a share of it, the form in which
 sim/gpu/optimizer_model.cpp takes them (the machine's speed cancels).
+
+--device cuda: the parameters and gradients on one GPU, so foreach ops take their CUDA fast path
+(multi_tensor_apply: per-tensor checks and metadata, a launch per chunk group), which the CPU's
+slow path cannot show; each call is timed on the host after the GPU has drained (tiny kernels,
+so the host's work is what is timed); the reference op is the mul chain on CUDA.
 """
 import argparse
 import contextlib
@@ -33,12 +38,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure_dispatch  # noqa: E402
 
 REFERENCE_OPS = 500
+DEVICE = "cpu"  # --device
+
+
+def sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
 
 
 def reference(into, n=5):
     """Append the forward seconds per op of `n` measure_dispatch.py `mul` chains."""
     for _ in range(n):
-        into.append(measure_dispatch._chain("mul", REFERENCE_OPS, "cpu", contextlib.nullcontext, lambda: None)[0])
+        into.append(measure_dispatch._chain("mul", REFERENCE_OPS, torch.device(DEVICE), contextlib.nullcontext,
+                                            sync)[0])
 
 
 def shares(out, ref):
@@ -63,9 +75,9 @@ FOREACH_OPS = {"sgd": 3, "adam": 8, "adamw": 9}
 
 
 def make(opt, impl, n):
-    params = [torch.nn.Parameter(torch.ones(1)) for _ in range(n)]
+    params = [torch.nn.Parameter(torch.ones(1, device=DEVICE)) for _ in range(n)]
     for p in params:
-        p.grad = torch.full((1,), 1e-3)
+        p.grad = torch.full((1,), 1e-3, device=DEVICE)
     foreach = impl == "foreach"
     if opt == "sgd":
         o = torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=foreach)
@@ -81,9 +93,11 @@ def make(opt, impl, n):
 def timed(fn, reps):
     out = []
     for _ in range(reps):
+        sync()
         t0 = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t0)
+    sync()
     return statistics.median(out)
 
 
@@ -97,7 +111,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=41)
     ap.add_argument("--sizes", default="32,64,128,256,512")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="cuda: parameters on one GPU (foreach's CUDA fast path)")
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = args.device
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        ap.error("--device cuda: no CUDA device here; expected a machine with one")
     try:
         ns = [int(s) for s in args.sizes.split(",")]
     except ValueError:
@@ -107,7 +127,8 @@ def main():
     if args.reps < 1:
         ap.error(f"--reps {args.reps}: expected at least 1")
     torch.set_num_threads(1)
-    out = {"torch": torch.__version__, "method": " ".join(__doc__.split("\n")[2:6]), "sizes": ns, "step": {}}
+    out = {"torch": torch.__version__, "device": DEVICE, "method": " ".join(__doc__.split("\n")[2:6]), "sizes": ns,
+           "step": {}}
     ref = []
     for opt in ("sgd", "adam", "adamw"):
         reference(ref)
@@ -137,7 +158,7 @@ def main():
                     setattr(torch, k, v)
         a, b = fit(ns, ts)
         out["step"][f"{opt}/foreach_python_only"] = {"median_s": ts, "intercept_s": a, "per_tensor_s": b}
-    one, two = [torch.ones(1)], [torch.ones(1)]
+    one, two = [torch.ones(1, device=DEVICE)], [torch.ones(1, device=DEVICE)]
     calls = {
         "_foreach_mul_(list, scalar)": lambda: torch._foreach_mul_(one, 0.9),
         "_foreach_add_(list, list)": lambda: torch._foreach_add_(one, two, alpha=0.1),
@@ -153,7 +174,8 @@ def main():
             def run():
                 for p in params:  # a gradient to zero each time
                     if p.grad is None:
-                        p.grad = torch.zeros(1)
+                        p.grad = torch.zeros(1, device=DEVICE)
+                sync()
                 t0 = time.perf_counter()
                 o.zero_grad(set_to_none=set_to_none)
                 return time.perf_counter() - t0

@@ -29,6 +29,14 @@ class MeasureOptimizerHostTest(unittest.TestCase):
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn(word, p.stderr)
 
+    def test_cuda_without_a_gpu(self):
+        import torch
+        if torch.cuda.is_available():
+            self.skipTest("a GPU is here")
+        p = _run("--device", "cuda", timeout=120)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--device cuda: no CUDA device here", p.stderr)
+
     def test_short_run(self):
         p = _run("--reps", "5", "--sizes", "16,64,128")
         self.assertEqual(p.returncode, 0, p.stderr)
