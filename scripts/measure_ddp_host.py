@@ -43,7 +43,7 @@ The machine may be shared with other work while this runs: the load average at s
 in the output, and the per-case medians are listed so that scatter can be judged.
 
 Reference op (`reference_op`, `ratio_to_op`): after every round of the round robin, one chain of
-REFERENCE_OPS tiny multiplies on a tensor that requires grad (scripts/measure_dispatch.py's `mul`
+500 tiny multiplies on a tensor that requires grad (scripts/measure_dispatch.py's `mul`
 chain: the op sim/gpu/kernel_model.cpp prices every kernel's dispatch from), forward and backward
 per op, medians over the rounds. Each cost is also given as a ratio to it, forward-side costs
 (forward_s, per_buffer_s) to the forward op, backward-thread costs (per_gradient_hook_s,
@@ -68,7 +68,6 @@ import time
 
 
 LAYER_BYTES = (16 * 16 + 16) * 4  # one nn.Linear(16, 16): weight + bias, float32
-REFERENCE_OPS = 500  # multiplies per reference chain
 DEVICE = "cpu"  # --device
 
 
@@ -79,12 +78,15 @@ def sync():
 
 
 def reference_chain():
-    """(forward, backward) seconds per op of one measure_dispatch.py `mul` chain on the CPU."""
-    import contextlib
+    """(forward, backward) seconds per op of one measure_dispatch.py reference chain on DEVICE."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import measure_dispatch
-    import torch
-    return measure_dispatch._chain("mul", REFERENCE_OPS, torch.device(DEVICE), contextlib.nullcontext, sync)
+    return measure_dispatch.reference_chain(DEVICE)
+
+
+def reference_record(fwd, bwd):
+    import measure_dispatch
+    return measure_dispatch.reference_record(statistics.median(fwd), statistics.median(bwd), DEVICE)
 
 
 def ratios(doc, ref):
@@ -263,10 +265,7 @@ def main(argv=None):
         doc = {"format": "ddpsim-ddp-host/1", "torch_version": torch.__version__, "device": DEVICE,
                "load_average_1m": {"start": load0, "end": os.getloadavg()[0]}, "fit_buffer_sync": bufs,
                "buffer_sync_s": bufs["buffer_sync_s"], "per_buffer_s": bufs["per_buffer_s"],
-               "reference_op": {"op": "y * c on one element that requires grad, %d in a chain "
-                                      "(scripts/measure_dispatch.py --op mul --device %s)" % (REFERENCE_OPS, DEVICE),
-                                "forward_s": statistics.median(r[0] for r in ref),
-                                "backward_s": statistics.median(r[1] for r in ref)}}
+               "reference_op": reference_record([r[0] for r in ref], [r[1] for r in ref])}
         doc["ratio_to_op"] = ratios(doc, doc["reference_op"])
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         sys.stdout.flush()
@@ -325,9 +324,7 @@ def main(argv=None):
         "fit_buffer_sync": bufs,
         "buffer_sync_s": bufs["buffer_sync_s"],
         "per_buffer_s": bufs["per_buffer_s"],
-        "reference_op": {"op": "y * c on one element that requires grad, %d in a chain "
-                               "(scripts/measure_dispatch.py --op mul --device %s)" % (REFERENCE_OPS, DEVICE),
-                         "forward_s": statistics.median(ref_f), "backward_s": statistics.median(ref_b)},
+        "reference_op": reference_record(ref_f, ref_b),
     }
     doc["ratio_to_op"] = ratios(doc, doc["reference_op"])
     text = json.dumps(doc, indent=1) + "\n"

@@ -65,6 +65,27 @@ def _chain(op, n, dev, ctx, sync, w=None, mods=None):
     return (t1 - t0) / n, (t2 - t1) / n
 
 
+REFERENCE_OPS = 500  # multiplies per reference chain (reference_chain)
+
+
+def reference_chain(device="cpu"):
+    """(forward, backward) seconds per op of one `mul` chain of REFERENCE_OPS on `device`: the reference
+    op the other measuring scripts (measure_ddp_host.py, measure_optimizer_host.py) give their costs
+    as shares of, the op sim/gpu/kernel_model.cpp prices every kernel's dispatch from."""
+    dev = torch.device(device)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    return _chain("mul", REFERENCE_OPS, dev, contextlib.nullcontext, sync)
+
+
+def reference_record(forward_s, backward_s, device="cpu"):
+    """The `reference_op` entry of those scripts' JSON (backward_s None: not timed)."""
+    rec = {"op": "y * c on one element that requires grad, %d in a chain (scripts/measure_dispatch.py --op mul "
+                 "--device %s)" % (REFERENCE_OPS, device), "forward_s": forward_s}
+    if backward_s is not None:
+        rec["backward_s"] = backward_s
+    return rec
+
+
 def measure(ops, n=2000, reps=7, device="cpu", autocast=None):
     """Medians per op of each chain in `ops` (run in turn within every repetition); "module" is
     reported less the "mul" chain of the same repetition (which is then measured too)."""

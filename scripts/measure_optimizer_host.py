@@ -25,7 +25,6 @@ slow path cannot show; each call is timed on the host after the GPU has drained 
 so the host's work is what is timed); the reference op is the mul chain on CUDA.
 """
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -37,7 +36,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure_dispatch  # noqa: E402
 
-REFERENCE_OPS = 500
 DEVICE = "cpu"  # --device
 
 
@@ -49,8 +47,7 @@ def sync():
 def reference(into, n=5):
     """Append the forward seconds per op of `n` measure_dispatch.py `mul` chains."""
     for _ in range(n):
-        into.append(measure_dispatch._chain("mul", REFERENCE_OPS, torch.device(DEVICE), contextlib.nullcontext,
-                                            sync)[0])
+        into.append(measure_dispatch.reference_chain(DEVICE)[0])
 
 
 def shares(out, ref):
@@ -185,9 +182,7 @@ def main():
         zg["set_to_none" if set_to_none else "zero_"] = {"median_s": ts, "intercept_s": a, "per_tensor_s": b}
     out["zero_grad"] = zg
     reference(ref)
-    out["reference_op"] = {"op": "y * c on one element that requires grad, %d in a chain "
-                                 "(scripts/measure_dispatch.py --op mul), forward" % REFERENCE_OPS,
-                           "forward_s": statistics.median(ref)}
+    out["reference_op"] = measure_dispatch.reference_record(statistics.median(ref), None, DEVICE)
     out["ratio_to_op"] = shares(out, out["reference_op"]["forward_s"])
     json.dump(out, sys.stdout, indent=1)
     sys.stdout.write("\n")

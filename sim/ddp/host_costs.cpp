@@ -22,7 +22,6 @@ HostCosts measured_host_costs() {
   // (residuals <= 8 us: the constant, which holds the two one-rank broadcasts of the two dtype
   // buckets, is below what the fit resolves and is left out).
   c.per_buffer_s = 2.45e-6;
-  c.per_copy_s = 1.21e-6 / 2;
   return c;
 }
 
@@ -38,8 +37,8 @@ HostCosts eager_host_costs(double forward_op_s, double backward_op_s, bool torch
   //   (bench/results/device-h200-2026-12-04/ddp_host-torch2.11.json: hook 7.07 us, per buffer
   //   5.52 us, forward 115.2 us) over measure_dispatch.py's mul chain on that CPU in another process
   //   the same hour (dispatch.txt: 7.97 us forward, 9.20 us backward): 0.768, 0.692, 14.44, the
-  //   two copies 2.14 us: 0.233. The
-  //   two versions' hook and buffer shares agree within their scatter; DDP.forward's Python differs.
+  //   two copies 2.14 us: 0.233. The two versions' hook and buffer shares agree within their
+  //   scatter; DDP.forward's Python differs.
   // The Reducer's per-bucket share: today's runs put the per-bucket slope (25-30 us) below gloo's
   // one-rank all_reduce timed alone (35 us), so it is not resolved as a share; the 2026-12-02
   // figure (3.67 us, measured_host_costs) stays.

@@ -36,7 +36,8 @@ struct HostCosts {
   double forward_s = 0;            // DDP.forward's own work per synced forward (not under no_sync())
   double per_buffer_s = 0;         // _sync_buffers per module buffer (broadcast_buffers), the broadcast itself excluded
   // Dispatch of one of DDP's own copies (into the bucket, back out; no autograd recording), the
-  // launch excluded: priced where the plan launches them on a GPU (the per-kernel model's host).
+  // launch excluded: priced where the plan launches them on a GPU (the per-kernel model's host;
+  // eager_host_costs). A CPU rank's copies are in its measured kernels and per-buffer cost.
   double per_copy_s = 0;
 };
 

@@ -306,8 +306,8 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     p.model_flops += lks[li].flops_fwd + lks[li].flops_bwd;
     p.conv_transposes_s += lks[li].transposes_s;
   }
-  p.host_forward_op_s = host.forward_op_s;
-  p.host_backward_op_s = host.backward_op_s;
+  p.host_forward_op_s = host.forward_op_s();
+  p.host_backward_op_s = host.backward_op_s();
   p.forward_ops.resize(m.layers.size());
   p.backward_ops.resize(m.layers.size());
   for (size_t li = 0; li < m.layers.size(); ++li) {
@@ -332,7 +332,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
       // work before it lands on the next kernel.
       if (k.seconds > 0) {
         ++p.kernels_forward;
-        k = issue(k, host.forward_op_s);
+        k = issue(k, host.forward_op_s());
       }
       classify(k, cls[li].t[0]);
     }
@@ -342,7 +342,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     host_t += p.host_only_backward[li];
     for (auto& k : bwd[li]) {
       ++p.kernels_backward;
-      k = issue(k, host.backward_op_s);
+      k = issue(k, host.backward_op_s());
       classify(k, cls[li].t[1]);
     }
   }

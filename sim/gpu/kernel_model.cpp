@@ -57,14 +57,11 @@ constexpr double kMisalignedFactor = 0.25;
 constexpr double kMinSplitK = 256;
 constexpr int kMaxSplits = 16;
 
-// Eager PyTorch's host cost per operator: measured on this repository's CPU with
-// scripts/measure_dispatch.py (torch 1.13, one thread: a chain of tiny element-wise ops on a tensor
-// that requires grad; median per op): 6.9 us forward (dispatcher + autograd recording), 8.5 us per
-// backward node. cudaLaunchKernel adds 1-3 us per launch on CUDA 12 drivers (NVIDIA CUDA Graphs
-// blog, "Getting Started with CUDA Graphs"; we take 2 us).
-constexpr double kHostForwardOp = 6.9e-6;
-constexpr double kHostBackwardOp = 8.5e-6;
-constexpr double kLaunch = 2.0e-6;
+// Eager PyTorch's host cost per operator (kHostForwardOp etc., kernel_model.hpp): measured on this
+// repository's CPU with scripts/measure_dispatch.py (torch 1.13, one thread: a chain of tiny
+// element-wise ops on a tensor that requires grad; median per op): 6.9 us forward (dispatcher +
+// autograd recording), 8.5 us per backward node. cudaLaunchKernel adds 1-3 us per launch on CUDA
+// 12 drivers (NVIDIA CUDA Graphs blog, "Getting Started with CUDA Graphs"; we take 2 us).
 // Host work that launches nothing, as a share of the op above (the CPU part, no launch), measured
 // with `scripts/measure_dispatch.py --ratios` (torch 1.13, one thread; the three chains in turn
 // within each repetition, so the machine's speed cancels; 2026-12-04, three runs of 9 repetitions
@@ -190,14 +187,12 @@ Kernel roofline_kernel(double flops, double bytes, double efficiency, const Devi
 }
 
 HostCost eager_host_cost() {
-  return {kHostForwardOp + kLaunch,
-          kHostBackwardOp + kLaunch,
+  return {kHostForwardOp,
+          kHostBackwardOp,
+          kLaunch,
           kViewShare * kHostForwardOp,
           kViewNodeShare * kHostBackwardOp,
-          kModuleCallShare * kHostForwardOp,
-          kHostForwardOp,
-          kHostBackwardOp,
-          kLaunch};
+          kModuleCallShare * kHostForwardOp};
 }
 
 double scaled_dim(double dim, int exp, double ratio) {

@@ -59,15 +59,23 @@ Kernel memory_kernel(double bytes, const DeviceRates& d);
 // kernels: the FP32 CUDA-core peak, the tensors' bytes once.
 Kernel roofline_kernel(double flops, double bytes, double efficiency, const DeviceRates& d);
 
+// Eager PyTorch's dispatch of one forward op (dispatcher + autograd recording) and of one backward
+// node on the CPU, and cudaLaunchKernel's cost per launch (sources in kernel_model.cpp). Other host
+// costs are priced as shares of the forward op (ddp/host_costs.hpp, gpu/optimizer_model.hpp,
+// plan/dp_builder.hpp).
+inline constexpr double kHostForwardOp = 6.9e-6;
+inline constexpr double kHostBackwardOp = 8.5e-6;
+inline constexpr double kLaunch = 2.0e-6;
+
 // Host side of eager PyTorch: CPU seconds per operator (dispatcher + autograd + cudaLaunchKernel).
 struct HostCost {
-  double forward_op_s = 0, backward_op_s = 0;  // per kernel launched (dispatch + autograd + launch)
+  double forward_dispatch_s = 0, backward_dispatch_s = 0, launch_s = 0;
   // Host work without a kernel (LayerSpec::host_views etc.): a forward view op, an autograd view
   // node in backward, an nn.Module call.
   double view_s = 0, view_node_s = 0, module_call_s = 0;
-  // The parts of forward_op_s / backward_op_s: the CPU's dispatch of an op (a node) and
-  // cudaLaunchKernel's cost per launch (what other host costs are priced against: ddp/host_costs.hpp).
-  double forward_dispatch_s = 0, backward_dispatch_s = 0, launch_s = 0;
+  // Per kernel launched: dispatch + autograd + launch.
+  double forward_op_s() const { return forward_dispatch_s + launch_s; }
+  double backward_op_s() const { return backward_dispatch_s + launch_s; }
 };
 HostCost eager_host_cost();
 

@@ -124,6 +124,10 @@ class DdpBuilder : ProgramWriter {
   }
 
  private:
+  // The dispatch of one buffer's copy_ back, which a GPU run pays with its launch after the
+  // broadcast (part of the measured per-buffer work; 0 without the per-kernel model's host).
+  double buffer_copy_host_s() const { return split_ ? std::min(host_.per_copy_s, host_.per_buffer_s) : 0.0; }
+
   // torch.cat of one broadcast bucket's buffers in `launches` kernels: every byte read and written
   // once (the bytes of the buffers' copy_ kernels), each launch's fixed cost.
   gpu::Kernel buffer_pass(const ddp::Bucket& b, size_t launches) const {
@@ -243,10 +247,8 @@ class DdpBuilder : ProgramWriter {
       const double buffers =
           sync_buffers ? static_cast<double>(ddp::Reducer::forward_broadcast_buffers(m, sc_.ddp)) : 0.0;
       // On a GPU each buffer's copy_ back is dispatched with its launch, after the broadcast
-      // (below): that share (an op without autograd, host_.per_copy_s) is taken out of the
-      // per-buffer work here.
-      const double up_front = split_ && !bbuckets.empty() ? host_.per_buffer_s - host_.per_copy_s : host_.per_buffer_s;
-      hx.ddp_host((st.sync ? host_.forward_s : 0.0) + std::max(0.0, up_front) * buffers);
+      // (below): that share (an op without autograd) is taken out of the per-buffer work here.
+      hx.ddp_host((st.sync ? host_.forward_s : 0.0) + (host_.per_buffer_s - buffer_copy_host_s()) * buffers);
       // On a GPU, _broadcast_coalesced (c10d comm.cpp) flattens each dtype bucket with torch.cat
       // before its broadcast: CUDA's cat copies up to CAT_ARRAY_BATCH_SIZE (128) inputs per kernel
       // (aten/src/ATen/native/cuda/Shape.cu). A CPU rank's flatten and copies are in its measured
@@ -280,7 +282,7 @@ class DdpBuilder : ProgramWriter {
           if (static_cast<size_t>(i) >= profile_.buffer_copy.size()) continue;
           const gpu::Kernel& k = profile_.buffer_copy[static_cast<size_t>(i)];
           if (k.seconds <= 0) continue;
-          hx.ddp_kernel(k.seconds, std::min(host_.per_copy_s, host_.per_buffer_s) + launch_s_);
+          hx.ddp_kernel(k.seconds, buffer_copy_host_s() + launch_s_);
           all.seconds += k.seconds;
           all.shape.memory_s += k.shape.memory_s;
           all.shape.overhead_s += k.shape.overhead_s;

@@ -73,7 +73,7 @@ double dp_output_bytes_per_sample(const config::Scenario& sc) {
 DpInputs dp_inputs(const config::Scenario& sc, const gpu::ComputeProfile& profile) {
   DpInputs in;
   const int g = sc.cluster.gpus_per_node;
-  in.op_s = gpu::eager_host_cost().forward_op_s;
+  in.op_s = gpu::eager_host_cost().forward_op_s();
   in.input_bytes = gpu::input_bytes_per_sample(sc) * sc.training.batch_size * g;
   in.output_bytes = g > 1 ? dp_output_bytes_per_sample(sc) * sc.training.batch_size * g : 0.0;
   in.input_on_cpu = sc.training.data_parallel.input_device == "cpu" && g > 1;

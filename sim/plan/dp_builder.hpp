@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "config/specs.hpp"
+#include "gpu/kernel_model.hpp"
 #include "plan/step_plan.hpp"
 #include "report/report.hpp"
 
@@ -46,9 +47,9 @@ namespace ddpsim::plan {
 // parameter or buffer tensor per replica, a thread's start + join 19.7 ops, the device check
 // 0.066 op per tensor. The model's modules are counted as its layers. Each ATen call DataParallel
 // makes itself (chunk, .to, flatten, an NCCL call, a Python Function's apply) costs one eager op
-// (gpu::eager_host_cost().forward_op_s: 6.9 us + the 2 us launch).
+// (gpu::eager_host_cost().forward_op_s(): 6.9 us + the 2 us launch).
 namespace dp_costs {
-constexpr double kQuietOp = 6.9e-6;
+constexpr double kQuietOp = gpu::kHostForwardOp;
 constexpr double kReplicatePerModule = 1.98 * kQuietOp;
 constexpr double kReplicatePerTensor = 0.68 * kQuietOp;
 constexpr double kThreadStartJoin = 19.7 * kQuietOp;
@@ -66,7 +67,7 @@ inline int dp_gpu_stream(int gpu) { return 3 + 3 * gpu; }
 
 // What the builder needs besides the scenario and the profile (dp_inputs computes them).
 struct DpInputs {
-  double op_s = 0;          // one eager ATen call DataParallel makes itself (gpu::eager_host_cost().forward_op_s)
+  double op_s = 0;          // one eager ATen call DataParallel makes itself (gpu::eager_host_cost().forward_op_s())
   double output_bytes = 0;  // the whole output Gather copies (0 with one GPU)
   double input_bytes = 0;   // the whole input batch (G x batch_size samples)
   double h2d_s = 0;         // the input's host-to-device copy: all of it to GPU 0, or each chunk to its GPU

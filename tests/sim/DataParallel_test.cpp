@@ -105,7 +105,7 @@ TEST(DataParallelTiming, HandComputedStepOfAComputeBoundModelWithoutHostDispatch
   const int G = 4;
   auto sc = scenario(dp_scenario(G, true));
   auto r = simulate_in_children({sc});
-  const double op = gpu::eager_host_cost().forward_op_s;
+  const double op = gpu::eager_host_cost().forward_op_s();
   const double MiB4 = 4.0 * (1 << 20);
   auto copy = [&](double bytes) {
     return gpu::roofline_kernel(0, 2 * bytes, 100e12, 2000e9, sc.compute).seconds;  // flatten
@@ -155,7 +155,7 @@ TEST(DataParallelTiming, OneGpuIsPlainTrainingPlusDataParallelsHostWork) {
   dp["training"]["wrapper"] = "data_parallel";
   auto a = scenario(doc), b = scenario(dp);
   auto r = simulate_in_children({a, b});
-  const double op = gpu::eager_host_cost().forward_op_s;
+  const double op = gpu::eager_host_cost().forward_op_s();
   const double tensors = static_cast<double>(a.model.params.size() + a.model.buffers.size());
   const double delta = kDeviceCheckPerTensor * tensors + op * 3;
   EXPECT_GT(a.model.buffers.size(), 0u);
