@@ -287,9 +287,47 @@ POINTWISE_COST = {"gelu": 8, "tanh": 6, "sigmoid": 4, "exp": 4, "log": 4, "erf":
                   "sqrt": 2, "rsqrt": 2, "silu": 5, "native_dropout": 2, "bernoulli": 1,
                   "bernoulli_": 1, "hardtanh": 1, "hardswish": 4, "hardsigmoid": 2, "softplus": 4,
                   "elu": 4, "leaky_relu": 2, "addcmul": 2, "addcdiv": 2, "lerp": 3}
+# Memory-bound ops that CUDA runs through TensorIterator's element-wise loops (the pointwise ops
+# of the last branch of _account, and the copies below); the rest have kernels of their own.
+TI_COPY_OPS = {"copy_", "clone", "_to_copy", "contiguous", "fill_", "zero_"}
+NOT_TI_OPS = {"bernoulli_", "bernoulli", "native_dropout", "triu", "tril", "_unsafe_view"}
 # FLOPs per input element for normalisation (mean, var, normalise, scale+shift)
 NORM_FLOPS_PER_ELEM = 8
 SOFTMAX_FLOPS_PER_ELEM = 5
+
+
+def _dense(t):
+    """Non-overlapping and dense: the strides of the dimensions that have more than one element,
+    in increasing order, are the running products of their sizes (any permutation of a contiguous
+    layout, channels_last included)."""
+    expected = 1
+    for stride, size in sorted((st, sz) for st, sz in zip(t.stride(), t.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _ti_strided(inputs, out):
+    """True when TensorIterator cannot run the op on its contiguous path (aten/src/ATen/native/
+    cuda/CUDALoops.cuh gpu_kernel_impl: iter.is_contiguous()): an input broadcast against the
+    output (another shape, a 0-dim tensor among them; Python numbers are not tensors here and
+    become kernel arguments on CUDA), an input laid out differently from the output (strides
+    compared over the dimensions with more than one element), or an output that is not dense."""
+    if out is None or out.numel() <= 1:
+        return False
+    if not _dense(out):
+        return True
+    shape = tuple(out.shape)
+    big = [i for i, sz in enumerate(shape) if sz != 1]
+    for t in inputs:
+        if t is out:
+            continue
+        if tuple(t.shape) != shape:
+            return True
+        if any(t.stride()[i] != out.stride()[i] for i in big):
+            return True
+    return False
 
 
 def _prod(xs):
@@ -537,6 +575,7 @@ def trace_model(model, x, meta=False):
             call.kinds[kind] = call.kinds.get(kind, 0.0) + flops + 1.0
             return
 
+        ti = False  # a TensorIterator element-wise loop on CUDA
         if name in NORM_OPS:
             kind = NORM_OPS[name]
             flops = NORM_FLOPS_PER_ELEM * float(in_leaves[0].numel())
@@ -570,12 +609,17 @@ def trace_model(model, x, meta=False):
             kind = "elementwise"
             flops = 0.0
             bf = 0.0
+            ti = name in TI_COPY_OPS
         else:
             kind = "elementwise"
             flops = POINTWISE_COST.get(name, 1) * out_numel
             bf = flops
-        call.kern.append({"op": "mem", "name": name, "in": act_in_bytes, "out": out_bytes,
-                          "f": float(flops), "bwd": 1 if any_grad else 0})
+            ti = name not in NOT_TI_OPS
+        rec = {"op": "mem", "name": name, "in": act_in_bytes, "out": out_bytes,
+               "f": float(flops), "bwd": 1 if any_grad else 0}
+        if ti and _ti_strided(in_leaves, main_out):
+            rec["strided"] = 1  # TensorIterator's strided (non-vectorized) path on CUDA
+        call.kern.append(rec)
         call.fwd_flops += flops
         call.fwd_bytes += fwd_bytes
         if any_grad:

@@ -124,6 +124,7 @@ std::vector<KernelRecord> read_kernel_records(const Json& j, const std::string& 
       read_poly(r, "out", k.out);
       read_poly(r, "f", k.flops);
       k.backward = flag("bwd");
+      k.strided = flag("strided");
     }
     r.finish();
     out.push_back(std::move(k));

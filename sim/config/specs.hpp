@@ -106,6 +106,9 @@ struct KernelRecord {
   // Memory-bound: bytes read, written and FLOPs as c0 + c1 r + c2 r^2 of the size ratio r.
   double in[3] = {0, 0, 0}, out[3] = {0, 0, 0}, flops[3] = {0, 0, 0};
   bool backward = false;  // has a backward kernel (some floating input requires grad)
+  // Memory-bound: an operand is broadcast or strided against the output (export `strided`), so
+  // TensorIterator cannot take its contiguous, vectorized path (gpu/kernel_model.cpp).
+  bool strided = false;
 };
 
 struct LayerSpec {

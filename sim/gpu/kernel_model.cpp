@@ -79,6 +79,21 @@ constexpr double kModuleCallShare = 0.34;
 constexpr double kNativeBnStatsFraction = 0.0846;
 constexpr double kNativeBnTransformFraction = 0.291;
 constexpr double kNativeBnBackwardFraction = 0.173;
+// TensorIterator's strided path (aten/src/ATen/native/cuda/CUDALoops.cuh, gpu_kernel_impl_nocast /
+// gpu_kernel_impl: when !iter.is_contiguous() -- an operand broadcast against the output, a
+// 0-dim CUDA tensor among them, or strided -- launch_legacy_kernel<128, unroll> with an
+// OffsetCalculator and one scalar load per element and operand, instead of
+// launch_vectorized_kernel's 16-byte loads). SM cycles per output element (over all SMs), from
+// the H200 kernel table of GPT-2 at batch 8, seq 1024 (bench/results/device-h200-2026-12-04/
+// step.json, torch 2.11; 24 calls each on the 8 x 12 x 1024 x 1024 attention scores, forward and
+// backward, less 2 us a launch): the scale by a 0-dim tensor (elementwise_kernel<128, ...,
+// DivFunctor>) and the causal mask (where_kernel_impl) take 0.807 / 0.745 cycles per element in
+// float32 (unroll 2) and 0.681 / 0.657 in bfloat16 (unroll 4), where streaming their bytes at the
+// model's rate would take 0.43 / 0.22: both bound by the elements, not the bytes. The means per
+// element size; one GPU, applied per SM cycle to every GPU (sim/gpu/NOTES.md "Strided
+// element-wise kernels").
+constexpr double kStridedCyclesPerElement4 = 0.776;
+constexpr double kStridedCyclesPerElement2 = 0.669;
 
 double peak(const config::GpuSpec& gpu, const std::string& dtype) {
   auto it = gpu.peak_flops.find(dtype);
@@ -94,6 +109,8 @@ DeviceRates device_rates(const config::GpuSpec& gpu, const std::string& math, do
   d.hbm_bandwidth = gpu.hbm_bandwidth;
   d.memory_efficiency = kStreamEfficiency;
   d.kernel_fixed_s = kernel_fixed_s;
+  if (const double fp32 = peak(gpu, "float32"); fp32 > 0 && gpu.fp32_lanes_per_sm > 0)
+    d.sm_cycles_per_s = fp32 / (2.0 * gpu.fp32_lanes_per_sm);
   const bool half = math == "float16" || math == "bfloat16";
   if ((half || math == "tf32") && peak(gpu, math) > 0) {
     d.tensor_cores = true;
@@ -176,6 +193,19 @@ static Kernel memory_kernel_at(double bytes, const DeviceRates& d, double fracti
 }
 
 Kernel memory_kernel(double bytes, const DeviceRates& d) { return memory_kernel_at(bytes, d, d.memory_efficiency); }
+
+Kernel strided_elementwise_kernel(double bytes, double elements, double elem_bytes, const DeviceRates& d) {
+  Kernel k = memory_kernel(bytes, d);
+  if (d.sm_cycles_per_s <= 0 || elements <= 0) return k;
+  const double per_element = elem_bytes <= 2 ? kStridedCyclesPerElement2 : kStridedCyclesPerElement4;
+  const double issue_s = elements * per_element / d.sm_cycles_per_s;
+  if (issue_s > k.shape.memory_s) {
+    // Bound by the per-element work, not the bytes: the time is compute-like.
+    k.shape.compute_s = issue_s;
+    k.seconds = issue_s + k.shape.overhead_s;
+  }
+  return k;
+}
 
 Kernel roofline_kernel(double flops, double bytes, double efficiency, const DeviceRates& d) {
   Kernel k;
@@ -589,6 +619,15 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
       lk.backward.push_back(memory_kernel(2 * o + 3 * in, c.memory));
       lk.backward.push_back(memory_kernel(o + in, c.memory));
     }
+  } else if (r.strided) {
+    // TensorIterator's strided path (kStridedCyclesPerElement*): the output's elements at the
+    // dtype the op runs in. The backward of a broadcasting op computes the gradient of the full
+    // operand against the same broadcast one (div: grad / other; where: where(cond, grad, 0)), of
+    // a strided copy the copy's gradient through the same strides: the same path and elements.
+    const double elements = o32 / 4.0;
+    const double eb = elements > 0 ? o / elements : 4.0;
+    lk.forward.push_back(strided_elementwise_kernel(in + o, elements, eb, c.memory));
+    if (r.backward) lk.backward.push_back(strided_elementwise_kernel(in + 2 * o, elements, eb, c.memory));
   } else {
     lk.forward.push_back(memory_kernel(in + o, c.memory));
     // Backward (the export's byte rule): read grad_out, read what was saved, write grad_in.

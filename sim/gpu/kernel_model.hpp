@@ -31,6 +31,9 @@ struct DeviceRates {
   double gemm_efficiency = 0.8;    // fraction of math_peak one full wave of large tiles reaches
   double memory_efficiency = 0.9;  // fraction of HBM bandwidth a large streaming kernel reaches
   double kernel_fixed_s = 2e-6;    // GPU-side cost of any kernel (launch to completion, empty)
+  // SM clock cycles per second over the GPU (SMs x clock), from the FP32 peak: 2 FLOPs per FP32
+  // lane per cycle. 0 when the GPU file gives no FP32 peak.
+  double sm_cycles_per_s = 0;
 };
 
 // `math` is the operand/math mode: "float32" (SIMT FP32), "tf32", "float16", "bfloat16", "float64".
@@ -51,6 +54,10 @@ GemmEstimate gemm_estimate(double batch, double m, double n, double k, const Dev
 
 // A streaming kernel moving `bytes` (read + written).
 Kernel memory_kernel(double bytes, const DeviceRates& d);
+// An element-wise kernel on TensorIterator's strided path (an operand broadcast or strided against
+// the output: CUDALoops.cuh launch_legacy_kernel, no vector loads): `elements` output elements of
+// `elem_bytes` each, moving `bytes`; bound by the streaming rate or by SM cycles per element.
+Kernel strided_elementwise_kernel(double bytes, double elements, double elem_bytes, const DeviceRates& d);
 
 // A kernel bound by its FLOPs at `efficiency` x d.math_peak or by its bytes at the streaming rate,
 // whichever takes longer, plus the fixed cost. Fused attention (PyTorch SDPA flash /

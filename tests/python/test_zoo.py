@@ -394,6 +394,39 @@ class TestExporter(unittest.TestCase):
         self.assertEqual(got["<root>"], {"views": 2 + Count.n, "view_nodes": 2, "module_calls": 2})
         self.assertEqual(got["b"], {"views": 1, "view_nodes": 1, "module_calls": 1})
 
+    def test_strided_flag(self):
+        """`strided` marks the element-wise ops TensorIterator cannot run contiguously on CUDA: a
+        broadcast operand (a 0-dim tensor, a mask of another shape), a permuted input copied
+        contiguous, a sliced input; not ops on same-shaped contiguous tensors, not Python
+        numbers, not a permuted tensor's element-wise op whose output follows its layout."""
+        import export_model as em
+        import torch
+        import torch.nn as nn
+
+        class Strided(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):                                    # x: [2, 4, 8]
+                y = self.fc(x)
+                a = y * 0.5                                         # Python number: contiguous
+                b = a / torch.full([], 2.0, device=a.device)        # 0-dim tensor: broadcast
+                c = b + y                                           # same shape: contiguous
+                d = c + torch.zeros(1, 4, 1, device=c.device)       # broadcast mask
+                e = d.transpose(1, 2).contiguous()                  # permuted copy
+                f = torch.tanh(d.transpose(1, 2))                   # output follows the layout
+                g = -e[..., :2]                                     # a slice: strided input
+                return e.sum() + f.sum() + g.sum()
+        sys.modules["_strided_test_mod"] = type(sys)("_strided_test_mod")
+        sys.modules["_strided_test_mod"].Strided = Strided
+        doc = em.export("_strided_test_mod:Strided", [2, 4, 8])
+        got = [(k["name"], k.get("strided", 0)) for layer in doc["layers"] for k in layer.get("kernels", [])
+               if k["op"] == "mem" and k["name"] in ("mul", "div", "add", "clone", "tanh", "neg")]
+        # The last two adds join the 0-dim sums: one element, no loop to vectorize.
+        self.assertEqual(got, [("mul", 0), ("div", 1), ("add", 0), ("add", 1), ("clone", 1), ("tanh", 0),
+                               ("neg", 1), ("add", 0), ("add", 0)])
+
     def test_cli_errors(self):
         exe = [sys.executable, os.path.join(SCRIPTS, "export_model.py")]
         out = os.path.join(tempfile.mkdtemp(), "x.json")

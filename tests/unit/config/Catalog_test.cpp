@@ -619,6 +619,23 @@ TEST_F(CatalogTest, HostOpCountsPerLayer) {
   EXPECT_TRUE(contains_all(e.what(), {"/layers/0/host_ops: 4", "an object"}));
 }
 
+// layers[].kernels[].strided (scripts/export_model.py _ti_strided): 0 or 1, absent means 0.
+TEST_F(CatalogTest, StridedFlagOfAMemoryRecord) {
+  Json m = model_json();
+  m["layers"][0]["kernels"] = Json::array(
+      {Json{{"op", "mem"}, {"name", "div"}, {"in", 8}, {"out", 4}, {"bwd", 1}, {"strided", 1}},
+       Json{{"op", "mem"}, {"name", "add"}, {"in", 8}, {"out", 4}}});
+  file_ = tmp_.write("model.json", m).string();
+  const ModelSpec ok = cat_.load_model(file_);
+  ASSERT_EQ(ok.layers[0].kernels.size(), 2u);
+  EXPECT_TRUE(ok.layers[0].kernels[0].strided);
+  EXPECT_FALSE(ok.layers[0].kernels[1].strided);
+  m["layers"][0]["kernels"][1]["strided"] = 2;
+  const auto e = model_error(m);
+  ASSERT_EQ(e.problems().size(), 1u) << e.what();
+  EXPECT_TRUE(contains_all(e.problems()[0], {file_, "/layers/0/kernels/1/strided: 2"})) << e.what();
+}
+
 TEST_F(CatalogTest, MeasuredProfileFieldsAndExportInput) {
   // A measured profile as ddpbench layers writes it (bench/host/model.cpp, measured_profile).
   Json j = model_json();

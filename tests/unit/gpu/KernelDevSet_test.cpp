@@ -17,6 +17,7 @@
 
 #include "config/catalog.hpp"
 #include "config/specs.hpp"
+#include "core/json_reader.hpp"
 #include "gpu/kernel_model.hpp"
 
 namespace {
@@ -247,6 +248,45 @@ TEST(KernelDevSet, PublishedConvolutionTimings) {
   // rows): float32 45.2 % (dgrad -18.7 %), float16 36.0 % (dgrad -39.7 %); the bounds follow.
   EXPECT_LT(median_abs("float32"), 0.452 + 0.05);
   EXPECT_LT(median_abs("float16"), 0.360 + 0.05);
+}
+
+// The strided element-wise rate (kernel_model.cpp kStridedCyclesPerElement*) is the H200 kernel
+// table it was read from: GPT-2 at batch 8 and seq 1024, the 0-dim-tensor division and the causal
+// mask's where on the 8 x 12 x 1024 x 1024 scores (24 calls each per step, forward and backward),
+// per dtype. The model on the h200 preset, for one such kernel, against the mean of the two
+// measured times; a wrong transcription or rounding of the constants fails it.
+TEST(KernelDevSet, StridedElementwiseRateIsTheH200KernelTable) {
+  using ddpsim::config::Catalog;
+  Catalog cat(Catalog::default_root());
+  const auto gpu = cat.load_gpu(cat.resolve(ddpsim::config::Kind::GPU, "h200"));
+  const auto doc = ddpsim::core::read_json_file(std::string(DDPSIM_SOURCE_DIR) +
+                                                "/bench/results/device-h200-2026-12-04/step.json");
+  const double elements = 8.0 * 12 * 1024 * 1024;
+  int checked = 0;
+  for (const auto& row : doc["rows"]) {
+    if (row["model"] != "gpt2") continue;
+    const std::string dtype = row["dtype"];
+    std::vector<double> per_call;
+    for (const auto& k : row["kernels"]["rows"]) {
+      const std::string name = k["name"];
+      if (name.rfind("void at::native::elementwise_kernel<128", 0) != 0) continue;
+      if (name.find("DivFunctor") == std::string::npos && name.find("where_kernel_impl") == std::string::npos)
+        continue;
+      ASSERT_EQ(k["calls_per_step"].get<double>(), 24.0) << name;
+      per_call.push_back(k["time_s_per_step"].get<double>() / 24.0);
+    }
+    ASSERT_EQ(per_call.size(), 2u) << dtype;
+    const double measured = (per_call[0] + per_call[1]) / 2;
+    const double eb = dtype == "float32" ? 4 : 2;
+    const auto d = ddpsim::gpu::device_rates(gpu, "float32", 2e-6);
+    // 3 passes of the elements' bytes (two operands read, one written; the 0-dim operand is 4 B).
+    const double model = ddpsim::gpu::strided_elementwise_kernel(2 * eb * elements, elements, eb, d).seconds;
+    std::printf("gpt2 %-8s strided div/where: measured %.1f us, model %.1f us\n", dtype.c_str(), 1e6 * measured,
+                1e6 * model);
+    EXPECT_NEAR(model / measured, 1.0, 0.002) << dtype;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
 }
 
 }  // namespace

@@ -427,6 +427,54 @@ TEST(KernelModel, BatchNormOnBfloat16RunsPyTorchsOwnKernels) {
   EXPECT_NEAR(lkc[0].forward[0].seconds, mt(1e6), kTol);
 }
 
+TEST(KernelModel, StridedElementwiseIsBoundByItsElements) {
+  // A division by a 0-dim tensor (export `strided`): 1e6 float32 elements, 4 MB in (+ 4 B) and 4
+  // MB out. gpu16() at 1 GHz: 1e10 SM cycles/s. TensorIterator's strided path at 0.776 cycles per
+  // 4-byte element: 1e6 x 0.776 / 1e10 = 77.6 us, against 8 MB / 0.9 TB/s = 8.9 us of streaming:
+  // 2 + 77.6 = 79.6 us; the backward (grad / other, the same elements) likewise.
+  auto c = context();
+  c.memory.sm_cycles_per_s = 1e10;
+  KernelRecord r = mem("div", 4e6, 4e6, true);
+  r.in[0] += 4;
+  r.strided = true;
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({r}), c);
+  ASSERT_EQ(lk[0].forward.size(), 1u);
+  ASSERT_EQ(lk[0].backward.size(), 1u);
+  EXPECT_NEAR(lk[0].forward[0].seconds, 79.6e-6, 1e-12);
+  EXPECT_NEAR(lk[0].backward[0].seconds, 79.6e-6, 1e-12);
+  EXPECT_NEAR(lk[0].forward[0].shape.compute_s, 77.6e-6, 1e-12);
+  // Half-precision activations (autocast): the same 1e6 elements at 2 bytes, 0.669 cycles each
+  // (unroll 4): 2 + 66.9 = 68.9 us.
+  c.act_bytes_factor = 0.5;
+  EXPECT_NEAR(ddpsim::gpu::layer_kernels(one_layer({r}), c)[0].forward[0].seconds, 68.9e-6, 1e-12);
+  // A GPU fast enough per element (1e13 cycles/s: 0.0776 us) streams the bytes as before.
+  c.act_bytes_factor = 1;
+  c.memory.sm_cycles_per_s = 1e13;
+  EXPECT_NEAR(ddpsim::gpu::layer_kernels(one_layer({r}), c)[0].forward[0].seconds, mt(8e6 + 4), kTol);
+  // Without the flag (contiguous operands: the vectorized path) the bytes alone, at any clock.
+  c.memory.sm_cycles_per_s = 1e10;
+  r.strided = false;
+  EXPECT_NEAR(ddpsim::gpu::layer_kernels(one_layer({r}), c)[0].forward[0].seconds, mt(8e6 + 4), kTol);
+}
+
+TEST(KernelModel, SmCyclesComeFromTheFp32Peak) {
+  // 2 FLOPs per FP32 lane per cycle: H200's 67 TFLOPS over 132 SMs x 128 lanes is 1.983 GHz, so
+  // 67e12 / 256 = 261.72e9 SM cycles per second over the GPU; A100's 19.5 TFLOPS over 64 lanes,
+  // 152.3e9 (108 SMs at 1.41 GHz).
+  ddpsim::config::GpuSpec g;
+  g.sm_count = 132;
+  g.fp32_lanes_per_sm = 128;
+  g.peak_flops["float32"] = 67e12;
+  EXPECT_NEAR(ddpsim::gpu::device_rates(g, "bfloat16", 2e-6).sm_cycles_per_s, 67e12 / 256, 1);
+  g.sm_count = 108;
+  g.fp32_lanes_per_sm = 64;
+  g.peak_flops["float32"] = 19.5e12;
+  EXPECT_NEAR(ddpsim::gpu::device_rates(g, "float32", 2e-6).sm_cycles_per_s, 19.5e12 / 128, 1);
+  // No FP32 peak: no per-element bound.
+  g.peak_flops.clear();
+  EXPECT_EQ(ddpsim::gpu::device_rates(g, "float32", 2e-6).sm_cycles_per_s, 0.0);
+}
+
 TEST(KernelModel, LayerNormBackwardIsTwoKernels) {
   // layer_norm_kernel.cu: forward reads x, writes y (2 MB); backward grad-input kernel (compute_gI
   // reads dy and x for the row sums, then dy and x again and writes dx: 5 MB) and gamma/beta
