@@ -46,6 +46,11 @@ const char* const kNchw = "NCHW fp16 convolutions transpose their operands; BN/R
 // 150 ms).
 const char* const kAdamwForeach = "foreach AdamW moves 80 B per parameter: over a sixth of the step on H100";
 
+// GPT-2 with eager attention: HF's scale by a 0-dim tensor and causal-mask `where` run on
+// TensorIterator's strided path, bound per element (sim/gpu/NOTES.md "Strided element-wise
+// kernels"); on the H200 (bench/results/device-h200-2026-12-04/step.json) the bf16 step took 95.5 ms
+// without DDP, about 7 % of the bf16 peak.
+
 // BERT-base at batch 32: on H100 the AdamW step above; on H200 eager PyTorch's host dispatch
 // (1,056 launches, views and module calls in the forward alone, in the model) takes about as long as the GPU's
 // kernels. Measured there (bench/results/device-h200-2026-12-04): a bf16 step took 52 ms with the
@@ -69,8 +74,9 @@ const std::vector<Usual> kUsual = {
      "eager",
      1024,
      nullptr,
-     {"h100-sxm", "h200"},
-     "eager attention: the 8x12x1024x1024 score matrix is scaled, masked, softmaxed and dropped out in HBM"},
+     {"a100-sxm4-80gb", "h100-sxm", "h200"},
+     "eager attention: the 8x12x1024x1024 score matrix is scaled, masked (strided, per element), softmaxed and "
+     "dropped out in HBM"},
     {"gpt2",
      8,
      "float16",
