@@ -624,6 +624,8 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     // dtype the op runs in. The backward of a broadcasting op computes the gradient of the full
     // operand against the same broadcast one (div: grad / other; where: where(cond, grad, 0)), of
     // a strided copy the copy's gradient through the same strides: the same path and elements.
+    // Elements from the float32 bytes the export records (a bool or int64 result would be
+    // miscounted; the flagged ops of the bundled models all return floating tensors).
     const double elements = o32 / 4.0;
     const double eb = elements > 0 ? o / elements : 4.0;
     lk.forward.push_back(strided_elementwise_kernel(in + o, elements, eb, c.memory));

@@ -622,9 +622,9 @@ TEST_F(CatalogTest, HostOpCountsPerLayer) {
 // layers[].kernels[].strided (scripts/export_model.py _ti_strided): 0 or 1, absent means 0.
 TEST_F(CatalogTest, StridedFlagOfAMemoryRecord) {
   Json m = model_json();
-  m["layers"][0]["kernels"] = Json::array(
-      {Json{{"op", "mem"}, {"name", "div"}, {"in", 8}, {"out", 4}, {"bwd", 1}, {"strided", 1}},
-       Json{{"op", "mem"}, {"name", "add"}, {"in", 8}, {"out", 4}}});
+  m["layers"][0]["kernels"] =
+      Json::array({Json{{"op", "mem"}, {"name", "div"}, {"in", 8}, {"out", 4}, {"bwd", 1}, {"strided", 1}},
+                   Json{{"op", "mem"}, {"name", "add"}, {"in", 8}, {"out", 4}}});
   file_ = tmp_.write("model.json", m).string();
   const ModelSpec ok = cat_.load_model(file_);
   ASSERT_EQ(ok.layers[0].kernels.size(), 2u);

@@ -259,8 +259,8 @@ TEST(KernelDevSet, StridedElementwiseRateIsTheH200KernelTable) {
   using ddpsim::config::Catalog;
   Catalog cat(Catalog::default_root());
   const auto gpu = cat.load_gpu(cat.resolve(ddpsim::config::Kind::GPU, "h200"));
-  const auto doc = ddpsim::core::read_json_file(std::string(DDPSIM_SOURCE_DIR) +
-                                                "/bench/results/device-h200-2026-12-04/step.json");
+  const auto doc =
+      ddpsim::core::read_json_file(std::string(DDPSIM_SOURCE_DIR) + "/bench/results/device-h200-2026-12-04/step.json");
   const double elements = 8.0 * 12 * 1024 * 1024;
   int checked = 0;
   for (const auto& row : doc["rows"]) {
@@ -270,8 +270,7 @@ TEST(KernelDevSet, StridedElementwiseRateIsTheH200KernelTable) {
     for (const auto& k : row["kernels"]["rows"]) {
       const std::string name = k["name"];
       if (name.rfind("void at::native::elementwise_kernel<128", 0) != 0) continue;
-      if (name.find("DivFunctor") == std::string::npos && name.find("where_kernel_impl") == std::string::npos)
-        continue;
+      if (name.find("DivFunctor") == std::string::npos && name.find("where_kernel_impl") == std::string::npos) continue;
       ASSERT_EQ(k["calls_per_step"].get<double>(), 24.0) << name;
       per_call.push_back(k["time_s_per_step"].get<double>() / 24.0);
     }
