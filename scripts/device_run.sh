@@ -7,7 +7,8 @@
 #   1. scripts/device_profile.sh (per-layer profiles of the zoo, ddpbench layers/contention, the
 #      loss and optimizer steps, the estimate table), at most 230 s;
 #   2. scripts/device_step.py --kernels (whole one-GPU steps, no DDP and DDP at world size 1, caps
-#      25 and 1 MB, float32 and bfloat16, kernel tables), at most 200 s;
+#      25 and 1 MB, float32 and bfloat16, kernel tables, and one step launch by launch: each
+#      kernel's grid, block, time and the op and input shapes that launched it), at most 200 s;
 #   3. scripts/measure_dispatch.py on the CPU and on CUDA (mul, linear, and --ratios: a view and a
 #      module call against a mul, plain and under bf16 autocast: the shares sim/gpu/kernel_model.cpp
 #      takes from torch 1.13 here), scripts/measure_ddp_host.py (on the CPU with gloo and on the GPU

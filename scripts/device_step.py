@@ -15,7 +15,9 @@ from a torch.cuda.synchronize() to the next. After --warmup untimed steps per mo
 go round robin over the modes (a change of clocks or load hits every mode alike); each mode's
 median is reported. The no-DDP model is also timed by phase (forward, backward, optimizer, each
 between synchronizations; medians) to tell the step's parts, and with --kernels profiled over three
-more steps (torch.profiler: each GPU kernel's calls and time per step, the 80 largest).
+more steps (torch.profiler: each GPU kernel's calls and time per step, the 80 largest) and one more
+step written launch by launch to OUT/launches-<model>-<dtype>.json (each kernel's duration, grid,
+block and the operator that launched it, with its input shapes: `launch_list`).
 
 OUT/step.json: the device, torch/CUDA/cuDNN versions, the precision settings PyTorch used
 (cudnn.allow_tf32, cuda.matmul.allow_tf32), and per model and dtype the batch, the input, the
@@ -69,6 +71,54 @@ def kernel_table(torch, step, dev, steps=3, top=80):
     rows.sort(key=lambda r: -r["time_s_per_step"])
     return {"steps": steps, "what": "GPU kernels" if dev == "cuda" else "CPU operators (self time)",
             "total_s_per_step": sum(r["time_s_per_step"] for r in rows), "rows": rows[:top]}
+
+
+def launch_list(trace):
+    """Each GPU kernel of a torch.profiler Chrome trace (`export_chrome_trace`), in launch order:
+    its name (an index into `names`), duration (us), grid and block, and the operator that launched
+    it, joined on the trace's "External id" (a kernel carries the id of the CPU op active at its
+    launch: the innermost aten op, or the autograd node in backward), with that op's input shapes
+    and types (recorded with record_shapes=True). What a kernel table by name cannot tell: which
+    call had which size, and how many blocks a closed-source kernel (cuDNN's) launched."""
+    events = trace.get("traceEvents", []) if isinstance(trace, dict) else list(trace)
+    ops = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "cpu_op":
+            a = e.get("args") or {}
+            if "External id" in a:
+                ops[a["External id"]] = (e.get("name"), a.get("Input Dims"), a.get("Input type"))
+    kernels = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"),
+                     key=lambda e: e.get("ts", 0))
+    names, index, out = [], {}, []
+    for e in kernels:
+        a = e.get("args") or {}
+        n = e.get("name", "")
+        if n not in index:
+            index[n] = len(names)
+            names.append(n)
+        op = ops.get(a.get("External id"), (None, None, None))
+        out.append({"k": index[n], "dur_us": e.get("dur"), "grid": a.get("grid"), "block": a.get("block"),
+                    "op": op[0], "shapes": op[1], "types": op[2]})
+    return {"names": names, "launches": out}
+
+
+def launches(torch, step, path):
+    """One no-DDP step under torch.profiler with shapes recorded, its kernels (launch_list) written
+    to `path`; returns how many."""
+    import tempfile
+    from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with profile(activities=acts, record_shapes=True) as prof:
+        step()
+    with tempfile.TemporaryDirectory() as d:
+        trace_file = os.path.join(d, "trace.json")
+        prof.export_chrome_trace(trace_file)
+        with open(trace_file) as f:
+            trace = json.load(f)
+    result = launch_list(trace)
+    with open(path, "w") as f:
+        json.dump(result, f, separators=(",", ":"))
+    return len(result["launches"])
 
 
 def measure(name, dtype, args, dev, log):
@@ -130,6 +180,9 @@ def measure(name, dtype, args, dev, log):
     for _ in range(args.iters):
         step("no_ddp", phases)
     kernels = kernel_table(torch, lambda: step("no_ddp"), dev) if args.kernels else None
+    if args.kernels:
+        n = launches(torch, lambda: step("no_ddp"), os.path.join(args.out, "launches-%s-%s.json" % (name, dtype)))
+        log("%s %s: %d kernel launches in one step -> launches-%s-%s.json" % (name, dtype, n, name, dtype))
     row = {"model": name, "dtype": dtype, "batch": batch, "input": shape, "input_dtype": idt,
            "optimizer": "sgd momentum 0.9, foreach", "zero_grad_set_to_none": True,
            "median_step_s": {mode: statistics.median(times[mode]) for mode in modes},

@@ -1,6 +1,7 @@
 """scripts/device_step.py: its kernel table and its argument errors (the GPU run itself is not
 possible here; its CPU dry run takes minutes with a zoo model, so it is left to the device)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -37,6 +38,40 @@ class DeviceStepTest(unittest.TestCase):
         self.assertFalse([n for n in names if n.startswith(("Optimizer.", "ProfilerStep"))], names)
         self.assertAlmostEqual(t["total_s_per_step"], sum(r["time_s_per_step"] for r in t["rows"]), places=12)
         self.assertIn("aten::addmm", names)
+
+    def test_launch_list_joins_kernels_to_their_operators(self):
+        import device_step as ds
+        # A Chrome trace as torch.profiler writes it (Kineto): CPU ops with their External id and
+        # input shapes, kernels carrying the id of the op that launched them, grid and block.
+        trace = {"traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "ts": 0, "dur": 50,
+             "args": {"External id": 1, "Input Dims": [[8, 64], [64, 64], [64]]}},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "ts": 5, "dur": 40,
+             "args": {"External id": 2, "Input Dims": [[64], [8, 64], [64, 64]], "Input type": ["float"] * 3}},
+            {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "ts": 30, "dur": 7,
+             "args": {"External id": 2, "grid": [4, 1, 1], "block": [128, 1, 1]}},
+            {"ph": "X", "cat": "kernel", "name": "relu_kernel", "ts": 60, "dur": 2,
+             "args": {"External id": 3, "grid": [1, 1, 1], "block": [512, 1, 1]}},
+            {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "ts": 20, "dur": 6,
+             "args": {"External id": 2, "grid": [4, 1, 1], "block": [128, 1, 1]}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 10, "dur": 3, "args": {}}]}
+        got = ds.launch_list(trace)
+        self.assertEqual(got["names"], ["gemm_kernel", "relu_kernel"])
+        self.assertEqual([(x["k"], x["dur_us"], x["op"]) for x in got["launches"]],
+                         [(0, 6, "aten::addmm"), (0, 7, "aten::addmm"), (1, 2, None)])
+        self.assertEqual(got["launches"][0]["shapes"], [[64], [8, 64], [64, 64]])
+        self.assertEqual(got["launches"][1]["grid"], [4, 1, 1])
+        self.assertEqual(got["launches"][2]["block"], [512, 1, 1])
+
+    def test_launches_on_this_cpu_writes_an_empty_list(self):
+        import tempfile
+        import device_step as ds
+        model = torch.nn.Linear(8, 8)
+        path = os.path.join(tempfile.mkdtemp(), "launches.json")
+        n = ds.launches(torch, lambda: model(torch.randn(2, 8)).sum().backward(), path)
+        self.assertEqual(n, 0)  # no CUDA here: no kernels
+        with open(path) as f:
+            self.assertEqual(json.load(f), {"names": [], "launches": []})
 
     def test_bad_arguments_exit_2(self):
         for args, want in ((["--models", "nope"], "nope"), (["--dtypes", "int8"], "int8"),
