@@ -224,6 +224,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   c.fuse_bias_gelu_dropout = tr.fused_bias_gelu_dropout;
   c.channels_last = tr.memory_format == "channels_last";
   c.native_batch_norm = tr.compute_dtype == config::ComputeDtype::BFLOAT16;
+  c.bfloat16 = tr.compute_dtype == config::ComputeDtype::BFLOAT16;
   c.attention = tr.attention;
   attention_efficiency(gpu, c.attention, half, c.attention_fwd_efficiency, c.attention_bwd_efficiency);
   p.attention = c.attention;
@@ -286,8 +287,10 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     for (int pi : l.params) param_bytes += m.params[pi].bytes();
     const bool gemm_like = l.type == config::LayerType::LINEAR || l.type == config::LayerType::CONV2D;
     if (half && gemm_like && param_bytes > 0) {
+      // float32 -> half forward (vectorized); the half gradient back to float32 (Copy.cu's unrolled
+      // path: half_to_float_cast_kernel).
       f.insert(f.begin(), memory_kernel(1.5 * param_bytes, c.memory));
-      b.push_back(memory_kernel(1.5 * param_bytes, c.memory));
+      b.push_back(half_to_float_cast_kernel(0.5 * param_bytes, c.memory));
     }
     if (l.type == config::LayerType::EMBEDDING && param_bytes > 0)
       b.push_back(memory_kernel(2 * param_bytes, c.memory));

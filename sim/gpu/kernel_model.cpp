@@ -94,6 +94,18 @@ constexpr double kNativeBnBackwardFraction = 0.173;
 // element-wise kernels").
 constexpr double kStridedCyclesPerElement4 = 0.776;
 constexpr double kStridedCyclesPerElement2 = 0.669;
+// Casts from float16/bfloat16 to float32 (aten/src/ATen/native/cuda/Copy.cu direct_copy_kernel_cuda,
+// read at pytorch/pytorch 007aa8ae and at 1.x: float32 -> half is special-cased to
+// gpu_kernel_nocast, vectorized, since 2.x; half -> float32 goes through gpu_kernel with dynamic
+// casting, CUDALoops.cuh's unrolled_elementwise_kernel with LoadWithCast: contiguous, but one
+// scalar load per element). SM cycles per element from the same H200 table (GPT-2 bf16, batch 8):
+// its unrolled direct_copy row, 10.863 ms over 171 calls a step, less 2 us a launch, over the
+// elements of the half -> float32 casts that step makes (the softmax inputs and the gradients of
+// the softmax outputs' casts, 24 x 8 x 12 x 1024 x 1024; the GELU's pow inputs, 12 x 8 x 1024 x
+// 3072; the gradients of the weight and bias casts, 123.6 M; of the three GEMM input casts, 25 x
+// 8 x 1024 x 768; 158 of the 171 calls): 0.92 cycles per element, 0.83 if the other 13 calls were
+// as large as the pow casts. Streaming the bytes would take 0.38.
+constexpr double kHalfToFloatCyclesPerElement = 0.90;
 
 double peak(const config::GpuSpec& gpu, const std::string& dtype) {
   auto it = gpu.peak_flops.find(dtype);
@@ -194,17 +206,28 @@ static Kernel memory_kernel_at(double bytes, const DeviceRates& d, double fracti
 
 Kernel memory_kernel(double bytes, const DeviceRates& d) { return memory_kernel_at(bytes, d, d.memory_efficiency); }
 
-Kernel strided_elementwise_kernel(double bytes, double elements, double elem_bytes, const DeviceRates& d) {
+namespace {
+// A memory kernel that may instead be bound by SM cycles per element.
+Kernel cycle_bound_kernel(double bytes, double elements, double cycles_per_element, const DeviceRates& d) {
   Kernel k = memory_kernel(bytes, d);
   if (d.sm_cycles_per_s <= 0 || elements <= 0) return k;
-  const double per_element = elem_bytes <= 2 ? kStridedCyclesPerElement2 : kStridedCyclesPerElement4;
-  const double issue_s = elements * per_element / d.sm_cycles_per_s;
+  const double issue_s = elements * cycles_per_element / d.sm_cycles_per_s;
   if (issue_s > k.shape.memory_s) {
     // Bound by the per-element work, not the bytes: the time is compute-like.
     k.shape.compute_s = issue_s;
     k.seconds = issue_s + k.shape.overhead_s;
   }
   return k;
+}
+}  // namespace
+
+Kernel strided_elementwise_kernel(double bytes, double elements, double elem_bytes, const DeviceRates& d) {
+  return cycle_bound_kernel(bytes, elements, elem_bytes <= 2 ? kStridedCyclesPerElement2 : kStridedCyclesPerElement4,
+                            d);
+}
+
+Kernel half_to_float_cast_kernel(double half_bytes, const DeviceRates& d) {
+  return cycle_bound_kernel(3 * half_bytes, half_bytes / 2, kHalfToFloatCyclesPerElement, d);
 }
 
 Kernel roofline_kernel(double flops, double bytes, double efficiency, const DeviceRates& d) {
@@ -504,14 +527,16 @@ bool is_view(const std::string& op) {
 // "fp32" and "fp32_set_opt_dtype" lists): under float16/bfloat16 autocast these run in float32
 // and return float32. layer_norm / native_layer_norm ("fp32") cast their half input to float32
 // first (cached_cast: a copy kernel); softmax / log_softmax ("fp32_set_opt_dtype") are called with
-// dtype=float32, which SoftMax.cpp serves with one half_to_float kernel (no separate cast).
+// dtype=float32, which SoftMax.cpp (`softmax` / `log_softmax` with a dtype, the same in 1.x and at
+// 2.x HEAD) serves with one half_to_float kernel for a kHalf input only; a bfloat16 input is cast
+// first (`input_.toType(dtype)`) and the softmax runs on float32.
 enum class AutocastFp32 { NO, CAST_INPUT, HALF_TO_FLOAT };
-AutocastFp32 autocast_fp32(const std::string& op) {
+AutocastFp32 autocast_fp32(const std::string& op, bool bfloat16) {
   if (op == "native_layer_norm" || op == "layer_norm" || op == "exp" || op == "log" || op == "rsqrt" || op == "pow" ||
       op == "reciprocal" || op == "nll_loss_forward" || op == "mse_loss")
     return AutocastFp32::CAST_INPUT;
   if (op == "_softmax" || op == "_log_softmax" || op == "softmax" || op == "log_softmax")
-    return AutocastFp32::HALF_TO_FLOAT;
+    return bfloat16 ? AutocastFp32::CAST_INPUT : AutocastFp32::HALF_TO_FLOAT;
   return AutocastFp32::NO;
 }
 
@@ -550,19 +575,22 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
   // float32 output is cast back to half once by its consumer (a linear or matmul under autocast);
   // the casts' backward (_to_copy's) converts the gradients the other way.
   const bool half = c.act_bytes_factor < 1.0;
-  const auto policy = half ? autocast_fp32(r.name) : AutocastFp32::NO;
+  const auto policy = half ? autocast_fp32(r.name, c.bfloat16) : AutocastFp32::NO;
   // Casts: forward input cast (before the op) and output cast (after it); backward the output
   // cast's gradient conversion first, the input cast's last (reverse order).
   double cast_in = 0, cast_out = 0;
+  // A cast to float32 takes Copy.cu's unrolled path (half_to_float_cast_kernel), one to half the
+  // vectorized one (memory_kernel).
   if (policy != AutocastFp32::NO) {
     if (policy == AutocastFp32::CAST_INPUT) {
       cast_in = in + in32;
-      lk.forward.push_back(memory_kernel(cast_in, c.memory));
-      in = in32;
+      lk.forward.push_back(half_to_float_cast_kernel(in, c.memory));
     }  // else half_to_float: the op itself reads the half input
     cast_out = o32 + o;
+    // The output cast's gradient: half to float32.
+    if (r.backward) lk.backward.push_back(half_to_float_cast_kernel(o, c.memory));
+    if (policy == AutocastFp32::CAST_INPUT) in = in32;
     o = o32;
-    if (r.backward) lk.backward.push_back(memory_kernel(cast_out, c.memory));
   }
 
   if (r.name == "native_batch_norm") {
@@ -791,7 +819,7 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
             if (!(in_place && aliased(in))) out[li] += res;
             // Under half autocast an fp32-policy op (softmax) returns float32 and its consumer
             // saves the half copy autocast casts for it: two tensors.
-            if (!(c.act_bytes_factor < 1.0 && autocast_fp32(r.name) != AutocastFp32::NO)) next_pending = res;
+            if (!(c.act_bytes_factor < 1.0 && autocast_fp32(r.name, c.bfloat16) != AutocastFp32::NO)) next_pending = res;
           }
           break;
         }
@@ -869,7 +897,7 @@ LossKernels loss_kernels(const config::ModelSpec& m, const KernelContext& c, con
   const double n = rows * classes;
   const bool half = c.act_bytes_factor < 1.0;
   const auto& d = c.memory;
-  if (half) out.forward.push_back(memory_kernel(n * (2 + 4), d));
+  if (half) out.forward.push_back(half_to_float_cast_kernel(n * 2, d));
   const bool persistent = classes <= 1024 && classes * 4 <= 4096;
   const bool smem = !persistent && classes * 4 < 49152 - 32 * 4 && std::fmod(classes, 4.0) == 0;
   const double fwd_reads = (persistent || smem) ? 1 : 3;

@@ -58,6 +58,10 @@ Kernel memory_kernel(double bytes, const DeviceRates& d);
 // the output: CUDALoops.cuh launch_legacy_kernel, no vector loads): `elements` output elements of
 // `elem_bytes` each, moving `bytes`; bound by the streaming rate or by SM cycles per element.
 Kernel strided_elementwise_kernel(double bytes, double elements, double elem_bytes, const DeviceRates& d);
+// A cast of `half_bytes` of float16/bfloat16 to float32 (read 2, write 4 bytes an element):
+// Copy.cu's direct_copy_kernel_cuda runs it through gpu_kernel with dynamic casting, the unrolled,
+// non-vectorized path (the other direction, float32 to half, is vectorized: memory_kernel).
+Kernel half_to_float_cast_kernel(double half_bytes, const DeviceRates& d);
 
 // A kernel bound by its FLOPs at `efficiency` x d.math_peak or by its bytes at the streaming rate,
 // whichever takes longer, plus the fixed cost. Fused attention (PyTorch SDPA flash /
@@ -108,6 +112,9 @@ struct KernelContext {
   // Batch norm on bfloat16 activations: PyTorch's own kernels, not cuDNN's (Normalization.cpp
   // _batch_norm_impl_index: use_cudnn requires input and weight not kBFloat16).
   bool native_batch_norm = false;
+  // Half precision is bfloat16 (not float16): softmax / log_softmax under autocast cast their input
+  // to float32 first (SoftMax.cpp serves half_to_float for kHalf only).
+  bool bfloat16 = false;
 };
 
 // Layers' kernels in forward order; the attention rewrite (SDPA) works across layer boundaries

@@ -288,4 +288,43 @@ TEST(KernelDevSet, StridedElementwiseRateIsTheH200KernelTable) {
   EXPECT_EQ(checked, 2);
 }
 
+// The half -> float32 cast rate (kernel_model.cpp kHalfToFloatCyclesPerElement) within what the
+// same H200 table allows: GPT-2 bf16's unrolled direct_copy row (171 calls a step) over the
+// elements of the casts to float32 that step makes, worked out by hand from HF GPT-2 under autocast
+// at batch 8, seq 1024: the softmax inputs and the gradients of the softmax outputs' casts (24 x 8 x
+// 12 x 1024 x 1024), the GELU's pow inputs (12 x 8 x 1024 x 3072), the gradients of the 97 weight
+// and bias casts (12 x 7,084,800 + the tied 50,257 x 768 head: 123,614,976), of the GEMM input
+// casts (25 x 8 x 1024 x 768): 158 calls. The other 13 calls are not attributed: the rate lies
+// between the one with them empty and the one with them as large as the pow casts.
+TEST(KernelDevSet, HalfToFloatCastRateIsWithinTheH200KernelTable) {
+  using ddpsim::config::Catalog;
+  Catalog cat(Catalog::default_root());
+  const auto gpu = cat.load_gpu(cat.resolve(ddpsim::config::Kind::GPU, "h200"));
+  const auto d = ddpsim::gpu::device_rates(gpu, "float32", 2e-6);
+  const auto doc =
+      ddpsim::core::read_json_file(std::string(DDPSIM_SOURCE_DIR) + "/bench/results/device-h200-2026-12-04/step.json");
+  double total = -1, calls = 0;
+  for (const auto& row : doc["rows"]) {
+    if (row["model"] != "gpt2" || row["dtype"] != "bfloat16") continue;
+    for (const auto& k : row["kernels"]["rows"]) {
+      const std::string name = k["name"];
+      if (name.rfind("void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda", 0) == 0) {
+        total = k["time_s_per_step"];
+        calls = k["calls_per_step"];
+      }
+    }
+  }
+  ASSERT_GT(total, 0);
+  ASSERT_EQ(calls, 171.0);
+  const double score = 8.0 * 12 * 1024 * 1024, pow_in = 8.0 * 1024 * 3072, hidden = 8.0 * 1024 * 768;
+  const double attributed = 24 * score + 12 * pow_in + 123614976.0 + 25 * hidden;
+  const double busy = total - calls * 2e-6;
+  const double hi = busy * d.sm_cycles_per_s / attributed;
+  const double lo = busy * d.sm_cycles_per_s / (attributed + 13 * pow_in);
+  std::printf("gpt2 bfloat16 half->float32 casts: %.3f-%.3f SM cycles per element (model 0.90)\n", lo, hi);
+  const double model = ddpsim::gpu::half_to_float_cast_kernel(2 * score, d).shape.compute_s * d.sm_cycles_per_s / score;
+  EXPECT_GE(model, lo);
+  EXPECT_LE(model, hi);
+}
+
 }  // namespace

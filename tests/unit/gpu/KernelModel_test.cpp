@@ -457,6 +457,38 @@ TEST(KernelModel, StridedElementwiseIsBoundByItsElements) {
   EXPECT_NEAR(ddpsim::gpu::layer_kernels(one_layer({r}), c)[0].forward[0].seconds, mt(8e6 + 4), kTol);
 }
 
+TEST(KernelModel, Bfloat16SoftmaxCastsItsInputFirst) {
+  // SoftMax.cpp: half_to_float for a kHalf input only; bfloat16 is cast to float32 first
+  // (input_.toType), and that cast (half -> float32) runs Copy.cu's unrolled path at 0.90 SM cycles
+  // an element. 1e6 elements, records at float32 (4 MB in and out), bf16 activations (2 MB);
+  // 1e10 SM cycles/s. Forward: the cast (6 MB: 8.67 us streaming, 90 us by elements: 2 + 90 = 92
+  // us), softmax in float32 (8 MB: mt), its float32 result cast to half by the consumer
+  // (vectorized: mt(6 MB)). Backward: that cast's gradient half -> float32 (92 us), softmax backward
+  // in float32 (4 + 4 + 4 = 12 MB), the input cast's gradient float32 -> half (mt(6 MB)).
+  auto c = context();
+  c.memory.sm_cycles_per_s = 1e10;
+  c.act_bytes_factor = 0.5;
+  c.bfloat16 = true;
+  const auto sm = ddpsim::gpu::layer_kernels(one_layer({mem("_softmax", 4e6, 4e6, true)}), c);
+  ASSERT_EQ(sm[0].forward.size(), 3u);
+  ASSERT_EQ(sm[0].backward.size(), 3u);
+  EXPECT_NEAR(sm[0].forward[0].seconds, 92e-6, 1e-12);
+  EXPECT_NEAR(sm[0].forward[1].seconds, mt(8e6), kTol);
+  EXPECT_NEAR(sm[0].forward[2].seconds, mt(6e6), kTol);
+  EXPECT_NEAR(sm[0].backward[0].seconds, 92e-6, 1e-12);
+  EXPECT_NEAR(sm[0].backward[1].seconds, mt(12e6), kTol);
+  EXPECT_NEAR(sm[0].backward[2].seconds, mt(6e6), kTol);
+  // float16: one half_to_float softmax kernel (reads 2, writes 4 MB), no input cast; the gradient
+  // of the output's cast is still half -> float32 (92 us).
+  c.bfloat16 = false;
+  const auto h = ddpsim::gpu::layer_kernels(one_layer({mem("_softmax", 4e6, 4e6, true)}), c);
+  ASSERT_EQ(h[0].forward.size(), 2u);
+  EXPECT_NEAR(h[0].forward[0].seconds, mt(6e6), kTol);
+  EXPECT_NEAR(h[0].backward[0].seconds, 92e-6, 1e-12);
+  // The cast alone: 2 MB of half, 1e6 elements.
+  EXPECT_NEAR(ddpsim::gpu::half_to_float_cast_kernel(2e6, c.memory).seconds, 92e-6, 1e-12);
+}
+
 TEST(KernelModel, SmCyclesComeFromTheFp32Peak) {
   // 2 FLOPs per FP32 lane per cycle: H200's 67 TFLOPS over 132 SMs x 128 lanes is 1.983 GHz, so
   // 67e12 / 256 = 261.72e9 SM cycles per second over the GPU; A100's 19.5 TFLOPS over 64 lanes,

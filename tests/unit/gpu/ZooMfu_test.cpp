@@ -51,6 +51,10 @@ const char* const kAdamwForeach = "foreach AdamW moves 80 B per parameter: over 
 // kernels"); on the H200 (bench/results/device-h200-2026-12-04/step.json) the bf16 step took 95.5 ms
 // without DDP, about 7 % of the bf16 peak.
 
+// GPT-2 with SDPA on Hopper: besides FlashAttention-2's ~35 % there, the GELU's pow (autocast's
+// float32 list) and the gradients of every weight cast convert half to float32 on Copy.cu's
+// unrolled path, bound per element (sim/gpu/NOTES.md "Casts to float32"): on H200 as on H100.
+
 // BERT-base at batch 32: on H100 the AdamW step above; on H200 eager PyTorch's host dispatch
 // (1,056 launches, views and module calls in the forward alone, in the model) takes about as long as the GPU's
 // kernels. Measured there (bench/results/device-h200-2026-12-04): a bf16 step took 52 ms with the
@@ -84,8 +88,8 @@ const std::vector<Usual> kUsual = {
      "sdpa_flash",
      1024,
      nullptr,
-     {"h100-sxm"},
-     "FlashAttention-2 reaches ~35 % on Hopper; unfused GELU/dropout at 295 FLOP/B"},
+     {"h100-sxm", "h200"},
+     "FlashAttention-2 reaches ~35 % on Hopper; unfused GELU/dropout at 295 FLOP/B; half-to-float casts per element"},
     {"gpt2-medium", 8, "float16", "adamw", "sdpa_flash", 1024},
     {"gpt2-large", 4, "float16", "adamw", "sdpa_flash", 1024},
     {"gpt2-xl", 2, "float16", "adamw", "sdpa_flash", 1024, nullptr, {"h100-sxm"}, kAdamwForeach},
