@@ -819,7 +819,8 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
             if (!(in_place && aliased(in))) out[li] += res;
             // Under half autocast an fp32-policy op (softmax) returns float32 and its consumer
             // saves the half copy autocast casts for it: two tensors.
-            if (!(c.act_bytes_factor < 1.0 && autocast_fp32(r.name, c.bfloat16) != AutocastFp32::NO)) next_pending = res;
+            if (!(c.act_bytes_factor < 1.0 && autocast_fp32(r.name, c.bfloat16) != AutocastFp32::NO))
+              next_pending = res;
           }
           break;
         }
