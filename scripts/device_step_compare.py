@@ -9,7 +9,9 @@ training on one GPU of --preset (default: the preset the measured device name ma
 zoo model, the per-kernel estimate (nothing measured is fed in), SGD momentum `foreach`,
 zero_grad(set_to_none=True), bucket_cap_mb = the cap, ddp.pytorch_version 2.4, the input already
 on the GPU (device_step.py makes it there once: input_bytes_per_sample 0) and no loss kernels
-(training.loss none: device_step.py's loss is a mean per output, one pass over the logits). Compared per row:
+(training.loss none: device_step.py's loss is a mean per output, one pass over the logits), and the
+attention the step ran as its kernel table names it (`attention_backend`: torch 2.x's
+nn.MultiheadAttention takes scaled_dot_product_attention; training.attention). Compared per row:
   - the DDP step (measured median vs step_time_s) and the no-DDP step (measured median vs
     step_time_s - ddp_overhead_s);
   - DDP's own cost at one GPU: measured ddp/no_ddp - 1 against ddp_overhead_s / (step - overhead);
@@ -35,10 +37,23 @@ if SCRIPT_DIR not in sys.path:
 from device_profile import DEVICE_PRESETS, ddpsim_report  # noqa: E402
 
 
+def attention_backend(row):
+    """The attention the measured step ran, named by its kernel table (device_step.py --kernels):
+    torch 2.x's nn.MultiheadAttention (torchvision's ViT) calls scaled_dot_product_attention, whose
+    flash kernels (PyTorch's or cuDNN's `..._flash_...`) or memory-efficient ones (`fmha_cutlass`,
+    `MemEffAttention`) show there; "eager" when neither does or the row has no table."""
+    names = [k.get("name", "") for k in (row.get("kernels") or {}).get("rows", [])]
+    if any("flash" in n.lower() for n in names):
+        return "sdpa_flash"
+    if any("fmha_cutlass" in n or "MemEffAttention" in n for n in names):
+        return "sdpa_mem_efficient"
+    return "eager"
+
+
 def predict(ddpsim, preset, row, cap):
     training = {"batch_size": row["batch"], "compute_dtype": row["dtype"], "optimizer": "sgd",
                 "optimizer_impl": "foreach", "zero_grad_set_to_none": True, "input_bytes_per_sample": "0B",
-                "loss": "none"}
+                "loss": "none", "attention": attention_backend(row)}
     if row.get("seq_len"):
         training["seq_len"] = row["seq_len"]
     scen = {"name": "device-step", "model": row["model"],
@@ -55,7 +70,7 @@ def compare(step, ddpsim, preset):
         caps = sorted(float(k[len("ddp_cap_"):]) for k in med if k.startswith("ddp_cap_"))
         pred = {c: predict(ddpsim, preset, row, c) for c in caps}
         r = {"model": row["model"], "dtype": row["dtype"], "batch": row["batch"], "seq_len": row.get("seq_len"),
-             "caps": []}
+             "attention": attention_backend(row), "caps": []}
         for c in caps:
             p = pred[c]
             m_ddp, m_no = med["ddp_cap_%g" % c], med["no_ddp"]

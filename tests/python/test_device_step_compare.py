@@ -78,6 +78,18 @@ class DeviceStepCompareTest(unittest.TestCase):
             self.assertAlmostEqual(ph["optimizer_synced"]["predicted_s"], synced, places=12)
             self.assertAlmostEqual(ph["optimizer_synced"]["error"], synced / (p25["optimizer_s"] * 4.0) - 1, places=9)
 
+    def test_attention_backend_is_what_the_kernels_name(self):
+        sys.path.insert(0, os.path.join(REPO, "scripts"))
+        import device_step_compare as dsc
+        row = lambda *names: {"kernels": {"rows": [{"name": n} for n in names]}}  # noqa: E731
+        self.assertEqual(dsc.attention_backend({}), "eager")
+        self.assertEqual(dsc.attention_backend(row("void softmax_warp_forward<float>", "ampere_sgemm")), "eager")
+        self.assertEqual(dsc.attention_backend(row(
+            "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7")), "sdpa_flash")
+        self.assertEqual(dsc.attention_backend(row(
+            "fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float>)")),
+            "sdpa_mem_efficient")
+
     def test_bad_input_is_exit_2(self):
         with tempfile.TemporaryDirectory() as tmp:
             sj = os.path.join(tmp, "step.json")
