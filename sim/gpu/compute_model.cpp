@@ -291,6 +291,9 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
       // path: half_to_float_cast_kernel).
       f.insert(f.begin(), memory_kernel(1.5 * param_bytes, c.memory));
       b.push_back(half_to_float_cast_kernel(0.5 * param_bytes, c.memory));
+      const Kernel& k = b.back();
+      p.per_element_s += k.seconds;
+      p.per_element_over_bytes_s += std::max(0.0, k.seconds - k.shape.memory_s - k.shape.overhead_s);
     }
     if (l.type == config::LayerType::EMBEDDING && param_bytes > 0)
       b.push_back(memory_kernel(2 * param_bytes, c.memory));
@@ -308,6 +311,8 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     bwd[li] = std::move(b);
     p.model_flops += lks[li].flops_fwd + lks[li].flops_bwd;
     p.conv_transposes_s += lks[li].transposes_s;
+    p.per_element_s += lks[li].per_element_s;
+    p.per_element_over_bytes_s += lks[li].per_element_over_bytes_s;
   }
   p.host_forward_op_s = host.forward_op_s();
   p.host_backward_op_s = host.backward_op_s();

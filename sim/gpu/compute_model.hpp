@@ -75,6 +75,10 @@ struct ComputeProfile {
   // cuDNN's NCHW<->NHWC transposes inside tensor-core convolutions of one micro-step (forward and
   // backward), per-kernel model only: what training.memory_format "channels_last" would remove.
   double conv_transposes_s = 0;
+  // PyTorch's non-vectorized element-wise kernels of one micro-step, per-kernel model only
+  // (gpu::LayerKernels::per_element_s; the weights' gradient casts included, the loss's in `loss`):
+  // their time and how much of it exceeds streaming their bytes.
+  double per_element_s = 0, per_element_over_bytes_s = 0;
   // The training loss on the logits (training.loss; per-kernel model only; rows 0: none), one
   // replica's. Its kernels are also the last of the last layer's forward (and forward_ops) and the
   // first of its backward; DataParallel runs them once, on GPU 0, over the gathered batch instead.

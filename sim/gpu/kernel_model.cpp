@@ -585,10 +585,14 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     if (policy == AutocastFp32::CAST_INPUT) {
       cast_in = in + in32;
       lk.forward.push_back(half_to_float_cast_kernel(in, c.memory));
+      lk.count_per_element(lk.forward.back());
     }  // else half_to_float: the op itself reads the half input
     cast_out = o32 + o;
     // The output cast's gradient: half to float32.
-    if (r.backward) lk.backward.push_back(half_to_float_cast_kernel(o, c.memory));
+    if (r.backward) {
+      lk.backward.push_back(half_to_float_cast_kernel(o, c.memory));
+      lk.count_per_element(lk.backward.back());
+    }
     if (policy == AutocastFp32::CAST_INPUT) in = in32;
     o = o32;
   }
@@ -657,7 +661,11 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     const double elements = o32 / 4.0;
     const double eb = elements > 0 ? o / elements : 4.0;
     lk.forward.push_back(strided_elementwise_kernel(in + o, elements, eb, c.memory));
-    if (r.backward) lk.backward.push_back(strided_elementwise_kernel(in + 2 * o, elements, eb, c.memory));
+    lk.count_per_element(lk.forward.back());
+    if (r.backward) {
+      lk.backward.push_back(strided_elementwise_kernel(in + 2 * o, elements, eb, c.memory));
+      lk.count_per_element(lk.backward.back());
+    }
   } else {
     lk.forward.push_back(memory_kernel(in + o, c.memory));
     // Backward (the export's byte rule): read grad_out, read what was saved, write grad_in.

@@ -11,6 +11,7 @@
 //   saved, writing grad_in);
 // - SDPA attention backends fuse the score matrix away (one kernel forward, one backward).
 // Every constant is in kernel_model.cpp with its source; none is fitted to end-to-end training.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,13 @@ struct LayerKernels {
   std::vector<Kernel> forward, backward;
   double flops_fwd = 0, flops_bwd = 0;  // model FLOPs (GEMM work counted once, no padding)
   double transposes_s = 0;              // cuDNN's NCHW<->NHWC transposes inside the convolutions (both passes)
+  // PyTorch's non-vectorized element-wise kernels (strided operands, casts to float32) in both
+  // passes: their time, and how much of it exceeds streaming their bytes.
+  double per_element_s = 0, per_element_over_bytes_s = 0;
+  void count_per_element(const Kernel& k) {
+    per_element_s += k.seconds;
+    per_element_over_bytes_s += std::max(0.0, k.seconds - k.shape.memory_s - k.shape.overhead_s);
+  }
 };
 
 struct KernelContext {

@@ -149,6 +149,9 @@ Json to_json(const StepReport& r, bool include_buckets) {
   j["attention"] = r.attention;
   j["memory_format"] = r.memory_format;
   j["conv_transposes_s"] = r.conv_transposes_s > 0 ? Json(r.conv_transposes_s) : Json(nullptr);
+  j["per_element_kernels"] = r.per_element_s > 0
+                                 ? Json{{"seconds", r.per_element_s}, {"over_streaming_s", r.per_element_over_bytes_s}}
+                                 : Json(nullptr);
   j["loss"] = r.loss;
   j["loss_compute"] =
       r.loss_rows > 0
@@ -334,6 +337,12 @@ std::string to_table(const StepReport& r) {
   if (r.conv_transposes_s > 0)
     o << "    NCHW<->NHWC transposes around cuDNN's convolutions " << core::format_time(r.conv_transposes_s)
       << " per micro-step (training.memory_format channels_last removes them)\n";
+  // PyTorch's non-vectorized element-wise loops, where their cost beyond streaming is visible
+  // (>= 1 % of forward + backward).
+  if (r.per_element_over_bytes_s > 0 && r.per_element_over_bytes_s >= 0.01 * (s.forward_s + s.backward_compute_s))
+    o << "    non-vectorized element-wise kernels (broadcast or strided operands, casts to float32) "
+      << core::format_time(r.per_element_s) << " per micro-step, " << core::format_time(r.per_element_over_bytes_s)
+      << " more than streaming their bytes\n";
   // The loss, where it is a visible share of the compute (>= 1 % of forward + backward).
   if (r.loss_rows > 0 && r.loss_s >= 0.01 * (s.forward_s + s.backward_compute_s)) {
     char b[200];

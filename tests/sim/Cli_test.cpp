@@ -160,6 +160,33 @@ TEST(Cli, GradScalersSyncMakesTheGpuWaitForTheOptimizersDispatch) {
   EXPECT_TRUE(Json::parse(zero.out)["optimizer_host"].is_null());
 }
 
+TEST(Cli, NonVectorizedElementwiseKernelsAreReported) {
+  const fs::path dir = temp_dir("per-element");
+  auto report = [&](const std::string& args, const std::string& name) { return run_report(dir, args, name).first; };
+  // GPT-2 in bf16 with eager attention: the score matrix's 0-dim scale and causal mask are strided,
+  // the softmax's input is cast to float32: both on PyTorch's non-vectorized loops, slower on the
+  // H100 than their bytes at the streaming rate.
+  const std::string gpt2 =
+      "--model gpt2 --cluster dgx-h100 --nodes 1 --gpus-per-node 1 --set training.compute_dtype=bfloat16 "
+      "--set training.batch_size=8";
+  const Json g = report(gpt2, "gpt2");
+  ASSERT_TRUE(g["per_element_kernels"].is_object()) << g.dump();
+  const double t = g["per_element_kernels"]["seconds"].get<double>(),
+               over = g["per_element_kernels"]["over_streaming_s"].get<double>();
+  EXPECT_GT(over, 0.0);
+  EXPECT_LT(over, t);
+  EXPECT_LT(t, g["forward_s"].get<double>() + g["backward_compute_s"].get<double>());
+  auto text = run("run " + gpt2);
+  EXPECT_NE(text.out.find("    non-vectorized element-wise kernels (broadcast or strided operands, casts to float32) "),
+            std::string::npos)
+      << text.out;
+  // ResNet-50 in float32: contiguous element-wise ops only, no casts: none.
+  const Json r = report("--model resnet50 --cluster dgx-a100 --nodes 1 --gpus-per-node 1", "resnet");
+  EXPECT_TRUE(r["per_element_kernels"].is_null()) << r["per_element_kernels"].dump();
+  // A measured profile: not estimated, none.
+  EXPECT_EQ(run("run --model resnet50 --cluster dgx-a100").out.find("non-vectorized"), std::string::npos);
+}
+
 TEST(Cli, TheCrossEntropyLossRunsOnTheLogits) {
   const fs::path dir = temp_dir("loss");
   auto report = [&](const std::string& args, const std::string& name) { return run_report(dir, args, name).first; };

@@ -443,6 +443,10 @@ TEST(KernelModel, StridedElementwiseIsBoundByItsElements) {
   EXPECT_NEAR(lk[0].forward[0].seconds, 79.6e-6, 1e-12);
   EXPECT_NEAR(lk[0].backward[0].seconds, 79.6e-6, 1e-12);
   EXPECT_NEAR(lk[0].forward[0].shape.compute_s, 77.6e-6, 1e-12);
+  // Counted as a non-vectorized kernel: both passes, and what exceeds streaming their bytes (the
+  // forward's 8 MB + 4 B, the backward's 12 MB + 4 B: grad_out, the input, grad_in): 68.71 + 64.27 us.
+  EXPECT_NEAR(lk[0].per_element_s, 2 * 79.6e-6, 1e-12);
+  EXPECT_NEAR(lk[0].per_element_over_bytes_s, (77.6e-6 - (8e6 + 4) / 0.9e12) + (77.6e-6 - (12e6 + 4) / 0.9e12), 1e-12);
   // Half-precision activations (autocast): the same 1e6 elements at 2 bytes, 0.669 cycles each
   // (unroll 4): 2 + 66.9 = 68.9 us.
   c.act_bytes_factor = 0.5;
@@ -454,7 +458,9 @@ TEST(KernelModel, StridedElementwiseIsBoundByItsElements) {
   // Without the flag (contiguous operands: the vectorized path) the bytes alone, at any clock.
   c.memory.sm_cycles_per_s = 1e10;
   r.strided = false;
-  EXPECT_NEAR(ddpsim::gpu::layer_kernels(one_layer({r}), c)[0].forward[0].seconds, mt(8e6 + 4), kTol);
+  const auto vec = ddpsim::gpu::layer_kernels(one_layer({r}), c);
+  EXPECT_NEAR(vec[0].forward[0].seconds, mt(8e6 + 4), kTol);
+  EXPECT_EQ(vec[0].per_element_s, 0.0);
 }
 
 TEST(KernelModel, Bfloat16SoftmaxCastsItsInputFirst) {
