@@ -290,7 +290,7 @@ POINTWISE_COST = {"gelu": 8, "tanh": 6, "sigmoid": 4, "exp": 4, "log": 4, "erf":
 # Memory-bound ops that CUDA runs through TensorIterator's element-wise loops (the pointwise ops
 # of the last branch of _account, and the copies below); the rest have kernels of their own.
 TI_COPY_OPS = {"copy_", "clone", "_to_copy", "contiguous", "fill_", "zero_"}
-NOT_TI_OPS = {"bernoulli_", "bernoulli", "native_dropout", "triu", "tril", "_unsafe_view"}
+NOT_TI_OPS = {"bernoulli_", "bernoulli", "native_dropout", "triu", "tril"}
 # FLOPs per input element for normalisation (mean, var, normalise, scale+shift)
 NORM_FLOPS_PER_ELEM = 8
 SOFTMAX_FLOPS_PER_ELEM = 5

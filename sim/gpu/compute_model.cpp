@@ -223,7 +223,6 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
   c.act_bytes_factor = half ? 0.5 : 1.0;
   c.fuse_bias_gelu_dropout = tr.fused_bias_gelu_dropout;
   c.channels_last = tr.memory_format == "channels_last";
-  c.native_batch_norm = tr.compute_dtype == config::ComputeDtype::BFLOAT16;
   c.bfloat16 = tr.compute_dtype == config::ComputeDtype::BFLOAT16;
   c.attention = tr.attention;
   attention_efficiency(gpu, c.attention, half, c.attention_fwd_efficiency, c.attention_bwd_efficiency);
@@ -291,9 +290,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
       // path: half_to_float_cast_kernel).
       f.insert(f.begin(), memory_kernel(1.5 * param_bytes, c.memory));
       b.push_back(half_to_float_cast_kernel(0.5 * param_bytes, c.memory));
-      const Kernel& k = b.back();
-      p.per_element_s += k.seconds;
-      p.per_element_over_bytes_s += std::max(0.0, k.seconds - k.shape.memory_s - k.shape.overhead_s);
+      p.per_element.add(b.back());
     }
     if (l.type == config::LayerType::EMBEDDING && param_bytes > 0)
       b.push_back(memory_kernel(2 * param_bytes, c.memory));
@@ -311,8 +308,7 @@ void kernel_model_layers(const config::Scenario& sc, const config::GpuSpec& gpu,
     bwd[li] = std::move(b);
     p.model_flops += lks[li].flops_fwd + lks[li].flops_bwd;
     p.conv_transposes_s += lks[li].transposes_s;
-    p.per_element_s += lks[li].per_element_s;
-    p.per_element_over_bytes_s += lks[li].per_element_over_bytes_s;
+    p.per_element.add(lks[li].per_element);
   }
   p.host_forward_op_s = host.forward_op_s();
   p.host_backward_op_s = host.backward_op_s();

@@ -2,6 +2,7 @@
 // Per-kernel compute times for one rank: measured times from the profile when present (scaled
 // linearly with batch), else a roofline estimate max(FLOPs / (peak * eff), bytes / (HBM * eff)).
 // Every kernel keeps its roofline shape so that the contention model knows what it is bound by.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,20 @@ namespace ddpsim::gpu {
 struct Kernel {
   double seconds = 0;  // alone
   KernelShape shape;   // compute and memory components of `seconds`
+};
+
+// PyTorch's non-vectorized element-wise kernels (gpu/kernel_model.cpp: strided operands, casts to
+// float32): their time, and how much of it exceeds streaming their bytes.
+struct PerElementTime {
+  double seconds = 0, over_bytes_s = 0;
+  void add(const Kernel& k) {
+    seconds += k.seconds;
+    over_bytes_s += std::max(0.0, k.seconds - k.shape.memory_s - k.shape.overhead_s);
+  }
+  void add(const PerElementTime& o) {
+    seconds += o.seconds;
+    over_bytes_s += o.over_bytes_s;
+  }
 };
 
 // The training loss on the logits (gpu/kernel_model.hpp loss_kernels; rows == 0: none).
@@ -75,10 +90,9 @@ struct ComputeProfile {
   // cuDNN's NCHW<->NHWC transposes inside tensor-core convolutions of one micro-step (forward and
   // backward), per-kernel model only: what training.memory_format "channels_last" would remove.
   double conv_transposes_s = 0;
-  // PyTorch's non-vectorized element-wise kernels of one micro-step, per-kernel model only
-  // (gpu::LayerKernels::per_element_s; the weights' gradient casts included, the loss's in `loss`):
-  // their time and how much of it exceeds streaming their bytes.
-  double per_element_s = 0, per_element_over_bytes_s = 0;
+  // PyTorch's non-vectorized element-wise kernels of one micro-step, per-kernel model only (the
+  // layers', gpu::LayerKernels::per_element, and the weights' gradient casts; the loss's in `loss`).
+  PerElementTime per_element;
   // The training loss on the logits (training.loss; per-kernel model only; rows 0: none), one
   // replica's. Its kernels are also the last of the last layer's forward (and forward_ops) and the
   // first of its backward; DataParallel runs them once, on GPU 0, over the gathered batch instead.

@@ -585,13 +585,13 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     if (policy == AutocastFp32::CAST_INPUT) {
       cast_in = in + in32;
       lk.forward.push_back(half_to_float_cast_kernel(in, c.memory));
-      lk.count_per_element(lk.forward.back());
+      lk.per_element.add(lk.forward.back());
     }  // else half_to_float: the op itself reads the half input
     cast_out = o32 + o;
     // The output cast's gradient: half to float32.
     if (r.backward) {
       lk.backward.push_back(half_to_float_cast_kernel(o, c.memory));
-      lk.count_per_element(lk.backward.back());
+      lk.per_element.add(lk.backward.back());
     }
     if (policy == AutocastFp32::CAST_INPUT) in = in32;
     o = o32;
@@ -613,7 +613,7 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     // is two kernels, batch_norm_backward_reduce_channels_last_kernel (reads x and dy) and
     // batch_norm_backward_elemt_channels_last_kernel (reads dy and x, writes dx): the same bytes in
     // one more launch.
-    if (c.native_batch_norm && !c.channels_last) {
+    if (c.bfloat16 && !c.channels_last) {
       // bfloat16, NCHW: PyTorch's own kernels (Normalization.cuh batch_norm_cuda_template):
       // batch_norm_collect_statistics_kernel (one block of up to 512 threads per channel, Welford
       // over N x H x W: reads x), batch_norm_transform_input_kernel (reads x, writes y), and in
@@ -661,10 +661,10 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     const double elements = o32 / 4.0;
     const double eb = elements > 0 ? o / elements : 4.0;
     lk.forward.push_back(strided_elementwise_kernel(in + o, elements, eb, c.memory));
-    lk.count_per_element(lk.forward.back());
+    lk.per_element.add(lk.forward.back());
     if (r.backward) {
       lk.backward.push_back(strided_elementwise_kernel(in + 2 * o, elements, eb, c.memory));
-      lk.count_per_element(lk.backward.back());
+      lk.per_element.add(lk.backward.back());
     }
   } else {
     lk.forward.push_back(memory_kernel(in + o, c.memory));

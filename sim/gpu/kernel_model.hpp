@@ -11,7 +11,6 @@
 //   saved, writing grad_in);
 // - SDPA attention backends fuse the score matrix away (one kernel forward, one backward).
 // Every constant is in kernel_model.cpp with its source; none is fitted to end-to-end training.
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -97,13 +96,7 @@ struct LayerKernels {
   std::vector<Kernel> forward, backward;
   double flops_fwd = 0, flops_bwd = 0;  // model FLOPs (GEMM work counted once, no padding)
   double transposes_s = 0;              // cuDNN's NCHW<->NHWC transposes inside the convolutions (both passes)
-  // PyTorch's non-vectorized element-wise kernels (strided operands, casts to float32) in both
-  // passes: their time, and how much of it exceeds streaming their bytes.
-  double per_element_s = 0, per_element_over_bytes_s = 0;
-  void count_per_element(const Kernel& k) {
-    per_element_s += k.seconds;
-    per_element_over_bytes_s += std::max(0.0, k.seconds - k.shape.memory_s - k.shape.overhead_s);
-  }
+  PerElementTime per_element;           // its non-vectorized element-wise kernels (both passes)
 };
 
 struct KernelContext {
@@ -117,11 +110,10 @@ struct KernelContext {
   double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
   bool fuse_bias_gelu_dropout = false;
   bool channels_last = false;  // tensors in torch.channels_last (NHWC): cuDNN needs no layout transposes
-  // Batch norm on bfloat16 activations: PyTorch's own kernels, not cuDNN's (Normalization.cpp
-  // _batch_norm_impl_index: use_cudnn requires input and weight not kBFloat16).
-  bool native_batch_norm = false;
-  // Half precision is bfloat16 (not float16): softmax / log_softmax under autocast cast their input
-  // to float32 first (SoftMax.cpp serves half_to_float for kHalf only).
+  // Half precision is bfloat16 (not float16): batch norm runs PyTorch's own kernels, not cuDNN's
+  // (Normalization.cpp _batch_norm_impl_index: use_cudnn requires input and weight not kBFloat16),
+  // and softmax / log_softmax under autocast cast their input to float32 first (SoftMax.cpp serves
+  // half_to_float for kHalf only).
   bool bfloat16 = false;
 };
 

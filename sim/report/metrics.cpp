@@ -322,8 +322,8 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   // calibrated compute, whose layout is whatever ran.
   if (profile.compute_scale == 1.0 && profile.measured_layers == 0 && profile.transfer_from.empty()) {
     r.conv_transposes_s = profile.conv_transposes_s;
-    r.per_element_s = profile.per_element_s;
-    r.per_element_over_bytes_s = profile.per_element_over_bytes_s;
+    r.per_element_s = profile.per_element.seconds;
+    r.per_element_over_bytes_s = profile.per_element.over_bytes_s;
     r.loss_s = profile.loss.seconds();
     r.loss_rows = profile.loss.rows;
     r.loss_classes = profile.loss.classes;

@@ -191,7 +191,7 @@ struct StepReport {
   int compute_host_kernels_forward = 0, compute_host_kernels_backward = 0;  // launches charged
   double conv_transposes_s = 0;  // per micro-step, per-kernel estimate only (0: none or not estimated)
   // PyTorch's non-vectorized element-wise kernels per micro-step and their time beyond streaming
-  // their bytes (gpu::ComputeProfile::per_element_s; per-kernel estimate only).
+  // their bytes (gpu::ComputeProfile::per_element; per-kernel estimate only).
   double per_element_s = 0, per_element_over_bytes_s = 0;
   // The training loss (training.loss) as the per-kernel model estimates it, forward + backward of
   // one micro-step, over [loss_rows, loss_classes] logits (0 rows: none modelled, or not estimated).

@@ -411,7 +411,7 @@ TEST(KernelModel, BatchNormOnBfloat16RunsPyTorchsOwnKernels) {
   // (statistics), 0.291 (transform) and 0.173 (backward) of the 1 TB/s peak, not 0.90: 1 MB
   // statistics read 11.820 us, 2 MB transform 6.873 us, 5 MB backward 28.902 us, + 2 us each.
   auto bf = context();
-  bf.native_batch_norm = true;
+  bf.bfloat16 = true;
   const auto lk = ddpsim::gpu::layer_kernels(one_layer({mem("native_batch_norm", 1e6, 1e6, true)}), bf);
   ASSERT_EQ(lk[0].forward.size(), 2u);
   ASSERT_EQ(lk[0].backward.size(), 1u);
@@ -445,8 +445,8 @@ TEST(KernelModel, StridedElementwiseIsBoundByItsElements) {
   EXPECT_NEAR(lk[0].forward[0].shape.compute_s, 77.6e-6, 1e-12);
   // Counted as a non-vectorized kernel: both passes, and what exceeds streaming their bytes (the
   // forward's 8 MB + 4 B, the backward's 12 MB + 4 B: grad_out, the input, grad_in): 68.71 + 64.27 us.
-  EXPECT_NEAR(lk[0].per_element_s, 2 * 79.6e-6, 1e-12);
-  EXPECT_NEAR(lk[0].per_element_over_bytes_s, (77.6e-6 - (8e6 + 4) / 0.9e12) + (77.6e-6 - (12e6 + 4) / 0.9e12), 1e-12);
+  EXPECT_NEAR(lk[0].per_element.seconds, 2 * 79.6e-6, 1e-12);
+  EXPECT_NEAR(lk[0].per_element.over_bytes_s, (77.6e-6 - (8e6 + 4) / 0.9e12) + (77.6e-6 - (12e6 + 4) / 0.9e12), 1e-12);
   // Half-precision activations (autocast): the same 1e6 elements at 2 bytes, 0.669 cycles each
   // (unroll 4): 2 + 66.9 = 68.9 us.
   c.act_bytes_factor = 0.5;
@@ -460,7 +460,7 @@ TEST(KernelModel, StridedElementwiseIsBoundByItsElements) {
   r.strided = false;
   const auto vec = ddpsim::gpu::layer_kernels(one_layer({r}), c);
   EXPECT_NEAR(vec[0].forward[0].seconds, mt(8e6 + 4), kTol);
-  EXPECT_EQ(vec[0].per_element_s, 0.0);
+  EXPECT_EQ(vec[0].per_element.seconds, 0.0);
 }
 
 TEST(KernelModel, Bfloat16SoftmaxCastsItsInputFirst) {
