@@ -74,11 +74,45 @@ constexpr int kMaxSplits = 16;
 constexpr double kViewShare = 0.48;
 constexpr double kViewNodeShare = 0.46;
 constexpr double kModuleCallShare = 0.34;
-// PyTorch's native NCHW batch-norm kernels (bfloat16), achieved fraction of the HBM peak: see
-// mem_kernels, native_batch_norm.
-constexpr double kNativeBnStatsFraction = 0.0846;
+// Batch norm (batch_norm_kernels below). Both cuDNN's NCHW training kernels and PyTorch's own
+// work a channel at a time: a channel's N x H x W elements are reduced (mean, variance; in backward
+// the sums of dy and (x - mean) dy) before any of them is normalised, and the parallel unit is the
+// channel (Normalization.cuh batch_norm_collect_statistics_kernel and batch_norm_backward_kernel
+// launch `dim3 blocks(input.size(1))`, one block of 512 threads per channel; cuDNN's bn_*_1C11_*
+// kernels are closed source). A layer with few channels leaves most of the GPU idle and takes as
+// long as one channel's elements at one unit's rate, whatever the HBM bandwidth; a wide layer
+// streams. Per-channel rates (element passes per second: each element of a channel read or
+// written once counts one) and a fixed time per channel, from the H200 kernel table of ResNet-50
+// at batch 64 (bench/results/device-h200-2026-12-04/step.json, torch 2.11, cuDNN 9; per kernel
+// name the time per step and calls, less 2 us a launch; the layers behind each name are fixed by
+// their spatial size: 112^2 -> the <..., 512, ...> kernels, 56^2 -> 128, 28^2 -> 32, 14^2 and 7^2
+// -> _singleread), least squares over the four cuDNN kernel variants per direction (log error):
+// - cuDNN forward (bn_fw_tr_1C11_kernel_NCHW, _singleread): 5.23e9 per channel, 18.5 us; the
+//   variants within -7.7 .. +4.4 %. Backward (bn_bw_1C11_kernel_new, _singleread): 3.47e9, 28.0 us,
+//   -2.0 .. +2.1 %. Passes: x twice and y once forward (statistics, then normalise), x and dy
+//   twice and dx once backward, except the _singleread kernels (small channels: N x H x W up to
+//   kCudnnBnSingleReadElements) which read x (and dy) once.
+// - PyTorch's kernels (bfloat16): batch_norm_collect_statistics_kernel (x once) 1.12e9 per channel,
+//   batch_norm_backward_kernel (x and dy twice, dx once) 2.31e9 per channel, no fixed time (one
+//   aggregate each: one constant each). batch_norm_transform_input_kernel's grid spans the batch as
+//   well (blocks_trans: C x min(256K / C, N / tb)): not channel-bound; 0.291 of the HBM peak.
+// Checked on ResNet-101 (step-2.json, 79 small-channel layers where ResNet-50 has 28, not used in
+// the fits; KernelDevSet.BatchNormPerChannelRatesAreTheH200KernelTable): cuDNN forward / backward
+// in total +0.7 / +0.6 %, the native statistics / backward kernels -7.0 / -7.9 % (as fractions of
+// the HBM peak, as before, +15.7 / +14.8 %). One GPU: the rates and fixed times are taken as the
+// same in seconds on every GPU (a latency-bound unit's rate follows DRAM latency, similar in ns
+// across V100-H200); on a GPU with less bandwidth the streaming bound takes over at fewer channels.
+constexpr double kCudnnBnFwdChannelRate = 5.23e9;
+constexpr double kCudnnBnFwdChannelFixed = 18.5e-6;
+constexpr double kCudnnBnBwdChannelRate = 3.47e9;
+constexpr double kCudnnBnBwdChannelFixed = 28.0e-6;
+// Where cuDNN switches to the _singleread kernels, in elements per channel (N x H x W): between
+// 12,544 (14^2 at batch 64: _singleread) and 50,176 (28^2: not) in the table; the geometric mean.
+// Where in that range is not known (the choice moves a layer there by about 10 %).
+constexpr double kCudnnBnSingleReadElements = 25088;
+constexpr double kNativeBnStatsChannelRate = 1.12e9;
+constexpr double kNativeBnBackwardChannelRate = 2.31e9;
 constexpr double kNativeBnTransformFraction = 0.291;
-constexpr double kNativeBnBackwardFraction = 0.173;
 // TensorIterator's strided path (aten/src/ATen/native/cuda/CUDALoops.cuh, gpu_kernel_impl_nocast /
 // gpu_kernel_impl: when !iter.is_contiguous() -- an operand broadcast against the output, a
 // 0-dim CUDA tensor among them, or strided -- launch_legacy_kernel<128, unroll> with an
@@ -228,6 +262,48 @@ Kernel strided_elementwise_kernel(double bytes, double elements, double elem_byt
 
 Kernel half_to_float_cast_kernel(double half_bytes, const DeviceRates& d) {
   return cycle_bound_kernel(3 * half_bytes, half_bytes / 2, kHalfToFloatCyclesPerElement, d);
+}
+
+namespace {
+// A kernel whose parallel unit is the channel: `passes` x the channel's `channel_elements` at `rate`
+// plus `fixed_s`, or its `bytes` at the streaming rate, whichever is longer.
+Kernel per_channel_kernel(double bytes, double passes, double channel_elements, double rate, double fixed_s,
+                          const DeviceRates& d) {
+  Kernel k = memory_kernel(bytes, d);
+  if (channel_elements <= 0 || rate <= 0) return k;
+  const double unit_s = passes * channel_elements / rate + fixed_s;
+  if (unit_s > k.shape.memory_s) {
+    // Bound by one channel's latency-bound work: compute-like (few SMs busy, little bandwidth).
+    k.shape.compute_s = unit_s;
+    k.seconds = unit_s + k.shape.overhead_s;
+  }
+  return k;
+}
+}  // namespace
+
+BatchNormKernels batch_norm_kernels(double in, double o, double channels, double elem_bytes, bool bfloat16,
+                                    bool channels_last, const DeviceRates& d) {
+  BatchNormKernels bn;
+  // Elements of one channel (N x H x W); 0 when the channel count is unknown.
+  const double ch = channels > 0 && elem_bytes > 0 ? in / elem_bytes / channels : 0.0;
+  if (channels_last) {
+    // batch_norm_use_channels_last_kernels / cuDNN's NHWC kernels: no per-channel bound taken (the
+    // reductions run across channels in a block); the forward's statistics and normalise passes,
+    // the backward's reduce and element-wise kernels.
+    bn.forward = {memory_kernel(in, d), memory_kernel(in + o, d)};
+    bn.backward = {memory_kernel(o + in, d), memory_kernel(o + 2 * in, d)};
+  } else if (bfloat16) {
+    bn.forward = {per_channel_kernel(in, 1, ch, kNativeBnStatsChannelRate, 0, d),
+                  memory_kernel_at(in + o, d, kNativeBnTransformFraction)};
+    bn.backward = {per_channel_kernel(2 * o + 3 * in, 5, ch, kNativeBnBackwardChannelRate, 0, d)};
+  } else if (ch > 0 && ch <= kCudnnBnSingleReadElements) {
+    bn.forward = {per_channel_kernel(in + o, 2, ch, kCudnnBnFwdChannelRate, kCudnnBnFwdChannelFixed, d)};
+    bn.backward = {per_channel_kernel(o + 2 * in, 3, ch, kCudnnBnBwdChannelRate, kCudnnBnBwdChannelFixed, d)};
+  } else {
+    bn.forward = {per_channel_kernel(2 * in + o, 3, ch, kCudnnBnFwdChannelRate, kCudnnBnFwdChannelFixed, d)};
+    bn.backward = {per_channel_kernel(2 * o + 3 * in, 5, ch, kCudnnBnBwdChannelRate, kCudnnBnBwdChannelFixed, d)};
+  }
+  return bn;
 }
 
 Kernel roofline_kernel(double flops, double bytes, double efficiency, const DeviceRates& d) {
@@ -542,7 +618,9 @@ AutocastFp32 autocast_fp32(const std::string& op, bool bfloat16) {
 
 // Bytes and passes of the memory-bound operator `r` (forward kernels and, if it has one, backward
 // kernels) appended to lk. `dropout` carries the dropout rewrite across the layer's records.
-void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKernels& lk, DropoutState& dropout) {
+// `channels`: the layer's channel count where it is a batch norm with a weight (0: unknown).
+void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKernels& lk, DropoutState& dropout,
+                 double channels) {
   if (is_view(r.name)) return;
   // Bytes at float32 (the export's dtype) and at the scenario's activation dtype.
   const double in32 = poly(r.in, c.size_ratio) * c.batch_ratio, o32 = poly(r.out, c.size_ratio) * c.batch_ratio;
@@ -598,44 +676,25 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
   }
 
   if (r.name == "native_batch_norm") {
-    // Training-mode batch norm, NCHW (Normalization.cu, batch_norm_cuda_out): batch_norm_mean_var
-    // reads x (per-channel statistics), batch_norm_update_stats_and_invert touches per-channel
-    // vectors only, batch_norm_elementwise reads x and writes y: x is read twice. Backward
-    // (batch_norm_backward_cuda -> batch_norm_backward_cuda_template, one fused kernel per channel
-    // block, Normalization.cuh batch_norm_backward_kernel): reduces dy and (x - mean) dy over the
-    // channel, then reads dy and x again to write dx. A channel's slice (N x H x W elements) times
-    // the channels in flight exceeds L2 at training batch sizes, so each read is a DRAM pass.
-    // cuDNN's batch norm (used when torch.backends.cudnn is on) is closed source; we take the
-    // passes of PyTorch's own kernels, which the statistics-before-normalising dependency forces.
-    // (The per-channel update kernel moves no activation bytes and is left out.)
-    // channels_last (batch_norm_use_channels_last_kernels): the forward's two kernels make the
-    // same passes (batch_norm_stats_ / batch_norm_elemt_channels_last_cuda_template); the backward
-    // is two kernels, batch_norm_backward_reduce_channels_last_kernel (reads x and dy) and
-    // batch_norm_backward_elemt_channels_last_kernel (reads dy and x, writes dx): the same bytes in
-    // one more launch.
-    if (c.bfloat16 && !c.channels_last) {
-      // bfloat16, NCHW: PyTorch's own kernels (Normalization.cuh batch_norm_cuda_template):
-      // batch_norm_collect_statistics_kernel (one block of up to 512 threads per channel, Welford
-      // over N x H x W: reads x), batch_norm_transform_input_kernel (reads x, writes y), and in
-      // backward batch_norm_backward_kernel (one block per channel: the 5 passes above). One block
-      // per channel leaves most SMs idle at ResNet widths (64-2048 channels): the H200 kernel
-      // table of ResNet-50 bf16, batch 64 (bench/results/device-h200-2026-12-04/step.json, 53
-      // calls each, less 2 us a launch) gives 0.0846 / 0.291 / 0.173 of the HBM peak for the
-      // three, where the model's streaming rate is 0.90. One GPU, one model, aggregate over its
-      // layers; applied as fractions of each GPU's peak.
-      lk.forward.push_back(memory_kernel_at(in, c.memory, kNativeBnStatsFraction));
-      lk.forward.push_back(memory_kernel_at(in + o, c.memory, kNativeBnTransformFraction));
-      if (r.backward) lk.backward.push_back(memory_kernel_at(2 * o + 3 * in, c.memory, kNativeBnBackwardFraction));
-    } else {
-      lk.forward.push_back(memory_kernel(in, c.memory));
-      lk.forward.push_back(memory_kernel(in + o, c.memory));
-      if (r.backward && c.channels_last) {
-        lk.backward.push_back(memory_kernel(o + in, c.memory));
-        lk.backward.push_back(memory_kernel(o + 2 * in, c.memory));
-      } else if (r.backward) {
-        lk.backward.push_back(memory_kernel(2 * o + 3 * in, c.memory));
-      }
-    }
+    // Training-mode batch norm (batch_norm_kernels): cuDNN's kernels for float32 and float16 (the
+    // default, torch.backends.cudnn on; Normalization.cpp _batch_norm_impl_index / 2.x
+    // _select_batch_norm_backend), PyTorch's own for bfloat16 (use_cudnn requires input and weight
+    // not kBFloat16). NCHW, PyTorch's kernels (Normalization.cu batch_norm_cuda_out): the statistics
+    // read x, batch_norm_elementwise reads x and writes y; the backward
+    // (Normalization.cuh batch_norm_backward_kernel) reduces dy and (x - mean) dy over the channel,
+    // then reads dy and x again to write dx. A channel's slice times the channels in flight exceeds
+    // L2 at training batch sizes, so each read is a DRAM pass. cuDNN is closed source: its
+    // kernels are priced by the passes the statistics-before-normalising dependency forces and by
+    // the H200 table (kernel_model.cpp, "Batch norm"). channels_last
+    // (batch_norm_use_channels_last_kernels): the forward's two kernels make the same passes
+    // (batch_norm_stats_ / batch_norm_elemt_channels_last_cuda_template); the backward is two
+    // kernels, batch_norm_backward_reduce_channels_last_kernel (reads x and dy) and
+    // batch_norm_backward_elemt_channels_last_kernel (reads dy and x, writes dx).
+    // (The per-channel running-statistics update moves no activation bytes and is left out.)
+    const double elem_bytes = 4.0 * c.act_bytes_factor;
+    auto bn = batch_norm_kernels(in, o, channels, elem_bytes, c.bfloat16, c.channels_last, c.memory);
+    lk.forward.insert(lk.forward.end(), bn.forward.begin(), bn.forward.end());
+    if (r.backward) lk.backward.insert(lk.backward.end(), bn.backward.begin(), bn.backward.end());
   } else if (r.name == "native_layer_norm" || r.name == "layer_norm") {
     // layer_norm_kernel.cu: the forward (vectorized_layer_norm_kernel) reads a row into registers
     // once and writes y. The backward runs layer_norm_grad_input_kernel(_vectorized), one block
@@ -696,6 +755,11 @@ std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const Kernel
     auto& lk = out[li];
     std::vector<const config::KernelRecord*> mems;  // for the fused-epilogue option
     DropoutState dropout;
+    // A batch norm's channels: its weight's length (BatchNorm's weight and bias are [C]).
+    double channels = 0;
+    if (layer.type == config::LayerType::BATCHNORM && !layer.params.empty() && layer.params[0] >= 0 &&
+        static_cast<size_t>(layer.params[0]) < m.params.size() && m.params[layer.params[0]].shape.size() == 1)
+      channels = static_cast<double>(m.params[layer.params[0]].numel);
     for (const auto& r : layer.kernels) {
       if (fused_attention_on && is_bmm_of_activations(r)) {
         if (!in_attention) {
@@ -722,7 +786,7 @@ std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const Kernel
             mems.push_back(&r);
             break;
           }
-          mem_kernels(r, c, lk, dropout);
+          mem_kernels(r, c, lk, dropout, channels);
           break;
         }
       }

@@ -327,4 +327,111 @@ TEST(KernelDevSet, HalfToFloatCastRateIsWithinTheH200KernelTable) {
   EXPECT_LE(model, hi);
 }
 
+// Batch norm's per-channel rates (kernel_model.cpp, "Batch norm") against the H200 kernel table:
+// ResNet-50's rows are what the constants were fitted to (least squares over cuDNN's four kernel
+// variants per direction: residuals up to 7.7 %; one row per native kernel: exact), ResNet-101's
+// (step-2.json: 79 small layers where ResNet-50 has 28) were not used. Bounds: 10 % a kernel
+// variant (the fit's worst residual plus a margin), 3 % the cuDNN totals of a direction.
+// The layers' channels and spatial sizes: torchvision's ResNet (v1.5: the stride on the 3 x 3
+// convolution, so a stage's first 1 x 1 convolution and its batch norm run at the previous
+// stage's resolution), built here from the architecture, not read from the model files.
+struct BnLayer {
+  double c, hw;
+};
+std::vector<BnLayer> resnet_bn_layers(const std::vector<int>& blocks) {
+  std::vector<BnLayer> out{{64, 112 * 112}};
+  double res = 56, prev = 56;
+  for (size_t s = 0; s < blocks.size(); ++s) {
+    const double w = 64 << s;
+    res = 56 >> s;
+    for (int b = 0; b < blocks[s]; ++b) {
+      out.push_back({w, (b == 0 ? prev : res) * (b == 0 ? prev : res)});
+      out.push_back({w, res * res});
+      out.push_back({4 * w, res * res});
+      if (b == 0) out.push_back({4 * w, res * res});  // downsample
+    }
+    prev = res;
+  }
+  return out;
+}
+
+TEST(KernelDevSet, BatchNormPerChannelRatesAreTheH200KernelTable) {
+  using ddpsim::config::Catalog;
+  Catalog cat(Catalog::default_root());
+  const auto gpu = cat.load_gpu(cat.resolve(ddpsim::config::Kind::GPU, "h200"));
+  const auto d = ddpsim::gpu::device_rates(gpu, "float32", 2e-6);
+  const double n = 64;
+  const std::string dir = std::string(DDPSIM_SOURCE_DIR) + "/bench/results/device-h200-2026-12-04/";
+  struct Case {
+    std::string model, file;
+    std::vector<int> blocks;
+    bool fitted;
+  };
+  const Case cases[] = {{"resnet50", "step.json", {3, 4, 6, 3}, true},
+                        {"resnet101", "step-2.json", {3, 4, 23, 3}, false}};
+  for (const auto& cs : cases) {
+    const auto layers = resnet_bn_layers(cs.blocks);
+    ASSERT_EQ(layers.size(), cs.model == "resnet50" ? 53u : 104u);
+    const auto doc = ddpsim::core::read_json_file(dir + cs.file);
+    int rows = 0;
+    for (const auto& row : doc["rows"]) {
+      if (row["model"] != cs.model) continue;
+      ++rows;
+      int checked = 0;
+      const bool bf16 = row["dtype"] == "bfloat16";
+      const double eb = bf16 ? 2 : 4;
+      double measured_total[2] = {0, 0}, model_total[2] = {0, 0};
+      for (const auto& k : row["kernels"]["rows"]) {
+        const std::string name = k["name"];
+        const double measured = k["time_s_per_step"];
+        // Which layers run this kernel, which of the call's kernels it is (forward 0/1, backward 0).
+        double hw_lo = 0, hw_hi = 0;
+        int bwd = -1, index = 0;
+        if (name.find("cudnn::bn_") != std::string::npos) {
+          bwd = name.find("bn_bw") != std::string::npos ? 1 : 0;
+          if (name.find("singleread") != std::string::npos) {
+            hw_lo = 49, hw_hi = 196;
+          } else {
+            const std::string tag = bwd ? "float2, " : "int, ";
+            const int v = std::stoi(name.substr(name.find(tag) + tag.size()));
+            hw_lo = hw_hi = v == 512 ? 12544 : v == 128 ? 3136 : 784;
+          }
+        } else if (name.find("batch_norm_collect_statistics_kernel") != std::string::npos) {
+          bwd = 0, hw_lo = 0, hw_hi = 1e9;
+        } else if (name.find("batch_norm_transform_input_kernel") != std::string::npos) {
+          bwd = 0, index = 1, hw_lo = 0, hw_hi = 1e9;
+        } else if (name.find("batch_norm_backward_kernel") != std::string::npos) {
+          bwd = 1, hw_lo = 0, hw_hi = 1e9;
+        } else {
+          continue;
+        }
+        double model = 0;
+        int calls = 0;
+        for (const auto& l : layers) {
+          if (l.hw < hw_lo || l.hw > hw_hi) continue;
+          const double bytes = n * l.c * l.hw * eb;
+          const auto bn = ddpsim::gpu::batch_norm_kernels(bytes, bytes, l.c, eb, bf16, false, d);
+          model += (bwd ? bn.backward : bn.forward).at(index).seconds;
+          ++calls;
+        }
+        EXPECT_EQ(static_cast<double>(calls), k["calls_per_step"].get<double>()) << name;
+        std::printf("%-9s %-8s %-58.58s calls %3d measured %7.3f ms model %7.3f ms %+6.1f %%%s\n", cs.model.c_str(),
+                    bf16 ? "bfloat16" : "float32", name.c_str(), calls, 1e3 * measured, 1e3 * model,
+                    100 * (model / measured - 1), cs.fitted ? " (fitted)" : "");
+        EXPECT_NEAR(model / measured, 1.0, 0.10) << cs.model << " " << name;
+        if (!bf16) measured_total[bwd] += measured, model_total[bwd] += model;
+        ++checked;
+      }
+      EXPECT_EQ(checked, bf16 ? 3 : 8) << cs.model;  // 3 native kernels; cuDNN's 4 variants x 2
+      for (int b = 0; b < 2 && !bf16; ++b) {
+        std::printf("%-9s float32  cuDNN %s total: measured %.3f ms, model %.3f ms (%+.1f %%)\n", cs.model.c_str(),
+                    b ? "backward" : "forward", 1e3 * measured_total[b], 1e3 * model_total[b],
+                    100 * (model_total[b] / measured_total[b] - 1));
+        EXPECT_NEAR(model_total[b] / measured_total[b], 1.0, 0.03) << cs.model;
+      }
+    }
+    EXPECT_EQ(rows, 2) << cs.model;  // float32 and bfloat16
+  }
+}
+
 }  // namespace

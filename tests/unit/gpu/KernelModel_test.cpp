@@ -385,20 +385,64 @@ TEST(KernelModel, ATensorSavedByTwoOpsIsStoredOnce) {
   EXPECT_DOUBLE_EQ(saved_half({mem("_softmax", 2 * p, 2 * p, true), pv}), p + saved_half({pv}));
 }
 
-TEST(KernelModel, BatchNormReadsItsInputTwiceForwardAndBackward) {
-  // Normalization.cu: statistics (read x, 1 MB), then normalise (read x, write y: 2 MB); backward
-  // one fused kernel reading dy and x twice and writing dx: 2 x 1 + 3 x 1 = 5 MB.
-  const auto lk = ddpsim::gpu::layer_kernels(one_layer({mem("native_batch_norm", 1e6, 1e6, true)}), context());
-  ASSERT_EQ(lk[0].forward.size(), 2u);
+// A batch-norm layer of `channels` channels (its weight [C] is parameter 0) whose input and output
+// are `bytes` each at float32 (the export's bytes).
+ddpsim::config::ModelSpec bn_layer(double channels, double bytes) {
+  auto m = one_layer({mem("native_batch_norm", bytes, bytes, true)});
+  ddpsim::config::ParamSpec w;
+  w.name = "bn.weight";
+  w.shape = {static_cast<int64_t>(channels)};
+  w.numel = static_cast<int64_t>(channels);
+  m.params = {w};
+  m.layers[0].type = ddpsim::config::LayerType::BATCHNORM;
+  m.layers[0].params = {0};
+  return m;
+}
+
+TEST(KernelModel, BatchNormIsBoundByOneChannelOrByItsPasses) {
+  // cuDNN (float32): forward reads x twice and writes y (3 passes), backward reads x and dy twice
+  // and writes dx (5). A channel is one parallel unit: 5.23e9 element passes a second plus 18.5 us
+  // forward, 3.47e9 plus 28 us backward (kernel_model.cpp, from the H200 table). gpu16(): 0.9 TB/s
+  // streaming, 2 us a launch.
+  // 16 channels of 64 x 28 x 28 = 50,176 elements (3.21 MB): one channel's work, 3 x 50,176 /
+  // 5.23e9 + 18.5 us = 47.281 us, outlasts streaming 9.63 MB (10.7 us); backward 5 x 50,176 /
+  // 3.47e9 + 28 us = 100.300 us against 17.8 us.
+  const double ch = 64.0 * 28 * 28;
+  auto lk = ddpsim::gpu::layer_kernels(bn_layer(16, 4 * 16 * ch), context());
+  ASSERT_EQ(lk[0].forward.size(), 1u);
   ASSERT_EQ(lk[0].backward.size(), 1u);
-  EXPECT_NEAR(lk[0].forward[0].seconds, mt(1e6), kTol);
-  EXPECT_NEAR(lk[0].forward[1].seconds, mt(2e6), kTol);
+  EXPECT_NEAR(lk[0].forward[0].seconds, 2e-6 + 3 * ch / 5.23e9 + 18.5e-6, kTol);
+  EXPECT_NEAR(lk[0].forward[0].seconds, 49.281e-6, 1e-9);
+  EXPECT_NEAR(lk[0].backward[0].seconds, 2e-6 + 5 * ch / 3.47e9 + 28e-6, kTol);
+  EXPECT_NEAR(lk[0].backward[0].seconds, 102.300e-6, 1e-9);
+  // 2,048 channels (411 MB): the passes at the streaming rate take longer (1.37 ms forward).
+  const double wide = 4 * 2048 * ch;
+  lk = ddpsim::gpu::layer_kernels(bn_layer(2048, wide), context());
+  EXPECT_NEAR(lk[0].forward[0].seconds, mt(3 * wide), kTol);
+  EXPECT_NEAR(lk[0].backward[0].seconds, mt(5 * wide), kTol);
+  // A small channel (64 x 14 x 14 = 12,544 elements, under 25,088): cuDNN's _singleread kernels
+  // read x (and dy) once: 2 x 12,544 / 5.23e9 + 18.5 us = 23.297 us forward, 3 x 12,544 / 3.47e9
+  // + 28 us = 38.845 us backward.
+  const double small = 64.0 * 14 * 14;
+  lk = ddpsim::gpu::layer_kernels(bn_layer(16, 4 * 16 * small), context());
+  EXPECT_NEAR(lk[0].forward[0].seconds, 25.297e-6, 1e-9);
+  EXPECT_NEAR(lk[0].backward[0].seconds, 40.845e-6, 1e-9);
+  // float16 (cuDNN too, half the bytes): the same elements a channel, the same time.
+  auto half = context();
+  half.act_bytes_factor = 0.5;
+  lk = ddpsim::gpu::layer_kernels(bn_layer(16, 4 * 16 * ch), half);
+  EXPECT_NEAR(lk[0].forward[0].seconds, 49.281e-6, 1e-9);
+  // Channels unknown (no weight): the passes at the streaming rate, 1 MB -> 3 MB and 5 MB.
+  lk = ddpsim::gpu::layer_kernels(one_layer({mem("native_batch_norm", 1e6, 1e6, true)}), context());
+  ASSERT_EQ(lk[0].forward.size(), 1u);
+  EXPECT_NEAR(lk[0].forward[0].seconds, mt(3e6), kTol);
   EXPECT_NEAR(lk[0].backward[0].seconds, mt(5e6), kTol);
-  // channels_last: the same forward; the backward's reduce kernel (x, dy: 2 MB) and element kernel
-  // (dy, x, dx: 3 MB), the same 5 MB in two launches.
+  // channels_last: PyTorch's / cuDNN's NHWC kernels, no per-channel bound: the statistics (x, 1
+  // MB) and normalise (x, y: 2 MB) passes; the backward's reduce kernel (x, dy: 2 MB) and element
+  // kernel (dy, x, dx: 3 MB).
   auto cl = context();
   cl.channels_last = true;
-  const auto lkc = ddpsim::gpu::layer_kernels(one_layer({mem("native_batch_norm", 1e6, 1e6, true)}), cl);
+  const auto lkc = ddpsim::gpu::layer_kernels(bn_layer(16, 1e6), cl);
   ASSERT_EQ(lkc[0].forward.size(), 2u);
   ASSERT_EQ(lkc[0].backward.size(), 2u);
   EXPECT_NEAR(lkc[0].forward[0].seconds + lkc[0].forward[1].seconds, mt(1e6) + mt(2e6), kTol);
@@ -407,24 +451,28 @@ TEST(KernelModel, BatchNormReadsItsInputTwiceForwardAndBackward) {
 }
 
 TEST(KernelModel, BatchNormOnBfloat16RunsPyTorchsOwnKernels) {
-  // Normalization.cpp: cuDNN is not used for bfloat16; PyTorch's NCHW kernels reach 0.0846
-  // (statistics), 0.291 (transform) and 0.173 (backward) of the 1 TB/s peak, not 0.90: 1 MB
-  // statistics read 11.820 us, 2 MB transform 6.873 us, 5 MB backward 28.902 us, + 2 us each.
+  // Normalization.cpp: cuDNN is not used for bfloat16. PyTorch's NCHW kernels, 16 channels of
+  // 50,176 elements (1.61 MB at 2 B): batch_norm_collect_statistics_kernel, one block a channel,
+  // 50,176 / 1.12e9 = 44.800 us (streaming 1.61 MB: 1.8 us); batch_norm_transform_input_kernel
+  // (grid over channels and batch) at 0.291 of the 1 TB/s peak: 3.21 MB -> 11.036 us;
+  // batch_norm_backward_kernel, one block a channel, 5 x 50,176 / 2.31e9 = 108.606 us. + 2 us each.
   auto bf = context();
   bf.bfloat16 = true;
-  const auto lk = ddpsim::gpu::layer_kernels(one_layer({mem("native_batch_norm", 1e6, 1e6, true)}), bf);
+  bf.act_bytes_factor = 0.5;
+  const double ch = 64.0 * 28 * 28;
+  const auto lk = ddpsim::gpu::layer_kernels(bn_layer(16, 4 * 16 * ch), bf);
   ASSERT_EQ(lk[0].forward.size(), 2u);
   ASSERT_EQ(lk[0].backward.size(), 1u);
-  EXPECT_NEAR(lk[0].forward[0].seconds, 2e-6 + 1e6 / (1e12 * 0.0846), kTol);
-  EXPECT_NEAR(lk[0].forward[1].seconds, 2e-6 + 2e6 / (1e12 * 0.291), kTol);
-  EXPECT_NEAR(lk[0].backward[0].seconds, 2e-6 + 5e6 / (1e12 * 0.173), kTol);
-  EXPECT_NEAR(lk[0].backward[0].seconds, 30.902e-6, 1e-9);
+  EXPECT_NEAR(lk[0].forward[0].seconds, 46.800e-6, 1e-9);
+  EXPECT_NEAR(lk[0].forward[1].seconds, 2e-6 + 2 * (2 * 16 * ch) / (1e12 * 0.291), kTol);
+  EXPECT_NEAR(lk[0].forward[1].seconds, 13.036e-6, 1e-9);
+  EXPECT_NEAR(lk[0].backward[0].seconds, 110.606e-6, 1e-9);
   // channels_last bfloat16 takes PyTorch's channels-last kernels (vectorized, not one block per
-  // channel): the streaming passes as before.
+  // channel): the streaming passes.
   bf.channels_last = true;
-  const auto lkc = ddpsim::gpu::layer_kernels(one_layer({mem("native_batch_norm", 1e6, 1e6, true)}), bf);
+  const auto lkc = ddpsim::gpu::layer_kernels(bn_layer(16, 4 * 16 * ch), bf);
   ASSERT_EQ(lkc[0].backward.size(), 2u);
-  EXPECT_NEAR(lkc[0].forward[0].seconds, mt(1e6), kTol);
+  EXPECT_NEAR(lkc[0].forward[0].seconds, mt(2 * 16 * ch), kTol);
 }
 
 TEST(KernelModel, StridedElementwiseIsBoundByItsElements) {
