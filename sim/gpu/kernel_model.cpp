@@ -616,6 +616,14 @@ AutocastFp32 autocast_fp32(const std::string& op, bool bfloat16) {
   return AutocastFp32::NO;
 }
 
+// Training-mode batch norm as an export records it (the ops a dispatch mode sees, below the
+// composite batch_norm): native_batch_norm (torch 1.x), _native_batch_norm_legit and
+// _batch_norm_with_update (what torch 2.x dispatches nn.BatchNorm to), cudnn_batch_norm.
+bool is_batch_norm(const std::string& op) {
+  return op == "native_batch_norm" || op == "_native_batch_norm_legit" || op == "_batch_norm_with_update" ||
+         op == "cudnn_batch_norm";
+}
+
 // Bytes and passes of the memory-bound operator `r` (forward kernels and, if it has one, backward
 // kernels) appended to lk. `dropout` carries the dropout rewrite across the layer's records.
 // `channels`: the layer's channel count where it is a batch norm with a weight (0: unknown).
@@ -675,7 +683,7 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
     o = o32;
   }
 
-  if (r.name == "native_batch_norm") {
+  if (is_batch_norm(r.name)) {
     // Training-mode batch norm (batch_norm_kernels): cuDNN's kernels for float32 and float16 (the
     // default, torch.backends.cudnn on; Normalization.cpp _batch_norm_impl_index / 2.x
     // _select_batch_norm_backend), PyTorch's own for bfloat16 (use_cudnn requires input and weight

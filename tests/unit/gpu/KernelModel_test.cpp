@@ -427,6 +427,12 @@ TEST(KernelModel, BatchNormIsBoundByOneChannelOrByItsPasses) {
   lk = ddpsim::gpu::layer_kernels(bn_layer(16, 4 * 16 * small), context());
   EXPECT_NEAR(lk[0].forward[0].seconds, 25.297e-6, 1e-9);
   EXPECT_NEAR(lk[0].backward[0].seconds, 40.845e-6, 1e-9);
+  // The ops torch 2.x records for nn.BatchNorm2d in training are the same batch norm.
+  for (const char* op : {"_native_batch_norm_legit", "_batch_norm_with_update", "cudnn_batch_norm"}) {
+    auto m = bn_layer(16, 4 * 16 * ch);
+    m.layers[0].kernels[0].name = op;
+    EXPECT_NEAR(ddpsim::gpu::layer_kernels(m, context())[0].forward.at(0).seconds, 49.281e-6, 1e-9) << op;
+  }
   // float16 (cuDNN too, half the bytes): the same elements a channel, the same time.
   auto half = context();
   half.act_bytes_factor = 0.5;
