@@ -140,6 +140,19 @@ constexpr double kStridedCyclesPerElement2 = 0.669;
 // 8 x 1024 x 768; 158 of the 171 calls): 0.92 cycles per element, 0.83 if the other 13 calls were
 // as large as the pow casts. Streaming the bytes would take 0.38.
 constexpr double kHalfToFloatCyclesPerElement = 0.90;
+// Max pooling, NCHW (aten/src/ATen/native/cuda/DilatedMaxPool2d.cu): max_pool_forward_nchw runs
+// one thread per output element (CUDA_KERNEL_LOOP), which splits its index into n, c, h, w with
+// integer divisions and scans its window with scalar loads, writing the value and an int64 index;
+// max_pool_backward_nchw runs one thread per input element (grid x over H x W, y over the batch, z
+// over the channels), which finds the output windows covering it and compares each one's saved
+// index. Both are bound by their elements, not their bytes: the H200 kernel table (ResNet-50 at
+// batch 64, its one 3 x 3 stride-2 max pool, 64 x 112^2 -> 56^2; step.json, less 2 us a launch)
+// gives 4.14 / 4.24 SM cycles per output element forward and 2.90 / 2.88 per input element
+// backward in float32 / bfloat16: the same times in both dtypes, where the bytes halve (streaming
+// them would take 1.70 / 1.09 cycles per output element forward, 0.42 / 0.27 per input element
+// backward). The means; one window shape measured (sim/gpu/NOTES.md "Max pooling").
+constexpr double kMaxPoolForwardCyclesPerOutput = 4.19;
+constexpr double kMaxPoolBackwardCyclesPerInput = 2.89;
 
 double peak(const config::GpuSpec& gpu, const std::string& dtype) {
   auto it = gpu.peak_flops.find(dtype);
@@ -718,6 +731,16 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
       lk.backward.push_back(memory_kernel(2 * o + 3 * in, c.memory));
       lk.backward.push_back(memory_kernel(o + in, c.memory));
     }
+  } else if (r.name == "max_pool2d_with_indices" && !c.channels_last && o32 > 0) {
+    // DilatedMaxPool2d.cu's NCHW kernels (kMaxPool*): the export's float32 bytes are the input
+    // (4 B an element) and the output with its int64 indices (12 B an output element). Bytes at
+    // the scenario's dtype, the indices at 8 B; the backward reads grad_out and the indices and
+    // writes grad_in.
+    const double eb = 4.0 * c.act_bytes_factor;
+    const double in_el = in32 / 4.0, out_el = o32 / 12.0;
+    const double bytes = in_el * eb + out_el * (eb + 8.0);
+    lk.forward.push_back(cycle_bound_kernel(bytes, out_el, kMaxPoolForwardCyclesPerOutput, c.memory));
+    if (r.backward) lk.backward.push_back(cycle_bound_kernel(bytes, in_el, kMaxPoolBackwardCyclesPerInput, c.memory));
   } else if (r.strided) {
     // TensorIterator's strided path (kStridedCyclesPerElement*): the output's elements at the
     // dtype the op runs in. The backward of a broadcasting op computes the gradient of the full

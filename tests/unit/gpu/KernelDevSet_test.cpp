@@ -434,4 +434,53 @@ TEST(KernelDevSet, BatchNormPerChannelRatesAreTheH200KernelTable) {
   }
 }
 
+// Max pooling's element rates (kernel_model.cpp kMaxPool*) against the H200 kernel table: ResNet's
+// one max pool (3 x 3, stride 2, 64 x 64 x 112^2 -> 56^2 at batch 64) in float32 and bfloat16, in
+// the ResNet-50 run the constants are the means of and again in the ResNet-101 run (the same layer
+// measured a second time). Bound 3 %: the two dtypes' spread about their mean (1.2 %) plus a margin.
+TEST(KernelDevSet, MaxPoolElementRatesAreTheH200KernelTable) {
+  using ddpsim::config::Catalog;
+  Catalog cat(Catalog::default_root());
+  const auto gpu = cat.load_gpu(cat.resolve(ddpsim::config::Kind::GPU, "h200"));
+  const std::string dir = std::string(DDPSIM_SOURCE_DIR) + "/bench/results/device-h200-2026-12-04/";
+  const double in_el = 64.0 * 64 * 112 * 112, out_el = 64.0 * 64 * 56 * 56;
+  int checked = 0;
+  for (const char* file : {"step.json", "step-2.json"}) {
+    const auto doc = ddpsim::core::read_json_file(dir + file);
+    for (const auto& row : doc["rows"]) {
+      const std::string model = row["model"];
+      if (model.rfind("resnet", 0) != 0) continue;
+      const bool bf16 = row["dtype"] == "bfloat16";
+      ddpsim::gpu::KernelContext c;
+      c.gemm = c.conv = c.memory = ddpsim::gpu::device_rates(gpu, bf16 ? "bfloat16" : "float32", 2e-6);
+      c.act_bytes_factor = bf16 ? 0.5 : 1.0;
+      c.bfloat16 = bf16;
+      ddpsim::config::KernelRecord r;
+      r.name = "max_pool2d_with_indices";
+      r.in[0] = 4 * in_el;
+      r.out[0] = 12 * out_el;
+      r.backward = true;
+      ddpsim::config::ModelSpec m;
+      m.batch_size = 64;
+      m.layers.resize(1);
+      m.layers[0].kernels = {r};
+      const auto lk = ddpsim::gpu::layer_kernels(m, c);
+      for (const auto& k : row["kernels"]["rows"]) {
+        const std::string name = k["name"];
+        const bool fwd = name.find("max_pool_forward_nchw") != std::string::npos;
+        if (!fwd && name.find("max_pool_backward_nchw") == std::string::npos) continue;
+        ASSERT_EQ(k["calls_per_step"].get<double>(), 1.0) << name;
+        const double measured = k["time_s_per_step"];
+        const double model_s = (fwd ? lk[0].forward : lk[0].backward).at(0).seconds;
+        std::printf("%-9s %-8s max pool %-8s measured %.1f us, model %.1f us (%+.1f %%)\n", model.c_str(),
+                    bf16 ? "bfloat16" : "float32", fwd ? "forward" : "backward", 1e6 * measured, 1e6 * model_s,
+                    100 * (model_s / measured - 1));
+        EXPECT_NEAR(model_s / measured, 1.0, 0.03) << model << " " << name;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 8);  // ResNet-50 and -101, float32 and bfloat16, forward and backward
+}
+
 }  // namespace

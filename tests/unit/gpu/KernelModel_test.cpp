@@ -481,6 +481,38 @@ TEST(KernelModel, BatchNormOnBfloat16RunsPyTorchsOwnKernels) {
   EXPECT_NEAR(lkc[0].forward[0].seconds, mt(2 * 16 * ch), kTol);
 }
 
+TEST(KernelModel, MaxPoolIsBoundByItsElements) {
+  // A 3 x 3 stride-2 max pool, 1e6 input elements to 250,000 outputs: the export's float32 bytes
+  // are 4 MB in and 3 MB out (values 1 MB + int64 indices 2 MB). gpu16() at 1e10 SM cycles/s:
+  // forward 4.19 cycles per output element, 250,000 x 4.19 / 1e10 = 104.75 us (streaming 7 MB:
+  // 7.8 us) + 2 us; backward 2.89 cycles per input element, 1e6 x 2.89 / 1e10 = 289 us + 2 us.
+  auto c = context();
+  c.memory.sm_cycles_per_s = 1e10;
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({mem("max_pool2d_with_indices", 4e6, 3e6, true)}), c);
+  ASSERT_EQ(lk[0].forward.size(), 1u);
+  ASSERT_EQ(lk[0].backward.size(), 1u);
+  EXPECT_NEAR(lk[0].forward[0].seconds, 106.75e-6, 1e-12);
+  EXPECT_NEAR(lk[0].backward[0].seconds, 291e-6, 1e-12);
+  // Half precision: the values' bytes halve, the indices stay 8 B, the elements and the time stay.
+  auto half = c;
+  half.act_bytes_factor = 0.5;
+  const auto lkh = ddpsim::gpu::layer_kernels(one_layer({mem("max_pool2d_with_indices", 4e6, 3e6, true)}), half);
+  EXPECT_NEAR(lkh[0].forward[0].seconds, 106.75e-6, 1e-12);
+  EXPECT_NEAR(lkh[0].backward[0].seconds, 291e-6, 1e-12);
+  // A GPU with few cycles for its bandwidth streams: at 1e12 cycles/s the forward's 1.05 us of
+  // cycles are under 7 MB / 0.9 TB/s.
+  c.memory.sm_cycles_per_s = 1e12;
+  EXPECT_NEAR(
+      ddpsim::gpu::layer_kernels(one_layer({mem("max_pool2d_with_indices", 4e6, 3e6, true)}), c)[0].forward[0].seconds,
+      mt(7e6), kTol);
+  // channels_last (max_pool_forward_nhwc, another kernel): the streaming passes, as before.
+  auto cl = context();
+  cl.channels_last = true;
+  const auto lkc = ddpsim::gpu::layer_kernels(one_layer({mem("max_pool2d_with_indices", 4e6, 3e6, true)}), cl);
+  EXPECT_NEAR(lkc[0].forward[0].seconds, mt(7e6), kTol);
+  EXPECT_NEAR(lkc[0].backward[0].seconds, mt(4e6 + 2 * 3e6), kTol);
+}
+
 TEST(KernelModel, StridedElementwiseIsBoundByItsElements) {
   // A division by a 0-dim tensor (export `strided`): 1e6 float32 elements, 4 MB in (+ 4 B) and 4
   // MB out. gpu16() at 1 GHz: 1e10 SM cycles/s. TensorIterator's strided path at 0.776 cycles per
