@@ -99,9 +99,16 @@ constexpr double kModuleCallShare = 0.34;
 // Checked on ResNet-101 (step-2.json, 79 small-channel layers where ResNet-50 has 28, not used in
 // the fits; KernelDevSet.BatchNormPerChannelRatesAreTheH200KernelTable): cuDNN forward / backward
 // in total +0.7 / +0.6 %, the native statistics / backward kernels -7.0 / -7.9 % (as fractions of
-// the HBM peak, as before, +15.7 / +14.8 %). One GPU: the rates and fixed times are taken as the
-// same in seconds on every GPU (a latency-bound unit's rate follows DRAM latency, similar in ns
-// across V100-H200); on a GPU with less bandwidth the streaming bound takes over at fewer channels.
+// the HBM peak, as before, +15.7 / +14.8 %). Other GPUs: the rates and fixed times scale with the
+// SM clock (a channel's unit runs on one SM: per SM cycle, as the H200's 1.983 GHz gives them), the
+// transform kernel's bytes with the SMs' cycles (bytes per SM cycle over all SMs). Checked on a
+// Volta GPU (NVIDIA/apex, apex/pyprof/README.md, torchvision ResNet-50 at batch 64 in float16,
+// nvprof kernel durations and grids; the GPU is not named, volta_fp16 kernels: taken as a V100
+// SXM2, 80 SMs at 1.53 GHz): batch_norm_collect_statistics_kernel on the stem (grid 64 blocks, 64
+// x 112^2 elements a channel) 929.5 us, the model 929 us (in seconds, as the H200's, it would be
+// 719 us); batch_norm_transform_input_kernel 377.5 us, the model 316 us (as a fraction of the peak,
+// as before, 786 us). KernelDevSet.BatchNormOnAVoltaFromApexPyProf.
+constexpr double kBnReferenceSmClock = 67e12 / (2.0 * 128 * 132);  // the h200 preset's SM clock
 constexpr double kCudnnBnFwdChannelRate = 5.23e9;
 constexpr double kCudnnBnFwdChannelFixed = 18.5e-6;
 constexpr double kCudnnBnBwdChannelRate = 3.47e9;
@@ -112,7 +119,8 @@ constexpr double kCudnnBnBwdChannelFixed = 28.0e-6;
 constexpr double kCudnnBnSingleReadElements = 25088;
 constexpr double kNativeBnStatsChannelRate = 1.12e9;
 constexpr double kNativeBnBackwardChannelRate = 2.31e9;
-constexpr double kNativeBnTransformFraction = 0.291;
+constexpr double kNativeBnTransformFraction = 0.291;  // of the H200's 4.8 TB/s: per SM cycle below
+constexpr double kNativeBnTransformBytesPerSmCycle = kNativeBnTransformFraction * 4.8e12 / (132 * kBnReferenceSmClock);
 // TensorIterator's strided path (aten/src/ATen/native/cuda/CUDALoops.cuh, gpu_kernel_impl_nocast /
 // gpu_kernel_impl: when !iter.is_contiguous() -- an operand broadcast against the output, a
 // 0-dim CUDA tensor among them, or strided -- launch_legacy_kernel<128, unroll> with an
@@ -284,7 +292,10 @@ Kernel per_channel_kernel(double bytes, double passes, double channel_elements, 
                           const DeviceRates& d) {
   Kernel k = memory_kernel(bytes, d);
   if (channel_elements <= 0 || rate <= 0) return k;
-  const double unit_s = passes * channel_elements / rate + fixed_s;
+  // The rates are the H200's: scaled by this GPU's SM clock (the H200's where it is unknown).
+  const double clock = d.sm_cycles_per_s > 0 ? d.sm_cycles_per_s / d.sms : kBnReferenceSmClock;
+  const double scale = clock / kBnReferenceSmClock;
+  const double unit_s = passes * channel_elements / (rate * scale) + fixed_s / scale;
   if (unit_s > k.shape.memory_s) {
     // Bound by one channel's latency-bound work: compute-like (few SMs busy, little bandwidth).
     k.shape.compute_s = unit_s;
@@ -306,8 +317,15 @@ BatchNormKernels batch_norm_kernels(double in, double o, double channels, double
     bn.forward = {memory_kernel(in, d), memory_kernel(in + o, d)};
     bn.backward = {memory_kernel(o + in, d), memory_kernel(o + 2 * in, d)};
   } else if (bfloat16) {
-    bn.forward = {per_channel_kernel(in, 1, ch, kNativeBnStatsChannelRate, 0, d),
-                  memory_kernel_at(in + o, d, kNativeBnTransformFraction)};
+    // The transform at kNativeBnTransformBytesPerSmCycle over all SMs (the streaming rate at most).
+    Kernel transform = memory_kernel(in + o, d);
+    const double tr_s = d.sm_cycles_per_s > 0 ? (in + o) / (kNativeBnTransformBytesPerSmCycle * d.sm_cycles_per_s)
+                                              : memory_kernel_at(in + o, d, kNativeBnTransformFraction).shape.memory_s;
+    if (tr_s > transform.shape.memory_s) {
+      transform.shape.compute_s = tr_s;
+      transform.seconds = tr_s + transform.shape.overhead_s;
+    }
+    bn.forward = {per_channel_kernel(in, 1, ch, kNativeBnStatsChannelRate, 0, d), transform};
     bn.backward = {per_channel_kernel(2 * o + 3 * in, 5, ch, kNativeBnBackwardChannelRate, 0, d)};
   } else if (ch > 0 && ch <= kCudnnBnSingleReadElements) {
     bn.forward = {per_channel_kernel(in + o, 2, ch, kCudnnBnFwdChannelRate, kCudnnBnFwdChannelFixed, d)};

@@ -483,4 +483,47 @@ TEST(KernelDevSet, MaxPoolElementRatesAreTheH200KernelTable) {
   EXPECT_EQ(checked, 8);  // ResNet-50 and -101, float32 and bfloat16, forward and backward
 }
 
+// PyTorch's own batch-norm kernels and max pooling on a Volta GPU, from a public nvprof table the
+// rates were not read from: NVIDIA/apex, apex/pyprof/README.md (commit 20dc77a4), torchvision
+// ResNet-50 at batch 64 in float16 (`volta_fp16_s884cudnn` convolutions; the GPU is not named,
+// taken as a V100 SXM2), the stem's kernels with their grids: batch_norm_collect_statistics_kernel
+// (64 blocks, one per channel) 929,513 ns, batch_norm_transform_input_kernel (64 x 64 blocks)
+// 377,539 ns, MaxPoolForward (50,176 blocks of 256: a thread per output element) 406,531 ns.
+// Half weights (the model was .half()), so PyTorch's kernels, not cuDNN's. The H200's per-channel
+// and per-SM-cycle rates scaled to the V100's clock: statistics within 1 %, max pool +8 %, the
+// transform -16 % (bounds: 3 %, 12 %, 20 %; as a fraction of the HBM peak it was +108 %).
+TEST(KernelDevSet, BatchNormAndMaxPoolOnAVoltaFromApexPyProf) {
+  using ddpsim::config::Catalog;
+  Catalog cat(Catalog::default_root());
+  const auto gpu = cat.load_gpu(cat.resolve(ddpsim::config::Kind::GPU, "v100-sxm2-32gb"));
+  const auto d = ddpsim::gpu::device_rates(gpu, "float16", 2e-6);
+  const double x = 2.0 * 64 * 64 * 112 * 112;  // the stem's activation, float16
+  const auto bn = ddpsim::gpu::batch_norm_kernels(x, x, 64, 2, /*PyTorch's kernels*/ true, false, d);
+  const double stats = bn.forward.at(0).seconds, transform = bn.forward.at(1).seconds;
+  std::printf("v100 bn statistics: measured 929.5 us, model %.1f us (%+.1f %%)\n", 1e6 * stats,
+              100 * (stats / 929.513e-6 - 1));
+  std::printf("v100 bn transform:  measured 377.5 us, model %.1f us (%+.1f %%)\n", 1e6 * transform,
+              100 * (transform / 377.539e-6 - 1));
+  EXPECT_NEAR(stats / 929.513e-6, 1.0, 0.03);
+  EXPECT_NEAR(transform / 377.539e-6, 1.0, 0.20);
+  // The stem's max pool, 64 x 64 x 112^2 -> 56^2: the export's float32 bytes (values and int64
+  // indices out).
+  ddpsim::gpu::KernelContext c;
+  c.gemm = c.conv = c.memory = d;
+  c.act_bytes_factor = 0.5;
+  ddpsim::config::KernelRecord r;
+  r.name = "max_pool2d_with_indices";
+  r.in[0] = 4.0 * 64 * 64 * 112 * 112;
+  r.out[0] = 12.0 * 64 * 64 * 56 * 56;
+  r.backward = true;
+  ddpsim::config::ModelSpec m;
+  m.batch_size = 64;
+  m.layers.resize(1);
+  m.layers[0].kernels = {r};
+  const double pool = ddpsim::gpu::layer_kernels(m, c)[0].forward.at(0).seconds;
+  std::printf("v100 max pool:      measured 406.5 us, model %.1f us (%+.1f %%)\n", 1e6 * pool,
+              100 * (pool / 406.531e-6 - 1));
+  EXPECT_NEAR(pool / 406.531e-6, 1.0, 0.12);
+}
+
 }  // namespace

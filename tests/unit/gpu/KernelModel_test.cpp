@@ -433,6 +433,12 @@ TEST(KernelModel, BatchNormIsBoundByOneChannelOrByItsPasses) {
     m.layers[0].kernels[0].name = op;
     EXPECT_NEAR(ddpsim::gpu::layer_kernels(m, context())[0].forward.at(0).seconds, 49.281e-6, 1e-9) << op;
   }
+  // A GPU whose SMs run at half the H200 preset's clock (67 TFLOPS / (2 x 128 x 132) = 1.983 GHz):
+  // one channel's work takes twice as long, the fixed time too: 2 x 47.281 + 2 = 96.563 us.
+  auto slow = context();
+  slow.memory.sms = 132;
+  slow.memory.sm_cycles_per_s = 132 * (67e12 / (2.0 * 128 * 132)) / 2;
+  EXPECT_NEAR(ddpsim::gpu::layer_kernels(bn_layer(16, 4 * 16 * ch), slow)[0].forward.at(0).seconds, 96.563e-6, 1e-9);
   // float16 (cuDNN too, half the bytes): the same elements a channel, the same time.
   auto half = context();
   half.act_bytes_factor = 0.5;
@@ -473,6 +479,17 @@ TEST(KernelModel, BatchNormOnBfloat16RunsPyTorchsOwnKernels) {
   EXPECT_NEAR(lk[0].forward[1].seconds, 2e-6 + 2 * (2 * 16 * ch) / (1e12 * 0.291), kTol);
   EXPECT_NEAR(lk[0].forward[1].seconds, 13.036e-6, 1e-9);
   EXPECT_NEAR(lk[0].backward[0].seconds, 110.606e-6, 1e-9);
+  // With the SMs' cycles known the transform runs at 0.291 x 4.8 TB/s over the H200's 132 x 1.983e9
+  // SM cycles a second (5.337 B per SM cycle): at 1e12 SM cycles a second 3.21 MB take 0.602 us,
+  // under the 1 TB/s GPU's streaming time (3.57 us), which bounds it.
+  bf.memory.sm_cycles_per_s = 1e12;
+  bf.memory.sms = 132;
+  const auto fast = ddpsim::gpu::layer_kernels(bn_layer(16, 4 * 16 * ch), bf);
+  EXPECT_NEAR(fast[0].forward[1].seconds, mt(2 * (2 * 16 * ch)), kTol);
+  bf.memory.sm_cycles_per_s = 1e11;  // 5.337e11 B/s: 6.017 us
+  const auto slowtr = ddpsim::gpu::layer_kernels(bn_layer(16, 4 * 16 * ch), bf);
+  EXPECT_NEAR(slowtr[0].forward[1].seconds,
+              2e-6 + 2 * (2 * 16 * ch) / (0.291 * 4.8e12 / (132 * (67e12 / (2.0 * 128 * 132))) * 1e11), kTol);
   // channels_last bfloat16 takes PyTorch's channels-last kernels (vectorized, not one block per
   // channel): the streaming passes.
   bf.channels_last = true;
