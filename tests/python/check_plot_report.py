@@ -45,7 +45,7 @@ def main():
     try:
         sweep = os.path.join(d, "sweep.json")
         run([ddpsim, "sweep", "resnet50-2x8-a100-hdr", "--set", "simulation.backend=analytic", "-q",
-             "--param", "ddp.bucket_cap_mb=1,5,25,100", "--json", sweep, "--out", os.path.join(d, "rows.jsonl")])
+             "--param", "ddp.bucket_cap_mb=5,25,50,100", "--json", sweep, "--out", os.path.join(d, "rows.jsonl")])
         runj = os.path.join(d, "run.json")
         run([ddpsim, "run", "resnet50-2x8-a100-hdr", "--json", runj, "-q"])
         # A comparison as `ddpsim compare --json` writes it: rows with a label and the report fields.
