@@ -98,7 +98,7 @@ constexpr double kModuleCallShare = 0.34;
 //   well (blocks_trans: C x min(256K / C, N / tb)): not channel-bound; 0.291 of the HBM peak.
 // Checked on ResNet-101 (step-2.json, 79 small-channel layers where ResNet-50 has 28, not used in
 // the fits; KernelDevSet.BatchNormPerChannelRatesAreTheH200KernelTable): cuDNN forward / backward
-// in total +0.7 / +0.6 %, the native statistics / backward kernels -7.0 / -7.9 % (as fractions of
+// in total +0.7 / +0.5 %, the native statistics / backward kernels -6.8 / -7.9 % (as fractions of
 // the HBM peak, as before, +15.7 / +14.8 %). Other GPUs: the rates and fixed times scale with the
 // SM clock (a channel's unit runs on one SM: per SM cycle, as the H200's 1.983 GHz gives them), the
 // transform kernel's bytes with the SMs' cycles (bytes per SM cycle over all SMs). Checked on a
@@ -107,7 +107,7 @@ constexpr double kModuleCallShare = 0.34;
 // SXM2, 80 SMs at 1.53 GHz): batch_norm_collect_statistics_kernel on the stem (grid 64 blocks, 64
 // x 112^2 elements a channel) 929.5 us, the model 929 us (in seconds, as the H200's, it would be
 // 719 us); batch_norm_transform_input_kernel 377.5 us, the model 316 us (as a fraction of the peak,
-// as before, 786 us). KernelDevSet.BatchNormOnAVoltaFromApexPyProf.
+// as before, 786 us). KernelDevSet.BatchNormAndMaxPoolOnAVoltaFromApexPyProf.
 constexpr double kBnReferenceSmClock = 67e12 / (2.0 * 128 * 132);  // the h200 preset's SM clock
 constexpr double kCudnnBnFwdChannelRate = 5.23e9;
 constexpr double kCudnnBnFwdChannelFixed = 18.5e-6;
