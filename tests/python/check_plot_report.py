@@ -89,6 +89,18 @@ def main():
         if png_ok(os.path.join(d, "nompl.png"))[3] is not True:
             print("FAIL: ddpsim-plot under a python3 without matplotlib drew nothing")
             return 1
+        # A sweep that names no best (1 and 5 MB within the model's resolution): its plot marks the
+        # flat range instead (the title is drawn, not read back here; the figure must not be blank).
+        flat = os.path.join(d, "flat.json")
+        run([ddpsim, "sweep", "resnet50-2x8-a100-hdr", "--set", "simulation.backend=analytic", "-q",
+             "--param", "ddp.bucket_cap_mb=1,5,25,100", "--json", flat])
+        if json.load(open(flat))["groups"][0].get("best") is not None:
+            print("FAIL: the 1,5,25,100 sweep named a best; this check wants a flat one")
+            return 1
+        run([sys.executable, PLOT, flat, "-o", os.path.join(d, "flat.png")])
+        if png_ok(os.path.join(d, "flat.png"))[3] is not True:
+            print("FAIL: the flat sweep's plot is blank or malformed")
+            return 1
         svg = os.path.join(d, "sweep.svg")
         run([sys.executable, PLOT, sweep, "-o", svg])
         if "<svg" not in open(svg).read(2000):
