@@ -262,17 +262,21 @@ static Kernel memory_kernel_at(double bytes, const DeviceRates& d, double fracti
 Kernel memory_kernel(double bytes, const DeviceRates& d) { return memory_kernel_at(bytes, d, d.memory_efficiency); }
 
 namespace {
-// A memory kernel that may instead be bound by SM cycles per element.
-Kernel cycle_bound_kernel(double bytes, double elements, double cycles_per_element, const DeviceRates& d) {
+// A kernel moving `bytes` that takes `bound_s` instead when that is longer: work bound by SM cycles
+// or by a few latency-bound units, not by HBM (compute-like for the contention model).
+Kernel at_least(double bytes, double bound_s, const DeviceRates& d) {
   Kernel k = memory_kernel(bytes, d);
-  if (d.sm_cycles_per_s <= 0 || elements <= 0) return k;
-  const double issue_s = elements * cycles_per_element / d.sm_cycles_per_s;
-  if (issue_s > k.shape.memory_s) {
-    // Bound by the per-element work, not the bytes: the time is compute-like.
-    k.shape.compute_s = issue_s;
-    k.seconds = issue_s + k.shape.overhead_s;
+  if (bound_s > k.shape.memory_s) {
+    k.shape.compute_s = bound_s;
+    k.seconds = bound_s + k.shape.overhead_s;
   }
   return k;
+}
+
+// A memory kernel that may instead be bound by SM cycles per element.
+Kernel cycle_bound_kernel(double bytes, double elements, double cycles_per_element, const DeviceRates& d) {
+  if (d.sm_cycles_per_s <= 0 || elements <= 0) return memory_kernel(bytes, d);
+  return at_least(bytes, elements * cycles_per_element / d.sm_cycles_per_s, d);
 }
 }  // namespace
 
@@ -287,25 +291,18 @@ Kernel half_to_float_cast_kernel(double half_bytes, const DeviceRates& d) {
 
 namespace {
 // A kernel whose parallel unit is the channel: `passes` x the channel's `channel_elements` at `rate`
-// plus `fixed_s`, or its `bytes` at the streaming rate, whichever is longer.
+// plus `fixed_s` (the H200's, scaled by this GPU's SM clock; the H200's where it is unknown), or its
+// `bytes` at the streaming rate, whichever is longer.
 Kernel per_channel_kernel(double bytes, double passes, double channel_elements, double rate, double fixed_s,
                           const DeviceRates& d) {
-  Kernel k = memory_kernel(bytes, d);
-  if (channel_elements <= 0 || rate <= 0) return k;
-  // The rates are the H200's: scaled by this GPU's SM clock (the H200's where it is unknown).
+  if (channel_elements <= 0 || rate <= 0) return memory_kernel(bytes, d);
   const double clock = d.sm_cycles_per_s > 0 ? d.sm_cycles_per_s / d.sms : kBnReferenceSmClock;
   const double scale = clock / kBnReferenceSmClock;
-  const double unit_s = passes * channel_elements / (rate * scale) + fixed_s / scale;
-  if (unit_s > k.shape.memory_s) {
-    // Bound by one channel's latency-bound work: compute-like (few SMs busy, little bandwidth).
-    k.shape.compute_s = unit_s;
-    k.seconds = unit_s + k.shape.overhead_s;
-  }
-  return k;
+  return at_least(bytes, passes * channel_elements / (rate * scale) + fixed_s / scale, d);
 }
 }  // namespace
 
-BatchNormKernels batch_norm_kernels(double in, double o, double channels, double elem_bytes, bool bfloat16,
+BatchNormKernels batch_norm_kernels(double in, double o, double channels, double elem_bytes, bool pytorch_kernels,
                                     bool channels_last, const DeviceRates& d) {
   BatchNormKernels bn;
   // Elements of one channel (N x H x W); 0 when the channel count is unknown.
@@ -316,15 +313,13 @@ BatchNormKernels batch_norm_kernels(double in, double o, double channels, double
     // the backward's reduce and element-wise kernels.
     bn.forward = {memory_kernel(in, d), memory_kernel(in + o, d)};
     bn.backward = {memory_kernel(o + in, d), memory_kernel(o + 2 * in, d)};
-  } else if (bfloat16) {
-    // The transform at kNativeBnTransformBytesPerSmCycle over all SMs (the streaming rate at most).
-    Kernel transform = memory_kernel(in + o, d);
-    const double tr_s = d.sm_cycles_per_s > 0 ? (in + o) / (kNativeBnTransformBytesPerSmCycle * d.sm_cycles_per_s)
-                                              : memory_kernel_at(in + o, d, kNativeBnTransformFraction).shape.memory_s;
-    if (tr_s > transform.shape.memory_s) {
-      transform.shape.compute_s = tr_s;
-      transform.seconds = tr_s + transform.shape.overhead_s;
-    }
+  } else if (pytorch_kernels) {
+    // The transform at kNativeBnTransformBytesPerSmCycle over all SMs (the fraction of the peak it
+    // was read as where the SMs' cycles are unknown).
+    const Kernel transform =
+        d.sm_cycles_per_s > 0
+            ? cycle_bound_kernel(in + o, in + o, 1.0 / kNativeBnTransformBytesPerSmCycle, d)
+            : at_least(in + o, memory_kernel_at(in + o, d, kNativeBnTransformFraction).shape.memory_s, d);
     bn.forward = {per_channel_kernel(in, 1, ch, kNativeBnStatsChannelRate, 0, d), transform};
     bn.backward = {per_channel_kernel(2 * o + 3 * in, 5, ch, kNativeBnBackwardChannelRate, 0, d)};
   } else if (ch > 0 && ch <= kCudnnBnSingleReadElements) {
@@ -715,21 +710,11 @@ void mem_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKer
   }
 
   if (is_batch_norm(r.name)) {
-    // Training-mode batch norm (batch_norm_kernels): cuDNN's kernels for float32 and float16 (the
-    // default, torch.backends.cudnn on; Normalization.cpp _batch_norm_impl_index / 2.x
-    // _select_batch_norm_backend), PyTorch's own for bfloat16 (use_cudnn requires input and weight
-    // not kBFloat16). NCHW, PyTorch's kernels (Normalization.cu batch_norm_cuda_out): the statistics
-    // read x, batch_norm_elementwise reads x and writes y; the backward
-    // (Normalization.cuh batch_norm_backward_kernel) reduces dy and (x - mean) dy over the channel,
-    // then reads dy and x again to write dx. A channel's slice times the channels in flight exceeds
-    // L2 at training batch sizes, so each read is a DRAM pass. cuDNN is closed source: its
-    // kernels are priced by the passes the statistics-before-normalising dependency forces and by
-    // the H200 table (kernel_model.cpp, "Batch norm"). channels_last
-    // (batch_norm_use_channels_last_kernels): the forward's two kernels make the same passes
-    // (batch_norm_stats_ / batch_norm_elemt_channels_last_cuda_template); the backward is two
-    // kernels, batch_norm_backward_reduce_channels_last_kernel (reads x and dy) and
-    // batch_norm_backward_elemt_channels_last_kernel (reads dy and x, writes dx).
-    // (The per-channel running-statistics update moves no activation bytes and is left out.)
+    // Training-mode batch norm (batch_norm_kernels; the passes, rates and sources are at the
+    // constants above): cuDNN's kernels for float32 and float16 (torch.backends.cudnn on, the
+    // default; Normalization.cpp _batch_norm_impl_index / 2.x _select_batch_norm_backend),
+    // PyTorch's own for bfloat16 (use_cudnn requires input and weight not kBFloat16). The
+    // per-channel running-statistics update moves no activation bytes and is left out.
     const double elem_bytes = 4.0 * c.act_bytes_factor;
     auto bn = batch_norm_kernels(in, o, channels, elem_bytes, c.bfloat16, c.channels_last, c.memory);
     lk.forward.insert(lk.forward.end(), bn.forward.begin(), bn.forward.end());

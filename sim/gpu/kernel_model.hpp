@@ -65,14 +65,15 @@ Kernel half_to_float_cast_kernel(double half_bytes, const DeviceRates& d);
 
 // Training-mode batch norm over an input of `channels` channels (N x C x H x W, or channels_last):
 // the forward kernels and the backward kernels of one call, as cuDNN (float32, float16 with a
-// float32 weight) or PyTorch's own kernels (bfloat16) run it (kernel_model.cpp, "Batch norm").
+// float32 weight) or PyTorch's own kernels (`pytorch_kernels`: bfloat16, or half weights) run it
+// (kernel_model.cpp, "Batch norm").
 // `in_bytes` / `out_bytes`: the input and output at the activation dtype, `elem_bytes` bytes an
 // element; channels <= 0 (unknown): no per-channel bound.
 struct BatchNormKernels {
   std::vector<Kernel> forward, backward;
 };
 BatchNormKernels batch_norm_kernels(double in_bytes, double out_bytes, double channels, double elem_bytes,
-                                    bool bfloat16, bool channels_last, const DeviceRates& d);
+                                    bool pytorch_kernels, bool channels_last, const DeviceRates& d);
 
 // A kernel bound by its FLOPs at `efficiency` x d.math_peak or by its bytes at the streaming rate,
 // whichever takes longer, plus the fixed cost. Fused attention (PyTorch SDPA flash /

@@ -328,8 +328,8 @@ TEST(Cli, ChannelsLastDropsTheConvolutionTransposesAndConvertsTheInput) {
   const std::string vgg = (dir / "vgg16-avgpool.json").string();
   {
     std::string text = slurp("models/vgg16.json");
-    for (size_t at; (at = text.find("\"max_pool2d_with_indices\"")) != std::string::npos;)
-      text.replace(at, 25, "\"avg_pool2d\"");
+    const std::string from = "\"max_pool2d_with_indices\"", to = "\"avg_pool2d\"";
+    for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
     std::ofstream(vgg) << text;
   }
   for (int side : {224, 448}) {
