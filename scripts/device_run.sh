@@ -3,6 +3,12 @@
 # for the device tool, so that a session lent a GPU spends one machine start on it:
 #   here:   bash scripts/build.sh minimal && cmake --build build --target ddpbench && bash scripts/device_bundle.sh
 #   device: run(command="bash scripts/device_run.sh", carry=[".devbundle.tar.xz"], timeout_s=560)
+#   then, if device time is left, single operators with their kernels (convolutions NCHW and
+#   channels_last, odd-sized and short-K GEMMs, layer norm; sim/gpu/NOTES.md's open leads), about
+#   2-4 minutes:
+#   device: run(command="python3 scripts/measure_kernels.py --out $OUT/kernels.json --budget-s 200",
+#               timeout_s=260)
+#   here:   python3 scripts/measure_kernels.py --compare kernels.json --preset h200 --md kernels-compare.md
 # Steps, each under its own timeout, all writing into a scratch folder that is packed at the end:
 #   1. scripts/device_profile.sh (per-layer profiles of the zoo, ddpbench layers/contention, the
 #      loss and optimizer steps, the estimate table), at most 230 s;
