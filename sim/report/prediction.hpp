@@ -33,8 +33,17 @@ struct Prediction {
   std::string summary;  // "compute estimated, DDP simulated"
 };
 
-// The part tables (exposed for the tests and docs).
-BandPart compute_part(const std::string& provenance, double compute_scale);
+// The estimated compute's range (e) and where a prediction counts as host-heavy (its modelled
+// host dispatch at least this share of its compute): report/prediction.cpp says what each rests
+// on; tests/sim/PredictionBand_test.cpp recomputes them.
+inline constexpr double kEstimatedLow = -0.228;
+inline constexpr double kEstimatedHigh = 0.336;
+inline constexpr double kEstimatedHostHeavyHigh = 2.448;
+inline constexpr double kHostHeavyShare = 0.5;
+
+// The part tables (exposed for the tests and docs). host_frac: the per-kernel model's host
+// dispatch over the compute it launches (host_share(StepReport)); it matters to an estimate only.
+BandPart compute_part(const std::string& provenance, double compute_scale, double host_frac = 0);
 BandPart ddp_part(int world_size);
 double tie_resolution();
 
@@ -43,7 +52,10 @@ double tie_resolution();
 // with the compute measured): low = step + compute_only x c.low + step x d.low, high likewise;
 // the band always holds the prediction itself.
 Prediction prediction(double step_s, double compute_only_s, const std::string& provenance, double compute_scale,
-                      int world_size);
+                      int world_size, double host_frac = 0);
+// host_share of a report: compute_host_forward_s + compute_host_backward_s over one micro-step's
+// compute_only_s (0 without the per-kernel model's host figures).
+double host_share(const StepReport& r);
 Prediction prediction(const StepReport& r);
 
 core::Json prediction_json(const Prediction& p);

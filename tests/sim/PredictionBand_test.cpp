@@ -4,8 +4,15 @@
 // change that moves these errors fails here; then the band (code, docs/accuracy.md) is re-derived.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -83,6 +90,136 @@ TEST(PredictionBand, MeasuredComputeEndsRestOnTheComputeOnlySteps) {
   EXPECT_EQ(p.kind, "measured");
   EXPECT_NEAR(p.low, e_of(0.073), 1e-12);
   EXPECT_NEAR(p.high, e_of(-0.078), 1e-12);
+}
+
+
+// The estimated compute's ends (report/prediction.cpp compute_part): the uncalibrated one-GPU
+// estimate against measured steps, e = measured / predicted - 1, split by the report's host share
+// (report::host_share: the modelled host dispatch over the compute it launches).
+struct EstimateCheck {
+  std::string what;
+  double e = 0, host = 0;
+};
+
+double host_share_of(const Json& rep) {
+  const Json& h = rep["compute_host"];
+  if (!h.is_object()) return 0.0;
+  const double per_micro = rep["compute_only_s"].get<double>() / std::max(1, rep["micro_steps"].get<int>());
+  return (h["forward_s"].get<double>() + h["backward_s"].get<double>()) / per_micro;
+}
+
+// timm's training benchmark on one RTX 3090 (tests/data/cnn-throughput; the settings of
+// PublishedCnnThroughput_test.cpp): the truth is the measured throughput, so e = predicted
+// samples/s / measured - 1.
+std::vector<EstimateCheck> timm_rows() {
+  std::ifstream in("tests/data/cnn-throughput/timm-train-amp-nchw-pt112-cu113-rtx3090.csv");
+  std::vector<EstimateCheck> out;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    if (f.size() != 7) continue;
+    const auto r = testing::run_cli(
+        "run --model " + f[6] + " --cluster tests/data/cnn-throughput/one-rtx-3090.json --set training.batch_size=" +
+        std::to_string(static_cast<int>(std::stod(f[3]))) +
+        " --set training.compute_dtype=float16 --set training.grad_scaler=false --set training.optimizer_impl=for_loop "
+        "-q --json -");
+    EXPECT_EQ(r.code, 0) << f[0] << ": " << r.err;
+    const Json rep = Json::parse(r.out);
+    out.push_back({"rtx3090 " + f[0], rep["samples_per_s"].get<double>() / std::stod(f[1]) - 1.0, host_share_of(rep)});
+  }
+  return out;
+}
+
+// The one-GPU steps without DDP measured on an H200 (bench/results/device-h200-2026-12-04, step.json
+// and step-2.json), predicted as scripts/device_step_compare.py does at cap 25 MB: the no-DDP step
+// is step_time_s - ddp_overhead_s.
+std::vector<EstimateCheck> h200_rows() {
+  std::vector<EstimateCheck> out;
+  const fs::path dir = "bench/results/device-h200-2026-12-04";
+  const fs::path tmp = fs::temp_directory_path() / ("ddpsim-band-" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  for (const char* file : {"step.json", "step-2.json"}) {
+    std::ifstream in(dir / file);
+    const Json doc = Json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+    for (const Json& row : doc["rows"]) {
+      std::string attention = "eager";
+      for (const Json& k : row["kernels"]["rows"]) {
+        std::string n = k["name"].get<std::string>(), low = n;
+        std::transform(low.begin(), low.end(), low.begin(), ::tolower);
+        if (low.find("flash") != std::string::npos) attention = "sdpa_flash";
+        if (attention == "eager" &&
+            (n.find("fmha_cutlass") != std::string::npos || n.find("MemEffAttention") != std::string::npos))
+          attention = "sdpa_mem_efficient";
+      }
+      Json training = {{"batch_size", row["batch"]},
+                       {"compute_dtype", row["dtype"]},
+                       {"optimizer", "sgd"},
+                       {"optimizer_impl", "foreach"},
+                       {"zero_grad_set_to_none", true},
+                       {"input_bytes_per_sample", "0B"},
+                       {"loss", "none"},
+                       {"attention", attention}};
+      if (row.contains("seq_len") && !row["seq_len"].is_null()) training["seq_len"] = row["seq_len"];
+      const Json scen = {{"name", "device-step"},
+                         {"model", row["model"]},
+                         {"cluster", {{"name", "one-gpu"}, {"gpu", "h200"}, {"nodes", 1}, {"gpus_per_node", 1}}},
+                         {"ddp", {{"bucket_cap_mb", 25}, {"pytorch_version", "2.4"}}},
+                         {"training", training},
+                         {"compute", {{"use_measured", false}}}};
+      const fs::path sp = tmp / "s.json";
+      std::ofstream(sp) << scen.dump();
+      const auto r = testing::run_cli("run " + sp.string() + " -q --json -");
+      EXPECT_EQ(r.code, 0) << row["model"] << ": " << r.err;
+      const Json rep = Json::parse(r.out);
+      const double no_ddp = rep["step_time_s"].get<double>() - rep["ddp_overhead_s"].get<double>();
+      out.push_back({"h200 " + row["model"].get<std::string>() + " " + row["dtype"].get<std::string>(),
+                     row["median_step_s"]["no_ddp"].get<double>() / no_ddp - 1.0, host_share_of(rep)});
+    }
+  }
+  fs::remove_all(tmp);
+  return out;
+}
+
+TEST(PredictionBand, EstimatedComputeEndsRestOnTimmAndTheH200Steps) {
+  auto rows = timm_rows();
+  ASSERT_EQ(rows.size(), 22u);
+  const auto h200 = h200_rows();
+  ASSERT_EQ(h200.size(), 12u);
+  rows.insert(rows.end(), h200.begin(), h200.end());
+  double lo = 1e9, hi = -1e9, heavy_lo = 1e9, heavy_hi = -1e9;
+  int heavy = 0;
+  for (const auto& r : rows) {
+    std::printf("%-44s e %+7.1f %%  host share %.2f\n", r.what.c_str(), 100 * r.e, r.host);
+    if (r.host >= report::kHostHeavyShare) {
+      ++heavy;
+      heavy_lo = std::min(heavy_lo, r.e);
+      heavy_hi = std::max(heavy_hi, r.e);
+    } else {
+      lo = std::min(lo, r.e);
+      hi = std::max(hi, r.e);
+    }
+  }
+  std::printf("GPU-bound: %+.1f .. %+.1f %%; host-heavy (%d): %+.1f .. %+.1f %%\n", 100 * lo, 100 * hi, heavy,
+              100 * heavy_lo, 100 * heavy_hi);
+  // The ends the band states (a change of the estimate that moves them fails here: re-derive the
+  // constants, report/prediction.cpp's comment and docs/accuracy.md's table).
+  EXPECT_NEAR(lo, report::kEstimatedLow, 0.0005) << "the estimate's too-slow end moved";
+  EXPECT_NEAR(hi, report::kEstimatedHigh, 0.0005) << "the estimate's too-fast end (GPU-bound) moved";
+  EXPECT_EQ(heavy, 3) << "the host-heavy rows are BERT-base, BERT-large and ViT-B/16 in bfloat16 on the H200";
+  EXPECT_NEAR(heavy_hi, report::kEstimatedHostHeavyHigh, 0.0005) << "the host-heavy end moved";
+  EXPECT_GE(heavy_lo, report::kEstimatedLow);
+  // The held-out figure the issue quotes (32 published V100/A100 configurations: -14 .. +29.3 %) lies
+  // inside the range, so the band holds it too.
+  EXPECT_LE(report::kEstimatedLow, -0.14);
+  EXPECT_GE(report::kEstimatedHigh, 0.293);
+  const report::BandPart gpu = report::compute_part("estimated (per-kernel model)", 1.0, 0.2);
+  EXPECT_EQ(gpu.low, report::kEstimatedLow);
+  EXPECT_EQ(gpu.high, report::kEstimatedHigh);
+  const report::BandPart host = report::compute_part("estimated (per-kernel model)", 1.0, 0.9);
+  EXPECT_EQ(host.high, report::kEstimatedHostHeavyHigh);
 }
 
 }  // namespace

@@ -10,19 +10,21 @@ namespace ddpsim::report {
 namespace {
 
 TEST(Prediction, EstimatedComputeWidensTheBandByItsErrorsOnTheComputeTimeOnly) {
-  // step 100 ms, compute only 60 ms, 8 GPUs. Compute: truth/predicted - 1 in [-14 %, +29.3 %]
-  // on the 60 ms; DDP: [1/1.069 - 1 = -6.45463 %, 1/(1 - 0.076) - 1 = 8.22511 %] on the 100 ms.
-  const Prediction p = prediction(0.100, 0.060, "estimated (per-kernel model)", 1.0, 8);
-  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14 + 0.100 * (1 / 1.069 - 1), 1e-12);    // 85.1454 ms
-  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293 + 0.100 * (1 / 0.924 - 1), 1e-12);  // 125.805 ms
+  // step 100 ms, compute only 60 ms, 8 GPUs, host dispatch a fifth of the compute. Compute:
+  // truth/predicted - 1 in [-22.8 %, +33.6 %] on the 60 ms; DDP: [1/1.069 - 1 = -6.45463 %,
+  // 1/(1 - 0.076) - 1 = 8.22511 %] on the 100 ms.
+  const Prediction p = prediction(0.100, 0.060, "estimated (per-kernel model)", 1.0, 8, 0.2);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.228 + 0.100 * (1 / 1.069 - 1), 1e-12);  // 79.8654 ms
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.336 + 0.100 * (1 / 0.924 - 1), 1e-12);  // 128.385 ms
   EXPECT_EQ(p.summary, "compute estimated, DDP simulated");
   ASSERT_EQ(p.parts.size(), 2u);
   EXPECT_EQ(p.parts[0].kind, "estimated");
+  EXPECT_NE(p.parts[0].validation.find("-22.8 .. +33.6 %"), std::string::npos);
   EXPECT_NE(p.parts[0].validation.find("29.3 %"), std::string::npos);
   // Both ends in the high end's unit, whole units from 10 up, else two significant digits; the
-  // low end rounded down (85.1454 -> 85) and the high end up (125.805 -> 126), so that the printed
+  // low end rounded down (79.8654 -> 79) and the high end up (128.385 -> 129), so that the printed
   // band holds what it stands for.
-  EXPECT_EQ(prediction_text(p), "likely 85-126 ms: compute estimated, DDP simulated");
+  EXPECT_EQ(prediction_text(p), "likely 79-129 ms: compute estimated, DDP simulated");
   Prediction small = p;
   small.low_s = 0.000512;
   small.high_s = 0.0009949;
@@ -34,6 +36,34 @@ TEST(Prediction, EstimatedComputeWidensTheBandByItsErrorsOnTheComputeTimeOnly) {
   small.low_s = 2.866;
   small.high_s = 3.04;
   EXPECT_EQ(prediction_text(small), "likely 2.8-3.1 s: compute estimated, DDP simulated");
+}
+
+TEST(Prediction, AHostHeavyEstimateReachesTheHostBoundEnd) {
+  // The same step with its modelled host dispatch 60 % of its compute: the compute's high end is
+  // +244.8 % (one-GPU steps that waited on their host), 0.100 + 0.060 x 2.448 + 0.100 x 8.22511 %
+  // = 255.105 ms; the low end as before. Half exactly counts as host-heavy.
+  const Prediction p = prediction(0.100, 0.060, "estimated (per-kernel model)", 1.0, 8, 0.6);
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 2.448 + 0.100 * (1 / 0.924 - 1), 1e-12);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.228 + 0.100 * (1 / 1.069 - 1), 1e-12);
+  EXPECT_EQ(prediction_text(p), "likely 79-256 ms: compute estimated (host-heavy), DDP simulated");
+  EXPECT_NE(p.parts[0].validation.find("host-heavy (modelled host dispatch 60 % of the compute)"), std::string::npos);
+  EXPECT_EQ(compute_part("estimated (per-kernel model)", 1.0, 0.5).high, 2.448);
+  EXPECT_EQ(compute_part("estimated (per-kernel model)", 1.0, 0.4999).high, 0.336);
+  // A measured or calibrated compute ignores the host share (it is measured with its host).
+  EXPECT_EQ(prediction(0.100, 0.060, "measured on this CPU", 1.0, 8, 0.9).summary, "compute measured, DDP simulated");
+  EXPECT_EQ(prediction(0.100, 0.060, "estimated (per-kernel model)", 1.25, 8, 0.9).summary,
+            "compute calibrated, DDP simulated");
+  // host_share of a report: (forward 20 ms + backward 16 ms) of host over one of two micro-steps'
+  // 30 ms of compute = 1.2.
+  StepReport r;
+  r.steady.step_time_s = 0.100;
+  r.steady.compute_only_s = 0.060;
+  r.steady.micro_steps = 2;
+  r.compute_host_forward_s = 0.020;
+  r.compute_host_backward_s = 0.016;
+  EXPECT_NEAR(host_share(r), 1.2, 1e-12);
+  r.compute_host_forward_s = r.compute_host_backward_s = 0;
+  EXPECT_EQ(host_share(r), 0.0);
 }
 
 // A 100 ms step of 60 ms of estimated compute on eight GPUs (the figures of the tests below).
@@ -52,8 +82,8 @@ TEST(Prediction, FsdpSaysItsCommunicationIsNotValidated) {
   StepReport r = estimated_step_on_8_gpus();
   r.fsdp = "FSDP2 fully_shard FULL_SHARD";
   const Prediction p = prediction(r);
-  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14 + 0.100 * (1 / 1.069 - 1), 1e-12);
-  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293 + 0.100 * (1 / 0.924 - 1), 1e-12);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.228 + 0.100 * (1 / 1.069 - 1), 1e-12);
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.336 + 0.100 * (1 / 0.924 - 1), 1e-12);
   EXPECT_EQ(p.summary, "compute estimated, FSDP simulated (not validated)");
   ASSERT_EQ(p.parts.size(), 2u);
   EXPECT_EQ(p.parts[1].part, "fsdp");
@@ -65,16 +95,16 @@ TEST(Prediction, DataParallelSaysItIsNotValidatedAndAtOneGpuHasNoCommunicationPa
   r.data_parallel = DataParallelReport{};
   Prediction p = prediction(r);
   // Eight GPUs: DDP's band stands in, as for FSDP.
-  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14 + 0.100 * (1 / 1.069 - 1), 1e-12);
-  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293 + 0.100 * (1 / 0.924 - 1), 1e-12);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.228 + 0.100 * (1 / 1.069 - 1), 1e-12);
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.336 + 0.100 * (1 / 0.924 - 1), 1e-12);
   EXPECT_EQ(p.summary, "compute estimated, DataParallel simulated (not validated)");
   EXPECT_EQ(p.parts[1].part, "data_parallel");
   EXPECT_EQ(p.parts[1].validation.rfind("no DataParallel measurement in this project", 0), 0u);
-  // One GPU: the compute part alone, 0.100 - 0.060 x 0.14 .. 0.100 + 0.060 x 0.293.
+  // One GPU: the compute part alone, 0.100 - 0.060 x 0.228 .. 0.100 + 0.060 x 0.336.
   r.world_size = 1;
   p = prediction(r);
-  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.14, 1e-12);
-  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.293, 1e-12);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.228, 1e-12);
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.336, 1e-12);
   EXPECT_EQ(p.parts[1].low, 0.0);
   EXPECT_EQ(p.parts[1].high, 0.0);
   EXPECT_EQ(p.summary, "compute estimated, DataParallel simulated");
@@ -95,8 +125,8 @@ TEST(Prediction, MeasuredAndCalibratedComputeNarrowIt) {
 TEST(Prediction, OneGpuUsesTheOneGpuDdpTableAndTransferredTheEstimatesOne) {
   const Prediction p = prediction(0.050, 0.050, "transferred from a100-sxm4-80gb (per-kernel scaling)", 1.0, 1);
   EXPECT_EQ(p.parts[0].kind, "transferred");
-  EXPECT_NEAR(p.low_s, 0.050 * (1 - 0.14), 1e-12);
-  EXPECT_NEAR(p.high_s, 0.050 * (1 + 0.293 + 0.056), 1e-12);
+  EXPECT_NEAR(p.low_s, 0.050 * (1 - 0.228), 1e-12);
+  EXPECT_NEAR(p.high_s, 0.050 * (1 + 0.336 + 0.056), 1e-12);
 }
 
 TEST(Prediction, TheJsonCarriesTheBandTheBasisAndTheResolution) {
