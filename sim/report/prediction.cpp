@@ -62,7 +62,8 @@ BandPart compute_part(const std::string& provenance, double compute_scale, doubl
   p.validation =
       std::string(p.kind == "transferred" ? "no transfer validation yet; the estimate's: " : "") +
       (host_heavy ? "host-heavy (modelled host dispatch " + std::string(share) +
-                        " of the compute): one-GPU steps whose modelled host dispatch was at least half their compute ran up to "
+                        " of the compute): one-GPU steps whose modelled host dispatch was at least half their compute "
+                        "ran up to "
                         "245 % slower than estimated (H200, torch 2.11, bfloat16 BERT-base / BERT-large / ViT-B/16: "
                         "host 2.6-4.9x the model's); "
                   : std::string()) +

@@ -3,7 +3,6 @@
 // this build: the band's constants and the validation tables cannot drift apart unnoticed. A model
 // change that moves these errors fails here; then the band (code, docs/accuracy.md) is re-derived.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,7 +90,6 @@ TEST(PredictionBand, MeasuredComputeEndsRestOnTheComputeOnlySteps) {
   EXPECT_NEAR(p.low, e_of(0.073), 1e-12);
   EXPECT_NEAR(p.high, e_of(-0.078), 1e-12);
 }
-
 
 // The estimated compute's ends (report/prediction.cpp compute_part): the uncalibrated one-GPU
 // estimate against measured steps, e = measured / predicted - 1, split by the report's host share

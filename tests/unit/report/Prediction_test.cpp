@@ -14,7 +14,7 @@ TEST(Prediction, EstimatedComputeWidensTheBandByItsErrorsOnTheComputeTimeOnly) {
   // truth/predicted - 1 in [-22.8 %, +33.6 %] on the 60 ms; DDP: [1/1.069 - 1 = -6.45463 %,
   // 1/(1 - 0.076) - 1 = 8.22511 %] on the 100 ms.
   const Prediction p = prediction(0.100, 0.060, "estimated (per-kernel model)", 1.0, 8, 0.2);
-  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.228 + 0.100 * (1 / 1.069 - 1), 1e-12);  // 79.8654 ms
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.228 + 0.100 * (1 / 1.069 - 1), 1e-12);   // 79.8654 ms
   EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.336 + 0.100 * (1 / 0.924 - 1), 1e-12);  // 128.385 ms
   EXPECT_EQ(p.summary, "compute estimated, DDP simulated");
   ASSERT_EQ(p.parts.size(), 2u);
