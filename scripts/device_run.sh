@@ -2,7 +2,7 @@
 # Everything the first H200 session measured (bench/results/device-h200-2026-12-04), as one command
 # for the device tool, so that a session lent a GPU spends one machine start on it:
 #   here:   bash scripts/build.sh minimal && cmake --build build --target ddpbench && bash scripts/device_bundle.sh
-#   device: run(command="bash scripts/device_run.sh", carry=[".devbundle.tar.xz"], timeout_s=560)
+#   device: run(command="bash scripts/device_run.sh", carry=[".devbundle.tar.xz"], timeout_s=590)
 #   then, if device time is left, single operators with their kernels (convolutions NCHW and
 #   channels_last, odd-sized and short-K GEMMs, layer norm; sim/gpu/NOTES.md's open leads), about
 #   2-4 minutes:
@@ -21,7 +21,9 @@
 #      with NCCL) and scripts/measure_optimizer_host.py (on the CPU and on the GPU: foreach's CUDA
 #      fast path) (host costs of the machine's torch, each with its shares of the reference op),
 #      about 100 s (each call at most 20 s, 40 s);
-#   4. nvidia-smi's clocks and the CPU model.
+#   4. scripts/measure_step_host.py on that CPU (BERT-base and GPT-2 at tiny dimensions, float32 and
+#      bf16 autocast) against ddpsim's host accounting, about 60 s;
+#   5. nvidia-smi's clocks and the CPU model.
 # The result is OUT/device.tgz (OUT: the device tool's $OUT, else the first argument, else
 # /tmp/device-run) plus its run.json and logs beside it (the tool brings back at most 8 files).
 # Unpack it into bench/results/device-<preset>-<date>/ and recompute the tables here with
@@ -61,6 +63,24 @@ timeout 40 "$py" scripts/measure_ddp_host.py --reps 15 -o "$work/ddp_host.json" 
 # shares of the CUDA mul chain (sim/ddp/host_costs.cpp prices the Reducer's share and NCCL's launch).
 timeout 40 "$py" scripts/measure_ddp_host.py --device cuda --reps 15 -o "$work/ddp_host_cuda.json" \
   >"$work/ddp_host_cuda.out" 2>&1
+# Whole eager steps' host work on that CPU (tiny dimensions: every op of the model, kernels that
+# cost nothing), float32 and under bf16 autocast, against ddpsim's accounting priced at that CPU's
+# per-op chains (sim/gpu/NOTES.md "Eager host dispatch"): what the H200's host-bound bfloat16
+# transformer steps (3-5x the modelled host work) spend their host time on. CPU only, ~60 s.
+sim=build/ddpsim
+[ -x "$sim" ] || sim=.devbundle/ddpsim
+bert='{"vocab_size": 64, "hidden_size": 12, "intermediate_size": 12, "max_position_embeddings": 16, "num_attention_heads": 4}'
+gpt2='{"vocab_size": 64, "n_embd": 12, "n_head": 4, "n_positions": 16}'
+for ac in float32 bfloat16; do
+  flag=()
+  [ "$ac" = bfloat16 ] && flag=(--autocast bfloat16)
+  timeout 60 "$py" scripts/measure_step_host.py --spec zoo.bert:bert_base --kwargs "$bert" --input 1x4 \
+    --input-dtype int64 --steps 20 --warmup 5 "${flag[@]}" --ddpsim "$sim" --model models/bert-base.json \
+    --json "$work/step_host-bert-base-$ac.json" >/dev/null 2>>"$work/step_host.err"
+  timeout 60 "$py" scripts/measure_step_host.py --spec zoo.gpt2:gpt2 --kwargs "$gpt2" --input 1x4 \
+    --input-dtype int64 --steps 20 --warmup 5 "${flag[@]}" --ddpsim "$sim" --model models/gpt2.json \
+    --json "$work/step_host-gpt2-$ac.json" >/dev/null 2>>"$work/step_host.err"
+done
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >>"$work/machine.txt" 2>&1
 cp "$work/run.json" "$out/" 2>/dev/null
 tar czf "$out/device.tgz" -C "$work" .

@@ -48,6 +48,8 @@ def _args(argv):
     ap.add_argument("--input-dtype", default="float32", help="float32 or int64 (token ids)")
     ap.add_argument("--vocab", type=int, default=None, help="token id range for int64 inputs (default: the model's)")
     ap.add_argument("--optimizer", default="sgd", help="sgd (momentum 0.9) or adamw (torch's default implementation)")
+    ap.add_argument("--autocast", default=None, help="bfloat16: the forward and loss under torch.autocast('cpu', "
+                    "bfloat16), as a bf16 training step dispatches them (its casts, its float32 ops)")
     ap.add_argument("--steps", default="50", help="timed steps (1..10000)")
     ap.add_argument("--warmup", default="10", help="untimed steps first (0..10000)")
     ap.add_argument("--json", default=None, help="also write the result to FILE")
@@ -67,6 +69,8 @@ def _args(argv):
         setattr(a, name, int(v))
     if a.optimizer not in ("sgd", "adamw"):
         _fail("--optimizer: %r is not allowed; expected sgd or adamw" % (a.optimizer,))
+    if a.autocast not in (None, "bfloat16"):
+        _fail("--autocast: %r is not allowed; expected bfloat16" % (a.autocast,))
     if a.input_dtype not in ("float32", "int64"):
         _fail("--input-dtype: %r is not allowed; expected float32 or int64" % (a.input_dtype,))
     if a.vocab is not None and a.vocab < 1:
@@ -80,14 +84,15 @@ def _args(argv):
     return a
 
 
-def ddpsim_counts(ddpsim, model):
-    """What ddpsim charges per micro-step for `model` (one A100, no loss): kernels launched in
-    forward and backward (`compute_host`) and the model file's host_ops totals."""
+def ddpsim_counts(ddpsim, model, dtype="float32"):
+    """What ddpsim charges per micro-step for `model` (one A100, no loss, `dtype` as
+    training.compute_dtype): kernels launched in forward and backward (`compute_host`) and the
+    model file's host_ops totals."""
     import subprocess
     from device_profile import ddpsim_report
     scen = {"name": "host-counts", "model": os.path.abspath(model),
             "cluster": {"name": "one-gpu", "gpu": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 1},
-            "training": {"loss": "none"}}
+            "training": {"loss": "none", "compute_dtype": dtype}}
     try:
         host = ddpsim_report(ddpsim, scen).get("compute_host") or {}
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
@@ -165,10 +170,16 @@ def measure(a):
         opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
     else:
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    import contextlib
+
+    def ctx():
+        return torch.autocast("cpu", dtype=torch.bfloat16) if a.autocast else contextlib.nullcontext()
+
     fwd, bwd, ost = [], [], []
     for i in range(a.warmup + a.steps):
         t0 = time.perf_counter()
-        loss = _loss(model(x))
+        with ctx():
+            loss = _loss(model(x))
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
@@ -179,7 +190,7 @@ def measure(a):
             fwd.append(t1 - t0)
             bwd.append(t2 - t1)
             ost.append(t3 - t2)
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with profile(activities=[ProfilerActivity.CPU]) as prof, ctx():
         loss = _loss(model(x))
     top = [e.name for e in prof.events()
            if e.name.startswith("aten::") and (e.cpu_parent is None or not e.cpu_parent.name.startswith("aten::"))]
@@ -188,7 +199,8 @@ def measure(a):
              "aten::reshape", "aten::alias", "aten::detach", "aten::resolve_conj", "aten::resolve_neg"}
     return {
         "torch": torch.__version__, "spec": a.spec, "kwargs": a.kwargs, "input": shape,
-        "input_dtype": a.input_dtype, "optimizer": a.optimizer, "threads": 1, "steps": a.steps,
+        "input_dtype": a.input_dtype, "optimizer": a.optimizer, "autocast": a.autocast, "threads": 1,
+        "steps": a.steps,
         "warmup": a.warmup,
         "forward_s": statistics.median(fwd), "backward_s": statistics.median(bwd),
         "optimizer_s": statistics.median(ost),
@@ -202,7 +214,7 @@ def measure(a):
 
 def main(argv=None):
     a = _args(sys.argv[1:] if argv is None else argv)
-    counts = ddpsim_counts(a.ddpsim, a.model) if a.ddpsim else None
+    counts = ddpsim_counts(a.ddpsim, a.model, a.autocast or "float32") if a.ddpsim else None
     if counts:
         import measure_dispatch as md
         before = md.measure(("mul", "view", "module"), reps=7)

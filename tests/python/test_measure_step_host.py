@@ -30,7 +30,8 @@ class MeasureStepHostTest(unittest.TestCase):
         _need_torch()
         for args, word in ((["--kwargs", "{nope"], "--kwargs"), (["--kwargs", "[1]"], "--kwargs"),
                            (["--steps", "0"], "--steps"), (["--warmup", "x"], "--warmup"),
-                           (["--optimizer", "lamb"], "--optimizer"), (["--input-dtype", "int8"], "--input-dtype")):
+                           (["--optimizer", "lamb"], "--optimizer"), (["--input-dtype", "int8"], "--input-dtype"),
+                           (["--autocast", "float16"], "--autocast")):
             base = {"--kwargs": TINY, "--steps": "2", "--warmup": "0", "--optimizer": "sgd", "--input-dtype": "int64"}
             base[args[0]] = args[1]
             argv = ["--spec", "zoo.bert:bert_base", "--input", "1x4"] + [x for kv in base.items() for x in kv]
@@ -60,6 +61,20 @@ class MeasureStepHostTest(unittest.TestCase):
         self.assertGreater(r["forward_top_level_ops"], r["forward_view_ops"])
         self.assertGreater(r["forward_view_ops"], 0)  # attention's view/permute/transpose
         self.assertEqual((r["optimizer"], r["threads"], r["steps"], r["warmup"]), ("adamw", 1, 5, 2))
+
+    def test_tiny_bert_step_under_bf16_autocast_dispatches_its_casts(self):
+        # Under torch.autocast('cpu', bfloat16) the forward casts every linear's input and weight,
+        # and the backward runs a node for each cast's gradient: more autograd nodes than the
+        # float32 step of the same model. (The profiler's top-level op count is not compared: under
+        # autocast the casts are sometimes recorded inside the op that made them.)
+        _need_torch()
+        runs = {}
+        for ac in ([], ["--autocast", "bfloat16"]):
+            p = _run(*BERT, "--steps", "2", "--warmup", "1", *ac)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            runs[bool(ac)] = json.loads(p.stdout)
+        self.assertEqual((runs[False]["autocast"], runs[True]["autocast"]), (None, "bfloat16"))
+        self.assertGreater(runs[True]["backward_nodes"], runs[False]["backward_nodes"])
 
     def test_compare_prices_ddpsims_counts_at_the_chains_costs(self):
         # 100 kernels at 3 us and 50 views at 1.5 us + 10 module calls at 1 us: 0.3 ms and 0.385
