@@ -249,12 +249,49 @@ def estimate(ddpsim, preset, c, model_path):
     return fwd, bwd, rep.get("conv_transposes_s")
 
 
+OPS = {"conv", "linear", "bmm", "layernorm"}
+DTYPES = {"float32", "tf32", "bfloat16", "float16"}
+
+
+def bad_case(i, c):
+    """Why measured case `i` cannot be compared (its JSON path, value and what is allowed), or None."""
+    where = "/cases/%d" % i
+    if not isinstance(c, dict):
+        return "%s: %r is not an object" % (where, c)
+    checks = (("op", lambda v: v in OPS, "one of " + ", ".join(sorted(OPS))),
+              ("dtype", lambda v: v in DTYPES, "one of " + ", ".join(sorted(DTYPES))),
+              ("layout", lambda v: v in LAYOUTS, "one of " + ", ".join(LAYOUTS)),
+              ("case", lambda v: isinstance(v, str) and v != "", "a name"),
+              ("kwargs", lambda v: isinstance(v, dict), "an object"),
+              ("shape", lambda v: isinstance(v, list) and len(v) >= 2 and all(isinstance(x, int) and x > 0 for x in v),
+               "a list of at least two positive integers"),
+              ("forward_s", lambda v: isinstance(v, (int, float)) and v >= 0, "a number >= 0"),
+              ("backward_s", lambda v: isinstance(v, (int, float)), "a number"),
+              ("kernels", lambda v: isinstance(v, list), "a list"))
+    for key, ok, allowed in checks:
+        if key not in c:
+            return "%s/%s: missing; expected %s" % (where, key, allowed)
+        if not ok(c[key]):
+            return "%s/%s: %r is not allowed; expected %s" % (where, key, c[key], allowed)
+    return None
+
+
 def compare(args):
-    with open(args.compare) as f:
-        doc = json.load(f)
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("cases"), list):
-        sys.stderr.write("measure_kernels.py: error: %s: not a %s file (its \"format\")\n" % (args.compare, FORMAT))
+    def fail(msg):
+        sys.stderr.write("measure_kernels.py: error: %s: %s\n" % (args.compare, msg))
         return 2
+
+    try:
+        with open(args.compare) as f:
+            doc = json.load(f)
+    except ValueError as e:
+        return fail("not JSON (%s)" % e)
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("cases"), list):
+        return fail("not a %s file (its \"format\" and \"cases\")" % FORMAT)
+    for i, c in enumerate(doc["cases"]):
+        why = bad_case(i, c)
+        if why:
+            return fail(why)
     rel = lambda e, m: (e / m - 1.0) if m > 0 else None  # noqa: E731
     rows, exported = [], {}
     with tempfile.TemporaryDirectory() as td:
@@ -337,6 +374,8 @@ def main(argv=None):
         return compare(args)
     if not args.out:
         ap.error("give --out FILE (measure) or --compare FILE")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        ap.error("--out %s: its folder does not exist" % args.out)
     return measure(args)
 
 

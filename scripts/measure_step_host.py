@@ -26,6 +26,7 @@ without the host work that launches no kernel, against the measured forward and 
       --input 1x4 --input-dtype int64
 """
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -170,8 +171,6 @@ def measure(a):
         opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
     else:
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    import contextlib
-
     def ctx():
         return torch.autocast("cpu", dtype=torch.bfloat16) if a.autocast else contextlib.nullcontext()
 

@@ -54,23 +54,32 @@ BandPart compute_part(const std::string& provenance, double compute_scale, doubl
   // A prediction whose host dispatch is at least half its compute is "host-heavy": a host twice as
   // slow as modelled sets its pace, and its band reaches the host-bound rows' end.
   p.kind = provenance.rfind("transferred", 0) == 0 ? "transferred" : "estimated";
-  const bool host_heavy = host_frac >= kHostHeavyShare;
+  p.host_heavy = host_frac >= kHostHeavyShare;
   p.low = kEstimatedLow;
-  p.high = host_heavy ? kEstimatedHostHeavyHigh : kEstimatedHigh;
-  char share[32];
-  std::snprintf(share, sizeof share, "%.0f %%", 100.0 * host_frac);
-  p.validation =
-      std::string(p.kind == "transferred" ? "no transfer validation yet; the estimate's: " : "") +
-      (host_heavy ? "host-heavy (modelled host dispatch " + std::string(share) +
-                        " of the compute): one-GPU steps whose modelled host dispatch was at least half their compute "
-                        "ran up to "
-                        "245 % slower than estimated (H200, torch 2.11, bfloat16 BERT-base / BERT-large / ViT-B/16: "
-                        "host 2.6-4.9x the model's); "
-                  : std::string()) +
-      "uncalibrated estimates vs measured one-GPU steps: -22.8 .. +33.6 % (22 timm AMP configurations on an RTX "
-      "3090, 9 GPU-bound steps on an H200), -14 .. +29.3 % on 32 published V100/A100 configurations (held out)";
+  p.high = p.host_heavy ? kEstimatedHostHeavyHigh : kEstimatedHigh;
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "uncalibrated estimates vs measured one-GPU steps: %+.1f .. %+.1f %% (22 timm AMP configurations on an "
+                "RTX 3090, 9 GPU-bound steps on an H200), -14 .. +29.3 %% on 32 published V100/A100 configurations "
+                "(held out)",
+                100 * kEstimatedLow, 100 * kEstimatedHigh);
+  p.validation = text;
+  if (p.host_heavy) {
+    std::snprintf(text, sizeof text,
+                  "host-heavy (modelled host dispatch %.0f %% of the compute): one-GPU steps whose modelled host "
+                  "dispatch was at least %.0f %% of their compute ran up to %.1f %% slower than estimated (H200, "
+                  "torch 2.11, bfloat16 BERT-base / BERT-large / ViT-B/16: host 2.6-4.9x the model's); ",
+                  100 * host_frac, 100 * kHostHeavyShare, 100 * kEstimatedHostHeavyHigh);
+    p.validation = text + p.validation;
+  }
+  if (p.kind == "transferred") p.validation = "no transfer validation yet; the estimate's: " + p.validation;
   return p;
 }
+
+namespace {
+// "compute estimated (host-heavy)", "compute measured", ...: the compute part in the basis.
+std::string compute_label(const BandPart& c) { return "compute " + c.kind + (c.host_heavy ? " (host-heavy)" : ""); }
+}  // namespace
 
 BandPart ddp_part(int world_size) {
   BandPart p;
@@ -119,14 +128,14 @@ Prediction prediction(double step_s, double compute_only_s, const std::string& p
                       int world_size, double host_frac) {
   Prediction p;
   p.step_s = step_s;
+  p.host_share = host_frac;
   const BandPart c = compute_part(provenance, compute_scale, host_frac);
   const BandPart d = ddp_part(world_size);
   p.parts = {c, d};
   set_band(p, compute_only_s);
   p.resolution = tie_resolution();
   p.resolution_basis = "bucket-cap slowdown 25 -> 1 MB: measured 0.3-3.8 %, predicted 0.0-0.4 % (V100)";
-  const bool heavy = (c.kind == "estimated" || c.kind == "transferred") && host_frac >= kHostHeavyShare;
-  p.summary = "compute " + c.kind + (heavy ? " (host-heavy)" : "") + ", DDP " + d.kind;
+  p.summary = compute_label(c) + ", DDP " + d.kind;
   return p;
 }
 
@@ -147,7 +156,7 @@ Prediction prediction(const StepReport& r) {
     w.part = "fsdp";
     w.kind = "simulated (not validated)";
     w.validation = "no FSDP measurement in this project; DDP's band stands in: " + w.validation;
-    p.summary = p.parts[0].kind.empty() ? p.summary : "compute " + p.parts[0].kind + ", FSDP simulated (not validated)";
+    p.summary = compute_label(p.parts[0]) + ", FSDP simulated (not validated)";
   }
   if (r.data_parallel) {
     // torch.nn.DataParallel: no step measurement of its own either. At one GPU there is nothing to
@@ -161,11 +170,11 @@ Prediction prediction(const StepReport& r) {
           "one GPU: no communication; DataParallel's own host work measured on this project's CPU "
           "(scripts/measure_dp_host.py)";
       set_band(p, r.steady.compute_only_s);
-      p.summary = "compute " + p.parts[0].kind + ", DataParallel simulated";
+      p.summary = compute_label(p.parts[0]) + ", DataParallel simulated";
     } else {
       w.kind = "simulated (not validated)";
       w.validation = "no DataParallel measurement in this project; DDP's band stands in: " + w.validation;
-      p.summary = "compute " + p.parts[0].kind + ", DataParallel simulated (not validated)";
+      p.summary = compute_label(p.parts[0]) + ", DataParallel simulated (not validated)";
     }
   }
   return p;
@@ -176,11 +185,8 @@ core::Json prediction_json(const Prediction& p) {
   for (const auto& b : p.parts)
     parts.push_back(
         {{"part", b.part}, {"kind", b.kind}, {"relative_error_range", {b.low, b.high}}, {"validation", b.validation}});
-  return {{"band_s", {p.low_s, p.high_s}},
-          {"basis", p.summary},
-          {"parts", parts},
-          {"resolution", p.resolution},
-          {"resolution_basis", p.resolution_basis}};
+  return {{"band_s", {p.low_s, p.high_s}}, {"basis", p.summary},         {"parts", parts},
+          {"resolution", p.resolution},    {"host_share", p.host_share}, {"resolution_basis", p.resolution_basis}};
 }
 
 namespace {

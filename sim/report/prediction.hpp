@@ -20,6 +20,7 @@ struct BandPart {
   std::string kind;  // "measured", "calibrated", "transferred", "estimated", "simulated"
   double low = 0, high = 0;
   std::string validation;
+  bool host_heavy = false;  // an estimate whose modelled host dispatch sets its band (kHostHeavyShare)
 };
 
 struct Prediction {
@@ -30,7 +31,8 @@ struct Prediction {
   double resolution = 0;
   std::string resolution_basis;
   std::vector<BandPart> parts;
-  std::string summary;  // "compute estimated, DDP simulated"
+  std::string summary;    // "compute estimated, DDP simulated"
+  double host_share = 0;  // the per-kernel model's host dispatch over the compute it launches (0: none)
 };
 
 // The estimated compute's range (e) and where a prediction counts as host-heavy (its modelled

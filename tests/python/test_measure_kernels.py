@@ -80,7 +80,22 @@ class MeasureKernelsTest(unittest.TestCase):
             bad = os.path.join(d, "bad.json")
             with open(bad, "w") as f:
                 json.dump({"format": "something-else"}, f)
+            notjson = os.path.join(d, "notjson.json")
+            with open(notjson, "w") as f:
+                f.write("{not json")
+            badcase = os.path.join(d, "badcase.json")
+            with open(badcase, "w") as f:
+                json.dump({"format": "ddpsim-kernel-cases/1", "cases": [
+                    {"case": "x", "op": "conv", "kwargs": {}, "shape": [2, 3], "dtype": "float8", "layout": "contiguous",
+                     "forward_s": 1e-3, "backward_s": 1e-3, "kernels": []}]}, f)
+            r = run("--compare", badcase)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("/cases/0/dtype: 'float8' is not allowed; expected one of", r.stderr)
+            r = run("--compare", notjson)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("not JSON", r.stderr)
             for args in (["--compare", bad], ["--compare", os.path.join(d, "missing.json")],
+                         ["--cpu", "--out", os.path.join(d, "no", "such", "x.json")],
                          ["--cpu", "--out", os.path.join(d, "x.json"), "--only", "("],
                          ["--cpu", "--out", os.path.join(d, "x.json"), "--only", "nothing-matches"],
                          ["--cpu", "--out", os.path.join(d, "x.json"), "--iters", "0"], []):

@@ -3,21 +3,20 @@
 // this build: the band's constants and the validation tables cannot drift apart unnoticed. A model
 // change that moves these errors fails here; then the band (code, docs/accuracy.md) is re-derived.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/json_reader.hpp"
 #include "report/prediction.hpp"
 #include "sim/cli_support.hpp"
+#include "sim/timm_table.hpp"
+#include "support/files.hpp"
 
 namespace ddpsim {
 namespace {
@@ -99,34 +98,19 @@ struct EstimateCheck {
   double e = 0, host = 0;
 };
 
-double host_share_of(const Json& rep) {
-  const Json& h = rep["compute_host"];
-  if (!h.is_object()) return 0.0;
-  const double per_micro = rep["compute_only_s"].get<double>() / std::max(1, rep["micro_steps"].get<int>());
-  return (h["forward_s"].get<double>() + h["backward_s"].get<double>()) / per_micro;
-}
+// The report's own host share (prediction.host_share, report::host_share).
+double host_share_of(const Json& rep) { return rep["prediction"]["host_share"].get<double>(); }
 
 // timm's training benchmark on one RTX 3090 (tests/data/cnn-throughput; the settings of
 // PublishedCnnThroughput_test.cpp): the truth is the measured throughput, so e = predicted
 // samples/s / measured - 1.
-std::vector<EstimateCheck> timm_rows() {
-  std::ifstream in("tests/data/cnn-throughput/timm-train-amp-nchw-pt112-cu113-rtx3090.csv");
+std::vector<EstimateCheck> timm_checks() {
   std::vector<EstimateCheck> out;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
-    if (f.size() != 7) continue;
-    const auto r = testing::run_cli(
-        "run --model " + f[6] + " --cluster tests/data/cnn-throughput/one-rtx-3090.json --set training.batch_size=" +
-        std::to_string(static_cast<int>(std::stod(f[3]))) +
-        " --set training.compute_dtype=float16 --set training.grad_scaler=false --set training.optimizer_impl=for_loop "
-        "-q --json -");
-    EXPECT_EQ(r.code, 0) << f[0] << ": " << r.err;
+  for (const auto& row : testing::timm_rows()) {
+    const auto r = testing::run_cli(testing::timm_run_args(row) + " -q --json -");
+    EXPECT_EQ(r.code, 0) << row.name << ": " << r.err;
     const Json rep = Json::parse(r.out);
-    out.push_back({"rtx3090 " + f[0], rep["samples_per_s"].get<double>() / std::stod(f[1]) - 1.0, host_share_of(rep)});
+    out.push_back({"rtx3090 " + row.name, rep["samples_per_s"].get<double>() / row.measured - 1.0, host_share_of(rep)});
   }
   return out;
 }
@@ -134,14 +118,12 @@ std::vector<EstimateCheck> timm_rows() {
 // The one-GPU steps without DDP measured on an H200 (bench/results/device-h200-2026-12-04, step.json
 // and step-2.json), predicted as scripts/device_step_compare.py does at cap 25 MB: the no-DDP step
 // is step_time_s - ddp_overhead_s.
-std::vector<EstimateCheck> h200_rows() {
+std::vector<EstimateCheck> h200_checks() {
   std::vector<EstimateCheck> out;
   const fs::path dir = "bench/results/device-h200-2026-12-04";
-  const fs::path tmp = fs::temp_directory_path() / ("ddpsim-band-" + std::to_string(::getpid()));
-  fs::create_directories(tmp);
+  const fs::path tmp = testing::temp_dir("band");
   for (const char* file : {"step.json", "step-2.json"}) {
-    std::ifstream in(dir / file);
-    const Json doc = Json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+    const Json doc = Json::parse(testing::slurp(dir / file));
     for (const Json& row : doc["rows"]) {
       std::string attention = "eager";
       for (const Json& k : row["kernels"]["rows"]) {
@@ -182,9 +164,9 @@ std::vector<EstimateCheck> h200_rows() {
 }
 
 TEST(PredictionBand, EstimatedComputeEndsRestOnTimmAndTheH200Steps) {
-  auto rows = timm_rows();
+  auto rows = timm_checks();
   ASSERT_EQ(rows.size(), 22u);
-  const auto h200 = h200_rows();
+  const auto h200 = h200_checks();
   ASSERT_EQ(h200.size(), 12u);
   rows.insert(rows.end(), h200.begin(), h200.end());
   double lo = 1e9, hi = -1e9, heavy_lo = 1e9, heavy_hi = -1e9;

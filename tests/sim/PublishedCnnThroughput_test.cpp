@@ -7,49 +7,24 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_support.hpp"
+#include "timm_table.hpp"
 
 namespace {
 
-struct Row {
-  std::string name, model;
-  double measured = 0, batch = 0;
-};
-
-std::vector<Row> rows() {
-  std::ifstream in("tests/data/cnn-throughput/timm-train-amp-nchw-pt112-cu113-rtx3090.csv");
-  std::vector<Row> out;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream s(line);
-    for (std::string cell; std::getline(s, cell, ',');) f.push_back(cell);
-    if (f.size() != 7) continue;
-    out.push_back({f[0], f[6], std::stod(f[1]), std::stod(f[3])});
-  }
-  return out;
-}
-
 TEST(PublishedCnnThroughput, TimmTrainingOnOneRtx3090) {
-  const auto table = rows();
+  const auto table = ddpsim::testing::timm_rows();
   ASSERT_EQ(table.size(), 22u);
   std::map<std::string, double> err;
   std::vector<double> abs_err;
   std::printf("%-30s %6s %10s %10s %8s %9s\n", "model", "batch", "measured", "ddpsim", "error", "memory");
   for (const auto& r : table) {
-    const auto res = ddpsim::testing::run_cli(
-        "run --model " + r.model + " --cluster tests/data/cnn-throughput/one-rtx-3090.json --set training.batch_size=" +
-        std::to_string(static_cast<int>(r.batch)) +
-        " --set training.compute_dtype=float16 --set training.grad_scaler=false --set training.optimizer_impl=for_loop "
-        "--json -");
+    const auto res = ddpsim::testing::run_cli(ddpsim::testing::timm_run_args(r) + " --json -");
     ASSERT_EQ(res.code, 0) << r.name << ": " << res.err;
     const auto report = nlohmann::json::parse(res.out.substr(0, res.out.size() - res.err.size()));
     const double predicted = report["samples_per_s"];

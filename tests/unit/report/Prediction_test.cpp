@@ -62,6 +62,17 @@ TEST(Prediction, AHostHeavyEstimateReachesTheHostBoundEnd) {
   r.compute_host_forward_s = 0.020;
   r.compute_host_backward_s = 0.016;
   EXPECT_NEAR(host_share(r), 1.2, 1e-12);
+  // The basis keeps the label whatever stands in for the communication part.
+  r.compute_provenance = "estimated (per-kernel model)";
+  r.compute_scale = 1.0;
+  r.world_size = 8;
+  r.fsdp = "FSDP2 fully_shard FULL_SHARD";
+  EXPECT_EQ(prediction(r).summary, "compute estimated (host-heavy), FSDP simulated (not validated)");
+  EXPECT_NEAR(prediction(r).host_share, 1.2, 1e-12);
+  r.fsdp.clear();
+  r.data_parallel = DataParallelReport{};
+  r.world_size = 1;
+  EXPECT_EQ(prediction(r).summary, "compute estimated (host-heavy), DataParallel simulated");
   r.compute_host_forward_s = r.compute_host_backward_s = 0;
   EXPECT_EQ(host_share(r), 0.0);
 }
@@ -137,6 +148,7 @@ TEST(Prediction, TheJsonCarriesTheBandTheBasisAndTheResolution) {
   EXPECT_DOUBLE_EQ(j["band_s"][1].get<double>(), p.high_s);
   EXPECT_EQ(j["basis"], "compute estimated, DDP simulated");
   EXPECT_DOUBLE_EQ(j["resolution"].get<double>(), 0.034);
+  EXPECT_DOUBLE_EQ(j["host_share"].get<double>(), 0.0);  // no host figures given
   EXPECT_EQ(j["parts"].size(), 2u);
 }
 
