@@ -33,9 +33,11 @@ inline std::vector<TimmRow> timm_rows() {
 // timm's benchmark.py settings: autocast float16 without a GradScaler, torch 1.12's for-loop SGD, at
 // the batch that ran; `--json -` follows.
 inline std::string timm_run_args(const TimmRow& r) {
-  return "run --model " + r.model + " --cluster tests/data/cnn-throughput/one-rtx-3090.json --set training.batch_size=" +
+  return "run --model " + r.model +
+         " --cluster tests/data/cnn-throughput/one-rtx-3090.json --set training.batch_size=" +
          std::to_string(static_cast<int>(r.batch)) +
-         " --set training.compute_dtype=float16 --set training.grad_scaler=false --set training.optimizer_impl=for_loop";
+         " --set training.compute_dtype=float16 --set training.grad_scaler=false --set "
+         "training.optimizer_impl=for_loop";
 }
 
 }  // namespace ddpsim::testing
