@@ -12,6 +12,7 @@ namespace ddpsim::app {
 
 int cmd_merge(const CommonOptions&, const MergeArgs& args) {
   if (args.inputs.empty()) throw core::ConfigError("merge: give the shards' --out files (FILE.jsonl ...)");
+  warn_if_nothing_written("merge", args.quiet, {args.out, args.csv_out, args.json_out});
   std::vector<SweepJournal> parts;
   for (const auto& f : args.inputs) parts.push_back(read_journal(f));
   std::vector<std::string> problems;

@@ -107,6 +107,8 @@ Json sweep_row_value(const config::Scenario& sc) {
 
 int cmd_sweep(const CommonOptions& common, const SweepArgs& args) {
   check_outputs({args.json_out, args.csv_out, args.plot_out, args.html_out});
+  if (!args.dry_run)
+    warn_if_nothing_written("sweep", args.quiet, {args.json_out, args.csv_out, args.out, args.plot_out, args.html_out});
   auto cat = common.catalog();
   std::vector<std::string> base = common.overrides;  // --nodes / --gpus-per-node on a scenario go first
   const ScenarioSource src = scenario_source(cat, args.what, &base);

@@ -274,4 +274,9 @@ void print_warnings(const config::Scenario& s) {
   for (const auto& w : scenario_warnings(s)) std::cerr << "ddpsim: warning: " << w << "\n";
 }
 
+void warn_if_nothing_written(const std::string& command, bool quiet, const std::vector<std::string>& outputs) {
+  if (!quiet || std::any_of(outputs.begin(), outputs.end(), [](const std::string& o) { return !o.empty(); })) return;
+  spdlog::warn("{} --quiet without an output file (--json, --csv, ...): nothing is written", command);
+}
+
 }  // namespace ddpsim::app
