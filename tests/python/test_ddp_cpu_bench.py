@@ -36,6 +36,18 @@ def _need_torch():
         raise unittest.SkipTest("torch/torchvision not importable (use /usr/bin/python3)")
 
 
+class MallocEnvTest(unittest.TestCase):
+    def test_steady_sets_only_what_the_environment_does_not(self):
+        import ddp_cpu_bench as bench
+        self.assertEqual(bench.malloc_env("default", {}), {})
+        self.assertEqual(bench.malloc_env("steady", {}), bench.STEADY_MALLOC_ENV)
+        # 32 MiB: the largest mmap threshold glibc accepts on 64-bit (HEAP_MAX_SIZE / 2)
+        self.assertEqual(bench.STEADY_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"], str(32 << 20))
+        mine = bench.malloc_env("steady", {"MALLOC_MMAP_THRESHOLD_": "131072"})
+        self.assertNotIn("MALLOC_MMAP_THRESHOLD_", mine)
+        self.assertEqual(set(mine), {"MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"})
+
+
 class RingFitTest(unittest.TestCase):
     def _rows(self, base, alpha, bw, ns, sizes):
         rows = []
@@ -292,6 +304,16 @@ class BenchTest(unittest.TestCase):
         # what `ddpsim validate` simulates: the hook the run registered, no gradient views
         self.assertEqual((cfg["comm_hook"], cfg["gradient_as_bucket_view"]), ("allreduce_hook", False))
         self.assertEqual(cfg["optimizer_start"], "free")
+        # --allocator steady (the default): the rank processes ran with the glibc settings (unless
+        # this test's own environment set one), and their page faults and system time are kept
+        import ddp_cpu_bench as bench
+        want = {k: os.environ.get(k, v) for k, v in bench.STEADY_MALLOC_ENV.items()}
+        self.assertEqual((cfg["allocator"], cfg["malloc_env"]), ("steady", want))
+        self.assertEqual(len(hw["rank_rusage"]), 2)
+        for ru in hw["rank_rusage"]:
+            self.assertEqual(ru["malloc_env"], want)
+            self.assertGreater(ru["minor_faults"], 0)
+            self.assertGreater(ru["user_cpu_s"], 0.0)
         cal = doc["calibration"]
         self.assertGreater(cal["copy_bandwidth_Bps"], 0)
         self.assertGreater(cal["op_overhead_s"], 0)
@@ -300,7 +322,6 @@ class BenchTest(unittest.TestCase):
         self.assertTrue(all(r["time_s"] > 0 for r in cal["allreduce"]))
         # the sweep: 2 passes before the steps and one after each of the 2 rounds of timed steps,
         # 2 calls per size and pass, per rank; time_s = the mean over ranks of the trimmed means
-        import ddp_cpu_bench as bench
         for r in cal["allreduce"]:
             self.assertEqual([len(x) for x in r["rank_samples_s"]], [(2 + 2) * 2] * 2)
             want = sum(bench.trimmed_mean(x) for x in r["rank_samples_s"]) / 2
