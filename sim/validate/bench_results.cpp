@@ -441,11 +441,15 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     }
     const bool within = std::fabs(step_err) <= tolerance;
     ok = ok && within;
+    // No bucket compared (one rank: the prediction runs no collective, so it has no bucket rows):
+    // "n/a", not a perfect 0.0.
+    char bucket_col[32] = "n/a";
+    if (!bucket_errs.empty()) std::snprintf(bucket_col, sizeof bucket_col, "%.1f", core::median(bucket_errs) * 100);
     char line[240];
-    std::snprintf(line, sizeof line, "  %7s %11s %11s %7.1f %13s %13s   %8s / %-8s   %6.1f%s%s\n",
+    std::snprintf(line, sizeof line, "  %7s %11s %11s %7.1f %13s %13s   %8s / %-8s   %6s%s%s\n",
                   plan.steps[i].label.c_str(), core::format_time(ms).c_str(), core::format_time(ps).c_str(),
                   step_err * 100, core::format_time(me).c_str(), core::format_time(pe).c_str(),
-                  percent_or_na(mo).c_str(), percent_or_na(po).c_str(), core::median(bucket_errs) * 100,
+                  percent_or_na(mo).c_str(), percent_or_na(po).c_str(), bucket_col,
                   within ? "" : "   <- beyond tolerance",
                   plan.ranks > 1 && m.contains("buckets") && m["buckets"].size() != p["buckets"].size()
                       ? "   (bucket count differs)"
@@ -516,6 +520,7 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                     slow_phase);
       out << wl;
     }
+    const Json bucket_end = bucket_errs.empty() ? Json(nullptr) : Json(core::median(bucket_errs));
     rows.push_back({{"bucket_cap", plan.steps[i].label},
                     {"slow_phase_ratio", slow_phase},
                     {"compute_only_parts", parts},
@@ -533,7 +538,7 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                       {"compute_only_s", p["compute_only_s"]},
                       {"num_buckets", p["num_buckets"]}}},
                     {"step_time_error", step_err},
-                    {"bucket_end_median_abs_error", core::median(bucket_errs)},
+                    {"bucket_end_median_abs_error", bucket_end},
                     {"buckets", brows},
                     {"last_bucket", last},
                     {"within_tolerance", within}});

@@ -1196,6 +1196,27 @@ TEST(Cli, ValidateGivenTheNoDdpStepLeavesDdpsOwnWorkOnTop) {
   fs::remove_all(d);
 }
 
+TEST(Cli, ValidateAtOneRankHasNoBucketTimesToCompare) {
+  // One rank: the prediction runs no collective, so no bucket end time is compared; the column says
+  // n/a (it printed 0.0, a perfect match) and the JSON holds null. Two ranks keep their figure.
+  auto one = run("validate bench/results/cpu-1rank-resnet18.json --tolerance 1.0 --json -");
+  ASSERT_EQ(one.code, 0) << one.out;
+  const Json j = Json::parse(one.out);
+  for (const auto& c : j["cases"]) {
+    EXPECT_TRUE(c["bucket_end_median_abs_error"].is_null()) << c.dump();
+    EXPECT_EQ(c["buckets"].size(), 0u);
+  }
+  auto text = run("validate bench/results/cpu-1rank-resnet18.json --tolerance 1.0");
+  ASSERT_EQ(text.code, 0) << text.out;
+  const size_t row = text.out.find("\n  default ");
+  ASSERT_NE(row, std::string::npos) << text.out;
+  const std::string line = text.out.substr(row + 1, text.out.find('\n', row + 1) - row - 1);
+  EXPECT_EQ(line.substr(line.size() - 5), "  n/a") << line;  // the bucket column, last
+  auto two = run("validate bench/results/cpu-2rank-resnet18.json --tolerance 1.0 --json -");
+  ASSERT_EQ(two.code, 0) << two.out;
+  for (const auto& c : Json::parse(two.out)["cases"]) EXPECT_GT(c["bucket_end_median_abs_error"].get<double>(), 0);
+}
+
 // The CPU run's all-reduce sweep is the collective's table now: a bad row is refused with the
 // results file's own path, value and what is allowed (not the generated scenario's).
 TEST(Cli, ValidateRefusesABadAllReduceSweepRowByItsPath) {
