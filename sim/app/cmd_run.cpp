@@ -26,7 +26,6 @@ int cmd_run(const CommonOptions& common, const RunArgs& args) {
   for (const auto* p : {&args.json_out, &args.trace_out, &args.csv_out})
     if (!p->empty()) paths.push_back(*p);
   report::check_output_paths(paths);  // before minutes of simulation, not after
-  warn_if_nothing_written("run", args.quiet, paths);
   auto cat = common.catalog();
   std::vector<std::string> overrides = overrides_with_nccl(common);
   const ScenarioSource src = scenario_source(cat, args.what, &overrides);

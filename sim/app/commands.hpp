@@ -75,8 +75,9 @@ std::vector<std::string> scenario_names(const config::Catalog& cat);
 // model's position table): one sentence each. print_warnings writes them to stderr.
 std::vector<std::string> scenario_warnings(const config::Scenario& s);
 void print_warnings(const config::Scenario& s);
-// `--quiet` without any output file writes nothing at all: say so on stderr (a likely mistake, not
-// an error: the exit status still tells whether the input was valid).
+// `sweep -q` / `merge -q` without any output file run everything and write nothing: say so on
+// stderr (a likely mistake, not an error). Not for `run -q`, which checks a scenario and shows only
+// its warnings.
 void warn_if_nothing_written(const std::string& command, bool quiet, const std::vector<std::string>& outputs);
 // The NCCL flags as overrides, then --set (which wins): what run, sweep and compare apply.
 std::vector<std::string> overrides_with_nccl(const CommonOptions& common);

@@ -199,11 +199,13 @@ TEST(Sweep, ProgressWithinOneSecondAndAtEachPoint) {
   EXPECT_EQ(finished, 8u) << p.all();
   EXPECT_TRUE(has(p.all(), "sweep: 8/8 done, 0 failed")) << p.all();
   EXPECT_TRUE(has(p.all(), "ETA")) << p.all();
-  // -q: nothing on stderr and no table on stdout.
-  Proc q(kFast + " -q -j 2", d / "quiet.txt");
+  // -q: nothing on stderr and no table on stdout (the rows go to --csv; without any output file
+  // -q would warn that nothing is written: Cli.QuietSweepWithoutAnOutputFileWarnsThatNothingIsWritten).
+  Proc q(kFast + " -q -j 2 --csv " + (d / "quiet.csv").string(), d / "quiet.txt");
   EXPECT_EQ(q.wait(), 0);
   EXPECT_TRUE(q.lines().empty()) << q.all();
   EXPECT_EQ(slurp(d / "quiet.txt"), "");
+  EXPECT_NE(slurp(d / "quiet.csv").find("ddp.bucket_cap_mb"), std::string::npos);
   fs::remove_all(d);
 }
 
