@@ -1214,7 +1214,8 @@ TEST(Cli, ValidateAtOneRankHasNoBucketTimesToCompare) {
   EXPECT_EQ(line.substr(line.size() - 5), "  n/a") << line;  // the bucket column, last
   auto two = run("validate bench/results/cpu-2rank-resnet18.json --tolerance 1.0 --json -");
   ASSERT_EQ(two.code, 0) << two.out;
-  for (const auto& c : Json::parse(two.out)["cases"]) EXPECT_GT(c["bucket_end_median_abs_error"].get<double>(), 0);
+  const Json two_rank = Json::parse(two.out);  // named: a range-for over a temporary's member dangles
+  for (const auto& c : two_rank["cases"]) EXPECT_GT(c["bucket_end_median_abs_error"].get<double>(), 0);
 }
 
 // The CPU run's all-reduce sweep is the collective's table now: a bad row is refused with the
