@@ -124,7 +124,7 @@ class BenchError(Exception):
 # mmap threshold is mmap'ed on allocation and unmapped on free, and the heap's top is trimmed, so
 # the activations and gradients of every step fault their pages in again (2026-12-05, AMD EPYC
 # VM, ResNet-18 at one rank: 1.75 M minor faults and 13.6 s of system time in a 40 s run, steps
-# 280-330 ms; with these settings 0.42 M, 5.0 s and 137-148 ms; bench/results/README.md). The
+# 289-327 ms; with these settings 0.42 M, 5.0 s and 141-148 ms; bench/results/allocator-2026-12-05). The
 # faults' cost belongs to the VM and the allocator, not to DDP, and varies with the allocation
 # history, so the steps and the profile would see different amounts of it. A 32 MiB threshold is
 # the largest glibc accepts (HEAP_MAX_SIZE / 2 on 64-bit); setting it also fixes it (no dynamic
@@ -139,6 +139,12 @@ def malloc_env(allocator, environ):
     if allocator == "default":
         return {}
     return {k: v for k, v in STEADY_MALLOC_ENV.items() if k not in environ}
+
+
+def malloc_env_in(environ):
+    """The glibc variables of STEADY_MALLOC_ENV that `environ` sets (what a process started with it
+    runs under, whichever --allocator)."""
+    return {k: environ[k] for k in STEADY_MALLOC_ENV if k in environ}
 
 
 def _median(xs):
@@ -461,7 +467,7 @@ def _worker(rank, cfg, outdir):
         ru = resource.getrusage(resource.RUSAGE_SELF)   # the rank's whole life, all its threads
         res["rusage"] = {"minor_faults": ru.ru_minflt, "major_faults": ru.ru_majflt,
                          "user_cpu_s": ru.ru_utime, "system_cpu_s": ru.ru_stime,
-                         "malloc_env": {k: os.environ[k] for k in STEADY_MALLOC_ENV if k in os.environ}}
+                         "malloc_env": malloc_env_in(os.environ)}
         with open(os.path.join(outdir, "rank%d.json" % rank), "w") as f:
             json.dump(res, f)
     # The result is on disk: leave without ~Reducer -> ~ProcessGroupGloo (it deadlocked under
@@ -684,8 +690,7 @@ def run(args, argv):
     # The rank processes inherit the environment at spawn (a new interpreter: glibc reads it then).
     added = malloc_env(args.allocator, os.environ)
     cfg["allocator"] = args.allocator
-    cfg["malloc_env"] = {k: os.environ.get(k, added.get(k)) for k in STEADY_MALLOC_ENV
-                         if k in os.environ or k in added}
+    cfg["malloc_env"] = malloc_env_in(dict(os.environ, **added))
     outdir = tempfile.mkdtemp(prefix="ddp-cpu-bench-")
     saved = {k: os.environ.get(k) for k in added}
     os.environ.update(added)

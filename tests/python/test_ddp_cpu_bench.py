@@ -46,6 +46,8 @@ class MallocEnvTest(unittest.TestCase):
         mine = bench.malloc_env("steady", {"MALLOC_MMAP_THRESHOLD_": "131072"})
         self.assertNotIn("MALLOC_MMAP_THRESHOLD_", mine)
         self.assertEqual(set(mine), {"MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"})
+        # what a process runs under: only these variables, whatever else the environment holds
+        self.assertEqual(bench.malloc_env_in({"MALLOC_TOP_PAD_": "1", "PATH": "/bin"}), {"MALLOC_TOP_PAD_": "1"})
 
 
 class RingFitTest(unittest.TestCase):
@@ -240,7 +242,9 @@ class BenchTest(unittest.TestCase):
                                (["--spec", "torchvision.models:resnet18", "--caps", "default,abc"], "--caps"),
                                (["--spec", "torchvision.models:resnet18", "--warmup", "0"], "--warmup"),
                                (["--spec", "torchvision.models:resnet18", "--optimizer-start", "late"],
-                                "--optimizer-start")):
+                                "--optimizer-start"),
+                               (["--spec", "torchvision.models:resnet18", "--allocator", "tcmalloc"],
+                                "--allocator")):
                 p = self._run(*(args + ["-o", out]))
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn(word, p.stderr)

@@ -1387,6 +1387,7 @@ TEST(Cli, QuietSweepWithoutAnOutputFileWarnsThatNothingIsWritten) {
   auto loud = run("sweep default --param ddp.bucket_cap_mb=10 -j 1");  // without --quiet the table is
   ASSERT_EQ(loud.code, 0) << loud.out;
   EXPECT_EQ(loud.out.find(warning), std::string::npos) << loud.out;
+  fs::remove_all(dir);
 }
 
 TEST(CliLog, DebugLevelNamesScenarioAndChildProcessesOnStderr) {
