@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""Compare the collectives of ddpsim's FSDP1 plan with those real torch FSDP1 issues.
+
+  /usr/bin/python3 tests/python/check_fsdp_vs_torch.py --ddpsim build/ddpsim --model-json M.json \
+      --world-size 3 [fsdp_cpu_trace.py options: --strategy ..., --backward-prefetch ..., ...]
+
+Runs scripts/fsdp_cpu_trace.py (real FullyShardedDataParallel, torch 1.13, CPU ranks over gloo) and
+`ddpsim run --model M.json --trace` with the same settings on one node of as many GPUs, and
+compares per step the ordered lists of (collective, unit, bytes): an all-gather's bytes are one
+rank's input (the padded shard), a reduce-scatter's and an all-reduce's the whole input (ddpsim's
+trace `bytes`, nccl-tests' convention for each). Prints both lists and exits 1 where they differ.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+TRACE = os.path.join(REPO, "scripts", "fsdp_cpu_trace.py")
+KINDS = {"allgather": "all_gather", "reducescatter": "reduce_scatter", "allreduce": "all_reduce"}
+
+
+def torch_calls(doc):
+    """Per step [(kind, unit, bytes)] from fsdp_cpu_trace.py's document."""
+    out = []
+    for step in doc["steps"]:
+        out.append([(c["kind"], c["unit"], c["in_bytes"]) for c in step
+                    if c["phase"] in ("forward", "backward") and not c.get("purpose")])
+    return out
+
+
+def ddpsim_calls(trace):
+    """Per simulated step [(kind, unit, bytes)] from a Chrome trace of `ddpsim run`."""
+    ev = trace["traceEvents"] if isinstance(trace, dict) else trace
+    starts = sorted(e["ts"] for e in ev if e.get("cat") == "step" and e.get("ph") == "X")
+    calls = sorted((e for e in ev if e.get("cat") in KINDS and e.get("ph") == "X"), key=lambda e: e["ts"])
+    out = [[] for _ in starts]
+    for e in calls:
+        i = max(k for k, s in enumerate(starts) if s <= e["ts"] + 1e-9)
+        unit = e["name"].split(" ")[1]
+        out[i].append((KINDS[e["cat"]], unit, int(round(e["args"]["bytes"]))))
+    return out
+
+
+def ddpsim_sets(args):
+    s = ["training.wrapper=fsdp", "training.fsdp.version=1", "training.fsdp.wrap=block",
+         "training.fsdp.sharding_strategy=" + args.strategy,
+         "training.fsdp.backward_prefetch=" + args.backward_prefetch,
+         "training.fsdp.forward_prefetch=" + ("true" if args.forward_prefetch else "false"),
+         "training.fsdp.limit_all_gathers=" + ("false" if args.no_limit_all_gathers else "true")]
+    if args.param_dtype:
+        s.append("training.fsdp.param_dtype=" + args.param_dtype)
+    if args.reduce_dtype:
+        s.append("training.fsdp.reduce_dtype=" + args.reduce_dtype)
+    if args.checkpoint:
+        s.append("training.activation_checkpointing=full")
+    return s
+
+
+def run(args, timeout=600):
+    tmp = tempfile.mkdtemp(prefix="fsdp-vs-torch-")
+    real_path, trace_path = os.path.join(tmp, "torch.json"), os.path.join(tmp, "ddpsim.trace.json")
+    try:
+        cmd = [sys.executable, TRACE, "-o", real_path, "--world-size", str(args.world_size), "--steps", "2",
+               "--strategy", args.strategy, "--backward-prefetch", args.backward_prefetch]
+        if args.spec:
+            cmd += ["--spec", args.spec]
+        if args.kwargs:
+            cmd += ["--kwargs", args.kwargs]
+        if args.input:
+            cmd += ["--input", args.input]
+        if args.forward_prefetch:
+            cmd.append("--forward-prefetch")
+        if args.no_limit_all_gathers:
+            cmd.append("--no-limit-all-gathers")
+        if args.param_dtype:
+            cmd += ["--param-dtype", args.param_dtype]
+        if args.reduce_dtype:
+            cmd += ["--reduce-dtype", args.reduce_dtype]
+        if args.checkpoint:
+            cmd += ["--checkpoint", args.checkpoint]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                           timeout=timeout)
+        if p.returncode != 0:
+            return None, None, "fsdp_cpu_trace.py failed (%d): %s" % (p.returncode, p.stderr[-2000:])
+        sim = [args.ddpsim, "run", "--model", args.model_json, "--cluster", "dgx-a100", "--nodes", "1",
+               "--gpus-per-node", str(args.world_size), "--trace", trace_path, "-q"]
+        for s in ddpsim_sets(args) + list(args.ddpsim_set or []):
+            sim += ["--set", s]
+        q = subprocess.run(sim, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                           timeout=timeout)
+        if q.returncode != 0:
+            return None, None, "ddpsim failed (%d): %s %s" % (q.returncode, " ".join(sim), q.stderr[-2000:])
+        with open(real_path) as f:
+            real = torch_calls(json.load(f))
+        with open(trace_path) as f:
+            simulated = ddpsim_calls(json.load(f))
+        return real, simulated, None
+    finally:
+        for name in ("torch.json", "ddpsim.trace.json"):
+            if os.path.exists(os.path.join(tmp, name)):
+                os.remove(os.path.join(tmp, name))
+        os.rmdir(tmp)
+
+
+def describe(calls):
+    return "\n".join("    %-14s %-10s %9d" % c for c in calls)
+
+
+def parser():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ddpsim", default=os.path.join(REPO, "build", "ddpsim"))
+    ap.add_argument("--model-json", required=True)
+    ap.add_argument("--spec", default=None)
+    ap.add_argument("--kwargs", default=None)
+    ap.add_argument("--input", default=None)
+    ap.add_argument("--world-size", type=int, default=2)
+    ap.add_argument("--strategy", default="FULL_SHARD")
+    ap.add_argument("--backward-prefetch", default="BACKWARD_PRE")
+    ap.add_argument("--forward-prefetch", action="store_true")
+    ap.add_argument("--no-limit-all-gathers", action="store_true")
+    ap.add_argument("--param-dtype", default=None)
+    ap.add_argument("--reduce-dtype", default=None)
+    ap.add_argument("--checkpoint", default=None, help="REENTRANT or NO_REENTRANT: every block checkpointed")
+    ap.add_argument("--ddpsim-set", action="append", default=None,
+                    help="PATH=VALUE for ddpsim alone, after the matching settings (to see the check fail)")
+    return ap
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    real, simulated, err = run(args)
+    if err:
+        print(err)
+        return 2
+    ok = True
+    for i, (r, s) in enumerate(zip(real, simulated)):
+        same = r == s
+        ok = ok and same
+        print("step %d: %s (%d collectives in torch, %d in ddpsim)" % (i + 1, "equal" if same else "DIFFERENT",
+                                                                       len(r), len(s)))
+        if not same:
+            print("  torch:\n%s\n  ddpsim:\n%s" % (describe(r), describe(s)))
+    if len(real) != len(simulated):
+        print("steps: %d in torch, %d in ddpsim" % (len(real), len(simulated)))
+        ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

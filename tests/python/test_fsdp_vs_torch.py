@@ -1,0 +1,131 @@
+"""ddpsim's FSDP1 plan issues the collectives real torch FSDP1 issues: units, bytes and order.
+
+Each case runs scripts/fsdp_cpu_trace.py (real FullyShardedDataParallel, torch 1.13, CPU ranks over
+gloo, two training steps) and `ddpsim run --trace` with the same settings
+(tests/python/check_fsdp_vs_torch.py) and asserts the two ordered lists of (collective, unit,
+bytes) are equal in both steps. The models are exported here with scripts/export_model.py, small
+enough for a loaded 2-core machine (about 5-8 s a case). World size 3 makes FSDP pad the flat
+parameters (65,600 elements -> 65,601 for the tiny LLaMA's root unit), so the padded shard sizes
+are checked too. One case runs ddpsim with another backward prefetch than torch and must differ:
+the comparison can fail.
+
+Run from the repository root: /usr/bin/python3 -m unittest tests/python/test_fsdp_vs_torch.py
+DDPSIM_BIN overrides the binary (default build/ddpsim). Skipped without torch or the binary.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import check_fsdp_vs_torch as check  # noqa: E402
+
+DDPSIM = os.environ.get("DDPSIM_BIN", os.path.join(REPO, "build", "ddpsim"))
+EXPORT = os.path.join(REPO, "scripts", "export_model.py")
+
+try:
+    import torch  # noqa: F401
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+LLAMA = ("zoo.llama:llama", '{"dim": 64, "n_layers": 4, "n_heads": 4, "vocab_size": 512, "multiple_of": 32, '
+         '"max_seq_len": 64}', "2x16", "int64", 512)
+GPT2 = ("zoo.gpt2:gpt2", '{"n_layer": 3, "n_embd": 64, "n_head": 4, "vocab_size": 500, "n_positions": 32}',
+        "2x16", "int64", 500)
+RESNET18 = ("torchvision.models:resnet18", "{}", "2x3x32x32", "float32", None)
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")
+@unittest.skipUnless(os.access(DDPSIM, os.X_OK), "ddpsim binary not built (%s)" % DDPSIM)
+class TestFsdpVsTorch(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="fsdp-vs-torch-models-")
+        cls.models = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def model_json(self, model):
+        spec, kwargs, shape, dtype, vocab = model
+        if spec not in self.models:
+            out = os.path.join(self.tmp, spec.replace(":", "_") + ".json")
+            cmd = [sys.executable, EXPORT, spec, "--kwargs", kwargs, "--input", shape, "--input-dtype", dtype,
+                   "-o", out]
+            if vocab:
+                cmd += ["--vocab", str(vocab)]
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                               timeout=600, cwd=REPO)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            self.models[spec] = out
+        return self.models[spec]
+
+    def compare(self, model=LLAMA, world_size=3, options=()):
+        spec, kwargs, shape, _, _ = model
+        args = check.parser().parse_args(["--ddpsim", DDPSIM, "--model-json", self.model_json(model), "--spec", spec,
+                                          "--kwargs", kwargs, "--input", shape, "--world-size", str(world_size)]
+                                         + list(options))
+        real, simulated, err = check.run(args)
+        self.assertIsNone(err)
+        self.assertEqual(len(real), 2)
+        self.assertEqual(len(simulated), 2, "ddpsim's trace should hold two steps")
+        return real, simulated
+
+    def assert_same(self, model=LLAMA, world_size=3, options=()):
+        real, simulated = self.compare(model, world_size, options)
+        for step, (r, s) in enumerate(zip(real, simulated)):
+            self.assertTrue(r, "torch issued no collective in step %d" % (step + 1))
+            self.assertEqual(r, s, "step %d, options %s:\n  torch:\n%s\n  ddpsim:\n%s"
+                             % (step + 1, " ".join(options), check.describe(r), check.describe(s)))
+        return real
+
+    def test_full_shard_defaults_with_padding(self):
+        real = self.assert_same()  # BACKWARD_PRE, limit_all_gathers, float32
+        kinds = [c[0] for c in real[1]]
+        # 5 units: 5 forward all-gathers, 4 backward ones (the root stays unsharded), 5 reduce-scatters
+        self.assertEqual((kinds.count("all_gather"), kinds.count("reduce_scatter")), (9, 5))
+        self.assertIn(("all_gather", "root", 65601 // 3 * 4), real[1])
+
+    def test_full_shard_without_the_rate_limiter(self):
+        self.assert_same(options=["--no-limit-all-gathers"])
+
+    def test_backward_prefetch_post_and_none(self):
+        self.assert_same(options=["--backward-prefetch", "BACKWARD_POST"])
+        self.assert_same(options=["--backward-prefetch", "none"])
+
+    def test_forward_prefetch(self):
+        self.assert_same(options=["--forward-prefetch"])
+
+    def test_shard_grad_op_and_no_shard(self):
+        self.assert_same(options=["--strategy", "SHARD_GRAD_OP"])
+        real = self.assert_same(options=["--strategy", "NO_SHARD"])
+        self.assertEqual({c[0] for c in real[1]}, {"all_reduce"})
+
+    def test_mixed_precision(self):
+        self.assert_same(options=["--param-dtype", "bfloat16", "--reduce-dtype", "float32"])
+        self.assert_same(options=["--param-dtype", "bfloat16"])
+
+    def test_activation_checkpointing(self):
+        self.assert_same(world_size=2, options=["--checkpoint", "NO_REENTRANT"])
+
+    def test_gpt2_tied_embeddings_four_ranks(self):
+        self.assert_same(model=GPT2, world_size=4)
+
+    def test_resnet18_blocks(self):
+        self.assert_same(model=RESNET18, world_size=3)
+
+    def test_the_comparison_can_fail(self):
+        real, simulated = self.compare(options=["--ddpsim-set", "training.fsdp.backward_prefetch=none"])
+        self.assertNotEqual(real[1], simulated[1])
+        self.assertEqual(sorted(real[1]), sorted(simulated[1]))  # the same collectives, in another order
+
+
+if __name__ == "__main__":
+    unittest.main()
