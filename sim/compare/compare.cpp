@@ -14,6 +14,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/csv.hpp"
+#include "report/prediction.hpp"
 
 namespace ddpsim::compare {
 
@@ -885,6 +886,32 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
         any_unguaranteed = true;
     if (any_unguaranteed && !lines.empty()) {
       o << "\nplacement (each row's figures are for the placement it assumed; '..' in step time: packed..scattered):\n";
+      for (const auto& l : lines) o << "  " << l << "\n";
+    }
+  }
+  // ---- collectives: rows whose collective model leaves its validated tables by a wide margin
+  // (report/prediction.cpp collectives_part: held-out tables measured at least this far off there)
+  {
+    constexpr double kWide = 0.2;
+    std::vector<std::string> lines;
+    for (const auto& r : rows) {
+      if (r.contains("error") || !r.contains("prediction") || !r["prediction"].is_object()) continue;
+      const Json& pr = r["prediction"];
+      if (!pr.contains("parts") || !pr.contains("band_s")) continue;
+      for (const auto& part : pr["parts"]) {
+        if (part.value("part", "") != "collectives" || part.value("kind", "").rfind("extrapolated", 0) != 0) continue;
+        const double high = part["relative_error_range"][1].get<double>();
+        if (high < kWide) continue;
+        const double busy = part.contains("reach_s") ? part["reach_s"][1].get<double>() : 0.0;
+        lines.push_back(r["label"].get<std::string>() + ": step " + core::format_time(num(r, "step_time_s")) +
+                        ", likely " + report::band_text(pr["band_s"][0].get<double>(), pr["band_s"][1].get<double>()) +
+                        "; its " + core::format_time(busy) + " of communication could take up to " +
+                        fmt("%.0f %%", 100 * high) + " longer\n      " + part.value("validation", ""));
+      }
+    }
+    if (!lines.empty()) {
+      o << "\ncollectives beyond the validated tables (each row's likely band, docs/accuracy.md \"The prediction "
+           "band\"):\n";
       for (const auto& l : lines) o << "  " << l << "\n";
     }
   }

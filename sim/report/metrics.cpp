@@ -289,6 +289,14 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.cluster = sc.cluster.name;
   r.gpu = sc.cluster.gpu.name;
   if (sc.cluster.world_size() > 1) r.nccl_trust = collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes);
+  r.comm_basis.communicates = sc.cluster.world_size() > 1;
+  r.comm_basis.measured = !sc.collective.measured_allreduce.empty();
+  r.comm_basis.ring = sc.collective.model != config::CollectiveModelKind::NCCL;
+  r.comm_basis.calibrated = !sc.cluster.calibration.source.empty();
+  r.comm_basis.cluster = r.cluster;
+  r.comm_basis.gpu = r.gpu;
+  r.comm_basis.net_plugin = sc.cluster.net_plugin;
+  r.comm_basis.nodes = sc.cluster.nodes;
   r.placement_text = fabric::placement_line(sc.cluster.inter_fabric, r.cluster, sc.cluster.nodes);
   if (!r.placement_text.empty()) {
     r.placement = fabric::to_string(sc.cluster.inter_fabric.placement);

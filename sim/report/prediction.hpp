@@ -16,11 +16,25 @@ struct StepReport;
 // truth against the prediction that its validation showed (truth = predicted x (1 + e), e in
 // [low, high]), and the validation in words with its numbers.
 struct BandPart {
-  std::string part;  // "compute", "ddp"
+  std::string part;  // "compute", "ddp", "collectives"
   std::string kind;  // "measured", "calibrated", "transferred", "estimated", "simulated"
   double low = 0, high = 0;
   std::string validation;
   bool host_heavy = false;  // an estimate whose modelled host dispatch sets its band (kHostHeavyShare)
+};
+
+// What the collectives part needs to know of a run (filled from the scenario by report/metrics.cpp).
+struct CommBasis {
+  bool communicates = false;  // world size > 1
+  bool measured = false;      // collective.measured_allreduce: the run's own all-reduce table
+  bool ring = false;          // collective.model "ring" (the plain ring, not NCCL's model)
+  bool calibrated = false;    // the cluster's NCCL figures fitted to a log (`ddpsim calibrate`)
+  std::string cluster, gpu, net_plugin;
+  int nodes = 1;
+  // How far the collectives' error reaches the step: every second of communication, stretched,
+  // lengthens it at most by as much (busy: comm_busy_s); made shorter, it shortens by at most what
+  // the step waits for (exposed: exposed_comm_s).
+  double busy_s = 0, exposed_s = 0;
 };
 
 struct Prediction {
@@ -33,6 +47,7 @@ struct Prediction {
   std::vector<BandPart> parts;
   std::string summary;    // "compute estimated, DDP simulated"
   double host_share = 0;  // the per-kernel model's host dispatch over the compute it launches (0: none)
+  double comm_busy_s = 0, comm_exposed_s = 0;  // the collectives part's reach (CommBasis)
 };
 
 // The estimated compute's range (e) and where a prediction counts as host-heavy (its modelled
@@ -47,20 +62,36 @@ inline constexpr double kHostHeavyShare = 0.5;
 // dispatch over the compute it launches (host_share(StepReport)); it matters to an estimate only.
 BandPart compute_part(const std::string& provenance, double compute_scale, double host_frac = 0);
 BandPart ddp_part(int world_size);
+// The held-out |busbw error| of the NCCL model by node count beyond the validated tables (issue 24's
+// all_reduce_perf tables, not in this repository): on EFA (aws-ofi-nccl) and on InfiniBand-class
+// fabrics; linear in log2(nodes) between the measured node counts, flat beyond them.
+double held_out_collective_error(const std::string& net_plugin, int nodes);
+// The collectives part (none when !communicates or measured: `part` is then empty). Its range is
+// [-x / (1 + x), +x] for a |busbw error| x: the closest validated table's median at >= 1 MiB
+// (collectives/validated.hpp), raised to the held-out figure where the run leaves that table's
+// preset or node count; calibrated: calibrate --holdout's worst median.
+BandPart collectives_part(const CommBasis& c);
 double tie_resolution();
 
 // step_s and compute_only_s: the steady step and its compute-only time. The compute part's error
 // applies to compute_only_s, the DDP part's to the whole step (it was validated on whole steps
 // with the compute measured): low = step + compute_only x c.low + step x d.low, high likewise;
-// the band always holds the prediction itself.
+// the collectives part adds exposed x k.low and busy x k.high; the band always holds the
+// prediction itself.
 Prediction prediction(double step_s, double compute_only_s, const std::string& provenance, double compute_scale,
                       int world_size, double host_frac = 0);
+// With the collectives part: its range on comm.busy_s (high end) and comm.exposed_s (low end),
+// added to the two above.
+Prediction prediction(double step_s, double compute_only_s, const std::string& provenance, double compute_scale,
+                      int world_size, double host_frac, const CommBasis& comm);
 // host_share of a report: compute_host_forward_s + compute_host_backward_s over one micro-step's
 // compute_only_s (0 without the per-kernel model's host figures).
 double host_share(const StepReport& r);
 Prediction prediction(const StepReport& r);
 
 core::Json prediction_json(const Prediction& p);
+// A band's two ends as the summary prints them ("21-31 ms").
+std::string band_text(double low, double high);
 // "likely 21.0 ms - 31.0 ms: compute estimated, DDP simulated"
 std::string prediction_text(const Prediction& p);
 

@@ -8,6 +8,7 @@
 #include "core/json_reader.hpp"
 #include "memory/memory_model.hpp"
 #include "network/link_stats.hpp"
+#include "report/prediction.hpp"
 
 namespace ddpsim::report {
 
@@ -156,6 +157,9 @@ struct StepReport {
   // How far the all-reduce model can be trusted here (collectives::trust_line; issue 24 item 4):
   // the closest validated all_reduce_perf table; empty at one GPU (no collective).
   std::string nccl_trust;
+  // What the prediction band's collectives part rests on (report/prediction.hpp; its busy and
+  // exposed times are the steady state's, set where the band is made).
+  CommBasis comm_basis;
   // The placement the run assumed on a fabric (fabric::placement_line; issue 24 item 3): empty on
   // the single switch or at one node; `placement` is the fabric's, `placement_guaranteed` its flag.
   std::string placement_text;

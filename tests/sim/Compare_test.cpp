@@ -328,5 +328,44 @@ TEST(Compare, RentedPlacementIsRunScatteredAndTheRangeShownWhereItMatters) {
   EXPECT_EQ(t.out.find("dgx-h100 x64: packed"), std::string::npos) << t.out;
 }
 
+// Where a row's collectives leave the validated tables by a wide margin (held-out figures of at
+// least 20 % there), compare lists it with its band: aws-p5 at 32 nodes (EFA, 124 %) and dgx-h100
+// at 8 (InfiniBand, 24 %), not dgx-h100 at 2 nodes (its own table, 7.3 %) nor aws-p5 at 2 (11 %).
+TEST(Compare, RowsWhoseCollectivesLeaveTheValidatedTablesAreListedWithTheirBand) {
+  auto r = run_cli(
+      "compare default --set training.batch_size=8 --set simulation.backend=analytic --nodes 2,8,32 "
+      "--cluster aws-p5 --cluster dgx-h100 -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const size_t at = r.out.find("collectives beyond the validated tables");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  // The section: its heading and the indented lines after it.
+  std::string section;
+  {
+    std::istringstream in(r.out.substr(at));
+    std::string line;
+    std::getline(in, section);
+    while (std::getline(in, line) && line.rfind("  ", 0) == 0) section += "\n" + line;
+  }
+  EXPECT_NE(section.find("aws-p5 x32: step "), std::string::npos) << section;
+  EXPECT_NE(section.find("could take up to 124 % longer"), std::string::npos) << section;
+  EXPECT_NE(section.find("dgx-h100 x8: step "), std::string::npos) << section;
+  EXPECT_NE(section.find("could take up to 24 % longer"), std::string::npos) << section;
+  EXPECT_EQ(section.find("dgx-h100 x2"), std::string::npos) << section;
+  EXPECT_EQ(section.find("aws-p5 x2"), std::string::npos) << section;
+  // The JSON rows carry the part: aws-p5 x32's range [-1.24 / 2.24, 1.24] and its reach.
+  auto j = run_cli(
+      "compare default --set training.batch_size=8 --set simulation.backend=analytic --nodes 32 --cluster aws-p5 "
+      "-q --json -");
+  ASSERT_EQ(j.code, 0) << j.out;
+  const Json doc = Json::parse(j.out.substr(0, j.out.rfind('}') + 1));
+  const Json& parts = doc["rows"][0]["prediction"]["parts"];
+  ASSERT_EQ(parts.size(), 3u) << parts.dump();
+  EXPECT_EQ(parts[2]["part"], "collectives");
+  EXPECT_EQ(parts[2]["kind"], "extrapolated");
+  EXPECT_NEAR(parts[2]["relative_error_range"][1].get<double>(), 1.24, 1e-12);
+  EXPECT_NEAR(parts[2]["relative_error_range"][0].get<double>(), -1.24 / 2.24, 1e-12);
+  EXPECT_GT(parts[2]["reach_s"][1].get<double>(), 0.0);
+}
+
 }  // namespace
 }  // namespace ddpsim

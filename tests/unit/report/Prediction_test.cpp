@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "report/report.hpp"
 
 namespace ddpsim::report {
@@ -150,6 +152,106 @@ TEST(Prediction, TheJsonCarriesTheBandTheBasisAndTheResolution) {
   EXPECT_DOUBLE_EQ(j["resolution"].get<double>(), 0.034);
   EXPECT_DOUBLE_EQ(j["host_share"].get<double>(), 0.0);  // no host figures given
   EXPECT_EQ(j["parts"].size(), 2u);
+}
+
+TEST(Prediction, HeldOutCollectiveErrorsGrowWithNodesLinearInLog2) {
+  // InfiniBand class: 11 % up to 4 nodes, 24 % at 8, 33 % at 128, flat beyond; at 16 nodes a
+  // quarter of the way from 8 to 128 in log2: 0.24 + (4 - 3) / (7 - 3) x 0.09 = 0.2625.
+  EXPECT_DOUBLE_EQ(held_out_collective_error("", 2), 0.11);
+  EXPECT_DOUBLE_EQ(held_out_collective_error("", 4), 0.11);
+  EXPECT_NEAR(held_out_collective_error("", 16), 0.2625, 1e-12);
+  EXPECT_NEAR(held_out_collective_error("", 128), 0.33, 1e-12);
+  EXPECT_DOUBLE_EQ(held_out_collective_error("", 1024), 0.33);
+  // EFA (p5): 11 / 25 / 38 / 59 / 124 % at 2 / 4 / 8 / 16 / 32 nodes; at 6 nodes
+  // 0.25 + (log2 6 - 2) x 0.13 = 0.326050.
+  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p5", 2), 0.11);
+  EXPECT_NEAR(held_out_collective_error("aws-ofi-nccl/p5en", 6), 0.25 + (std::log2(6.0) - 2) * 0.13, 1e-12);
+  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p5", 32), 1.24);
+  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p5", 256), 1.24);
+  // p4d (A100 over EFA): 31-37 % at 2-4 nodes, then the p5 growth.
+  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p4d", 2), 0.37);
+  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p4d", 32), 1.24);
+}
+
+CommBasis comm_on(const std::string& cluster, const std::string& gpu, int nodes, const std::string& plugin = "") {
+  CommBasis c;
+  c.communicates = true;
+  c.cluster = cluster;
+  c.gpu = gpu;
+  c.nodes = nodes;
+  c.net_plugin = plugin;
+  return c;
+}
+
+TEST(Prediction, TheCollectivesPartRestsOnTheClosestTableAndTheHeldOutGrowthBeyondIt) {
+  // dgx-h100 at 2 nodes: its own validated table (7.3 %), nothing extrapolated: [-0.073 / 1.073, 0.073].
+  BandPart k = collectives_part(comm_on("dgx-h100", "h100-sxm", 2));
+  EXPECT_EQ(k.part, "collectives");
+  EXPECT_EQ(k.kind, "modelled");
+  EXPECT_NEAR(k.high, 0.073, 1e-12);
+  EXPECT_NEAR(k.low, -0.073 / 1.073, 1e-12);
+  // 8 nodes: beyond its largest table (4 nodes, 3.5 %): the held-out 24 %.
+  k = collectives_part(comm_on("dgx-h100", "h100-sxm", 8));
+  EXPECT_EQ(k.kind, "extrapolated");
+  EXPECT_NEAR(k.high, 0.24, 1e-12);
+  EXPECT_NE(k.validation.find("held-out tables measured 24 % there"), std::string::npos);
+  // aws-p5 at 2 nodes: another preset (dgx-h100's 2-node table, 7.3 %): EFA's held-out 11 %.
+  k = collectives_part(comm_on("aws-p5", "h100-sxm", 2, "aws-ofi-nccl/p5"));
+  EXPECT_EQ(k.kind, "extrapolated");
+  EXPECT_NEAR(k.high, 0.11, 1e-12);
+  // ... at 32 nodes: 124 %, the low end -1.24 / 2.24 (a model as far too slow as that).
+  k = collectives_part(comm_on("aws-p5", "h100-sxm", 32, "aws-ofi-nccl/p5"));
+  EXPECT_NEAR(k.high, 1.24, 1e-12);
+  EXPECT_NEAR(k.low, -1.24 / 2.24, 1e-12);
+  // GB200 NVL72 at 20 racks: its own table says 171 %, more than any growth.
+  k = collectives_part(comm_on("gb200-nvl72", "gb200", 20));
+  EXPECT_EQ(k.kind, "modelled");
+  EXPECT_NEAR(k.high, 1.71, 1e-12);
+  // One node of a GPU no table has: the worst one-node table (GB200 NVL72, one rack, 13.4 %).
+  k = collectives_part(comm_on("pcie-l40sx8", "l40s", 1));
+  EXPECT_EQ(k.kind, "extrapolated");
+  EXPECT_NEAR(k.high, 0.134, 1e-12);
+  EXPECT_NE(k.validation.find("no validated all_reduce_perf table"), std::string::npos);
+  // Calibrated: calibrate --holdout's worst, 4.8 %; the plain ring says so; measured or one GPU: none.
+  CommBasis c = comm_on("dgx-a100", "a100-sxm4-80gb", 2);
+  c.calibrated = true;
+  EXPECT_EQ(collectives_part(c).kind, "calibrated");
+  EXPECT_NEAR(collectives_part(c).high, 0.048, 1e-12);
+  c.calibrated = false;
+  c.ring = true;
+  EXPECT_EQ(collectives_part(c).kind, "extrapolated (plain ring)");
+  c.measured = true;
+  EXPECT_TRUE(collectives_part(c).part.empty());
+  EXPECT_TRUE(collectives_part(CommBasis{}).part.empty());
+}
+
+TEST(Prediction, TheCollectivesPartActsOnTheBusyAndExposedCommunication) {
+  // 100 ms step, 60 ms estimated compute, 8 GPUs on aws-p5 x32 (x = 1.24), communication 30 ms
+  // busy of which 10 ms exposed: low = 100 - 60 x 0.228 + 100 x (1/1.069 - 1) - 10 x 1.24/2.24,
+  // high = 100 + 60 x 0.336 + 100 x (1/0.924 - 1) + 30 x 1.24.
+  CommBasis c = comm_on("aws-p5", "h100-sxm", 32, "aws-ofi-nccl/p5");
+  c.busy_s = 0.030;
+  c.exposed_s = 0.010;
+  const Prediction p = prediction(0.100, 0.060, "estimated (per-kernel model)", 1.0, 256, 0.0, c);
+  EXPECT_NEAR(p.low_s, 0.100 - 0.060 * 0.228 + 0.100 * (1 / 1.069 - 1) - 0.010 * 1.24 / 2.24, 1e-12);
+  EXPECT_NEAR(p.high_s, 0.100 + 0.060 * 0.336 + 0.100 * (1 / 0.924 - 1) + 0.030 * 1.24, 1e-12);
+  EXPECT_EQ(p.summary, "compute estimated, DDP simulated, collectives extrapolated");
+  ASSERT_EQ(p.parts.size(), 3u);
+  const core::Json j = prediction_json(p);
+  EXPECT_EQ(j["parts"][2]["part"], "collectives");
+  EXPECT_DOUBLE_EQ(j["parts"][2]["reach_s"][0].get<double>(), 0.010);
+  EXPECT_DOUBLE_EQ(j["parts"][2]["reach_s"][1].get<double>(), 0.030);
+  // From a report: the steady state's comm_busy_s and exposed_comm_s, FSDP's label kept.
+  StepReport r = estimated_step_on_8_gpus();
+  r.comm_basis = comm_on("dgx-h100", "h100-sxm", 2);
+  r.steady.comm_busy_s = 0.020;
+  r.steady.exposed_comm_s = 0.005;
+  r.fsdp = "FSDP2 fully_shard FULL_SHARD";
+  const Prediction q = prediction(r);
+  EXPECT_NEAR(q.high_s, 0.100 + 0.060 * 0.336 + 0.100 * (1 / 0.924 - 1) + 0.020 * 0.073, 1e-12);
+  EXPECT_NEAR(q.low_s, 0.100 - 0.060 * 0.228 + 0.100 * (1 / 1.069 - 1) - 0.005 * 0.073 / 1.073, 1e-12);
+  EXPECT_EQ(q.summary, "compute estimated, FSDP simulated (not validated), collectives modelled");
+  EXPECT_EQ(band_text(0.466191, 0.970556), "466-971 ms");  // whole ms: the low end down, the high end up
 }
 
 }  // namespace
