@@ -1,25 +1,36 @@
 #!/usr/bin/python3
-"""Record the collectives real PyTorch FSDP1 issues in a training step, on CPU ranks over gloo.
+"""Record the collectives real PyTorch issues in a training step (FSDP1, or DDP with
+ZeroRedundancyOptimizer), on CPU ranks over gloo.
 
 Usage:
-  /usr/bin/python3 scripts/fsdp_cpu_trace.py -o fsdp-trace.json [--world-size 2] [--steps 2]
-      [--spec zoo.llama:llama] [--kwargs '{"dim": 64, "n_layers": 4, ...}'] [--input 2x16]
-      [--strategy FULL_SHARD|SHARD_GRAD_OP|NO_SHARD] [--backward-prefetch BACKWARD_PRE|BACKWARD_POST|none]
-      [--forward-prefetch] [--no-limit-all-gathers] [--param-dtype bfloat16] [--reduce-dtype float32]
-      [--checkpoint REENTRANT|NO_REENTRANT]
+  /usr/bin/python3 scripts/cpu_collectives_trace.py -o trace.json [--wrapper fsdp|zero] [--world-size 2]
+      [--steps 2] [--spec zoo.llama:llama] [--kwargs '{"dim": 64, "n_layers": 4, ...}'] [--input 2x16]
+      fsdp: [--strategy FULL_SHARD|SHARD_GRAD_OP|NO_SHARD] [--backward-prefetch BACKWARD_PRE|BACKWARD_POST|none]
+            [--forward-prefetch] [--no-limit-all-gathers] [--param-dtype bfloat16] [--reduce-dtype float32]
+            [--checkpoint REENTRANT|NO_REENTRANT]
+      zero: [--bucket-view]
 
-Why: ddpsim's FSDP plan (sim/plan/fsdp_builder.cpp) is written from PyTorch's source; this is
-PyTorch itself, so what it records is an independent check of the plan's units, sizes and order
-(tests/python/test_fsdp_vs_torch.py compares them with `ddpsim run --trace`).
+Why: ddpsim's FSDP plan (sim/plan/fsdp_builder.cpp) and ZeRO's broadcasts (sim/plan/ddp_builder.cpp
+zero_steps) are written from PyTorch's source; this is PyTorch itself, so what it records is an
+independent check of their units, sizes and order (tests/python/test_collectives_vs_torch.py
+compares them with `ddpsim run --trace`).
 
-Method. torch 1.13's FullyShardedDataParallel (the version this machine has) wraps the model's
-numbered blocks, the modules named up to their first all-digit component ("layers.3", "layer2.1":
-ddpsim's `training.fsdp.wrap: "block"`; for a transformer the units `transformer_auto_wrap_policy`
-makes), one FSDP unit each (`lambda_auto_wrap_policy`), the rest in the root unit, runs `--steps` forward/backward/optimizer steps, and records every collective FSDP
-issues, in issue order, with the issuing unit (the FSDP instance whose `_unshard` or
-`_post_backward_hook` is running), the phase (forward, backward, optimizer) and the per-rank bytes.
-With one NCCL stream per process group the issue order is the order the collectives run on a GPU
-(FSDP's `BackwardPrefetch` note), which is what ddpsim's trace shows.
+Method, FSDP. torch 1.13's FullyShardedDataParallel (the version this machine has) wraps the
+model's numbered blocks, the modules named up to their first all-digit component ("layers.3",
+"layer2.1": ddpsim's `training.fsdp.wrap: "block"`; for a transformer the units
+`transformer_auto_wrap_policy` makes), one FSDP unit each (`lambda_auto_wrap_policy`), the rest in
+the root unit, runs `--steps` forward/backward/optimizer steps, and records every collective FSDP
+issues, in issue order, with the issuing unit (the handle whose `_unshard` or
+`_post_backward_hook` is running: a prefetch runs in another unit's hook), the phase (forward,
+backward, optimizer) and the per-rank bytes. With one NCCL stream per process group the issue
+order is the order the collectives run on a GPU (FSDP's `BackwardPrefetch` note), which is what
+ddpsim's trace shows.
+
+Method, ZeRO. DistributedDataParallel with torch 1.13's ZeroRedundancyOptimizer (SGD, as
+`--bucket-view` sets `parameters_as_bucket_view`): the optimizer step's broadcasts (`_sync_params`:
+every rank's shard from that rank, parameter by parameter, or its one flat bucket), in issue
+order, with the parameter's name (or "rank R bucket") and source rank; `units` lists the
+partition (parameter, rank).
 
 What had to be stood in for, because this torch is built without CUDA and gloo lacks two
 collectives (none of it changes which collectives FSDP issues, their sizes or their order):
@@ -35,11 +46,14 @@ collectives (none of it changes which collectives FSDP issues, their sizes or th
     this rank's chunk (the same result; the timing of these stand-ins is not FSDP's and is not
     recorded); gloo moves no bfloat16 / float16, so those all-gathers move the same bytes as uint8
     and those reductions run in float32.
+ZeRO runs as it is (gloo broadcasts).
 
-Output ("ddpsim-fsdp-trace/1"): config, the model's FSDP units (name, parameters, flat numel,
-padded numel), and per step the list of collectives {phase, kind, unit, in_bytes, out_bytes,
-dtype, purpose} (purpose "order check": torch 1.13's first-iteration check of the forward order,
-two 4-byte all-gathers per unit; null for a unit's own collectives). Rank 0's record; every rank's list is checked equal (a mismatch is an error).
+Output ("ddpsim-collectives-trace/1"): config, the units (FSDP: name, parameters, flat numel,
+padded numel; ZeRO: the partition), and per step the list of collectives {phase, kind, unit,
+in_bytes, out_bytes, dtype, purpose} (ZeRO adds src); purpose "order check": torch 1.13's
+first-iteration check of FSDP's forward order, two 4-byte all-gathers per unit; null for a
+unit's own collectives. Rank 0's record; every rank's list is checked equal (a mismatch is an
+error).
 """
 
 import argparse
@@ -58,7 +72,7 @@ import export_model as em  # noqa: E402
 import spawn_guard  # noqa: E402
 from ddp_reference_buckets import _free_port  # noqa: E402
 
-FORMAT = "ddpsim-fsdp-trace/1"
+FORMAT = "ddpsim-collectives-trace/1"
 METADATA_MODULE = "torch.distributed._shard.sharded_tensor.metadata"
 STRATEGIES = ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD")
 PREFETCH = ("BACKWARD_PRE", "BACKWARD_POST", "none")
@@ -231,32 +245,26 @@ def unit_name(path):
     return ".".join(parts) or "root"
 
 
-def _worker(rank, cfg, outdir):
-    install_import_fix()
+def _blocks(model):
+    """The blocks by ddpsim's rule (sim/plan/fsdp_builder.cpp block_key): the modules named up to
+    their first all-digit component ("layers.3", "layer2.1"), the children of a ModuleList/Sequential."""
+    return {id(m) for n, m in model.named_modules()
+            if n and n.split(".")[-1].isdigit() and not any(p.isdigit() for p in n.split(".")[:-1])
+            and any(p.requires_grad for p in m.parameters())}
+
+
+def _fsdp(torch, dist, model, cfg, rec):
+    """torch 1.13 FSDP1 over the model's blocks; returns (wrapped, optimizer, units())."""
     import functools
-    import torch
-    import torch.distributed as dist
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % cfg["port"], rank=rank,
-                            world_size=cfg["world_size"], timeout=spawn_guard.pg_timeout())
     import torch.distributed.fsdp as fsdp_mod
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
     from torch.distributed.fsdp import ShardingStrategy, BackwardPrefetch, MixedPrecision
     from torch.distributed.fsdp.wrap import lambda_auto_wrap_policy
-
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
-    model = em.load_model(cfg["spec"], cfg["kwargs"], seed=0)
-    # The blocks by ddpsim's rule (sim/plan/fsdp_builder.cpp block_key): the modules named up to their
-    # first all-digit component ("layers.3", "layer2.1"), i.e. the children of a ModuleList/Sequential.
-    blocks = {id(m) for n, m in model.named_modules()
-              if n and n.split(".")[-1].isdigit() and not any(p.isdigit() for p in n.split(".")[:-1])
-              and any(p.requires_grad for p in m.parameters())}
+    blocks = _blocks(model)
     if not blocks:
         raise TraceError("%s has no numbered blocks (ModuleList children) to wrap" % cfg["spec"])
-    rec = Recorder()
     names = {}
     install_cpu_fsdp(torch, dist, fsdp_mod, rec, names)
-
     mp = None
     if cfg["param_dtype"] or cfg["reduce_dtype"]:
         dt = lambda s: getattr(torch, s) if s else None  # noqa: E731
@@ -283,7 +291,56 @@ def _worker(rank, cfg, outdir):
             wrapped, check_fn=lambda m: id(m) in blocks,
             checkpoint_wrapper_fn=functools.partial(checkpoint_wrapper, checkpoint_impl=getattr(
                 CheckpointImpl, cfg["checkpoint"])))
-    opt = torch.optim.SGD(wrapped.parameters(), lr=1e-3)
+
+    def units():
+        # After a step: the padded size is set in FSDP's lazy initialisation (sharded strategies only).
+        return [{"name": n, "params": len(fp._param_infos), "numel": int(fp._unpadded_unsharded_size.numel()),
+                 "padded_numel": int(fp._padded_unsharded_size.numel()) if hasattr(fp, "_padded_unsharded_size")
+                 else int(fp._unpadded_unsharded_size.numel())} for n, fp in flat_params]
+    return wrapped, torch.optim.SGD(wrapped.parameters(), lr=1e-3), units
+
+
+def _zero(torch, dist, model, cfg, rec):
+    """DDP with torch 1.13's ZeroRedundancyOptimizer (SGD); returns (wrapped, optimizer, units()).
+    Records the optimizer step's broadcasts (_sync_params): per rank its shard's parameters, or
+    its one flat bucket with parameters_as_bucket_view; unit = the parameter's name or "rank R bucket"."""
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    wrapped = DDP(model)
+    opt = ZeroRedundancyOptimizer(wrapped.parameters(), optimizer_class=torch.optim.SGD, lr=1e-3,
+                                  parameters_as_bucket_view=cfg["bucket_view"])
+    by_storage = {p.data_ptr(): n for n, p in model.named_parameters()}
+    broadcast = dist.broadcast
+
+    def recorded(tensor, src, group=None, async_op=False):
+        if rec.phase == "optimizer":
+            unit = by_storage.get(tensor.data_ptr())
+            if cfg["bucket_view"]:
+                unit = "rank %d bucket" % src
+            rec.add("broadcast", tensor, tensor)
+            rec.calls[-1]["unit"] = unit
+            rec.calls[-1]["src"] = src
+        return broadcast(tensor, src, group=group, async_op=async_op)
+    dist.broadcast = recorded
+
+    def units():
+        parts = opt._partition_parameters()
+        return [{"name": by_storage.get(p.data_ptr(), "?"), "rank": r, "numel": p.numel()}
+                for r, groups in enumerate(parts) for g in groups for p in g["params"]]
+    return wrapped, opt, units
+
+
+def _worker(rank, cfg, outdir):
+    install_import_fix()
+    import torch
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % cfg["port"], rank=rank,
+                            world_size=cfg["world_size"], timeout=spawn_guard.pg_timeout())
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = em.load_model(cfg["spec"], cfg["kwargs"], seed=0)
+    rec = Recorder()
+    wrapped, opt, units = (_fsdp if cfg["wrapper"] == "fsdp" else _zero)(torch, dist, model, cfg, rec)
     x = em.make_input(model, cfg["input"], "int64" if cfg["vocab"] else "float32", vocab=cfg["vocab"], seed=rank)
     steps = []
     for _ in range(cfg["steps"]):
@@ -297,10 +354,7 @@ def _worker(rank, cfg, outdir):
         opt.step()
         opt.zero_grad(set_to_none=True)
         steps.append(rec.calls)
-    # After a step: the padded size is set in FSDP's lazy initialisation (sharded strategies only).
-    units = [{"name": n, "params": len(fp._param_infos), "numel": int(fp._unpadded_unsharded_size.numel()),
-              "padded_numel": int(fp._padded_unsharded_size.numel()) if hasattr(fp, "_padded_unsharded_size")
-              else int(fp._unpadded_unsharded_size.numel())} for n, fp in flat_params]
+    units = units()
     with open(os.path.join(outdir, "rank%d.json" % rank), "w") as f:
         json.dump({"units": units, "steps": steps, "torch_version": torch.__version__.split("+")[0]}, f)
     spawn_guard.leave(0)
@@ -318,13 +372,13 @@ def run(args):
            "steps": args.steps, "strategy": args.strategy, "backward_prefetch": args.backward_prefetch,
            "forward_prefetch": args.forward_prefetch, "limit_all_gathers": not args.no_limit_all_gathers,
            "param_dtype": args.param_dtype, "reduce_dtype": args.reduce_dtype, "checkpoint": args.checkpoint,
-           "port": _free_port()}
+           "wrapper": args.wrapper, "bucket_view": args.bucket_view, "port": _free_port()}
     outdir = tempfile.mkdtemp(prefix="fsdp-cpu-trace-")
     try:
         try:
-            spawn_guard.spawn(_worker, (cfg, outdir), args.world_size, timeout_s=args.timeout, what="fsdp_cpu_trace")
+            spawn_guard.spawn(_worker, (cfg, outdir), args.world_size, timeout_s=args.timeout, what="cpu_collectives_trace")
         except Exception as e:
-            raise TraceError("an FSDP rank process failed: %s: %s" % (type(e).__name__, str(e).strip()[-3000:]))
+            raise TraceError("a rank process failed: %s: %s" % (type(e).__name__, str(e).strip()[-3000:]))
         ranks = []
         for r in range(args.world_size):
             with open(os.path.join(outdir, "rank%d.json" % r)) as f:
@@ -347,6 +401,9 @@ def run(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-o", "--output", required=True, help="output JSON path ('-' for stdout)")
+    ap.add_argument("--wrapper", choices=("fsdp", "zero"), default="fsdp",
+                    help="fsdp: FullyShardedDataParallel (FSDP1); zero: DDP + ZeroRedundancyOptimizer")
+    ap.add_argument("--bucket-view", action="store_true", help="zero: parameters_as_bucket_view=True")
     ap.add_argument("--spec", default="zoo.llama:llama")
     ap.add_argument("--kwargs", default='{"dim": 64, "n_layers": 4, "n_heads": 4, "vocab_size": 512, '
                                         '"multiple_of": 32, "max_seq_len": 64}')
@@ -371,7 +428,7 @@ def main(argv=None):
             raise TraceError("--steps %d: 1 to 20" % args.steps)
         doc = run(args)
     except (TraceError, em.ExportError) as e:
-        sys.stderr.write("fsdp_cpu_trace.py: error: %s\n" % e)
+        sys.stderr.write("cpu_collectives_trace.py: error: %s\n" % e)
         return 2
     text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
     if args.output == "-":

@@ -1,14 +1,17 @@
 #!/usr/bin/python3
-"""Compare the collectives of ddpsim's FSDP1 plan with those real torch FSDP1 issues.
+"""Compare the collectives of ddpsim's plan with those real torch issues: FSDP1's all-gathers,
+reduce-scatters and all-reduces, or ZeroRedundancyOptimizer's broadcasts.
 
-  /usr/bin/python3 tests/python/check_fsdp_vs_torch.py --ddpsim build/ddpsim --model-json M.json \
-      --world-size 3 [fsdp_cpu_trace.py options: --strategy ..., --backward-prefetch ..., ...]
+  /usr/bin/python3 tests/python/check_collectives_vs_torch.py --ddpsim build/ddpsim --model-json M.json \
+      --world-size 3 [--wrapper fsdp|zero] [cpu_collectives_trace.py options: --strategy ..., --bucket-view ...]
 
-Runs scripts/fsdp_cpu_trace.py (real FullyShardedDataParallel, torch 1.13, CPU ranks over gloo) and
-`ddpsim run --model M.json --trace` with the same settings on one node of as many GPUs, and
-compares per step the ordered lists of (collective, unit, bytes): an all-gather's bytes are one
-rank's input (the padded shard), a reduce-scatter's and an all-reduce's the whole input (ddpsim's
-trace `bytes`, nccl-tests' convention for each). Prints both lists and exits 1 where they differ.
+Runs scripts/cpu_collectives_trace.py (real PyTorch 1.13, CPU ranks over gloo) and `ddpsim run
+--model M.json --trace` with the same settings on one node of as many GPUs, and compares per step
+the ordered lists of (collective, unit, bytes). FSDP: an all-gather's bytes are one rank's input
+(the padded shard), a reduce-scatter's and an all-reduce's the whole input (ddpsim's trace
+`bytes`, nccl-tests' convention for each); the forward and backward's collectives. ZeRO: the
+optimizer step's broadcasts, unit = the parameter's name or "rank R bucket", bytes = the tensor's.
+Prints both lists and exits 1 where they differ.
 """
 
 import argparse
@@ -20,33 +23,47 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-TRACE = os.path.join(REPO, "scripts", "fsdp_cpu_trace.py")
+TRACE = os.path.join(REPO, "scripts", "cpu_collectives_trace.py")
 KINDS = {"allgather": "all_gather", "reducescatter": "reduce_scatter", "allreduce": "all_reduce"}
 
 
-def torch_calls(doc):
-    """Per step [(kind, unit, bytes)] from fsdp_cpu_trace.py's document."""
+ZERO_PREFIX = "ZeRO broadcast "
+
+
+def torch_calls(doc, wrapper="fsdp"):
+    """Per step [(kind, unit, bytes)] from cpu_collectives_trace.py's document."""
+    phases = ("forward", "backward") if wrapper == "fsdp" else ("optimizer",)
     out = []
     for step in doc["steps"]:
         out.append([(c["kind"], c["unit"], c["in_bytes"]) for c in step
-                    if c["phase"] in ("forward", "backward") and not c.get("purpose")])
+                    if c["phase"] in phases and not c.get("purpose")])
     return out
 
 
-def ddpsim_calls(trace):
+def ddpsim_calls(trace, wrapper="fsdp"):
     """Per simulated step [(kind, unit, bytes)] from a Chrome trace of `ddpsim run`."""
     ev = trace["traceEvents"] if isinstance(trace, dict) else trace
     starts = sorted(e["ts"] for e in ev if e.get("cat") == "step" and e.get("ph") == "X")
-    calls = sorted((e for e in ev if e.get("cat") in KINDS and e.get("ph") == "X"), key=lambda e: e["ts"])
+    if wrapper == "fsdp":
+        calls = [e for e in ev if e.get("cat") in KINDS and e.get("ph") == "X"]
+    else:
+        calls = [e for e in ev if e.get("cat") == "broadcast" and e.get("ph") == "X"
+                 and e.get("name", "").startswith(ZERO_PREFIX)]
     out = [[] for _ in starts]
-    for e in calls:
+    for e in sorted(calls, key=lambda e: e["ts"]):
         i = max(k for k, s in enumerate(starts) if s <= e["ts"] + 1e-9)
-        unit = e["name"].split(" ")[1]
-        out[i].append((KINDS[e["cat"]], unit, int(round(e["args"]["bytes"]))))
+        if wrapper == "fsdp":
+            call = (KINDS[e["cat"]], e["name"].split(" ")[1])
+        else:
+            call = ("broadcast", e["name"][len(ZERO_PREFIX):])
+        out[i].append(call + (int(round(e["args"]["bytes"])),))
     return out
 
 
 def ddpsim_sets(args):
+    if args.wrapper == "zero":
+        return ['training.zero_redundancy_optimizer={"enabled": true, "parameters_as_bucket_view": %s}'
+                % ("true" if args.bucket_view else "false")]
     s = ["training.wrapper=fsdp", "training.fsdp.version=1", "training.fsdp.wrap=block",
          "training.fsdp.sharding_strategy=" + args.strategy,
          "training.fsdp.backward_prefetch=" + args.backward_prefetch,
@@ -66,7 +83,9 @@ def run(args, timeout=600):
     real_path, trace_path = os.path.join(tmp, "torch.json"), os.path.join(tmp, "ddpsim.trace.json")
     try:
         cmd = [sys.executable, TRACE, "-o", real_path, "--world-size", str(args.world_size), "--steps", "2",
-               "--strategy", args.strategy, "--backward-prefetch", args.backward_prefetch]
+               "--wrapper", args.wrapper, "--strategy", args.strategy, "--backward-prefetch", args.backward_prefetch]
+        if args.bucket_view:
+            cmd.append("--bucket-view")
         if args.spec:
             cmd += ["--spec", args.spec]
         if args.kwargs:
@@ -86,7 +105,7 @@ def run(args, timeout=600):
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                            timeout=timeout)
         if p.returncode != 0:
-            return None, None, "fsdp_cpu_trace.py failed (%d): %s" % (p.returncode, p.stderr[-2000:])
+            return None, None, "cpu_collectives_trace.py failed (%d): %s" % (p.returncode, p.stderr[-2000:])
         sim = [args.ddpsim, "run", "--model", args.model_json, "--cluster", "dgx-a100", "--nodes", "1",
                "--gpus-per-node", str(args.world_size), "--trace", trace_path, "-q"]
         for s in ddpsim_sets(args) + list(args.ddpsim_set or []):
@@ -96,9 +115,9 @@ def run(args, timeout=600):
         if q.returncode != 0:
             return None, None, "ddpsim failed (%d): %s %s" % (q.returncode, " ".join(sim), q.stderr[-2000:])
         with open(real_path) as f:
-            real = torch_calls(json.load(f))
+            real = torch_calls(json.load(f), args.wrapper)
         with open(trace_path) as f:
-            simulated = ddpsim_calls(json.load(f))
+            simulated = ddpsim_calls(json.load(f), args.wrapper)
         return real, simulated, None
     finally:
         for name in ("torch.json", "ddpsim.trace.json"):
@@ -108,7 +127,7 @@ def run(args, timeout=600):
 
 
 def describe(calls):
-    return "\n".join("    %-14s %-10s %9d" % c for c in calls)
+    return "\n".join("    %-14s %-32s %9d" % c for c in calls)
 
 
 def parser():
@@ -119,6 +138,8 @@ def parser():
     ap.add_argument("--kwargs", default=None)
     ap.add_argument("--input", default=None)
     ap.add_argument("--world-size", type=int, default=2)
+    ap.add_argument("--wrapper", choices=("fsdp", "zero"), default="fsdp")
+    ap.add_argument("--bucket-view", action="store_true", help="zero: parameters_as_bucket_view")
     ap.add_argument("--strategy", default="FULL_SHARD")
     ap.add_argument("--backward-prefetch", default="BACKWARD_PRE")
     ap.add_argument("--forward-prefetch", action="store_true")

@@ -1,15 +1,16 @@
-"""ddpsim's FSDP1 plan issues the collectives real torch FSDP1 issues: units, bytes and order.
+"""ddpsim's plans issue the collectives real torch issues: FSDP1's units, bytes and order, and
+ZeroRedundancyOptimizer's broadcasts (partition, bytes and order).
 
-Each case runs scripts/fsdp_cpu_trace.py (real FullyShardedDataParallel, torch 1.13, CPU ranks over
-gloo, two training steps) and `ddpsim run --trace` with the same settings
-(tests/python/check_fsdp_vs_torch.py) and asserts the two ordered lists of (collective, unit,
-bytes) are equal in both steps. The models are exported here with scripts/export_model.py, small
-enough for a loaded 2-core machine (about 5-8 s a case). World size 3 makes FSDP pad the flat
+Each case runs scripts/cpu_collectives_trace.py (real PyTorch 1.13, CPU ranks over gloo, two
+training steps) and `ddpsim run --trace` with the same settings
+(tests/python/check_collectives_vs_torch.py) and asserts the two ordered lists of (collective,
+unit, bytes) are equal in both steps. The models are exported here with scripts/export_model.py,
+small enough for a loaded 2-core machine (about 5-8 s a case). World size 3 makes FSDP pad the flat
 parameters (65,600 elements -> 65,601 for the tiny LLaMA's root unit), so the padded shard sizes
 are checked too. One case runs ddpsim with another backward prefetch than torch and must differ:
 the comparison can fail.
 
-Run from the repository root: /usr/bin/python3 -m unittest tests/python/test_fsdp_vs_torch.py
+Run from the repository root: /usr/bin/python3 -m unittest tests/python/test_collectives_vs_torch.py
 DDPSIM_BIN overrides the binary (default build/ddpsim). Skipped without torch or the binary.
 """
 
@@ -23,7 +24,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-import check_fsdp_vs_torch as check  # noqa: E402
+import check_collectives_vs_torch as check  # noqa: E402
 
 DDPSIM = os.environ.get("DDPSIM_BIN", os.path.join(REPO, "build", "ddpsim"))
 EXPORT = os.path.join(REPO, "scripts", "export_model.py")
@@ -43,10 +44,10 @@ RESNET18 = ("torchvision.models:resnet18", "{}", "2x3x32x32", "float32", None)
 
 @unittest.skipUnless(HAVE_TORCH, "python3-torch not installed")
 @unittest.skipUnless(os.access(DDPSIM, os.X_OK), "ddpsim binary not built (%s)" % DDPSIM)
-class TestFsdpVsTorch(unittest.TestCase):
+class TestCollectivesVsTorch(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="fsdp-vs-torch-models-")
+        cls.tmp = tempfile.mkdtemp(prefix="collectives-vs-torch-models-")
         cls.models = {}
 
     @classmethod
@@ -120,6 +121,17 @@ class TestFsdpVsTorch(unittest.TestCase):
 
     def test_resnet18_blocks(self):
         self.assert_same(model=RESNET18, world_size=3)
+
+    def test_zero_broadcasts_parameter_by_parameter(self):
+        real = self.assert_same(options=["--wrapper", "zero"])
+        # Every parameter once per step: the tiny LLaMA's 39 tensors.
+        self.assertEqual(len(real[1]), 39)
+        self.assertEqual({c[0] for c in real[1]}, {"broadcast"})
+
+    def test_zero_bucket_views_and_resnet18(self):
+        real = self.assert_same(options=["--wrapper", "zero", "--bucket-view"])
+        self.assertEqual([c[1] for c in real[1]], ["rank 0 bucket", "rank 1 bucket", "rank 2 bucket"])
+        self.assert_same(model=RESNET18, world_size=2, options=["--wrapper", "zero"])
 
     def test_the_comparison_can_fail(self):
         real, simulated = self.compare(options=["--ddpsim-set", "training.fsdp.backward_prefetch=none"])
