@@ -84,24 +84,15 @@ def run(args, timeout=600):
     try:
         cmd = [sys.executable, TRACE, "-o", real_path, "--world-size", str(args.world_size), "--steps", "2",
                "--wrapper", args.wrapper, "--strategy", args.strategy, "--backward-prefetch", args.backward_prefetch]
-        if args.bucket_view:
-            cmd.append("--bucket-view")
-        if args.spec:
-            cmd += ["--spec", args.spec]
-        if args.kwargs:
-            cmd += ["--kwargs", args.kwargs]
-        if args.input:
-            cmd += ["--input", args.input]
-        if args.forward_prefetch:
-            cmd.append("--forward-prefetch")
-        if args.no_limit_all_gathers:
-            cmd.append("--no-limit-all-gathers")
-        if args.param_dtype:
-            cmd += ["--param-dtype", args.param_dtype]
-        if args.reduce_dtype:
-            cmd += ["--reduce-dtype", args.reduce_dtype]
-        if args.checkpoint:
-            cmd += ["--checkpoint", args.checkpoint]
+        for flag, value in (("--spec", args.spec), ("--kwargs", args.kwargs), ("--input", args.input),
+                            ("--param-dtype", args.param_dtype), ("--reduce-dtype", args.reduce_dtype),
+                            ("--checkpoint", args.checkpoint)):
+            if value:
+                cmd += [flag, value]
+        for flag, on in (("--bucket-view", args.bucket_view), ("--forward-prefetch", args.forward_prefetch),
+                         ("--no-limit-all-gathers", args.no_limit_all_gathers)):
+            if on:
+                cmd.append(flag)
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                            timeout=timeout)
         if p.returncode != 0:
