@@ -276,7 +276,10 @@ Prediction prediction(const StepReport& r) {
     BandPart& w = p.parts[1];
     w.part = "fsdp";
     w.kind = "simulated (not validated)";
-    w.validation = "no FSDP measurement in this project; DDP's band stands in: " + w.validation;
+    w.validation =
+        "no FSDP step time measured in this project (FSDP1's collectives, units, bytes and order, equal torch "
+        "1.13's on CPU ranks: tests/python/test_collectives_vs_torch.py); DDP's band stands in: " +
+        w.validation;
     p.summary = compute_label(p.parts[0]) + ", FSDP simulated (not validated)" + collectives_label(p);
   }
   if (r.data_parallel) {

@@ -100,7 +100,7 @@ TEST(Prediction, FsdpSaysItsCommunicationIsNotValidated) {
   EXPECT_EQ(p.summary, "compute estimated, FSDP simulated (not validated)");
   ASSERT_EQ(p.parts.size(), 2u);
   EXPECT_EQ(p.parts[1].part, "fsdp");
-  EXPECT_EQ(p.parts[1].validation.rfind("no FSDP measurement in this project", 0), 0u);
+  EXPECT_EQ(p.parts[1].validation.rfind("no FSDP step time measured in this project", 0), 0u);
 }
 
 TEST(Prediction, DataParallelSaysItIsNotValidatedAndAtOneGpuHasNoCommunicationPart) {
