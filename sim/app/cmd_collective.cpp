@@ -98,14 +98,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
                          {"reported_latency_us", plugin.reported_latency * 1e6},
                          {"text", plugin.text}};
     }
-    // How far to trust it (issue 24 item 4): the closest validated all_reduce_perf table.
-    std::string trust = collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes);
-    // The validated tables are all_reduce_perf's; the other functions rest on fewer (NOTES.md).
-    if (op.func != collectives::Func::ALL_REDUCE)
-      trust += std::string(" (all_reduce_perf tables; ") + op.test +
-               " is checked on fewer: sim/collectives/NOTES.md \"All-gather and reduce-scatter\", \"Broadcast\")";
-    r.text += "trust: " + trust + "\n";
-    r.doc["trust"] = trust;
+    // How far to trust it (issue 24 item 4): in the document's header ("# trust:", JSON "trust").
     // The placement assumed on a fabric (issue 24 item 3; absent on the single switch, one node).
     const std::string placement = fabric::placement_line(cluster.inter_fabric, cluster.name, cluster.nodes);
     if (!placement.empty()) {

@@ -74,9 +74,70 @@ const ValidatedCase* closest_validated(const std::string& cluster, const std::st
       nodes, [](const ValidatedCase& v, const std::string& k) { return k == v.gpu && !v.forced; }, gpu);
 }
 
-std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes) {
-  const ValidatedCase* c = closest_validated(cluster, gpu, nodes);
-  if (!c) return "no validated all_reduce_perf table for this cluster class (" + cluster + ", " + gpu + ")";
+double held_out_error(const std::string& net_plugin, int nodes) {
+  // Issue 24's held-out public all_reduce_perf tables, median |busbw error| at sizes >= 1 MiB
+  // against the model of the time (the tables are not in this repository; the figures are the
+  // issue's):
+  // - H100 over 400G InfiniBand: 6-11 % at 2-4 nodes, 16-24 % at 8 nodes; 128 nodes with the ring
+  //   forced 33 % (there the model was too slow: 280 vs 367 GB/s);
+  // - H100 over EFA (p5 class, 32 EFA NICs per node): 11 % at 2 nodes, 25 % at 4, 38 % at 8, 59 % at
+  //   16, 124 % at 32 (the model too fast; measured before the aws-ofi-nccl plugin was modelled,
+  //   which lowered the prediction at 32 nodes and 32-512 MiB by 1.4-1.7x: the current model's
+  //   error there is not measured);
+  // - A100 over EFA (p4dn class) with CollNet / plugin settings at 2-4 nodes: 31-37 %.
+  // The worst figure at each measured node count, linear in log2(nodes) between them, flat beyond.
+  struct Point {
+    double nodes, error;
+  };
+  static const std::vector<Point> infiniband = {{2, 0.11}, {4, 0.11}, {8, 0.24}, {128, 0.33}};
+  static const std::vector<Point> efa_p5 = {{2, 0.11}, {4, 0.25}, {8, 0.38}, {16, 0.59}, {32, 1.24}};
+  static const std::vector<Point> efa_p4d = {{2, 0.37}, {4, 0.37}, {8, 0.38}, {16, 0.59}, {32, 1.24}};
+  const bool efa = net_plugin.rfind("aws-ofi-nccl", 0) == 0;
+  const std::vector<Point>& t = !efa ? infiniband : net_plugin == "aws-ofi-nccl/p4d" ? efa_p4d : efa_p5;
+  const double n = std::max(1, nodes);
+  if (n <= t.front().nodes) return t.front().error;
+  for (size_t i = 1; i < t.size(); ++i)
+    if (n <= t[i].nodes) {
+      const double f = (std::log2(n) - std::log2(t[i - 1].nodes)) / (std::log2(t[i].nodes) - std::log2(t[i - 1].nodes));
+      return t[i - 1].error + f * (t[i].error - t[i - 1].error);
+    }
+  return t.back().error;
+}
+
+Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin) {
+  Trust t;
+  t.table = closest_validated(cluster, gpu, nodes);
+  double worst_one_node = 0;
+  for (const auto& k : validated_cases())
+    if (k.nodes == 1) worst_one_node = std::max(worst_one_node, k.median_large);
+  t.base = t.table ? t.table->median_large : worst_one_node;
+  // The held-out growth applies from two nodes on where the run leaves the table: another preset
+  // (its NICs, fabric or plugin were not the table's) or more nodes than it had.
+  t.leaves = !t.table || cluster != t.table->preset || nodes > t.table->nodes;
+  t.grown = nodes >= 2 && t.leaves ? held_out_error(net_plugin, nodes) : 0;
+  t.error = std::max(t.base, t.grown);
+  if (t.grown > t.base) {
+    char b[512];
+    std::snprintf(b, sizeof b,
+                  "%d nodes%s: held-out tables measured %.0f %% there (%s; issue 24, not in this repository)", nodes,
+                  t.table && cluster != t.table->preset ? " of another preset" : "", 100 * t.grown,
+                  net_plugin.rfind("aws-ofi-nccl", 0) == 0
+                      ? "EFA: p5 11/25/38/59/124 % at 2/4/8/16/32 nodes, p4dn 31-37 % at 2-4, before the plugin was "
+                        "modelled"
+                      : "InfiniBand: 6-11 % at 2-4 nodes, 16-24 % at 8, 33 % at 128 with the ring forced");
+    t.held_out = b;
+  }
+  return t;
+}
+
+std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin) {
+  const Trust t = trust(cluster, gpu, nodes, net_plugin);
+  const ValidatedCase* c = t.table;
+  if (!c) {
+    std::string out = "no validated all_reduce_perf table for this cluster class (" + cluster + ", " + gpu + ")";
+    if (!t.held_out.empty()) out += "; " + t.held_out;
+    return out;
+  }
   char b[512];
   std::snprintf(b, sizeof b, "closest validated table: %s, %d node%s (%s): median |busbw error| %.1f %% at >= 1 MiB",
                 c->cluster_class, c->nodes, c->nodes == 1 ? "" : "s", c->table, c->median_large * 100);
@@ -93,6 +154,7 @@ std::string trust_line(const std::string& cluster, const std::string& gpu, int n
     for (size_t i = 0; i < differs.size(); ++i) out += (i ? "; " : " ") + differs[i];
     out += "]";
   }
+  if (!t.held_out.empty()) out += "; " + t.held_out;
   return out;
 }
 

@@ -28,9 +28,28 @@ const std::vector<ValidatedCase>& validated_cases();
 // else the same GPU (runs with NCCL's default algorithm only); nullptr when neither has a table.
 const ValidatedCase* closest_validated(const std::string& cluster, const std::string& gpu, int nodes);
 
+// The held-out median |busbw error| of the NCCL model by node count (issue 24's public
+// all_reduce_perf tables, not in this repository): on EFA (aws-ofi-nccl `net_plugin`) and on
+// InfiniBand-class fabrics; linear in log2(nodes) between the measured node counts, flat beyond.
+double held_out_error(const std::string& net_plugin, int nodes);
+
+// What an all-reduce prediction rests on: the closest validated table (nullptr: none for this
+// cluster class; `base` is then the worst one-node table's median), and, from two nodes on where
+// the run leaves that table (another preset, or more nodes than it had), the held-out figure at
+// its node count (`grown`, 0 otherwise). error = max(base, grown): the median |busbw error| to
+// expect; `held_out` says where `grown` comes from when it exceeds `base`.
+struct Trust {
+  const ValidatedCase* table = nullptr;
+  bool leaves = false;
+  double base = 0, grown = 0, error = 0;
+  std::string held_out;
+};
+Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin);
+
 // One line for --explain and the run report: the closest table, its node count and its error, and
-// what differs from the prediction asked for (another preset, another node count); says so when
-// nothing comparable was validated.
-std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes);
+// what differs from the prediction asked for (another preset, another node count), with the
+// held-out figure where that is worse; says so when nothing comparable was validated.
+std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes,
+                       const std::string& net_plugin = "");
 
 }  // namespace ddpsim::collectives

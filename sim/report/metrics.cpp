@@ -288,7 +288,8 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.model = sc.model.name;
   r.cluster = sc.cluster.name;
   r.gpu = sc.cluster.gpu.name;
-  if (sc.cluster.world_size() > 1) r.nccl_trust = collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes);
+  if (sc.cluster.world_size() > 1)
+    r.nccl_trust = collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin);
   r.comm_basis.communicates = sc.cluster.world_size() > 1;
   r.comm_basis.measured = !sc.collective.measured_allreduce.empty();
   r.comm_basis.ring = sc.collective.model != config::CollectiveModelKind::NCCL;

@@ -107,36 +107,6 @@ BandPart ddp_part(int world_size) {
   return p;
 }
 
-double held_out_collective_error(const std::string& net_plugin, int nodes) {
-  // Issue 24's held-out public all_reduce_perf tables, median |busbw error| at sizes >= 1 MiB
-  // against the model of the time (the tables are not in this repository; the figures are the
-  // issue's):
-  // - H100 over 400G InfiniBand: 6-11 % at 2-4 nodes, 16-24 % at 8 nodes; 128 nodes with the ring
-  //   forced 33 % (there the model was too slow: 280 vs 367 GB/s);
-  // - H100 over EFA (p5 class, 32 EFA NICs per node): 11 % at 2 nodes, 25 % at 4, 38 % at 8, 59 % at
-  //   16, 124 % at 32 (the model too fast; measured before the aws-ofi-nccl plugin was modelled,
-  //   which lowered the prediction at 32 nodes and 32-512 MiB by 1.4-1.7x: the current model's
-  //   error there is not measured);
-  // - A100 over EFA (p4dn class) with CollNet / plugin settings at 2-4 nodes: 31-37 %.
-  // The worst figure at each measured node count, linear in log2(nodes) between them, flat beyond.
-  struct Point {
-    double nodes, error;
-  };
-  static const std::vector<Point> infiniband = {{2, 0.11}, {4, 0.11}, {8, 0.24}, {128, 0.33}};
-  static const std::vector<Point> efa_p5 = {{2, 0.11}, {4, 0.25}, {8, 0.38}, {16, 0.59}, {32, 1.24}};
-  static const std::vector<Point> efa_p4d = {{2, 0.37}, {4, 0.37}, {8, 0.38}, {16, 0.59}, {32, 1.24}};
-  const bool efa = net_plugin.rfind("aws-ofi-nccl", 0) == 0;
-  const std::vector<Point>& t = !efa ? infiniband : net_plugin == "aws-ofi-nccl/p4d" ? efa_p4d : efa_p5;
-  const double n = std::max(1, nodes);
-  if (n <= t.front().nodes) return t.front().error;
-  for (size_t i = 1; i < t.size(); ++i)
-    if (n <= t[i].nodes) {
-      const double f = (std::log2(n) - std::log2(t[i - 1].nodes)) / (std::log2(t[i].nodes) - std::log2(t[i - 1].nodes));
-      return t[i - 1].error + f * (t[i].error - t[i - 1].error);
-    }
-  return t.back().error;
-}
-
 BandPart collectives_part(const CommBasis& c) {
   BandPart p;
   if (!c.communicates || c.measured) return p;  // no collective, or the run's own measured table
@@ -153,41 +123,22 @@ BandPart collectives_part(const CommBasis& c) {
         "fitted to an all_reduce_perf log: calibrate --holdout 1.5-4.8 %% median |busbw error| on four logs, at "
         "the log's own node count (beyond it, not validated)");
   } else {
-    const collectives::ValidatedCase* v = collectives::closest_validated(c.cluster, c.gpu, c.nodes);
-    double worst_one_node = 0;
-    for (const auto& k : collectives::validated_cases())
-      if (k.nodes == 1) worst_one_node = std::max(worst_one_node, k.median_large);
-    const double base = v ? v->median_large : worst_one_node;
-    // The held-out growth applies from two nodes on where the run leaves the table: another preset
-    // (its NICs, fabric or plugin were not the table's) or more nodes than it had.
-    const bool leaves = !v || c.cluster != v->preset || c.nodes > v->nodes;
-    const double grown = c.nodes >= 2 && leaves ? held_out_collective_error(c.net_plugin, c.nodes) : 0;
-    x = std::max(base, grown);
-    p.kind = std::string(leaves ? "extrapolated" : "modelled") + (c.ring ? " (plain ring)" : "");
-    std::string table =
-        v ? std::string(v->cluster_class) + ", " + std::to_string(v->nodes) + " node" + (v->nodes == 1 ? "" : "s")
-          : std::string("none for ") + c.cluster + " / " + c.gpu;
+    const collectives::Trust t = collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin);
+    const collectives::ValidatedCase* v = t.table;
+    x = t.error;
+    p.kind = std::string(t.leaves ? "extrapolated" : "modelled") + (c.ring ? " (plain ring)" : "");
     if (v) {
       std::snprintf(text, sizeof text,
-                    "closest validated all_reduce_perf table: %s, median |busbw error| %.1f %% at >= 1 MiB",
-                    table.c_str(), 100 * v->median_large);
+                    "closest validated all_reduce_perf table: %s, %d node%s, median |busbw error| %.1f %% at >= 1 MiB",
+                    v->cluster_class, v->nodes, v->nodes == 1 ? "" : "s", 100 * v->median_large);
     } else {
       std::snprintf(text, sizeof text,
                     "no validated all_reduce_perf table for this cluster class: the worst one-node table's median "
                     "|busbw error|, %.1f %%",
-                    100 * worst_one_node);
+                    100 * t.base);
     }
     p.validation = text;
-    if (grown > base) {
-      std::snprintf(text, sizeof text,
-                    "; %d nodes%s: held-out tables measured %.0f %% there (%s; issue 24, not in this repository)",
-                    c.nodes, v && c.cluster != v->preset ? " of another preset" : "", 100 * grown,
-                    c.net_plugin.rfind("aws-ofi-nccl", 0) == 0
-                        ? "EFA: p5 11/25/38/59/124 % at 2/4/8/16/32 nodes, p4dn 31-37 % at 2-4, before the plugin "
-                          "was modelled"
-                        : "InfiniBand: 6-11 % at 2-4 nodes, 16-24 % at 8, 33 % at 128 with the ring forced");
-      p.validation += text;
-    }
+    if (!t.held_out.empty()) p.validation += "; " + t.held_out;
     if (c.ring) p.validation = "the plain ring (collective.model ring), held to NCCL's tables: " + p.validation;
     text[0] = 0;
   }

@@ -62,14 +62,10 @@ inline constexpr double kHostHeavyShare = 0.5;
 // dispatch over the compute it launches (host_share(StepReport)); it matters to an estimate only.
 BandPart compute_part(const std::string& provenance, double compute_scale, double host_frac = 0);
 BandPart ddp_part(int world_size);
-// The held-out |busbw error| of the NCCL model by node count beyond the validated tables (issue 24's
-// all_reduce_perf tables, not in this repository): on EFA (aws-ofi-nccl) and on InfiniBand-class
-// fabrics; linear in log2(nodes) between the measured node counts, flat beyond them.
-double held_out_collective_error(const std::string& net_plugin, int nodes);
 // The collectives part (none when !communicates or measured: `part` is then empty). Its range is
 // [-x / (1 + x), +x] for a |busbw error| x: the closest validated table's median at >= 1 MiB
-// (collectives/validated.hpp), raised to the held-out figure where the run leaves that table's
-// preset or node count; calibrated: calibrate --holdout's worst median.
+// (collectives/validated.hpp trust()), raised to the held-out figure where the run leaves that
+// table's preset or node count; calibrated: calibrate --holdout's worst median.
 BandPart collectives_part(const CommBasis& c);
 double tie_resolution();
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "collectives/topology.hpp"
+#include "collectives/validated.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
@@ -40,6 +41,17 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
   const std::string plugin_release = collectives::nccl_version_string(topo.net_plugin_version);
   if (plugin && topo.net_plugin_version) t << "; aws-ofi-nccl " << plugin_release << " (log)";
   t << ")\n";
+  // How far to trust the table (issue 24 item 4): the closest validated all_reduce_perf table, and
+  // the held-out figure where the cluster leaves it (collectives/validated.hpp).
+  std::string trust = collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes, cluster.net_plugin);
+  // The validated tables are all_reduce_perf's; the other functions rest on fewer (NOTES.md).
+  if (func != collectives::Func::ALL_REDUCE)
+    trust += std::string(" (all_reduce_perf tables; ") +
+             (func == collectives::Func::ALL_GATHER       ? "all_gather_perf"
+              : func == collectives::Func::REDUCE_SCATTER ? "reduce_scatter_perf"
+                                                          : "broadcast_perf") +
+             " is checked on fewer: sim/collectives/NOTES.md \"All-gather and reduce-scatter\", \"Broadcast\")";
+  t << "# trust: " << trust << "\n";
   r.text = t.str();
   r.doc = {{"collective", op_name(func)},
            {"cluster", cluster.name},
@@ -47,7 +59,8 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
            {"nodes", cluster.nodes},
            {"nccl_version", collectives::nccl_version_string(topo.nccl_version)},
            {"gpus_per_process", topo.gpus_per_process},
-           {"cuda_graph", topo.cuda_graph}};
+           {"cuda_graph", topo.cuda_graph},
+           {"trust", trust}};
   if (plugin) r.doc["net_plugin_release"] = plugin_release;
   return r;
 }

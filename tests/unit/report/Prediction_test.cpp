@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "collectives/validated.hpp"
 #include "report/report.hpp"
 
 namespace ddpsim::report {
@@ -157,20 +158,20 @@ TEST(Prediction, TheJsonCarriesTheBandTheBasisAndTheResolution) {
 TEST(Prediction, HeldOutCollectiveErrorsGrowWithNodesLinearInLog2) {
   // InfiniBand class: 11 % up to 4 nodes, 24 % at 8, 33 % at 128, flat beyond; at 16 nodes a
   // quarter of the way from 8 to 128 in log2: 0.24 + (4 - 3) / (7 - 3) x 0.09 = 0.2625.
-  EXPECT_DOUBLE_EQ(held_out_collective_error("", 2), 0.11);
-  EXPECT_DOUBLE_EQ(held_out_collective_error("", 4), 0.11);
-  EXPECT_NEAR(held_out_collective_error("", 16), 0.2625, 1e-12);
-  EXPECT_NEAR(held_out_collective_error("", 128), 0.33, 1e-12);
-  EXPECT_DOUBLE_EQ(held_out_collective_error("", 1024), 0.33);
+  EXPECT_DOUBLE_EQ(collectives::held_out_error("", 2), 0.11);
+  EXPECT_DOUBLE_EQ(collectives::held_out_error("", 4), 0.11);
+  EXPECT_NEAR(collectives::held_out_error("", 16), 0.2625, 1e-12);
+  EXPECT_NEAR(collectives::held_out_error("", 128), 0.33, 1e-12);
+  EXPECT_DOUBLE_EQ(collectives::held_out_error("", 1024), 0.33);
   // EFA (p5): 11 / 25 / 38 / 59 / 124 % at 2 / 4 / 8 / 16 / 32 nodes; at 6 nodes
   // 0.25 + (log2 6 - 2) x 0.13 = 0.326050.
-  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p5", 2), 0.11);
-  EXPECT_NEAR(held_out_collective_error("aws-ofi-nccl/p5en", 6), 0.25 + (std::log2(6.0) - 2) * 0.13, 1e-12);
-  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p5", 32), 1.24);
-  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p5", 256), 1.24);
+  EXPECT_DOUBLE_EQ(collectives::held_out_error("aws-ofi-nccl/p5", 2), 0.11);
+  EXPECT_NEAR(collectives::held_out_error("aws-ofi-nccl/p5en", 6), 0.25 + (std::log2(6.0) - 2) * 0.13, 1e-12);
+  EXPECT_DOUBLE_EQ(collectives::held_out_error("aws-ofi-nccl/p5", 32), 1.24);
+  EXPECT_DOUBLE_EQ(collectives::held_out_error("aws-ofi-nccl/p5", 256), 1.24);
   // p4d (A100 over EFA): 31-37 % at 2-4 nodes, then the p5 growth.
-  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p4d", 2), 0.37);
-  EXPECT_DOUBLE_EQ(held_out_collective_error("aws-ofi-nccl/p4d", 32), 1.24);
+  EXPECT_DOUBLE_EQ(collectives::held_out_error("aws-ofi-nccl/p4d", 2), 0.37);
+  EXPECT_DOUBLE_EQ(collectives::held_out_error("aws-ofi-nccl/p4d", 32), 1.24);
 }
 
 CommBasis comm_on(const std::string& cluster, const std::string& gpu, int nodes, const std::string& plugin = "") {
@@ -212,6 +213,13 @@ TEST(Prediction, TheCollectivesPartRestsOnTheClosestTableAndTheHeldOutGrowthBeyo
   EXPECT_EQ(k.kind, "extrapolated");
   EXPECT_NEAR(k.high, 0.134, 1e-12);
   EXPECT_NE(k.validation.find("no validated all_reduce_perf table"), std::string::npos);
+  // The trust line (run report, `collective` header) says the same.
+  EXPECT_NE(
+      collectives::trust_line("aws-p5", "h100-sxm", 32, "aws-ofi-nccl/p5").find("held-out tables measured 124 % there"),
+      std::string::npos);
+  EXPECT_EQ(collectives::trust_line("dgx-h100", "h100-sxm", 2).find("held-out"), std::string::npos);
+  EXPECT_NE(collectives::trust_line("dgx-h100", "h100-sxm", 8).find("8 nodes: held-out tables measured 24 % there"),
+            std::string::npos);
   // Calibrated: calibrate --holdout's worst, 4.8 %; the plain ring says so; measured or one GPU: none.
   CommBasis c = comm_on("dgx-a100", "a100-sxm4-80gb", 2);
   c.calibrated = true;
