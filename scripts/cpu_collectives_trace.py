@@ -12,7 +12,7 @@ Usage:
 
 Why: ddpsim's FSDP plan (sim/plan/fsdp_builder.cpp) and ZeRO's broadcasts (sim/plan/ddp_builder.cpp
 zero_steps) are written from PyTorch's source; this is PyTorch itself, so what it records is an
-independent check of their units, sizes and order (tests/python/test_collectives_vs_torch.py
+independent check of their units, sizes and order (tests/python/collectives_vs_torch_tests.py
 compares them with `ddpsim run --trace`).
 
 Method, FSDP. torch 1.13's FullyShardedDataParallel (the version this machine has) wraps the

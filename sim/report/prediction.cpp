@@ -111,22 +111,21 @@ BandPart collectives_part(const CommBasis& c) {
   BandPart p;
   if (!c.communicates || c.measured) return p;  // no collective, or the run's own measured table
   p.part = "collectives";
-  char text[768];
   double x = 0;
   if (c.calibrated) {
     // `ddpsim calibrate --holdout` (fit on half the sizes, predict the rest) on the four bundled
     // logs: 3.3, 4.8, 1.8 and 1.5 % (docs/accuracy.md): the worst.
     p.kind = "calibrated";
     x = 0.048;
-    std::snprintf(
-        text, sizeof text,
-        "fitted to an all_reduce_perf log: calibrate --holdout 1.5-4.8 %% median |busbw error| on four logs, at "
-        "the log's own node count (beyond it, not validated)");
+    p.validation =
+        "fitted to an all_reduce_perf log: calibrate --holdout 1.5-4.8 % median |busbw error| on four logs, at the "
+        "log's own node count (beyond it, not validated)";
   } else {
     const collectives::Trust t = collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin);
     const collectives::ValidatedCase* v = t.table;
     x = t.error;
     p.kind = std::string(t.leaves ? "extrapolated" : "modelled") + (c.ring ? " (plain ring)" : "");
+    char text[512];
     if (v) {
       std::snprintf(text, sizeof text,
                     "closest validated all_reduce_perf table: %s, %d node%s, median |busbw error| %.1f %% at >= 1 MiB",
@@ -140,9 +139,7 @@ BandPart collectives_part(const CommBasis& c) {
     p.validation = text;
     if (!t.held_out.empty()) p.validation += "; " + t.held_out;
     if (c.ring) p.validation = "the plain ring (collective.model ring), held to NCCL's tables: " + p.validation;
-    text[0] = 0;
   }
-  if (p.validation.empty()) p.validation = text;
   p.low = -x / (1 + x);
   p.high = x;
   return p;
@@ -229,7 +226,7 @@ Prediction prediction(const StepReport& r) {
     w.kind = "simulated (not validated)";
     w.validation =
         "no FSDP step time measured in this project (FSDP1's collectives, units, bytes and order, equal torch "
-        "1.13's on CPU ranks: tests/python/test_collectives_vs_torch.py); DDP's band stands in: " +
+        "1.13's on CPU ranks: tests/python/collectives_vs_torch_tests.py); DDP's band stands in: " +
         w.validation;
     p.summary = compute_label(p.parts[0]) + ", FSDP simulated (not validated)" + collectives_label(p);
   }

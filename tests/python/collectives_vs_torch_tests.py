@@ -10,7 +10,9 @@ parameters (65,600 elements -> 65,601 for the tiny LLaMA's root unit), so the pa
 are checked too. One case runs ddpsim with another backward prefetch than torch and must differ:
 the comparison can fail.
 
-Run from the repository root: /usr/bin/python3 -m unittest tests/python/test_collectives_vs_torch.py
+Run from the repository root (ctest: python.fsdp_and_zero_collectives_equal_real_torch; the file is
+not named test_*.py so that the discover run of python.zoo_and_model_files leaves it out):
+  /usr/bin/python3 -m unittest tests/python/collectives_vs_torch_tests.py
 DDPSIM_BIN overrides the binary (default build/ddpsim). Skipped without torch or the binary.
 """
 
