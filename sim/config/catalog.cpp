@@ -815,6 +815,7 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
       }
     }
     c.calibration.source = cr.string_or("source", "");
+    c.calibration.nodes = static_cast<int>(cr.integer("nodes", false, 1, 1 << 20).value_or(0));
     cr.raw("fit");
     cr.finish();
   }

@@ -254,6 +254,7 @@ struct ClusterSpec {
     };
     std::vector<PairAchieved> achieved;
     std::string source;
+    int nodes = 0;  // the log's node count (0: not in the file, written before it was recorded)
   } calibration;
   double price_per_gpu_hour = 0;       // optional, for cost comparisons (USD)
   std::optional<Ownership> ownership;  // optional cost of ownership (config/ownership.hpp)

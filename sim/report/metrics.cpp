@@ -294,6 +294,7 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.comm_basis.measured = !sc.collective.measured_allreduce.empty();
   r.comm_basis.ring = sc.collective.model != config::CollectiveModelKind::NCCL;
   r.comm_basis.calibrated = !sc.cluster.calibration.source.empty();
+  r.comm_basis.calibrated_nodes = sc.cluster.calibration.nodes;
   r.comm_basis.cluster = r.cluster;
   r.comm_basis.gpu = r.gpu;
   r.comm_basis.net_plugin = sc.cluster.net_plugin;

@@ -29,6 +29,7 @@ struct CommBasis {
   bool measured = false;      // collective.measured_allreduce: the run's own all-reduce table
   bool ring = false;          // collective.model "ring" (the plain ring, not NCCL's model)
   bool calibrated = false;    // the cluster's NCCL figures fitted to a log (`ddpsim calibrate`)
+  int calibrated_nodes = 0;   // the log's node count (0: not recorded in the cluster file)
   std::string cluster, gpu, net_plugin;
   int nodes = 1;
   // How far the collectives' error reaches the step: every second of communication, stretched,

@@ -104,6 +104,7 @@ Calibration calibrate_from_log(const CalibrationRequest& q) {
     }
   knobs["achieved"] = pairs;
   knobs["source"] = fs::path(q.log_name).filename().string();
+  knobs["nodes"] = q.cluster.nodes;  // what the fit saw: the prediction band extrapolates beyond it
   knobs["fit"] = {{"median_abs_time_error_before", med_before},
                   {"median_abs_time_error_after", med_after},
                   {"points", train.size()}};

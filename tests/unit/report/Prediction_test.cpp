@@ -225,6 +225,14 @@ TEST(Prediction, TheCollectivesPartRestsOnTheClosestTableAndTheHeldOutGrowthBeyo
   c.calibrated = true;
   EXPECT_EQ(collectives_part(c).kind, "calibrated");
   EXPECT_NEAR(collectives_part(c).high, 0.048, 1e-12);
+  EXPECT_NE(collectives_part(c).validation.find("not recorded in this cluster file"), std::string::npos);
+  c.calibrated_nodes = 2;  // run at the log's node count: the fit's own figure
+  EXPECT_NEAR(collectives_part(c).high, 0.048, 1e-12);
+  c.nodes = 16;  // beyond it: InfiniBand's held-out 26.25 % at 16 nodes
+  EXPECT_EQ(collectives_part(c).kind, "calibrated, extrapolated");
+  EXPECT_NEAR(collectives_part(c).high, 0.2625, 1e-12);
+  c.nodes = 2;
+  c.calibrated_nodes = 0;
   c.calibrated = false;
   c.ring = true;
   EXPECT_EQ(collectives_part(c).kind, "extrapolated (plain ring)");
