@@ -22,10 +22,11 @@ struct Op {
   const char* test;
 };
 Op op_of(const std::string& op) {
-  if (op == "allreduce") return {collectives::Func::ALL_REDUCE, "all_reduce_perf"};
-  if (op == "allgather") return {collectives::Func::ALL_GATHER, "all_gather_perf"};
-  if (op == "reducescatter") return {collectives::Func::REDUCE_SCATTER, "reduce_scatter_perf"};
-  if (op == "broadcast") return {collectives::Func::BROADCAST, "broadcast_perf"};
+  auto of = [](collectives::Func f) { return Op{f, collectives::nccl_tests_binary(f)}; };
+  if (op == "allreduce") return of(collectives::Func::ALL_REDUCE);
+  if (op == "allgather") return of(collectives::Func::ALL_GATHER);
+  if (op == "reducescatter") return of(collectives::Func::REDUCE_SCATTER);
+  if (op == "broadcast") return of(collectives::Func::BROADCAST);
   throw core::ConfigError("collective: \"" + op +
                           "\" is not supported; supported: allreduce, allgather, reducescatter, broadcast");
 }

@@ -1519,6 +1519,16 @@ std::string to_string(Func f) {
   return "?";
 }
 
+const char* nccl_tests_binary(Func f) {
+  switch (f) {
+    case Func::BROADCAST: return "broadcast_perf";
+    case Func::ALL_GATHER: return "all_gather_perf";
+    case Func::REDUCE_SCATTER: return "reduce_scatter_perf";
+    case Func::ALL_REDUCE: return "all_reduce_perf";
+  }
+  return "?";
+}
+
 const std::vector<TunerEra>& tuner_eras() { return kEras; }
 
 const TunerEra& tuner_era(int nccl_version) {

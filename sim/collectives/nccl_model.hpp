@@ -33,6 +33,8 @@ inline constexpr int kNumAlgos = 6;
 enum class Func { BROADCAST, ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE };
 inline constexpr int kNumFuncs = 4;
 std::string to_string(Func f);
+// The nccl-tests binary that measures it ("all_reduce_perf", "all_gather_perf", ...).
+const char* nccl_tests_binary(Func f);
 inline constexpr int kNumProtos = 3;
 
 // Host cost of one ncclAllReduce call on one GPU (NCCL enqueue + cudaLaunchKernel), seconds.

@@ -899,7 +899,8 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
       const Json& pr = r["prediction"];
       if (!pr.contains("parts") || !pr.contains("band_s")) continue;
       for (const auto& part : pr["parts"]) {
-        if (part.value("part", "") != "collectives" || part.value("kind", "").rfind("extrapolated", 0) != 0) continue;
+        if (part.value("part", "") != "collectives" || part.value("kind", "").find("extrapolated") == std::string::npos)
+          continue;  // "extrapolated", "extrapolated (plain ring)", "calibrated, extrapolated"
         const double high = part["relative_error_range"][1].get<double>();
         if (high < kWide) continue;
         const double busy = part.contains("reach_s") ? part["reach_s"][1].get<double>() : 0.0;

@@ -46,10 +46,7 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
   std::string trust = collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes, cluster.net_plugin);
   // The validated tables are all_reduce_perf's; the other functions rest on fewer (NOTES.md).
   if (func != collectives::Func::ALL_REDUCE)
-    trust += std::string(" (all_reduce_perf tables; ") +
-             (func == collectives::Func::ALL_GATHER       ? "all_gather_perf"
-              : func == collectives::Func::REDUCE_SCATTER ? "reduce_scatter_perf"
-                                                          : "broadcast_perf") +
+    trust += std::string(" (all_reduce_perf tables; ") + collectives::nccl_tests_binary(func) +
              " is checked on fewer: sim/collectives/NOTES.md \"All-gather and reduce-scatter\", \"Broadcast\")";
   t << "# trust: " << trust << "\n";
   r.text = t.str();

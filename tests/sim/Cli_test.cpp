@@ -970,10 +970,10 @@ TEST(Cli, ClusterFileWithBadNcclFieldsIsRefusedWithPaths) {
   std::ofstream(d / "c.json") << R"({"name": "x", "gpu": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 8,
     "intra_node": {"fabric": "nvswitch", "link": "nvlink3", "links_per_gpu": 12},
     "nccl_version": "2.x",
-    "nccl_calibration": {"achieved": [{"algo": "Butterfly", "proto": "LL", "bw_factor": -1}]}})";
+    "nccl_calibration": {"achieved": [{"algo": "Butterfly", "proto": "LL", "bw_factor": -1}], "nodes": 0}})";
   auto r = run("collective allreduce --cluster " + (d / "c.json").string());
-  EXPECT_TRUE(testing::refused_with(
-      r, {"/nccl_version", "/nccl_calibration/achieved/0/algo", "/nccl_calibration/achieved/0/bw_factor"}));
+  EXPECT_TRUE(testing::refused_with(r, {"/nccl_version", "/nccl_calibration/achieved/0/algo",
+                                        "/nccl_calibration/achieved/0/bw_factor", "/nccl_calibration/nodes"}));
   fs::remove_all(d);
 }
 
