@@ -56,7 +56,13 @@ DdpSettings parse_ddp(const Json& j, Diagnostics& d) {
   DdpSettings s;
   ObjectReader dr(j, "/ddp", d);
   dr.accept("bucket_cap_mb");
-  if (dr.has("bucket_cap_mb")) {
+  // null is Python's None, which PyTorch 2.x's DistributedDataParallel takes as "unset" (25 MiB and
+  // the 1 MiB first bucket: distributed.py `if bucket_cap_mb is None: bucket_cap_mb = 25;
+  // self.bucket_bytes_cap_default = True`), so a sweep can list the default beside explicit caps.
+  // PyTorch 1.13 computes int(bucket_cap_mb * 1024 * 1024) and fails on None: checked below.
+  const Json* cap_raw = dr.raw("bucket_cap_mb");
+  const bool cap_none = cap_raw && cap_raw->is_null();
+  if (dr.has("bucket_cap_mb") && !cap_none) {
     // int(mb * 1024 * 1024) must fit in int64 (PyTorch's size_t cap): 1e9 MiB (~1 PiB) is far below.
     s.bucket_cap_mb = dr.number_or("bucket_cap_mb", def.bucket_cap_mb, 0.0, true, kMaxBucketCapMb);
     s.bucket_cap_is_default = false;
@@ -111,6 +117,11 @@ DdpSettings parse_ddp(const Json& j, Diagnostics& d) {
   } else {
     s.pytorch_version = dr.string_or("pytorch_version", def.pytorch_version, versions);
   }
+  if (cap_none && !s.recent_pytorch())
+    d.add("/ddp/bucket_cap_mb",
+          "null (None) with pytorch_version " + s.pytorch_version +
+              ": PyTorch 1.13 computes int(bucket_cap_mb * 1024 * 1024) and raises a TypeError on None; expected a "
+              "number > 0.0 and <= 1000000000.0, or leave it out for the default 25");
   dr.finish();
   return s;
 }

@@ -278,6 +278,21 @@ TEST(ScenarioKnobs, AbsentSectionsKeepTheSpecDefaults) {
   EXPECT_TRUE(d.ok());
 }
 
+// bucket_cap_mb=None is PyTorch 2.x's default (distributed.py: 25 MiB, bucket_bytes_cap_default =
+// True, so the rebuilt first bucket keeps dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB), unlike an
+// explicit 25 (first bucket 25 MiB); PyTorch 1.13 fails on None (int(None * 1024 * 1024)).
+TEST(ScenarioKnobs, NullBucketCapIsPyTorchsNoneDefault) {
+  const auto none = load({"ddp.bucket_cap_mb=null"});
+  EXPECT_TRUE(none.ddp.bucket_cap_is_default);
+  EXPECT_EQ(none.ddp.bucket_cap_bytes(), 25.0 * 1024 * 1024);
+  EXPECT_EQ(none.ddp.first_bucket_cap_bytes(), 1024.0 * 1024);
+  const auto explicit25 = load({"ddp.bucket_cap_mb=25"});
+  EXPECT_FALSE(explicit25.ddp.bucket_cap_is_default);
+  EXPECT_EQ(explicit25.ddp.first_bucket_cap_bytes(), 25.0 * 1024 * 1024);
+  const auto e = expect_config_error([&] { load({"ddp.bucket_cap_mb=null", "ddp.pytorch_version=\"1.13\""}); });
+  EXPECT_TRUE(contains_all(e.what(), {"knobs.json", "/ddp/bucket_cap_mb", "null", "1.13", "TypeError"})) << e.what();
+}
+
 TEST(ScenarioKnobs, MeasuredOptimizerStepIsForAReplicatedOptimizerOnly) {
   EXPECT_EQ(*load({"training.measured_optimizer_step=\"10.5ms\""}).training.measured_optimizer_step_s, 10.5e-3);
   EXPECT_FALSE(load({}).training.measured_optimizer_step_s);
