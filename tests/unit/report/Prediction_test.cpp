@@ -174,6 +174,25 @@ TEST(Prediction, HeldOutCollectiveErrorsGrowWithNodesLinearInLog2) {
   EXPECT_DOUBLE_EQ(collectives::held_out_error("aws-ofi-nccl/p4d", 32), 1.24);
 }
 
+TEST(Prediction, HeldOutTextQuotesEveryFigureTheBandUses) {
+  // validated.cpp keeps the held-out figures twice: the Point tables held_out_error interpolates
+  // and the sentence trust() prints. Every measured point's figure must appear in the sentence of
+  // its class, so that a change to one side cannot leave the other stale.
+  const auto quoted = [](const std::string& cluster, const std::string& plugin, int nodes) {
+    const collectives::Trust t = collectives::trust(cluster, "h100-sxm", nodes, plugin);
+    const std::string pct = std::to_string(std::lround(100 * collectives::held_out_error(plugin, nodes)));
+    // The list in parentheses, not the "measured N % there" the figure itself fills in.
+    const auto open = t.held_out.find('(');
+    const std::string list = open == std::string::npos ? "" : t.held_out.substr(open);
+    return list.find(" " + pct + " %") != std::string::npos || list.find(" " + pct + "/") != std::string::npos ||
+           list.find("/" + pct + "/") != std::string::npos || list.find("/" + pct + " %") != std::string::npos ||
+           list.find("-" + pct + " %") != std::string::npos;
+  };
+  for (int n : {8, 128}) EXPECT_TRUE(quoted("my-ib-cluster", "", n)) << n << " nodes";
+  for (int n : {4, 8, 16, 32}) EXPECT_TRUE(quoted("my-efa-cluster", "aws-ofi-nccl/p5", n)) << n << " nodes";
+  EXPECT_TRUE(quoted("my-efa-cluster", "aws-ofi-nccl/p4d", 2));
+}
+
 CommBasis comm_on(const std::string& cluster, const std::string& gpu, int nodes, const std::string& plugin = "") {
   CommBasis c;
   c.communicates = true;
