@@ -107,15 +107,20 @@ double held_out_error(const std::string& net_plugin, int nodes) {
 Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin) {
   Trust t;
   t.table = closest_validated(cluster, gpu, nodes);
-  double worst_one_node = 0;
+  double worst_one_node = 0, worst_one_node_small = 0;
   for (const auto& k : validated_cases())
-    if (k.nodes == 1) worst_one_node = std::max(worst_one_node, k.median_large);
+    if (k.nodes == 1) {
+      worst_one_node = std::max(worst_one_node, k.median_large);
+      worst_one_node_small = std::max(worst_one_node_small, k.median_small);
+    }
   t.base = t.table ? t.table->median_large : worst_one_node;
+  t.base_small = !t.table ? worst_one_node_small : t.table->median_small >= 0 ? t.table->median_small : t.base;
   // The held-out growth applies from two nodes on where the run leaves the table: another preset
   // (its NICs, fabric or plugin were not the table's) or more nodes than it had.
   t.leaves = !t.table || cluster != t.table->preset || nodes > t.table->nodes;
   t.grown = nodes >= 2 && t.leaves ? held_out_error(net_plugin, nodes) : 0;
   t.error = std::max(t.base, t.grown);
+  t.error_small = std::max(t.base_small, t.grown);
   if (t.grown > t.base) {
     char b[512];
     std::snprintf(b, sizeof b,

@@ -37,11 +37,15 @@ double held_out_error(const std::string& net_plugin, int nodes);
 // cluster class; `base` is then the worst one-node table's median), and, from two nodes on where
 // the run leaves that table (another preset, or more nodes than it had), the held-out figure at
 // its node count (`grown`, 0 otherwise). error = max(base, grown): the median |busbw error| to
-// expect; `held_out` says where `grown` comes from when it exceeds `base`.
+// expect; `held_out` says where `grown` comes from when it exceeds `base`. Below 1 MiB the same
+// with the table's < 1 MiB median (`base_small`: the >= 1 MiB one where the table has no such
+// rows, the worst one-node table's < 1 MiB median without a table): error_small = max(base_small,
+// grown), the held-out growth being known at >= 1 MiB only.
 struct Trust {
   const ValidatedCase* table = nullptr;
   bool leaves = false;
   double base = 0, grown = 0, error = 0;
+  double base_small = 0, error_small = 0;
   std::string held_out;
 };
 Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin);

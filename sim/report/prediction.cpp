@@ -155,6 +155,18 @@ BandPart collectives_part(const CommBasis& c) {
     }
     p.validation = text;
     if (!t.held_out.empty()) p.validation += "; " + t.held_out;
+    const double s = std::clamp(c.small_share, 0.0, 1.0);
+    if (s > 0 && t.error_small != t.error) {
+      // Each all-reduce's error class by its size: the share of the time below 1 MiB at the
+      // table's < 1 MiB figure.
+      x = (1 - s) * t.error + s * t.error_small;
+      std::snprintf(text, sizeof text, "; %.0f %% of its all-reduce time in buckets below 1 MiB, %.1f %% there%s",
+                    100 * s, 100 * t.error_small,
+                    !v                    ? " (the worst one-node table's)"
+                    : v->median_small < 0 ? " (no such rows: as above)"
+                                          : "");
+      p.validation += text;
+    }
     if (c.ring) p.validation = "the plain ring (collective.model ring), held to NCCL's tables: " + p.validation;
   }
   p.low = -x / (1 + x);
@@ -229,10 +241,31 @@ double host_share(const StepReport& r) {
   return per_micro > 0 ? host / per_micro : 0.0;
 }
 
+namespace {
+// The share of the steady step's all-reduce time (each bucket alone) in all-reduces below 1 MiB:
+// the bucket's bytes under the plain hooks, half of them under fp16 / bf16 compression
+// (default_hooks.py casts the bucket before its all-reduce); the other hooks' collectives are not
+// all-reduces of the bucket and are left at the >= 1 MiB figure.
+double small_allreduce_share(const StepReport& r) {
+  double wire = 1;
+  if (r.comm_hook == "fp16_compress" || r.comm_hook == "bf16_compress")
+    wire = 0.5;
+  else if (r.comm_hook != "allreduce" && r.comm_hook != "allreduce_hook")
+    return 0;
+  double small = 0, all = 0;
+  for (const BucketRow& b : r.steady.buckets) {
+    all += b.alone_s;
+    if (b.bytes * wire < 1024.0 * 1024.0) small += b.alone_s;
+  }
+  return all > 0 ? small / all : 0.0;
+}
+}  // namespace
+
 Prediction prediction(const StepReport& r) {
   CommBasis comm = r.comm_basis;
   comm.busy_s = r.steady.comm_busy_s;
   comm.exposed_s = r.steady.exposed_comm_s;
+  comm.small_share = small_allreduce_share(r);
   Prediction p = prediction(r.steady.step_time_s, r.steady.compute_only_s, r.compute_provenance, r.compute_scale,
                             r.world_size, host_share(r), comm);
   if (!r.fsdp.empty()) {

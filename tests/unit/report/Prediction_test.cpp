@@ -289,5 +289,47 @@ TEST(Prediction, TheCollectivesPartActsOnTheBusyAndExposedCommunication) {
   EXPECT_EQ(band_text(0.466191, 0.970556), "466-971 ms");  // whole ms: the low end down, the high end up
 }
 
+TEST(Prediction, AllReducesBelowOneMibTakeTheTablesSmallSizeError) {
+  // dgx1-v100 at one node rests on its own table: 10.2 % at >= 1 MiB, 22.8 % below. With 40 % of
+  // the all-reduce time below 1 MiB: x = 0.6 x 0.102 + 0.4 x 0.228 = 0.1524.
+  CommBasis c = comm_on("dgx1-v100", "v100-sxm2-32gb", 1);
+  c.small_share = 0.4;
+  BandPart k = collectives_part(c);
+  EXPECT_NEAR(k.high, 0.1524, 1e-12);
+  EXPECT_NEAR(k.low, -0.1524 / 1.1524, 1e-12);
+  EXPECT_NE(k.validation.find("40 % of its all-reduce time in buckets below 1 MiB, 22.8 % there"), std::string::npos)
+      << k.validation;
+  // A table without rows below 1 MiB (GB200 NVL72, one rack: 13.4 %) keeps its one figure.
+  c = comm_on("gb200-nvl72", "gb200", 1);
+  c.small_share = 1.0;
+  EXPECT_NEAR(collectives_part(c).high, 0.134, 1e-12);
+  // No table for the class: the worst one-node tables, 13.4 % at >= 1 MiB and 22.8 % below.
+  c = comm_on("my-cluster", "my-gpu", 1);
+  c.small_share = 0.5;
+  EXPECT_NEAR(collectives_part(c).high, 0.5 * 0.134 + 0.5 * 0.228, 1e-12);
+  // Where the held-out growth exceeds both (dgx-h100 at 16 nodes: 26.25 %), the share changes nothing.
+  c = comm_on("dgx-h100", "h100-sxm", 16);
+  c.small_share = 0.7;
+  EXPECT_NEAR(collectives_part(c).high, 0.2625, 1e-12);
+
+  // From a report: the share is each bucket's time alone, by its bytes on the wire (fp16 compression
+  // halves them; other hooks' collectives are not the bucket's all-reduce).
+  StepReport r = estimated_step_on_8_gpus();
+  r.comm_basis = comm_on("dgx1-v100", "v100-sxm2-32gb", 1);
+  r.steady.comm_busy_s = 0.010;
+  r.comm_hook = "allreduce";
+  BucketRow small, mid, large;
+  small.bytes = 0.5 * 1024 * 1024, small.alone_s = 0.001;
+  mid.bytes = 1.5 * 1024 * 1024, mid.alone_s = 0.001;
+  large.bytes = 8.0 * 1024 * 1024, large.alone_s = 0.002;
+  r.steady.buckets = {small, mid, large};
+  // 1 ms of 4 below 1 MiB: x = 0.75 x 0.102 + 0.25 x 0.228.
+  EXPECT_NEAR(prediction(r).parts[2].high, 0.75 * 0.102 + 0.25 * 0.228, 1e-12);
+  r.comm_hook = "fp16_compress";  // 0.25 and 0.75 MiB on the wire: 2 ms of 4
+  EXPECT_NEAR(prediction(r).parts[2].high, 0.5 * 0.102 + 0.5 * 0.228, 1e-12);
+  r.comm_hook = "powersgd";
+  EXPECT_NEAR(prediction(r).parts[2].high, 0.102, 1e-12);
+}
+
 }  // namespace
 }  // namespace ddpsim::report
