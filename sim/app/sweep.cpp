@@ -566,6 +566,27 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
 
 }  // namespace
 
+namespace {
+// Sweeping ddp.bucket_cap_mb with numbers only: in PyTorch 2.x an explicit cap is also the first
+// bucket's (distributed.py: bucket_bytes_cap_default is False unless bucket_cap_mb is None), so no
+// row is the default, whose first bucket is 1 MiB. Says so unless null (None) is among the values.
+std::string bucket_cap_note(const std::vector<std::string>& params, const core::Json& rows) {
+  const std::string key = "ddp.bucket_cap_mb";
+  if (std::find(params.begin(), params.end(), key) == params.end()) return "";
+  bool ddp = false;
+  for (const auto& r : rows) {
+    if (r.contains("error") || !r.contains("params")) continue;
+    if (r["params"].value(key, core::Json()).is_null()) return "";
+    // DistributedDataParallel: not torch.nn.DataParallel (comm_hook "none") nor FSDP (an "fsdp" text).
+    const bool fsdp = r.contains("fsdp") && r["fsdp"].is_string() && !r["fsdp"].get<std::string>().empty();
+    ddp = ddp || (!fsdp && r.value("comm_hook", std::string("none")) != "none");
+  }
+  if (!ddp) return "";
+  return "note: an explicit bucket_cap_mb also caps the first bucket in PyTorch 2.x (left unset, it is 1 MiB): no row "
+         "is DDP's default; add null to the values to run it (ddp.pytorch_version 1.13 keeps 1 MiB for every cap)\n";
+}
+}  // namespace
+
 std::string finish_sweep(const SweepHeader& header, const std::map<size_t, core::Json>& rows,
                          const SweepOutputs& outputs, const SweepDecide& sd, core::Json* doc_out) {
   core::Json arr = core::Json::array();
@@ -666,7 +687,8 @@ std::string finish_sweep(const SweepHeader& header, const std::map<size_t, core:
     if (!outputs.json.empty()) report::write_output(outputs.json, doc.dump(2));
     if (doc_out) *doc_out = std::move(doc);
   }
-  return sweep_table_text(header.scenario, header.params, arr, sd.metric, group, marks) + why;
+  return sweep_table_text(header.scenario, header.params, arr, sd.metric, group, marks) + why +
+         bucket_cap_note(header.params, arr);
 }
 
 Exec exec_collect(const std::string& exe, const std::vector<std::string>& args) {

@@ -394,6 +394,31 @@ TEST(Sweep, RecommendationNamesWhyTheBestWinsAndTheRuleOfThumb) {
   fs::remove_all(d);
 }
 
+TEST(Sweep, ExplicitCapsAreNotTheDefaultAndNullRunsIt) {
+  // PyTorch 2.x: an explicit bucket_cap_mb is also the first bucket's cap, None keeps 1 MiB
+  // (distributed.py bucket_bytes_cap_default). ResNet-50 on the default scenario: 5 buckets by
+  // default, 4 with an explicit 25 (the 1 MiB first bucket is gone).
+  auto d = temp_dir("capnull");
+  Proc p("sweep default --param ddp.bucket_cap_mb=25 --json " + (d / "a.json").string(), d / "a.txt");
+  ASSERT_EQ(p.wait(), 0) << p.all();
+  EXPECT_TRUE(has(slurp(d / "a.txt"), "note: an explicit bucket_cap_mb also caps the first bucket"))
+      << slurp(d / "a.txt");
+  EXPECT_EQ(Json::parse(slurp(d / "a.json"))["rows"][0]["num_buckets"], 4);
+  Proc q("sweep default --param ddp.bucket_cap_mb=null,25 --json " + (d / "b.json").string(), d / "b.txt");
+  ASSERT_EQ(q.wait(), 0) << q.all();
+  EXPECT_FALSE(has(slurp(d / "b.txt"), "note: an explicit")) << slurp(d / "b.txt");
+  const Json rows = Json::parse(slurp(d / "b.json"))["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0]["params"]["ddp.bucket_cap_mb"].is_null());
+  EXPECT_EQ(rows[0]["num_buckets"], 5);
+  EXPECT_EQ(rows[1]["num_buckets"], 4);
+  // FSDP ignores the cap: no note.
+  Proc f("sweep llama3-8b-fsdp-8x-h100 --param ddp.bucket_cap_mb=25", d / "f.txt");
+  ASSERT_EQ(f.wait(), 0) << f.all();
+  EXPECT_FALSE(has(slurp(d / "f.txt"), "note: an explicit")) << slurp(d / "f.txt");
+  fs::remove_all(d);
+}
+
 TEST(Sweep, RecommendationSaysWhenTheBestWinsOnCompute) {
   auto d = temp_dir("rec-compute");
   // One bucket plan, two memory formats: channels_last drops the convolutions' transposes, so the
