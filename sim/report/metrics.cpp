@@ -435,9 +435,12 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.world_size = t.world_size;
   r.nodes = sc.cluster.nodes;
   r.gpus_per_node = sc.cluster.gpus_per_node;
-  r.bucket_cap_mb = sc.ddp.bucket_cap_mb;
+  // DDP's settings; FSDP reads neither (the scenario warns if they were set): 0 and "none", as for
+  // DataParallel.
+  const bool fsdp = sc.training.wrapper == config::Wrapper::FSDP;
+  r.bucket_cap_mb = fsdp ? 0.0 : sc.ddp.bucket_cap_mb;
   r.rebuilt = t.rebuilt;
-  r.comm_hook = config::to_string(sc.ddp.comm_hook);
+  r.comm_hook = fsdp ? "none" : config::to_string(sc.ddp.comm_hook);
   r.explicit_ranks = t.ranks.size() > 1;
   r.contention = t.contention;
   r.transfer_from = profile.transfer_from;
