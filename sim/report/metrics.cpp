@@ -439,6 +439,7 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   // DataParallel.
   const bool fsdp = sc.training.wrapper == config::Wrapper::FSDP;
   r.bucket_cap_mb = fsdp ? 0.0 : sc.ddp.bucket_cap_mb;
+  r.first_bucket_cap_bytes = fsdp ? 0.0 : sc.ddp.first_bucket_cap_bytes();
   r.rebuilt = t.rebuilt;
   r.comm_hook = fsdp ? "none" : config::to_string(sc.ddp.comm_hook);
   r.explicit_ranks = t.ranks.size() > 1;

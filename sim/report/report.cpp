@@ -383,7 +383,9 @@ std::string to_table(const StepReport& r) {
   else if (r.world_size == 1)
     o << "  one GPU: DDP's hooks, bucket copies and one-rank calls, no communication\n\n";
   else
-    o << "  DDP bucket_cap_mb " << r.bucket_cap_mb << ": " << s.buckets.size() << " buckets in the steady state"
+    o << "  DDP bucket_cap_mb " << r.bucket_cap_mb
+      << (r.first_bucket_cap_bytes > 0 ? " (first bucket " + core::format_bytes(r.first_bucket_cap_bytes) + ")" : "")
+      << ": " << s.buckets.size() << " buckets in the steady state"
       << (r.rebuilt ? " (rebuilt from the gradient-ready order)" : " (no rebuild)") << "\n\n";
   auto line = [&](const char* name, double v) { o << "  " << name << core::format_time(v) << "\n"; };
   o << "steady state (iteration " << r.steady_iteration << ")\n";

@@ -171,6 +171,7 @@ struct StepReport {
   int batch_size = 0;
   std::string backend, fidelity;
   double bucket_cap_mb = 0;
+  double first_bucket_cap_bytes = 0;  // DDP: the rebuilt first bucket's cap (text only; 0 otherwise)
   double grad_bytes = 0;
   int num_params = 0;
   bool rebuilt = false;
