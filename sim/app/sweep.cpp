@@ -564,9 +564,6 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
   return o.str();
 }
 
-}  // namespace
-
-namespace {
 // Sweeping ddp.bucket_cap_mb with numbers only: in PyTorch 2.x an explicit cap is also the first
 // bucket's (distributed.py: bucket_bytes_cap_default is False unless bucket_cap_mb is None), so no
 // row is the default, whose first bucket is 1 MiB. Says so unless null (None) is among the values.
@@ -577,9 +574,8 @@ std::string bucket_cap_note(const std::vector<std::string>& params, const core::
   for (const auto& r : rows) {
     if (r.contains("error") || !r.contains("params")) continue;
     if (r["params"].value(key, core::Json()).is_null()) return "";
-    // DistributedDataParallel: not torch.nn.DataParallel (comm_hook "none") nor FSDP (an "fsdp" text).
-    const bool fsdp = r.contains("fsdp") && r["fsdp"].is_string() && !r["fsdp"].get<std::string>().empty();
-    ddp = ddp || (!fsdp && r.value("comm_hook", std::string("none")) != "none");
+    // DistributedDataParallel: DataParallel and FSDP rows carry comm_hook "none".
+    ddp = ddp || r.value("comm_hook", std::string("none")) != "none";
   }
   if (!ddp) return "";
   return "note: an explicit bucket_cap_mb also caps the first bucket in PyTorch 2.x (left unset, it is 1 MiB): no row "

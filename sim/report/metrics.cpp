@@ -167,6 +167,7 @@ IterationReport iteration_report(const Timeline& t, int report) {
       BucketRow row;
       row.index = static_cast<int>(b);
       row.bytes = st.bucket_bytes[b];
+      if (b < st.bucket_allreduce_bytes.size()) row.allreduce_bytes = st.bucket_allreduce_bytes[b];
       row.num_tensors = st.bucket_tensors[b];
       row.ready_s = rs.ready[b] - rs.start;
       row.launch_s = rs.launch[b] - rs.start;

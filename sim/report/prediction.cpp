@@ -242,20 +242,15 @@ double host_share(const StepReport& r) {
 }
 
 namespace {
-// The share of the steady step's all-reduce time (each bucket alone) in all-reduces below 1 MiB:
-// the bucket's bytes under the plain hooks, half of them under fp16 / bf16 compression
-// (default_hooks.py casts the bucket before its all-reduce); the other hooks' collectives are not
-// all-reduces of the bucket and are left at the >= 1 MiB figure.
+// The share of the steady step's bucket time (each bucket alone) in buckets whose comm hook
+// all-reduces less than 1 MiB (ddp::BucketComm::wire_bytes: the bucket, half of it under fp16 /
+// bf16 compression, PowerSGD's factors); a bucket with no all-reduce (the quantization hooks'
+// all-gathers) stays at the >= 1 MiB figure.
 double small_allreduce_share(const StepReport& r) {
-  double wire = 1;
-  if (r.comm_hook == "fp16_compress" || r.comm_hook == "bf16_compress")
-    wire = 0.5;
-  else if (r.comm_hook != "allreduce" && r.comm_hook != "allreduce_hook")
-    return 0;
   double small = 0, all = 0;
   for (const BucketRow& b : r.steady.buckets) {
     all += b.alone_s;
-    if (b.bytes * wire < 1024.0 * 1024.0) small += b.alone_s;
+    if (b.allreduce_bytes > 0 && b.allreduce_bytes < 1024.0 * 1024.0) small += b.alone_s;
   }
   return all > 0 ? small / all : 0.0;
 }

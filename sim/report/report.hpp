@@ -15,6 +15,7 @@ namespace ddpsim::report {
 struct BucketRow {
   int index = 0;
   double bytes = 0;
+  double allreduce_bytes = 0;  // what the comm hook all-reduces of it (0: none, e.g. all-gathers); not in the JSON
   int num_tensors = 0;
   double ready_s = 0;               // last gradient of the bucket copied in (relative to the iteration start)
   double launch_s = 0;              // handed to the NCCL stream (in-order launch: after all lower buckets)

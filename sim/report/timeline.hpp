@@ -52,6 +52,7 @@ struct MicroStepInfo {
   int report = 0;  // the optimizer step it belongs to
   bool sync = true;
   std::vector<double> bucket_bytes;
+  std::vector<double> bucket_allreduce_bytes;
   std::vector<int> bucket_tensors;
 };
 

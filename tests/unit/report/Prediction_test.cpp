@@ -312,22 +312,22 @@ TEST(Prediction, AllReducesBelowOneMibTakeTheTablesSmallSizeError) {
   c.small_share = 0.7;
   EXPECT_NEAR(collectives_part(c).high, 0.2625, 1e-12);
 
-  // From a report: the share is each bucket's time alone, by its bytes on the wire (fp16 compression
-  // halves them; other hooks' collectives are not the bucket's all-reduce).
+  // From a report: the share is each bucket's time alone, classed by what its comm hook
+  // all-reduces (allreduce_bytes, ddp::BucketComm::wire_bytes); a bucket with no all-reduce (a
+  // quantization hook's all-gathers) is not below 1 MiB.
   StepReport r = estimated_step_on_8_gpus();
   r.comm_basis = comm_on("dgx1-v100", "v100-sxm2-32gb", 1);
   r.steady.comm_busy_s = 0.010;
-  r.comm_hook = "allreduce";
   BucketRow small, mid, large;
-  small.bytes = 0.5 * 1024 * 1024, small.alone_s = 0.001;
-  mid.bytes = 1.5 * 1024 * 1024, mid.alone_s = 0.001;
-  large.bytes = 8.0 * 1024 * 1024, large.alone_s = 0.002;
+  small.allreduce_bytes = 0.5 * 1024 * 1024, small.alone_s = 0.001;
+  mid.allreduce_bytes = 1.5 * 1024 * 1024, mid.alone_s = 0.001;
+  large.allreduce_bytes = 8.0 * 1024 * 1024, large.alone_s = 0.002;
   r.steady.buckets = {small, mid, large};
   // 1 ms of 4 below 1 MiB: x = 0.75 x 0.102 + 0.25 x 0.228.
   EXPECT_NEAR(prediction(r).parts[2].high, 0.75 * 0.102 + 0.25 * 0.228, 1e-12);
-  r.comm_hook = "fp16_compress";  // 0.25 and 0.75 MiB on the wire: 2 ms of 4
+  r.steady.buckets[1].allreduce_bytes = 0.75 * 1024 * 1024;  // 2 ms of 4
   EXPECT_NEAR(prediction(r).parts[2].high, 0.5 * 0.102 + 0.5 * 0.228, 1e-12);
-  r.comm_hook = "powersgd";
+  r.steady.buckets[0].allreduce_bytes = r.steady.buckets[1].allreduce_bytes = 0;  // all-gathers only
   EXPECT_NEAR(prediction(r).parts[2].high, 0.102, 1e-12);
 }
 
