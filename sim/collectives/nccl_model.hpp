@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/func.hpp"
 #include "collectives/nccl_names.hpp"
 #include "collectives/net_plugin.hpp"
 
@@ -28,13 +29,6 @@ enum class LinkClass { NVLINK, PCI, NET };  // NCCL_HW_NVLINK / NCCL_HW_PCI / NC
 
 inline constexpr int kNumAlgos = 6;
 
-// NCCL's collective functions (src/include/device.h ncclFunc_t order: Broadcast, Reduce,
-// AllGather, ReduceScatter, AllReduce; Reduce is not modelled, Broadcast has no rules yet).
-enum class Func { BROADCAST, ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE };
-inline constexpr int kNumFuncs = 4;
-std::string to_string(Func f);
-// The nccl-tests binary that measures it ("all_reduce_perf", "all_gather_perf", ...).
-const char* nccl_tests_binary(Func f);
 inline constexpr int kNumProtos = 3;
 
 // Host cost of one ncclAllReduce call on one GPU (NCCL enqueue + cudaLaunchKernel), seconds.

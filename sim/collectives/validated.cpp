@@ -41,18 +41,29 @@ const std::vector<ValidatedCase>& validated_cases() {
        0.110, -1},
       {"GB200 NVL72, 20 racks", "gb200-nvl72", "gb200", 20, "published_nccl_tests/gb200-nvl72-20racks-coreweave.json",
        1.71, -1},
+      // The other collectives (NOTES.md "All-gather and reduce-scatter", "Broadcast"): one 8 x A100
+      // machine's tables of each (microsoft/superbenchmark's fixture, -g 8) and one H100 node's
+      // reduce-scatter with the ring forced.
+      {"A100 SXM4 40GB x8, NVSwitch (superbenchmark fixture)", "dgx-a100", "a100-sxm4-40gb", 1,
+       "nccl-tests/a100-sxm4-40gb_1x8_allgather_superbench.txt", 0.272, 0.133, false, Func::ALL_GATHER},
+      {"A100 SXM4 40GB x8, NVSwitch (superbenchmark fixture)", "dgx-a100", "a100-sxm4-40gb", 1,
+       "nccl-tests/a100-sxm4-40gb_1x8_reducescatter_superbench.txt", 0.159, 0.124, false, Func::REDUCE_SCATTER},
+      {"A100 SXM4 40GB x8, NVSwitch (superbenchmark fixture)", "dgx-a100", "a100-sxm4-40gb", 1,
+       "nccl-tests/a100-sxm4-40gb_1x8_broadcast.txt", 0.107, 0.128, false, Func::BROADCAST},
+      {"H100 SXM x8, NVSwitch, Ring forced, 128 MiB-4 GiB", "dgx-h100", "h100-sxm", 1,
+       "nccl-tests/h100-sxm_1x8_reduce_scatter_ring.txt", 0.024, -1, true, Func::REDUCE_SCATTER},
   };
   return cases;
 }
 
 namespace validated_detail {
 
-const ValidatedCase* nearest(int nodes, bool (*match)(const ValidatedCase&, const std::string&),
+const ValidatedCase* nearest(int nodes, Func func, bool (*match)(const ValidatedCase&, const std::string&),
                              const std::string& key) {
   const ValidatedCase* best = nullptr;
   double best_d = 0;
   for (const ValidatedCase& c : validated_cases()) {
-    if (!match(c, key)) continue;
+    if (c.func != func || !match(c, key)) continue;
     const double d = std::abs(std::log2(static_cast<double>(c.nodes)) - std::log2(static_cast<double>(nodes)));
     if (!best || d < best_d - 1e-12 || (std::abs(d - best_d) <= 1e-12 && c.nodes < best->nodes)) {
       best = &c;
@@ -65,13 +76,13 @@ const ValidatedCase* nearest(int nodes, bool (*match)(const ValidatedCase&, cons
 }  // namespace validated_detail
 using validated_detail::nearest;
 
-const ValidatedCase* closest_validated(const std::string& cluster, const std::string& gpu, int nodes) {
+const ValidatedCase* closest_validated(const std::string& cluster, const std::string& gpu, int nodes, Func func) {
   nodes = std::max(1, nodes);
   if (const ValidatedCase* c = nearest(
-          nodes, [](const ValidatedCase& v, const std::string& k) { return k == v.preset; }, cluster))
+          nodes, func, [](const ValidatedCase& v, const std::string& k) { return k == v.preset; }, cluster))
     return c;
   return nearest(
-      nodes, [](const ValidatedCase& v, const std::string& k) { return k == v.gpu && !v.forced; }, gpu);
+      nodes, func, [](const ValidatedCase& v, const std::string& k) { return k == v.gpu && !v.forced; }, gpu);
 }
 
 double held_out_error(const std::string& net_plugin, int nodes) {
@@ -104,17 +115,33 @@ double held_out_error(const std::string& net_plugin, int nodes) {
   return t.back().error;
 }
 
-Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin) {
+Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin, Func func) {
   Trust t;
-  t.table = closest_validated(cluster, gpu, nodes);
-  double worst_one_node = 0, worst_one_node_small = 0;
-  for (const auto& k : validated_cases())
-    if (k.nodes == 1) {
-      worst_one_node = std::max(worst_one_node, k.median_large);
-      worst_one_node_small = std::max(worst_one_node_small, k.median_small);
+  t.func = func;
+  t.table = closest_validated(cluster, gpu, nodes, func);
+  if (t.table) {
+    t.base = t.table->median_large;
+    t.base_small = t.table->median_small >= 0 ? t.table->median_small : t.base;
+  } else if (func != Func::ALL_REDUCE) {
+    // No table of this collective for the cluster class: the all-reduce's figures here, or the
+    // collective's worst one-node table where that is worse.
+    const Trust a = trust(cluster, gpu, nodes, net_plugin, Func::ALL_REDUCE);
+    t.fallback = a.table;
+    t.base = a.base;
+    t.base_small = a.base_small;
+    for (const auto& k : validated_cases())
+      if (k.func == func && k.nodes == 1 && (!t.worst || k.median_large > t.worst->median_large)) t.worst = &k;
+    if (t.worst) {
+      t.base = std::max(t.base, t.worst->median_large);
+      t.base_small = std::max(t.base_small, t.worst->median_small >= 0 ? t.worst->median_small : t.worst->median_large);
     }
-  t.base = t.table ? t.table->median_large : worst_one_node;
-  t.base_small = !t.table ? worst_one_node_small : t.table->median_small >= 0 ? t.table->median_small : t.base;
+  } else {
+    for (const auto& k : validated_cases())
+      if (k.func == Func::ALL_REDUCE && k.nodes == 1) {
+        t.base = std::max(t.base, k.median_large);
+        t.base_small = std::max(t.base_small, k.median_small);
+      }
+  }
   // The held-out growth applies from two nodes on where the run leaves the table: another preset
   // (its NICs, fabric or plugin were not the table's) or more nodes than it had.
   t.leaves = !t.table || cluster != t.table->preset || nodes > t.table->nodes;
@@ -135,29 +162,64 @@ Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const
   return t;
 }
 
-std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin) {
-  const Trust t = trust(cluster, gpu, nodes, net_plugin);
-  const ValidatedCase* c = t.table;
-  if (!c) {
-    std::string out = "no validated all_reduce_perf table for this cluster class (" + cluster + ", " + gpu + ")";
-    if (!t.held_out.empty()) out += "; " + t.held_out;
-    return out;
-  }
+namespace {
+
+// "closest validated table: A100 ..., 1 node (file): median |busbw error| 8.8 % at >= 1 MiB, 8.1 %
+// below [differs: ...]"
+std::string table_words(const ValidatedCase& c, const std::string& cluster, int nodes) {
   char b[512];
   std::snprintf(b, sizeof b, "closest validated table: %s, %d node%s (%s): median |busbw error| %.1f %% at >= 1 MiB",
-                c->cluster_class, c->nodes, c->nodes == 1 ? "" : "s", c->table, c->median_large * 100);
+                c.cluster_class, c.nodes, c.nodes == 1 ? "" : "s", c.table, c.median_large * 100);
   std::string out = b;
-  if (c->median_small >= 0) {
-    std::snprintf(b, sizeof b, ", %.1f %% below", c->median_small * 100);
+  if (c.median_small >= 0) {
+    std::snprintf(b, sizeof b, ", %.1f %% below", c.median_small * 100);
     out += b;
   }
   std::vector<std::string> differs;
-  if (cluster != c->preset) differs.push_back("preset " + std::string(c->preset) + ", not " + cluster);
-  if (nodes != c->nodes) differs.push_back(std::to_string(nodes) + " nodes asked");
+  if (cluster != c.preset) differs.push_back("preset " + std::string(c.preset) + ", not " + cluster);
+  if (nodes != c.nodes) differs.push_back(std::to_string(nodes) + " nodes asked");
   if (!differs.empty()) {
     out += " [differs:";
     for (size_t i = 0; i < differs.size(); ++i) out += (i ? "; " : " ") + differs[i];
     out += "]";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin,
+                       Func func) {
+  const Trust t = trust(cluster, gpu, nodes, net_plugin, func);
+  std::string out;
+  if (t.table) {
+    out = table_words(*t.table, cluster, nodes);
+  } else if (func != Func::ALL_REDUCE) {
+    char b[512];
+    out = std::string("no validated ") + nccl_tests_binary(func) + " table for this cluster class (" + cluster + ", " +
+          gpu + ")";
+    if (t.worst) {
+      std::snprintf(b, sizeof b,
+                    "; the worst one-node %s table's median |busbw error| stands in where larger: %s (%s), ",
+                    nccl_tests_binary(func), t.worst->cluster_class, t.worst->table);
+      out += b;
+      std::snprintf(b, sizeof b, "%.1f %% at >= 1 MiB", 100 * t.worst->median_large);
+      out += b;
+      if (t.worst->median_small >= 0) {
+        std::snprintf(b, sizeof b, ", %.1f %% below", 100 * t.worst->median_small);
+        out += b;
+      }
+    }
+    out += "; beside the all-reduce's: ";
+    if (t.fallback) {
+      out += table_words(*t.fallback, cluster, nodes);
+    } else {
+      std::snprintf(b, sizeof b, "no validated all_reduce_perf table either (the worst one-node one's %.1f %%)",
+                    100 * trust(cluster, gpu, nodes, "", Func::ALL_REDUCE).base);
+      out += b;
+    }
+  } else {
+    out = "no validated all_reduce_perf table for this cluster class (" + cluster + ", " + gpu + ")";
   }
   if (!t.held_out.empty()) out += "; " + t.held_out;
   return out;

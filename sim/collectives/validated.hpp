@@ -1,12 +1,14 @@
 #pragma once
-// How far an all-reduce prediction can be trusted (issue 24 item 4): the public all_reduce_perf
-// tables the NCCL model was checked against (tests/data/nccl-tests, tests/data/published_nccl_tests;
-// sources in their README / files) and the median |busbw error| the model reaches on each, as
-// documented in sim/collectives/NOTES.md and held by tests/unit/collectives/NcclDatasets_test.cpp.
-// This is the one place the table of validated cases lives; `collective --explain` and the run
-// report read it.
+// How far a collective's prediction can be trusted (issue 24 item 4): the public nccl-tests
+// tables (all_reduce_perf, and fewer of the other collectives) the NCCL model was checked against
+// (tests/data/nccl-tests, tests/data/published_nccl_tests; sources in their README / files) and the median |busbw
+// error| the model reaches on each, as documented in sim/collectives/NOTES.md and held by
+// tests/unit/collectives/NcclDatasets_test.cpp. This is the one place the table of validated cases lives; `collective
+// --explain` and the run report read it.
 #include <string>
 #include <vector>
+
+#include "collectives/func.hpp"
 
 namespace ddpsim::collectives {
 
@@ -15,45 +17,57 @@ struct ValidatedCase {
   const char* preset;         // the bundled cluster preset the check runs through
   const char* gpu;            // the preset's GPU (configs/gpus name)
   int nodes;
-  const char* table;    // the data file (tests/data/...)
-  double median_large;  // median |busbw error| at >= 1 MiB (fraction)
-  double median_small;  // < 1 MiB; < 0: the table has no such rows
-  bool forced = false;  // the run forced its algorithm (NCCL_ALGO): a class match skips it
+  const char* table;             // the data file (tests/data/...)
+  double median_large;           // median |busbw error| at >= 1 MiB (fraction)
+  double median_small;           // < 1 MiB; < 0: the table has no such rows
+  bool forced = false;           // the run forced its algorithm (NCCL_ALGO): a class match skips it
+  Func func = Func::ALL_REDUCE;  // the collective the table measured (its nccl-tests binary)
 };
 
 const std::vector<ValidatedCase>& validated_cases();
 
-// The closest validated case for a cluster preset (or file) named `cluster` with GPU `gpu` at
-// `nodes` nodes: the same preset at the nearest node count (log2 distance, ties to fewer nodes),
-// else the same GPU (runs with NCCL's default algorithm only); nullptr when neither has a table.
-const ValidatedCase* closest_validated(const std::string& cluster, const std::string& gpu, int nodes);
+// The closest validated case of collective `func` for a cluster preset (or file) named `cluster`
+// with GPU `gpu` at `nodes` nodes: the same preset at the nearest node count (log2 distance, ties
+// to fewer nodes), else the same GPU (runs with NCCL's default algorithm only); nullptr when
+// neither has a table of that collective.
+const ValidatedCase* closest_validated(const std::string& cluster, const std::string& gpu, int nodes,
+                                       Func func = Func::ALL_REDUCE);
 
 // The held-out median |busbw error| of the NCCL model by node count (issue 24's public
 // all_reduce_perf tables, not in this repository): on EFA (aws-ofi-nccl `net_plugin`) and on
 // InfiniBand-class fabrics; linear in log2(nodes) between the measured node counts, flat beyond.
 double held_out_error(const std::string& net_plugin, int nodes);
 
-// What an all-reduce prediction rests on: the closest validated table (nullptr: none for this
-// cluster class; `base` is then the worst one-node table's median), and, from two nodes on where
-// the run leaves that table (another preset, or more nodes than it had), the held-out figure at
-// its node count (`grown`, 0 otherwise). error = max(base, grown): the median |busbw error| to
-// expect; `held_out` says where `grown` comes from when it exceeds `base`. Below 1 MiB the same
-// with the table's < 1 MiB median (`base_small`: the >= 1 MiB one where the table has no such
-// rows, the worst one-node table's < 1 MiB median without a table): error_small = max(base_small,
+// What a prediction of collective `func` rests on: the closest validated table of that collective
+// (nullptr: none for this cluster class), and, from two nodes on where the run leaves that table
+// (another preset, or more nodes than it had), the held-out figure at its node count (`grown`, 0
+// otherwise). error = max(base, grown): the median |busbw error| to expect; `held_out` says where
+// `grown` comes from when it exceeds `base`. Below 1 MiB the same with the table's < 1 MiB median
+// (`base_small`: the >= 1 MiB one where the table has no such rows): error_small = max(base_small,
 // grown), the held-out growth being known at >= 1 MiB only.
+// Without a table: for an all-reduce, the worst one-node all-reduce table's medians; for another
+// collective, the larger of the all-reduce's figures for this cluster (`fallback`, its closest
+// all_reduce_perf table) and the worst one-node table of that collective (`worst`): the one
+// machine measured for all of them (8 x A100) shows the model's all-gather error at 5.5x its
+// all-reduce error, so an all-reduce table alone does not vouch for the other collectives.
 struct Trust {
+  Func func = Func::ALL_REDUCE;
   const ValidatedCase* table = nullptr;
+  const ValidatedCase* fallback = nullptr;  // no table of `func`: the all-reduce table used beside `worst`
+  const ValidatedCase* worst = nullptr;     // no table of `func`: that collective's worst one-node table
   bool leaves = false;
   double base = 0, grown = 0, error = 0;
   double base_small = 0, error_small = 0;
   std::string held_out;
 };
-Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin);
+Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin,
+            Func func = Func::ALL_REDUCE);
 
-// One line for --explain and the run report: the closest table, its node count and its error, and
-// what differs from the prediction asked for (another preset, another node count), with the
-// held-out figure where that is worse; says so when nothing comparable was validated.
+// One line for --explain and the run report: the closest table of `func`, its node count and its
+// error, and what differs from the prediction asked for (another preset, another node count), with
+// the held-out figure where that is worse; says so when nothing comparable was validated, and what
+// stands in.
 std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes,
-                       const std::string& net_plugin = "");
+                       const std::string& net_plugin = "", Func func = Func::ALL_REDUCE);
 
 }  // namespace ddpsim::collectives

@@ -49,7 +49,6 @@ void size_timeline(const plan::Plan& plan, report::Timeline& t) {
     info.report = st.report;
     info.sync = st.sync;
     info.bucket_bytes = st.bucket_bytes;
-    info.bucket_allreduce_bytes = st.bucket_allreduce_bytes;
     info.bucket_tensors = st.bucket_tensors;
     t.steps.push_back(std::move(info));
     t.jobs.emplace_back(static_cast<size_t>(st.records));

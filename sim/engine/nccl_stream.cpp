@@ -138,6 +138,12 @@ class NcclStream {
       }
       first_collective = false;
       rec.alone += timing.total();
+      // Its error class: the function and the size nccl-tests would print for it.
+      rec.by_function.add(broadcast ? collectives::Func::BROADCAST
+                          : gather  ? collectives::Func::ALL_GATHER
+                          : scatter ? collectives::Func::REDUCE_SCATTER
+                                    : collectives::Func::ALL_REDUCE,
+                          gather ? op.bytes * world_ : op.bytes, timing.total());
       if (ctx_.collect_trace) {
         core::Json args{{"bytes", op.bytes},
                         {"algorithm", timing.algorithm},

@@ -225,7 +225,6 @@ class DdpBuilder : ProgramWriter {
     info.last = st.last;
     for (size_t b = 0; b < nb; ++b) {
       info.bucket_bytes.push_back(buckets[b].bytes);
-      info.bucket_allreduce_bytes.push_back((*st.comm)[b].wire_bytes());
       info.bucket_tensors.push_back(static_cast<int>(buckets[b].param_indices.size()));
     }
     info.records = static_cast<int>(2 + nb + zero_.jobs());

@@ -193,7 +193,6 @@ struct MicroStep {
   bool sync = true;   // gradients are reduced in it
   bool last = true;   // the optimizer runs after it
   std::vector<double> bucket_bytes;
-  std::vector<double> bucket_allreduce_bytes;  // what its comm hook all-reduces (ddp::BucketComm::wire_bytes)
   std::vector<int> bucket_tensors;
   int records = 0;  // collective records (JobRole jobs) of this micro-step
 };

@@ -70,6 +70,7 @@ void accumulate(IterationReport& into, const IterationReport& x, double w) {
   into.optimizer_s += w * x.optimizer_s;
   into.compute_only_s += w * x.compute_only_s;
   into.comm_alone_s += w * x.comm_alone_s;
+  into.comm_by_function.add(x.comm_by_function, w);
   into.comm_busy_s += w * x.comm_busy_s;
   into.exposed_comm_s += w * x.exposed_comm_s;
   into.contention_s += w * x.contention_s;
@@ -150,6 +151,7 @@ IterationReport iteration_report(const Timeline& t, int report) {
     for (const CollectiveRecord& j : jobs) {
       if (!j.present) continue;
       rep.comm_alone_s += j.alone;
+      rep.comm_by_function.add(j.by_function);
       rep.comm_busy_s += j.end - j.start;
       if (j.param_sync) {
         rep.zero_broadcast_s += j.alone;
@@ -167,7 +169,6 @@ IterationReport iteration_report(const Timeline& t, int report) {
       BucketRow row;
       row.index = static_cast<int>(b);
       row.bytes = st.bucket_bytes[b];
-      if (b < st.bucket_allreduce_bytes.size()) row.allreduce_bytes = st.bucket_allreduce_bytes[b];
       row.num_tensors = st.bucket_tensors[b];
       row.ready_s = rs.ready[b] - rs.start;
       row.launch_s = rs.launch[b] - rs.start;
@@ -452,6 +453,25 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
     r.transfer_classes.push_back(
         {c.name, c.measured_s * profile.compute_scale, c.transferred_s * profile.compute_scale, c.factor()});
   fill_iterations(t, r);
+  // Beyond all-reduces (FSDP's all-gathers and reduce-scatters, ZeRO's parameter broadcasts): each
+  // collective with at least a tenth of the steady step's collective time, with its own closest
+  // validated table (the band's part weighs every call; this line names what carries the step, so
+  // DDP's small buffer broadcasts stay out of it).
+  const CommByFunction& byf = r.steady.comm_by_function;
+  std::vector<collectives::Func> carried;
+  for (const auto f : {collectives::Func::ALL_REDUCE, collectives::Func::ALL_GATHER, collectives::Func::REDUCE_SCATTER,
+                       collectives::Func::BROADCAST}) {
+    const size_t i = static_cast<size_t>(f);
+    if (byf.large[i] + byf.small[i] >= 0.1 * byf.total() && byf.total() > 0) carried.push_back(f);
+  }
+  if (!r.nccl_trust.empty() && !(carried.size() == 1 && carried[0] == collectives::Func::ALL_REDUCE) &&
+      !carried.empty()) {
+    std::string line;
+    for (const auto f : carried)
+      line += (line.empty() ? "" : " | ") + std::string(collectives::nccl_tests_binary(f)) + ": " +
+              collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f);
+    r.nccl_trust = line;
+  }
   r.trace = std::move(t.trace);
   r.traced_ranks = t.traced_ranks;
   r.trace_comm_streams = t.comm_streams;

@@ -107,6 +107,18 @@ BandPart ddp_part(int world_size) {
   return p;
 }
 
+namespace {
+const char* function_name(collectives::Func f) {
+  switch (f) {
+    case collectives::Func::ALL_REDUCE: return "all-reduce";
+    case collectives::Func::ALL_GATHER: return "all-gather";
+    case collectives::Func::REDUCE_SCATTER: return "reduce-scatter";
+    case collectives::Func::BROADCAST: return "broadcast";
+  }
+  return "?";
+}
+}  // namespace
+
 BandPart collectives_part(const CommBasis& c) {
   BandPart p;
   if (!c.communicates || c.measured) return p;  // no collective, or the run's own measured table
@@ -138,35 +150,80 @@ BandPart collectives_part(const CommBasis& c) {
       p.validation += text;
     }
   } else {
-    const collectives::Trust t = collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin);
-    const collectives::ValidatedCase* v = t.table;
-    x = t.error;
-    p.kind = std::string(t.leaves ? "extrapolated" : "modelled") + (c.ring ? " (plain ring)" : "");
-    char text[512];
-    if (v) {
-      std::snprintf(text, sizeof text,
-                    "closest validated all_reduce_perf table: %s, %d node%s, median |busbw error| %.1f %% at >= 1 MiB",
-                    v->cluster_class, v->nodes, v->nodes == 1 ? "" : "s", 100 * v->median_large);
-    } else {
-      std::snprintf(text, sizeof text,
-                    "no validated all_reduce_perf table for this cluster class: the worst one-node table's median "
-                    "|busbw error|, %.1f %%",
-                    100 * t.base);
+    // Each collective's time at its own validated error, by function and size class.
+    using collectives::Func;
+    struct Share {
+      Func func;
+      double large, small;  // shares of the collective time alone
+    };
+    const CommByFunction& f = c.by_function;
+    const double total = f.total();
+    std::vector<Share> shares;
+    for (const Func fn : {Func::ALL_REDUCE, Func::ALL_GATHER, Func::REDUCE_SCATTER, Func::BROADCAST}) {
+      const size_t i = static_cast<size_t>(fn);
+      if (f.large[i] + f.small[i] > 0) shares.push_back({fn, f.large[i] / total, f.small[i] / total});
     }
-    p.validation = text;
-    if (!t.held_out.empty()) p.validation += "; " + t.held_out;
-    const double s = std::clamp(c.small_share, 0.0, 1.0);
-    if (s > 0 && t.error_small != t.error) {
-      // Each all-reduce's error class by its size: the share of the time below 1 MiB at the
-      // table's < 1 MiB figure.
-      x = (1 - s) * t.error + s * t.error_small;
-      std::snprintf(text, sizeof text, "; %.0f %% of its all-reduce time in buckets below 1 MiB, %.1f %% there%s",
-                    100 * s, 100 * t.error_small,
-                    !v                    ? " (the worst one-node table's)"
-                    : v->median_small < 0 ? " (no such rows: as above)"
-                                          : "");
+    if (shares.empty()) shares.push_back({Func::ALL_REDUCE, 1.0, 0.0});
+    const bool allreduce_only = shares.size() == 1 && shares[0].func == Func::ALL_REDUCE;
+    // x = the first class's figure plus each share times its difference from it (equal figures
+    // give that figure exactly); `beyond`: the part of x from classes that leave their table.
+    double first = -1, beyond = 0;
+    std::string held_out;
+    char text[512];
+    for (const Share& sh : shares) {
+      const collectives::Trust t = collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin, sh.func);
+      const collectives::ValidatedCase* v = t.table;
+      if (first < 0) first = sh.large > 0 ? t.error : t.error_small;
+      x += sh.large * (t.error - first) + sh.small * (t.error_small - first);
+      if (t.leaves) beyond += sh.large * t.error + sh.small * t.error_small;
+      if (held_out.empty()) held_out = t.held_out;
+      const char* binary = collectives::nccl_tests_binary(sh.func);
+      std::string words;
+      if (!allreduce_only) {
+        std::snprintf(text, sizeof text, "%s %.0f %% of the collective time: ", function_name(sh.func),
+                      100 * (sh.large + sh.small));
+        words = text;
+      }
+      if (v) {
+        std::snprintf(text, sizeof text,
+                      "closest validated %s table: %s, %d node%s, median |busbw error| %.1f %% at >= 1 MiB", binary,
+                      v->cluster_class, v->nodes, v->nodes == 1 ? "" : "s", 100 * v->median_large);
+      } else if (sh.func == Func::ALL_REDUCE) {
+        std::snprintf(text, sizeof text,
+                      "no validated all_reduce_perf table for this cluster class: the worst one-node table's median "
+                      "|busbw error|, %.1f %%",
+                      100 * t.base);
+      } else {
+        std::snprintf(text, sizeof text,
+                      "no validated %s table for this cluster class: %.1f %% at >= 1 MiB, the larger of the "
+                      "all-reduce's (%s) and the worst one-node %s table's (%s)",
+                      binary, 100 * t.base, t.fallback ? t.fallback->cluster_class : "no table either", binary,
+                      t.worst ? t.worst->cluster_class : "none");
+      }
+      words += text;
+      const double in_small = sh.small / (sh.large + sh.small);
+      if (sh.small > 0 && t.error_small != t.error) {
+        // Each call's error class by its size: the share of the time below 1 MiB at the table's
+        // < 1 MiB figure.
+        std::snprintf(text, sizeof text, "; %.0f %% of its %s time in calls below 1 MiB, %.1f %% there%s",
+                      100 * in_small, function_name(sh.func), 100 * t.error_small,
+                      !v && sh.func == Func::ALL_REDUCE ? " (the worst one-node table's)"
+                      : v && v->median_small < 0        ? " (no such rows: as above)"
+                                                        : "");
+        words += text;
+      }
+      p.validation += (p.validation.empty() ? "" : " | ") + words;
+    }
+    x += first;
+    if (!allreduce_only) {
+      std::snprintf(text, sizeof text, " | weighted by time: %.1f %%", 100 * x);
       p.validation += text;
     }
+    if (!held_out.empty()) p.validation += "; " + held_out;
+    // The basis says where most of x comes from: "extrapolated" when classes without a table of
+    // their own at this preset and node count make at least half of it.
+    const bool extrapolated = 2 * beyond >= x && beyond > 0;
+    p.kind = std::string(extrapolated ? "extrapolated" : "modelled") + (c.ring ? " (plain ring)" : "");
     if (c.ring) p.validation = "the plain ring (collective.model ring), held to NCCL's tables: " + p.validation;
   }
   p.low = -x / (1 + x);
@@ -241,26 +298,11 @@ double host_share(const StepReport& r) {
   return per_micro > 0 ? host / per_micro : 0.0;
 }
 
-namespace {
-// The share of the steady step's bucket time (each bucket alone) in buckets whose comm hook
-// all-reduces less than 1 MiB (ddp::BucketComm::wire_bytes: the bucket, half of it under fp16 /
-// bf16 compression, PowerSGD's factors); a bucket with no all-reduce (the quantization hooks'
-// all-gathers) stays at the >= 1 MiB figure.
-double small_allreduce_share(const StepReport& r) {
-  double small = 0, all = 0;
-  for (const BucketRow& b : r.steady.buckets) {
-    all += b.alone_s;
-    if (b.allreduce_bytes > 0 && b.allreduce_bytes < 1024.0 * 1024.0) small += b.alone_s;
-  }
-  return all > 0 ? small / all : 0.0;
-}
-}  // namespace
-
 Prediction prediction(const StepReport& r) {
   CommBasis comm = r.comm_basis;
   comm.busy_s = r.steady.comm_busy_s;
   comm.exposed_s = r.steady.exposed_comm_s;
-  comm.small_share = small_allreduce_share(r);
+  comm.by_function = r.steady.comm_by_function;
   Prediction p = prediction(r.steady.step_time_s, r.steady.compute_only_s, r.compute_provenance, r.compute_scale,
                             r.world_size, host_share(r), comm);
   if (!r.fsdp.empty()) {

@@ -3,9 +3,11 @@
 // rests on, from the project's own validation tables (docs/accuracy.md, "The prediction band").
 // SimGrid-free; the tables are data here, the arithmetic is tested by hand
 // (tests/unit/report/Prediction_test.cpp).
+#include <array>
 #include <string>
 #include <vector>
 
+#include "collectives/func.hpp"
 #include "core/json_reader.hpp"
 
 namespace ddpsim::report {
@@ -23,6 +25,28 @@ struct BandPart {
   bool host_heavy = false;  // an estimate whose modelled host dispatch sets its band (kHostHeavyShare)
 };
 
+// The collectives' time alone by NCCL function and size class, the size as nccl-tests prints it
+// (the whole output of an all-gather, one rank's input of a reduce-scatter, the buffer of an
+// all-reduce or a broadcast): each class has its own validated error (collectives/validated.hpp).
+struct CommByFunction {
+  static constexpr double kSmallBytes = 1024.0 * 1024.0;  // the tables' split: below 1 MiB
+  std::array<double, collectives::kNumFuncs> large{}, small{};
+  void add(collectives::Func f, double nccl_tests_bytes, double seconds) {
+    (nccl_tests_bytes < kSmallBytes ? small : large)[static_cast<size_t>(f)] += seconds;
+  }
+  void add(const CommByFunction& o, double w = 1.0) {
+    for (size_t i = 0; i < large.size(); ++i) {
+      large[i] += w * o.large[i];
+      small[i] += w * o.small[i];
+    }
+  }
+  double total() const {
+    double t = 0;
+    for (size_t i = 0; i < large.size(); ++i) t += large[i] + small[i];
+    return t;
+  }
+};
+
 // What the collectives part needs to know of a run (filled from the scenario by report/metrics.cpp).
 struct CommBasis {
   bool communicates = false;  // world size > 1
@@ -36,9 +60,9 @@ struct CommBasis {
   // lengthens it at most by as much (busy: comm_busy_s); made shorter, it shortens by at most what
   // the step waits for (exposed: exposed_comm_s).
   double busy_s = 0, exposed_s = 0;
-  // The share of the step's all-reduce time (each DDP bucket's duration alone) in all-reduces
-  // below 1 MiB, where the validated tables have their own, usually larger, median error.
-  double small_share = 0;
+  // The step's collectives alone by function and size: each class is weighted by its share of
+  // this time at its own validated error (all zero: every second at the all-reduce's >= 1 MiB one).
+  CommByFunction by_function{};
 };
 
 struct Prediction {
@@ -67,9 +91,10 @@ inline constexpr double kHostHeavyShare = 0.5;
 BandPart compute_part(const std::string& provenance, double compute_scale, double host_frac = 0);
 BandPart ddp_part(int world_size);
 // The collectives part (none when !communicates or measured: `part` is then empty). Its range is
-// [-x / (1 + x), +x] for a |busbw error| x: the closest validated table's median at >= 1 MiB
-// (collectives/validated.hpp trust()), raised to the held-out figure where the run leaves that
-// table's preset or node count; calibrated: calibrate --holdout's worst median.
+// [-x / (1 + x), +x] for a |busbw error| x: per NCCL function and size class of by_function, the
+// closest validated table's median of that collective at >= 1 MiB or below (collectives/validated.hpp
+// trust()), raised to the held-out figure where the run leaves that table's preset or node count,
+// weighted by the class's share of the time; calibrated: calibrate --holdout's worst median.
 BandPart collectives_part(const CommBasis& c);
 double tie_resolution();
 

@@ -15,7 +15,6 @@ namespace ddpsim::report {
 struct BucketRow {
   int index = 0;
   double bytes = 0;
-  double allreduce_bytes = 0;  // what the comm hook all-reduces of it (0: none, e.g. all-gathers); not in the JSON
   int num_tensors = 0;
   double ready_s = 0;               // last gradient of the bucket copied in (relative to the iteration start)
   double launch_s = 0;              // handed to the NCCL stream (in-order launch: after all lower buckets)
@@ -60,6 +59,7 @@ struct IterationReport {
   double optimizer_s = 0;
   double compute_only_s = 0;
   double comm_alone_s = 0;
+  CommByFunction comm_by_function{};  // comm_alone_s's collectives by NCCL function and size (not in the JSON)
   double comm_busy_s = 0;
   double exposed_comm_s = 0;
   std::optional<double> overlap_ratio;  // undefined without communication

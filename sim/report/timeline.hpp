@@ -46,13 +46,13 @@ struct CollectiveRecord {
   std::string
       fsdp_op{};     // FSDP: "all-gather", "reduce" (reduce-scatter or NO_SHARD's all-reduce), "replica all-reduce"
   double bytes = 0;  // FSDP: the collective's bytes (per rank in)
+  CommByFunction by_function{};  // its collectives' durations alone by NCCL function and size (not its kernels)
 };
 
 struct MicroStepInfo {
   int report = 0;  // the optimizer step it belongs to
   bool sync = true;
   std::vector<double> bucket_bytes;
-  std::vector<double> bucket_allreduce_bytes;
   std::vector<int> bucket_tensors;
 };
 

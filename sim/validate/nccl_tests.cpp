@@ -41,13 +41,11 @@ report::Rendered start(const config::ClusterSpec& cluster, const collectives::Nc
   const std::string plugin_release = collectives::nccl_version_string(topo.net_plugin_version);
   if (plugin && topo.net_plugin_version) t << "; aws-ofi-nccl " << plugin_release << " (log)";
   t << ")\n";
-  // How far to trust the table (issue 24 item 4): the closest validated all_reduce_perf table, and
-  // the held-out figure where the cluster leaves it (collectives/validated.hpp).
-  std::string trust = collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes, cluster.net_plugin);
-  // The validated tables are all_reduce_perf's; the other functions rest on fewer (NOTES.md).
-  if (func != collectives::Func::ALL_REDUCE)
-    trust += std::string(" (all_reduce_perf tables; ") + collectives::nccl_tests_binary(func) +
-             " is checked on fewer: sim/collectives/NOTES.md \"All-gather and reduce-scatter\", \"Broadcast\")";
+  // How far to trust the table (issue 24 item 4): the closest validated table of this collective
+  // (without one, what stands in), and the held-out figure where the cluster leaves it
+  // (collectives/validated.hpp).
+  const std::string trust =
+      collectives::trust_line(cluster.name, cluster.gpu.name, cluster.nodes, cluster.net_plugin, func);
   t << "# trust: " << trust << "\n";
   r.text = t.str();
   r.doc = {{"collective", op_name(func)},

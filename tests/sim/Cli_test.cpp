@@ -1056,12 +1056,13 @@ TEST(Cli, CollectiveBroadcastAgainstThePublishedA100Table) {
   }
   // The table's own busbw at 8 GiB: 8589934592 B / 36896 us = 232.8 GB/s.
   EXPECT_NEAR(rows.back()["measured_busbw_GBps"].get<double>(), 232.81, 0.01);
-  // --explain: Ring only, and its trust line says the validated tables are all_reduce_perf's.
+  // --explain: Ring only, and its trust line names the broadcast_perf table of this preset.
   auto ex = run("collective broadcast --cluster dgx-a100 --explain 64M --json -");
   ASSERT_EQ(ex.code, 0) << ex.out;
   const Json e = Json::parse(ex.out);
   for (const auto& c : e["candidates"]) EXPECT_EQ(c["algo"], "Ring");
-  EXPECT_NE(e["trust"].get<std::string>().find("(all_reduce_perf tables; broadcast_perf is checked on fewer"),
+  EXPECT_NE(e["trust"].get<std::string>().find(
+                "(nccl-tests/a100-sxm4-40gb_1x8_broadcast.txt): median |busbw error| 10.7 % at >= 1 MiB, 12.8 % below"),
             std::string::npos)
       << e["trust"];
   // An all-reduce log is refused as the wrong test.

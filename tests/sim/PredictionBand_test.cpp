@@ -50,8 +50,9 @@ double e_of(double step_error) { return 1.0 / (1.0 + step_error) - 1.0; }
 TEST(PredictionBand, BucketsBelowOneMibReachTheBandThroughWhatTheirHookAllReduces) {
   // ResNet-50 on one dgx1-v100 (its table: 10.2 % at >= 1 MiB, 22.8 % below) at bucket_cap_mb 0.25:
   // the plain hook's small buckets widen the collectives part; fp16 compression halves what each
-  // bucket all-reduces, so more of them fall below 1 MiB; the quantization hook all-gathers, so
-  // nothing is classed below 1 MiB and the >= 1 MiB figure stands.
+  // bucket all-reduces, so more of them fall below 1 MiB; the quantization hook all-gathers, and
+  // dgx1-v100 has no all_gather_perf table: the worst one-node one's 27.2 % at >= 1 MiB and the
+  // all-reduce table's 22.8 % below (larger than the all-gather table's 13.3 %) stand in.
   const auto part = [](const std::string& hook) {
     const auto r = testing::run_cli(
         "run --model resnet50 --cluster dgx1-v100 --set ddp.bucket_cap_mb=0.25 --set "
@@ -65,8 +66,13 @@ TEST(PredictionBand, BucketsBelowOneMibReachTheBandThroughWhatTheirHookAllReduce
   EXPECT_GT(hp, 0.102);
   EXPECT_LT(hp, 0.228);
   EXPECT_GT(hf, hp);
-  EXPECT_NEAR(quant["relative_error_range"][1].get<double>(), 0.102, 1e-12);
-  EXPECT_NE(plain["validation"].get<std::string>().find("of its all-reduce time in buckets below 1 MiB, 22.8 % there"),
+  const double hq = quant["relative_error_range"][1].get<double>();
+  EXPECT_GT(hq, 0.228);
+  EXPECT_LT(hq, 0.272);
+  EXPECT_EQ(quant["kind"], "extrapolated");
+  EXPECT_NE(quant["validation"].get<std::string>().find("no validated all_gather_perf table"), std::string::npos)
+      << quant.dump();
+  EXPECT_NE(plain["validation"].get<std::string>().find("of its all-reduce time in calls below 1 MiB, 22.8 % there"),
             std::string::npos)
       << plain.dump();
 }
