@@ -12,46 +12,47 @@ namespace ddpsim::collectives {
 const std::vector<ValidatedCase>& validated_cases() {
   static const std::vector<ValidatedCase> cases = {
       {"A100 SXM4 x8, NVSwitch", "dgx-a100", "a100-sxm4-80gb", 1, "nccl-tests/a100-sxm4-80gb_1x8_nvswitch.txt", 0.088,
-       0.081},
+       0.081, 0.224, 0.036},
       {"V100 SXM2 x8, NVLink cube mesh, NCCL 2.4.8", "dgx1-v100", "v100-sxm2-32gb", 1,
-       "nccl-tests/v100-sxm2_1x8_nvlink_cube_mesh.txt", 0.102, 0.228},
+       "nccl-tests/v100-sxm2_1x8_nvlink_cube_mesh.txt", 0.102, 0.228, 0.102, 0.1},
       {"V100 PCIe x2", "azure-nc12s-v3", "v100-pcie-16gb", 1, "nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt", 0.040,
-       0.166},
+       0.166, 0.041, 0.038},
       {"A100 x8 + 4x100G EFA (p4d), NCCL 2.19.4 + aws-ofi-nccl 1.7.4, Ring forced, 1 GiB only", "p4d", "a100-sxm4-40gb",
-       2, "published_nccl_tests/aws-p4d-2x8-efa-nccl2.19-ring.json", 0.028, -1, true},
+       2, "published_nccl_tests/aws-p4d-2x8-efa-nccl2.19-ring.json", 0.028, -1, -1, 0.028, true},
       {"A100 x8 + 4x100G EFA (p4d), NCCL 2.8.3 + aws-ofi-nccl 1.1 (2020 stack)", "p4d", "a100-sxm4-40gb", 2,
-       "nccl-tests/aws-p4d_2x8_a100_efa.txt", 1.72, 5.452},
+       "nccl-tests/aws-p4d_2x8_a100_efa.txt", 1.72, 5.452, 2.45, 1.48},
       {"H100 SXM x8, NVSwitch (NVLS)", "dgx-h100", "h100-sxm", 1,
-       "published_nccl_tests/h100-sxm-8x-dgx-nvswitch-1node.json", 0.026, 0.105},
+       "published_nccl_tests/h100-sxm-8x-dgx-nvswitch-1node.json", 0.026, 0.105, 0.048, 0.013},
       {"H100 x8 + 8x400G InfiniBand NDR, NCCL 2.26.2", "dgx-h100", "h100-sxm", 2,
-       "published_nccl_tests/h100-sxm-2x8-hgx-ib-ndr-8x400g-default.json", 0.073, 0.091},
+       "published_nccl_tests/h100-sxm-2x8-hgx-ib-ndr-8x400g-default.json", 0.073, 0.091, 0.098, 0.072},
       {"H100 x8 + 8x400G InfiniBand NDR, NCCL 2.26.2", "dgx-h100", "h100-sxm", 4,
-       "published_nccl_tests/h100-sxm-4x8-hgx-ib-ndr-8x400g-default-nccl2.26.json", 0.035, 0.107},
+       "published_nccl_tests/h100-sxm-4x8-hgx-ib-ndr-8x400g-default-nccl2.26.json", 0.035, 0.107, 0.095, 0.027},
       {"H100 x8 + 8x400G InfiniBand (Voltage Park), NCCL 2.24.3", "dgx-h100", "h100-sxm", 4,
-       "published_nccl_tests/h100-sxm-4x8-ib-8x400g-voltagepark-nccl2.24.json", 0.077, 0.112},
+       "published_nccl_tests/h100-sxm-4x8-ib-8x400g-voltagepark-nccl2.24.json", 0.077, 0.112, 0.069, 0.078},
       {"H100 x8 + NDR with SHARP, CollNetChain forced", "dgx-h100-sharp", "h100-sxm", 8,
-       "published_nccl_tests/h100-8x8-coreweave-sharp-collnetchain.json", 0.018, -1, true},
+       "published_nccl_tests/h100-8x8-coreweave-sharp-collnetchain.json", 0.018, -1, -1, 0.018, true},
       {"A100 40GB x8 + 16x100G RoCE (OCI BM.GPU4.8)", "oci-bm-gpu4", "a100-sxm4-40gb", 2,
-       "published_nccl_tests/a100-sxm4-40gb-2x8-oci-bm-gpu4-roce.json", 0.149, 0.533},
+       "published_nccl_tests/a100-sxm4-40gb-2x8-oci-bm-gpu4-roce.json", 0.149, 0.533, 0.247, 0.127},
       {"RTX 4090 x8 PCIe, no P2P", "pcie-4090x8", "rtx-4090", 1,
-       "published_nccl_tests/rtx4090-8x-pcie-no-p2p-epyc7542.json", 0.112, 0.077},
+       "published_nccl_tests/rtx4090-8x-pcie-no-p2p-epyc7542.json", 0.112, 0.077, 0.12, 0.037},
       {"GB200 NVL72, 1 rack", "gb200-nvl72", "gb200", 1, "published_nccl_tests/gb200-nvl72-1rack-coreweave.json", 0.134,
-       -1},
+       -1, -1, 0.134},
       {"GB200 NVL72, 2 racks", "gb200-nvl72", "gb200", 2, "published_nccl_tests/gb200-nvl72-2racks-coreweave.json",
-       0.110, -1},
+       0.110, -1, -1, 0.11},
       {"GB200 NVL72, 20 racks", "gb200-nvl72", "gb200", 20, "published_nccl_tests/gb200-nvl72-20racks-coreweave.json",
-       1.71, -1},
+       1.71, -1, -1, 1.709},
       // The other collectives (NOTES.md "All-gather and reduce-scatter", "Broadcast"): one 8 x A100
       // machine's tables of each (microsoft/superbenchmark's fixture, -g 8) and one H100 node's
       // reduce-scatter with the ring forced.
       {"A100 SXM4 40GB x8, NVSwitch (superbenchmark fixture)", "dgx-a100", "a100-sxm4-40gb", 1,
-       "nccl-tests/a100-sxm4-40gb_1x8_allgather_superbench.txt", 0.272, 0.133, false, Func::ALL_GATHER},
+       "nccl-tests/a100-sxm4-40gb_1x8_allgather_superbench.txt", 0.272, 0.133, 0.878, 0.102, false, Func::ALL_GATHER},
       {"A100 SXM4 40GB x8, NVSwitch (superbenchmark fixture)", "dgx-a100", "a100-sxm4-40gb", 1,
-       "nccl-tests/a100-sxm4-40gb_1x8_reducescatter_superbench.txt", 0.159, 0.124, false, Func::REDUCE_SCATTER},
+       "nccl-tests/a100-sxm4-40gb_1x8_reducescatter_superbench.txt", 0.159, 0.124, 0.913, 0.043, false,
+       Func::REDUCE_SCATTER},
       {"A100 SXM4 40GB x8, NVSwitch (superbenchmark fixture)", "dgx-a100", "a100-sxm4-40gb", 1,
-       "nccl-tests/a100-sxm4-40gb_1x8_broadcast.txt", 0.107, 0.128, false, Func::BROADCAST},
+       "nccl-tests/a100-sxm4-40gb_1x8_broadcast.txt", 0.107, 0.128, 0.54, 0.032, false, Func::BROADCAST},
       {"H100 SXM x8, NVSwitch, Ring forced, 128 MiB-4 GiB", "dgx-h100", "h100-sxm", 1,
-       "nccl-tests/h100-sxm_1x8_reduce_scatter_ring.txt", 0.024, -1, true, Func::REDUCE_SCATTER},
+       "nccl-tests/h100-sxm_1x8_reduce_scatter_ring.txt", 0.024, -1, -1, 0.024, true, Func::REDUCE_SCATTER},
   };
   return cases;
 }
@@ -115,39 +116,57 @@ double held_out_error(const std::string& net_plugin, int nodes) {
   return t.back().error;
 }
 
+namespace {
+
+// A table's medians by size class (large, small, mid, big), each falling back to the >= 1 MiB one
+// where the table has no rows of that class.
+struct Bins {
+  double large = 0, small = 0, mid = 0, big = 0;
+};
+Bins bins_of(const ValidatedCase& c) {
+  const auto or_large = [&](double v) { return v >= 0 ? v : c.median_large; };
+  return {c.median_large, or_large(c.median_small), or_large(c.median_mid), or_large(c.median_big)};
+}
+Bins max_of(const Bins& a, const Bins& b) {
+  return {std::max(a.large, b.large), std::max(a.small, b.small), std::max(a.mid, b.mid), std::max(a.big, b.big)};
+}
+
+}  // namespace
+
 Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin, Func func) {
   Trust t;
   t.func = func;
   t.table = closest_validated(cluster, gpu, nodes, func);
+  Bins b;
   if (t.table) {
-    t.base = t.table->median_large;
-    t.base_small = t.table->median_small >= 0 ? t.table->median_small : t.base;
+    b = bins_of(*t.table);
   } else if (func != Func::ALL_REDUCE) {
     // No table of this collective for the cluster class: the all-reduce's figures here, or the
     // collective's worst one-node table where that is worse.
     const Trust a = trust(cluster, gpu, nodes, net_plugin, Func::ALL_REDUCE);
     t.fallback = a.table;
-    t.base = a.base;
-    t.base_small = a.base_small;
+    b = {a.base, a.base_small, a.base_mid, a.base_big};
     for (const auto& k : validated_cases())
-      if (k.func == func && k.nodes == 1 && (!t.worst || k.median_large > t.worst->median_large)) t.worst = &k;
-    if (t.worst) {
-      t.base = std::max(t.base, t.worst->median_large);
-      t.base_small = std::max(t.base_small, t.worst->median_small >= 0 ? t.worst->median_small : t.worst->median_large);
-    }
+      if (k.func == func && k.nodes == 1) {
+        if (!t.worst || k.median_large > t.worst->median_large) t.worst = &k;
+        b = max_of(b, bins_of(k));
+      }
   } else {
     for (const auto& k : validated_cases())
-      if (k.func == Func::ALL_REDUCE && k.nodes == 1) {
-        t.base = std::max(t.base, k.median_large);
-        t.base_small = std::max(t.base_small, k.median_small);
-      }
+      if (k.func == Func::ALL_REDUCE && k.nodes == 1) b = max_of(b, bins_of(k));
   }
+  t.base = b.large;
+  t.base_small = b.small;
+  t.base_mid = b.mid;
+  t.base_big = b.big;
   // The held-out growth applies from two nodes on where the run leaves the table: another preset
   // (its NICs, fabric or plugin were not the table's) or more nodes than it had.
   t.leaves = !t.table || cluster != t.table->preset || nodes > t.table->nodes;
   t.grown = nodes >= 2 && t.leaves ? held_out_error(net_plugin, nodes) : 0;
   t.error = std::max(t.base, t.grown);
   t.error_small = std::max(t.base_small, t.grown);
+  t.error_mid = std::max(t.base_mid, t.grown);
+  t.error_big = std::max(t.base_big, t.grown);
   if (t.grown > t.base) {
     char b[512];
     std::snprintf(b, sizeof b,

@@ -17,9 +17,12 @@ struct ValidatedCase {
   const char* preset;         // the bundled cluster preset the check runs through
   const char* gpu;            // the preset's GPU (configs/gpus name)
   int nodes;
-  const char* table;             // the data file (tests/data/...)
-  double median_large;           // median |busbw error| at >= 1 MiB (fraction)
-  double median_small;           // < 1 MiB; < 0: the table has no such rows
+  const char* table;    // the data file (tests/data/...)
+  double median_large;  // median |busbw error| at >= 1 MiB (fraction)
+  double median_small;  // < 1 MiB; < 0: the table has no such rows
+  // The >= 1 MiB rows split at 64 MiB: [1, 64) MiB, where DDP's buckets and the protocol switches
+  // sit, and >= 64 MiB, where the bandwidth sets the time; < 0: no such rows.
+  double median_mid, median_big;
   bool forced = false;           // the run forced its algorithm (NCCL_ALGO): a class match skips it
   Func func = Func::ALL_REDUCE;  // the collective the table measured (its nccl-tests binary)
 };
@@ -41,15 +44,19 @@ double held_out_error(const std::string& net_plugin, int nodes);
 // What a prediction of collective `func` rests on: the closest validated table of that collective
 // (nullptr: none for this cluster class), and, from two nodes on where the run leaves that table
 // (another preset, or more nodes than it had), the held-out figure at its node count (`grown`, 0
-// otherwise). error = max(base, grown): the median |busbw error| to expect; `held_out` says where
-// `grown` comes from when it exceeds `base`. Below 1 MiB the same with the table's < 1 MiB median
-// (`base_small`: the >= 1 MiB one where the table has no such rows): error_small = max(base_small,
-// grown), the held-out growth being known at >= 1 MiB only.
-// Without a table: for an all-reduce, the worst one-node all-reduce table's medians; for another
-// collective, the larger of the all-reduce's figures for this cluster (`fallback`, its closest
-// all_reduce_perf table) and the worst one-node table of that collective (`worst`): the one
-// machine measured for all of them (8 x A100) shows the model's all-gather error at 5.5x its
-// all-reduce error, so an all-reduce table alone does not vouch for the other collectives.
+// otherwise). error = max(base, grown): the median |busbw error| to expect at >= 1 MiB; `held_out`
+// says where `grown` comes from when it exceeds `base`. By size class the same with the table's
+// median of that class (below 1 MiB, [1, 64) MiB, >= 64 MiB; a table without rows of a class
+// gives its >= 1 MiB median there): error_small / error_mid / error_big = max(base_x, grown), the
+// held-out growth being known at >= 1 MiB only.
+// Without a table: for an all-reduce, the worst one-node all-reduce table's medians, per class;
+// for another collective, per class the larger of the all-reduce's figures for this cluster
+// (`fallback`, its closest all_reduce_perf table) and the worst one-node table of that collective
+// (`worst`, by its >= 1 MiB median): an all-reduce table alone does not vouch for the other
+// collectives (on the one machine measured for all of them, 8 x A100 with -g 8, the model's
+// all_gather_perf median at 1-64 MiB is 87.8 % against all_reduce_perf's 22.4 % on another A100
+// node: an all-gather of a size moves half of what the all-reduce does, so more of its sizes fall
+// where every function is predicted too fast).
 struct Trust {
   Func func = Func::ALL_REDUCE;
   const ValidatedCase* table = nullptr;
@@ -58,7 +65,14 @@ struct Trust {
   bool leaves = false;
   double base = 0, grown = 0, error = 0;
   double base_small = 0, error_small = 0;
+  double base_mid = 0, error_mid = 0;
+  double base_big = 0, error_big = 0;
   std::string held_out;
+  // The error to expect for a call of `nccl_tests_bytes` (the size nccl-tests prints for it).
+  double at(double nccl_tests_bytes) const {
+    return nccl_tests_bytes < kMidBytes ? error_small : nccl_tests_bytes < kBigBytes ? error_mid : error_big;
+  }
+  static constexpr double kMidBytes = 1024.0 * 1024.0, kBigBytes = 64 * 1024.0 * 1024.0;
 };
 Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin,
             Func func = Func::ALL_REDUCE);

@@ -460,10 +460,8 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   const CommByFunction& byf = r.steady.comm_by_function;
   std::vector<collectives::Func> carried;
   for (const auto f : {collectives::Func::ALL_REDUCE, collectives::Func::ALL_GATHER, collectives::Func::REDUCE_SCATTER,
-                       collectives::Func::BROADCAST}) {
-    const size_t i = static_cast<size_t>(f);
-    if (byf.large[i] + byf.small[i] >= 0.1 * byf.total() && byf.total() > 0) carried.push_back(f);
-  }
+                       collectives::Func::BROADCAST})
+    if (byf.of(f) >= 0.1 * byf.total() && byf.total() > 0) carried.push_back(f);
   if (!r.nccl_trust.empty() && !(carried.size() == 1 && carried[0] == collectives::Func::ALL_REDUCE) &&
       !carried.empty()) {
     std::string line;

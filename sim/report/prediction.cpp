@@ -154,34 +154,53 @@ BandPart collectives_part(const CommBasis& c) {
     using collectives::Func;
     struct Share {
       Func func;
-      double large, small;  // shares of the collective time alone
+      double small, mid, big;  // shares of the collective time alone
     };
     const CommByFunction& f = c.by_function;
     const double total = f.total();
     std::vector<Share> shares;
     for (const Func fn : {Func::ALL_REDUCE, Func::ALL_GATHER, Func::REDUCE_SCATTER, Func::BROADCAST}) {
       const size_t i = static_cast<size_t>(fn);
-      if (f.large[i] + f.small[i] > 0) shares.push_back({fn, f.large[i] / total, f.small[i] / total});
+      if (f.of(fn) > 0) shares.push_back({fn, f.small[i] / total, f.mid[i] / total, f.big[i] / total});
     }
-    if (shares.empty()) shares.push_back({Func::ALL_REDUCE, 1.0, 0.0});
+    if (shares.empty()) shares.push_back({Func::ALL_REDUCE, 0.0, 0.0, 0.0});
     const bool allreduce_only = shares.size() == 1 && shares[0].func == Func::ALL_REDUCE;
     // x = the first class's figure plus each share times its difference from it (equal figures
-    // give that figure exactly); `beyond`: the part of x from classes that leave their table.
+    // give that figure exactly; nothing classed: the all-reduce's >= 1 MiB figure); `beyond`: the
+    // part of x from collectives that leave their table.
     double first = -1, beyond = 0;
     std::string held_out;
     char text[512];
     for (const Share& sh : shares) {
       const collectives::Trust t = collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin, sh.func);
       const collectives::ValidatedCase* v = t.table;
-      if (first < 0) first = sh.large > 0 ? t.error : t.error_small;
-      x += sh.large * (t.error - first) + sh.small * (t.error_small - first);
-      if (t.leaves) beyond += sh.large * t.error + sh.small * t.error_small;
+      const struct {
+        double share, error;
+        const char* label;
+      } classes[] = {{sh.small, t.error_small, "below 1 MiB"},
+                     {sh.mid, t.error_mid, "of 1-64 MiB"},
+                     {sh.big, t.error_big, "of 64 MiB or more"}};
+      if (first < 0) {
+        first = t.error;
+        for (const auto& k : classes)
+          if (k.share > 0) {
+            first = k.error;
+            break;
+          }
+      }
+      double part = 0, in_function = 0;
+      for (const auto& k : classes) {
+        x += k.share * (k.error - first);
+        part += k.share * k.error;
+        in_function += k.share;
+      }
+      if (t.leaves) beyond += in_function > 0 ? part : t.error;
       if (held_out.empty()) held_out = t.held_out;
       const char* binary = collectives::nccl_tests_binary(sh.func);
       std::string words;
       if (!allreduce_only) {
         std::snprintf(text, sizeof text, "%s %.0f %% of the collective time: ", function_name(sh.func),
-                      100 * (sh.large + sh.small));
+                      100 * in_function);
         words = text;
       }
       if (v) {
@@ -201,17 +220,14 @@ BandPart collectives_part(const CommBasis& c) {
                       t.worst ? t.worst->cluster_class : "none");
       }
       words += text;
-      const double in_small = sh.small / (sh.large + sh.small);
-      if (sh.small > 0 && t.error_small != t.error) {
-        // Each call's error class by its size: the share of the time below 1 MiB at the table's
-        // < 1 MiB figure.
-        std::snprintf(text, sizeof text, "; %.0f %% of its %s time in calls below 1 MiB, %.1f %% there%s",
-                      100 * in_small, function_name(sh.func), 100 * t.error_small,
-                      !v && sh.func == Func::ALL_REDUCE ? " (the worst one-node table's)"
-                      : v && v->median_small < 0        ? " (no such rows: as above)"
-                                                        : "");
-        words += text;
-      }
+      // Each call's error class by its size: the share of the time in each class whose figure is
+      // not the headline one.
+      for (const auto& k : classes)
+        if (k.share > 0 && k.error != t.error) {
+          std::snprintf(text, sizeof text, "; %.0f %% of its %s time in calls %s, %.1f %% there",
+                        100 * k.share / in_function, function_name(sh.func), k.label, 100 * k.error);
+          words += text;
+        }
       p.validation += (p.validation.empty() ? "" : " | ") + words;
     }
     x += first;

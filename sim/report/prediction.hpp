@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/func.hpp"
+#include "collectives/validated.hpp"
 #include "core/json_reader.hpp"
 
 namespace ddpsim::report {
@@ -27,22 +28,33 @@ struct BandPart {
 
 // The collectives' time alone by NCCL function and size class, the size as nccl-tests prints it
 // (the whole output of an all-gather, one rank's input of a reduce-scatter, the buffer of an
-// all-reduce or a broadcast): each class has its own validated error (collectives/validated.hpp).
+// all-reduce or a broadcast): each class has its own validated error (collectives/validated.hpp
+// Trust: below 1 MiB, [1, 64) MiB, >= 64 MiB).
 struct CommByFunction {
-  static constexpr double kSmallBytes = 1024.0 * 1024.0;  // the tables' split: below 1 MiB
-  std::array<double, collectives::kNumFuncs> large{}, small{};
+  std::array<double, collectives::kNumFuncs> small{}, mid{}, big{};
   void add(collectives::Func f, double nccl_tests_bytes, double seconds) {
-    (nccl_tests_bytes < kSmallBytes ? small : large)[static_cast<size_t>(f)] += seconds;
+    const size_t i = static_cast<size_t>(f);
+    if (nccl_tests_bytes < collectives::Trust::kMidBytes)
+      small[i] += seconds;
+    else if (nccl_tests_bytes < collectives::Trust::kBigBytes)
+      mid[i] += seconds;
+    else
+      big[i] += seconds;
   }
   void add(const CommByFunction& o, double w = 1.0) {
-    for (size_t i = 0; i < large.size(); ++i) {
-      large[i] += w * o.large[i];
+    for (size_t i = 0; i < small.size(); ++i) {
       small[i] += w * o.small[i];
+      mid[i] += w * o.mid[i];
+      big[i] += w * o.big[i];
     }
+  }
+  double of(collectives::Func f) const {
+    const size_t i = static_cast<size_t>(f);
+    return small[i] + mid[i] + big[i];
   }
   double total() const {
     double t = 0;
-    for (size_t i = 0; i < large.size(); ++i) t += large[i] + small[i];
+    for (size_t i = 0; i < small.size(); ++i) t += small[i] + mid[i] + big[i];
     return t;
   }
 };
@@ -92,7 +104,7 @@ BandPart compute_part(const std::string& provenance, double compute_scale, doubl
 BandPart ddp_part(int world_size);
 // The collectives part (none when !communicates or measured: `part` is then empty). Its range is
 // [-x / (1 + x), +x] for a |busbw error| x: per NCCL function and size class of by_function, the
-// closest validated table's median of that collective at >= 1 MiB or below (collectives/validated.hpp
+// closest validated table's median of that collective in that size class (collectives/validated.hpp
 // trust()), raised to the held-out figure where the run leaves that table's preset or node count,
 // weighted by the class's share of the time; calibrated: calibrate --holdout's worst median.
 BandPart collectives_part(const CommBasis& c);

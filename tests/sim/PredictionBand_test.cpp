@@ -51,8 +51,9 @@ TEST(PredictionBand, BucketsBelowOneMibReachTheBandThroughWhatTheirHookAllReduce
   // ResNet-50 on one dgx1-v100 (its table: 10.2 % at >= 1 MiB, 22.8 % below) at bucket_cap_mb 0.25:
   // the plain hook's small buckets widen the collectives part; fp16 compression halves what each
   // bucket all-reduces, so more of them fall below 1 MiB; the quantization hook all-gathers, and
-  // dgx1-v100 has no all_gather_perf table: the worst one-node one's 27.2 % at >= 1 MiB and the
-  // all-reduce table's 22.8 % below (larger than the all-gather table's 13.3 %) stand in.
+  // dgx1-v100 has no all_gather_perf table: per size class the larger of the V100 all-reduce
+  // table's (22.8 % below 1 MiB) and the worst one-node all-gather table's (87.8 % at 1-64 MiB)
+  // stand in.
   const auto part = [](const std::string& hook) {
     const auto r = testing::run_cli(
         "run --model resnet50 --cluster dgx1-v100 --set ddp.bucket_cap_mb=0.25 --set "
@@ -68,7 +69,7 @@ TEST(PredictionBand, BucketsBelowOneMibReachTheBandThroughWhatTheirHookAllReduce
   EXPECT_GT(hf, hp);
   const double hq = quant["relative_error_range"][1].get<double>();
   EXPECT_GT(hq, 0.228);
-  EXPECT_LT(hq, 0.272);
+  EXPECT_LT(hq, 0.878);
   EXPECT_EQ(quant["kind"], "extrapolated");
   EXPECT_NE(quant["validation"].get<std::string>().find("no validated all_gather_perf table"), std::string::npos)
       << quant.dump();

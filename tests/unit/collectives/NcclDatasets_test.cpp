@@ -111,9 +111,30 @@ Loaded load(const Dataset& d) {
 }  // namespace
 
 namespace {
+// >= 1 MiB and below, and the >= 1 MiB rows split at 64 MiB (mid: [1, 64) MiB, big: >= 64 MiB;
+// a bin without rows has median -1).
 struct Medians {
   double large = 0, small = 0;
   bool has_small = false;
+  double mid = -1, big = -1;
+};
+constexpr double kMidBytes = 1048576.0, kBigBytes = 64 * 1048576.0;
+// The medians of |busbw error| per row, by size.
+struct Binned {
+  std::vector<double> small, large, mid, big;
+  void add(double bytes, double abs_err) {
+    (bytes >= kMidBytes ? large : small).push_back(abs_err);
+    if (bytes >= kMidBytes) (bytes >= kBigBytes ? big : mid).push_back(abs_err);
+  }
+  Medians medians() const {
+    Medians m;
+    m.large = large.empty() ? 0.0 : median(large);
+    m.has_small = !small.empty();
+    m.small = m.has_small ? median(small) : 0.0;
+    m.mid = mid.empty() ? -1.0 : median(mid);
+    m.big = big.empty() ? -1.0 : median(big);
+    return m;
+  }
 };
 }  // namespace
 
@@ -121,7 +142,7 @@ struct Medians {
 Medians dataset_medians(const Dataset& d) {
   const Loaded l = load(d);
   EXPECT_EQ(l.log.runs.size(), d.gpus_per_process.size());
-  std::vector<double> large, small;
+  Binned b;
   for (size_t run = 0; run < l.log.runs.size() && run < d.gpus_per_process.size(); ++run) {
     NcclTopology topo = l.topo;
     topo.gpus_per_process = d.gpus_per_process[run];
@@ -130,10 +151,10 @@ Medians dataset_medians(const Dataset& d) {
       const auto e = predict_allreduce(topo, r.size_bytes);
       const double pred = busbw_allreduce(algbw(r.size_bytes, e.time), topo.nranks);
       const double meas = busbw_allreduce(algbw(r.size_bytes, r.oop_time_us * 1e-6), topo.nranks);
-      (r.size_bytes >= 1048576 ? large : small).push_back(std::abs(pred - meas) / meas);
+      b.add(r.size_bytes, std::abs(pred - meas) / meas);
     }
   }
-  return {median(large), median(small), !small.empty()};
+  return b.medians();
 }
 
 TEST(NcclDatasets, PredictedBusBwFromPresetsMatchesMeasurements) {
@@ -282,17 +303,17 @@ Medians published_medians(const Published& p) {
     topo.net_plugin_version = 10704;
     EXPECT_DOUBLE_EQ(tune_model(topo, settings).simple_buffsize, 4.0 * 1024 * 1024);
   }
-  std::vector<double> large, small;
+  Binned b;
   for (const auto& row : doc["rows"]) {
     const double bytes = row[0].get<double>(), time_us = row[1].get<double>();
     const auto e = predict_allreduce(topo, bytes, settings);
     const double err = e.time > 0 ? (time_us * 1e-6) / e.time - 1 : 0;  // busbw error = measured time / predicted - 1
-    (bytes >= 1048576 ? large : small).push_back(std::abs(err));
+    b.add(bytes, std::abs(err));
     if (std::getenv("DDPSIM_VERBOSE"))
       std::printf("  %12.0f B  measured %10.2f us  predicted %10.2f us  %s/%s nc=%d  busbw err %+.3f\n", bytes, time_us,
                   e.time * 1e6, to_string(e.algo).c_str(), to_string(e.proto).c_str(), e.nchannels, err);
   }
-  return {median(large), median(small), !small.empty()};
+  return b.medians();
 }
 
 TEST(NcclDatasets, PublishedLogsOnOtherHardware) {
@@ -322,7 +343,7 @@ Medians function_table_medians(const std::string& file, Func func, const std::st
   NcclSettings settings;
   if (ring) settings.algos = {Algo::RING};
   const int n = cluster.gpus_per_node;
-  std::vector<double> large, small;
+  Binned b;
   for (const auto& r : log.rows) {
     if (!(r.size_bytes > 0)) continue;
     const auto e = predict_collective(func, topo, r.size_bytes, settings);
@@ -331,13 +352,9 @@ Medians function_table_medians(const std::string& file, Func func, const std::st
     if (r.oop_algbw >= 1) {
       EXPECT_NEAR(meas, r.oop_busbw * 1e9, 0.01 * r.oop_busbw * 1e9) << file << " " << r.size_bytes;
     }
-    (r.size_bytes >= 1048576 ? large : small).push_back(std::abs(pred - meas) / meas);
+    b.add(r.size_bytes, std::abs(pred - meas) / meas);
   }
-  Medians m;
-  m.large = median(large);
-  m.has_small = !small.empty();
-  m.small = m.has_small ? median(small) : 0.0;
-  return m;
+  return b.medians();
 }
 }  // namespace
 
@@ -365,7 +382,10 @@ TEST(NcclDatasets, ValidatedTableIsWhatTheDatasetsGive) {
       found = true;
     }
     ASSERT_TRUE(found) << "no dataset behind " << table;
+
     EXPECT_NEAR(c.median_large, m.large, 0.0015);
+    EXPECT_NEAR(c.median_mid, m.mid, 0.0015);  // -1 on both sides where there are no rows
+    EXPECT_NEAR(c.median_big, m.big, 0.0015);
     if (c.median_small >= 0) {
       EXPECT_TRUE(m.has_small);
       EXPECT_NEAR(c.median_small, m.small, 0.0015);

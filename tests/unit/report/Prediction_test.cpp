@@ -302,19 +302,38 @@ TEST(Prediction, AllReducesBelowOneMibTakeTheTablesSmallSizeError) {
   EXPECT_NEAR(k.low, -0.1524 / 1.1524, 1e-12);
   EXPECT_NE(k.validation.find("40 % of its all-reduce time in calls below 1 MiB, 22.8 % there"), std::string::npos)
       << k.validation;
-  // Exactly 1 MiB is the tables' >= 1 MiB class.
+  // Exactly 1 MiB is the tables' 1-64 MiB class (the V100 table: 10.2 % there), exactly 64 MiB
+  // the >= 64 MiB one (10.0 %).
   c = comm_on("dgx1-v100", "v100-sxm2-32gb", 1);
   c.by_function.add(Func::ALL_REDUCE, MiB, 0.004);
   EXPECT_NEAR(collectives_part(c).high, 0.102, 1e-12);
+  c = comm_on("dgx1-v100", "v100-sxm2-32gb", 1);
+  c.by_function.add(Func::ALL_REDUCE, 64 * MiB, 0.004);
+  EXPECT_NEAR(collectives_part(c).high, 0.100, 1e-12);
+  // The A100 NVSwitch table: 8.8 % at >= 1 MiB, but 22.4 % at 1-64 MiB and 3.6 % above: DDP's
+  // 25 MiB buckets take 22.4 %.
+  c = comm_on("dgx-a100", "a100-sxm4-80gb", 1);
+  c.by_function.add(Func::ALL_REDUCE, 25 * MiB, 0.003);
+  c.by_function.add(Func::ALL_REDUCE, 256 * MiB, 0.001);
+  k = collectives_part(c);
+  EXPECT_NEAR(k.high, 0.75 * 0.224 + 0.25 * 0.036, 1e-12);
+  EXPECT_NE(k.validation.find("75 % of its all-reduce time in calls of 1-64 MiB, 22.4 % there; 25 % of its "
+                              "all-reduce time in calls of 64 MiB or more, 3.6 % there"),
+            std::string::npos)
+      << k.validation;
   // A table without rows below 1 MiB (GB200 NVL72, one rack: 13.4 %) keeps its one figure.
   c = comm_on("gb200-nvl72", "gb200", 1);
   c.by_function.add(Func::ALL_REDUCE, 0.25 * MiB, 0.001);
   EXPECT_NEAR(collectives_part(c).high, 0.134, 1e-12);
-  // No table for the class: the worst one-node tables, 13.4 % at >= 1 MiB and 22.8 % below.
+  // No table for the class: the worst one-node tables by size class, 22.8 % below 1 MiB (V100
+  // cube mesh), 22.4 % at 1-64 MiB (A100 NVSwitch), 13.4 % at >= 64 MiB (GB200 NVL72, one rack,
+  // whose only figure stands in for every class).
   c = comm_on("my-cluster", "my-gpu", 1);
   c.by_function.add(Func::ALL_REDUCE, 2 * MiB, 0.003);
   c.by_function.add(Func::ALL_REDUCE, 0.5 * MiB, 0.003);
-  EXPECT_NEAR(collectives_part(c).high, 0.5 * 0.134 + 0.5 * 0.228, 1e-12);
+  EXPECT_NEAR(collectives_part(c).high, 0.5 * 0.224 + 0.5 * 0.228, 1e-12);
+  c.by_function.add(Func::ALL_REDUCE, 64 * MiB, 0.006);
+  EXPECT_NEAR(collectives_part(c).high, 0.25 * 0.224 + 0.25 * 0.228 + 0.5 * 0.134, 1e-12);
   // Where the held-out growth exceeds both (dgx-h100 at 16 nodes: 26.25 %), the share changes nothing.
   c = comm_on("dgx-h100", "h100-sxm", 16);
   c.by_function.add(Func::ALL_REDUCE, 2 * MiB, 0.003);
@@ -341,15 +360,16 @@ TEST(Prediction, AllReducesBelowOneMibTakeTheTablesSmallSizeError) {
 TEST(Prediction, OtherCollectivesTakeTheirOwnTables) {
   using collectives::Func;
   const double MiB = 1024.0 * 1024.0;
-  // dgx-a100: its preset has an all-gather and a reduce-scatter table. FSDP-like time: all-gathers
-  // 3 ms at >= 1 MiB and 1 ms below, reduce-scatters 4 ms at >= 1 MiB:
-  // x = (3 x 0.272 + 1 x 0.133 + 4 x 0.159) / 8 = 1.585 / 8.
+  // dgx-a100: its preset has an all-gather and a reduce-scatter table (by size class: all_gather
+  // 13.3 % below 1 MiB, 87.8 % at 1-64 MiB, 10.2 % above; reduce_scatter 4.3 % at >= 64 MiB).
+  // FSDP-like time: all-gathers 3 ms at 32 MiB and 1 ms at 0.5 MiB, reduce-scatters 4 ms at
+  // 128 MiB: x = (3 x 0.878 + 1 x 0.133 + 4 x 0.043) / 8 = 2.939 / 8.
   CommBasis c = comm_on("dgx-a100", "a100-sxm4-80gb", 1);
-  c.by_function.add(Func::ALL_GATHER, 64 * MiB, 0.003);
+  c.by_function.add(Func::ALL_GATHER, 32 * MiB, 0.003);
   c.by_function.add(Func::ALL_GATHER, 0.5 * MiB, 0.001);
-  c.by_function.add(Func::REDUCE_SCATTER, 64 * MiB, 0.004);
+  c.by_function.add(Func::REDUCE_SCATTER, 128 * MiB, 0.004);
   BandPart k = collectives_part(c);
-  EXPECT_NEAR(k.high, 1.585 / 8, 1e-12);
+  EXPECT_NEAR(k.high, 2.939 / 8, 1e-12);
   EXPECT_EQ(k.kind, "modelled");
   EXPECT_NE(k.validation.find("all-gather 50 % of the collective time: closest validated all_gather_perf table"),
             std::string::npos)
@@ -357,11 +377,12 @@ TEST(Prediction, OtherCollectivesTakeTheirOwnTables) {
   EXPECT_NE(k.validation.find("reduce-scatter 50 % of the collective time: closest validated reduce_scatter_perf"),
             std::string::npos)
       << k.validation;
-  EXPECT_NE(k.validation.find("weighted by time: 19.8 %"), std::string::npos) << k.validation;
+  EXPECT_NE(k.validation.find("weighted by time: 36.7 %"), std::string::npos) << k.validation;
 
-  // dgx-h100 has no all_gather_perf table: the larger of its all-reduce's figures (2.6 % / 10.5 %)
-  // and the worst one-node all-gather table's (27.2 % / 13.3 %); its reduce-scatter takes the
-  // preset's own forced-ring table (2.4 %, no rows below 1 MiB: 2.4 % there too).
+  // dgx-h100 has no all_gather_perf table: per size class the larger of its all-reduce's figures
+  // (2.6 % at >= 1 MiB; 10.5 % below, 4.8 % at 1-64 MiB, 1.3 % above) and the worst one-node
+  // all-gather table's (27.2 %; 13.3 %, 87.8 %, 10.2 %); its reduce-scatter takes the preset's own
+  // forced-ring table (2.4 %, rows at >= 128 MiB only: 2.4 % in every class).
   const collectives::Trust ag = collectives::trust("dgx-h100", "h100-sxm", 1, "", Func::ALL_GATHER);
   EXPECT_EQ(ag.table, nullptr);
   ASSERT_NE(ag.fallback, nullptr);
@@ -370,12 +391,17 @@ TEST(Prediction, OtherCollectivesTakeTheirOwnTables) {
   ASSERT_NE(ag.worst, nullptr);
   EXPECT_NEAR(ag.error, 0.272, 1e-12);
   EXPECT_NEAR(ag.error_small, 0.133, 1e-12);
+  EXPECT_NEAR(ag.error_mid, 0.878, 1e-12);
+  EXPECT_NEAR(ag.error_big, 0.102, 1e-12);
+  EXPECT_NEAR(ag.at(0.5 * MiB), 0.133, 1e-12);
+  EXPECT_NEAR(ag.at(63.9 * MiB), 0.878, 1e-12);
+  EXPECT_NEAR(ag.at(64 * MiB), 0.102, 1e-12);
   EXPECT_TRUE(ag.leaves);
   c = comm_on("dgx-h100", "h100-sxm", 1);
   c.by_function.add(Func::ALL_GATHER, 32 * MiB, 0.002);
   c.by_function.add(Func::REDUCE_SCATTER, 0.5 * MiB, 0.002);
   k = collectives_part(c);
-  EXPECT_NEAR(k.high, 0.5 * 0.272 + 0.5 * 0.024, 1e-12);
+  EXPECT_NEAR(k.high, 0.5 * 0.878 + 0.5 * 0.024, 1e-12);
   EXPECT_EQ(k.kind, "extrapolated");  // the all-gather has no table of its class
   EXPECT_NE(k.validation.find("no validated all_gather_perf table for this cluster class: 27.2 % at >= 1 MiB"),
             std::string::npos)
