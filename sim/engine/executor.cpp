@@ -108,6 +108,9 @@ void run_joint_job(ExecContext& ctx, int ti) {
         const auto tm = ctx.model.broadcast(op.bytes);
         ctx.backend.run_phase(clock, {tm.reduce_scatter, tm.base_latency});
         p.comm_alone_s += tm.total();
+        // A reduce is classed with the broadcasts: NCCL tunes it in Broadcast's branch, and no
+        // reduce_perf table is validated.
+        p.by_function.add(collectives::Func::BROADCAST, op.bytes, tm.total());
         const bool reduce = op.kind == plan::OpKind::REDUCE;
         const size_t n = gpus.size();
         for (size_t i = 0; i < n; ++i) {

@@ -407,6 +407,7 @@ void fill_data_parallel(const config::Scenario& sc, Timeline& t, StepReport& r) 
   s.optimizer_s = d.optimizer_s;
   s.compute_only_s = rs.compute_only;
   s.comm_alone_s = p.comm_alone_s;
+  s.comm_by_function = p.by_function;
   s.comm_busy_s = p.comm_busy_s;
   s.exposed_comm_s = step - rs.compute_only;
   s.comm_exposed_s = p.comm_busy_s;

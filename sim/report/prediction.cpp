@@ -149,6 +149,30 @@ BandPart collectives_part(const CommBasis& c) {
       std::snprintf(text, sizeof text, " (%d)", c.calibrated_nodes);
       p.validation += text;
     }
+    // The fit checks all-reduces only: the other collectives' time takes their own tables' figures
+    // by size class (as without a calibration).
+    const double total = c.by_function.total(), other = total - c.by_function.of(collectives::Func::ALL_REDUCE);
+    if (total > 0 && other > 0) {
+      double y = 0;
+      std::string names;
+      for (const auto fn :
+           {collectives::Func::ALL_GATHER, collectives::Func::REDUCE_SCATTER, collectives::Func::BROADCAST}) {
+        if (!(c.by_function.of(fn) > 0)) continue;
+        const size_t i = static_cast<size_t>(fn);
+        const collectives::Trust t = collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin, fn);
+        y += (c.by_function.small[i] * t.error_small + c.by_function.mid[i] * t.error_mid +
+              c.by_function.big[i] * t.error_big) /
+             other;
+        names += std::string(names.empty() ? "" : ", ") + function_name(fn);
+      }
+      x = (1 - other / total) * x + other / total * y;
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "; %.0f %% of the collective time is not an all-reduce (%s), which the fit does not check: "
+                    "%.1f %% there (those collectives' validated tables by size class)",
+                    100 * other / total, names.c_str(), 100 * y);
+      p.validation += text;
+    }
   } else {
     // Each collective's time at its own validated error, by function and size class.
     using collectives::Func;

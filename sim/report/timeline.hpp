@@ -70,6 +70,7 @@ struct ProcessRecord {
   std::vector<double> locked_s;       // per stream: host time spent holding the process lock (GIL)
   double lock_wait_s = 0;             // host threads waiting for the lock, summed
   double comm_alone_s = 0;            // peer copies and collectives, each with nothing else running
+  CommByFunction by_function{};       // its NCCL broadcasts and reduces (as broadcasts) alone, by size
   double comm_busy_s = 0;             // and as they took
   double end = 0;                     // the last GPU stream's end
 };
