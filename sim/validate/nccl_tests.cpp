@@ -169,9 +169,20 @@ report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const col
                            {"host_bound", e.why.host_bound},
                            {"calibrated", e.why.calibrated}}}});
   }
+  // How far a call of this size can be trusted: the trust line's figure in this size's class,
+  // as the run report's band takes it (collectives/validated.hpp Trust::at).
+  const collectives::Trust t =
+      collectives::trust(cluster.name, cluster.gpu.name, cluster.nodes, cluster.net_plugin, func);
+  const char* size_class = bytes < collectives::Trust::kMidBytes   ? "below 1 MiB"
+                           : bytes < collectives::Trust::kBigBytes ? "of 1-64 MiB"
+                                                                   : "of 64 MiB or more";
+  table << "# trust at this size: median |busbw error| " << core::printf_text("%.1f", 100 * t.at(bytes))
+        << " % for sizes " << size_class << " (the trust line's table in that size class"
+        << (t.grown > 0 ? ", at least the held-out figure" : "") << "; what a run's band takes for such a call)\n";
   r.text += table.str();
   r.doc["size_bytes"] = bytes;
   r.doc["candidates"] = cand_rows;
+  r.doc["trust_at_size"] = t.at(bytes);
   return r;
 }
 
