@@ -196,7 +196,7 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
   // Side by side with the log: every run with its own launch mode (banner nGpus, else -g).
   table << "# against " << log_name << " (out-of-place times; busbw error = predicted / measured - 1)\n";
   table << "# run        size    pred us    meas us  pred busbw  meas busbw   err %  algo          proto\n";
-  std::vector<double> large, small;
+  std::vector<double> large, small, mid, big;  // mid / big: the >= 1 MiB rows below / from 64 MiB
   Json rows = Json::array();
   for (size_t run = 0; run < log.runs.size(); ++run) {
     // Each run as it was launched: its -g, and the banner's "graph: N" over --cuda-graph.
@@ -208,7 +208,9 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
       const double pred = collectives::busbw(func, collectives::algbw(row.size_bytes, e.time), n) / 1e9;
       const double meas = collectives::busbw(func, collectives::algbw(row.size_bytes, row.oop_time_us * 1e-6), n) / 1e9;
       const double err = pred / meas - 1;
-      (row.size_bytes >= 1048576 ? large : small).push_back(err);
+      (row.size_bytes >= collectives::Trust::kMidBytes ? large : small).push_back(err);
+      if (row.size_bytes >= collectives::Trust::kMidBytes)
+        (row.size_bytes >= collectives::Trust::kBigBytes ? big : mid).push_back(err);
       char line[220];
       std::snprintf(line, sizeof line, "%5zu %11.0f %10.2f %10.2f %11.2f %11.2f %7.1f  %-13s %-7s\n", run,
                     row.size_bytes, e.time * 1e6, row.oop_time_us, pred, meas, err * 100,
@@ -240,16 +242,26 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
     for (size_t i = 0; i < run.row_count; ++i)
       if (const auto& row = log.rows[run.first_row + i]; row.per_iteration && row.oop_time_us > 0)
         cv.push_back(row.oop_iter.cv_pct);
+  // The >= 1 MiB rows split where the band's size classes split (collectives/validated.hpp).
+  const auto part = [](const std::vector<double>& v, const char* label) {
+    if (v.empty()) return std::string();
+    char b[96];
+    std::snprintf(b, sizeof b, "%zu %s, %.1f %%", v.size(), label, core::median_abs(v) * 100);
+    return std::string(b);
+  };
   table << "median |busbw error|: " << (large.empty() ? std::string("-") : core::printf_text("%.1f %%", ml * 100))
-        << " for sizes >= 1 MiB (" << large.size() << " rows), "
-        << (small.empty() ? std::string("-") : core::printf_text("%.1f %%", ms * 100)) << " below (" << small.size()
-        << " rows)\n";
+        << " for sizes >= 1 MiB (" << large.size() << " rows"
+        << (mid.empty() || big.empty() ? "" : ": " + part(mid, "at 1-64 MiB") + "; " + part(big, "at >= 64 MiB"))
+        << "), " << (small.empty() ? std::string("-") : core::printf_text("%.1f %%", ms * 100)) << " below ("
+        << small.size() << " rows)\n";
   if (!cv.empty())
     table << "measured spread (nccl-tests -I 1): median i_cv% " << core::printf_text("%.2f", core::median_abs(cv))
           << " % over " << cv.size() << " rows (the coefficient of variation of each row's timed iterations)\n";
   r.doc["compare"] = {{"log", log_name},
                       {"median_abs_busbw_error_large", large.empty() ? Json(nullptr) : Json(ml)},
                       {"median_abs_busbw_error_small", small.empty() ? Json(nullptr) : Json(ms)},
+                      {"median_abs_busbw_error_mid", mid.empty() ? Json(nullptr) : Json(core::median_abs(mid))},
+                      {"median_abs_busbw_error_big", big.empty() ? Json(nullptr) : Json(core::median_abs(big))},
                       {"measured_iter_cv_pct_median", cv.empty() ? Json(nullptr) : Json(core::median_abs(cv))}};
   if (tolerance > 0) {
     // A tolerance that nothing is checked against would always pass.
