@@ -289,7 +289,7 @@ TEST(Prediction, TheCollectivesPartActsOnTheBusyAndExposedCommunication) {
   EXPECT_EQ(band_text(0.466191, 0.970556), "466-971 ms");  // whole ms: the low end down, the high end up
 }
 
-TEST(Prediction, AllReducesBelowOneMibTakeTheTablesSmallSizeError) {
+TEST(Prediction, AllReducesTakeTheTablesErrorInTheirSizeClass) {
   using collectives::Func;
   const double MiB = 1024.0 * 1024.0;
   // dgx1-v100 at one node rests on its own table: 10.2 % at >= 1 MiB, 22.8 % below. With 40 % of
