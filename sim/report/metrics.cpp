@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "collectives/validated.hpp"
 #include "core/stats.hpp"
@@ -463,12 +464,35 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   for (const auto f : {collectives::Func::ALL_REDUCE, collectives::Func::ALL_GATHER, collectives::Func::REDUCE_SCATTER,
                        collectives::Func::BROADCAST})
     if (byf.of(f) >= 0.1 * byf.total() && byf.total() > 0) carried.push_back(f);
-  if (!r.nccl_trust.empty() && !(carried.size() == 1 && carried[0] == collectives::Func::ALL_REDUCE) &&
-      !carried.empty()) {
+  // Each line ends with where this step's calls of that collective fall among the size classes
+  // and the figure there (what the band takes; the headline is the table's >= 1 MiB median).
+  const auto sizes = [&](collectives::Func f) {
+    const size_t i = static_cast<size_t>(f);
+    const double all = byf.of(f);
+    const collectives::Trust t = collectives::trust(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f);
+    const struct {
+      double s, e;
+      const char* label;
+    } classes[] = {{byf.small[i], t.error_small, "below 1 MiB"},
+                   {byf.mid[i], t.error_mid, "at 1-64 MiB"},
+                   {byf.big[i], t.error_big, "at >= 64 MiB"}};
+    std::string out;
+    for (const auto& k : classes)
+      if (k.s > 0) {
+        char b[96];
+        std::snprintf(b, sizeof b, "%s%.0f %% %s (%.1f %%)", out.empty() ? "" : ", ", 100 * k.s / all, k.label,
+                      100 * k.e);
+        out += b;
+      }
+    return "; this step's calls: " + out;
+  };
+  if (!r.nccl_trust.empty() && !carried.empty()) {
+    const bool allreduce_only = carried.size() == 1 && carried[0] == collectives::Func::ALL_REDUCE;
     std::string line;
     for (const auto f : carried)
-      line += (line.empty() ? "" : " | ") + std::string(collectives::nccl_tests_binary(f)) + ": " +
-              collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f);
+      line += (line.empty() ? "" : " | ") +
+              (allreduce_only ? "" : std::string(collectives::nccl_tests_binary(f)) + ": ") +
+              collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f) + sizes(f);
     r.nccl_trust = line;
   }
   r.trace = std::move(t.trace);

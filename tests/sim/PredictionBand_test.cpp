@@ -96,6 +96,23 @@ TEST(PredictionBand, DataParallelsBroadcastsAndReducesTakeTheBroadcastTable) {
   EXPECT_LE(x, 0.540 + 1e-12);
 }
 
+TEST(PredictionBand, TheTrustLineSaysWhereTheStepsCallsFall) {
+  // The default scenario's buckets all-reduce 1-64 MiB each: the A100 NVSwitch table's 22.4 % there
+  // (its >= 1 MiB headline is 8.8 %).
+  auto r = testing::run_cli("run -q --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::string line = Json::parse(r.out)["nccl_trust"].get<std::string>();
+  EXPECT_NE(line.find("8.8 % at >= 1 MiB"), std::string::npos) << line;
+  EXPECT_NE(line.find("; this step's calls: 100 % at 1-64 MiB (22.4 %)"), std::string::npos) << line;
+  // FSDP on one dgx-h100: a line per collective; the all-gathers of LLaMA-3-8B's units are >= 64 MiB,
+  // where the (A100) all_gather_perf table that stands in is 10.2 %.
+  r = testing::run_cli("run scenarios/llama3-8b-fsdp-8x-h100.json -q --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  line = Json::parse(r.out)["nccl_trust"].get<std::string>();
+  EXPECT_EQ(line.rfind("all_gather_perf: no validated all_gather_perf table", 0), 0u) << line;
+  EXPECT_NE(line.find("at >= 64 MiB (10.2 %) | reduce_scatter_perf: "), std::string::npos) << line;
+}
+
 TEST(PredictionBand, TwoRankDdpEndRestsOnTheCpuRunsWithTheNoDdpStepGiven) {
   const auto files = spread_files(true);
   ASSERT_EQ(files.size(), 15u);  // five two-rank files per run
