@@ -57,6 +57,15 @@ const std::vector<ValidatedCase>& validated_cases() {
   return cases;
 }
 
+const char* size_class_label(SizeClass k) {
+  switch (k) {
+    case SizeClass::SMALL: return "below 1 MiB";
+    case SizeClass::MID: return "at 1-64 MiB";
+    case SizeClass::BIG: return "at >= 64 MiB";
+  }
+  return "?";
+}
+
 namespace validated_detail {
 
 const ValidatedCase* nearest(int nodes, Func func, bool (*match)(const ValidatedCase&, const std::string&),

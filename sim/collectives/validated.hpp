@@ -12,6 +12,20 @@
 
 namespace ddpsim::collectives {
 
+// The size classes a table's error is taken in, by the size nccl-tests prints for a call (an
+// all-gather's whole output, a reduce-scatter's input per rank, the buffer otherwise): below 1 MiB,
+// [1, 64) MiB (where DDP's buckets and the protocol switches sit), >= 64 MiB (where the bandwidth
+// sets the time).
+enum class SizeClass { SMALL, MID, BIG };
+inline constexpr SizeClass kSizeClasses[] = {SizeClass::SMALL, SizeClass::MID, SizeClass::BIG};
+inline SizeClass size_class(double nccl_tests_bytes) {
+  return nccl_tests_bytes < 1024.0 * 1024.0        ? SizeClass::SMALL
+         : nccl_tests_bytes < 64 * 1024.0 * 1024.0 ? SizeClass::MID
+                                                   : SizeClass::BIG;
+}
+// "below 1 MiB", "at 1-64 MiB", "at >= 64 MiB"
+const char* size_class_label(SizeClass k);
+
 struct ValidatedCase {
   const char* cluster_class;  // what was measured, in words
   const char* preset;         // the bundled cluster preset the check runs through
@@ -20,8 +34,7 @@ struct ValidatedCase {
   const char* table;    // the data file (tests/data/...)
   double median_large;  // median |busbw error| at >= 1 MiB (fraction)
   double median_small;  // < 1 MiB; < 0: the table has no such rows
-  // The >= 1 MiB rows split at 64 MiB: [1, 64) MiB, where DDP's buckets and the protocol switches
-  // sit, and >= 64 MiB, where the bandwidth sets the time; < 0: no such rows.
+  // The >= 1 MiB rows split at 64 MiB (SizeClass MID and BIG); < 0: no such rows.
   double median_mid, median_big;
   bool forced = false;           // the run forced its algorithm (NCCL_ALGO): a class match skips it
   Func func = Func::ALL_REDUCE;  // the collective the table measured (its nccl-tests binary)
@@ -68,11 +81,11 @@ struct Trust {
   double base_mid = 0, error_mid = 0;
   double base_big = 0, error_big = 0;
   std::string held_out;
-  // The error to expect for a call of `nccl_tests_bytes` (the size nccl-tests prints for it).
-  double at(double nccl_tests_bytes) const {
-    return nccl_tests_bytes < kMidBytes ? error_small : nccl_tests_bytes < kBigBytes ? error_mid : error_big;
+  // The error to expect in a size class, and for a call of `nccl_tests_bytes`.
+  double error_in(SizeClass k) const {
+    return k == SizeClass::SMALL ? error_small : k == SizeClass::MID ? error_mid : error_big;
   }
-  static constexpr double kMidBytes = 1024.0 * 1024.0, kBigBytes = 64 * 1024.0 * 1024.0;
+  double at(double nccl_tests_bytes) const { return error_in(size_class(nccl_tests_bytes)); }
 };
 Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin,
             Func func = Func::ALL_REDUCE);

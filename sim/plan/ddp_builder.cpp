@@ -223,9 +223,9 @@ class DdpBuilder : ProgramWriter {
     info.report = st.report;
     info.sync = st.sync;
     info.last = st.last;
-    for (size_t b = 0; b < nb; ++b) {
-      info.bucket_bytes.push_back(buckets[b].bytes);
-      info.bucket_tensors.push_back(static_cast<int>(buckets[b].param_indices.size()));
+    for (const auto& b : buckets) {
+      info.bucket_bytes.push_back(b.bytes);
+      info.bucket_tensors.push_back(static_cast<int>(b.param_indices.size()));
     }
     info.records = static_cast<int>(2 + nb + zero_.jobs());
     p_.steps.push_back(info);

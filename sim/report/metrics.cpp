@@ -467,21 +467,13 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   // Each line ends with where this step's calls of that collective fall among the size classes
   // and the figure there (what the band takes; the headline is the table's >= 1 MiB median).
   const auto sizes = [&](collectives::Func f) {
-    const size_t i = static_cast<size_t>(f);
-    const double all = byf.of(f);
     const collectives::Trust t = collectives::trust(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f);
-    const struct {
-      double s, e;
-      const char* label;
-    } classes[] = {{byf.small[i], t.error_small, "below 1 MiB"},
-                   {byf.mid[i], t.error_mid, "at 1-64 MiB"},
-                   {byf.big[i], t.error_big, "at >= 64 MiB"}};
     std::string out;
-    for (const auto& k : classes)
-      if (k.s > 0) {
+    for (const auto k : collectives::kSizeClasses)
+      if (byf.in(f, k) > 0) {
         char b[96];
-        std::snprintf(b, sizeof b, "%s%.0f %% %s (%.1f %%)", out.empty() ? "" : ", ", 100 * k.s / all, k.label,
-                      100 * k.e);
+        std::snprintf(b, sizeof b, "%s%.0f %% %s (%.1f %%)", out.empty() ? "" : ", ", 100 * byf.in(f, k) / byf.of(f),
+                      collectives::size_class_label(k), 100 * t.error_in(k));
         out += b;
       }
     return "; this step's calls: " + out;

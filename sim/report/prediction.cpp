@@ -158,11 +158,7 @@ BandPart collectives_part(const CommBasis& c) {
       for (const auto fn :
            {collectives::Func::ALL_GATHER, collectives::Func::REDUCE_SCATTER, collectives::Func::BROADCAST}) {
         if (!(c.by_function.of(fn) > 0)) continue;
-        const size_t i = static_cast<size_t>(fn);
-        const collectives::Trust t = collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin, fn);
-        y += (c.by_function.small[i] * t.error_small + c.by_function.mid[i] * t.error_mid +
-              c.by_function.big[i] * t.error_big) /
-             other;
+        y += c.by_function.error_seconds(fn, collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin, fn)) / other;
         names += std::string(names.empty() ? "" : ", ") + function_name(fn);
       }
       x = (1 - other / total) * x + other / total * y;
@@ -176,62 +172,42 @@ BandPart collectives_part(const CommBasis& c) {
   } else {
     // Each collective's time at its own validated error, by function and size class.
     using collectives::Func;
-    struct Share {
-      Func func;
-      double small, mid, big;  // shares of the collective time alone
-    };
     const CommByFunction& f = c.by_function;
     const double total = f.total();
-    std::vector<Share> shares;
-    for (const Func fn : {Func::ALL_REDUCE, Func::ALL_GATHER, Func::REDUCE_SCATTER, Func::BROADCAST}) {
-      const size_t i = static_cast<size_t>(fn);
-      if (f.of(fn) > 0) shares.push_back({fn, f.small[i] / total, f.mid[i] / total, f.big[i] / total});
-    }
-    if (shares.empty()) shares.push_back({Func::ALL_REDUCE, 0.0, 0.0, 0.0});
-    const bool allreduce_only = shares.size() == 1 && shares[0].func == Func::ALL_REDUCE;
+    std::vector<Func> funcs;
+    for (const Func fn : {Func::ALL_REDUCE, Func::ALL_GATHER, Func::REDUCE_SCATTER, Func::BROADCAST})
+      if (f.of(fn) > 0) funcs.push_back(fn);
+    const bool classed = !funcs.empty();
+    if (!classed) funcs.push_back(Func::ALL_REDUCE);
+    const bool allreduce_only = funcs.size() == 1 && funcs[0] == Func::ALL_REDUCE;
     // x = the first class's figure plus each share times its difference from it (equal figures
     // give that figure exactly; nothing classed: the all-reduce's >= 1 MiB figure); `beyond`: the
     // part of x from collectives that leave their table.
     double first = -1, beyond = 0;
     std::string held_out;
     char text[512];
-    for (const Share& sh : shares) {
-      const collectives::Trust t = collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin, sh.func);
+    for (const Func fn : funcs) {
+      const collectives::Trust t = collectives::trust(c.cluster, c.gpu, c.nodes, c.net_plugin, fn);
       const collectives::ValidatedCase* v = t.table;
-      const struct {
-        double share, error;
-        const char* label;
-      } classes[] = {{sh.small, t.error_small, "below 1 MiB"},
-                     {sh.mid, t.error_mid, "of 1-64 MiB"},
-                     {sh.big, t.error_big, "of 64 MiB or more"}};
-      if (first < 0) {
-        first = t.error;
-        for (const auto& k : classes)
-          if (k.share > 0) {
-            first = k.error;
-            break;
-          }
-      }
-      double part = 0, in_function = 0;
-      for (const auto& k : classes) {
-        x += k.share * (k.error - first);
-        part += k.share * k.error;
-        in_function += k.share;
-      }
-      if (t.leaves) beyond += in_function > 0 ? part : t.error;
+      for (const auto k : collectives::kSizeClasses)
+        if (first < 0 && f.in(fn, k) > 0) first = t.error_in(k);
+      if (first < 0) first = t.error;
+      const double share = classed ? f.of(fn) / total : 1.0;
+      if (classed)
+        for (const auto k : collectives::kSizeClasses) x += f.in(fn, k) / total * (t.error_in(k) - first);
+      if (t.leaves) beyond += classed ? f.error_seconds(fn, t) / total : t.error;
       if (held_out.empty()) held_out = t.held_out;
-      const char* binary = collectives::nccl_tests_binary(sh.func);
+      const char* binary = collectives::nccl_tests_binary(fn);
       std::string words;
       if (!allreduce_only) {
-        std::snprintf(text, sizeof text, "%s %.0f %% of the collective time: ", function_name(sh.func),
-                      100 * in_function);
+        std::snprintf(text, sizeof text, "%s %.0f %% of the collective time: ", function_name(fn), 100 * share);
         words = text;
       }
       if (v) {
         std::snprintf(text, sizeof text,
                       "closest validated %s table: %s, %d node%s, median |busbw error| %.1f %% at >= 1 MiB", binary,
                       v->cluster_class, v->nodes, v->nodes == 1 ? "" : "s", 100 * v->median_large);
-      } else if (sh.func == Func::ALL_REDUCE) {
+      } else if (fn == Func::ALL_REDUCE) {
         std::snprintf(text, sizeof text,
                       "no validated all_reduce_perf table for this cluster class: the worst one-node table's median "
                       "|busbw error|, %.1f %%",
@@ -246,10 +222,11 @@ BandPart collectives_part(const CommBasis& c) {
       words += text;
       // Each call's error class by its size: the share of the time in each class whose figure is
       // not the headline one.
-      for (const auto& k : classes)
-        if (k.share > 0 && k.error != t.error) {
+      for (const auto k : collectives::kSizeClasses)
+        if (f.in(fn, k) > 0 && t.error_in(k) != t.error) {
           std::snprintf(text, sizeof text, "; %.0f %% of its %s time in calls %s, %.1f %% there",
-                        100 * k.share / in_function, function_name(sh.func), k.label, 100 * k.error);
+                        100 * f.in(fn, k) / f.of(fn), function_name(fn), collectives::size_class_label(k),
+                        100 * t.error_in(k));
           words += text;
         }
       p.validation += (p.validation.empty() ? "" : " | ") + words;

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "collectives/func.hpp"
 #include "collectives/validated.hpp"
 #include "core/json_reader.hpp"
 
@@ -26,36 +25,34 @@ struct BandPart {
   bool host_heavy = false;  // an estimate whose modelled host dispatch sets its band (kHostHeavyShare)
 };
 
-// The collectives' time alone by NCCL function and size class, the size as nccl-tests prints it
-// (the whole output of an all-gather, one rank's input of a reduce-scatter, the buffer of an
-// all-reduce or a broadcast): each class has its own validated error (collectives/validated.hpp
-// Trust: below 1 MiB, [1, 64) MiB, >= 64 MiB).
+// The collectives' time alone by NCCL function and size class (collectives::size_class): each
+// class has its own validated error (collectives::Trust::error_in).
 struct CommByFunction {
-  std::array<double, collectives::kNumFuncs> small{}, mid{}, big{};
-  void add(collectives::Func f, double nccl_tests_bytes, double seconds) {
-    const size_t i = static_cast<size_t>(f);
-    if (nccl_tests_bytes < collectives::Trust::kMidBytes)
-      small[i] += seconds;
-    else if (nccl_tests_bytes < collectives::Trust::kBigBytes)
-      mid[i] += seconds;
-    else
-      big[i] += seconds;
+  std::array<std::array<double, 3>, collectives::kNumFuncs> seconds{};  // [function][size class]
+  void add(collectives::Func f, double nccl_tests_bytes, double s) {
+    seconds[static_cast<size_t>(f)][static_cast<size_t>(collectives::size_class(nccl_tests_bytes))] += s;
   }
   void add(const CommByFunction& o, double w = 1.0) {
-    for (size_t i = 0; i < small.size(); ++i) {
-      small[i] += w * o.small[i];
-      mid[i] += w * o.mid[i];
-      big[i] += w * o.big[i];
-    }
+    for (size_t f = 0; f < seconds.size(); ++f)
+      for (size_t k = 0; k < seconds[f].size(); ++k) seconds[f][k] += w * o.seconds[f][k];
+  }
+  double in(collectives::Func f, collectives::SizeClass k) const {
+    return seconds[static_cast<size_t>(f)][static_cast<size_t>(k)];
   }
   double of(collectives::Func f) const {
-    const size_t i = static_cast<size_t>(f);
-    return small[i] + mid[i] + big[i];
+    const auto& a = seconds[static_cast<size_t>(f)];
+    return a[0] + a[1] + a[2];
   }
   double total() const {
     double t = 0;
-    for (size_t i = 0; i < small.size(); ++i) t += small[i] + mid[i] + big[i];
+    for (size_t f = 0; f < seconds.size(); ++f) t += of(static_cast<collectives::Func>(f));
     return t;
+  }
+  // Sum over f's size classes of its seconds times the error `t` gives the class.
+  double error_seconds(collectives::Func f, const collectives::Trust& t) const {
+    double e = 0;
+    for (const auto k : collectives::kSizeClasses) e += in(f, k) * t.error_in(k);
+    return e;
   }
 };
 

@@ -173,12 +173,10 @@ report::Rendered explain_allreduce(const config::ClusterSpec& cluster, const col
   // as the run report's band takes it (collectives/validated.hpp Trust::at).
   const collectives::Trust t =
       collectives::trust(cluster.name, cluster.gpu.name, cluster.nodes, cluster.net_plugin, func);
-  const char* size_class = bytes < collectives::Trust::kMidBytes   ? "below 1 MiB"
-                           : bytes < collectives::Trust::kBigBytes ? "of 1-64 MiB"
-                                                                   : "of 64 MiB or more";
   table << "# trust at this size: median |busbw error| " << core::printf_text("%.1f", 100 * t.at(bytes))
-        << " % for sizes " << size_class << " (the trust line's table in that size class"
-        << (t.grown > 0 ? ", at least the held-out figure" : "") << "; what a run's band takes for such a call)\n";
+        << " % for sizes " << collectives::size_class_label(collectives::size_class(bytes))
+        << " (the trust line's table in that size class" << (t.grown > 0 ? ", at least the held-out figure" : "")
+        << "; what a run's band takes for such a call)\n";
   r.text += table.str();
   r.doc["size_bytes"] = bytes;
   r.doc["candidates"] = cand_rows;
@@ -208,9 +206,9 @@ report::Rendered compare_with_log(const config::ClusterSpec& cluster, const coll
       const double pred = collectives::busbw(func, collectives::algbw(row.size_bytes, e.time), n) / 1e9;
       const double meas = collectives::busbw(func, collectives::algbw(row.size_bytes, row.oop_time_us * 1e-6), n) / 1e9;
       const double err = pred / meas - 1;
-      (row.size_bytes >= collectives::Trust::kMidBytes ? large : small).push_back(err);
-      if (row.size_bytes >= collectives::Trust::kMidBytes)
-        (row.size_bytes >= collectives::Trust::kBigBytes ? big : mid).push_back(err);
+      const collectives::SizeClass k = collectives::size_class(row.size_bytes);
+      (k == collectives::SizeClass::SMALL ? small : large).push_back(err);
+      if (k != collectives::SizeClass::SMALL) (k == collectives::SizeClass::BIG ? big : mid).push_back(err);
       char line[220];
       std::snprintf(line, sizeof line, "%5zu %11.0f %10.2f %10.2f %11.2f %11.2f %7.1f  %-13s %-7s\n", run,
                     row.size_bytes, e.time * 1e6, row.oop_time_us, pred, meas, err * 100,

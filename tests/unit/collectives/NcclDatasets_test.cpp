@@ -118,13 +118,13 @@ struct Medians {
   bool has_small = false;
   double mid = -1, big = -1;
 };
-constexpr double kMidBytes = 1048576.0, kBigBytes = 64 * 1048576.0;
-// The medians of |busbw error| per row, by size.
+// The medians of |busbw error| per row, by size class (validated.hpp size_class).
 struct Binned {
   std::vector<double> small, large, mid, big;
   void add(double bytes, double abs_err) {
-    (bytes >= kMidBytes ? large : small).push_back(abs_err);
-    if (bytes >= kMidBytes) (bytes >= kBigBytes ? big : mid).push_back(abs_err);
+    const SizeClass k = size_class(bytes);
+    (k == SizeClass::SMALL ? small : large).push_back(abs_err);
+    if (k != SizeClass::SMALL) (k == SizeClass::BIG ? big : mid).push_back(abs_err);
   }
   Medians medians() const {
     Medians m;

@@ -317,8 +317,8 @@ TEST(Prediction, AllReducesTakeTheTablesErrorInTheirSizeClass) {
   c.by_function.add(Func::ALL_REDUCE, 256 * MiB, 0.001);
   k = collectives_part(c);
   EXPECT_NEAR(k.high, 0.75 * 0.224 + 0.25 * 0.036, 1e-12);
-  EXPECT_NE(k.validation.find("75 % of its all-reduce time in calls of 1-64 MiB, 22.4 % there; 25 % of its "
-                              "all-reduce time in calls of 64 MiB or more, 3.6 % there"),
+  EXPECT_NE(k.validation.find("75 % of its all-reduce time in calls at 1-64 MiB, 22.4 % there; 25 % of its "
+                              "all-reduce time in calls at >= 64 MiB, 3.6 % there"),
             std::string::npos)
       << k.validation;
   // A table without rows below 1 MiB (GB200 NVL72, one rack: 13.4 %) keeps its one figure.
