@@ -216,40 +216,48 @@ std::string table_words(const ValidatedCase& c, const std::string& cluster, int 
 
 }  // namespace
 
-std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin,
-                       Func func) {
+std::vector<std::string> trust_parts(const std::string& cluster, const std::string& gpu, int nodes,
+                                     const std::string& net_plugin, Func func) {
   const Trust t = trust(cluster, gpu, nodes, net_plugin, func);
-  std::string out;
+  std::vector<std::string> out;
   if (t.table) {
-    out = table_words(*t.table, cluster, nodes);
+    out.push_back(table_words(*t.table, cluster, nodes));
   } else if (func != Func::ALL_REDUCE) {
     char b[512];
-    out = std::string("no validated ") + nccl_tests_binary(func) + " table for this cluster class (" + cluster + ", " +
-          gpu + ")";
+    out.push_back(std::string("no validated ") + nccl_tests_binary(func) + " table for this cluster class (" + cluster +
+                  ", " + gpu + ")");
     if (t.worst) {
-      std::snprintf(b, sizeof b,
-                    "; the worst one-node %s table's median |busbw error| stands in where larger: %s (%s), ",
+      std::snprintf(b, sizeof b, "the worst one-node %s table's median |busbw error| stands in where larger: %s (%s), ",
                     nccl_tests_binary(func), t.worst->cluster_class, t.worst->table);
-      out += b;
+      std::string w = b;
       std::snprintf(b, sizeof b, "%.1f %% at >= 1 MiB", 100 * t.worst->median_large);
-      out += b;
+      w += b;
       if (t.worst->median_small >= 0) {
         std::snprintf(b, sizeof b, ", %.1f %% below", 100 * t.worst->median_small);
-        out += b;
+        w += b;
       }
+      out.push_back(w);
     }
-    out += "; beside the all-reduce's: ";
     if (t.fallback) {
-      out += table_words(*t.fallback, cluster, nodes);
+      out.push_back("beside the all-reduce's: " + table_words(*t.fallback, cluster, nodes));
     } else {
-      std::snprintf(b, sizeof b, "no validated all_reduce_perf table either (the worst one-node one's %.1f %%)",
+      std::snprintf(b, sizeof b,
+                    "beside the all-reduce's: no validated all_reduce_perf table either (the worst one-node one's "
+                    "%.1f %%)",
                     100 * trust(cluster, gpu, nodes, "", Func::ALL_REDUCE).base);
-      out += b;
+      out.push_back(b);
     }
   } else {
-    out = "no validated all_reduce_perf table for this cluster class (" + cluster + ", " + gpu + ")";
+    out.push_back("no validated all_reduce_perf table for this cluster class (" + cluster + ", " + gpu + ")");
   }
-  if (!t.held_out.empty()) out += "; " + t.held_out;
+  if (!t.held_out.empty()) out.push_back(t.held_out);
+  return out;
+}
+
+std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin,
+                       Func func) {
+  std::string out;
+  for (const auto& p : trust_parts(cluster, gpu, nodes, net_plugin, func)) out += (out.empty() ? "" : "; ") + p;
   return out;
 }
 

@@ -97,4 +97,10 @@ Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const
 std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes,
                        const std::string& net_plugin = "", Func func = Func::ALL_REDUCE);
 
+// trust_line's clauses, in its order (it joins them with "; "): the table (or what stands in for a
+// missing one, each in its own clause), then the held-out growth where that is worse. The run
+// report's text prints one clause a line.
+std::vector<std::string> trust_parts(const std::string& cluster, const std::string& gpu, int nodes,
+                                     const std::string& net_plugin = "", Func func = Func::ALL_REDUCE);
+
 }  // namespace ddpsim::collectives

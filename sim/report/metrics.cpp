@@ -291,8 +291,10 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.model = sc.model.name;
   r.cluster = sc.cluster.name;
   r.gpu = sc.cluster.gpu.name;
-  if (sc.cluster.world_size() > 1)
+  if (sc.cluster.world_size() > 1) {
     r.nccl_trust = collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin);
+    r.nccl_trust_blocks = {{"", collectives::trust_parts(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin)}};
+  }
   r.comm_basis.communicates = sc.cluster.world_size() > 1;
   r.comm_basis.measured = !sc.collective.measured_allreduce.empty();
   r.comm_basis.ring = sc.collective.model != config::CollectiveModelKind::NCCL;
@@ -476,15 +478,26 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
                       collectives::size_class_label(k), 100 * t.error_in(k));
         out += b;
       }
-    return "; this step's calls: " + out;
+    return "this step's calls: " + out;
   };
   if (!r.nccl_trust.empty() && !carried.empty()) {
     const bool allreduce_only = carried.size() == 1 && carried[0] == collectives::Func::ALL_REDUCE;
+    const bool allreduce_listed = carried[0] == collectives::Func::ALL_REDUCE;
     std::string line;
-    for (const auto f : carried)
-      line += (line.empty() ? "" : " | ") +
-              (allreduce_only ? "" : std::string(collectives::nccl_tests_binary(f)) + ": ") +
-              collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f) + sizes(f);
+    r.nccl_trust_blocks.clear();
+    for (const auto f : carried) {
+      const std::string name = allreduce_only ? "" : collectives::nccl_tests_binary(f);
+      line += (line.empty() ? "" : " | ") + (name.empty() ? "" : name + ": ") +
+              collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f) + "; " + sizes(f);
+      // The text report: one clause a line; a stand-in all-reduce table already listed above is
+      // named, not repeated.
+      auto parts = collectives::trust_parts(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f);
+      for (auto& p : parts)
+        if (allreduce_listed && f != collectives::Func::ALL_REDUCE && p.rfind("beside the all-reduce's: ", 0) == 0)
+          p = "beside the all-reduce's: all_reduce_perf's above";
+      parts.push_back(sizes(f));
+      r.nccl_trust_blocks.push_back({name, std::move(parts)});
+    }
     r.nccl_trust = line;
   }
   r.trace = std::move(t.trace);

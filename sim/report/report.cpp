@@ -368,7 +368,18 @@ std::string to_table(const StepReport& r) {
   }
   o << "  cluster " << r.cluster << ": " << r.nodes << " node(s) x " << r.gpus_per_node << " " << r.gpu << " = "
     << r.world_size << " GPUs; backend " << r.backend << " (" << r.fidelity << ")\n";
-  if (!r.nccl_trust.empty()) o << "  NCCL model trust: " << r.nccl_trust << "\n";
+  if (!r.nccl_trust_blocks.empty()) {
+    // One clause a line: the closest validated table first, then what differs, the held-out
+    // growth and where the step's calls fall; a block per collective when more than all-reduces.
+    o << "  NCCL model trust:\n";
+    for (const auto& b : r.nccl_trust_blocks)
+      for (size_t i = 0; i < b.lines.size(); ++i) {
+        if (b.collective.empty())
+          o << "    " << b.lines[i] << "\n";
+        else
+          o << (i == 0 ? "    " + b.collective + ": " : "      ") << b.lines[i] << "\n";
+      }
+  }
   if (!r.placement_text.empty()) o << "  placement: " << r.placement_text << "\n";
   if (r.compute_scale != 1.0) {
     char b[128];

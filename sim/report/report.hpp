@@ -158,6 +158,14 @@ struct StepReport {
   // How far the all-reduce model can be trusted here (collectives::trust_line; issue 24 item 4):
   // the closest validated all_reduce_perf table; empty at one GPU (no collective).
   std::string nccl_trust;
+  // The same for the text report, a block per collective (`collective`: the nccl-tests binary, or
+  // "" when all-reduces are the only collective named) of one clause a line
+  // (collectives::trust_parts, then where the step's calls fall among the size classes).
+  struct TrustBlock {
+    std::string collective;
+    std::vector<std::string> lines;
+  };
+  std::vector<TrustBlock> nccl_trust_blocks;
   // What the prediction band's collectives part rests on (report/prediction.hpp; its busy and
   // exposed times are the steady state's, set where the band is made).
   CommBasis comm_basis;

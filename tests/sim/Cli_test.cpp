@@ -49,6 +49,61 @@ TEST(Cli, RunDefaultPrintsStepTimeAndOverlap) {
   EXPECT_NE(r.out.find("overlap ratio"), std::string::npos) << r.out;
 }
 
+TEST(Cli, TheTrustTextPrintsOneClauseALineAndABlockPerCollective) {
+  // The JSON's one-line nccl_trust, clause by clause in the text summary: a default run (all-reduces
+  // only) has no collective labels; its clauses are the JSON line's, split at "; " outside brackets.
+  auto r = run("run");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = run("run --json - -q");
+  ASSERT_EQ(j.code, 0) << j.out;
+  const std::string line = Json::parse(j.out)["nccl_trust"].get<std::string>();
+  std::vector<std::string> clauses(1);
+  int depth = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    depth += line[i] == '[' ? 1 : line[i] == ']' ? -1 : 0;
+    if (depth == 0 && line.compare(i, 2, "; ") == 0) {
+      clauses.emplace_back();
+      ++i;
+    } else {
+      clauses.back() += line[i];
+    }
+  }
+  // ("InfiniBand: 6-11 % at 2-4 nodes, ...; issue 24, ...)" holds a "; " inside parentheses: rejoin.
+  std::vector<std::string> joined;
+  for (const auto& c : clauses)
+    if (!joined.empty() && std::count(joined.back().begin(), joined.back().end(), '(') >
+                               std::count(joined.back().begin(), joined.back().end(), ')'))
+      joined.back() += "; " + c;
+    else
+      joined.push_back(c);
+  ASSERT_EQ(joined.size(), 3u) << line;
+  std::string block = "  NCCL model trust:\n";
+  for (const auto& c : joined) block += "    " + c + "\n";
+  EXPECT_NE(r.out.find(block), std::string::npos) << r.out;
+  // FSDP on dgx-h100: all-gathers and reduce-scatters, each a block after its nccl-tests binary;
+  // the all-gather's stand-in all-reduce table is named in full (no all-reduce block above it).
+  auto f = run("run llama3-8b-fsdp-8x-h100");
+  ASSERT_EQ(f.code, 0) << f.out;
+  EXPECT_NE(f.out.find("  NCCL model trust:\n    all_gather_perf: no validated all_gather_perf table for this cluster "
+                       "class (dgx-h100, h100-sxm)\n      the worst one-node all_gather_perf table's"),
+            std::string::npos)
+      << f.out;
+  EXPECT_NE(f.out.find("\n      beside the all-reduce's: closest validated table: H100 SXM x8"), std::string::npos)
+      << f.out;
+  EXPECT_NE(f.out.find("\n    reduce_scatter_perf: closest validated table: H100 SXM x8, NVSwitch, Ring forced"),
+            std::string::npos)
+      << f.out;
+  // GPT-2 over 128 superpod nodes: all-reduces and DDP's buffer broadcasts (38 % of the collective
+  // time); the broadcast's stand-in all-reduce table is the block above, named, not repeated.
+  auto g = run("run --model gpt2 --cluster dgx-h100-superpod --nodes 128");
+  ASSERT_EQ(g.code, 0) << g.out;
+  EXPECT_NE(g.out.find("  NCCL model trust:\n    all_reduce_perf: closest validated table: "), std::string::npos)
+      << g.out;
+  EXPECT_NE(g.out.find("\n    broadcast_perf: no validated broadcast_perf table"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("\n      beside the all-reduce's: all_reduce_perf's above\n"), std::string::npos) << g.out;
+  EXPECT_EQ(g.out.find("beside the all-reduce's: closest"), std::string::npos) << g.out;
+}
+
 TEST(Cli, RunJsonHasTheDocumentedFields) {
   auto r = run("run --json - -q");
   ASSERT_EQ(r.code, 0) << r.out;
