@@ -1604,6 +1604,15 @@ std::vector<AllReduceEstimate> candidates(Func func, const NcclTopology& topo, d
         return e.algo == pick->algo && e.proto == pick->proto;
       });
       if (it != out.end()) {
+        // P6 also sets the channels of its Tree LL128 all-reduces of 4-32 MiB (net_plugin.hpp
+        // aws_ofi_region_channels); NCCL runs that many, at most its communicator's.
+        const int nc = aws_ofi_region_channels(topo.net_plugin, func, topo.nranks, topo.nnodes, bytes, pick->algo,
+                                               pick->proto, topo.net_plugin_version);
+        if (nc > 0) {
+          for (const AlgoTraits* tr : traits_of(func))
+            if (tr->algo == pick->algo) *it = estimate(topo, d, *tr, static_cast<int>(pick->proto), bytes, nc);
+          it->why.plugin_channels = nc;
+        }
         it->why.plugin_pick = true;
         std::rotate(out.begin(), it, it + 1);
       }
@@ -1670,6 +1679,13 @@ PluginPickEffect plugin_pick_effect(Func func, const NcclTopology& topo, double 
     if (r.pick != r.nccl_alone && r.without_region_tuner != r.nccl_alone)
       r.text += "; with the " + std::string(lat) + " but no region tuner, " + r.without_region_tuner;
     if (r.pick != r.nccl_alone) r.text += ")";
+    // P6's channel rule (aws_ofi_region_channels): what it asked and what NCCL runs.
+    if (const int asked = with.front().why.plugin_channels; asked > 0) {
+      r.channels = asked;
+      r.text += "; set " + std::to_string(asked) + " channels (calculateBestNChannelTree), NCCL runs " +
+                std::to_string(with.front().nchannels) +
+                (with.front().nchannels < asked ? " (its communicator's channels)" : "");
+    }
   } else if (r.without_region_tuner != r.nccl_alone) {
     r.effect = "reported_latency";
     r.text = head + lat + " changed NCCL's pick from " + r.nccl_alone + " to " + r.pick +

@@ -151,6 +151,7 @@ struct AllReduceEstimate {
     // latency that only NCCL's pick sees, and EFA's step as AWS models it (net_plugin.hpp).
     double net_step_latency = 0;
     bool plugin_pick = false;  // the net plugin's tuner (aws-ofi-nccl regions) forced this candidate
+    int plugin_channels = 0;   // the channels that tuner set with its pick (P6's Tree LL128 rule; 0 = NCCL's)
   } why;
 };
 
@@ -214,6 +215,7 @@ struct PluginPickEffect {
   std::string region_tuner;          // "forced", "outside its enabled regions", or why it does not apply
   double reported_latency = 0;       // seconds NCCL added to latencyInter (0: it did not read it)
   std::string effect;                // "region_tuner", "reported_latency" or "none"
+  int channels = 0;                  // the channels the region tuner set with its pick (0: NCCL's own)
   std::string text;                  // the --explain line
 };
 PluginPickEffect plugin_pick_effect(Func func, const NcclTopology& topo, double bytes,

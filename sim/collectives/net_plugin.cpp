@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include "collectives/nccl_model.hpp"
@@ -13,8 +14,9 @@ NetPlugin parse_net_plugin(const std::string& name) {
   if (name == "aws-ofi-nccl/p4d") return NetPlugin::AWS_OFI_P4D;
   if (name == "aws-ofi-nccl/p5") return NetPlugin::AWS_OFI_P5;
   if (name == "aws-ofi-nccl/p5en") return NetPlugin::AWS_OFI_P5EN;
+  if (name == "aws-ofi-nccl/p6") return NetPlugin::AWS_OFI_P6;
   throw std::invalid_argument("unknown net plugin \"" + name +
-                              "\" (allowed: aws-ofi-nccl/p4d, aws-ofi-nccl/p5, aws-ofi-nccl/p5en)");
+                              "\" (allowed: aws-ofi-nccl/p4d, aws-ofi-nccl/p5, aws-ofi-nccl/p5en, aws-ofi-nccl/p6)");
 }
 
 std::string to_string(NetPlugin p) {
@@ -23,6 +25,7 @@ std::string to_string(NetPlugin p) {
     case NetPlugin::AWS_OFI_P4D: return "aws-ofi-nccl/p4d";
     case NetPlugin::AWS_OFI_P5: return "aws-ofi-nccl/p5";
     case NetPlugin::AWS_OFI_P5EN: return "aws-ofi-nccl/p5en";
+    case NetPlugin::AWS_OFI_P6: return "aws-ofi-nccl/p6";
   }
   return "";
 }
@@ -33,13 +36,34 @@ constexpr double kUsec = 1e-6;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 // src/platform-aws.cpp platform_data_map (entries "p4d.24xlarge", "p5/p5e", "p5en/p6-b200") and
-// src/tuner/nccl_ofi_model.cpp model_platform_params (P5 & P5e, P5en), include/nccl_ofi_param.h
+// src/tuner/nccl_ofi_model.cpp model_platform_params (P5 & P5e, P5en; none for P6, whose EFA step
+// is taken as p5en's: the same platform_data_map entry serves both), include/nccl_ofi_param.h
 // TUNER_NET_COMP_OVERHEAD.
-const AwsOfiPlatform kP4d{"p4d.24xlarge", 75.0 * kUsec, false, 8 * kMiB, 0, 0, 0, 0, false};
-const AwsOfiPlatform kP5{"p5/p5e",     75.0 * kUsec, true,        8 * kMiB, 512 * 1024.0,
-                         512 * 1024.0, 20.0 * kUsec, 3.0 * kUsec, true};
-const AwsOfiPlatform kP5en{"p5en/p6-b200", 35.0 * kUsec, true,        8 * kMiB, 512 * 1024.0,
-                           512 * 1024.0,   18.0 * kUsec, 3.0 * kUsec, true};
+const AwsOfiPlatform kP4d{
+    .name = "p4d.24xlarge", .reported_latency_s = 75.0 * kUsec, .rdma = false, .buffsize = 8 * kMiB};
+const AwsOfiPlatform kP5{.name = "p5/p5e",
+                         .reported_latency_s = 75.0 * kUsec,
+                         .rdma = true,
+                         .buffsize = 8 * kMiB,
+                         .nvls_chunk = 512 * 1024.0,
+                         .nvlstree_max_chunk = 512 * 1024.0,
+                         .model_net_lat_s = 20.0 * kUsec,
+                         .comp_overhead_s = 3.0 * kUsec,
+                         .region_tuner = true};
+const AwsOfiPlatform kP5en{.name = "p5en/p6-b200",
+                           .reported_latency_s = 35.0 * kUsec,
+                           .rdma = true,
+                           .buffsize = 8 * kMiB,
+                           .nvls_chunk = 512 * 1024.0,
+                           .nvlstree_max_chunk = 512 * 1024.0,
+                           .model_net_lat_s = 18.0 * kUsec,
+                           .comp_overhead_s = 3.0 * kUsec,
+                           .region_tuner = true};
+AwsOfiPlatform p6_of(AwsOfiPlatform p) {
+  p.model_net_lat_from = "p5en";
+  return p;
+}
+const AwsOfiPlatform kP6 = p6_of(kP5en);
 
 // ---- nccl_ofi_regions.cpp geometry, in log2 space ----
 constexpr double kEps = 1e-10;
@@ -157,6 +181,8 @@ const AwsOfiPlatform* aws_ofi_platform(NetPlugin p, int v) {
     case NetPlugin::AWS_OFI_P4D: return now ? &kP4d : nvls ? &kP4d18 : &kP4d17;
     case NetPlugin::AWS_OFI_P5: return now ? &kP5 : nvls ? &kP518 : &kP517;
     case NetPlugin::AWS_OFI_P5EN: return now ? &kP5en : nvls ? &kP5en18 : &kP5en17;
+    // P6 entered with its region tuner (1.16.0): an older plugin has none of it.
+    case NetPlugin::AWS_OFI_P6: return v == 0 || v >= kAwsOfiP6 ? &kP6 : nullptr;
   }
   return nullptr;
 }
@@ -190,7 +216,10 @@ std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int n
   // nccl_ofi_tuner.cpp nccl_ofi_tuner_init: is_region_supported (p5/p5e, p5en, p6) or the model
   // tuner (is_model_supported); p4d has neither. Releases before 1.10.0 have no region tuner.
   const std::string release = "aws-ofi-nccl " + nccl_version_string(plugin_version);
-  if (!plat) return p == NetPlugin::NONE ? "no net plugin" : release + ": nothing of the plugin applies before 1.7.0";
+  if (!plat)
+    return p == NetPlugin::NONE         ? "no net plugin"
+           : p == NetPlugin::AWS_OFI_P6 ? release + " predates p6-b200 (1.16.0): nothing of its P6 support applies"
+                                        : release + ": nothing of the plugin applies before 1.7.0";
   if (!plat->region_tuner)
     return aws_ofi_platform(p)->region_tuner
                ? release + " has no region tuner (1.10.0+" +
@@ -213,6 +242,52 @@ std::optional<RegionPick> aws_ofi_region_pick(NetPlugin p, Func func, int nranks
   const Scan s = scan(p, func, nranks, nnodes, bytes, enabled);
   if (!s.region) return std::nullopt;
   return RegionPick{*s.region->algo, s.region->proto};
+}
+
+double aws_ofi_tree_ll128_chunk(double bytes, int nchannels, int log2_nnodes) {
+  // include/internal/tuner/nccl_defaults.h: NCCL_STEPS 8, LL128 640 threads x 120 elements per
+  // thread, 8 shared-memory elements per thread, 128-byte lines of 16 words (15 of data), warps
+  // of 32. Integer arithmetic as the source's uint64_t.
+  using U = unsigned long long;
+  constexpr U kSteps = 8, kElemsPerThread = 120, kMaxThreads = 640, kShmemElems = 8, kLineElems = 16, kDataElems = 15,
+              kWarp = 32;
+  const U message = static_cast<U>(bytes), nch = static_cast<U>(nchannels);
+  const U buff = kElemsPerThread * kMaxThreads * kSteps * sizeof(std::uint64_t);
+  U chunk = buff / kSteps;
+  chunk = (chunk / kLineElems) * kDataElems;
+  const int ppn = 8;
+  const double steps = 1 + log2_nnodes + 0.1 * ppn;
+  while (static_cast<double>(message / (nch * chunk)) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+  while (static_cast<double>(message / (nch * chunk)) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+  const U grain = kWarp * kShmemElems / kLineElems * kDataElems * sizeof(std::uint64_t);
+  chunk = (chunk / grain) * grain;
+  const U elements_per_grain = grain / sizeof(float);
+  const U nelem = (chunk / grain) * elements_per_grain;
+  const U wire_words = kWarp * kShmemElems;
+  const U data_per_slice = (wire_words - wire_words / kLineElems) * (sizeof(std::uint64_t) / sizeof(float));
+  return std::ceil(static_cast<double>(nelem) / static_cast<double>(data_per_slice)) *
+         static_cast<double>(wire_words * sizeof(std::uint64_t));
+}
+
+int aws_ofi_region_channels(NetPlugin p, Func func, int nranks, int nnodes, double bytes, Algo algo, Proto proto,
+                            int plugin_version) {
+  if (p != NetPlugin::AWS_OFI_P6 || (plugin_version != 0 && plugin_version < kAwsOfiP6TreeChannels)) return 0;
+  if (func != Func::ALL_REDUCE || algo != Algo::TREE || proto != Proto::LL128 || nranks != 8 * nnodes) return 0;
+  constexpr double kMiB4 = 4.0 * 1024 * 1024, kMiB32 = 32.0 * 1024 * 1024;
+  if (bytes < kMiB4 || bytes > kMiB32) return 0;
+  // calculateBestNChannelTree: log2_nnodes is log2i(nNodes), rounded down.
+  int log2_nnodes = 0;
+  while ((2 << log2_nnodes) <= nnodes) ++log2_nnodes;
+  int best = 0;
+  double best_chunk = 0;
+  for (const int ch : {16, 24, 32}) {
+    const double c = aws_ofi_tree_ll128_chunk(bytes, ch, log2_nnodes);
+    if (c > best_chunk || (c == best_chunk && ch > best)) {
+      best_chunk = c;
+      best = ch;
+    }
+  }
+  return best;
 }
 
 bool aws_ofi_in_pat_region(NetPlugin p, Func func, int nranks, int nnodes, double bytes,

@@ -1,6 +1,6 @@
 #pragma once
 // NCCL net plugins that change what NCCL sees and picks: aws-ofi-nccl on AWS EFA (p4d, p5/p5e,
-// p5en). Read at aws/aws-ofi-nccl 2daf7d30 (2026-08-21, after v1.21.1); NOTES.md "EFA through
+// p5en, p6-b200). Read at aws/aws-ofi-nccl 2daf7d30 (2026-08-21, after v1.21.1); NOTES.md "EFA through
 // aws-ofi-nccl". What the plugin does, by source file:
 //  - src/platform-aws.cpp platform_data_map: per instance type the latency the plugin reports to
 //    NCCL (ncclNetProperties_t::latency -> search.cc graph->latencyInter, a tuner input only:
@@ -9,10 +9,12 @@
 //    NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB on p5/p5en).
 //  - src/nccl_ofi_rdma.cpp get_properties: with the RDMA protocol one NCCL device is a group of
 //    rails (nccl_ofi_topo.cpp: the NICs beside one GPU), its speed the sum of the rails'.
-//  - src/tuner/nccl_ofi_regions.cpp: the region tuner (p5/p5e, p5en), which forces NCCL's
-//    (algorithm, protocol) pick by (bytes, ranks) polygons on more than two nodes.
+//  - src/tuner/nccl_ofi_regions.cpp: the region tuner (p5/p5e, p5en, p6-b200), which forces NCCL's
+//    (algorithm, protocol) pick by (bytes, ranks) polygons on more than two nodes, and on p6-b200
+//    also the channel count of Tree LL128 all-reduces of 4-32 MiB (calculateBestNChannelTree).
 //  - src/tuner/nccl_ofi_model.cpp model_platform_params: AWS's own per inter-node step latency
-//    for EFA (20 us p5, 18 us p5en, + TUNER_NET_COMP_OVERHEAD 3 us for Simple).
+//    for EFA (20 us p5, 18 us p5en, + TUNER_NET_COMP_OVERHEAD 3 us for Simple); it has no P6
+//    entry, and ddpsim takes p5en's for p6-b200, which platform-aws.cpp serves with p5en's entry.
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,11 +26,12 @@ namespace ddpsim::collectives {
 
 enum class Func;
 
-enum class NetPlugin { NONE, AWS_OFI_P4D, AWS_OFI_P5, AWS_OFI_P5EN };
+enum class NetPlugin { NONE, AWS_OFI_P4D, AWS_OFI_P5, AWS_OFI_P5EN, AWS_OFI_P6 };
 
 // Spellings of cluster files' `inter_node.net_plugin`.
 inline const std::vector<std::string>& net_plugin_names() {
-  static const std::vector<std::string> names = {"aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en"};
+  static const std::vector<std::string> names = {"aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en",
+                                                 "aws-ofi-nccl/p6"};
   return names;
 }
 // "" -> NONE; throws std::invalid_argument for an unknown name.
@@ -45,6 +48,9 @@ struct AwsOfiPlatform {
   // nccl_ofi_model.cpp model_platform_params .net_lat: AWS's per inter-node step latency of EFA
   // on this platform (0 = the plugin has no model for it: NCCL's NET latencies stay).
   double model_net_lat_s = 0;
+  // The platform whose model_platform_params entry model_net_lat_s is, where the plugin's model has
+  // none of this one ("" = its own): p6-b200 takes p5en's (one platform_data_map entry serves both).
+  const char* model_net_lat_from = "";
   double comp_overhead_s = 0;  // TUNER_NET_COMP_OVERHEAD (3 us): added for Simple
   bool region_tuner = false;   // nccl_ofi_regions.cpp is_region_supported
 };
@@ -55,6 +61,9 @@ struct AwsOfiPlatform {
 // NCCL_NVLSTREE_MAX_CHUNKSIZE 1.8.0; NCCL_BUFFSIZE and the region tuner 1.10.0 (1.8-1.9 had a
 // model-based tuner, not modelled: NCCL's own pick there). Before 1.7 none of it applies.
 inline constexpr int kAwsOfiGroupedRails = 10700, kAwsOfiNvlsChunks = 10800, kAwsOfiRegionTuner = 11000;
+// p6-b200: its region tuner (d16b33c9) and the p5en/p6-b200 platform entry (2496e7de) entered in
+// 1.16.0, the Tree LL128 channel rule (7bd9ee56) in 1.17.0; before 1.16.0 nothing of P6 applies.
+inline constexpr int kAwsOfiP6 = 11600, kAwsOfiP6TreeChannels = 11700;
 
 // nullptr for NetPlugin::NONE (and for a release before 1.7.0); `plugin_version` 0 = current.
 const AwsOfiPlatform* aws_ofi_platform(NetPlugin p, int plugin_version = 0);
@@ -93,6 +102,18 @@ struct RegionPick {
 std::optional<RegionPick> aws_ofi_region_pick(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,
                                               double bytes, const std::function<bool(Algo, Proto)>& enabled,
                                               int plugin_version = 0);
+// The channel count the region tuner sets with its pick (0: NCCL's own), as
+// region_get_coll_info_internal_v3 does on P6 only: for a Tree LL128 all-reduce of 4-32 MiB at 8
+// ranks per node, calculateBestNChannelTree (of 16, 24 and 32 channels the one whose LL128 chunk,
+// calculateChunkSizeTreeLL128, is largest; the larger count on a tie). NCCL then runs that many
+// (enqueue.cc ncclGetAlgoInfo: "nChannels will be overriden by the plugin setting"), at most its
+// communicator's channels. Its PAT rule is not taken (PAT is not modelled).
+int aws_ofi_region_channels(NetPlugin p, Func func, int nranks, int nnodes, double bytes, Algo algo, Proto proto,
+                            int plugin_version = 0);
+// calculateChunkSizeTreeLL128(message_size, nChannels, log2_nnodes) of nccl_ofi_regions.cpp, in
+// bytes on the wire. Exposed for tests.
+double aws_ofi_tree_ll128_chunk(double bytes, int nchannels, int log2_nnodes);
+
 // Why the region tuner leaves NCCL's pick to NCCL for this communicator and function, whatever
 // the size ("" when it has regions to scan): the words `collective --explain` prints.
 std::string aws_ofi_region_skip_reason(NetPlugin p, Func func, int nranks, int nnodes, int nccl_version,

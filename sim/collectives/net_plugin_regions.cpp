@@ -1,5 +1,6 @@
 // The region tables of aws-ofi-nccl's region tuner, as src/tuner/nccl_ofi_regions.cpp writes them
-// at aws/aws-ofi-nccl 2daf7d30 (region_init_internal_p5_p5e, region_init_internal_p5en): per
+// at aws/aws-ofi-nccl 2daf7d30 (region_init_internal_p5_p5e, region_init_internal_p5en,
+// region_init_internal_p6; the P6 tables by a script over the source's text): per
 // platform, ranks per node (nRanks == 8 * nNodes, 2 * nNodes, nNodes) and collective, the regions
 // in the source's order with their vertices (bytes, ranks) in linear scale and the extended
 // vertices (extend_region) computed the same way. Transcribed mechanically from the source (only
@@ -486,6 +487,261 @@ std::vector<AwsOfiRegion> p5en_1pn_reducescatter() {
            .vertices = {extended_ring_ll128, {301989888, 128}, {50331648, 16}, {4194304, 2}, {kTunerMaxSize, 2}}}};
 }
 
+// ---- region_init_internal_p6 (aws-ofi-nccl 1.16.0+; p6-b200.48xlarge) ----
+// nRanks == 8 * nNodes, ncclFuncAllReduce
+std::vector<AwsOfiRegion> p6_8pn_allreduce() {
+  const TunerPoint extended_tree_ll = aws_ofi_extend_region({393216, 16}, {393216, 1024}, kZ);
+  const TunerPoint extended_tree_ll128 = aws_ofi_extend_region({96993280, 1024}, {106430464, 2048}, kZ);
+  const TunerPoint extended_nvlstree_simple = aws_ofi_extend_region({10737418240, 512}, {34359738368, 1500}, kZ);
+  return {{.algo = Algo::TREE,
+           .proto = Proto::LL,
+           .num_vertices = 4,
+           .vertices = {{0, 16}, {393216, 16}, extended_tree_ll, {0, kTunerMaxRanks}}},
+          {.algo = Algo::TREE,
+           .proto = Proto::LL128,
+           .num_vertices = 10,
+           .vertices = {extended_tree_ll,
+                        {393216, 16},
+                        {4718592, 16},
+                        {18350080, 32},
+                        {40370176, 64},
+                        {57147392, 128},
+                        {72876032, 256},
+                        {96993280, 1024},
+                        {106430464, 2048},
+                        extended_tree_ll128}},
+          {.algo = Algo::RING,
+           .proto = Proto::LL128,
+           .num_vertices = 5,
+           .vertices = {{90701824, 128}, {50855936, 64}, {18350080, 32}, {133693440, 32}, {120061952, 64}}},
+          {.algo = Algo::NVLS_TREE,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 19,
+           .vertices = {extended_tree_ll128,
+                        {106430464, 2048},
+                        {96993280, 1024},
+                        {72876032, 256},
+                        {57147392, 128},
+                        {40370176, 64},
+                        {18350080, 32},
+                        {50855936, 64},
+                        {90701824, 128},
+                        {120061952, 64},
+                        {133693440, 32},
+                        {18350080, 32},
+                        {4718592, 16},
+                        {kTunerMaxSize, 16},
+                        {435159040, 32},
+                        {1072693248, 64},
+                        {10737418240, 512},
+                        {34359738368, 1500},
+                        extended_nvlstree_simple}},
+          {.algo = Algo::RING,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 5,
+           .vertices = {
+               extended_nvlstree_simple, {10737418240, 512}, {1072693248, 64}, {435159040, 32}, {kTunerMaxSize, 16}}}};
+}
+
+// nRanks == 8 * nNodes, ncclFuncAllGather
+std::vector<AwsOfiRegion> p6_8pn_allgather() {
+  const TunerPoint extended_ring_ll = aws_ofi_extend_region({74973184, 1024}, {213385216, 2048}, kZ);
+  const TunerPoint extended_ring_ll128 = aws_ofi_extend_region({8321499136, 512}, {32212254720, 2048}, kZ);
+  return {{.algo = Algo::RING,
+           .proto = Proto::LL,
+           .num_vertices = 10,
+           .vertices = {{0, 16},
+                        {786432, 16},
+                        {1572864, 32},
+                        {2621440, 64},
+                        {4718592, 128},
+                        {17301504, 256},
+                        {74973184, 1024},
+                        {213385216, 2048},
+                        extended_ring_ll,
+                        {0, kTunerMaxRanks}}},
+          {.algo = Algo::RING,
+           .proto = Proto::LL128,
+           .num_vertices = 14,
+           .vertices = {extended_ring_ll,
+                        {213385216, 2048},
+                        {74973184, 1024},
+                        {17301504, 256},
+                        {4718592, 128},
+                        {2621440, 64},
+                        {1572864, 32},
+                        {786432, 16},
+                        {198705152, 16},
+                        {456130560, 32},
+                        {871366656, 64},
+                        {8321499136, 512},
+                        {32212254720, 2048},
+                        extended_ring_ll128}},
+          {.algo = Algo::RING,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 7,
+           .vertices = {extended_ring_ll128,
+                        {32212254720, 2048},
+                        {8321499136, 512},
+                        {871366656, 64},
+                        {456130560, 32},
+                        {198705152, 16},
+                        {kTunerMaxSize, 16}}}};
+}
+
+// nRanks == 8 * nNodes, ncclFuncReduceScatter
+std::vector<AwsOfiRegion> p6_8pn_reducescatter() {
+  const TunerPoint extended_ring_ll = aws_ofi_extend_region({73924608, 1024}, {209190912, 2048}, kZ);
+  const TunerPoint extended_ring_ll128 = aws_ofi_extend_region({4294967296, 256}, {8589934592, 512}, kZ);
+  return {{.algo = Algo::RING,
+           .proto = Proto::LL,
+           .num_vertices = 11,
+           .vertices = {{0, 16},
+                        {786432, 16},
+                        {1572864, 32},
+                        {2621440, 64},
+                        {4718592, 128},
+                        {17301504, 256},
+                        {35127296, 512},
+                        {73924608, 1024},
+                        {209190912, 2048},
+                        extended_ring_ll,
+                        {0, kTunerMaxRanks}}},
+          {.algo = Algo::RING,
+           .proto = Proto::LL128,
+           .num_vertices = 15,
+           .vertices = {extended_ring_ll,
+                        {209190912, 2048},
+                        {73924608, 1024},
+                        {35127296, 512},
+                        {17301504, 256},
+                        {4718592, 128},
+                        {2621440, 64},
+                        {1572864, 32},
+                        {786432, 16},
+                        {219676672, 16},
+                        {508559360, 32},
+                        {592445440, 64},
+                        {4294967296, 256},
+                        {8589934592, 512},
+                        extended_ring_ll128}},
+          {.algo = Algo::RING,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 7,
+           .vertices = {extended_ring_ll128,
+                        {8589934592, 512},
+                        {4294967296, 256},
+                        {592445440, 64},
+                        {508559360, 32},
+                        {219676672, 16},
+                        {kTunerMaxSize, 16}}}};
+}
+
+// nRanks == nNodes, ncclFuncAllReduce
+std::vector<AwsOfiRegion> p6_1pn_allreduce() {
+  return {{.algo = Algo::TREE,
+           .proto = Proto::LL,
+           .num_vertices = 5,
+           .vertices = {{0, 2}, {32768, 2}, {32768, 128}, {32768, 131072}, {0, 131072}}},
+          {.algo = Algo::TREE,
+           .proto = Proto::LL128,
+           .num_vertices = 6,
+           .vertices = {{32768, 2}, {131072, 2}, {8388608, 128}, {8589934592, 131072}, {32768, 131072}, {32768, 128}}},
+          {.algo = Algo::RING,
+           .proto = Proto::LL128,
+           .num_vertices = 8,
+           .vertices = {{131072, 2},
+                        {3145728, 2},
+                        {297795584, 128},
+                        {107374182400, 45916},
+                        {107374182400, 59831},
+                        {164626432, 128},
+                        {20971520, 48},
+                        {3145728, 48}}},
+          {.algo = Algo::TREE,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 6,
+           .vertices = {{3145728, 48},
+                        {20971520, 48},
+                        {164626432, 128},
+                        {107374182400, 59831},
+                        {107374182400, 131072},
+                        {8589934592, 131072}}},
+          {.algo = Algo::RING,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 4,
+           .vertices = {{3145728, 2}, {107374182400, 2}, {107374182400, 45916}, {297795584, 128}}}};
+}
+
+// nRanks == nNodes, ncclFuncAllGather
+std::vector<AwsOfiRegion> p6_1pn_allgather() {
+  return {{.algo = Algo::RING, .proto = Proto::LL, .num_vertices = 3, .vertices = {{0, 2}, {65536, 2}, {65536, 4}}},
+          {.algo = std::nullopt,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 9,
+           .vertices = {{0, 2},
+                        {65536, 4},
+                        {1048576, 4},
+                        {4194305, 16},
+                        {12582912, 48},
+                        {88080384, 48},
+                        {248512512, 128},
+                        {34359738368, 17137},
+                        {0, 131072}}},
+          {.algo = Algo::RING,
+           .proto = Proto::LL128,
+           .num_vertices = 12,
+           .vertices = {{65536, 2},
+                        {2097152, 2},
+                        {16777216, 8},
+                        {291504128, 128},
+                        {34359738368, 15008},
+                        {34359738368, 17137},
+                        {248512512, 128},
+                        {88080384, 48},
+                        {12582912, 48},
+                        {4194305, 16},
+                        {1048576, 4},
+                        {65536, 4}}},
+          {.algo = Algo::RING,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 5,
+           .vertices = {{2097152, 2}, {34359738368, 2}, {34359738368, 15008}, {291504128, 128}, {16777216, 8}}}};
+}
+
+// nRanks == nNodes, ncclFuncReduceScatter
+std::vector<AwsOfiRegion> p6_1pn_reducescatter() {
+  return {{.algo = Algo::RING, .proto = Proto::LL, .num_vertices = 3, .vertices = {{0, 2}, {65536, 2}, {65536, 4}}},
+          {.algo = std::nullopt,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 9,
+           .vertices = {{0, 2},
+                        {65536, 4},
+                        {1048576, 4},
+                        {3345192, 8},
+                        {19065019, 16},
+                        {67108864, 48},
+                        {106954752, 48},
+                        {274877906944, 121928},
+                        {0, 131072}}},
+          {.algo = Algo::RING,
+           .proto = Proto::LL128,
+           .num_vertices = 9,
+           .vertices = {{65536, 2},
+                        {2097152, 2},
+                        {16777216, 8},
+                        {106954752, 48},
+                        {67108864, 48},
+                        {19065019, 16},
+                        {3345192, 8},
+                        {1048576, 4},
+                        {65536, 4}}},
+          {.algo = Algo::RING,
+           .proto = Proto::SIMPLE,
+           .num_vertices = 5,
+           .vertices = {{2097152, 2}, {274877906944, 2}, {274877906944, 121928}, {106954752, 48}, {16777216, 8}}}};
+}
+
 }  // namespace aws_ofi_tables
 
 const std::vector<AwsOfiRegion>& aws_ofi_regions(NetPlugin p, Func func, int nranks, int nnodes) {
@@ -506,6 +762,14 @@ const std::vector<AwsOfiRegion>& aws_ofi_regions(NetPlugin p, Func func, int nra
                                          p5en_1_ar = aws_ofi_tables::p5en_1pn_allreduce(),
                                          p5en_1_ag = aws_ofi_tables::p5en_1pn_allgather(),
                                          p5en_1_rs = aws_ofi_tables::p5en_1pn_reducescatter();
+  // region_init_internal_p6: 8 ranks per node and 1 per node, each all-reduce, all-gather,
+  // reduce-scatter (PAT at 1 per node); none at 2 ranks per node.
+  static const std::vector<AwsOfiRegion> p6_8_ar = aws_ofi_tables::p6_8pn_allreduce(),
+                                         p6_8_ag = aws_ofi_tables::p6_8pn_allgather(),
+                                         p6_8_rs = aws_ofi_tables::p6_8pn_reducescatter(),
+                                         p6_1_ar = aws_ofi_tables::p6_1pn_allreduce(),
+                                         p6_1_ag = aws_ofi_tables::p6_1pn_allgather(),
+                                         p6_1_rs = aws_ofi_tables::p6_1pn_reducescatter();
   const bool eight = nranks == 8 * nnodes, two = nranks == 2 * nnodes, one = nranks == nnodes;
   const auto pick = [&](const std::vector<AwsOfiRegion>& ar, const std::vector<AwsOfiRegion>& ag,
                         const std::vector<AwsOfiRegion>& rs) -> const std::vector<AwsOfiRegion>& {
@@ -518,6 +782,9 @@ const std::vector<AwsOfiRegion>& aws_ofi_regions(NetPlugin p, Func func, int nra
   } else if (p == NetPlugin::AWS_OFI_P5EN) {
     if (eight) return pick(p5en_8_ar, p5en_8_ag, p5en_8_rs);
     if (one) return pick(p5en_1_ar, p5en_1_ag, p5en_1_rs);
+  } else if (p == NetPlugin::AWS_OFI_P6) {
+    if (eight) return pick(p6_8_ar, p6_8_ag, p6_8_rs);
+    if (one) return pick(p6_1_ar, p6_1_ag, p6_1_rs);
   }
   return none;
 }

@@ -754,7 +754,8 @@ ClusterSpec parse_cluster_body(const Catalog& cat, ObjectReader& r, const fs::pa
     if (pcie_present) c.pcie_link = pl;
     c.net_latency = nr.quantity("extra_latency", Quantity::TIME, false, true).value_or(0.0);
     c.sharp = nr.boolean_or("sharp", false);
-    c.net_plugin = nr.string_or("net_plugin", "", {"aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en"});
+    c.net_plugin =
+        nr.string_or("net_plugin", "", {"aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en", "aws-ofi-nccl/p6"});
     if (auto v = nr.string("net_plugin_version", false)) {
       const std::string at = join_path(nr.path(), "net_plugin_version");
       c.net_plugin_version = aws_ofi_version_code(*v);

@@ -231,7 +231,7 @@ struct ClusterSpec {
   double net_latency = 0;     // extra seconds per inter-node hop (NCCL graph latencyInter)
   bool sharp = false;         // inter_node.sharp: switches reduce in the network (SHARP, NCCL CollNet)
   // inter_node.net_plugin: the NCCL net plugin on the NICs ("" = NCCL's own transport;
-  // "aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en": sim/collectives/net_plugin.hpp).
+  // "aws-ofi-nccl/p4d", "aws-ofi-nccl/p5", "aws-ofi-nccl/p5en", "aws-ofi-nccl/p6": sim/collectives/net_plugin.hpp).
   std::string net_plugin;
   // inter_node.net_plugin_version: its release ("1.9.1" -> 10901); 0 = the release the model reads
   // (net_plugin.hpp says what earlier ones lack). A log that names its release overrides it.

@@ -43,10 +43,12 @@ const AllReduceEstimate& candidate(const std::vector<AllReduceEstimate>& c, Algo
 
 }  // namespace
 
-TEST(NcclNetPlugin, ParsesTheThreePlatformsAndRefusesOthers) {
+TEST(NcclNetPlugin, ParsesTheFourPlatformsAndRefusesOthers) {
   EXPECT_EQ(parse_net_plugin(""), NetPlugin::NONE);
+  EXPECT_EQ(net_plugin_names().size(), 4u);
   for (const std::string& n : net_plugin_names()) EXPECT_EQ(to_string(parse_net_plugin(n)), n);
-  EXPECT_THROW(parse_net_plugin("aws-ofi-nccl/p6"), std::invalid_argument);
+  EXPECT_THROW(parse_net_plugin("aws-ofi-nccl/p6-b300"), std::invalid_argument);
+  EXPECT_THROW(parse_net_plugin("aws-ofi-nccl/p6e"), std::invalid_argument);
   // platform-aws.cpp: latency 75 us (p4d, p5/p5e), 35 us (p5en); RDMA on p5/p5en, send/recv on p4d.
   EXPECT_DOUBLE_EQ(aws_ofi_platform(NetPlugin::AWS_OFI_P4D)->reported_latency_s, 75e-6);
   EXPECT_DOUBLE_EQ(aws_ofi_platform(NetPlugin::AWS_OFI_P5EN)->reported_latency_s, 35e-6);
@@ -327,6 +329,13 @@ TEST(NcclNetPlugin, RegionTablesAreTheSourcesCounts) {
       {NetPlugin::AWS_OFI_P5EN, Func::ALL_REDUCE, 1, {4, 11, 6, 11, 5}},
       {NetPlugin::AWS_OFI_P5EN, Func::ALL_GATHER, 1, {12, 11, 5}},
       {NetPlugin::AWS_OFI_P5EN, Func::REDUCE_SCATTER, 1, {10, 9, 5}},
+      // region_init_internal_p6
+      {NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 8, {4, 10, 5, 19, 5}},
+      {NetPlugin::AWS_OFI_P6, Func::ALL_GATHER, 8, {10, 14, 7}},
+      {NetPlugin::AWS_OFI_P6, Func::REDUCE_SCATTER, 8, {11, 15, 7}},
+      {NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 1, {5, 6, 8, 6, 4}},
+      {NetPlugin::AWS_OFI_P6, Func::ALL_GATHER, 1, {3, 9, 12, 5}},
+      {NetPlugin::AWS_OFI_P6, Func::REDUCE_SCATTER, 1, {3, 9, 9, 5}},
   };
   for (const Case& c : cases) {
     const auto& r = aws_ofi_regions(c.p, c.f, c.ppn * 4, 4);
@@ -489,4 +498,120 @@ TEST(NcclNetPlugin, EarlierReleasesLackWhatCameLater) {
             "aws-ofi-nccl 1.7.4 has no region tuner (1.10.0+)");
   EXPECT_EQ(aws_ofi_region_skip_reason(NetPlugin::AWS_OFI_P4D, Func::ALL_REDUCE, 32, 4, 0, 10901),
             "p4d.24xlarge has no region tuner");
+}
+
+// p6-b200 (region_init_internal_p6 and the P6 rules of region_get_coll_info_internal_v3, aws-ofi-nccl
+// 2daf7d30): its region tuner's picks, and the channel count it sets for Tree LL128 all-reduces of
+// 4-32 MiB, worked out by hand from calculateChunkSizeTreeLL128 / calculateBestNChannelTree.
+TEST(NcclNetPlugin, P6RegionTunerPicks) {
+  const auto pick = [](Func f, int nodes, double bytes) {
+    return aws_ofi_region_pick(NetPlugin::AWS_OFI_P6, f, 8 * nodes, nodes, 0, bytes, all_enabled);
+  };
+  // All-reduce, 32 ranks: Tree LL up to 384 KiB (the vertical edge at 393216 B), Tree LL128 to the
+  // edge (4.5 MiB, 16) -> (17.5 MiB, 32): at 32 ranks 17.5 MiB, the region's vertex.
+  EXPECT_EQ(pick(Func::ALL_REDUCE, 4, 256 * 1024)->algo, Algo::TREE);
+  EXPECT_EQ(pick(Func::ALL_REDUCE, 4, 256 * 1024)->proto, Proto::LL);
+  EXPECT_EQ(pick(Func::ALL_REDUCE, 4, 8 * kMiB)->proto, Proto::LL128);
+  EXPECT_EQ(pick(Func::ALL_REDUCE, 4, 8 * kMiB)->algo, Algo::TREE);
+  // 64 MiB at 32 ranks: inside Ring LL128's pentagon (18350080, 32) -> (133693440, 32) ->
+  // (120061952, 64) -> (90701824, 128) -> (50855936, 64), on its bottom edge.
+  EXPECT_EQ(pick(Func::ALL_REDUCE, 4, 64 * kMiB)->algo, Algo::RING);
+  EXPECT_EQ(pick(Func::ALL_REDUCE, 4, 64 * kMiB)->proto, Proto::LL128);
+  // 1 GiB at 32 ranks: right of (435159040, 32) on Ring Simple's left edge: Ring Simple.
+  EXPECT_EQ(pick(Func::ALL_REDUCE, 4, 1.0 * kGiB)->algo, Algo::RING);
+  EXPECT_EQ(pick(Func::ALL_REDUCE, 4, 1.0 * kGiB)->proto, Proto::SIMPLE);
+  // 256 MiB at 32 ranks: between Ring LL128 (ends at 127.5 MiB) and Ring Simple (starts at 415
+  // MiB): NVLS tree Simple.
+  EXPECT_EQ(pick(Func::ALL_REDUCE, 4, 256 * kMiB)->algo, Algo::NVLS_TREE);
+  // All-gather at 8 ranks per node (which p5 has no regions for): Ring LL up to 1.5 MiB at 32
+  // ranks (the vertex (1572864, 32)), Ring LL128 from there.
+  EXPECT_EQ(pick(Func::ALL_GATHER, 4, 1 * kMiB)->proto, Proto::LL);
+  EXPECT_EQ(pick(Func::ALL_GATHER, 4, 64 * kMiB)->proto, Proto::LL128);
+  EXPECT_EQ(pick(Func::REDUCE_SCATTER, 4, 64 * kMiB)->algo, Algo::RING);
+  // 1 rank per node, all-gather: the PAT region first (not modelled), so no modelled pick at 1 MiB
+  // on 8 nodes ((1048576, 4) -> (4194305, 16) passes 2^21 B at 8 ranks, so 1 MiB is left of it).
+  EXPECT_FALSE(aws_ofi_region_pick(NetPlugin::AWS_OFI_P6, Func::ALL_GATHER, 8, 8, 0, 1 * kMiB, all_enabled));
+  EXPECT_TRUE(aws_ofi_in_pat_region(NetPlugin::AWS_OFI_P6, Func::ALL_GATHER, 8, 8, 1 * kMiB, all_enabled));
+  // No regions at 2 ranks per node; two nodes or fewer: NCCL's own tuner.
+  EXPECT_TRUE(aws_ofi_regions(NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 8, 4).empty());
+  EXPECT_FALSE(pick(Func::ALL_REDUCE, 2, 8 * kMiB));
+}
+
+TEST(NcclNetPlugin, P6TreeLL128ChannelRule) {
+  // calculateChunkSizeTreeLL128 by hand. Buffer 120 x 640 x 8 x 8 B = 4,915,200; step 614,400 B;
+  // LL128 data 15/16: 576,000. 4 nodes: log2 2, steps 1 + 2 + 0.8 = 3.8, thresholds 3.8 x 64 / 8 =
+  // 30.4 and 3.8 x 16 / 8 = 7.6 chunks per channel.
+  // 8 MiB (8,388,608 B), 16 channels: the first loop halves while the integer quotient bytes /
+  // (channels x chunk) < 30.4 and the chunk > 131072: 576000 (quotient 0) -> 288000 (1) -> 144000
+  // (3) -> 72000; the second while < 7.6 and > 32768: 72000 (7) -> 36000 (14: stop). Grain
+  // 32 x 8 / 16 x 15 x 8 = 1920 B: 36000 -> 18 grains, 18 x 480 = 8640 elements, / 480 per slice =
+  // 18 slices x 2048 wire bytes = 36864.
+  EXPECT_DOUBLE_EQ(aws_ofi_tree_ll128_chunk(8 * kMiB, 16, 2), 36864);
+  // 24 channels: 8388608 / (24 x 72000) = 4 -> 36000: 9 -> stop: the same 36864.
+  EXPECT_DOUBLE_EQ(aws_ofi_tree_ll128_chunk(8 * kMiB, 24, 2), 36864);
+  // 32 channels: 8388608 / (32 x 72000) = 3 -> 36000: 7 < 7.6 -> 18000 (below 32768: stop):
+  // 9 grains, 4320 elements, 9 slices = 18432.
+  EXPECT_DOUBLE_EQ(aws_ofi_tree_ll128_chunk(8 * kMiB, 32, 2), 18432);
+  // Best: the largest chunk, the larger channel count on a tie: 24 at 8 MiB on 4 nodes.
+  EXPECT_EQ(aws_ofi_region_channels(NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 32, 4, 8 * kMiB, Algo::TREE, Proto::LL128),
+            24);
+  // 4 MiB on 4 nodes: 16, 24 and 32 channels all end at 18000 -> 18432: a tie, 32.
+  EXPECT_DOUBLE_EQ(aws_ofi_tree_ll128_chunk(4 * kMiB, 16, 2), 18432);
+  EXPECT_EQ(aws_ofi_region_channels(NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 32, 4, 4 * kMiB, Algo::TREE, Proto::LL128),
+            32);
+  // Only P6, Tree LL128 all-reduces, 8 ranks per node, 4-32 MiB, aws-ofi-nccl 1.17.0+.
+  EXPECT_EQ(
+      aws_ofi_region_channels(NetPlugin::AWS_OFI_P5EN, Func::ALL_REDUCE, 32, 4, 8 * kMiB, Algo::TREE, Proto::LL128), 0);
+  EXPECT_EQ(aws_ofi_region_channels(NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 32, 4, 8 * kMiB, Algo::RING, Proto::LL128),
+            0);
+  EXPECT_EQ(
+      aws_ofi_region_channels(NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 32, 4, 33 * kMiB, Algo::TREE, Proto::LL128), 0);
+  EXPECT_EQ(aws_ofi_region_channels(NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 32, 4, 8 * kMiB, Algo::TREE, Proto::LL128,
+                                    11601),
+            0);
+  EXPECT_EQ(aws_ofi_region_channels(NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 32, 4, 8 * kMiB, Algo::TREE, Proto::LL128,
+                                    11700),
+            24);
+
+  // Through the NCCL model, 4 nodes of 8 B200-class GPUs with 8 x 400 Gb/s EFA: NCCL runs the
+  // plugin's count, at most its communicator's channels (NCCL_MIN_NCHANNELS 32 here so that 24 fits).
+  NcclTopology t = h100_nodes(4, 8, 50e9, NetPlugin::AWS_OFI_P6);
+  NcclSettings s;
+  s.min_channels = 32;
+  const auto with = collective_candidates(Func::ALL_REDUCE, t, 8 * kMiB, s);
+  ASSERT_FALSE(with.empty());
+  EXPECT_EQ(with.front().algo, Algo::TREE);
+  EXPECT_EQ(with.front().proto, Proto::LL128);
+  EXPECT_TRUE(with.front().why.plugin_pick);
+  EXPECT_EQ(with.front().why.plugin_channels, 24);
+  EXPECT_EQ(with.front().nchannels, 24);
+  const auto fx = plugin_pick_effect(Func::ALL_REDUCE, t, 8 * kMiB, s);
+  EXPECT_EQ(fx.channels, 24);
+  EXPECT_NE(fx.text.find("set 24 channels (calculateBestNChannelTree), NCCL runs 24"), std::string::npos) << fx.text;
+  // Without the setting the communicator has fewer channels than 24: NCCL runs its own count.
+  const auto plain = collective_candidates(Func::ALL_REDUCE, t, 8 * kMiB, {});
+  EXPECT_EQ(plain.front().why.plugin_channels, 24);
+  EXPECT_LT(plain.front().nchannels, 24);
+  EXPECT_NE(plugin_pick_effect(Func::ALL_REDUCE, t, 8 * kMiB).text.find("(its communicator's channels)"),
+            std::string::npos);
+}
+
+TEST(NcclNetPlugin, P6IsP5enPlatformEntryFrom1160) {
+  // platform-aws.cpp serves p6-b200 with the "p5en/p6-b200" entry: 35 us reported, RDMA, the
+  // forced NCCL settings; AWS's EFA step model has no P6 entry: p5en's 18 us, named as borrowed.
+  const AwsOfiPlatform* p6 = aws_ofi_platform(NetPlugin::AWS_OFI_P6);
+  const AwsOfiPlatform* p5en = aws_ofi_platform(NetPlugin::AWS_OFI_P5EN);
+  ASSERT_NE(p6, nullptr);
+  EXPECT_STREQ(p6->name, "p5en/p6-b200");
+  EXPECT_DOUBLE_EQ(p6->reported_latency_s, 35e-6);
+  EXPECT_DOUBLE_EQ(p6->model_net_lat_s, p5en->model_net_lat_s);
+  EXPECT_STREQ(p6->model_net_lat_from, "p5en");
+  EXPECT_STREQ(p5en->model_net_lat_from, "");
+  EXPECT_DOUBLE_EQ(p6->buffsize, 8 * kMiB);
+  EXPECT_TRUE(p6->region_tuner);
+  // P6 entered in 1.16.0: an older plugin has none of it.
+  EXPECT_EQ(aws_ofi_platform(NetPlugin::AWS_OFI_P6, 11502), nullptr);
+  EXPECT_NE(aws_ofi_platform(NetPlugin::AWS_OFI_P6, 11600), nullptr);
+  EXPECT_EQ(aws_ofi_region_skip_reason(NetPlugin::AWS_OFI_P6, Func::ALL_REDUCE, 32, 4, 0, 11502),
+            "aws-ofi-nccl 1.15.2 predates p6-b200 (1.16.0): nothing of its P6 support applies");
 }

@@ -32,7 +32,8 @@ fabric::Bom bom(const config::ClusterSpec& c) {
 }
 
 TEST(CloudFabrics, EveryRentedPresetHasAFabricWhosePlacementIsNotGuaranteed) {
-  for (const char* name : {"aws-p5", "aws-p5en", "p4d", "azure-nd-h100-v5", "gcp-a3-mega", "oci-bm-gpu4"}) {
+  for (const char* name :
+       {"aws-p5", "aws-p5en", "aws-p6-b200", "p4d", "azure-nd-h100-v5", "gcp-a3-mega", "oci-bm-gpu4"}) {
     const auto s = load(name, 2);
     EXPECT_FALSE(s.cluster.inter_fabric.is_single_switch()) << name;
     EXPECT_FALSE(s.cluster.inter_fabric.placement_guaranteed) << name;
@@ -81,6 +82,19 @@ TEST(CloudFabrics, AwsP5enUltraClusterCountsByHand) {
   EXPECT_EQ(b.cores, 0);
   EXPECT_EQ(b.cables_leaf_spine, 1024);
   EXPECT_EQ(b.switch_ports_used, 1024 + 2 * 1024);
+}
+
+TEST(CloudFabrics, AwsP6B200UltraClusterCountsByHand) {
+  // 8 x 400G EFA a p6-b200, 64 NIC ports down a 128-port leaf: 8 instances a leaf. 64 nodes: 512
+  // NICs, 8 leaves in one pod; 64 lanes of 8 leaves, 128 / 8 = 16 lanes a spine: 4 spines; no
+  // cores. Cables: 512 NIC-leaf, 8 x 64 = 512 leaf-spine; ports 512 + 2 x 512.
+  const auto b = bom(load("aws-p6-b200", 64).cluster);
+  EXPECT_EQ(b.nics, 512);
+  EXPECT_EQ(b.leaves, 8);
+  EXPECT_EQ(b.spines, 4);
+  EXPECT_EQ(b.cores, 0);
+  EXPECT_EQ(b.cables_leaf_spine, 512);
+  EXPECT_EQ(b.switch_ports_used, 512 + 2 * 512);
 }
 
 TEST(CloudFabrics, P4dUltraClusterCountsByHand) {
