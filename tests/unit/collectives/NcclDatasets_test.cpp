@@ -55,6 +55,9 @@ constexpr double kReduceScatterH100Bound = 0.03;
 // The A100 broadcast table's medians as achieved (>= 1 MiB 10.7 %, below 12.8 %), rounded up
 // (NOTES.md "Broadcast"): regression bounds, nothing was fitted to the table.
 constexpr double kBroadcastA100BoundLarge = 0.11, kBroadcastA100BoundSmall = 0.13;
+// The 2 x p6-b200 excerpt's six small rows (7.6 % achieved; NOTES.md "EFA through aws-ofi-nccl"
+// item 8), rounded up: a regression bound on the EFA step p6 borrows from p5en, not fitted.
+constexpr double kP6SmallBound = 0.08;
 
 const std::vector<Dataset>& datasets() {
   // Bounds are the achieved medians rounded up; each one above the 0.10 / 0.25 / 0.05 target is
@@ -508,4 +511,32 @@ TEST(NcclDatasets, SuperbenchA100TablesOfTheOtherCollectives) {
     EXPECT_LE(m.large, tb.bound_large);
     EXPECT_LE(m.small, tb.bound_small);
   }
+}
+
+// 2 x p6-b200 (dstackai/dstack#3961, the six rows of 8-256 B available here): the small-size
+// latency of the aws-p6-b200 preset, whose EFA step is p5en's (18 us, AWS's model has no P6 entry).
+// A two-node tree of LL all-reduces: NCCL's base latency plus the EFA steps. The same rows with
+// NCCL's own InfiniBand hwLat (dgx-b200, 8 x 400G IB) would be predicted about twice as fast.
+TEST(NcclDatasets, P6TwoNodeSmallRowsTakeTheBorrowedEfaStep) {
+  const auto file = data_file("aws-p6-b200_2x8_efa_small.txt");
+  ASSERT_TRUE(std::filesystem::exists(file)) << "missing tests/data/nccl-tests";
+  const NcclTestsLog log = parse_nccl_tests_log_file(file.string());
+  const auto cat = ddpsim::test_support::source_catalog();
+  auto cluster = cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, "aws-p6-b200"));
+  cluster.nodes = 2;
+  auto ib = cat.load_cluster(cat.resolve(ddpsim::config::Kind::CLUSTER, "dgx-b200"));
+  ib.nodes = 2;
+  const NcclTopology topo = nccl_topology(cluster), ib_topo = nccl_topology(ib);
+  std::vector<double> err, ib_ratio;
+  for (const auto& r : log.rows) {
+    const double meas = r.oop_time_us * 1e-6;
+    const auto e = predict_collective(Func::ALL_REDUCE, topo, r.size_bytes);
+    err.push_back(std::abs(meas / e.time - 1));  // |predicted busbw / measured - 1|
+    ib_ratio.push_back(predict_collective(Func::ALL_REDUCE, ib_topo, r.size_bytes).time / meas);
+  }
+  ASSERT_EQ(err.size(), 6u);
+  std::printf("[dataset] %-38s %-15s median |busbw err| below 1 MiB %6.3f (IB hwLat: time x %.2f)\n",
+              "aws-p6-b200_2x8_efa_small.txt", "aws-p6-b200", median(err), median(ib_ratio));
+  EXPECT_LE(median(err), kP6SmallBound);
+  EXPECT_LT(median(ib_ratio), 0.55);  // NCCL's IB latencies would be too fast by about 2x
 }
