@@ -99,6 +99,7 @@ int cmd_collective(const CommonOptions& common, const CollectiveArgs& args) {
                          {"reported_latency_us", plugin.reported_latency * 1e6},
                          {"text", plugin.text}};
       if (plugin.channels > 0) r.doc["plugin"]["channels"] = plugin.channels;
+      if (!plugin.efa_step_from.empty()) r.doc["plugin"]["efa_step_from"] = plugin.efa_step_from;
     }
     // How far to trust it (issue 24 item 4): in the document's header ("# trust:", JSON "trust").
     // The placement assumed on a fabric (issue 24 item 3; absent on the single switch, one node).

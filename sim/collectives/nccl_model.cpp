@@ -1695,6 +1695,16 @@ PluginPickEffect plugin_pick_effect(Func func, const NcclTopology& topo, double 
     r.text = head + "left NCCL's pick " + r.pick + " alone (region tuner: " + r.region_tuner +
              (r.reported_latency > 0 ? "; " + std::string(lat) + ": the same pick)" : ")");
   }
+  // An EFA step taken from another platform's entry of AWS's model (p6-b200: p5en's), said where
+  // it enters the achieved time (across nodes).
+  if (topo.nnodes > 1 && plat->model_net_lat_s > 0 && *plat->model_net_lat_from) {
+    r.efa_step_from = plat->model_net_lat_from;
+    char b[200];
+    std::snprintf(b, sizeof b,
+                  "; EFA step %.0f us per inter-node step, AWS's %s figure (its model has no entry of this platform)",
+                  plat->model_net_lat_s * 1e6, plat->model_net_lat_from);
+    r.text += b;
+  }
   return r;
 }
 

@@ -216,6 +216,7 @@ struct PluginPickEffect {
   double reported_latency = 0;       // seconds NCCL added to latencyInter (0: it did not read it)
   std::string effect;                // "region_tuner", "reported_latency" or "none"
   int channels = 0;                  // the channels the region tuner set with its pick (0: NCCL's own)
+  std::string efa_step_from;         // the platform whose EFA step is borrowed (p6: "p5en"; "" = own)
   std::string text;                  // the --explain line
 };
 PluginPickEffect plugin_pick_effect(Func func, const NcclTopology& topo, double bytes,

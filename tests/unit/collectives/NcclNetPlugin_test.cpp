@@ -588,6 +588,12 @@ TEST(NcclNetPlugin, P6TreeLL128ChannelRule) {
   const auto fx = plugin_pick_effect(Func::ALL_REDUCE, t, 8 * kMiB, s);
   EXPECT_EQ(fx.channels, 24);
   EXPECT_NE(fx.text.find("set 24 channels (calculateBestNChannelTree), NCCL runs 24"), std::string::npos) << fx.text;
+  // The borrowed EFA step is named where it acts (across nodes); p5en's own is not.
+  EXPECT_EQ(fx.efa_step_from, "p5en");
+  EXPECT_NE(fx.text.find("EFA step 18 us per inter-node step, AWS's p5en figure"), std::string::npos) << fx.text;
+  EXPECT_EQ(
+      plugin_pick_effect(Func::ALL_REDUCE, h100_nodes(4, 16, 25e9, NetPlugin::AWS_OFI_P5EN), 8 * kMiB).efa_step_from,
+      "");
   // Without the setting the communicator has fewer channels than 24: NCCL runs its own count.
   const auto plain = collective_candidates(Func::ALL_REDUCE, t, 8 * kMiB, {});
   EXPECT_EQ(plain.front().why.plugin_channels, 24);
