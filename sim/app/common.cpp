@@ -11,6 +11,8 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "collectives/net_plugin.hpp"
+#include "config/nccl_names.hpp"
 #include "config/overrides.hpp"
 #include "config/sections.hpp"
 #include "core/error.hpp"
@@ -260,6 +262,12 @@ std::vector<std::string> scenario_warnings(const config::Scenario& s) {
                   "without a kernel (views, autograd view nodes, module calls) is left out of its host dispatch; "
                   "add it with scripts/export_model.py --add-kernels FILE -o FILE");
   }
+  // aws-ofi-nccl learnt p6-b200 in 1.16.0: an older release named for it leaves all of the plugin out.
+  if (collectives::parse_net_plugin(s.cluster.net_plugin) == collectives::NetPlugin::AWS_OFI_P6 &&
+      s.cluster.net_plugin_version != 0 && s.cluster.net_plugin_version < collectives::kAwsOfiP6)
+    w.push_back("inter_node.net_plugin_version " + config::nccl_version_string(s.cluster.net_plugin_version) +
+                " predates aws-ofi-nccl's p6-b200 support (1.16.0): nothing of the plugin is modelled (no "
+                "region tuner, reported latency or EFA step; NCCL's own pick and latencies)");
   for (auto& f : config::fsdp_warnings(s)) w.push_back(std::move(f));
   return w;
 }

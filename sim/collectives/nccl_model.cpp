@@ -197,6 +197,15 @@ struct TunerTables {
   double (*ring_plateau)(const NcclTopology& topo, const NcclTuning& t, double bytes) = ring_plateau_now;
 };
 
+int log2i(long long n) {  // NCCL log2i: floor(log2(n)), -1 for n <= 0
+  int l = -1;
+  while (n > 0) {
+    n >>= 1;
+    ++l;
+  }
+  return l;
+}
+
 namespace {
 
 // NCCL 2.5-2.8: tuning.cc at NVIDIA/nccl 920dbe5b (version.mk 2.8.3), the verified copy nearest
@@ -262,15 +271,6 @@ const std::vector<TunerEra> kEras = {
     make_era(22809, 23003, "2.28.9-2.30.2", "src/graph/tuning.cc at v2.28.9-1", kTablesNow),
     make_era(23003, 0, "2.30.3+", "src/graph/tuning.cc at v2.30.7-1, src/transport/nvls.cc at v2.30.3-1", kTablesNow),
 };
-
-int log2i(long long n) {  // NCCL log2i: floor(log2(n)), -1 for n <= 0
-  int l = -1;
-  while (n > 0) {
-    n >>= 1;
-    ++l;
-  }
-  return l;
-}
 
 std::string fmt(double v) {
   std::ostringstream os;

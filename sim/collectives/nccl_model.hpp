@@ -226,6 +226,8 @@ std::vector<AllReduceEstimate> allreduce_candidates(const NcclTopology& topo, do
                                                     const NcclSettings& settings = {});
 
 // nccl-tests doc/PERFORMANCE.md definitions.
+// NCCL's (and aws-ofi-nccl's) log2i: floor(log2(n)), -1 for n <= 0.
+int log2i(long long n);
 double algbw(double bytes, double time);
 double busbw_allreduce(double algbw, int nranks);
 // nccl-tests' bus bandwidth of `func` (src/all_reduce.cu AllReduceGetBw: x 2(n-1)/n;

@@ -275,9 +275,7 @@ int aws_ofi_region_channels(NetPlugin p, Func func, int nranks, int nnodes, doub
   if (func != Func::ALL_REDUCE || algo != Algo::TREE || proto != Proto::LL128 || nranks != 8 * nnodes) return 0;
   constexpr double kMiB4 = 4.0 * 1024 * 1024, kMiB32 = 32.0 * 1024 * 1024;
   if (bytes < kMiB4 || bytes > kMiB32) return 0;
-  // calculateBestNChannelTree: log2_nnodes is log2i(nNodes), rounded down.
-  int log2_nnodes = 0;
-  while ((2 << log2_nnodes) <= nnodes) ++log2_nnodes;
+  const int log2_nnodes = log2i(nnodes);  // region_ctx->log2_nnodes = log2i(nNodes): rounded down
   int best = 0;
   double best_chunk = 0;
   for (const int ch : {16, 24, 32}) {

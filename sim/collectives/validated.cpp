@@ -217,7 +217,7 @@ std::string table_words(const ValidatedCase& c, const std::string& cluster, int 
 }  // namespace
 
 std::vector<std::string> trust_parts(const std::string& cluster, const std::string& gpu, int nodes,
-                                     const std::string& net_plugin, Func func) {
+                                     const std::string& net_plugin, Func func, bool allreduce_above) {
   const Trust t = trust(cluster, gpu, nodes, net_plugin, func);
   std::vector<std::string> out;
   if (t.table) {
@@ -238,7 +238,9 @@ std::vector<std::string> trust_parts(const std::string& cluster, const std::stri
       }
       out.push_back(w);
     }
-    if (t.fallback) {
+    if (allreduce_above) {
+      out.push_back("beside the all-reduce's: all_reduce_perf's above");
+    } else if (t.fallback) {
       out.push_back("beside the all-reduce's: " + table_words(*t.fallback, cluster, nodes));
     } else {
       std::snprintf(b, sizeof b,
@@ -254,11 +256,15 @@ std::vector<std::string> trust_parts(const std::string& cluster, const std::stri
   return out;
 }
 
+std::string join_trust_parts(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
 std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes, const std::string& net_plugin,
                        Func func) {
-  std::string out;
-  for (const auto& p : trust_parts(cluster, gpu, nodes, net_plugin, func)) out += (out.empty() ? "" : "; ") + p;
-  return out;
+  return join_trust_parts(trust_parts(cluster, gpu, nodes, net_plugin, func));
 }
 
 }  // namespace ddpsim::collectives

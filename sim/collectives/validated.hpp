@@ -97,10 +97,14 @@ Trust trust(const std::string& cluster, const std::string& gpu, int nodes, const
 std::string trust_line(const std::string& cluster, const std::string& gpu, int nodes,
                        const std::string& net_plugin = "", Func func = Func::ALL_REDUCE);
 
-// trust_line's clauses, in its order (it joins them with "; "): the table (or what stands in for a
-// missing one, each in its own clause), then the held-out growth where that is worse. The run
-// report's text prints one clause a line.
+// trust_line's clauses, in its order (it joins them with "; ", join_trust_parts): the table (or what
+// stands in for a missing one, each in its own clause), then the held-out growth where that is
+// worse. The run report's text prints one clause a line; `allreduce_above` (a text that lists the
+// all-reduce's table before this collective's) names the all-reduce's stand-in table instead of
+// repeating it.
 std::vector<std::string> trust_parts(const std::string& cluster, const std::string& gpu, int nodes,
-                                     const std::string& net_plugin = "", Func func = Func::ALL_REDUCE);
+                                     const std::string& net_plugin = "", Func func = Func::ALL_REDUCE,
+                                     bool allreduce_above = false);
+std::string join_trust_parts(const std::vector<std::string>& parts);
 
 }  // namespace ddpsim::collectives

@@ -292,8 +292,9 @@ StepReport case_fields(const config::Scenario& sc, const gpu::ComputeProfile& pr
   r.cluster = sc.cluster.name;
   r.gpu = sc.cluster.gpu.name;
   if (sc.cluster.world_size() > 1) {
-    r.nccl_trust = collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin);
-    r.nccl_trust_blocks = {{"", collectives::trust_parts(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin)}};
+    auto parts = collectives::trust_parts(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin);
+    r.nccl_trust = collectives::join_trust_parts(parts);
+    r.nccl_trust_blocks = {{"", std::move(parts)}};
   }
   r.comm_basis.communicates = sc.cluster.world_size() > 1;
   r.comm_basis.measured = !sc.collective.measured_allreduce.empty();
@@ -487,15 +488,15 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
     r.nccl_trust_blocks.clear();
     for (const auto f : carried) {
       const std::string name = allreduce_only ? "" : collectives::nccl_tests_binary(f);
-      line += (line.empty() ? "" : " | ") + (name.empty() ? "" : name + ": ") +
-              collectives::trust_line(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f) + "; " + sizes(f);
-      // The text report: one clause a line; a stand-in all-reduce table already listed above is
-      // named, not repeated.
+      const std::string calls = sizes(f);
+      // JSON: every clause in full. The text: one clause a line, and a stand-in all-reduce table
+      // already listed above named, not repeated.
       auto parts = collectives::trust_parts(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f);
-      for (auto& p : parts)
-        if (allreduce_listed && f != collectives::Func::ALL_REDUCE && p.rfind("beside the all-reduce's: ", 0) == 0)
-          p = "beside the all-reduce's: all_reduce_perf's above";
-      parts.push_back(sizes(f));
+      line += (line.empty() ? "" : " | ") + (name.empty() ? "" : name + ": ") + collectives::join_trust_parts(parts) +
+              "; " + calls;
+      if (allreduce_listed && f != collectives::Func::ALL_REDUCE)
+        parts = collectives::trust_parts(r.cluster, r.gpu, sc.cluster.nodes, sc.cluster.net_plugin, f, true);
+      parts.push_back(calls);
       r.nccl_trust_blocks.push_back({name, std::move(parts)});
     }
     r.nccl_trust = line;

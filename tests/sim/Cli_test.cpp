@@ -991,6 +991,34 @@ TEST(Cli, CollectiveCompareUsesThePluginReleaseTheLogNames) {
   fs::remove_all(d);
 }
 
+TEST(Cli, NetPluginNamesAreCheckedAndAReleaseBeforeP6IsWarnedOf) {
+  auto d = temp_dir("p6");
+  Json p6 = Json::parse(std::ifstream("configs/clusters/aws-p6-b200.json"));
+  // An unknown plugin: exit 2 naming the file, the path, the value and every allowed one.
+  p6["inter_node"]["net_plugin"] = "aws-ofi-nccl/p7";
+  std::ofstream(d / "p7.json") << p6.dump(2);
+  auto bad = run("collective allreduce --cluster " + (d / "p7.json").string() + " -b 1M -e 1M");
+  EXPECT_TRUE(testing::refused_with(bad, {"p7.json", "/inter_node/net_plugin", "\"aws-ofi-nccl/p7\"",
+                                          "\"aws-ofi-nccl/p5en\"", "\"aws-ofi-nccl/p6\""}));
+  // aws-ofi-nccl learnt p6-b200 in 1.16.0: a run naming 1.15.2 is warned that nothing of the plugin
+  // is modelled; 1.16.0 is not.
+  p6["inter_node"]["net_plugin"] = "aws-ofi-nccl/p6";
+  p6["inter_node"]["net_plugin_version"] = "1.15.2";
+  std::ofstream(d / "old.json") << p6.dump(2);
+  auto old = run("run --model resnet50 --cluster " + (d / "old.json").string() + " --nodes 4 -q");
+  EXPECT_EQ(old.code, 0) << old.out;
+  EXPECT_NE(old.err.find("ddpsim: warning: inter_node.net_plugin_version 1.15.2 predates aws-ofi-nccl's p6-b200 "
+                         "support (1.16.0): nothing of the plugin is modelled"),
+            std::string::npos)
+      << old.err;
+  p6["inter_node"]["net_plugin_version"] = "1.16.0";
+  std::ofstream(d / "new.json") << p6.dump(2);
+  auto now = run("run --model resnet50 --cluster " + (d / "new.json").string() + " --nodes 4 -q");
+  EXPECT_EQ(now.code, 0) << now.out;
+  EXPECT_EQ(now.err.find("predates"), std::string::npos) << now.err;
+  fs::remove_all(d);
+}
+
 TEST(Cli, CollectiveExplainListsNcclsCandidatesPickFirst) {
   auto r = run("collective allreduce --cluster dgx-h100 --nodes 2 --explain 64M --json -");
   ASSERT_EQ(r.code, 0) << r.out;
