@@ -311,9 +311,13 @@ Json compare_row(const Point& point, const ClusterOption& option, const Json& re
     const double bworld = figure(*baseline, "world_size", what + " (its 1-GPU baseline)");
     row["baseline_samples_per_s"] = bsps;
     row["scaling_efficiency"] = scaling_efficiency(sps, world, bsps, std::max(1, static_cast<int>(bworld)));
+    // A baseline that does not fit one GPU (FSDP's reason to exist) is a GPU that could hold the
+    // whole job: its scaling figure is against a configuration nobody can run.
+    row["baseline_fits"] = baseline->contains("fits") ? (*baseline)["fits"] : Json(nullptr);
   } else {
     row["baseline_samples_per_s"] = nullptr;
     row["scaling_efficiency"] = nullptr;
+    row["baseline_fits"] = nullptr;
   }
   const bool priced = facts.price_per_gpu_hour > 0;
   const double per_hour = facts.price_per_gpu_hour * world;
@@ -745,7 +749,11 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     }
     c.push_back(rate(num(r, "samples_per_s")));
     if (any_seq) c.push_back(opt_text(r["tokens_per_s"], rate));
-    c.push_back(opt_text(r["scaling_efficiency"], core::percent1_text));
+    {
+      std::string sc = opt_text(r["scaling_efficiency"], core::percent1_text);
+      if (r["scaling_efficiency"].is_number() && r.value("baseline_fits", Json()) == Json(false)) sc += "*";
+      c.push_back(sc);
+    }
     c.push_back(opt_text(r.value("overlap_ratio", Json()), core::percent1_text));
     c.push_back(core::format_time(num(r, "exposed_comm_s")));
     c.push_back(opt_text(r["memory_per_gpu_bytes"], gib));
@@ -810,14 +818,21 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
 
   // ---- notes
   o << "\nscaling = samples/s per GPU / samples/s of the same option on 1 GPU (nodes=1, gpus_per_node=1)";
-  std::vector<std::string> base_text;
+  std::vector<std::string> base_text, unfit_base;
   for (size_t i = 0; i < options.size() && i < baselines.size(); ++i) {
     const auto& b = baselines[i];
     base_text.push_back(options[i].label + " " +
                         (b.contains("error") ? std::string("FAILED") : rate(num(b, "samples_per_s")) + "/s"));
+    if (!b.contains("error") && b.value("fits", Json()) == Json(false))
+      unfit_base.push_back(options[i].label + " (" +
+                           (b["memory_per_gpu_bytes"].is_number() ? gib(num(b, "memory_per_gpu_bytes")) : "?") +
+                           " of " + (b["gpu_memory_bytes"].is_number() ? gib(num(b, "gpu_memory_bytes")) : "?") + ")");
   }
   if (!base_text.empty()) o << ":\n  " << join(base_text, "; ");
   o << "\n";
+  if (!unfit_base.empty())
+    o << "* the 1-GPU baseline does not fit one GPU's memory: " << join(unfit_base, ", ")
+      << "; its scaling is against a GPU that could hold the whole job, not a run anyone can make\n";
   std::vector<std::string> unpriced;
   for (size_t i = 0; i < options.size(); ++i) {
     bool has = false, any = false;
@@ -835,7 +850,8 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     for (const auto& r : rows)
       if (!r.contains("error") && r["option"] == opt.label && r["ownership"].is_object()) {
         const auto& w = r["ownership"];
-        o << "$/h of " << r["label"].get<std::string>() << ": owned: " << w["servers"].get<long long>() << " servers x "
+        o << "$/h of " << r["label"].get<std::string>() << ": owned: " << w["servers"].get<long long>()
+          << (w["servers"].get<long long>() == 1 ? " server x " : " servers x ")
           << money(w["server_price"].get<double>()) << " + fabric "
           << (w["fabric_capex"].is_number() ? money(w["fabric_capex"].get<double>()) : std::string("not priced"))
           << " over " << fmt("%g", w["years"].get<double>()) << " years at " << pct0(w["utilisation"].get<double>())
@@ -946,6 +962,7 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
                         "tokens_per_s",
                         "samples_per_step",
                         "scaling_efficiency",
+                        "baseline_fits",
                         "overlap_ratio",
                         "exposed_comm_s",
                         "memory_per_gpu_bytes",
@@ -1005,7 +1022,11 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     if (b.is_object() && b.contains("error"))
       base = {{"error", b["error"]}};
     else if (b.is_object())
-      base = {{"step_time_s", b["step_time_s"]}, {"samples_per_s", b["samples_per_s"]}};
+      base = {{"step_time_s", b["step_time_s"]},
+              {"samples_per_s", b["samples_per_s"]},
+              {"fits", b.contains("fits") ? b["fits"] : Json(nullptr)},
+              {"memory_per_gpu_bytes", b.contains("memory_per_gpu_bytes") ? b["memory_per_gpu_bytes"] : Json(nullptr)},
+              {"gpu_memory_bytes", b.contains("gpu_memory_bytes") ? b["gpu_memory_bytes"] : Json(nullptr)}};
     opts.push_back({{"label", options[i].label},
                     {"text", options[i].text},
                     {"cluster", options[i].cluster},

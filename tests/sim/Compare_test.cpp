@@ -367,5 +367,32 @@ TEST(Compare, RowsWhoseCollectivesLeaveTheValidatedTablesAreListedWithTheirBand)
   EXPECT_GT(parts[2]["reach_s"][1].get<double>(), 0.0);
 }
 
+// FSDP exists for jobs one GPU cannot hold: Llama-3-8B with AdamW needs ~150 GiB at its peak on
+// one H100 (80 GiB) and ~15 GiB per GPU sharded over 8. The scaling column divides by that 1-GPU
+// run, so it is marked and the baseline's memory is named; the JSON carries the fit.
+TEST(Compare, AScalingFigureAgainstABaselineThatDoesNotFitIsMarked) {
+  auto r = run_cli("compare llama3-8b-fsdp-8x-h100 --set simulation.backend=analytic --cluster dgx-h100 -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const size_t note = r.out.find("* the 1-GPU baseline does not fit one GPU's memory: dgx-h100 (");
+  ASSERT_NE(note, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" of 80.0 GiB)", note), std::string::npos) << r.out;
+  // The row's scaling cell ends with the mark ("112.9%*"): a percent sign followed by '*'.
+  EXPECT_NE(r.out.find("%*"), std::string::npos) << r.out;
+  auto j = run_cli("compare llama3-8b-fsdp-8x-h100 --set simulation.backend=analytic --cluster dgx-h100 -q --json -");
+  ASSERT_EQ(j.code, 0) << j.out;
+  const Json doc = Json::parse(j.out.substr(0, j.out.rfind('}') + 1));
+  EXPECT_EQ(doc["rows"][0]["baseline_fits"], Json(false)) << doc["rows"][0].dump();
+  EXPECT_EQ(doc["rows"][0]["fits"], Json(true));
+  const Json& base = doc["options"][0]["baseline_1gpu"];
+  EXPECT_EQ(base["fits"], Json(false));
+  EXPECT_GT(base["memory_per_gpu_bytes"].get<double>(), base["gpu_memory_bytes"].get<double>());
+  // A job that fits one GPU gets neither the mark nor the note.
+  auto ok =
+      run_cli("compare default --set training.batch_size=8 --set simulation.backend=analytic --cluster dgx-a100 -q");
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  EXPECT_EQ(ok.out.find("baseline does not fit"), std::string::npos) << ok.out;
+  EXPECT_EQ(ok.out.find("%*"), std::string::npos) << ok.out;
+}
+
 }  // namespace
 }  // namespace ddpsim

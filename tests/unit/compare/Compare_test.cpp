@@ -147,7 +147,16 @@ TEST(CompareRow, DerivedFiguresFromTheReport) {
   EXPECT_TRUE(r2["cost_per_million_samples"].is_null());
   EXPECT_TRUE(r2["train_cost"].is_null());
   EXPECT_TRUE(r2["scaling_efficiency"].is_null());
+  EXPECT_TRUE(r2["baseline_fits"].is_null());
   EXPECT_NEAR(r2["train_time_s"].get<double>(), 1e6 / 8192.0, 1e-12);
+  // The baseline's memory fit travels with the scaling figure: unknown when its report has none,
+  // and false when one GPU cannot hold the job (the figure is then against a run nobody can make).
+  EXPECT_TRUE(row["baseline_fits"].is_null());
+  Json unfit = base;
+  unfit["fits"] = false;
+  EXPECT_EQ(compare_row({0, 16}, opt, rep, &unfit, f, t)["baseline_fits"], Json(false));
+  unfit["fits"] = true;
+  EXPECT_EQ(compare_row({0, 16}, opt, rep, &unfit, f, t)["baseline_fits"], Json(true));
   // Tokens asked of a model without a sequence length: time unknown.
   Json r3 = compare_row({0, 16}, opt, fake_report(16, 8, 0.5, 32), nullptr, f, t);
   EXPECT_TRUE(r3["tokens_per_s"].is_null());
