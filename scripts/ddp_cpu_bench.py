@@ -591,6 +591,9 @@ def build_document(cfg, ranks, argv, wall_s):
             "no_ddp_optimizer_s": _median([s["step_time_s"] - s["backward_end_s"] for s in no_ddp_steps]),
             "step_times_s": step_times,
             "compute_only_times_s": co_times,
+            # Every rank's compute-only steps in step order: how much each rank's compute varies
+            # on its own (ddpsim validate's rank jitter; DDP's step waits for the slowest rank).
+            "rank_compute_only_times_s": [[s["step_time_s"] for s in r["cases"][ci]["noop"]] for r in ranks],
             "num_buckets": len(buckets),
             "bucket_stats_steps": n_same,
             "buckets": buckets,

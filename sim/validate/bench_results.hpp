@@ -16,6 +16,10 @@ struct StepCase {
   core::Json measured;  // the file's /step/cases/<i>
   std::string label;    // the bucket cap ("default" or MiB)
   config::Scenario scenario;
+  // The ranks' independent step-to-step compute variation the run measured (rank_jitter_cv below);
+  // 0 when the file has none. Above 0 the scenario simulates explicit ranks with it
+  // (stragglers.jitter_cv) and the comparison takes the simulated steps' median.
+  double jitter_cv = 0;
 };
 
 struct Plan {
@@ -42,6 +46,20 @@ Plan plan(const config::Catalog& cat, const core::Json& doc, const std::string& 
 // core::ConfigError (file, JSON path, value) on a value that is not such a time. `i`: the case's
 // index in /step/cases.
 double measured_optimizer_step(const core::Json& step_case, const std::string& file, size_t i);
+
+// DDP's ranks meet at every bucket's all-reduce, so a step ends when the slowest rank's backward
+// does: with compute that varies from step to step independently on each rank, the synchronised
+// step is longer than any one rank's median compute (two ranks: by sigma / sqrt(pi), sigma the
+// independent part's spread). scripts/ddp_cpu_bench.py records every rank's compute-only step
+// times, step by step (`rank_compute_only_times_s`, one array per rank, since 6 Dec 2026); this is
+// the coefficient of variation of their rank-independent part: per step s the ranks' mean log time
+// m_s is the part they share (the machine slowing both), the residuals ln t_{s,r} - m_s the part
+// each rank has alone, sigma^2 = sum of squared residuals / (steps x (ranks - 1)) (unbiased for
+// independent ranks of equal spread), cv = sqrt(exp(sigma^2) - 1) (a lognormal's, as
+// stragglers.jitter_cv draws). 0 when the case has no such field, one rank or fewer than 3 steps.
+// Throws core::ConfigError (file, JSON path, value) on a field that is not one array of positive
+// times per rank, all of one length.
+double rank_jitter_cv(const core::Json& step_case, int ranks, const std::string& file, size_t i);
 
 // The slower half of a case's timed steps against its faster half: median(upper half) /
 // median(lower half) of `times` (1 with fewer than 4). A ratio of kSlowPhaseRatio or more says the

@@ -372,6 +372,13 @@ class BenchTest(unittest.TestCase):
             self.assertLessEqual(c["backward_end_s"], c["step_time_s"])
             self.assertEqual(len(c["step_times_s"]), 2)
             self.assertEqual(len(c["compute_only_times_s"]), 2)
+            # every rank's compute-only steps, rank 0's being the ones above (validate's rank jitter)
+            per_rank = c["rank_compute_only_times_s"]
+            self.assertEqual(len(per_rank), doc["hardware"]["ngpus"])
+            self.assertEqual(per_rank[0], c["compute_only_times_s"])
+            for times in per_rank:
+                self.assertEqual(len(times), 2)
+                self.assertTrue(all(t > 0 for t in times))
             # the same model without DDP, one step after each compute-only step
             self.assertEqual(len(c["no_ddp_step_times_s"]), 2)
             self.assertGreater(c["no_ddp_step_time_s"], 0.0)

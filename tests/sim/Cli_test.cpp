@@ -1323,6 +1323,48 @@ TEST(Cli, ValidateAtOneRankHasNoBucketTimesToCompare) {
   for (const auto& c : two_rank["cases"]) EXPECT_GT(c["bucket_end_median_abs_error"].get<double>(), 0);
 }
 
+// Every rank's compute-only steps (rank_compute_only_times_s): the case is simulated with the
+// ranks' own variation, so its median step is longer than the same file's without the field (one
+// representative rank), by about sigma / sqrt(pi) of the compute for two ranks; a file without the
+// field validates as before; a bad field is refused with its path.
+TEST(Cli, ValidateSimulatesTheRanksOwnComputeVariation) {
+  const std::string path = "bench/results/rank-jitter-2026-12-06/shufflenet_v2_x1_0-1.json";
+  std::ifstream f(path);
+  const Json file = Json::parse(f);
+  auto d = temp_dir("validate-jitter");
+  Json plain = file;
+  for (auto& c : plain["step"]["cases"]) c.erase("rank_compute_only_times_s");
+  std::ofstream(d / "plain.json") << plain.dump();
+  auto with = run("validate " + path + " --tolerance 1.0 --json -");
+  auto without = run("validate " + (d / "plain.json").string() + " --tolerance 1.0 --json -");
+  ASSERT_EQ(with.code, 0) << with.out;
+  ASSERT_EQ(without.code, 0) << without.out;
+  const Json jw = Json::parse(with.out), jo = Json::parse(without.out);
+  ASSERT_EQ(jw["cases"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const Json& cw = jw["cases"][i];
+    const double cv = cw["rank_jitter_cv"].get<double>();
+    EXPECT_GT(cv, 0.05) << i;  // 14-17 % on that run
+    EXPECT_TRUE(jo["cases"][i]["rank_jitter_cv"].is_null());
+    const double pw = cw["predicted"]["step_time_s"].get<double>();
+    const double po = jo["cases"][i]["predicted"]["step_time_s"].get<double>();
+    const double compute = jo["cases"][i]["predicted"]["compute_only_s"].get<double>();
+    // Longer, and by no more than the two-rank expectation of the slower of two such ranks
+    // (sigma / sqrt(pi) of the compute, sigma ~ cv) with room for the median of 200 draws.
+    EXPECT_GT(pw, po) << i;
+    EXPECT_LT(pw - po, 1.5 * cv / std::sqrt(M_PI) * compute) << i;
+  }
+  auto text = run("validate " + path + " --tolerance 1.0");
+  EXPECT_NE(text.out.find("ranks' own compute variation: "), std::string::npos) << text.out;
+  Json bad = file;
+  bad["step"]["cases"][2]["rank_compute_only_times_s"][1] = Json::array({0.1, 0.1});
+  std::ofstream(d / "bad.json") << bad.dump();
+  auto r = run("validate " + (d / "bad.json").string());
+  EXPECT_TRUE(
+      testing::refused_with(r, {"bad.json: /step/cases/2/rank_compute_only_times_s/1: [0.1,0.1] is not allowed"}));
+  fs::remove_all(d);
+}
+
 // The CPU run's all-reduce sweep is the collective's table now: a bad row is refused with the
 // results file's own path, value and what is allowed (not the generated scenario's).
 TEST(Cli, ValidateRefusesABadAllReduceSweepRowByItsPath) {

@@ -1,6 +1,8 @@
 // validate::compare_steps on hand-made measured and predicted cases (no simulation).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/error.hpp"
 #include "validate/bench_results.hpp"
 
@@ -174,6 +176,64 @@ TEST(BenchResults, BackwardEndOutsideTheStepIsRefusedWithFilePathAndValue) {
     EXPECT_NE(std::string(e.what()).find("r.json: /step/cases/1/compute_only_optimizer_s: -0.001"), std::string::npos)
         << e.what();
   }
+}
+
+// The ranks' independent compute variation, by hand: rank 0 takes e^0.2 s at step 1, rank 1 at
+// step 0, both 1 s otherwise. Per step the mean log time is 0.1, 0.1, 0; the residuals +-0.1, +-0.1,
+// 0: 0.04 squared, sigma^2 = 0.04 / (3 steps x (2 - 1)), cv = sqrt(e^sigma^2 - 1) = 0.11586.
+TEST(BenchResults, RankJitterIsTheComputeVariationTheRanksDoNotShare) {
+  const double e = std::exp(0.2);
+  const Json c = {{"rank_compute_only_times_s", {{1.0, e, 1.0}, {e, 1.0, 1.0}}}};
+  EXPECT_NEAR(rank_jitter_cv(c, 2, "r.json", 0), std::sqrt(std::exp(0.04 / 3) - 1), 1e-12);
+  EXPECT_NEAR(rank_jitter_cv(c, 2, "r.json", 0), 0.115856, 1e-6);
+  // Both ranks slowing together (the machine, not a rank): nothing for the ranks to wait on.
+  EXPECT_EQ(rank_jitter_cv(Json{{"rank_compute_only_times_s", {{0.1, 0.2, 0.3}, {0.1, 0.2, 0.3}}}}, 2, "r.json", 0),
+            0.0);
+  // A rank that is always 10 % slower is counted too (it also delays every synchronised step): a
+  // residual of +-ln(1.1)/2 at every step.
+  const double off = std::log(1.1) / 2;
+  EXPECT_NEAR(rank_jitter_cv(Json{{"rank_compute_only_times_s", {{1.0, 1.0, 1.0}, {1.1, 1.1, 1.1}}}}, 2, "r.json", 0),
+              std::sqrt(std::exp(2 * off * off) - 1), 1e-12);
+  // Nothing to estimate: no field (files before 6 Dec 2026), one rank, fewer than 3 steps.
+  EXPECT_EQ(rank_jitter_cv(Json{{"compute_only_s", 0.1}}, 2, "r.json", 0), 0.0);
+  EXPECT_EQ(rank_jitter_cv(Json{{"rank_compute_only_times_s", {{1.0, 2.0, 1.0}}}}, 1, "r.json", 0), 0.0);
+  EXPECT_EQ(rank_jitter_cv(Json{{"rank_compute_only_times_s", {{1.0, 2.0}, {2.0, 1.0}}}}, 2, "r.json", 0), 0.0);
+}
+
+TEST(BenchResults, RankTimesThatAreNotOneArrayOfTimesPerRankAreRefused) {
+  const std::vector<std::pair<Json, std::string>> bad = {
+      {Json("x"), "r.json: /step/cases/3/rank_compute_only_times_s: \"x\""},
+      {Json{{1.0, 1.0, 1.0}}, "r.json: /step/cases/3/rank_compute_only_times_s: "},  // one array for two ranks
+      {Json{{1.0, 1.0, 1.0}, {1.0, 1.0}}, "r.json: /step/cases/3/rank_compute_only_times_s/1: "},
+      {Json{{1.0, 1.0, 1.0}, {1.0, -1.0, 1.0}}, "r.json: /step/cases/3/rank_compute_only_times_s/1/1: -1.0"},
+      {Json{{1.0, 1.0, 1.0}, {1.0, "x", 1.0}}, "r.json: /step/cases/3/rank_compute_only_times_s/1/1: \"x\""}};
+  for (const auto& [times, want] : bad) {
+    try {
+      rank_jitter_cv(Json{{"rank_compute_only_times_s", times}}, 2, "r.json", 3);
+      FAIL() << "expected ConfigError for " << times.dump();
+    } catch (const core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("expected"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// With the ranks' jitter the simulated steps' median is compared, and the case says so.
+TEST(BenchResults, AJitteredCaseComparesTheMedianOfItsSimulatedSteps) {
+  Plan p = one_case(2, "25", {{"step_time_s", 0.2}});
+  p.steps[0].jitter_cv = 0.15;
+  Json pred = predicted(0.25, 0.0);
+  pred["step_time_p50_s"] = 0.21;
+  const auto r = compare_steps(p, {pred}, 0.1);
+  EXPECT_NEAR(r.doc["cases"][0]["predicted"]["step_time_s"].get<double>(), 0.21, 1e-12);
+  EXPECT_NEAR(r.doc["cases"][0]["rank_jitter_cv"].get<double>(), 0.15, 1e-12);
+  EXPECT_NE(r.text.find("ranks' own compute variation: 15.0 %"), std::string::npos) << r.text;
+  // Without jitter: the report's step, and no such line.
+  p.steps[0].jitter_cv = 0;
+  const auto q = compare_steps(p, {pred}, 0.1);
+  EXPECT_NEAR(q.doc["cases"][0]["predicted"]["step_time_s"].get<double>(), 0.25, 1e-12);
+  EXPECT_TRUE(q.doc["cases"][0]["rank_jitter_cv"].is_null());
+  EXPECT_EQ(q.text.find("ranks' own compute variation"), std::string::npos) << q.text;
 }
 
 }  // namespace
