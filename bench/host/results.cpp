@@ -80,6 +80,7 @@ nlohmann::json step_case_json(const StepCase& c) {
           {"step_times_s", c.step_times_s},
           {"compute_only_times_s", c.compute_only_times_s},
           {"rank_step_time_s", c.rank_step_time_s},
+          {"rank_compute_only_times_s", c.rank_compute_only_times_s},
           {"buckets", buckets}};
 }
 

@@ -56,6 +56,8 @@ struct StepCase {
   double forward_s = 0, backward_end_s = 0;
   std::vector<double> step_times_s, compute_only_times_s;  // every timed iteration (rank 0)
   std::vector<double> rank_step_time_s;                    // median per rank
+  // Every rank's compute-only iterations, one array per rank (ddpsim validate's rank jitter).
+  std::vector<std::vector<double>> rank_compute_only_times_s;
   std::vector<StepBucketTiming> buckets;
   double exposed_comm_s() const { return step_time_s - compute_only_s; }
   // 1 - exposed/comm_alone, unclamped (it can drop below 0 when contention slows compute).

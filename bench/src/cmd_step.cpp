@@ -175,6 +175,7 @@ void cmd_step(const StepArgs& a, const Command& cmd) {
 
   LayerTimes layer_times;
   std::vector<StepCase> cases;
+  std::vector<std::vector<double>> rank_compute_only(static_cast<size_t>(ngpus));  // a slot per rank
   const int w = a.timing.warmup, n = a.timing.iters;
   run_on_gpus(ngpus, [&](GpuContext& ctx, RankGroup& group) {
     LayerRunner runner(ctx, plan_model(model, opts), a.model.dtype, a.model.tf32);
@@ -213,8 +214,10 @@ void cmd_step(const StepArgs& a, const Command& cmd) {
       c.compute_only_s = median(c.compute_only_times_s);
       // Per-rank step medians (rank 0 collects them).
       group.shared[static_cast<size_t>(ctx.rank)] = c.step_time_s;
+      rank_compute_only[static_cast<size_t>(ctx.rank)] = c.compute_only_times_s;
       group.barrier.arrive_and_wait();
       c.rank_step_time_s = group.shared;
+      c.rank_compute_only_times_s = rank_compute_only;
       group.barrier.arrive_and_wait();
       // Each bucket's all-reduce alone (every rank takes part), averaged over ranks as nccl-tests.
       const auto& rep = marks[median_index(c.step_times_s)];

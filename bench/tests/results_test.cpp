@@ -50,9 +50,13 @@ TEST(Results, StepDocumentParsesAndEmbedsConfig) {
   b.start_s = 0.0012;
   b.end_s = 0.003;
   c.buckets.push_back(b);
+  c.rank_compute_only_times_s = {{0.010, 0.011}, {0.0105, 0.0101}};
   w.add_step_case(c);
 
   const auto j = nlohmann::json::parse(w.dump());
+  // Every rank's compute-only iterations, one array per rank (validate's rank jitter reads them).
+  EXPECT_EQ(j["step"]["cases"][0]["rank_compute_only_times_s"],
+            nlohmann::json::parse("[[0.010, 0.011], [0.0105, 0.0101]]"));
   EXPECT_EQ(j["format"], "ddpbench-results/1");
   EXPECT_EQ(j["mode"], "step");
   EXPECT_EQ(j["hardware"]["gpu_name"], "NVIDIA H100 80GB HBM3");
