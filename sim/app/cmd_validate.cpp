@@ -19,15 +19,26 @@ int cmd_validate(const CommonOptions& common, const ValidateArgs& args) {
                                    args.given_no_ddp_step);
   if (plan.mode == "allreduce")
     return emit(validate::compare_allreduce(plan, args.tolerance), args.json_out, "validate");
+  // Each case, then the representative-rank twins of the cases simulated with their ranks' jitter.
   std::vector<std::function<core::Json()>> work;
+  std::vector<size_t> twin_of;
   for (const auto& c : plan.steps) work.push_back([sc = c.scenario] { return report::to_json(engine::simulate(sc)); });
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    if (plan.steps[i].representative) {
+      work.push_back([sc = *plan.steps[i].representative] { return report::to_json(engine::simulate(sc)); });
+      twin_of.push_back(i);
+    }
   auto results = run_in_children(work, 0);
-  std::vector<core::Json> predicted;
+  std::vector<core::Json> predicted, representative(plan.steps.size());
   for (size_t i = 0; i < results.size(); ++i) {
-    if (!results[i].ok) throw core::SimulationError("validate: case " + std::to_string(i) + ": " + results[i].error);
-    predicted.push_back(results[i].value);
+    const size_t c = i < plan.steps.size() ? i : twin_of[i - plan.steps.size()];
+    if (!results[i].ok) throw core::SimulationError("validate: case " + std::to_string(c) + ": " + results[i].error);
+    if (i < plan.steps.size())
+      predicted.push_back(results[i].value);
+    else
+      representative[c] = results[i].value;
   }
-  return emit(validate::compare_steps(plan, predicted, args.tolerance), args.json_out, "validate");
+  return emit(validate::compare_steps(plan, predicted, args.tolerance, representative), args.json_out, "validate");
 }
 
 Command register_validate(CLI::App& app, CommonOptions& common) {

@@ -3,6 +3,7 @@
 // CPUs) turned into the cases to simulate, and the simulated reports put beside the measurements.
 // No simulation here: the caller runs the planned scenarios (in child processes) and passes their
 // reports to compare_steps.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct StepCase {
   // 0 when the file has none. Above 0 the scenario simulates explicit ranks with it
   // (stragglers.jitter_cv) and the comparison takes the simulated steps' median.
   double jitter_cv = 0;
+  // With jitter: the same case with one representative rank (no jitter), whose bucket timeline the
+  // per-bucket comparison and the last-bucket split use (a jittered report's buckets are one random
+  // step's); the split then adds the ranks' variation, median step - representative step.
+  std::optional<config::Scenario> representative;
 };
 
 struct Plan {
@@ -80,7 +85,10 @@ core::Json last_bucket_parts(const core::Json& measured, const core::Json& predi
 
 // Measured against predicted, case by case (step time, exposed communication, overlap, bucket end
 // times); status 3 when a case's step-time error exceeds `tolerance`.
-report::Rendered compare_steps(const Plan& plan, const std::vector<core::Json>& predicted, double tolerance);
+// `representative`: for each case with a representative scenario, its report (else null; may be
+// empty when no case has one).
+report::Rendered compare_steps(const Plan& plan, const std::vector<core::Json>& predicted, double tolerance,
+                               const std::vector<core::Json>& representative = {});
 
 // Measured against predicted all-reduce bus bandwidth per size; status 3 when the median error
 // exceeds `tolerance`.

@@ -122,6 +122,38 @@ TEST(BenchResults, StepErrorIsSplitAlongTheBucketThatEndedLast) {
   EXPECT_EQ(one.text.find("ended last"), std::string::npos) << one.text;
 }
 
+// With the ranks' jitter, the jittered report's median step is compared and its buckets (one random
+// step's) are not: the representative rank's bucket timeline gives the split, and the ranks'
+// variation (median jittered step - representative step) closes the sum. The example above with a
+// jittered median of 0.1634 s over a representative 0.1604 s: -0.2 -4.3 -1.6 +3.0 = -3.1 ms.
+TEST(BenchResults, WithJitterTheSplitIsTheRepresentativeRanksPlusTheRanksVariation) {
+  const Json mb =
+      Json::array({Json{{"index", 0}, {"bytes", 4e6}, {"ready_s", 0.050}, {"start_s", 0.0503}, {"end_s", 0.060}},
+                   Json{{"index", 1}, {"bytes", 5e6}, {"ready_s", 0.148}, {"start_s", 0.1486}, {"end_s", 0.1588}}});
+  Plan p = one_case(2, "default", Json{{"step_time_s", 0.1665}, {"buckets", mb}});
+  p.steps[0].jitter_cv = 0.1;
+  Json rep = predicted(0.1604, 0.0);
+  rep["buckets"] = Json::array({Json{{"bytes", 4e6}, {"ready_s", 0.049}, {"start_s", 0.0495}, {"end_s", 0.058}},
+                                Json{{"bytes", 5e6}, {"ready_s", 0.1478}, {"start_s", 0.1486}, {"end_s", 0.1543}}});
+  rep["num_buckets"] = 2;
+  Json jit = predicted(0.1650, 0.0);  // the mean of the jittered steps
+  jit["step_time_p50_s"] = 0.1634;
+  jit["compute_only_s"] = 0.150;
+  jit["comm_alone_s"] = 0.020;
+  jit["buckets"] = Json::array({Json{{"bytes", 4e6}, {"ready_s", 0.03}, {"start_s", 0.03}, {"end_s", 0.04}},
+                                Json{{"bytes", 5e6}, {"ready_s", 0.1}, {"start_s", 0.1}, {"end_s", 0.11}}});
+  const auto r = compare_steps(p, {jit}, 0.5, {rep});
+  const Json& c = r.doc["cases"][0];
+  EXPECT_NEAR(c["predicted"]["step_time_s"].get<double>(), 0.1634, 1e-12);
+  EXPECT_NEAR(c["predicted"]["exposed_comm_s"].get<double>(), 0.0134, 1e-12);  // median step - compute only
+  EXPECT_NEAR(c["predicted"]["overlap_ratio"].get<double>(), 1 - 0.0134 / 0.020, 1e-12);
+  EXPECT_NEAR(c["buckets"][1]["end_predicted_s"].get<double>(), 0.1543, 1e-12);  // the representative's
+  EXPECT_NEAR(c["last_bucket"]["rank_variation_s"].get<double>(), 0.0030, 1e-12);
+  EXPECT_NEAR(c["last_bucket"]["after_predicted_s"].get<double>(), 0.0061, 1e-12);
+  EXPECT_NE(r.text.find("error -0.2 -4.3 -1.6 +3.0 (the ranks' variation) = -3.1 ms"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("pred: one representative rank"), std::string::npos) << r.text;
+}
+
 TEST(BenchResults, ComputeOnlyStepsAreComparedPartByPart) {
   Plan p = one_case(2, "default",
                     Json{{"step_time_s", 0.3418}, {"compute_only_s", 0.3188}, {"compute_only_forward_s", 0.115}});
