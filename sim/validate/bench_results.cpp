@@ -454,10 +454,10 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     const double me = m.value("exposed_comm_s", 0.0);
     // Exposed communication as the measurement defines it: the step over the compute-only step
     // (with jitter, of the median step; the straggler wait is in it on both sides).
-    const double pe = p50 ? ps - p["compute_only_s"].get<double>() : p["exposed_comm_s"].get<double>();
+    const double pe = p50 ? ps - p.value("compute_only_s", ps) : p["exposed_comm_s"].get<double>();
     Json mo = m.value("overlap_ratio", Json(nullptr)), po = p["overlap_ratio"];
-    if (p50 && p["comm_alone_s"].is_number() && p["comm_alone_s"].get<double>() > 0)
-      po = 1.0 - pe / p["comm_alone_s"].get<double>();
+    const double p_alone = p.value("comm_alone_s", Json(nullptr)).is_number() ? p["comm_alone_s"].get<double>() : 0.0;
+    if (p50 && p_alone > 0) po = 1.0 - pe / p_alone;
     // The bucket timeline: the representative rank's where the case has one.
     const Json* rep = i < representative.size() && representative[i].is_object() ? &representative[i] : nullptr;
     const Json& pt = rep ? *rep : p;
