@@ -26,6 +26,7 @@ namespace {
 // has a standard error of about 1.25 s / sqrt(n), s the simulated steps' spread: 0.09 s at 200,
 // against the measured median's 0.5 s of a run's six steps.
 constexpr int kJitterSteps = 200;
+constexpr double kMaxJitter = 2.0;  // stragglers.jitter_cv's upper limit (config/sections.cpp)
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -358,7 +359,7 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
       std::optional<config::Scenario> representative;
       if (jitter > 0) {
         representative = cat.scenario_from_json(d, where, fs::path(file).parent_path());
-        d["stragglers"] = {{"jitter_cv", std::min(jitter, 2.0)}, {"steps", kJitterSteps}};
+        d["stragglers"] = {{"jitter_cv", std::min(jitter, kMaxJitter)}, {"steps", kJitterSteps}};
       }
       p.steps.push_back(
           {c, label, cat.scenario_from_json(d, where, fs::path(file).parent_path()), jitter, representative});
@@ -516,11 +517,13 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                       : "");
     out << line;
     if (jitter > 0) {
-      char jl[240];
-      std::snprintf(jl, sizeof jl,
-                    "          ranks' own compute variation: %.1f %% (compute-only steps, the part the ranks do not "
-                    "share); simulated as stragglers.jitter_cv, median of %d steps\n",
-                    jitter * 100, kJitterSteps);
+      char jl[320];
+      std::snprintf(
+          jl, sizeof jl,
+          "          ranks' own compute variation: %.1f %% (compute-only steps, the part the ranks do not "
+          "share); simulated as stragglers.jitter_cv, median of %d steps%s\n",
+          jitter * 100, kJitterSteps,
+          jitter > kMaxJitter ? "; capped at 200 % (the setting's limit): a run this uneven is no measurement" : "");
       out << jl;
     }
     if (overhead.is_object()) {

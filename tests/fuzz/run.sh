@@ -20,7 +20,7 @@ seeds() {  # the files each fuzzer starts from
     fuzz_units) ;;  # written below
     fuzz_nccl_log) ls "$shared"/nccl-tests/*.txt tests/data/reliability/*.txt tests/data/nccl-tests/formats/*.json 2>/dev/null; find tests/data -name '*.txt' ;;
     fuzz_trace) ls tests/golden/traces/*.json ;;
-    fuzz_validate) ls bench/results/*.json bench/results/other-models-2026-12-03c/*.json tests/data/reliability/validate-*.json ;;  # the LSTM profile has bwd_param_ready
+    fuzz_validate) ls bench/results/*.json bench/results/other-models-2026-12-03c/*.json bench/results/rank-jitter-2026-12-06/squeezenet1_1-1.json tests/data/reliability/validate-*.json ;;  # the LSTM profile has bwd_param_ready; the last run has every rank's compute-only steps
     fuzz_model) ls models/*.json tests/data/reliability/model-*.json ;;
     fuzz_gpu) ls configs/gpus/*.json ;;
     fuzz_link) ls configs/links/*.json tests/data/reliability/link-*.json ;;

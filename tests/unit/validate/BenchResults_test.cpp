@@ -260,6 +260,10 @@ TEST(BenchResults, AJitteredCaseComparesTheMedianOfItsSimulatedSteps) {
   EXPECT_NEAR(r.doc["cases"][0]["predicted"]["step_time_s"].get<double>(), 0.21, 1e-12);
   EXPECT_NEAR(r.doc["cases"][0]["rank_jitter_cv"].get<double>(), 0.15, 1e-12);
   EXPECT_NE(r.text.find("ranks' own compute variation: 15.0 %"), std::string::npos) << r.text;
+  // A run so uneven that the estimate passes stragglers.jitter_cv's limit is simulated at the limit
+  // and says so.
+  p.steps[0].jitter_cv = 3.0;
+  EXPECT_NE(compare_steps(p, {pred}, 0.1).text.find("capped at 200 %"), std::string::npos);
   // Without jitter: the report's step, and no such line.
   p.steps[0].jitter_cv = 0;
   const auto q = compare_steps(p, {pred}, 0.1);
