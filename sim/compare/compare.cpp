@@ -722,7 +722,7 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
   }
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> tails;
-  std::vector<std::string> notes;
+  std::vector<std::pair<std::string, std::vector<std::string>>> notes;  // does not fit: figures -> runs
   auto opt_text = [](const Json& v, const std::function<std::string(double)>& f) {
     return v.is_number() ? f(v.get<double>()) : std::string("-");
   };
@@ -771,7 +771,13 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
       tail += "   (does not fit: excluded from best)";
       std::string need = r["memory_per_gpu_bytes"].is_number() ? gib(num(r, "memory_per_gpu_bytes")) : "?";
       std::string have = r["gpu_memory_bytes"].is_number() ? gib(num(r, "gpu_memory_bytes")) : "?";
-      notes.push_back(r["label"].get<std::string>() + ": needs " + need + " per GPU, the GPU has " + have);
+      // One line per figure pair, naming every run that has it (a purchase grid repeats them).
+      const std::string what = "needs " + need + " per GPU, the GPU has " + have;
+      auto same = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == what; });
+      if (same == notes.end())
+        notes.push_back({what, {r["label"].get<std::string>()}});
+      else
+        same->second.push_back(r["label"].get<std::string>());
     }
     tails.push_back(tail);
     cells.push_back(std::move(c));
@@ -863,7 +869,7 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
        "and runs that do not fit\n";
   o << "scaling is shown, not ranked: the slowest GPU scales best (it has the most compute to hide the "
        "communication behind); rank by fastest (time to train) or cheapest ($ per unit of work)\n";
-  for (const auto& n : notes) o << n << "\n";
+  for (const auto& [what, runs] : notes) o << join(runs, ", ") << ": " << what << "\n";
   // ---- placement: what each row assumed, and the scattered bound where the provider does not guarantee it
   {
     std::vector<std::string> lines;

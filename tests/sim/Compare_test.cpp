@@ -386,6 +386,15 @@ TEST(Compare, AScalingFigureAgainstABaselineThatDoesNotFitIsMarked) {
   const Json& base = doc["options"][0]["baseline_1gpu"];
   EXPECT_EQ(base["fits"], Json(false));
   EXPECT_GT(base["memory_per_gpu_bytes"].get<double>(), base["gpu_memory_bytes"].get<double>());
+  // Runs that do not fit share one line per figure pair: LLaMA-7B under plain DDP on two clusters.
+  auto nofit = run_cli(
+      "compare compare/llama7b-16x8-h100-adamw --set simulation.backend=analytic --nodes 2 --cluster dgx-h100 "
+      "--cluster aws-p5 -q");
+  ASSERT_EQ(nofit.code, 0) << nofit.out;
+  const std::string line = "dgx-h100 x2, aws-p5 x2: needs ";
+  const size_t at = nofit.out.find(line);
+  ASSERT_NE(at, std::string::npos) << nofit.out;
+  EXPECT_EQ(nofit.out.find(": needs ", at + line.size()), std::string::npos) << nofit.out;  // once, not per run
   // A job that fits one GPU gets neither the mark nor the note.
   auto ok =
       run_cli("compare default --set training.batch_size=8 --set simulation.backend=analytic --cluster dgx-a100 -q");
