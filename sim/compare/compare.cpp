@@ -51,6 +51,10 @@ std::string fmt(const char* f, double v) {
 std::string rate(double v) { return v >= 1000 ? fmt("%.0f", v) : v >= 10 ? fmt("%.1f", v) : fmt("%.3f", v); }
 
 std::string gib(double bytes) { return fmt("%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
+// A report's memory field (memory_per_gpu_bytes, gpu_memory_bytes) in GiB, "?" when it has none.
+std::string gib_of(const Json& report, const char* key) {
+  return report.contains(key) && report[key].is_number() ? gib(report[key].get<double>()) : "?";
+}
 
 std::string long_duration(double s) {
   if (s < 120) return fmt("%.1f s", s);
@@ -313,7 +317,7 @@ Json compare_row(const Point& point, const ClusterOption& option, const Json& re
     row["scaling_efficiency"] = scaling_efficiency(sps, world, bsps, std::max(1, static_cast<int>(bworld)));
     // A baseline that does not fit one GPU (FSDP's reason to exist) is a GPU that could hold the
     // whole job: its scaling figure is against a configuration nobody can run.
-    row["baseline_fits"] = baseline->contains("fits") ? (*baseline)["fits"] : Json(nullptr);
+    row["baseline_fits"] = baseline->value("fits", Json(nullptr));
   } else {
     row["baseline_samples_per_s"] = nullptr;
     row["scaling_efficiency"] = nullptr;
@@ -410,10 +414,8 @@ Json explain_difference(const Json& r, const Json& b) {
   std::string kind, text;
   if (r["fits"].is_boolean() && !r["fits"].get<bool>()) {
     kind = "memory";
-    text = "memory: needs " +
-           (r["memory_per_gpu_bytes"].is_number() ? gib(r["memory_per_gpu_bytes"].get<double>()) : "?") +
-           " per GPU, the GPU has " +
-           (r["gpu_memory_bytes"].is_number() ? gib(r["gpu_memory_bytes"].get<double>()) : "?");
+    text =
+        "memory: needs " + gib_of(r, "memory_per_gpu_bytes") + " per GPU, the GPU has " + gib_of(r, "gpu_memory_bytes");
   } else if (dcomp >= 0.5 * dstep) {
     kind = "compute";
     const std::string g = r.value("gpu", std::string("?")), bg = b.value("gpu", std::string("?"));
@@ -769,10 +771,9 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     std::string tail = marks.empty() ? "" : "   <- " + join(marks, ", ");
     if (r["fits"].is_boolean() && !r["fits"].get<bool>()) {
       tail += "   (does not fit: excluded from best)";
-      std::string need = r["memory_per_gpu_bytes"].is_number() ? gib(num(r, "memory_per_gpu_bytes")) : "?";
-      std::string have = r["gpu_memory_bytes"].is_number() ? gib(num(r, "gpu_memory_bytes")) : "?";
       // One line per figure pair, naming every run that has it (a purchase grid repeats them).
-      const std::string what = "needs " + need + " per GPU, the GPU has " + have;
+      const std::string what =
+          "needs " + gib_of(r, "memory_per_gpu_bytes") + " per GPU, the GPU has " + gib_of(r, "gpu_memory_bytes");
       auto same = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == what; });
       if (same == notes.end())
         notes.push_back({what, {r["label"].get<std::string>()}});
@@ -830,9 +831,8 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     base_text.push_back(options[i].label + " " +
                         (b.contains("error") ? std::string("FAILED") : rate(num(b, "samples_per_s")) + "/s"));
     if (!b.contains("error") && b.value("fits", Json()) == Json(false))
-      unfit_base.push_back(options[i].label + " (" +
-                           (b["memory_per_gpu_bytes"].is_number() ? gib(num(b, "memory_per_gpu_bytes")) : "?") +
-                           " of " + (b["gpu_memory_bytes"].is_number() ? gib(num(b, "gpu_memory_bytes")) : "?") + ")");
+      unfit_base.push_back(options[i].label + " (" + gib_of(b, "memory_per_gpu_bytes") + " of " +
+                           gib_of(b, "gpu_memory_bytes") + ")");
   }
   if (!base_text.empty()) o << ":\n  " << join(base_text, "; ");
   o << "\n";
@@ -1030,9 +1030,9 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     else if (b.is_object())
       base = {{"step_time_s", b["step_time_s"]},
               {"samples_per_s", b["samples_per_s"]},
-              {"fits", b.contains("fits") ? b["fits"] : Json(nullptr)},
-              {"memory_per_gpu_bytes", b.contains("memory_per_gpu_bytes") ? b["memory_per_gpu_bytes"] : Json(nullptr)},
-              {"gpu_memory_bytes", b.contains("gpu_memory_bytes") ? b["gpu_memory_bytes"] : Json(nullptr)}};
+              {"fits", b.value("fits", Json(nullptr))},
+              {"memory_per_gpu_bytes", b.value("memory_per_gpu_bytes", Json(nullptr))},
+              {"gpu_memory_bytes", b.value("gpu_memory_bytes", Json(nullptr))}};
     opts.push_back({{"label", options[i].label},
                     {"text", options[i].text},
                     {"cluster", options[i].cluster},

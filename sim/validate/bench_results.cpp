@@ -457,8 +457,7 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     // (with jitter, of the median step; the straggler wait is in it on both sides).
     const double pe = p50 ? ps - p.value("compute_only_s", ps) : p["exposed_comm_s"].get<double>();
     Json mo = m.value("overlap_ratio", Json(nullptr)), po = p["overlap_ratio"];
-    const double p_alone = p.value("comm_alone_s", Json(nullptr)).is_number() ? p["comm_alone_s"].get<double>() : 0.0;
-    if (p50 && p_alone > 0) po = 1.0 - pe / p_alone;
+    if (const double alone = p.value("comm_alone_s", 0.0); p50 && alone > 0) po = 1.0 - pe / alone;
     // The bucket timeline: the representative rank's where the case has one.
     const Json* rep = i < representative.size() && representative[i].is_object() ? &representative[i] : nullptr;
     const Json& pt = rep ? *rep : p;
