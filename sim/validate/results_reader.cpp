@@ -101,6 +101,15 @@ class ResultsChecker {
             field(c, "compute_only_s", p, T::NUMBER, false, 0, 1e6);
             field(c, "compute_only_backward_end_s", p, T::NUMBER, false, 0, 1e6);
             field(c, "compute_only_optimizer_s", p, T::NUMBER, false, 1e-12, 1e6);
+            // Every timed step (validate's median interval and slow-phase check read them).
+            for (const char* k : {"step_times_s", "compute_only_times_s"})
+              if (const Json* ts = field(c, k, p, T::ARRAY, false))
+                for (size_t j = 0; j < ts->size(); ++j) {
+                  const Json& t = (*ts)[j];
+                  if (!t.is_number() || !std::isfinite(t.get<double>()) || t.get<double>() < 1e-12 ||
+                      t.get<double>() > 1e6)
+                    d_.add_value(p + "/" + k + "/" + std::to_string(j), t, what(T::NUMBER, 1e-12, 1e6));
+                }
             if (const Json* bs = field(c, "buckets", p, T::ARRAY, false))
               for (size_t b = 0; b < bs->size(); ++b) {
                 const std::string bp = p + "/buckets/" + std::to_string(b);

@@ -277,6 +277,19 @@ TEST(Reliability, B11ValidateTypeErrorsNameThePath) {
   late["step"]["cases"][3]["compute_only_optimizer_s"] = -0.001;
   write(d / "late.json", late.dump());
   expect_refused("validate " + (d / "late.json").string(), {"/step/cases/3/compute_only_optimizer_s: -0.001"});
+  // A timed step that is no time (the median interval and slow-phase check read every one).
+  Json steps = doc;
+  steps["step"]["cases"][3]["step_times_s"] = {0.2, 0.21, "0.2", 0.19};
+  write(d / "steps.json", steps.dump());
+  expect_refused("validate " + (d / "steps.json").string(),
+                 {"steps.json: /step/cases/3/step_times_s/2: \"0.2\" is not allowed; expected a number in [1e-12, "
+                  "1000000.0]"});
+  steps["step"]["cases"][3]["step_times_s"] = 0.2;
+  steps["step"]["cases"][3]["compute_only_times_s"] = {0.2, -1};
+  write(d / "steps.json", steps.dump());
+  expect_refused("validate " + (d / "steps.json").string(),
+                 {"/step/cases/3/step_times_s: 0.2 is not allowed; expected an array",
+                  "/step/cases/3/compute_only_times_s/1: -1 is not allowed"});
   doc["hardware"]["ngpus"] = "8";
   write(d / "b.json", doc.dump());
   expect_refused("validate " + (d / "b.json").string(), {"/hardware/ngpus: \"8\" is not allowed; expected an integer"});

@@ -78,6 +78,40 @@ TEST(BenchResults, TimedStepsInTwoSpeedsAreFlagged) {
   EXPECT_EQ(r.text.find("warning"), std::string::npos) << r.text;
 }
 
+// The measured median's interval (core::median_interval): six steps 255 258 259 261 262 266 ms
+// give [min, max] = [255, 266] ms at 96.875 %; a prediction of 263 ms is inside it, one of 250 ms
+// outside; the summary counts the cases inside.
+TEST(BenchResults, EachCaseSaysWhetherThePredictionIsInsideTheMeasuredMediansInterval) {
+  Plan p = one_case(2, "default",
+                    Json{{"step_time_s", 0.2600}, {"step_times_s", {0.262, 0.259, 0.266, 0.255, 0.261, 0.258}}});
+  StepCase second = p.steps[0];
+  second.label = "1";
+  p.steps.push_back(second);
+  const auto r = compare_steps(p, {predicted(0.263, 0.0), predicted(0.250, 0.0)}, 0.5);
+  const Json& a = r.doc["cases"][0]["measured_interval"];
+  EXPECT_DOUBLE_EQ(a["low_s"].get<double>(), 0.255);
+  EXPECT_DOUBLE_EQ(a["high_s"].get<double>(), 0.266);
+  EXPECT_NEAR(a["coverage"].get<double>(), 0.96875, 1e-12);
+  EXPECT_EQ(a["steps"].get<int>(), 6);
+  EXPECT_TRUE(a["prediction_inside"].get<bool>());
+  EXPECT_FALSE(r.doc["cases"][1]["measured_interval"]["prediction_inside"].get<bool>());
+  EXPECT_EQ(r.doc["predictions_inside_measured_interval"]["inside"].get<int>(), 1);
+  EXPECT_EQ(r.doc["predictions_inside_measured_interval"]["cases"].get<int>(), 2);
+  // (255 / 260 - 1, 266 / 260 - 1) = (-1.9 %, +2.3 %)
+  EXPECT_NE(r.text.find("measured median's 96.9 % interval over 6 steps: 255.000 ms .. 266.000 ms (-1.9 .. +2.3 %); "
+                        "prediction inside it"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("prediction outside it"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("predictions inside the measured median's interval: 1 of 2 case(s)"), std::string::npos)
+      << r.text;
+  // Without timed steps: no interval and no summary line.
+  const auto none = compare_steps(one_case(2, "default", Json{{"step_time_s", 0.26}}), {predicted(0.25, 0.0)}, 0.5);
+  EXPECT_TRUE(none.doc["cases"][0]["measured_interval"].is_null());
+  EXPECT_TRUE(none.doc["predictions_inside_measured_interval"].is_null());
+  EXPECT_EQ(none.text.find("interval"), std::string::npos) << none.text;
+}
+
 // The step's error split along the bucket that ended last in the measured step. Measured: bucket
 // 0 ready 50 ms, end 60 ms; bucket 1 (5 MB) ready 148 ms, end 158.8 ms; step 166.5 ms. Predicted:
 // bucket 1 ready 147.8, end 154.3; step 160.4. Parts: ready 147.8 - 148 = -0.2 ms; ready to end
