@@ -609,6 +609,7 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
       std::vector<double> ts;
       for (const auto& t : m["step_times_s"]) ts.push_back(t.get<double>());
       const auto mi = core::median_interval(ts, kIntervalLevel);
+      const double mid = core::median(ts);  // step_time_s in the benches' files; the steps' own where not
       const bool inside = ps >= mi.low && ps <= mi.high;
       interval = {{"low_s", mi.low},
                   {"high_s", mi.high},
@@ -622,8 +623,20 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                     "          measured median's %.1f %% interval over %zu steps: %s .. %s (%+.1f .. %+.1f %%); "
                     "prediction %s it\n",
                     mi.coverage * 100, ts.size(), core::format_time(mi.low).c_str(), core::format_time(mi.high).c_str(),
-                    (mi.low / ms - 1) * 100, (mi.high / ms - 1) * 100, inside ? "inside" : "outside");
+                    (mi.low / mid - 1) * 100, (mi.high / mid - 1) * 100, inside ? "inside" : "outside");
       out << il;
+      // A run too short or too uneven to check the tolerance at all: say so.
+      if (mi.low < mid * (1 - tolerance) || mi.high > mid * (1 + tolerance)) {
+        char wl[300];
+        std::snprintf(wl, sizeof wl,
+                      "          warning: the run pins its median only to that interval, wider than the %g %% "
+                      "tolerance: time more steps (ddp_cpu_bench.py --iters, ddpbench -n)\n",
+                      tolerance * 100);
+        out << wl;
+        interval["wider_than_tolerance"] = true;
+      } else {
+        interval["wider_than_tolerance"] = false;
+      }
     }
     const Json bucket_end = bucket_errs.empty() ? Json(nullptr) : Json(core::median(bucket_errs));
     rows.push_back({{"bucket_cap", plan.steps[i].label},
