@@ -22,7 +22,12 @@ In order, inside the rank processes:
      squares with base, alpha, 1/B >= 0, over both row sets (scripts/ddpsim_profile.ring_fit).
    - copy_bandwidth_Bps (dst.copy_(src), 64 MiB float32: destination bytes per second) and
      op_overhead_s (x.add_(1) on one element), measured on every rank at the same time (as in a
-     step, where all ranks compute together); rank 0's values are reported, all ranks' listed.
+     step, where all ranks compute together), here and again after every round of timed steps
+     (3.), like the sweep and the profile's whole passes: the machine's speed moves during a run
+     (2026-12-06, AMD EPYC VM: the one figure taken here ranged 9.1-19.6 GB/s over five runs of
+     one command, and `ddpsim validate` prices DDP's bucket copies with it); the value reported is
+     rank 0's median over all of them, each one listed (copy_bandwidth_samples_Bps,
+     op_overhead_samples_s; the first is the one taken here), every rank's median too.
 2. profile: ddpsim_profile.measure_profile on the unwrapped model (same seed, the rank's own
    input, --threads threads, gradients cleared as in the steps: zero_grad(set_to_none=False)
    unless --zero-grad-set-to-none, so AccumulateGrad adds into existing gradients in both;
@@ -283,9 +288,16 @@ def _worker(rank, cfg, outdir):
             sr.append({"size_bytes": size, "time_s": _median(ts)})
         res["allreduce_single_rank"] = sr
         dist.barrier()
-        res["copy_bandwidth_Bps"] = dp.measure_copy_bandwidth("cpu")
-        res["op_overhead_s"] = dp.measure_op_overhead("cpu")
-        dist.barrier()
+        copy_samples, op_samples = [], []
+
+        def rates():
+            """The copy rate and the per-op cost, every rank at once (as in a step)."""
+            dist.barrier()
+            copy_samples.append(dp.measure_copy_bandwidth("cpu"))
+            op_samples.append(dp.measure_op_overhead("cpu"))
+            dist.barrier()
+
+        rates()
 
         # ---------------- 2. profile ----------------
         prof_model = prof_x = None
@@ -441,6 +453,7 @@ def _worker(rank, cfg, outdir):
                     timed(case)
                 sweep_round()
                 whole_passes()
+                rates()
             cases = [finish(c) for c in live]
         else:
             for cap in cfg["caps"]:
@@ -451,8 +464,12 @@ def _worker(rank, cfg, outdir):
                 cases.append(finish(case))
                 sweep_round()
                 whole_passes()
-                dist.barrier()
+                rates()
         res["cases"] = cases
+        res["copy_bandwidth_samples_Bps"] = copy_samples
+        res["op_overhead_samples_s"] = op_samples
+        res["copy_bandwidth_Bps"] = _median(copy_samples)
+        res["op_overhead_s"] = _median(op_samples)
         if "profile_check" in res:
             prof, res["profile_check"] = dp.rescale_to_whole(prof, res["profile_check"], whole_f, whole_b,
                                                              WHOLE_NOTE)
@@ -517,11 +534,15 @@ def build_document(cfg, ranks, argv, wall_s):
         fit["note"] = "slope not positive: bandwidth from the largest row"
     calibration = {
         "copy_bandwidth_Bps": r0["copy_bandwidth_Bps"],
+        "copy_bandwidth_samples_Bps": r0["copy_bandwidth_samples_Bps"],
+        "op_overhead_samples_s": r0["op_overhead_samples_s"],
         "copy_bandwidth_note": "dst.copy_(src) of 64 MiB float32, destination bytes per second "
-                               "(memory traffic is twice that); all ranks measured at once; rank 0's",
+                               "(memory traffic is twice that); all ranks measured at once, before the steps and after "
+                               "every round of them (copy_bandwidth_samples_Bps, the first before); rank 0's median",
         "rank_copy_bandwidth_Bps": [r["copy_bandwidth_Bps"] for r in ranks],
         "op_overhead_s": r0["op_overhead_s"],
-        "op_overhead_note": "x.add_(1) on a 1-element tensor, seconds per call; rank 0",
+        "op_overhead_note": "x.add_(1) on a 1-element tensor, seconds per call, measured with the copy rate "
+                            "(op_overhead_samples_s); rank 0's median",
         "rank_op_overhead_s": [r["op_overhead_s"] for r in ranks],
         "allreduce": ar_rows,
         "allreduce_note": ("dist.all_reduce (sum, float32, gloo) between all ranks, each call after a barrier; "

@@ -500,8 +500,26 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     const double p_ddp = p.value("ddp_overhead_s", 0.0);
     if (no_ddp > 0 && plan.ranks == 1 && ps > p_ddp) {
       const double mo_frac = ms / no_ddp - 1, po_frac = ps / (ps - p_ddp) - 1;
-      overhead = {{"measured", mo_frac}, {"predicted", po_frac}, {"error_points", (po_frac - mo_frac) * 100}};
+      overhead = {{"measured", mo_frac},
+                  {"predicted", po_frac},
+                  {"error_points", (po_frac - mo_frac) * 100},
+                  {"measured_interval", nullptr}};
       overhead_errors.push_back(std::fabs(po_frac - mo_frac));
+      // How well the run pins it: scripts/ddp_cpu_bench.py times a DDP step and a no-DDP step in
+      // each round, one after the other, so step k of the two is a pair; the median of the pairs'
+      // ratios has an order-statistic interval as the step's median does.
+      const Json& st = m.value("step_times_s", Json(nullptr));
+      const Json& nt = m.value("no_ddp_step_times_s", Json(nullptr));
+      if (st.is_array() && nt.is_array() && st.size() == nt.size() && st.size() >= 2) {
+        std::vector<double> ratios;
+        for (size_t k = 0; k < st.size(); ++k) ratios.push_back(st[k].get<double>() / nt[k].get<double>() - 1);
+        const auto mi = core::median_interval(ratios, kIntervalLevel);
+        overhead["measured_interval"] = {{"low", mi.low},
+                                         {"high", mi.high},
+                                         {"coverage", mi.coverage},
+                                         {"pairs", ratios.size()},
+                                         {"prediction_inside", po_frac >= mi.low && po_frac <= mi.high}};
+      }
     }
     const bool within = std::fabs(step_err) <= tolerance;
     ok = ok && within;
@@ -535,6 +553,13 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
                     overhead["measured"].get<double>() * 100, overhead["predicted"].get<double>() * 100,
                     overhead["error_points"].get<double>());
       out << ol;
+      if (const Json& oi = overhead["measured_interval"]; oi.is_object()) {
+        std::snprintf(ol, sizeof ol,
+                      "          its %.1f %% interval over %zu paired steps: %.2f .. %.2f %%; prediction %s it\n",
+                      oi["coverage"].get<double>() * 100, oi["pairs"].get<size_t>(), oi["low"].get<double>() * 100,
+                      oi["high"].get<double>() * 100, oi["prediction_inside"].get<bool>() ? "inside" : "outside");
+        out << ol;
+      }
     }
     // The compute-only steps part by part (scripts/ddp_cpu_bench.py measures them between the steps
     // validated): a wrong input (a profile timed under other load) shows here before it shows in

@@ -101,8 +101,8 @@ class ResultsChecker {
             field(c, "compute_only_s", p, T::NUMBER, false, 0, 1e6);
             field(c, "compute_only_backward_end_s", p, T::NUMBER, false, 0, 1e6);
             field(c, "compute_only_optimizer_s", p, T::NUMBER, false, 1e-12, 1e6);
-            // Every timed step (validate's median interval and slow-phase check read them).
-            for (const char* k : {"step_times_s", "compute_only_times_s"})
+            // Every timed step (validate's median intervals and slow-phase check read them).
+            for (const char* k : {"step_times_s", "compute_only_times_s", "no_ddp_step_times_s"})
               if (const Json* ts = field(c, k, p, T::ARRAY, false))
                 for (size_t j = 0; j < ts->size(); ++j) {
                   const Json& t = (*ts)[j];

@@ -321,6 +321,13 @@ class BenchTest(unittest.TestCase):
         cal = doc["calibration"]
         self.assertGreater(cal["copy_bandwidth_Bps"], 0)
         self.assertGreater(cal["op_overhead_s"], 0)
+        # the copy rate and the op cost: once before the steps and after each of the 2 rounds; the
+        # figure the file gives is rank 0's median of the three, each rank's median listed
+        self.assertEqual(len(cal["copy_bandwidth_samples_Bps"]), 3)
+        self.assertEqual(len(cal["op_overhead_samples_s"]), 3)
+        self.assertEqual(cal["copy_bandwidth_Bps"], statistics.median(cal["copy_bandwidth_samples_Bps"]))
+        self.assertEqual(cal["op_overhead_s"], statistics.median(cal["op_overhead_samples_s"]))
+        self.assertEqual(cal["rank_copy_bandwidth_Bps"][0], cal["copy_bandwidth_Bps"])
         sizes = [r["size_bytes"] for r in cal["allreduce"]]
         self.assertEqual(sizes, [4096, 16384, 65536, 262144, 1048576])
         self.assertTrue(all(r["time_s"] > 0 for r in cal["allreduce"]))

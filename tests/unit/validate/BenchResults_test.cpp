@@ -43,6 +43,35 @@ TEST(BenchResults, OneRankComparesDdpOverNoDdpMeasuredAndPredicted) {
   EXPECT_EQ(r.status, 0);
 }
 
+// The measured DDP cost's own interval from the run's paired steps (step k with DDP, step k
+// without): ratios 110/100 112/100 108/100 111/100 109/100 120/100 - 1 = 10 12 8 11 9 20 %; six
+// pairs give [min, max] = [8, 20] % at 96.875 %. The predicted 5 % lies outside, 10 % inside.
+TEST(BenchResults, OneRankDdpCostHasTheIntervalOfItsPairedSteps) {
+  Plan p = one_case(1, "default",
+                    Json{{"step_time_s", 0.1105},
+                         {"no_ddp_step_time_s", 0.100},
+                         {"step_times_s", {0.110, 0.112, 0.108, 0.111, 0.109, 0.120}},
+                         {"no_ddp_step_times_s", {0.1, 0.1, 0.1, 0.1, 0.1, 0.1}}});
+  auto r = compare_steps(p, {predicted(0.105, 0.005)}, 0.10);
+  const Json& oi = r.doc["cases"][0]["ddp_overhead"]["measured_interval"];
+  EXPECT_NEAR(oi["low"].get<double>(), 0.08, 1e-12);
+  EXPECT_NEAR(oi["high"].get<double>(), 0.20, 1e-12);
+  EXPECT_NEAR(oi["coverage"].get<double>(), 0.96875, 1e-12);
+  EXPECT_EQ(oi["pairs"].get<int>(), 6);
+  EXPECT_FALSE(oi["prediction_inside"].get<bool>());
+  EXPECT_NE(r.text.find("its 96.9 % interval over 6 paired steps: 8.00 .. 20.00 %; prediction outside it"),
+            std::string::npos)
+      << r.text;
+  // 110 ms with 10 ms of DDP's work: 110 / 100 - 1 = 10 %, inside.
+  r = compare_steps(p, {predicted(0.110, 0.010)}, 0.10);
+  EXPECT_TRUE(r.doc["cases"][0]["ddp_overhead"]["measured_interval"]["prediction_inside"].get<bool>());
+  // Unpaired (lengths differ) or without the no-DDP steps: the row, no interval.
+  p.steps[0].measured["no_ddp_step_times_s"] = {0.1, 0.1};
+  r = compare_steps(p, {predicted(0.105, 0.005)}, 0.10);
+  EXPECT_TRUE(r.doc["cases"][0]["ddp_overhead"]["measured_interval"].is_null());
+  EXPECT_EQ(r.text.find("paired steps"), std::string::npos) << r.text;
+}
+
 TEST(BenchResults, WithoutNoDdpStepsOrWithSeveralRanksThereIsNoOverheadRow) {
   Plan p = one_case(1, "1", Json{{"step_time_s", 0.110}});
   auto r = compare_steps(p, {predicted(0.105, 0.005)}, 0.10);
