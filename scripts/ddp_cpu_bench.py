@@ -44,7 +44,8 @@ In order, inside the rank processes:
    builds every cap's DDP model up front and takes the timed steps round robin over the caps, so
    that a change of machine load hits every cap alike; --schedule sequential runs one cap after
    the other and holds one model at a time (less memory).
-   - "comm" steps (--warmup, then --iters timed): the hook timestamps the bucket when DDP hands it
+   - "comm" steps (--warmup, then --iters timed, each right after --lead-in untimed ones: see
+     below): the hook timestamps the bucket when DDP hands it
      over (ready_s), divides it by the world size and starts an async dist.all_reduce (start_s);
      a fut.then callback timestamps its completion (end_s).  DDP launches buckets strictly in index
      order, so ready_s is the launch time (a bucket that is complete early but waits for a
@@ -60,7 +61,8 @@ In order, inside the rank processes:
      barrier's wait left out of the step): an experiment; measured with
      scripts/measure_optimizer_alignment.py on three models (2026-12-04), lining the ranks up
      changed the optimizer by 0.97-1.03x, so it is not the default (bench/results/README.md).
-   - "no-DDP" steps (1 warm-up, then --iters, one after each compute-only step): the same model
+   - "no-DDP" steps (1 warm-up, then --iters, one after each compute-only step, each right after
+     --lead-in untimed ones): the same model
      (seed, input) without DDP; DDP's own cost is step_time_s / no_ddp_step_time_s - 1 at world
      size 1 (`ddpsim validate` compares it with the prediction's ddp_overhead_s); its parts
      (no_ddp_forward_s, no_ddp_backward_end_s, no_ddp_optimizer_s: medians) tell the profile's
@@ -72,6 +74,16 @@ In order, inside the rank processes:
    barrier), rank 0's wall clock; step = forward + loss + backward (which waits for every bucket's
    all-reduce) + optimizer.step() + optimizer.zero_grad() (set_to_none=False, torch 1.13's
    default, unless --zero-grad-set-to-none).
+
+--lead-in N (default 1): each timed comm step and each timed no-DDP step follows N untimed steps
+of the same model and kind, as every step of a training loop follows one of its own model (the
+compute-only step follows the comm steps of its own DDP model already). Without it (0, the order
+of the files before 6 Dec 2026) a round's comm step is the first step of its model after the
+other caps' and the plain models' steps: on the AMD EPYC VM (2026-12-06, seven runs,
+bench/results/lead-in-2026-12-06) that step ran a median 4.9 ms slower than the timed comm step
+right after it (186 pairs, 62 % slower; per case the medians 2.6 % apart, -18 .. +22 %), a cost
+no training step pays; the profile's passes and the compute-only steps were timed after steps
+of their own model.
 
 torch 1.13 bucket rule: iteration 1 uses one bucket per dtype (no find_unused_parameters), the
 buckets are rebuilt at iteration 2 in gradient-ready order with limits [1 MiB, cap] for the
@@ -380,7 +392,7 @@ def _worker(rank, cfg, outdir):
             # The same model without DDP (same seed and input): DDP's own cost is the difference.
             plain = em.load_model(cfg["spec"], cfg["kwargs"], seed=cfg["seed"])
             plain_opt = torch.optim.SGD(plain.parameters(), lr=cfg["lr"], momentum=cfg["momentum"])
-            return {"cap": cap, "ddp": ddp, "opt": opt, "x": x, "st": st, "comm": [], "noop": [],
+            return {"cap": cap, "ddp": ddp, "opt": opt, "x": x, "st": st, "comm": [], "noop": [], "comm_lead": [],
                     "plain": plain, "plain_opt": plain_opt, "no_ddp": [],
                     "bucket_bytes_cap": int(ddp.bucket_bytes_cap)}
 
@@ -433,12 +445,19 @@ def _worker(rank, cfg, outdir):
             run_plain(case)
 
         def timed(case):   # a comm step, a compute-only step, a no-DDP step: all see the same load
+            # As in a training loop: after a step of its own model. The first of them is the first
+            # step of this model in the round; its time is kept (lead_in_step_times_s).
+            leads = [run_step(case, "comm") for _ in range(cfg["lead_in"])]
+            if leads:
+                case["comm_lead"].append(leads[0])
             case["comm"].append(run_step(case, "comm"))
             case["noop"].append(run_step(case, "noop"))
+            for _ in range(cfg["lead_in"]):
+                run_plain(case)
             case["no_ddp"].append(run_plain(case))
 
         def finish(case):
-            out = {k: case[k] for k in ("cap", "comm", "noop", "no_ddp", "bucket_bytes_cap")}
+            out = {k: case[k] for k in ("cap", "comm", "noop", "no_ddp", "bucket_bytes_cap", "comm_lead")}
             for k in ("ddp", "opt", "x", "plain", "plain_opt"):
                 del case[k]
             return out
@@ -612,6 +631,9 @@ def build_document(cfg, ranks, argv, wall_s):
             "no_ddp_optimizer_s": _median([s["step_time_s"] - s["backward_end_s"] for s in no_ddp_steps]),
             "step_times_s": step_times,
             "compute_only_times_s": co_times,
+            # The untimed comm step right before each timed one (--lead-in >= 1), rank 0: the first
+            # step of its model in the round (empty with --lead-in 0).
+            "lead_in_step_times_s": [s["step_time_s"] for s in c0["comm_lead"]],
             # Every rank's compute-only steps in step order: how much each rank's compute varies
             # on its own (ddpsim validate's rank jitter; DDP's step waits for the slowest rank).
             "rank_compute_only_times_s": [[s["step_time_s"] for s in r["cases"][ci]["noop"]] for r in ranks],
@@ -625,6 +647,7 @@ def build_document(cfg, ranks, argv, wall_s):
         "input_shape": cfg["shape"], "input_dtype": cfg["input_dtype"], "vocab": cfg["vocab"],
         "kwargs": cfg["kwargs"], "batch_per_rank": cfg["shape"][0],
         "world_size": ws, "caps": cfg["caps"], "iters": cfg["iters"], "warmup": cfg["warmup"],
+        "lead_in": cfg["lead_in"],
         "threads": cfg["threads"], "seed": cfg["seed"], "profile_mode": cfg["profile_mode"],
         "schedule": cfg["schedule"], "optimizer_start": cfg["optimizer_start"],
         "profile_iters": cfg["profile_iters"], "profile_warmup": cfg["profile_warmup"],
@@ -681,6 +704,8 @@ def run(args, argv):
                          "so iteration 1 is never representative")
     if args.threads < 1:
         raise BenchError("--threads must be >= 1")
+    if not 0 <= args.lead_in <= 10:
+        raise BenchError("--lead-in must be from 0 to 10 (untimed steps before each timed comm and no-DDP step)")
     if args.profile_iters < 1 or args.profile_warmup < 0:
         raise BenchError("--profile-iters must be >= 1 and --profile-warmup >= 0")
     if args.ar_max_bytes < 4096:
@@ -703,7 +728,7 @@ def run(args, argv):
         vocab = em.find_vocab(em.load_model(args.spec, kwargs, seed=args.seed))
     cfg = {"spec": args.spec, "shape": shape, "input_dtype": args.input_dtype, "vocab": vocab,
            "kwargs": kwargs, "world_size": args.world_size, "caps": caps, "iters": args.iters,
-           "warmup": args.warmup, "threads": args.threads, "seed": args.seed,
+           "warmup": args.warmup, "lead_in": args.lead_in, "threads": args.threads, "seed": args.seed,
            "profile_mode": args.profile_mode, "profile_iters": args.profile_iters,
            "profile_warmup": args.profile_warmup, "ar_min_bytes": 4096, "schedule": args.schedule,
            "optimizer_start": args.optimizer_start,
@@ -812,6 +837,10 @@ def main(argv=None):
     ap.add_argument("--caps", default="default,1,5,25", help="bucket_cap_mb values; 'default' = DDP's default")
     ap.add_argument("--iters", type=int, default=6, help="timed steps per cap (and compute-only steps)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps per cap (>= 1)")
+    ap.add_argument("--lead-in", type=int, default=1,
+                    help="untimed steps of the same model right before each timed comm step and each "
+                         "timed no-DDP step (default 1: timed as in a training loop; 0: the order "
+                         "before 6 Dec 2026)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per rank")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile-mode", choices=("concurrent", "alone"), default="concurrent",

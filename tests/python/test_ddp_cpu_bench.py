@@ -244,7 +244,9 @@ class BenchTest(unittest.TestCase):
                                (["--spec", "torchvision.models:resnet18", "--optimizer-start", "late"],
                                 "--optimizer-start"),
                                (["--spec", "torchvision.models:resnet18", "--allocator", "tcmalloc"],
-                                "--allocator")):
+                                "--allocator"),
+                               (["--spec", "torchvision.models:resnet18", "--lead-in", "-1"], "--lead-in"),
+                               (["--spec", "torchvision.models:resnet18", "--lead-in", "11"], "--lead-in")):
                 p = self._run(*(args + ["-o", out]))
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn(word, p.stderr)
@@ -270,10 +272,13 @@ class BenchTest(unittest.TestCase):
         # --schedule sequential: one sweep pass and the whole passes after each cap; --profile-mode
         # alone: only rank 0 profiles and runs the whole passes
         doc = self._tiny("default,5,1", "--schedule", "sequential", "--profile-mode", "alone",
-                         "--optimizer-start", "aligned")
+                         "--optimizer-start", "aligned", "--lead-in", "0")
         # --optimizer-start aligned: the compute-only steps' optimizer timed from a barrier, which
         # the step time leaves out
         self.assertEqual(doc["config"]["optimizer_start"], "aligned")
+        # --lead-in 0: the order before 6 Dec 2026, no lead-in step kept
+        self.assertEqual(doc["config"]["lead_in"], 0)
+        self.assertTrue(all(c["lead_in_step_times_s"] == [] for c in doc["step"]["cases"]))
         for c in doc["step"]["cases"]:
             self.assertIn("dist.barrier()", c["compute_only_optimizer_method"])
             self.assertEqual(len(c["compute_only_optimizer_times_s"]), 2)
@@ -301,7 +306,7 @@ class BenchTest(unittest.TestCase):
         # devices.size() * 2 = 2 (torch/csrc/distributed/c10d/init.cpp)
         self.assertEqual(hw["gloo_threads"], 2)
         cfg = doc["config"]
-        for k in ("command", "spec", "input", "world_size", "caps", "iters", "warmup", "threads",
+        for k in ("command", "spec", "input", "world_size", "caps", "iters", "warmup", "lead_in", "threads",
                   "ar_max_bytes", "profile_mode"):
             self.assertIn(k, cfg)
         self.assertEqual(cfg["caps"], ["default", 5.0])
@@ -379,6 +384,9 @@ class BenchTest(unittest.TestCase):
             self.assertLessEqual(c["backward_end_s"], c["step_time_s"])
             self.assertEqual(len(c["step_times_s"]), 2)
             self.assertEqual(len(c["compute_only_times_s"]), 2)
+            # --lead-in 1 (the default): an untimed comm step before each timed one, its time kept
+            self.assertEqual(len(c["lead_in_step_times_s"]), 2)
+            self.assertTrue(all(t > 0 for t in c["lead_in_step_times_s"]))
             # every rank's compute-only steps, rank 0's being the ones above (validate's rank jitter)
             per_rank = c["rank_compute_only_times_s"]
             self.assertEqual(len(per_rank), doc["hardware"]["ngpus"])
