@@ -45,6 +45,10 @@ class ResultsChecker {
     return &v;
   }
   void check(const Json& doc) {
+    if (!doc.is_object()) {  // nothing below can be read from it
+      d_.add_value("", doc, "an object (a ddpbench-results/1 document)");
+      d_.throw_if_any();
+    }
     field(doc, "format", "", T::STRING, true);
     field(doc, "mode", "", T::STRING, true);
     field(doc, "torch_version", "", T::STRING, false);

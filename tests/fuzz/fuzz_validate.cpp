@@ -15,7 +15,7 @@ using namespace ddpsim;
 DDPSIM_FUZZ_TARGET({
   core::Json doc = core::parse_json_text(text, "fuzz.json");
   validate::check_results(doc, "fuzz.json");
-  const core::Json& hw = doc.value("hardware", core::Json::object());
+  const core::Json hw = doc.is_object() ? doc.value("hardware", core::Json::object()) : core::Json::object();
   const int ranks = hw.is_object() && hw.value("ngpus", core::Json()).is_number_integer()
                         ? static_cast<int>(std::clamp<long long>(hw["ngpus"].get<long long>(), 0, 1 << 20))
                         : 1;

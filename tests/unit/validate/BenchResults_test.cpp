@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "validate/bench_results.hpp"
+#include "validate/results_reader.hpp"
 
 namespace ddpsim::validate {
 namespace {
@@ -70,6 +71,22 @@ TEST(BenchResults, OneRankDdpCostHasTheIntervalOfItsPairedSteps) {
   r = compare_steps(p, {predicted(0.105, 0.005)}, 0.10);
   EXPECT_TRUE(r.doc["cases"][0]["ddp_overhead"]["measured_interval"].is_null());
   EXPECT_EQ(r.text.find("paired steps"), std::string::npos) << r.text;
+}
+
+// The reader on a document that is no object (fuzz_validate, 2026-12-06: a bare number passed it
+// without a word, and the caller then read fields from it): refused with the root path.
+TEST(BenchResults, AResultsDocumentThatIsNoObjectIsRefused) {
+  for (const Json& doc : {Json(6), Json::array({1}), Json("x"), Json(nullptr)}) {
+    try {
+      check_results(doc, "r.json");
+      FAIL() << "expected core::ConfigError for " << doc.dump();
+    } catch (const core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("r.json: /: " + doc.dump() +
+                                           " is not allowed; expected an object (a ddpbench-results/1 document)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(BenchResults, WithoutNoDdpStepsOrWithSeveralRanksThereIsNoOverheadRow) {
