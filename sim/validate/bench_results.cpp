@@ -31,6 +31,15 @@ constexpr double kMaxJitter = 2.0;  // stragglers.jitter_cv's upper limit (confi
 // (six steps give [min, max] at 96.9 %; five only [min, max] at 93.8 %, printed as such).
 constexpr double kIntervalLevel = 0.95;
 
+// A case's timed-step array (step_times_s, compute_only_times_s, no_ddp_step_times_s), empty when
+// absent; check_results has refused any entry that is not a time.
+std::vector<double> timed_steps(const Json& step_case, const char* key) {
+  std::vector<double> ts;
+  if (step_case.contains(key) && step_case[key].is_array())
+    for (const auto& t : step_case[key]) ts.push_back(t.get<double>());
+  return ts;
+}
+
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -508,11 +517,10 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
       // How well the run pins it: scripts/ddp_cpu_bench.py times a DDP step and a no-DDP step in
       // each round, one after the other, so step k of the two is a pair; the median of the pairs'
       // ratios has an order-statistic interval as the step's median does.
-      const Json& st = m.value("step_times_s", Json(nullptr));
-      const Json& nt = m.value("no_ddp_step_times_s", Json(nullptr));
-      if (st.is_array() && nt.is_array() && st.size() == nt.size() && st.size() >= 2) {
+      const auto st = timed_steps(m, "step_times_s"), nt = timed_steps(m, "no_ddp_step_times_s");
+      if (st.size() == nt.size() && st.size() >= 2) {
         std::vector<double> ratios;
-        for (size_t k = 0; k < st.size(); ++k) ratios.push_back(st[k].get<double>() / nt[k].get<double>() - 1);
+        for (size_t k = 0; k < st.size(); ++k) ratios.push_back(st[k] / nt[k] - 1);
         const auto mi = core::median_interval(ratios, kIntervalLevel);
         overhead["measured_interval"] = {{"low", mi.low},
                                          {"high", mi.high},
@@ -611,13 +619,8 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     // Timed steps in two speeds (scripts/ddp_cpu_bench.py's step_times_s, compute_only_times_s):
     // the machine changed speed during the run, so the case's measurement is not one machine's.
     double slow_phase = 1.0;
-    for (const char* key : {"step_times_s", "compute_only_times_s"}) {
-      if (!m.contains(key) || !m[key].is_array()) continue;
-      std::vector<double> ts;
-      for (const auto& t : m[key])
-        if (t.is_number()) ts.push_back(t.get<double>());
-      slow_phase = std::max(slow_phase, halves_ratio(ts));
-    }
+    for (const char* key : {"step_times_s", "compute_only_times_s"})
+      slow_phase = std::max(slow_phase, halves_ratio(timed_steps(m, key)));
     if (slow_phase >= kSlowPhaseRatio) {
       char wl[260];
       std::snprintf(wl, sizeof wl,
@@ -630,9 +633,7 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     // (core::median_interval). A prediction inside it differs from the measurement by less than the
     // run's own step-to-step spread resolves; a change of the machine between runs is not in it.
     Json interval = nullptr;
-    if (m.contains("step_times_s") && m["step_times_s"].is_array() && m["step_times_s"].size() >= 2) {
-      std::vector<double> ts;
-      for (const auto& t : m["step_times_s"]) ts.push_back(t.get<double>());
+    if (const auto ts = timed_steps(m, "step_times_s"); ts.size() >= 2) {
       const auto mi = core::median_interval(ts, kIntervalLevel);
       const double mid = core::median(ts);  // step_time_s in the benches' files; the steps' own where not
       const bool inside = ps >= mi.low && ps <= mi.high;
