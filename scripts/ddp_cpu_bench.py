@@ -82,8 +82,13 @@ of the files before 6 Dec 2026) a round's comm step is the first step of its mod
 other caps' and the plain models' steps: on the AMD EPYC VM (2026-12-06, seven runs,
 bench/results/lead-in-2026-12-06) that step ran a median 4.9 ms slower than the timed comm step
 right after it (186 pairs, 62 % slower; per case the medians 2.6 % apart, -18 .. +22 %), a cost
-no training step pays; the profile's passes and the compute-only steps were timed after steps
-of their own model.
+no training step pays; the profile phase's passes and the compute-only steps were timed after
+steps of their own model. The profile's whole passes between the rounds (2. and 3.) take the
+same N untimed passes first: they come right after the sweep's all-reduces, and in the files
+made before (bench/results, 96 distinct files of 2-6 Dec 2026, Intel and AMD, 657 pairs) the
+first of a round's two passes ran a median 2.1 % (forward) and 1.1 % (backward) slower than the
+second, slower in 70 % and 64 % of the pairs. The first untimed pass of each round is kept (profile_check
+lead_in_forward_whole_iters_s, lead_in_backward_whole_iters_s).
 
 torch 1.13 bucket rule: iteration 1 uses one bucket per dtype (no find_unused_parameters), the
 buckets are rebuilt at iteration 2 in gradient-ready order with limits [1 MiB, cap] for the
@@ -176,8 +181,8 @@ AR_CAL_ROUNDS = 2
 # cap (sequential); the per-layer profile is scaled to their medians (ddpsim_profile.rescale_to_whole).
 WHOLE_PASSES = 2
 WHOLE_NOTE = ("per-layer times scaled to the median of the un-hooked whole passes run between the step "
-              "rounds (%d after each round of timed steps; after each cap with --schedule sequential), not "
-              "to the profile phase's own" % WHOLE_PASSES)
+              "rounds (%d after each round of timed steps; after each cap with --schedule sequential; each "
+              "round's after --lead-in untimed ones), not to the profile phase's own" % WHOLE_PASSES)
 AR_REPS = 2
 AR_TRIM = 0.1
 
@@ -329,14 +334,22 @@ def _worker(rank, cfg, outdir):
             del model, x
         dist.barrier()
         whole_f, whole_b = [], []
+        lead_f, lead_b = [], []
 
         def whole_passes():
             """WHOLE_PASSES un-hooked passes of the profiled model (as the profile's pass (a)) between
-            step rounds: the profile is scaled to these, timed under the steps' machine state."""
+            step rounds: the profile is scaled to these, timed under the steps' machine state.  Like
+            the timed steps they follow --lead-in untimed passes of the same model (they come right
+            after the sweep's all-reduces); the first of those is kept (lead_f, lead_b)."""
             if cfg["profile_mode"] == "concurrent" or rank == 0:
+                before = dist.barrier if cfg["profile_mode"] == "concurrent" else None
+                for i in range(cfg["lead_in"]):
+                    f_s, b_s = dp.whole_pass(prof_model, prof_x, "cpu", cfg["set_to_none"], before)
+                    if i == 0:
+                        lead_f.append(f_s)
+                        lead_b.append(b_s)
                 for _ in range(WHOLE_PASSES):
-                    f_s, b_s = dp.whole_pass(prof_model, prof_x, "cpu", cfg["set_to_none"],
-                                             dist.barrier if cfg["profile_mode"] == "concurrent" else None)
+                    f_s, b_s = dp.whole_pass(prof_model, prof_x, "cpu", cfg["set_to_none"], before)
                     whole_f.append(f_s)
                     whole_b.append(b_s)
             dist.barrier()
@@ -492,6 +505,10 @@ def _worker(rank, cfg, outdir):
         if "profile_check" in res:
             prof, res["profile_check"] = dp.rescale_to_whole(prof, res["profile_check"], whole_f, whole_b,
                                                              WHOLE_NOTE)
+            # The untimed pass right before each round's timed ones (--lead-in >= 1): the first pass
+            # of the profiled model after the sweep (empty with --lead-in 0).
+            res["profile_check"]["lead_in_forward_whole_iters_s"] = list(lead_f)
+            res["profile_check"]["lead_in_backward_whole_iters_s"] = list(lead_b)
             if rank == 0:
                 res["profile"] = prof
         del prof_model, prof_x

@@ -279,6 +279,8 @@ class BenchTest(unittest.TestCase):
         # --lead-in 0: the order before 6 Dec 2026, no lead-in step kept
         self.assertEqual(doc["config"]["lead_in"], 0)
         self.assertTrue(all(c["lead_in_step_times_s"] == [] for c in doc["step"]["cases"]))
+        self.assertEqual(doc["step"]["profile_check"]["lead_in_forward_whole_iters_s"], [])
+        self.assertEqual(doc["step"]["profile_check"]["lead_in_backward_whole_iters_s"], [])
         for c in doc["step"]["cases"]:
             self.assertIn("dist.barrier()", c["compute_only_optimizer_method"])
             self.assertEqual(len(c["compute_only_optimizer_times_s"]), 2)
@@ -360,8 +362,14 @@ class BenchTest(unittest.TestCase):
         pc = step["profile_check"]
         for k in ("forward_whole_s", "forward_sum_layers_s", "backward_whole_s", "backward_sum_layers_s"):
             self.assertGreater(pc[k], 0.0, k)
-        # the layers are scaled to the whole passes between the 2 step rounds (2 after each)
+        # the layers are scaled to the whole passes between the 2 step rounds (2 after each), each
+        # round's after one untimed pass (--lead-in 1, the default), whose times are kept apart
         self.assertEqual(len(pc["scaled_forward_whole_iters_s"]), 2 * 2)
+        for d in ("forward", "backward"):
+            lead = pc["lead_in_%s_whole_iters_s" % d]
+            self.assertEqual(len(lead), 2)
+            self.assertTrue(all(t > 0.0 for t in lead), lead)
+            self.assertNotIn(lead[0], pc["scaled_%s_whole_iters_s" % d])
         self.assertAlmostEqual(sum(l["fwd_time_s"] for l in model["layers"]), pc["scaled_forward_whole_s"],
                                delta=1e-9 * len(model["layers"]))
         for l in model["layers"]:
