@@ -440,6 +440,25 @@ Json last_bucket_parts(const Json& measured, const Json& predicted, double measu
           {"after_predicted_s", predicted_step - pe}};
 }
 
+bool same_buckets(const Json& a, const Json& b) {
+  const auto list = [](const Json& c) -> const Json* {
+    return c.contains("buckets") && c["buckets"].is_array() && !c["buckets"].empty() ? &c["buckets"] : nullptr;
+  };
+  const Json *ba = list(a), *bb = list(b);
+  if (!ba || !bb || ba->size() != bb->size()) return false;
+  if (a.contains("limits_bytes") && b.contains("limits_bytes") && a["limits_bytes"] != b["limits_bytes"]) return false;
+  for (size_t k = 0; k < ba->size(); ++k) {
+    const Json &x = (*ba)[k], &y = (*bb)[k];
+    if (!x.is_object() || !y.is_object()) return false;
+    for (const char* f : {"bytes", "num_tensors"}) {
+      const bool hx = x.contains(f) && x[f].is_number(), hy = y.contains(f) && y[f].is_number();
+      if (hx != hy || (hx && x[f].get<double>() != y[f].get<double>())) return false;
+      if (!hx && std::string(f) == "bytes") return false;  // no sizes: nothing to tell them apart by
+    }
+  }
+  return true;
+}
+
 report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predicted, double tolerance,
                                const std::vector<Json>& representative) {
   if (predicted.size() != plan.steps.size())
@@ -695,12 +714,46 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
   if (interval_cases > 0)
     out << "  predictions inside the measured median's interval: " << interval_inside << " of " << interval_cases
         << " case(s) (the run's step-to-step spread only)\n";
+  // Cases that ran the same buckets (scripts/ddp_cpu_bench.py's default cap and an explicit 25 MiB
+  // under torch 1.13's rule, where both take a 1 MiB first bucket): one DDP configuration measured
+  // twice in one run, so their difference is the run's own noise between cases, which per-case
+  // intervals do not show (each case's steps share that case's model instance and memory).
+  Json repeats = Json::array();
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (size_t j = i + 1; j < plan.steps.size(); ++j) {
+      const Json &a = plan.steps[i].measured, &b = plan.steps[j].measured;
+      if (!same_buckets(a, b)) continue;
+      const double ma = need_number(a, "step_time_s", "/step/cases/" + std::to_string(i), file);
+      const double mb = need_number(b, "step_time_s", "/step/cases/" + std::to_string(j), file);
+      const auto pred = [&](size_t k) {
+        const Json& p = predicted[k];
+        const bool p50 =
+            plan.steps[k].jitter_cv > 0 && p.contains("step_time_p50_s") && p["step_time_p50_s"].is_number();
+        return p50 ? p["step_time_p50_s"].get<double>() : p["step_time_s"].get<double>();
+      };
+      const double pa = pred(i), pb = pred(j);
+      const double apart = std::max(ma, mb) / std::min(ma, mb) - 1, papart = std::max(pa, pb) / std::min(pa, pb) - 1;
+      repeats.push_back({{"cases", {i, j}},
+                         {"bucket_caps", {plan.steps[i].label, plan.steps[j].label}},
+                         {"measured_step_time_s", {ma, mb}},
+                         {"predicted_step_time_s", {pa, pb}},
+                         {"measured_apart", apart},
+                         {"predicted_apart", papart}});
+      char rl[360];
+      std::snprintf(rl, sizeof rl,
+                    "  the same buckets measured twice (caps %s and %s): %s and %s, %.1f %% apart (predicted %.1f %%): "
+                    "step differences between this run's cases below that are its own noise\n",
+                    plan.steps[i].label.c_str(), plan.steps[j].label.c_str(), core::format_time(ma).c_str(),
+                    core::format_time(mb).c_str(), apart * 100, papart * 100);
+      out << rl;
+    }
   report::Rendered r;
   r.doc = header(plan, tolerance);
   r.doc["cases"] = rows;
   r.doc["median_abs_step_time_error"] = med;
   r.doc["predictions_inside_measured_interval"] =
       interval_cases > 0 ? Json{{"inside", interval_inside}, {"cases", interval_cases}} : Json(nullptr);
+  r.doc["repeated_configurations"] = repeats;
   if (!overhead_errors.empty()) {
     r.doc["median_abs_ddp_overhead_error"] = core::median(overhead_errors);
     out << "  median |DDP-over-no-DDP error| " << core::median(overhead_errors) * 100 << " points\n";

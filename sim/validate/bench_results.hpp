@@ -83,8 +83,15 @@ inline constexpr double kSlowPhaseRatio = 1.35;
 core::Json last_bucket_parts(const core::Json& measured, const core::Json& predicted, double measured_step,
                              double predicted_step, int ranks);
 
+// Whether two measured step cases ran the same buckets: both have a non-empty `buckets` array of one
+// length whose entries agree in `bytes` (required) and `num_tensors` (where either has it), and
+// equal `limits_bytes` where both have them (ddp_cpu_bench.py's default cap and an explicit 25 MiB
+// under torch 1.13's rule). compare_steps reports such pairs as the run's own repeat.
+bool same_buckets(const core::Json& a, const core::Json& b);
+
 // Measured against predicted, case by case (step time, exposed communication, overlap, bucket end
-// times); status 3 when a case's step-time error exceeds `tolerance`.
+// times), and each pair of cases with the same buckets (same_buckets) as the run's own repeat
+// (`repeated_configurations`); status 3 when a case's step-time error exceeds `tolerance`.
 // `representative`: for each case with a representative scenario, its report (else null; may be
 // empty when no case has one).
 report::Rendered compare_steps(const Plan& plan, const std::vector<core::Json>& predicted, double tolerance,

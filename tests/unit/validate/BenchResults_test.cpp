@@ -171,6 +171,62 @@ TEST(BenchResults, EachCaseSaysWhetherThePredictionIsInsideTheMeasuredMediansInt
   EXPECT_EQ(none.text.find("interval"), std::string::npos) << none.text;
 }
 
+// One DDP configuration measured twice in a run (ddp_cpu_bench.py's default cap and 25 MiB: the same
+// buckets): 164 and 142 ms are 164 / 142 - 1 = 15.49 % apart, the predictions 140 and 141 ms
+// 0.714 %. A third case with other buckets, and cases whose buckets differ in size, tensor count or
+// limits, or that have none, are no repeat.
+TEST(BenchResults, TheSameBucketsMeasuredTwiceAreTheRunsOwnRepeat) {
+  const Json buckets =
+      Json::array({Json{{"bytes", 1048576}, {"num_tensors", 3}}, Json{{"bytes", 15e6}, {"num_tensors", 40}}});
+  const Json limits = Json::array({1048576, 26214400});
+  Plan p = one_case(2, "default", Json{{"step_time_s", 0.164}, {"buckets", buckets}, {"limits_bytes", limits}});
+  StepCase other = p.steps[0];
+  other.label = "1";
+  other.measured =
+      Json{{"step_time_s", 0.150}, {"buckets", Json::array({Json{{"bytes", 1048576}, {"num_tensors", 3}}})}};
+  p.steps.push_back(other);
+  StepCase twin = p.steps[0];
+  twin.label = "25";
+  twin.measured["step_time_s"] = 0.142;
+  p.steps.push_back(twin);
+  const auto r = compare_steps(p, {predicted(0.140, 0.0), predicted(0.139, 0.0), predicted(0.141, 0.0)}, 0.5);
+  const Json& rep = r.doc["repeated_configurations"];
+  ASSERT_EQ(rep.size(), 1u) << rep.dump();
+  EXPECT_EQ(rep[0]["cases"], Json::array({0, 2}));
+  EXPECT_EQ(rep[0]["bucket_caps"], Json::array({"default", "25"}));
+  EXPECT_NEAR(rep[0]["measured_apart"].get<double>(), 0.164 / 0.142 - 1, 1e-12);
+  EXPECT_NEAR(rep[0]["predicted_apart"].get<double>(), 0.141 / 0.140 - 1, 1e-12);
+  EXPECT_NE(r.text.find("the same buckets measured twice (caps default and 25): 164.000 ms and 142.000 ms, 15.5 % "
+                        "apart (predicted 0.7 %)"),
+            std::string::npos)
+      << r.text;
+  // What tells buckets apart.
+  Json a = p.steps[0].measured, b = a;
+  EXPECT_TRUE(same_buckets(a, b));
+  b["buckets"][1]["bytes"] = 15e6 + 4;
+  EXPECT_FALSE(same_buckets(a, b));
+  b = a;
+  b["buckets"][1]["num_tensors"] = 41;
+  EXPECT_FALSE(same_buckets(a, b));
+  b = a;
+  b["limits_bytes"][1] = 1048576;
+  EXPECT_FALSE(same_buckets(a, b));
+  b = a;
+  b.erase("limits_bytes");  // limits on one side only: the buckets decide
+  EXPECT_TRUE(same_buckets(a, b));
+  b = a;
+  b["buckets"] = Json::array();
+  EXPECT_FALSE(same_buckets(b, b));
+  b = a;
+  b["buckets"][0].erase("bytes");
+  b["buckets"][1].erase("bytes");
+  EXPECT_FALSE(same_buckets(b, b));
+  // No pair: an empty list.
+  const auto single = compare_steps(one_case(2, "default", a), {predicted(0.14, 0.0)}, 0.5);
+  EXPECT_TRUE(single.doc["repeated_configurations"].empty());
+  EXPECT_EQ(single.text.find("measured twice"), std::string::npos) << single.text;
+}
+
 // The step's error split along the bucket that ended last in the measured step. Measured: bucket
 // 0 ready 50 ms, end 60 ms; bucket 1 (5 MB) ready 148 ms, end 158.8 ms; step 166.5 ms. Predicted:
 // bucket 1 ready 147.8, end 154.3; step 160.4. Parts: ready 147.8 - 148 = -0.2 ms; ready to end
