@@ -756,7 +756,10 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
   r.doc["repeated_configurations"] = repeats;
   if (!overhead_errors.empty()) {
     r.doc["median_abs_ddp_overhead_error"] = core::median(overhead_errors);
-    out << "  median |DDP-over-no-DDP error| " << core::median(overhead_errors) * 100 << " points\n";
+    char dl[96];
+    std::snprintf(dl, sizeof dl, "  median |DDP-over-no-DDP error| %.2f points over %zu case(s)\n",
+                  core::median(overhead_errors) * 100, overhead_errors.size());
+    out << dl;
   }
   r.text = out.str();
   verdict(r, ok);

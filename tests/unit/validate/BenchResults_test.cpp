@@ -40,6 +40,7 @@ TEST(BenchResults, OneRankComparesDdpOverNoDdpMeasuredAndPredicted) {
   EXPECT_NEAR(o["error_points"].get<double>(), -5.0, 1e-9);
   EXPECT_NEAR(r.doc["median_abs_ddp_overhead_error"].get<double>(), 0.05, 1e-12);
   EXPECT_NE(r.text.find("DDP over no DDP: measured 10.00 %, predicted 5.00 %"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("median |DDP-over-no-DDP error| 5.00 points over 1 case(s)"), std::string::npos) << r.text;
   // Step error (105 - 110) / 110 = -4.5 %: within 10 %.
   EXPECT_EQ(r.status, 0);
 }
