@@ -87,8 +87,8 @@ steps of their own model. The profile's whole passes between the rounds (2. and 
 same N untimed passes first: they come right after the sweep's all-reduces, and in the files
 made before (bench/results, 96 distinct files of 2-6 Dec 2026, Intel and AMD, 657 pairs) the
 first of a round's two passes ran a median 2.1 % (forward) and 1.1 % (backward) slower than the
-second, slower in 70 % and 64 % of the pairs. The first untimed pass of each round is kept (profile_check
-lead_in_forward_whole_iters_s, lead_in_backward_whole_iters_s).
+second, slower in 70 % and 64 % of the pairs. The first untimed pass of each round is kept
+(profile_check lead_in_forward_whole_iters_s, lead_in_backward_whole_iters_s).
 
 --iters N (default 12; 6 before 6 Dec 2026): timed steps per cap, one per round. `ddpsim validate`
 compares its prediction with the median of a case's timed steps, and N steps pin that median to
