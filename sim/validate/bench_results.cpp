@@ -471,6 +471,7 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
          "err % (median)\n";
   Json rows = Json::array();
   std::vector<double> step_errors, overhead_errors;
+  std::vector<double> measured_steps, predicted_steps;  // per case, as compared (the repeats below)
   size_t interval_cases = 0, interval_inside = 0;
   bool ok = true;
   for (size_t i = 0; i < predicted.size(); ++i) {
@@ -484,6 +485,8 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     const double ps = p50 ? p["step_time_p50_s"].get<double>() : p["step_time_s"].get<double>();
     const double step_err = (ps - ms) / ms;
     step_errors.push_back(std::fabs(step_err));
+    measured_steps.push_back(ms);
+    predicted_steps.push_back(ps);
     const double me = m.value("exposed_comm_s", 0.0);
     // Exposed communication as the measurement defines it: the step over the compute-only step
     // (with jitter, of the median step; the straggler wait is in it on both sides).
@@ -723,15 +726,8 @@ report::Rendered compare_steps(const Plan& plan, const std::vector<Json>& predic
     for (size_t j = i + 1; j < plan.steps.size(); ++j) {
       const Json &a = plan.steps[i].measured, &b = plan.steps[j].measured;
       if (!same_buckets(a, b)) continue;
-      const double ma = need_number(a, "step_time_s", "/step/cases/" + std::to_string(i), file);
-      const double mb = need_number(b, "step_time_s", "/step/cases/" + std::to_string(j), file);
-      const auto pred = [&](size_t k) {
-        const Json& p = predicted[k];
-        const bool p50 =
-            plan.steps[k].jitter_cv > 0 && p.contains("step_time_p50_s") && p["step_time_p50_s"].is_number();
-        return p50 ? p["step_time_p50_s"].get<double>() : p["step_time_s"].get<double>();
-      };
-      const double pa = pred(i), pb = pred(j);
+      const double ma = measured_steps[i], mb = measured_steps[j];
+      const double pa = predicted_steps[i], pb = predicted_steps[j];
       const double apart = std::max(ma, mb) / std::min(ma, mb) - 1, papart = std::max(pa, pb) / std::min(pa, pb) - 1;
       repeats.push_back({{"cases", {i, j}},
                          {"bucket_caps", {plan.steps[i].label, plan.steps[j].label}},
