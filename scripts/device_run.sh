@@ -18,9 +18,9 @@
 #   3. scripts/measure_dispatch.py on the CPU and on CUDA (mul, linear, and --ratios: a view and a
 #      module call against a mul, plain and under bf16 autocast: the shares sim/gpu/kernel_model.cpp
 #      takes from torch 1.13 here), scripts/measure_ddp_host.py (on the CPU with gloo and on the GPU
-#      with NCCL) and scripts/measure_optimizer_host.py (on the CPU and on the GPU: foreach's CUDA
-#      fast path) (host costs of the machine's torch, each with its shares of the reference op),
-#      about 100 s (each call at most 20 s, 40 s);
+#      with NCCL, and --comm-hooks with NCCL) and scripts/measure_optimizer_host.py (on the CPU and
+#      on the GPU: foreach's CUDA fast path) (host costs of the machine's torch, each with its
+#      shares of the reference op), about 140 s (each call at most 20 s, 40 s);
 #   4. scripts/measure_step_host.py on that CPU (BERT-base and GPT-2 at tiny dimensions, float32 and
 #      bf16 autocast) against ddpsim's host accounting, about 60 s;
 #   5. nvidia-smi's clocks and the CPU model.
@@ -63,6 +63,10 @@ timeout 40 "$py" scripts/measure_ddp_host.py --reps 15 -o "$work/ddp_host.json" 
 # shares of the CUDA mul chain (sim/ddp/host_costs.cpp prices the Reducer's share and NCCL's launch).
 timeout 40 "$py" scripts/measure_ddp_host.py --device cuda --reps 15 -o "$work/ddp_host_cuda.json" \
   >"$work/ddp_host_cuda.out" 2>&1
+# A Python comm hook's call and then() callback with NCCL (complete at enqueue: the callback runs
+# inline on the backward thread), against the builtin path (bench/results/comm-hook-host-2026-12-06).
+timeout 40 "$py" scripts/measure_ddp_host.py --device cuda --comm-hooks --reps 15 -o "$work/ddp_host_hooks_cuda.json" \
+  >"$work/ddp_host_hooks_cuda.out" 2>&1
 # Whole eager steps' host work on that CPU (tiny dimensions: every op of the model, kernels that
 # cost nothing), float32 and under bf16 autocast, against ddpsim's accounting priced at that CPU's
 # per-op chains (sim/gpu/NOTES.md "Eager host dispatch"): what the H200's host-bound bfloat16

@@ -56,7 +56,33 @@ per-bucket slope then holds c10d's ProcessGroupNCCL call (stream sync, events, t
 future) and NCCL's enqueue, which ddpsim prices as the Reducer's share plus NCCL's 5 us launch;
 the reference op is the mul chain on CUDA (dispatch + launch).
 
-Usage: /usr/bin/python3 scripts/measure_ddp_host.py [--reps 30] [--device cpu|cuda] [-o out.json]
+--comm-hooks: what a Python comm hook costs the backward thread per bucket beyond DDP's builtin
+path (ddpsim charges both alike: sim/ddp/host_costs.hpp, docs/accuracy.md). DDP.register_comm_hook
+with a Python callable makes the Reducer call it through PythonCommHook::runHook
+(torch/csrc/distributed/c10d/python_comm_hook.cpp: the GIL, the GradBucket wrapped for Python, the
+call) where the default path calls the process group's allreduce in C++; torch's
+default_hooks.allreduce_hook then runs `tensor.div_(n)` and
+`dist.all_reduce(tensor, async_op=True).get_future().then(lambda fut: fut.value()[0])` in Python.
+Method, on one rank of a one-rank gloo group: (1) `call`: that all_reduce...then line, the c10d
+Python wrapper with its C++ call, get_future and then; (2) `cpp_call`: the process group's own
+binding, `pg.allreduce([t]).get_future()` (the builtin path's C++ call, plus a pybind call); (3)
+`then`: then(lambda f: f.value()) on an already completed future, the lambda run inline (as
+NCCL's futures are complete at enqueue, ProcessGroupNCCL::collective markCompleted; gloo's complete
+on its worker thread); each on the main thread with nothing in flight (every call waited on,
+untimed, before the next), on a 21,660-byte buffer, medians over 10 x --reps calls. The same `call`
+timed inside the hook of DDP steps (`call_in_hook`, a chain of 200 nn.Linear(16, 16) in 10 and 200
+buckets) is printed beside it: there gloo's worker runs the previous bucket's callback under the
+GIL meanwhile. python_hook_s = call - cpp_call (the Python around the collective call; ddpsim
+charges the call itself as NCCL's launch or the CPU ring's base latency either way);
+python_callback_s = then. The hook's invocation (the GIL, the GradBucket) is in neither; the
+backward slope per bucket of a hook returning an already completed future (`completed`, no collective; the Reducer's
+per-bucket work included) bounds it from above. What is not attributed: at world size 1 the
+per-bucket backward slope of allreduce_hook (`backward_slope_per_bucket_s`, the 10- and 200-bucket
+cases' difference) exceeds the builtin's by far more than these: gloo's worker thread runs each
+bucket's then() callback, which needs the GIL, before the next all-reduce, so back-to-back buckets
+wait on the thread handoff, a cost of the worker thread, not of the backward thread.
+
+Usage: /usr/bin/python3 scripts/measure_ddp_host.py [--reps 30] [--device cpu|cuda] [--comm-hooks] [-o out.json]
 """
 import argparse
 import json
@@ -183,6 +209,109 @@ def allreduce_one_rank(reps):
     return statistics.median(ts)
 
 
+HOOK_BUCKETS = (10, 200)  # --comm-hooks: bucket counts of the 200-layer chain
+HOOK_VARIANTS = ("builtin", "completed", "allreduce_hook")
+
+
+def comm_hooks(reps, warmup):
+    """Per-call times of a Python comm hook's pieces on the backward thread (module docstring)."""
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    ids = [0] if DEVICE == "cuda" else None
+    now = time.perf_counter
+    pg = dist.distributed_c10d._get_default_group()
+    on = {"record": False}
+    samples = {"call_in_hook": [], "div": []}
+
+    def completed(state, bucket):
+        fut = torch.futures.Future()
+        fut.set_result(bucket.buffer())
+        return fut
+
+    def allreduce_hook(state, bucket):
+        # torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py allreduce_hook / _allreduce_fut
+        # (1.13 and 2.x), with timestamps; process_group None: the default group.
+        tensor = bucket.buffer()
+        group_to_use = dist.group.WORLD
+        t0 = now()
+        tensor.div_(group_to_use.size())
+        t1 = now()
+        fut = dist.all_reduce(tensor, group=group_to_use, async_op=True).get_future().then(lambda f: f.value()[0])
+        t2 = now()
+        if on["record"]:
+            samples["div"].append(t1 - t0)
+            samples["call_in_hook"].append(t2 - t1)
+        return fut
+
+    layers = 200
+    cases = []
+    for nb in HOOK_BUCKETS:
+        cap = cap_for(layers // nb)
+        dist._DEFAULT_FIRST_BUCKET_BYTES = cap
+        runs = {"plain": build(layers)}
+        for v in HOOK_VARIANTS:
+            d = DDP(build(layers), device_ids=ids, bucket_cap_mb=cap / float(1 << 20), gradient_as_bucket_view=False)
+            if v != "builtin":
+                d.register_comm_hook(None, completed if v == "completed" else allreduce_hook)
+            runs[v] = d
+        cases.append({"buckets": nb, "cap": cap, "x": torch.randn(4, 16, device=DEVICE), "runs": runs,
+                      "times": {k: {"forward": [], "backward": []} for k in runs}})
+    for c in cases:
+        for _ in range(warmup):
+            for m in c["runs"].values():
+                step(m, c["x"], None)
+    on["record"] = True
+    ref_f, ref_b = [], []
+    for _ in range(reps):
+        for c in cases:
+            for k, m in c["runs"].items():
+                step(m, c["x"], c["times"][k])
+        f, b = reference_chain()
+        ref_f.append(f)
+        ref_b.append(b)
+    on["record"] = False
+    # The pieces one at a time on the main thread with nothing in flight (each call waited on,
+    # untimed, before the next): in the hook, gloo's worker runs the previous bucket's callback
+    # under the GIL meanwhile, and a call made there waits for it.
+    t = torch.ones(cap_for(layers // HOOK_BUCKETS[0]) // 4, device=DEVICE)
+    clean = {"call": [], "cpp_call": [], "then": []}
+    for _ in range(10 * reps):
+        a = now()
+        fut = dist.all_reduce(t, async_op=True).get_future().then(lambda f: f.value()[0])
+        b = now()
+        fut.wait()
+        c = now()
+        f2 = pg.allreduce([t]).get_future()
+        d = now()
+        f2.wait()
+        done = torch.futures.Future()
+        done.set_result(t)
+        e = now()
+        done.then(lambda f: f.value())
+        g = now()
+        clean["call"].append(b - a)
+        clean["cpp_call"].append(d - c)
+        clean["then"].append(g - e)
+    samples.update(clean)
+    rows = []
+    for c in cases:
+        t = c["times"]
+        row = {"buckets": c["buckets"], "cap_bytes": c["cap"]}
+        for v in HOOK_VARIANTS:
+            row["d_backward_%s_s" % v] = statistics.median(a - b for a, b in zip(t[v]["backward"], t["plain"]["backward"]))
+        rows.append(row)
+    n0, n1 = rows[0]["buckets"], rows[-1]["buckets"]
+    slopes = {v: (rows[-1]["d_backward_%s_s" % v] - rows[0]["d_backward_%s_s" % v]) / (n1 - n0) for v in HOOK_VARIANTS}
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    ref = reference_record(ref_f, ref_b)
+    hook = med["call"] - med["cpp_call"]
+    return {"cases": rows, "backward_slope_per_bucket_s": slopes, "per_call_s": med,
+            "calls_timed": len(samples["call"]), "python_hook_s": hook, "python_callback_s": med["then"], "reference_op": ref,
+            "ratio_to_op": {"python_hook_s": hook / ref["backward_s"],
+                            "python_callback_s": med["then"] / ref["backward_s"]}}
+
+
 def buffer_sync(reps):
     """DDP._sync_buffers() over K BatchNorm1d(16) layers (3 buffers each), K interleaved."""
     import torch
@@ -241,6 +370,8 @@ def main(argv=None):
     ap.add_argument("-o", "--output", default="-")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                     help="cuda: one GPU with NCCL (the host's costs around CUDA tensors)")
+    ap.add_argument("--comm-hooks", action="store_true",
+                    help="measure only what a Python comm hook adds per bucket (python_hook_s, python_callback_s)")
     ap.add_argument("--buffers-only", action="store_true",
                     help="measure only the buffer broadcast (buffer_sync_s, per_buffer_s)")
     args = ap.parse_args(argv)
@@ -259,6 +390,28 @@ def main(argv=None):
     store = tempfile.NamedTemporaryFile(prefix="ddp-host-store-", delete=False).name
     dist.init_process_group("nccl" if DEVICE == "cuda" else "gloo", init_method="file://" + store, rank=0,
                             world_size=1)
+    if args.comm_hooks:
+        t0 = time.time()
+        hooks = comm_hooks(args.reps, args.warmup)
+        for r in hooks["cases"]:
+            sys.stderr.write("  buckets=%d: backward over plain %s\n" % (r["buckets"], ", ".join(
+                "%s %.1f us" % (v, 1e6 * r["d_backward_%s_s" % v]) for v in HOOK_VARIANTS)))
+        sys.stderr.write("  per call: %s; python_hook_s %.2f us, python_callback_s %.2f us\n" % (", ".join(
+            "%s %.2f us" % (k, 1e6 * v) for k, v in hooks["per_call_s"].items()), 1e6 * hooks["python_hook_s"],
+            1e6 * hooks["python_callback_s"]))
+        doc = {"format": "ddpsim-ddp-host/1", "torch_version": torch.__version__, "device": DEVICE,
+               "method": "--comm-hooks (module docstring), medians over %d steps" % args.reps,
+               "load_average_1m": {"start": load0, "end": os.getloadavg()[0]}, "wall_s": time.time() - t0,
+               "comm_hooks": hooks}
+        text = json.dumps(doc, indent=1) + "\n"
+        if args.output == "-":
+            sys.stdout.write(text)
+        else:
+            with open(args.output, "w") as f:
+                f.write(text)
+        sys.stdout.flush()
+        os.unlink(store)
+        os._exit(0)
     if args.buffers_only:
         bufs = buffer_sync(10 * args.reps)
         ref = [reference_chain() for _ in range(5)]

@@ -19,6 +19,11 @@
 //   bucket flatten_dense_tensors, the broadcast, then unflatten_dense_tensors and one copy_ back
 //   per buffer on every rank, the root included), per buffer.
 // All of it runs at world size 1 as well; there the collective is a call on a one-rank group.
+// A Python comm hook (register_comm_hook: PythonCommHook::runHook, e.g. default_hooks.allreduce_hook)
+// makes the collective call from Python instead: measured here (scripts/measure_ddp_host.py
+// --comm-hooks, bench/results/comm-hook-host-2026-12-06) it costs the backward thread ~4.6 us per
+// bucket more (the c10d Python wrapper 2.3 us, then() with its callback 2.3 us), which is not
+// charged: a bucket costs the same with or without a hook (its kernels aside, ddp/comm_hooks.hpp).
 //
 // The numbers are CPU seconds measured here on torch 1.13 (Debian python3-torch 1.13.0a0, a
 // 2-vCPU "Intel(R) Xeon(R) Processor" VM) by scripts/measure_ddp_host.py, whose docstring names

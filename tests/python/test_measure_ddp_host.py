@@ -1,6 +1,7 @@
 """scripts/measure_ddp_host.py: the reference op is timed in the same run and every cost is given as
 its share (forward-side costs over the forward op, backward-thread costs over the backward node);
---buffers-only does the same for the buffer sync; too few repetitions exit 2."""
+--buffers-only does the same for the buffer sync; --comm-hooks times a Python comm hook's pieces
+(python_hook_s = call - cpp_call); too few repetitions exit 2."""
 import json
 import os
 import subprocess
@@ -43,6 +44,21 @@ class MeasureDdpHostTest(unittest.TestCase):
         d = json.loads(p.stdout)
         self.assertEqual(set(d["ratio_to_op"]), {"per_buffer_s"})
         self.check_shares(d, ("per_buffer_s",))
+
+    def test_comm_hooks(self):
+        p = _run("--comm-hooks", "--reps", "3", "--warmup", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        h = json.loads(p.stdout)["comm_hooks"]
+        calls = h["per_call_s"]
+        self.assertEqual(set(calls), {"call_in_hook", "div", "call", "cpp_call", "then"})
+        self.assertTrue(all(v > 0 for v in calls.values()), calls)
+        self.assertEqual(h["calls_timed"], 30)
+        self.assertAlmostEqual(h["python_hook_s"], calls["call"] - calls["cpp_call"], places=15)
+        self.assertEqual(h["python_callback_s"], calls["then"])
+        bwd = h["reference_op"]["backward_s"]
+        self.assertAlmostEqual(h["ratio_to_op"]["python_hook_s"], h["python_hook_s"] / bwd, places=12)
+        self.assertEqual([r["buckets"] for r in h["cases"]], [10, 200])
+        self.assertEqual(set(h["backward_slope_per_bucket_s"]), {"builtin", "completed", "allreduce_hook"})
 
     def test_cuda_without_a_gpu(self):
         import torch
