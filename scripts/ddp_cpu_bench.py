@@ -28,6 +28,13 @@ In order, inside the rank processes:
      one command, and `ddpsim validate` prices DDP's bucket copies with it); the value reported is
      rank 0's median over all of them, each one listed (copy_bandwidth_samples_Bps,
      op_overhead_samples_s; the first is the one taken here), every rank's median too.
+   - allreduce_call_s: what the collective call costs the calling thread when it comes amid
+     compute, as a bucket's does in the backward: dist.all_reduce(1 KiB, async_op=True) timed
+     alone (its wait untimed), each call after a barrier and 2 ms of matmuls, CALL_REPS of them
+     with every copy-rate measurement; rank 0's median (samples listed). The call hands the
+     collective to gloo's worker thread, idle meanwhile; on this project's 2-vCPU VM waking it
+     costs the caller ~5x what the sweep's back-to-back calls show. `ddpsim validate` charges it
+     per bucket on the backward thread (collective.host_call).
 2. profile: ddpsim_profile.measure_profile on the unwrapped model (same seed, the rank's own
    input, --threads threads, gradients cleared as in the steps: zero_grad(set_to_none=False)
    unless --zero-grad-set-to-none, so AccumulateGrad adds into existing gradients in both;
@@ -192,6 +199,15 @@ WHOLE_NOTE = ("per-layer times scaled to the median of the un-hooked whole passe
               "rounds (%d after each round of timed steps; after each cap with --schedule sequential; each "
               "round's after --lead-in untimed ones), not to the profile phase's own" % WHOLE_PASSES)
 AR_REPS = 2
+# The collective call on the backward thread (calibration.allreduce_call_s): per rates() pass this
+# many async all-reduce calls, each after a barrier and CALL_BUSY_S of compute on the rank's thread.
+CALL_REPS = 8
+CALL_BUSY_S = 0.002
+CALL_NOTE = ("dist.all_reduce(1 KiB, async_op=True) between all ranks, the call alone (its wait untimed), "
+             "each after a barrier and %.0f ms of 256x256 matmuls on the rank's thread, as a bucket's call "
+             "comes amid the backward; %d calls with every copy-rate measurement (allreduce_call_samples_s); "
+             "rank 0's median. gloo's worker thread has been idle meanwhile, and the call wakes it "
+             "(bench/results/call-after-compute-2026-12-06)" % (CALL_BUSY_S * 1e3, CALL_REPS))
 AR_TRIM = 0.1
 
 
@@ -313,13 +329,29 @@ def _worker(rank, cfg, outdir):
             sr.append({"size_bytes": size, "time_s": _median(ts)})
         res["allreduce_single_rank"] = sr
         dist.barrier()
-        copy_samples, op_samples = [], []
+        copy_samples, op_samples, call_samples = [], [], []
+        call_t = torch.ones(256, dtype=torch.float32)
+        busy_a = torch.randn(256, 256)
+
+        def call_after_compute():
+            """CALL_REPS async all-reduce calls, each timed alone after a barrier and CALL_BUSY_S of
+            compute (CALL_NOTE)."""
+            for _ in range(CALL_REPS):
+                dist.barrier()
+                end = now() + CALL_BUSY_S
+                while now() < end:
+                    torch.mm(busy_a, busy_a)
+                a = now()
+                work = dist.all_reduce(call_t, async_op=True)
+                call_samples.append(now() - a)
+                work.wait()
 
         def rates():
-            """The copy rate and the per-op cost, every rank at once (as in a step)."""
+            """The copy rate, the per-op cost and the collective call, every rank at once (as in a step)."""
             dist.barrier()
             copy_samples.append(dp.measure_copy_bandwidth("cpu"))
             op_samples.append(dp.measure_op_overhead("cpu"))
+            call_after_compute()
             dist.barrier()
 
         rates()
@@ -510,6 +542,8 @@ def _worker(rank, cfg, outdir):
         res["op_overhead_samples_s"] = op_samples
         res["copy_bandwidth_Bps"] = _median(copy_samples)
         res["op_overhead_s"] = _median(op_samples)
+        res["allreduce_call_samples_s"] = call_samples
+        res["allreduce_call_s"] = _median(call_samples)
         if "profile_check" in res:
             prof, res["profile_check"] = dp.rescale_to_whole(prof, res["profile_check"], whole_f, whole_b,
                                                              WHOLE_NOTE)
@@ -588,6 +622,10 @@ def build_document(cfg, ranks, argv, wall_s):
         "op_overhead_note": "x.add_(1) on a 1-element tensor, seconds per call, measured with the copy rate "
                             "(op_overhead_samples_s); rank 0's median",
         "rank_op_overhead_s": [r["op_overhead_s"] for r in ranks],
+        "allreduce_call_s": r0["allreduce_call_s"],
+        "allreduce_call_samples_s": r0["allreduce_call_samples_s"],
+        "allreduce_call_note": CALL_NOTE,
+        "rank_allreduce_call_s": [r["allreduce_call_s"] for r in ranks],
         "allreduce": ar_rows,
         "allreduce_note": ("dist.all_reduce (sum, float32, gloo) between all ranks, each call after a barrier; "
                            "%d passes over the sizes before the steps and one after each round of timed steps, "

@@ -420,6 +420,11 @@ struct CollectiveSettings {
   // plain ring closed form on the cluster's link figures (base + 2(N-1)alpha + 2(N-1)/N S/B).
   CollectiveModelKind model = CollectiveModelKind::NCCL;
   double base_latency = 8.4e-6;  // ring model only: per collective, NCCL tuning.cc baseLat Ring/Simple
+  // The collective call's time on the calling thread (DDP's backward thread: the Reducer's or a
+  // comm hook's call per bucket). Unset: base_latency for the ring model, NCCL's host launch
+  // (cluster calibration.launch_overhead, else 5 us) for NCCL. `ddpsim validate` sets it for a CPU
+  // run from the run's own calibration (allreduce_call_s).
+  std::optional<double> host_call;
   // NCCL environment settings, by their NCCL names.
   std::vector<std::string> nccl_algo;   // NCCL_ALGO (empty: all)
   std::vector<std::string> nccl_proto;  // NCCL_PROTO (empty: NCCL's default set)

@@ -89,10 +89,12 @@ class DdpBuilder : ProgramWriter {
     }
     // The hook's collective call runs on the backward thread at every world size (c10d's
     // ProcessGroup call and NCCL's enqueue, before the next gradient's hook): its host cost is the
-    // ring model's base latency or NCCL's host launch cost (nccl_model.hpp). At world size 1 it is
-    // all the bucket's collective costs (a one-rank group: no transfer).
+    // ring model's base latency or NCCL's host launch cost (nccl_model.hpp), or collective.host_call
+    // where given. At world size 1 it is all the bucket's collective costs (a one-rank group: no
+    // transfer).
     if (!sc.training.cuda_graphs)
-      call_host_s_ = sc.collective.model == config::CollectiveModelKind::RING
+      call_host_s_ = sc.collective.host_call ? *sc.collective.host_call
+                     : sc.collective.model == config::CollectiveModelKind::RING
                          ? sc.collective.base_latency
                          : sc.cluster.calibration.launch_overhead.value_or(collectives::kHostLaunchSeconds);
   }

@@ -273,6 +273,20 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     cpu_contention = {{"enabled", share > 1.0}, {"compute_slowdown", share}, {"comm_slowdown", share}};
     compute = {{"memory_efficiency", 1.0}, {"kernel_overhead", q(overhead, "s")}};
     p.cluster_note = "CPU ranks over gloo/loopback, figures from the run's calibration";
+    // The collective call on the backward thread, timed amid compute (scripts/ddp_cpu_bench.py
+    // since 6 Dec 2026): the call hands the all-reduce to gloo's worker thread, idle meanwhile,
+    // which the sweep's back-to-back calls (the ring fit's base latency) do not show.
+    if (cal.contains("allreduce_call_s") && !cal["allreduce_call_s"].is_null()) {
+      const Json& v = cal["allreduce_call_s"];
+      if (!v.is_number() || !(v.get<double>() >= 0) || !(v.get<double>() <= 1))
+        throw core::ConfigError(file + ": /calibration/allreduce_call_s: " + core::short_dump(v) +
+                                " is not allowed; expected the call's time in seconds, 0 to 1, or null");
+      collective["host_call"] = q(v.get<double>(), "s");
+      char b[96];
+      std::snprintf(b, sizeof b, "; each bucket's collective call %.1f us on the backward thread (measured)",
+                    v.get<double>() * 1e6);
+      p.cluster_note += b;
+    }
   } else if (!cluster_arg.empty()) {
     cluster = cluster_arg;
     p.cluster_note = "--cluster " + cluster_arg;

@@ -335,6 +335,14 @@ class BenchTest(unittest.TestCase):
         self.assertEqual(cal["copy_bandwidth_Bps"], statistics.median(cal["copy_bandwidth_samples_Bps"]))
         self.assertEqual(cal["op_overhead_s"], statistics.median(cal["op_overhead_samples_s"]))
         self.assertEqual(cal["rank_copy_bandwidth_Bps"][0], cal["copy_bandwidth_Bps"])
+        # the collective call amid compute: CALL_REPS calls with each of the three copy-rate
+        # readings, rank 0's median, every rank's median listed; `ddpsim validate` charges it per bucket
+        self.assertEqual(len(cal["allreduce_call_samples_s"]), 3 * bench.CALL_REPS)
+        self.assertTrue(all(t > 0 for t in cal["allreduce_call_samples_s"]))
+        self.assertEqual(cal["allreduce_call_s"], statistics.median(cal["allreduce_call_samples_s"]))
+        self.assertEqual(cal["rank_allreduce_call_s"][0], cal["allreduce_call_s"])
+        self.assertEqual(len(cal["rank_allreduce_call_s"]), 2)
+        self.assertIn("wakes it", cal["allreduce_call_note"])
         sizes = [r["size_bytes"] for r in cal["allreduce"]]
         self.assertEqual(sizes, [4096, 16384, 65536, 262144, 1048576])
         self.assertTrue(all(r["time_s"] > 0 for r in cal["allreduce"]))

@@ -1441,6 +1441,48 @@ TEST(Cli, ValidateRunsTheRunsGlooWorkerThreads) {
   fs::remove_all(d);
 }
 
+// The run's own collective call (calibration.allreduce_call_s, timed amid compute) replaces the
+// ring fit's base latency as each bucket's call on the backward thread. One rank, no contention:
+// every host second is in the step, so each case moves by its bucket count x the difference, here
+// 100 us over the base latency by hand. A bad value is refused with its path; null keeps the fit's.
+TEST(Cli, ValidateChargesTheRunsMeasuredCollectiveCallPerBucket) {
+  std::ifstream f("bench/results/cpu-1rank-resnet18.json");
+  Json file = Json::parse(f);
+  ASSERT_FALSE(file["calibration"].contains("allreduce_call_s"));  // written before the bench timed it
+  const double base = file["calibration"]["ring_fit"]["base_latency_s"].get<double>();
+  auto d = temp_dir("validate-call");
+  auto cases = [&](const Json& call, bool absent = false) {
+    Json doc = file;
+    if (!absent) doc["calibration"]["allreduce_call_s"] = call;
+    std::ofstream(d / "run.json") << doc.dump();
+    auto r = run("validate " + (d / "run.json").string() + " --tolerance 1.0 --json -");
+    EXPECT_EQ(r.code, 0) << r.out;
+    return Json::parse(r.out)["cases"];
+  };
+  const Json before = cases(nullptr, true), after = cases(base + 100e-6);
+  ASSERT_EQ(before.size(), 3u);
+  ASSERT_EQ(after.size(), 3u);
+  for (size_t i = 0; i < before.size(); ++i) {
+    const double nb = file["step"]["cases"][i]["num_buckets"].get<double>();  // 3, 12, 2 (caps default, 1, 100)
+    EXPECT_GE(nb, 2) << "case " << i;
+    EXPECT_NEAR(
+        after[i]["predicted"]["step_time_s"].get<double>() - before[i]["predicted"]["step_time_s"].get<double>(),
+        nb * 100e-6, 1e-9)
+        << "case " << i;
+  }
+  EXPECT_EQ(cases(nullptr), before);  // null: the fit's base latency, as without the field
+  for (const Json& bad : {Json(-1e-6), Json(2.0), Json("95us")}) {
+    Json doc = file;
+    doc["calibration"]["allreduce_call_s"] = bad;
+    std::ofstream(d / "bad.json") << doc.dump();
+    auto r = run("validate " + (d / "bad.json").string());
+    EXPECT_TRUE(
+        testing::refused_with(r, {"bad.json: /calibration/allreduce_call_s: " + bad.dump() + " is not allowed"}))
+        << r.out;
+  }
+  fs::remove_all(d);
+}
+
 TEST(Cli, ValidateRefusesFilesItCannotUse) {
   auto d = temp_dir("validate");
   std::ofstream(d / "other.json") << R"({"format": "something-else"})";

@@ -378,6 +378,15 @@ TEST(DdpBuilder, TheCollectiveCallIsHostWorkAtEveryWorldSize) {
   const auto ring = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
   EXPECT_NE(std::find(ring.begin(), ring.end(), "HOST DDP bucket 1 (Reducer, hook call) 0.375 [ddp_bucket]"),
             ring.end());
+  // collective.host_call, where given (a CPU run's measured call), replaces either model's figure.
+  f.sc.collective.host_call = 0.5;
+  const auto given = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  EXPECT_NE(std::find(given.begin(), given.end(), "HOST DDP bucket 1 (Reducer, hook call) 0.625 [ddp_bucket]"),
+            given.end());
+  f.sc.collective.model = config::CollectiveModelKind::NCCL;
+  const auto nccl = describe(build_ddp(f.sc, f.prof, f.steps, 1, &c), 0);
+  EXPECT_NE(std::find(nccl.begin(), nccl.end(), "HOST DDP bucket 0 (Reducer, hook call) 0.625 [ddp_bucket]"),
+            nccl.end());
 }
 
 TEST(DdpBuilder, HostWorkIsExposedInFullWithoutAHostGpuSplit) {
