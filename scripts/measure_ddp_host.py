@@ -363,6 +363,20 @@ def fit(rows, key):
             "max_abs_residual_s": float(max(abs(resid)))}
 
 
+def finish(doc, output, store):
+    """Write the JSON to OUTPUT ('-': stdout), remove the rendezvous file and leave."""
+    text = json.dumps(doc, indent=1) + "\n"
+    if output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(output, "w") as f:
+            f.write(text)
+    sys.stdout.flush()
+    os.unlink(store)
+    # ~Reducer -> ~ProcessGroupGloo can hang at interpreter exit (scripts/spawn_guard.py): leave now.
+    os._exit(0)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=30)
@@ -399,19 +413,10 @@ def main(argv=None):
         sys.stderr.write("  per call: %s; python_hook_s %.2f us, python_callback_s %.2f us\n" % (", ".join(
             "%s %.2f us" % (k, 1e6 * v) for k, v in hooks["per_call_s"].items()), 1e6 * hooks["python_hook_s"],
             1e6 * hooks["python_callback_s"]))
-        doc = {"format": "ddpsim-ddp-host/1", "torch_version": torch.__version__, "device": DEVICE,
-               "method": "--comm-hooks (module docstring), medians over %d steps" % args.reps,
-               "load_average_1m": {"start": load0, "end": os.getloadavg()[0]}, "wall_s": time.time() - t0,
-               "comm_hooks": hooks}
-        text = json.dumps(doc, indent=1) + "\n"
-        if args.output == "-":
-            sys.stdout.write(text)
-        else:
-            with open(args.output, "w") as f:
-                f.write(text)
-        sys.stdout.flush()
-        os.unlink(store)
-        os._exit(0)
+        finish({"format": "ddpsim-ddp-host/1", "torch_version": torch.__version__, "device": DEVICE,
+                "method": "--comm-hooks (module docstring), medians over %d steps" % args.reps,
+                "load_average_1m": {"start": load0, "end": os.getloadavg()[0]}, "wall_s": time.time() - t0,
+                "comm_hooks": hooks}, args.output, store)
     if args.buffers_only:
         bufs = buffer_sync(10 * args.reps)
         ref = [reference_chain() for _ in range(5)]
@@ -420,10 +425,7 @@ def main(argv=None):
                "buffer_sync_s": bufs["buffer_sync_s"], "per_buffer_s": bufs["per_buffer_s"],
                "reference_op": reference_record([r[0] for r in ref], [r[1] for r in ref])}
         doc["ratio_to_op"] = ratios(doc, doc["reference_op"])
-        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
-        sys.stdout.flush()
-        os.unlink(store)
-        os._exit(0)
+        finish(doc, args.output, store)  # -o is honoured here too (it wrote to stdout before)
     # (layers, layers per bucket): tensors vary at one bucket, buckets vary at 200 layers.
     plan = [(25, 25), (50, 50), (100, 100), (200, 200), (200, 20), (200, 4), (200, 1), (100, 1)]
     t0 = time.time()
@@ -480,16 +482,7 @@ def main(argv=None):
         "reference_op": reference_record(ref_f, ref_b),
     }
     doc["ratio_to_op"] = ratios(doc, doc["reference_op"])
-    text = json.dumps(doc, indent=1) + "\n"
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(args.output, "w") as f:
-            f.write(text)
-    sys.stdout.flush()
-    os.unlink(store)
-    # ~Reducer -> ~ProcessGroupGloo can hang at interpreter exit (scripts/spawn_guard.py): leave now.
-    os._exit(0)
+    finish(doc, args.output, store)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,14 @@ class MeasureDdpHostTest(unittest.TestCase):
         d = json.loads(p.stdout)
         self.assertEqual(set(d["ratio_to_op"]), {"per_buffer_s"})
         self.check_shares(d, ("per_buffer_s",))
+        # -o writes the file (this mode wrote to stdout whatever -o said before 6 Dec 2026)
+        import tempfile
+        with tempfile.TemporaryDirectory() as td:
+            out = os.path.join(td, "b.json")
+            p = _run("--buffers-only", "--reps", "3", "--warmup", "3", "-o", out)
+            self.assertEqual((p.returncode, p.stdout), (0, ""), p.stderr)
+            with open(out) as f:
+                self.assertIn("per_buffer_s", json.load(f))
 
     def test_comm_hooks(self):
         p = _run("--comm-hooks", "--reps", "3", "--warmup", "3")
