@@ -170,6 +170,27 @@ def step(m, x, rec):
         rec["backward"].append(t3 - t2)
 
 
+def round_robin(cases, reps, warmup, started=None):
+    """Every case's runs warmed up, then `reps` rounds over the cases, each case's runs back to
+    back (load bursts hit all alike), the reference op once per round (`started` called between
+    the two); the reference op's forward and backward samples."""
+    for c in cases:
+        for _ in range(warmup):
+            for m in c["runs"].values():
+                step(m, c["x"], None)
+    if started is not None:
+        started()
+    ref_f, ref_b = [], []
+    for _ in range(reps):
+        for c in cases:
+            for k, m in c["runs"].items():
+                step(m, c["x"], c["times"][k])
+        f, b = reference_chain()
+        ref_f.append(f)
+        ref_b.append(b)
+    return ref_f, ref_b
+
+
 def case_result(c):
     layers, times, ddp = c["layers"], c["times"], c["runs"]["ddp"]
     buckets = -(-layers // c["per"])
@@ -257,19 +278,7 @@ def comm_hooks(reps, warmup):
             runs[v] = d
         cases.append({"buckets": nb, "cap": cap, "x": torch.randn(4, 16, device=DEVICE), "runs": runs,
                       "times": {k: {"forward": [], "backward": []} for k in runs}})
-    for c in cases:
-        for _ in range(warmup):
-            for m in c["runs"].values():
-                step(m, c["x"], None)
-    on["record"] = True
-    ref_f, ref_b = [], []
-    for _ in range(reps):
-        for c in cases:
-            for k, m in c["runs"].items():
-                step(m, c["x"], c["times"][k])
-        f, b = reference_chain()
-        ref_f.append(f)
-        ref_b.append(b)
+    ref_f, ref_b = round_robin(cases, reps, warmup, lambda: on.update(record=True))
     on["record"] = False
     # The pieces one at a time on the main thread with nothing in flight (each call waited on,
     # untimed, before the next): in the hook, gloo's worker runs the previous bucket's callback
@@ -430,20 +439,7 @@ def main(argv=None):
     plan = [(25, 25), (50, 50), (100, 100), (200, 200), (200, 20), (200, 4), (200, 1), (100, 1)]
     t0 = time.time()
     cases = [make_case(layers, per) for layers, per in plan]
-    for c in cases:
-        for _ in range(args.warmup):
-            for m in c["runs"].values():
-                step(m, c["x"], None)
-    # Round robin over the cases, each case's three runs back to back: load bursts hit all alike;
-    # the reference op once per round.
-    ref_f, ref_b = [], []
-    for _ in range(args.reps):
-        for c in cases:
-            for k, m in c["runs"].items():
-                step(m, c["x"], c["times"][k])
-        f, b = reference_chain()
-        ref_f.append(f)
-        ref_b.append(b)
+    ref_f, ref_b = round_robin(cases, args.reps, args.warmup)
     rows = [case_result(c) for c in cases]
     for r in rows:
         sys.stderr.write("  L=%d buckets=%d: d_bwd %.1f us (view %.1f us), d_fwd %.1f us\n"
