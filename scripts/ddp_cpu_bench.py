@@ -33,7 +33,7 @@ In order, inside the rank processes:
      alone (its wait untimed), each call after a barrier and 2 ms of matmuls, CALL_REPS of them
      with every copy-rate measurement; rank 0's median (samples listed). The call hands the
      collective to gloo's worker thread, idle meanwhile; on this project's 2-vCPU VM waking it
-     costs the caller 3-11x what back-to-back calls, as the sweep's, show. `ddpsim validate`
+     costs the caller 2-11x what back-to-back calls, as the sweep's, show. `ddpsim validate`
      charges it per bucket on the backward thread (collective.host_call).
 2. profile: ddpsim_profile.measure_profile on the unwrapped model (same seed, the rank's own
    input, --threads threads, gradients cleared as in the steps: zero_grad(set_to_none=False)

@@ -75,12 +75,14 @@ buckets) is printed beside it: there gloo's worker runs the previous bucket's ca
 GIL meanwhile. python_hook_s = call - cpp_call (the Python around the collective call; ddpsim
 charges the call itself as NCCL's launch or the CPU ring's base latency either way);
 python_callback_s = then. The hook's invocation (the GIL, the GradBucket) is in neither; the
-backward slope per bucket of a hook returning an already completed future (`completed`, no collective; the Reducer's
-per-bucket work included) bounds it from above. What is not attributed: at world size 1 the
-per-bucket backward slope of allreduce_hook (`backward_slope_per_bucket_s`, the 10- and 200-bucket
-cases' difference) exceeds the builtin's by far more than these: gloo's worker thread runs each
-bucket's then() callback, which needs the GIL, before the next all-reduce, so back-to-back buckets
-wait on the thread handoff, a cost of the worker thread, not of the backward thread.
+backward slope per bucket of a hook returning an already completed future (`completed`, no
+collective; the Reducer's per-bucket work included) bounds it from above. What these pieces do
+not hold: at world size 1 the per-bucket backward slope of allreduce_hook
+(`backward_slope_per_bucket_s`, the 10- and 200-bucket cases' difference) exceeds the builtin's by
+far more (gloo's worker thread runs each bucket's then() callback, which needs the GIL, before the
+next all-reduce), and in whole ResNet-18 steps the hook costs the backward ~75-300 us per bucket
+more than the builtin path (bench/results/comm-hook-host-2026-12-06, hook_in_steps.py; cause not
+found).
 
 Usage: /usr/bin/python3 scripts/measure_ddp_host.py [--reps 30] [--device cpu|cuda] [--comm-hooks] [-o out.json]
 """
@@ -191,6 +193,12 @@ def round_robin(cases, reps, warmup, started=None):
     return ref_f, ref_b
 
 
+def paired_over_plain(times, run, phase):
+    """Median of the step-by-step differences of `run` over the plain model: the two steps ran back
+    to back, so a change of machine load between steps cancels (the machine may be shared)."""
+    return statistics.median(a - b for a, b in zip(times[run][phase], times["plain"][phase]))
+
+
 def case_result(c):
     layers, times, ddp = c["layers"], c["times"], c["runs"]["ddp"]
     buckets = -(-layers // c["per"])
@@ -202,16 +210,11 @@ def case_result(c):
             raise RuntimeError("layers %d, %d per bucket: DDP made %d buckets, expected %d (%s)"
                                % (layers, c["per"], counted, buckets, sizes))
     med = {k: {p: statistics.median(v) for p, v in t.items()} for k, t in times.items()}
-
-    def paired(run, phase):
-        # Median of the step-by-step differences: the two steps ran back to back, so a change of
-        # machine load between steps cancels (the machine may be shared).
-        return statistics.median(a - b for a, b in zip(times[run][phase], times["plain"][phase]))
     return {"layers": layers, "tensors": 2 * layers, "buckets": buckets, "cap_bytes": c["cap"],
             "ddp_bucket_sizes": sizes, "median_s": med,
-            "d_backward_s": paired("ddp", "backward"),
-            "d_backward_view_s": paired("ddp_view", "backward"),
-            "d_forward_s": paired("ddp", "forward")}
+            "d_backward_s": paired_over_plain(times, "ddp", "backward"),
+            "d_backward_view_s": paired_over_plain(times, "ddp_view", "backward"),
+            "d_forward_s": paired_over_plain(times, "ddp", "forward")}
 
 
 def allreduce_one_rank(reps):
@@ -272,7 +275,8 @@ def comm_hooks(reps, warmup):
         dist._DEFAULT_FIRST_BUCKET_BYTES = cap
         runs = {"plain": build(layers)}
         for v in HOOK_VARIANTS:
-            d = DDP(build(layers), device_ids=ids, bucket_cap_mb=cap / float(1 << 20), gradient_as_bucket_view=False)
+            d = DDP(build(layers), device_ids=ids, bucket_cap_mb=cap / float(1 << 20),
+                    gradient_as_bucket_view=False)
             if v != "builtin":
                 d.register_comm_hook(None, completed if v == "completed" else allreduce_hook)
             runs[v] = d
@@ -283,19 +287,19 @@ def comm_hooks(reps, warmup):
     # The pieces one at a time on the main thread with nothing in flight (each call waited on,
     # untimed, before the next): in the hook, gloo's worker runs the previous bucket's callback
     # under the GIL meanwhile, and a call made there waits for it.
-    t = torch.ones(cap_for(layers // HOOK_BUCKETS[0]) // 4, device=DEVICE)
+    buf = torch.ones(cap_for(layers // HOOK_BUCKETS[0]) // 4, device=DEVICE)
     clean = {"call": [], "cpp_call": [], "then": []}
     for _ in range(10 * reps):
         a = now()
-        fut = dist.all_reduce(t, async_op=True).get_future().then(lambda f: f.value()[0])
+        fut = dist.all_reduce(buf, async_op=True).get_future().then(lambda f: f.value()[0])
         b = now()
         fut.wait()
         c = now()
-        f2 = pg.allreduce([t]).get_future()
+        f2 = pg.allreduce([buf]).get_future()
         d = now()
         f2.wait()
         done = torch.futures.Future()
-        done.set_result(t)
+        done.set_result(buf)
         e = now()
         done.then(lambda f: f.value())
         g = now()
@@ -303,20 +307,18 @@ def comm_hooks(reps, warmup):
         clean["cpp_call"].append(d - c)
         clean["then"].append(g - e)
     samples.update(clean)
-    rows = []
-    for c in cases:
-        t = c["times"]
-        row = {"buckets": c["buckets"], "cap_bytes": c["cap"]}
-        for v in HOOK_VARIANTS:
-            row["d_backward_%s_s" % v] = statistics.median(a - b for a, b in zip(t[v]["backward"], t["plain"]["backward"]))
-        rows.append(row)
+    rows = [dict({"buckets": c["buckets"], "cap_bytes": c["cap"]},
+                 **{"d_backward_%s_s" % v: paired_over_plain(c["times"], v, "backward") for v in HOOK_VARIANTS})
+            for c in cases]
     n0, n1 = rows[0]["buckets"], rows[-1]["buckets"]
-    slopes = {v: (rows[-1]["d_backward_%s_s" % v] - rows[0]["d_backward_%s_s" % v]) / (n1 - n0) for v in HOOK_VARIANTS}
+    slopes = {v: (rows[-1]["d_backward_%s_s" % v] - rows[0]["d_backward_%s_s" % v]) / (n1 - n0)
+              for v in HOOK_VARIANTS}
     med = {k: statistics.median(v) for k, v in samples.items()}
     ref = reference_record(ref_f, ref_b)
     hook = med["call"] - med["cpp_call"]
     return {"cases": rows, "backward_slope_per_bucket_s": slopes, "per_call_s": med,
-            "calls_timed": len(samples["call"]), "python_hook_s": hook, "python_callback_s": med["then"], "reference_op": ref,
+            "calls_timed": len(samples["call"]), "python_hook_s": hook, "python_callback_s": med["then"],
+            "reference_op": ref,
             "ratio_to_op": {"python_hook_s": hook / ref["backward_s"],
                             "python_callback_s": med["then"] / ref["backward_s"]}}
 

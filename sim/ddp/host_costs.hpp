@@ -24,7 +24,7 @@
 // --comm-hooks, bench/results/comm-hook-host-2026-12-06) it costs the backward thread ~4.6 us per
 // bucket more (the c10d Python wrapper 2.3 us, then() with its callback 2.3 us), which is not
 // charged: a bucket costs the same with or without a hook (its kernels aside, ddp/comm_hooks.hpp).
-// In whole CPU steps on this project's VM a hooked bucket cost the backward ~240-300 us more (cause
+// In whole CPU steps on this project's VM a hooked bucket cost the backward ~75-300 us more (cause
 // not found, not modelled; docs/accuracy.md, "DDP's own costs").
 //
 // The numbers are CPU seconds measured here on torch 1.13 (Debian python3-torch 1.13.0a0, a

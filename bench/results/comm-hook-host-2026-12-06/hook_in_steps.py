@@ -7,36 +7,63 @@ the paired differences over 30 rounds. Run with the bench's allocator settings:
     MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456 \
         /usr/bin/python3 hook_in_steps.py
 """
-import os, time, tempfile, statistics
-import torch, torch.distributed as dist, torchvision
-from torch.nn.parallel import DistributedDataParallel as DDP
+import os
+import statistics
+import tempfile
+import time
+
+import torch
+import torch.distributed as dist
+import torchvision
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-torch.set_num_threads(1)
-dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
-now = time.perf_counter
-x = torch.randn(8, 3, 64, 64)
-def nodiv(state, bucket):
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def hook_no_div(state, bucket):
+    """default_hooks.allreduce_hook without its div_ (one rank: the sum is the gradient)."""
     return dist.all_reduce(bucket.buffer(), async_op=True).get_future().then(lambda f: f.value()[0])
-def mk():
-    torch.manual_seed(0); return torchvision.models.resnet18()
-runs = {"plain": mk()}
-for cap in (1, 25):
-    for name, h in (("builtin", None), ("allreduce_hook", default_hooks.allreduce_hook), ("hook_no_div", nodiv)):
-        d = DDP(mk(), bucket_cap_mb=cap)
-        if h: d.register_comm_hook(None, h)
-        runs["%s-%d" % (name, cap)] = d
-opts = {k: torch.optim.SGD(m.parameters(), lr=1e-4, momentum=0.9) for k, m in runs.items()}
-BW = {k: [] for k in runs}
-def step(k):
-    m, o = runs[k], opts[k]
-    l = m(x).float().mean(); t = now(); l.backward(); BW[k].append(now() - t); o.step(); o.zero_grad()
-for _ in range(3):
-    for k in runs: step(k)
-for k in BW: BW[k].clear()
-for r in range(30):
-    for k in runs: step(k)
-p = BW["plain"]
-for name in ("builtin", "allreduce_hook", "hook_no_div"):
-    d = {cap: statistics.median(a - b for a, b in zip(BW["%s-%d" % (name, cap)], p)) for cap in (1, 25)}
-    print("%-15s backward over plain: 1 MiB %.2f ms, 25 MiB %.2f ms, difference %.2f ms" % (name, 1e3 * d[1], 1e3 * d[25], 1e3 * (d[1] - d[25])))
-os._exit(0)
+
+
+def resnet18():
+    torch.manual_seed(0)
+    return torchvision.models.resnet18()
+
+
+def main():
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
+    now = time.perf_counter
+    x = torch.randn(8, 3, 64, 64)
+    runs = {"plain": resnet18()}
+    for cap in (1, 25):
+        for name, hook in (("builtin", None), ("allreduce_hook", default_hooks.allreduce_hook),
+                           ("hook_no_div", hook_no_div)):
+            d = DDP(resnet18(), bucket_cap_mb=cap)
+            if hook:
+                d.register_comm_hook(None, hook)
+            runs["%s-%d" % (name, cap)] = d
+    opts = {k: torch.optim.SGD(m.parameters(), lr=1e-4, momentum=0.9) for k, m in runs.items()}
+    backward = {k: [] for k in runs}
+
+    def step(k, record):
+        loss = runs[k](x).float().mean()
+        t = now()
+        loss.backward()
+        if record:
+            backward[k].append(now() - t)
+        opts[k].step()
+        opts[k].zero_grad()
+
+    for r in range(33):   # 3 warm-up rounds, then 30 timed, the plain model first in each
+        for k in runs:
+            step(k, r >= 3)
+    plain = backward["plain"]
+    for name in ("builtin", "allreduce_hook", "hook_no_div"):
+        d = {cap: statistics.median(a - b for a, b in zip(backward["%s-%d" % (name, cap)], plain)) for cap in (1, 25)}
+        print("%-15s backward over plain: 1 MiB %.2f ms, 25 MiB %.2f ms, difference %.2f ms"
+              % (name, 1e3 * d[1], 1e3 * d[25], 1e3 * (d[1] - d[25])))
+    os._exit(0)   # ~ProcessGroupGloo can hang at interpreter exit
+
+
+if __name__ == "__main__":
+    main()
