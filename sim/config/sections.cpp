@@ -392,6 +392,7 @@ CollectiveSettings parse_collective(const Json& j, Diagnostics& d) {
                                            def.model);
   s.base_latency = kr.quantity("base_latency", Quantity::TIME, false, true).value_or(def.base_latency);
   s.host_call = kr.quantity("host_call", Quantity::TIME, false, true);
+  s.host_callback = kr.quantity("host_callback", Quantity::TIME, false, true);
   s.nccl_algo = nccl_name_list(kr, "NCCL_ALGO", true);
   s.nccl_proto = nccl_name_list(kr, "NCCL_PROTO", false);
   s.nccl_min_nchannels = static_cast<int>(kr.integer_or("NCCL_MIN_NCHANNELS", def.nccl_min_nchannels, 0, 64));

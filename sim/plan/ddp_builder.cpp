@@ -97,6 +97,10 @@ class DdpBuilder : ProgramWriter {
                      : sc.collective.model == config::CollectiveModelKind::RING
                          ? sc.collective.base_latency
                          : sc.cluster.calibration.launch_overhead.value_or(collectives::kHostLaunchSeconds);
+    // A Python hook's callback at world size 1 (config::CollectiveSettings::host_callback): the
+    // one-rank all-reduce ends as soon as gloo's worker has woken, and the callback's hold of the
+    // GIL lands on the backward's next node.
+    if (!sc.training.cuda_graphs && !ddp_) callback_host_s_ = sc.collective.host_callback.value_or(0.0);
   }
 
   Plan build() {
@@ -346,7 +350,7 @@ class DdpBuilder : ProgramWriter {
         if (ddp_) mark(Mark::BUCKET_READY, r.ready_bucket);
         for (size_t i = 0; i < r.launched.size(); ++i) {
           // mark_bucket_ready -> all_reduce_bucket: the Reducer's per-bucket work and the call.
-          hx.ddp_host(host_.per_bucket_s + call_host_s_);
+          hx.ddp_host(host_.per_bucket_s + call_host_s_ + callback_host_s_);
           host_wait(hx.take(), "DDP bucket " + std::to_string(r.launched[i]) + " (Reducer, hook call)",
                     Slot::DDP_BUCKET);
           if (ddp_)
@@ -473,7 +477,8 @@ class DdpBuilder : ProgramWriter {
   bool ddp_ = false;
   int streams_ = 0;
   ddp::HostCosts host_;     // zero under CUDA graphs
-  double call_host_s_ = 0;  // the bucket's collective call on the backward thread (host)
+  double call_host_s_ = 0;      // the bucket's collective call on the backward thread (host)
+  double callback_host_s_ = 0;  // a Python hook's callback holding the GIL (world size 1)
   double launch_s_ = 0;     // cudaLaunchKernel per kernel DDP launches itself (per-kernel model's host)
   bool split_ = false;      // the profile separates host dispatch from GPU time
   std::vector<int> jobs_;   // task of each collective record of the current micro-step

@@ -287,6 +287,20 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
                     v.get<double>() * 1e6);
       p.cluster_note += b;
     }
+    // A one-rank run's Python hook: what its callback costs the backward per bucket, timed on a
+    // probe model (scripts/ddp_cpu_bench.py since 6 Dec 2026; null at larger world sizes).
+    if (cal.contains("hook_callback_s") && !cal["hook_callback_s"].is_null()) {
+      const Json& v = cal["hook_callback_s"];
+      if (!v.is_number() || !(v.get<double>() >= 0) || !(v.get<double>() <= 1))
+        throw core::ConfigError(file + ": /calibration/hook_callback_s: " + core::short_dump(v) +
+                                " is not allowed; expected the callback's cost in seconds, 0 to 1, or null");
+      collective["host_callback"] = q(v.get<double>(), "s");
+      if (ranks == 1) {
+        char b[96];
+        std::snprintf(b, sizeof b, "; the comm hook's callback %.1f us per bucket (measured)", v.get<double>() * 1e6);
+        p.cluster_note += b;
+      }
+    }
   } else if (!cluster_arg.empty()) {
     cluster = cluster_arg;
     p.cluster_note = "--cluster " + cluster_arg;

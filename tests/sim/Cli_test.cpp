@@ -1483,6 +1483,53 @@ TEST(Cli, ValidateChargesTheRunsMeasuredCollectiveCallPerBucket) {
   fs::remove_all(d);
 }
 
+// A one-rank run's Python hook callback (calibration.hook_callback_s, collective.host_callback):
+// each case moves by exactly its bucket count x the figure; a two-rank file does not move (the
+// callback runs when the all-reduce ends there); bad values exit 2 with the path.
+TEST(Cli, ValidateChargesAOneRankRunsHookCallbackPerBucket) {
+  auto d = temp_dir("validate-callback");
+  auto cases = [&](const std::string& path, const Json* cb) {
+    std::ifstream f(path);
+    Json doc = Json::parse(f);
+    if (cb) doc["calibration"]["hook_callback_s"] = *cb;
+    std::ofstream(d / "run.json") << doc.dump();
+    auto r = run("validate " + (d / "run.json").string() + " --tolerance 1.0 --json -");
+    EXPECT_EQ(r.code, 0) << r.out;
+    return std::make_pair(doc, Json::parse(r.out)["cases"]);
+  };
+  const Json v = 200e-6, null_v = nullptr;
+  const auto [file, before] = cases("bench/results/cpu-1rank-resnet18.json", nullptr);
+  ASSERT_FALSE(file["calibration"].contains("hook_callback_s"));  // written before the bench timed it
+  const auto after = cases("bench/results/cpu-1rank-resnet18.json", &v).second;
+  ASSERT_EQ(before.size(), 3u);
+  ASSERT_EQ(after.size(), 3u);
+  for (size_t i = 0; i < before.size(); ++i) {
+    const double nb = file["step"]["cases"][i]["num_buckets"].get<double>();  // 3, 12, 2
+    EXPECT_GE(nb, 2) << "case " << i;
+    EXPECT_NEAR(
+        after[i]["predicted"]["step_time_s"].get<double>() - before[i]["predicted"]["step_time_s"].get<double>(),
+        nb * 200e-6, 1e-9)
+        << "case " << i;
+  }
+  EXPECT_EQ(cases("bench/results/cpu-1rank-resnet18.json", &null_v).second, before);  // null: as absent
+  const auto two = cases("bench/results/cpu-2rank-resnet18.json", nullptr).second;
+  const auto two_cb = cases("bench/results/cpu-2rank-resnet18.json", &v).second;
+  ASSERT_EQ(two.size(), two_cb.size());
+  for (size_t i = 0; i < two.size(); ++i)
+    EXPECT_EQ(two[i]["predicted"]["step_time_s"], two_cb[i]["predicted"]["step_time_s"]) << "case " << i;
+  for (const Json& bad : {Json(-1e-6), Json(2.0), Json("170us")}) {
+    std::ifstream f("bench/results/cpu-1rank-resnet18.json");
+    Json doc = Json::parse(f);
+    doc["calibration"]["hook_callback_s"] = bad;
+    std::ofstream(d / "bad.json") << doc.dump();
+    auto r = run("validate " + (d / "bad.json").string());
+    EXPECT_TRUE(
+        testing::refused_with(r, {"bad.json: /calibration/hook_callback_s: " + bad.dump() + " is not allowed"}))
+        << r.out;
+  }
+  fs::remove_all(d);
+}
+
 TEST(Cli, ValidateRefusesFilesItCannotUse) {
   auto d = temp_dir("validate");
   std::ofstream(d / "other.json") << R"({"format": "something-else"})";

@@ -217,7 +217,7 @@ TEST_F(CatalogTest, ReadsEverySection) {
       {"batch_size", 16}, {"compute_dtype", "bfloat16"}, {"optimizer", "adam"}, {"optimizer_impl", "fused"}};
   doc["compute"] = {
       {"flops_efficiency", 0.5}, {"memory_efficiency", 0.7}, {"use_measured", false}, {"kernel_overhead", "3us"}};
-  doc["collective"] = {{"model", "ring"}, {"base_latency", "10us"}, {"host_call", "95us"}};
+  doc["collective"] = {{"model", "ring"}, {"base_latency", "10us"}, {"host_call", "95us"}, {"host_callback", "170us"}};
   doc["simulation"] = {{"backend", "analytic"}, {"fidelity", "stepwise"}, {"ranks", "all"}, {"seed", 7}};
   const Scenario s = load_scenario(doc);
   EXPECT_DOUBLE_EQ(s.ddp.bucket_cap_mb, 50);
@@ -239,6 +239,8 @@ TEST_F(CatalogTest, ReadsEverySection) {
   EXPECT_DOUBLE_EQ(s.collective.base_latency, 10e-6);
   ASSERT_TRUE(s.collective.host_call.has_value());
   EXPECT_DOUBLE_EQ(*s.collective.host_call, 95e-6);
+  ASSERT_TRUE(s.collective.host_callback.has_value());
+  EXPECT_DOUBLE_EQ(*s.collective.host_callback, 170e-6);
   EXPECT_EQ(s.simulation.backend, ddpsim::config::Backend::ANALYTIC);
   EXPECT_EQ(s.simulation.fidelity, ddpsim::config::Fidelity::STEPWISE);
   EXPECT_EQ(s.simulation.ranks, ddpsim::config::RankMode::ALL);

@@ -151,6 +151,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"collective.model=\"magic\"", "/collective/model", "\"magic\"", "nccl"},
         BadCase{"collective.host_call=\"-5us\"", "/collective/host_call", "\"-5us\"", ">= 0"},
         BadCase{"collective.host_call=95", "/collective/host_call", "95", ">= 0"},
+        BadCase{"collective.host_callback=\"-1us\"", "/collective/host_callback", "\"-1us\"", ">= 0"},
+        BadCase{"collective.host_callback=true", "/collective/host_callback", "true", ">= 0"},
         BadCase{"collective.measured_allreduce=[{\"bytes\":1024,\"seconds\":1e-4}]", "/collective/measured_allreduce",
                 "[{", "at least 2"},
         BadCase{"collective.measured_allreduce=[{\"bytes\":1024,\"seconds\":1e-4},{\"bytes\":512,\"seconds\":2e-4}]",

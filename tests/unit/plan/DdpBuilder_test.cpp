@@ -389,6 +389,37 @@ TEST(DdpBuilder, TheCollectiveCallIsHostWorkAtEveryWorldSize) {
             nccl.end());
 }
 
+// collective.host_callback: a Python hook's callback holds the GIL on gloo's worker right after a
+// one-rank call, and the backward's next node waits for it; charged per bucket at world size 1
+// only (larger groups run the callback when the all-reduce ends). By hand: Reducer 0.125 + call
+// 0.5 + callback 0.25 = 0.875 per bucket at one rank; 0.625 at two, as without the field.
+TEST(DdpBuilder, APythonHooksCallbackIsChargedPerBucketAtWorldSizeOne) {
+  const ddp::HostCosts c{0, 0.125, 0, 0};
+  Fixture one(1, 1), two(1, 2);
+  for (Fixture* f : {&one, &two}) {
+    f->sc.collective.host_call = 0.5;
+    f->sc.collective.host_callback = 0.25;
+  }
+  auto count = [](const std::vector<std::string>& v, const std::string& prefix) {
+    return std::count_if(v.begin(), v.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
+  };
+  const auto a = describe(build_ddp(one.sc, one.prof, one.steps, 1, &c), 0);
+  EXPECT_EQ(count(a, "HOST DDP bucket 0 (Reducer, hook call) 0.875 [ddp_bucket]"), 1);
+  EXPECT_EQ(count(a, "HOST DDP bucket 1 (Reducer, hook call) 0.875 [ddp_bucket]"), 1);
+  const auto b = describe(build_ddp(two.sc, two.prof, two.steps, 1, &c), 0);
+  EXPECT_EQ(count(b, "HOST DDP bucket 0 (Reducer, hook call) 0.625 [ddp_bucket]"), 1);
+  EXPECT_EQ(count(b, "HOST DDP bucket 1 (Reducer, hook call) 0.625 [ddp_bucket]"), 1);
+  // Unset: nothing for the callback.
+  one.sc.collective.host_callback.reset();
+  const auto u = describe(build_ddp(one.sc, one.prof, one.steps, 1, &c), 0);
+  EXPECT_EQ(count(u, "HOST DDP bucket 0 (Reducer, hook call) 0.625 [ddp_bucket]"), 1);
+  // A CUDA graph replays the step without its hooks.
+  one.sc.collective.host_callback = 0.25;
+  one.sc.training.cuda_graphs = true;
+  for (const auto& line : describe(build_ddp(one.sc, one.prof, one.steps, 1, &c), 0))
+    EXPECT_EQ(line.find("0.875"), std::string::npos) << line;
+}
+
 TEST(DdpBuilder, HostWorkIsExposedInFullWithoutAHostGpuSplit) {
   // A profile without per-op host times (measured, or a CPU rank): the GPU waits for every second
   // of DDP's host work, where PyTorch does it. Costs by hand: forward 0.7, hook 0.05 per
