@@ -35,6 +35,12 @@ In order, inside the rank processes:
      collective to gloo's worker thread, idle meanwhile; on this project's 2-vCPU VM waking it
      costs the caller 2-11x what back-to-back calls, as the sweep's, show. `ddpsim validate`
      charges it per bucket on the backward thread (collective.host_call).
+   - hook_callback_s (one rank only; null otherwise): what the steps' comm hook (3.) costs the
+     backward per bucket over DDP's builtin all-reduce, on a probe model (HOOK_NOTE): at world size
+     1 gloo's worker runs the hook's fut.then callback under Python's GIL right after the call,
+     while the backward's next node frees saved tensors that hold Python objects, which needs the
+     GIL (bench/results/hook-gil-2026-12-06). `ddpsim validate` charges it per bucket at one rank
+     (collective.host_callback).
 2. profile: ddpsim_profile.measure_profile on the unwrapped model (same seed, the rank's own
    input, --threads threads, gradients cleared as in the steps: zero_grad(set_to_none=False)
    unless --zero-grad-set-to-none, so AccumulateGrad adds into existing gradients in both;
@@ -209,6 +215,23 @@ CALL_NOTE = ("dist.all_reduce(1 KiB, async_op=True) between all ranks, the call 
              "rank 0's median. gloo's worker thread has been idle meanwhile, and the call wakes it "
              "(bench/results/call-after-compute-2026-12-06)" % (CALL_BUSY_S * 1e3, CALL_REPS))
 AR_TRIM = 0.1
+# The hook's callback at one rank (calibration.hook_callback_s): a probe model of HOOK_BLOCKS
+# conv-BN-ReLU blocks, one bucket per conv weight, in DDP with the steps' hook and without one;
+# their backwards alternate over HOOK_ROUNDS rounds after HOOK_WARMUP.
+HOOK_BLOCKS = 12
+HOOK_CHANNELS = 128
+HOOK_INPUT = (8, HOOK_CHANNELS, 8, 8)
+HOOK_CAP_MB = 0.5
+HOOK_WARMUP = 3
+HOOK_ROUNDS = 12
+HOOK_NOTE = ("per bucket, the backward of a probe model (%d blocks of Conv2d(%d, %d, 3, padding=1, bias=False), "
+             "BatchNorm2d, ReLU; input %s; bucket_cap_mb %.1f: one bucket per conv weight after the first) in DDP "
+             "with the steps' comm hook less the same model's with DDP's builtin all-reduce, paired, alternating "
+             "which runs first, %d rounds after %d (hook_callback_samples_s: per round, the difference over the "
+             "hook's bucket count); the median. The steps' hook runs its then() callback on gloo's worker "
+             "under the GIL (bench/results/hook-gil-2026-12-06). One rank only"
+             % (HOOK_BLOCKS, HOOK_CHANNELS, HOOK_CHANNELS, "x".join(map(str, HOOK_INPUT)), HOOK_CAP_MB,
+                HOOK_ROUNDS, HOOK_WARMUP))
 
 
 def trimmed_mean(xs, trim=AR_TRIM):
@@ -267,6 +290,86 @@ def interp_time(rows, size, fit, n):
             f = (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0))
             return math.exp(math.log(t0) + f * (math.log(t1) - math.log(t0)))
     return pts[-1][1]
+
+
+def timestamp_hook(st, ws, param_index):
+    """The steps' comm hook: torch's default_hooks.allreduce_hook (div_ by the world size, an async
+    all_reduce, then()) plus timestamps in st["buckets"] relative to st["t0"]; with st["mode"]
+    "noop" the divided bucket in an already completed future, nothing communicated."""
+    import torch
+    import torch.distributed as dist
+    now = time.perf_counter
+
+    def hook(state, bucket):
+        t_ready = now() - st["t0"]
+        buf = bucket.buffer()
+        # The parameter list of a bucket is looked up once per bucket plan (a Python loop over its
+        # tensors that real DDP does not run every step).
+        key = (int(bucket.index()), int(buf.numel()))
+        params = st["params"].get(key)
+        if params is None:
+            params = []
+            for p in bucket.parameters():
+                i = param_index(p)
+                params.append(-1 if i is None else i)
+            st["params"][key] = params
+        rec = {"index": int(bucket.index()), "bytes": int(buf.numel() * buf.element_size()),
+               "num_tensors": len(params), "dtype": em.dtype_str(buf.dtype), "params": params,
+               "ready_s": t_ready}
+        st["buckets"].append(rec)
+        buf.div_(ws)
+        if st["mode"] == "noop":
+            rec["start_s"] = rec["end_s"] = now() - st["t0"]
+            fut = torch.futures.Future()
+            fut.set_result(buf)
+            return fut
+        rec["start_s"] = now() - st["t0"]
+        fut = dist.all_reduce(buf, async_op=True).get_future()
+
+        def done(f):
+            rec["end_s"] = now() - st["t0"]
+            return f.value()[0]
+        return fut.then(done)
+    return hook
+
+
+def hook_callback_probe(seed, set_to_none):
+    """calibration.hook_callback_s at world size 1 (HOOK_NOTE): per round, the probe model's backward
+    with the steps' hook less its backward with DDP's builtin all-reduce, over the hook's bucket
+    count.  Returns (samples, buckets)."""
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    now = time.perf_counter
+
+    def blocks():
+        torch.manual_seed(seed)
+        layers = []
+        for _ in range(HOOK_BLOCKS):
+            layers += [torch.nn.Conv2d(HOOK_CHANNELS, HOOK_CHANNELS, 3, padding=1, bias=False),
+                       torch.nn.BatchNorm2d(HOOK_CHANNELS), torch.nn.ReLU()]
+        return torch.nn.Sequential(*layers)
+
+    x = torch.randn(*HOOK_INPUT)
+    builtin = DDP(blocks(), bucket_cap_mb=HOOK_CAP_MB)
+    hooked = DDP(blocks(), bucket_cap_mb=HOOK_CAP_MB)
+    st = {"mode": "comm", "t0": 0.0, "buckets": [], "params": {}}
+    hooked.register_comm_hook(None, timestamp_hook(st, 1, em.ddp_param_finder(em.ddp_param_list(hooked.module))))
+    samples, buckets = [], 0
+    for r in range(HOOK_WARMUP + HOOK_ROUNDS):
+        took = {}
+        for name, m in (("hooked", hooked), ("builtin", builtin))[::1 if r % 2 == 0 else -1]:
+            loss = m(x).float().mean()
+            st["buckets"] = []
+            st["t0"] = a = now()
+            loss.backward()
+            took[name] = now() - a
+            if name == "hooked":
+                buckets = len(st["buckets"])
+            m.zero_grad(set_to_none=set_to_none)
+            del loss
+        if r >= HOOK_WARMUP and buckets:
+            samples.append((took["hooked"] - took["builtin"]) / buckets)
+    return samples, buckets
 
 
 # --------------------------------------------------------------------------------------------
@@ -355,6 +458,9 @@ def _worker(rank, cfg, outdir):
             dist.barrier()
 
         rates()
+        if ws == 1:
+            res["hook_callback_samples_s"], res["hook_callback_buckets"] = hook_callback_probe(
+                cfg["seed"], cfg["set_to_none"])
 
         # ---------------- 2. profile ----------------
         prof_model = prof_x = None
@@ -409,39 +515,7 @@ def _worker(rank, cfg, outdir):
             x = em.make_input(model, cfg["shape"], cfg["input_dtype"], vocab=cfg["vocab"],
                               seed=cfg["seed"] + rank)
             st = {"mode": "comm", "t0": 0.0, "buckets": [], "params": {}}
-
-            def hook(state, bucket):
-                t_ready = now() - st["t0"]
-                buf = bucket.buffer()
-                # The parameter list of a bucket is looked up once per bucket plan (a Python loop
-                # over its tensors that real DDP does not run every step).
-                key = (int(bucket.index()), int(buf.numel()))
-                params = st["params"].get(key)
-                if params is None:
-                    params = []
-                    for p in bucket.parameters():
-                        i = param_index(p)
-                        params.append(-1 if i is None else i)
-                    st["params"][key] = params
-                rec = {"index": int(bucket.index()), "bytes": int(buf.numel() * buf.element_size()),
-                       "num_tensors": len(params), "dtype": em.dtype_str(buf.dtype), "params": params,
-                       "ready_s": t_ready}
-                st["buckets"].append(rec)
-                buf.div_(ws)
-                if st["mode"] == "noop":
-                    rec["start_s"] = rec["end_s"] = now() - st["t0"]
-                    fut = torch.futures.Future()
-                    fut.set_result(buf)
-                    return fut
-                rec["start_s"] = now() - st["t0"]
-                fut = dist.all_reduce(buf, async_op=True).get_future()
-
-                def done(f):
-                    rec["end_s"] = now() - st["t0"]
-                    return f.value()[0]
-                return fut.then(done)
-
-            ddp.register_comm_hook(None, hook)
+            ddp.register_comm_hook(None, timestamp_hook(st, ws, param_index))
             # The same model without DDP (same seed and input): DDP's own cost is the difference.
             plain = em.load_model(cfg["spec"], cfg["kwargs"], seed=cfg["seed"])
             plain_opt = torch.optim.SGD(plain.parameters(), lr=cfg["lr"], momentum=cfg["momentum"])
@@ -626,6 +700,11 @@ def build_document(cfg, ranks, argv, wall_s):
         "allreduce_call_samples_s": r0["allreduce_call_samples_s"],
         "allreduce_call_note": CALL_NOTE,
         "rank_allreduce_call_s": [r["allreduce_call_s"] for r in ranks],
+        "hook_callback_s": _median(r0.get("hook_callback_samples_s", [])),
+        "hook_callback_samples_s": r0.get("hook_callback_samples_s"),
+        "hook_callback_buckets": r0.get("hook_callback_buckets"),
+        "hook_callback_note": HOOK_NOTE if ws == 1 else "not measured at world size > 1: there the callback "
+                                                        "runs when the all-reduce ends (not charged)",
         "allreduce": ar_rows,
         "allreduce_note": ("dist.all_reduce (sum, float32, gloo) between all ranks, each call after a barrier; "
                            "%d passes over the sizes before the steps and one after each round of timed steps, "

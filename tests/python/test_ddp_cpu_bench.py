@@ -294,6 +294,22 @@ class BenchTest(unittest.TestCase):
             self.assertEqual([len(x) for x in r["rank_samples_s"]], [(2 + 3) * 2] * 2)
         self.assertEqual(len(doc["step"]["cases"]), 3)
 
+    def test_one_rank_times_the_hook_callback(self):
+        # calibration.hook_callback_s: HOOK_ROUNDS paired backwards of the probe model, per round
+        # the hooked less the builtin over the hook's buckets; the median. Its buckets by hand
+        # (torch 1.13, reverse registration order): the first bucket closes at >= 1 MiB after two
+        # 576 KiB conv weights (with their blocks' BN parameters), then every 576 KiB weight closes
+        # a 0.5 MiB bucket: 1 + 10 = 11.
+        doc = self._tiny("default", "--world-size", "1")
+        import ddp_cpu_bench as bench
+        cal = doc["calibration"]
+        self.assertEqual(cal["hook_callback_buckets"], 11)
+        self.assertEqual(len(cal["hook_callback_samples_s"]), bench.HOOK_ROUNDS)
+        self.assertEqual(cal["hook_callback_s"], statistics.median(cal["hook_callback_samples_s"]))
+        self.assertIn("then() callback", cal["hook_callback_note"])
+        # a sample is a difference of two backwards over 11 buckets: well under a backward each
+        self.assertTrue(all(abs(t) < 0.05 for t in cal["hook_callback_samples_s"]))
+
     def test_tiny_run(self):
         doc = self._tiny("default,5")
         self.assertEqual(doc["format"], "ddpbench-results/1")
@@ -343,6 +359,10 @@ class BenchTest(unittest.TestCase):
         self.assertEqual(cal["rank_allreduce_call_s"][0], cal["allreduce_call_s"])
         self.assertEqual(len(cal["rank_allreduce_call_s"]), 2)
         self.assertIn("wakes it", cal["allreduce_call_note"])
+        # the hook's callback is timed at one rank only (test_one_rank_times_the_hook_callback)
+        self.assertIsNone(cal["hook_callback_s"])
+        self.assertIsNone(cal["hook_callback_samples_s"])
+        self.assertIn("not measured at world size > 1", cal["hook_callback_note"])
         sizes = [r["size_bytes"] for r in cal["allreduce"]]
         self.assertEqual(sizes, [4096, 16384, 65536, 262144, 1048576])
         self.assertTrue(all(r["time_s"] > 0 for r in cal["allreduce"]))
