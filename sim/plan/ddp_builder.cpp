@@ -476,12 +476,12 @@ class DdpBuilder : ProgramWriter {
   std::vector<gpu::Kernel> recompute_;  // per layer, before its backward (activation checkpointing)
   bool ddp_ = false;
   int streams_ = 0;
-  ddp::HostCosts host_;     // zero under CUDA graphs
+  ddp::HostCosts host_;         // zero under CUDA graphs
   double call_host_s_ = 0;      // the bucket's collective call on the backward thread (host)
   double callback_host_s_ = 0;  // a Python hook's callback holding the GIL (world size 1)
-  double launch_s_ = 0;     // cudaLaunchKernel per kernel DDP launches itself (per-kernel model's host)
-  bool split_ = false;      // the profile separates host dispatch from GPU time
-  std::vector<int> jobs_;   // task of each collective record of the current micro-step
+  double launch_s_ = 0;         // cudaLaunchKernel per kernel DDP launches itself (per-kernel model's host)
+  bool split_ = false;          // the profile separates host dispatch from GPU time
+  std::vector<int> jobs_;       // task of each collective record of the current micro-step
   std::vector<std::vector<int>> layer_params_;
   std::vector<double> ready_share_;  // per parameter (layer_params)
 };

@@ -1523,8 +1523,7 @@ TEST(Cli, ValidateChargesAOneRankRunsHookCallbackPerBucket) {
     doc["calibration"]["hook_callback_s"] = bad;
     std::ofstream(d / "bad.json") << doc.dump();
     auto r = run("validate " + (d / "bad.json").string());
-    EXPECT_TRUE(
-        testing::refused_with(r, {"bad.json: /calibration/hook_callback_s: " + bad.dump() + " is not allowed"}))
+    EXPECT_TRUE(testing::refused_with(r, {"bad.json: /calibration/hook_callback_s: " + bad.dump() + " is not allowed"}))
         << r.out;
   }
   fs::remove_all(d);
