@@ -273,34 +273,31 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     cpu_contention = {{"enabled", share > 1.0}, {"compute_slowdown", share}, {"comm_slowdown", share}};
     compute = {{"memory_efficiency", 1.0}, {"kernel_overhead", q(overhead, "s")}};
     p.cluster_note = "CPU ranks over gloo/loopback, figures from the run's calibration";
+    // A per-bucket host time from the run's calibration (seconds, 0 to 1, or null: absent), set as
+    // a collective field and, where `named`, in the header: `before` MICROSECONDS `after`.
+    const auto calibrated = [&](const std::string& key, const char* field, const std::string& expected,
+                                const std::string& before, const std::string& after, bool named) {
+      if (!cal.contains(key) || cal[key].is_null()) return;
+      const Json& v = cal[key];
+      if (!v.is_number() || !(v.get<double>() >= 0) || !(v.get<double>() <= 1))
+        throw core::ConfigError(file + ": /calibration/" + key + ": " + core::short_dump(v) +
+                                " is not allowed; expected " + expected + " in seconds, 0 to 1, or null");
+      collective[field] = q(v.get<double>(), "s");
+      if (!named) return;
+      char us[32];
+      std::snprintf(us, sizeof us, "%.1f", v.get<double>() * 1e6);
+      p.cluster_note += before + us + after;
+    };
     // The collective call on the backward thread, timed amid compute (scripts/ddp_cpu_bench.py
     // since 6 Dec 2026): the call hands the all-reduce to gloo's worker thread, idle meanwhile,
     // which the sweep's back-to-back calls (the ring fit's base latency) do not show.
-    if (cal.contains("allreduce_call_s") && !cal["allreduce_call_s"].is_null()) {
-      const Json& v = cal["allreduce_call_s"];
-      if (!v.is_number() || !(v.get<double>() >= 0) || !(v.get<double>() <= 1))
-        throw core::ConfigError(file + ": /calibration/allreduce_call_s: " + core::short_dump(v) +
-                                " is not allowed; expected the call's time in seconds, 0 to 1, or null");
-      collective["host_call"] = q(v.get<double>(), "s");
-      char b[96];
-      std::snprintf(b, sizeof b, "; each bucket's collective call %.1f us on the backward thread (measured)",
-                    v.get<double>() * 1e6);
-      p.cluster_note += b;
-    }
+    calibrated("allreduce_call_s", "host_call", "the call's time", "; each bucket's collective call ",
+               " us on the backward thread (measured)", true);
     // A one-rank run's Python hook: what its callback costs the backward per bucket, timed on a
-    // probe model (scripts/ddp_cpu_bench.py since 6 Dec 2026; null at larger world sizes).
-    if (cal.contains("hook_callback_s") && !cal["hook_callback_s"].is_null()) {
-      const Json& v = cal["hook_callback_s"];
-      if (!v.is_number() || !(v.get<double>() >= 0) || !(v.get<double>() <= 1))
-        throw core::ConfigError(file + ": /calibration/hook_callback_s: " + core::short_dump(v) +
-                                " is not allowed; expected the callback's cost in seconds, 0 to 1, or null");
-      collective["host_callback"] = q(v.get<double>(), "s");
-      if (ranks == 1) {
-        char b[96];
-        std::snprintf(b, sizeof b, "; the comm hook's callback %.1f us per bucket (measured)", v.get<double>() * 1e6);
-        p.cluster_note += b;
-      }
-    }
+    // probe model (scripts/ddp_cpu_bench.py since 6 Dec 2026; null at larger world sizes, and
+    // charged at world size 1 only).
+    calibrated("hook_callback_s", "host_callback", "the callback's cost", "; the comm hook's callback ",
+               " us per bucket (measured)", ranks == 1);
   } else if (!cluster_arg.empty()) {
     cluster = cluster_arg;
     p.cluster_note = "--cluster " + cluster_arg;
