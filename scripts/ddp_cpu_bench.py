@@ -36,11 +36,11 @@ In order, inside the rank processes:
      costs the caller 2-11x what back-to-back calls, as the sweep's, show. `ddpsim validate`
      charges it per bucket on the backward thread (collective.host_call).
    - hook_callback_s (one rank only; null otherwise): what the steps' comm hook (3.) costs the
-     backward per bucket over DDP's builtin all-reduce, on a probe model (HOOK_NOTE): at world size
-     1 gloo's worker runs the hook's fut.then callback under Python's GIL right after the call,
-     while the backward's next node frees saved tensors that hold Python objects, which needs the
-     GIL (bench/results/hook-gil-2026-12-06). `ddpsim validate` charges it per bucket at one rank
-     (collective.host_callback).
+     backward per bucket over DDP's builtin all-reduce, on a probe model (HOOK_NOTE): its Python
+     call path, and, at world size 1, a wait for the GIL: gloo's worker runs the hook's fut.then
+     callback under it right after the call, while the backward's next node frees saved tensors
+     that hold Python objects, which needs the GIL (bench/results/hook-gil-2026-12-06). `ddpsim
+     validate` charges it per bucket at one rank (collective.host_callback).
 2. profile: ddpsim_profile.measure_profile on the unwrapped model (same seed, the rank's own
    input, --threads threads, gradients cleared as in the steps: zero_grad(set_to_none=False)
    unless --zero-grad-set-to-none, so AccumulateGrad adds into existing gradients in both;
@@ -215,7 +215,7 @@ CALL_NOTE = ("dist.all_reduce(1 KiB, async_op=True) between all ranks, the call 
              "rank 0's median. gloo's worker thread has been idle meanwhile, and the call wakes it "
              "(bench/results/call-after-compute-2026-12-06)" % (CALL_BUSY_S * 1e3, CALL_REPS))
 AR_TRIM = 0.1
-# The hook's callback at one rank (calibration.hook_callback_s): a probe model of HOOK_BLOCKS
+# The hook's cost at one rank (calibration.hook_callback_s): a probe model of HOOK_BLOCKS
 # conv-BN-ReLU blocks, one bucket per conv weight, in DDP with the steps' hook and without one;
 # their backwards alternate over HOOK_ROUNDS rounds after HOOK_WARMUP.
 HOOK_BLOCKS = 12

@@ -425,12 +425,13 @@ struct CollectiveSettings {
   // (cluster calibration.launch_overhead, else 5 us) for NCCL. `ddpsim validate` sets it for a CPU
   // run from the run's own calibration (allreduce_call_s).
   std::optional<double> host_call;
-  // What a Python comm hook's future callback costs the backward thread per bucket at world size 1
-  // (unset: 0). There gloo's worker runs the callback (fut.then) under Python's GIL right after the
-  // call, while the backward's next node frees saved tensors that hold Python objects, which takes
-  // the GIL (bench/results/hook-gil-2026-12-06). At larger world sizes the callback runs when the
-  // all-reduce ends, at no fixed point of the backward: not charged. `ddpsim validate` sets it for a
-  // one-rank CPU run from the run's own calibration (hook_callback_s).
+  // What a Python comm hook costs the backward thread per bucket at world size 1 beyond the
+  // builtin path's call (unset: 0): its Python call path, and its future callback, which gloo's
+  // worker runs under Python's GIL right after the call while the backward's next node frees saved
+  // tensors that hold Python objects, which takes the GIL (bench/results/hook-gil-2026-12-06). At
+  // larger world sizes the callback runs when the all-reduce ends, at no fixed point of the
+  // backward: not charged. `ddpsim validate` sets it for a one-rank CPU run from the run's own
+  // calibration (hook_callback_s).
   std::optional<double> host_callback;
   // NCCL environment settings, by their NCCL names.
   std::vector<std::string> nccl_algo;   // NCCL_ALGO (empty: all)

@@ -25,10 +25,11 @@
 // bucket more (the c10d Python wrapper 2.3 us, then() with its callback 2.3 us), which is not
 // charged: a bucket costs the same with or without a hook (its kernels aside, ddp/comm_hooks.hpp).
 // In whole CPU steps at world size 1 a hooked bucket costs the backward ~75-300 us more on this
-// project's VM: gloo's worker runs the hook's then() callback under the GIL right after the call,
-// while the backward's next node frees tensors that hold Python objects, which takes the GIL
-// (bench/results/hook-gil-2026-12-06). That is config::CollectiveSettings::host_callback, measured
-// per run by scripts/ddp_cpu_bench.py and charged by the plan at world size 1 only.
+// project's VM: about half a wait for the GIL (gloo's worker runs the hook's then() callback under
+// it right after the call, while the backward's next node frees tensors that hold Python objects,
+// which takes the GIL), the rest the Python call path (bench/results/hook-gil-2026-12-06). That is
+// config::CollectiveSettings::host_callback, measured per run by scripts/ddp_cpu_bench.py and
+// charged by the plan at world size 1 only.
 //
 // The numbers are CPU seconds measured here on torch 1.13 (Debian python3-torch 1.13.0a0, a
 // 2-vCPU "Intel(R) Xeon(R) Processor" VM) by scripts/measure_ddp_host.py, whose docstring names
