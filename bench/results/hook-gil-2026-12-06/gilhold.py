@@ -2,7 +2,7 @@
 """ResNet-18 at world size 1, cap 1 MiB: a Python hook whose then() callback holds the GIL for 0 or
 500 us (a busy Python loop) or sleeps 500 us (the GIL released); backward over a plain model's,
 median of 25 paired rounds (gildelay.py generalises it)."""
-import os, statistics, tempfile, time, sys
+import os, statistics, tempfile, time
 import torch, torch.distributed as dist, torchvision
 from torch.nn.parallel import DistributedDataParallel as DDP
 now = time.perf_counter
