@@ -228,8 +228,8 @@ HOOK_NOTE = ("per bucket, the backward of a probe model (%d blocks of Conv2d(%d,
              "BatchNorm2d, ReLU; input %s; bucket_cap_mb %.1f: one bucket per conv weight after the first) in DDP "
              "with the steps' comm hook less the same model's with DDP's builtin all-reduce, paired, alternating "
              "which runs first, %d rounds after %d (hook_callback_samples_s: per round, the difference over the "
-             "hook's bucket count); the median. The steps' hook runs its then() callback on gloo's worker "
-             "under the GIL (bench/results/hook-gil-2026-12-06). One rank only"
+             "hook's bucket count); the median: the hook's Python call path, and the wait for the GIL while "
+             "its then() callback runs on gloo's worker (bench/results/hook-gil-2026-12-06). One rank only"
              % (HOOK_BLOCKS, HOOK_CHANNELS, HOOK_CHANNELS, "x".join(map(str, HOOK_INPUT)), HOOK_CAP_MB,
                 HOOK_ROUNDS, HOOK_WARMUP))
 

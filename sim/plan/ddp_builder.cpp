@@ -97,9 +97,10 @@ class DdpBuilder : ProgramWriter {
                      : sc.collective.model == config::CollectiveModelKind::RING
                          ? sc.collective.base_latency
                          : sc.cluster.calibration.launch_overhead.value_or(collectives::kHostLaunchSeconds);
-    // A Python hook's callback at world size 1 (config::CollectiveSettings::host_callback): the
-    // one-rank all-reduce ends as soon as gloo's worker has woken, and the callback's hold of the
-    // GIL lands on the backward's next node.
+    // A Python hook's cost beyond the builtin call at world size 1
+    // (config::CollectiveSettings::host_callback): its Python call path, and its callback's hold of
+    // the GIL, which lands on the backward's next node since the one-rank all-reduce ends as soon as
+    // gloo's worker has woken.
     if (!sc.training.cuda_graphs && !ddp_) callback_host_s_ = sc.collective.host_callback.value_or(0.0);
   }
 
@@ -478,7 +479,7 @@ class DdpBuilder : ProgramWriter {
   int streams_ = 0;
   ddp::HostCosts host_;         // zero under CUDA graphs
   double call_host_s_ = 0;      // the bucket's collective call on the backward thread (host)
-  double callback_host_s_ = 0;  // a Python hook's callback holding the GIL (world size 1)
+  double callback_host_s_ = 0;  // a Python hook's cost beyond the call (world size 1)
   double launch_s_ = 0;         // cudaLaunchKernel per kernel DDP launches itself (per-kernel model's host)
   bool split_ = false;          // the profile separates host dispatch from GPU time
   std::vector<int> jobs_;       // task of each collective record of the current micro-step

@@ -293,11 +293,11 @@ Plan plan(const config::Catalog& cat, const Json& doc, const std::string& file, 
     // which the sweep's back-to-back calls (the ring fit's base latency) do not show.
     calibrated("allreduce_call_s", "host_call", "the call's time", "; each bucket's collective call ",
                " us on the backward thread (measured)", true);
-    // A one-rank run's Python hook: what its callback costs the backward per bucket, timed on a
+    // A one-rank run's Python hook: what it costs the backward per bucket beyond the builtin path, timed on a
     // probe model (scripts/ddp_cpu_bench.py since 6 Dec 2026; null at larger world sizes, and
     // charged at world size 1 only).
-    calibrated("hook_callback_s", "host_callback", "the callback's cost", "; the comm hook's callback ",
-               " us per bucket (measured)", ranks == 1);
+    calibrated("hook_callback_s", "host_callback", "the callback's cost", "; the Python comm hook ",
+               " us per bucket beyond the builtin path (measured)", ranks == 1);
   } else if (!cluster_arg.empty()) {
     cluster = cluster_arg;
     p.cluster_note = "--cluster " + cluster_arg;
