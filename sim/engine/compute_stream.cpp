@@ -68,7 +68,10 @@ class ComputeStream {
   // re-planned whenever an NCCL kernel starts or finishes beside them. This is the arithmetic of
   // one Exec per kernel at a fraction of the activities.
   struct Queued {
-    gpu::Kernel kernel;  // already scaled by the rank's factor
+    double seconds = 0;  // alone, already scaled by the rank's factor
+    // Its task's shape, unscaled: the contention slowdown of a kernel does not change when all of
+    // its parts scale by one factor (gpu/contention.hpp), so the task's own shape serves.
+    const gpu::KernelShape* shape = nullptr;
     const plan::Task* task = nullptr;
     double* took = nullptr;  // where the time it took is added (copy, h2d), if anywhere
   };
@@ -101,18 +104,15 @@ class ComputeStream {
     }
     if (k->seconds <= 0) return;
     Queued q;
-    q.kernel.seconds = k->seconds * f;
-    q.kernel.shape = k->shape;
-    q.kernel.shape.compute_s *= f;
-    q.kernel.shape.memory_s *= f;
-    q.kernel.shape.overhead_s *= f;
+    q.seconds = k->seconds * f;
+    q.shape = &k->shape;
     q.task = &t;
     q.took = slot(t.slot);
     if (ctx_.process) {
       // One kernel at a time: what it follows on the host decides when it starts.
       const double t0 = sg4::Engine::get_clock();
-      sg4::this_actor::sleep_for(q.kernel.seconds);
-      account(q, t0, q.kernel.seconds);
+      sg4::this_actor::sleep_for(q.seconds);
+      account(q, t0, q.seconds);
       return;
     }
     queued_.push_back(q);
@@ -124,12 +124,12 @@ class ComputeStream {
     if (q.empty()) return sg4::Engine::get_clock();
     if (!ctx_.contention.enabled) {
       double total = 0;
-      for (const auto& k : q) total += k.kernel.seconds;
+      for (const auto& k : q) total += k.seconds;
       double t = sg4::Engine::get_clock();
       sg4::this_actor::sleep_for(total);
       for (const auto& k : q) {
-        account(k, t, k.kernel.seconds);
-        t += k.kernel.seconds;
+        account(k, t, k.seconds);
+        t += k.seconds;
       }
       q.clear();
       return sg4::Engine::get_clock();
@@ -145,8 +145,8 @@ class ComputeStream {
       const double t0 = sg4::Engine::get_clock();
       double total = 0;
       for (size_t k = i; k < q.size(); ++k) {
-        rate_factor_[k] = share.slowdown(q[k].kernel.shape);
-        total += (q[k].kernel.seconds - (k == i ? done : 0.0)) * rate_factor_[k];
+        rate_factor_[k] = share.slowdown(*q[k].shape);
+        total += (q[k].seconds - (k == i ? done : 0.0)) * rate_factor_[k];
       }
       const double passed = share.wait_compute(total);
       // Rounding of the clock: at large simulated times a wait shorter than its resolution does
@@ -154,7 +154,7 @@ class ComputeStream {
       const double eps = 1e-12 * std::max(1.0, t0 + total);
       double t = 0;  // into this wait
       while (i < q.size()) {
-        const double rest = (q[i].kernel.seconds - done) * rate_factor_[i];
+        const double rest = (q[i].seconds - done) * rate_factor_[i];
         if (t + rest > passed + eps) {
           // Cut by a change of the NCCL set: keep what it computed, re-plan the rest.
           done += (passed - t) / rate_factor_[i];
@@ -182,9 +182,9 @@ class ComputeStream {
   }
 
   void account(const Queued& k, double start, double took) {
-    rs_->compute_only += k.kernel.seconds;
-    if (ctx_.process) ctx_.timeline.process.gpus[static_cast<size_t>(gpu_)].kernel_s += k.kernel.seconds;
-    if (ctx_.contention.enabled) rs_->contention += std::max(0.0, took - k.kernel.seconds);
+    rs_->compute_only += k.seconds;
+    if (ctx_.process) ctx_.timeline.process.gpus[static_cast<size_t>(gpu_)].kernel_s += k.seconds;
+    if (ctx_.contention.enabled) rs_->contention += std::max(0.0, took - k.seconds);
     if (k.took) *k.took += took;
     if (ctx_.tracing(rank_)) {
       std::string name = k.task->name;

@@ -1,6 +1,7 @@
 #include "gpu/contention.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ddpsim::gpu {
 
@@ -8,13 +9,25 @@ double compute_slowdown(const KernelShape& k, const CommLoad& load, const config
                         double memory_efficiency, const ContentionParams& p) {
   if (!p.enabled) return 1.0;
   if (p.fixed_compute_slowdown) return std::max(1.0, *p.fixed_compute_slowdown);
+  if (load.channels <= 0 && load.link_bytes_per_s <= 0) return 1.0;  // no NCCL kernel beside it
   const double alone = std::max(k.compute_s, k.memory_s) + k.overhead_s;
   if (alone <= 0) return 1.0;
-  // SMs: NCCL holds one per channel.
+  // SMs: NCCL holds one per channel. Tiled kernels lose whole waves, other compute its share.
   double sm_factor = 1.0;
   if (gpu.sm_count > 0 && load.channels > 0) {
+    const double sms = static_cast<double>(gpu.sm_count);
     const double left = static_cast<double>(gpu.sm_count - std::min(load.channels, gpu.sm_count - 1));
-    sm_factor = static_cast<double>(gpu.sm_count) / left;
+    sm_factor = sms / left;
+    if (k.waves && !k.waves->empty()) {
+      double tiled = 0, factor = 0;
+      for (const auto& g : *k.waves) {
+        if (g.ctas <= 0 || g.share <= 0) continue;
+        factor += g.share * std::ceil(g.ctas / left) / std::ceil(g.ctas / sms);
+        tiled += g.share;
+      }
+      tiled = std::min(tiled, 1.0);
+      sm_factor = factor + (1.0 - tiled) * sm_factor;
+    }
   }
   // HBM: what the collective's traffic leaves of the achievable bandwidth.
   double hbm_factor = 1.0;
@@ -26,6 +39,31 @@ double compute_slowdown(const KernelShape& k, const CommLoad& load, const config
   }
   const double contended = std::max(k.compute_s * sm_factor, k.memory_s * hbm_factor) + k.overhead_s;
   return std::clamp(contended / alone, 1.0, p.max_slowdown);
+}
+
+void add_shape(KernelShape& into, const KernelShape& k) {
+  const double a = into.compute_s, b = k.compute_s, total = a + b;
+  if ((into.waves || k.waves) && total > 0) {
+    auto merged = std::make_shared<std::vector<WaveGroup>>();
+    if (into.waves)
+      for (const auto& g : *into.waves) merged->push_back({g.ctas, g.share * a / total});
+    if (k.waves)
+      for (const auto& g : *k.waves) merged->push_back({g.ctas, g.share * b / total});
+    into.waves = std::move(merged);
+  }
+  into.compute_s = total;
+  into.memory_s += k.memory_s;
+  into.overhead_s += k.overhead_s;
+}
+
+void add_untiled_compute(KernelShape& s, double seconds) {
+  const double total = s.compute_s + seconds;
+  if (s.waves && total > 0 && seconds != 0) {
+    auto scaled = std::make_shared<std::vector<WaveGroup>>(*s.waves);
+    for (auto& g : *scaled) g.share *= s.compute_s / total;
+    s.waves = std::move(scaled);
+  }
+  s.compute_s = total;
 }
 
 double comm_slowdown(const ContentionParams& p) {

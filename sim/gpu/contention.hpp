@@ -4,12 +4,17 @@
 // SimGrid resource sharing (engine/gpu_share).
 //
 // Compute side: NCCL takes one SM per channel, so a compute-bound kernel keeps (SMs - channels)
-// of the SMs; NCCL's traffic costs HBM bandwidth (each byte it sends or receives over NVLink or
-// the NIC is read or written in HBM `hbm_bytes_per_nccl_byte` times), so a memory-bound kernel
-// keeps the HBM bandwidth left over. A kernel that is partly both slows by the larger of the two
-// on its roofline components. Communication side: a collective slows by `comm_slowdown` while
-// compute runs beside it (its CTAs wait for SMs), unless the NCCL stream has high priority.
+// of the SMs: a tiled kernel (one CTA per SM, WaveGroup) then needs ceil(ctas / (SMs - channels))
+// waves instead of ceil(ctas / SMs) (wave quantization: a 132-CTA GEMM on an H100's 132 SMs
+// beside a 24-CTA all-gather takes about 2x, docs/facts.md section 4), other compute
+// SMs / (SMs - channels). NCCL's traffic costs HBM bandwidth (each byte it sends or receives over
+// NVLink or the NIC is read or written in HBM `hbm_bytes_per_nccl_byte` times), so a memory-bound
+// kernel keeps the HBM bandwidth left over. A kernel that is partly both slows by the larger of
+// the two on its roofline components. Communication side: a collective slows by `comm_slowdown`
+// while compute runs beside it (its CTAs wait for SMs), unless the NCCL stream has high priority.
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "config/specs.hpp"
 
@@ -35,14 +40,30 @@ struct CommLoad {
   double link_bytes_per_s = 0;  // bytes per second this GPU sends plus receives
 };
 
+// Tiled kernels inside a shape's compute part (GEMMs, implicit-GEMM convolutions: gpu/kernel_model):
+// `ctas` CTAs, one resident per SM, run in ceil(ctas / SMs) waves and take `share` of the shape's
+// compute_s. Shares are fractions, so scaling compute_s keeps them; what no group covers is
+// compute without known tiles.
+struct WaveGroup {
+  double ctas = 0;
+  double share = 0;
+};
+
 // A kernel's roofline components when alone (seconds), excluding fixed overhead.
 struct KernelShape {
   double compute_s = 0;
   double memory_s = 0;
   double overhead_s = 0;
+  std::shared_ptr<const std::vector<WaveGroup>> waves;  // null: no tiles known (proportional SM share)
 };
 
-// Factor >= 1 by which the kernel's duration grows while `load` is active.
+// `into` += `k`, component by component; the wave groups of both, as shares of the summed compute.
+void add_shape(KernelShape& into, const KernelShape& k);
+// Adds compute without known tiles to `s` (the groups' shares shrink to keep their seconds).
+void add_untiled_compute(KernelShape& s, double seconds);
+
+// Factor >= 1 by which the kernel's duration grows while `load` is active. It does not change when
+// the shape's compute, memory and overhead all scale by one factor (the engine relies on that).
 double compute_slowdown(const KernelShape& k, const CommLoad& load, const config::GpuSpec& gpu,
                         double memory_efficiency, const ContentionParams& p);
 

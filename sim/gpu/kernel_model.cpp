@@ -247,6 +247,8 @@ GemmEstimate gemm_estimate(double batch, double m, double n, double k, const Dev
     for (const auto& t : kTensorCoreTiles) consider(t);
   else
     for (const auto& t : kSimtTiles) consider(t);
+  // Its compute part is all waves of these CTAs (what NCCL's SMs cost it: gpu/contention).
+  if (best.ctas > 0) best.shape.waves = std::make_shared<const std::vector<WaveGroup>>(1, WaveGroup{best.ctas, 1.0});
   return best;
 }
 
@@ -526,7 +528,7 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   auto implicit = [&](double gm, double gn, double gk, double bytes, std::initializer_list<double> transposed,
                       double more_compute_s = 0) {
     auto e = gemm_estimate(r.g, gm, gn, gk, d);
-    e.shape.compute_s += more_compute_s;
+    add_untiled_compute(e.shape, more_compute_s);
     e.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
     e.seconds = std::max(e.shape.compute_s, e.shape.memory_s) + e.shape.overhead_s;
     if (transposes)

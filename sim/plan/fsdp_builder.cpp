@@ -31,9 +31,7 @@ std::string block_key(const std::string& name) {
 
 gpu::Kernel sum(gpu::Kernel a, const gpu::Kernel& b) {
   a.seconds += b.seconds;
-  a.shape.compute_s += b.shape.compute_s;
-  a.shape.memory_s += b.shape.memory_s;
-  a.shape.overhead_s += b.shape.overhead_s;
+  gpu::add_shape(a.shape, b.shape);
   return a;
 }
 

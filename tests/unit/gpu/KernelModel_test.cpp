@@ -46,6 +46,11 @@ TEST(KernelModel, OneFullWaveOfLargeTiles) {
   EXPECT_NEAR(e.shape.compute_s, 33.554432e-6, kTol);
   EXPECT_NEAR(e.shape.memory_s, 22675456.0 / 0.9e12, kTol);
   EXPECT_NEAR(e.seconds, 35.554432e-6, kTol);
+  // Its compute is one group of ten CTAs (what NCCL's SMs cost it: gpu/contention.hpp).
+  ASSERT_TRUE(e.shape.waves);
+  ASSERT_EQ(e.shape.waves->size(), 1u);
+  EXPECT_EQ((*e.shape.waves)[0].ctas, 10);
+  EXPECT_EQ((*e.shape.waves)[0].share, 1.0);
 }
 
 TEST(KernelModel, SimtGemmEfficiencyDependsOnTheFp32LanesPerSm) {
