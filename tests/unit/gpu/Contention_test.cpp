@@ -9,13 +9,16 @@
 namespace ddpsim::gpu {
 namespace {
 
-config::GpuSpec a100() {
+config::GpuSpec gpu(const char* name, int sms, double hbm) {
   config::GpuSpec g;
-  g.name = "a100-sxm4-80gb";
-  g.sm_count = 108;
-  g.hbm_bandwidth = 2039e9;
+  g.name = name;
+  g.sm_count = sms;
+  g.hbm_bandwidth = hbm;
   return g;
 }
+
+config::GpuSpec a100() { return gpu("a100-sxm4-80gb", 108, 2039e9); }
+config::GpuSpec h100() { return gpu("h100-sxm", 132, 3.35e12); }
 
 // An NVSwitch all-gather / all-reduce among 8 A100s at NCCL's full speed: 24 channels, each GPU
 // sending and receiving at the ~230 GB/s bus bandwidth nccl-tests reports for 8x A100.
@@ -29,14 +32,6 @@ TEST(Contention, ComputeBoundGemmSlowsWithinThePublishedRange) {
   EXPECT_NEAR(f, 108.0 / 84.0, 1e-12);
   EXPECT_GT(f, 1.189);
   EXPECT_LT(f, 2.08 / 1.18);
-}
-
-config::GpuSpec h100() {
-  config::GpuSpec g;
-  g.name = "h100-sxm";
-  g.sm_count = 132;
-  g.hbm_bandwidth = 3.35e12;
-  return g;
 }
 
 KernelShape tiled(double compute_s, std::vector<WaveGroup> groups) {
