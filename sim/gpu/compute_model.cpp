@@ -172,26 +172,12 @@ void legacy_layers(const config::Scenario& sc, const config::GpuSpec& gpu, Compu
 
 Kernel sum(const std::vector<Kernel>& ks) {
   Kernel t;
-  std::vector<WaveGroup> groups;  // seconds of compute per CTA count, shares at the end
+  ShapeSum shapes;
   for (const auto& k : ks) {
     t.seconds += k.seconds;
-    t.shape.compute_s += k.shape.compute_s;
-    t.shape.memory_s += k.shape.memory_s;
-    t.shape.overhead_s += k.shape.overhead_s;
-    if (k.shape.waves)
-      for (const auto& g : *k.shape.waves) {
-        const double s = g.share * k.shape.compute_s;
-        auto same = std::find_if(groups.begin(), groups.end(), [&](const WaveGroup& x) { return x.ctas == g.ctas; });
-        if (same != groups.end())
-          same->share += s;
-        else
-          groups.push_back({g.ctas, s});
-      }
+    shapes.add(k.shape);
   }
-  if (!groups.empty() && t.shape.compute_s > 0) {
-    for (auto& g : groups) g.share /= t.shape.compute_s;
-    t.shape.waves = std::make_shared<const std::vector<WaveGroup>>(std::move(groups));
-  }
+  t.shape = shapes.shape();
   return t;
 }
 

@@ -41,29 +41,35 @@ double compute_slowdown(const KernelShape& k, const CommLoad& load, const config
   return std::clamp(contended / alone, 1.0, p.max_slowdown);
 }
 
-void add_shape(KernelShape& into, const KernelShape& k) {
-  const double a = into.compute_s, b = k.compute_s, total = a + b;
-  if ((into.waves || k.waves) && total > 0) {
-    auto merged = std::make_shared<std::vector<WaveGroup>>();
-    if (into.waves)
-      for (const auto& g : *into.waves) merged->push_back({g.ctas, g.share * a / total});
-    if (k.waves)
-      for (const auto& g : *k.waves) merged->push_back({g.ctas, g.share * b / total});
-    into.waves = std::move(merged);
+void ShapeSum::add(const KernelShape& k) {
+  total_.compute_s += k.compute_s;
+  total_.memory_s += k.memory_s;
+  total_.overhead_s += k.overhead_s;
+  if (!k.waves) return;
+  for (const auto& g : *k.waves) {
+    auto same = std::find_if(seconds_.begin(), seconds_.end(), [&](const WaveGroup& x) { return x.ctas == g.ctas; });
+    if (same != seconds_.end())
+      same->share += g.share * k.compute_s;
+    else
+      seconds_.push_back({g.ctas, g.share * k.compute_s});
   }
-  into.compute_s = total;
-  into.memory_s += k.memory_s;
-  into.overhead_s += k.overhead_s;
 }
 
-void add_untiled_compute(KernelShape& s, double seconds) {
-  const double total = s.compute_s + seconds;
-  if (s.waves && total > 0 && seconds != 0) {
-    auto scaled = std::make_shared<std::vector<WaveGroup>>(*s.waves);
-    for (auto& g : *scaled) g.share *= s.compute_s / total;
-    s.waves = std::move(scaled);
+KernelShape ShapeSum::shape() const {
+  KernelShape s = total_;
+  if (!seconds_.empty() && s.compute_s > 0) {
+    auto groups = std::make_shared<std::vector<WaveGroup>>(seconds_);
+    for (auto& g : *groups) g.share /= s.compute_s;
+    s.waves = std::move(groups);
   }
-  s.compute_s = total;
+  return s;
+}
+
+void add_shape(KernelShape& into, const KernelShape& k) {
+  ShapeSum sum;
+  sum.add(into);
+  sum.add(k);
+  into = sum.shape();
 }
 
 double comm_slowdown(const ContentionParams& p) {

@@ -57,10 +57,21 @@ struct KernelShape {
   std::shared_ptr<const std::vector<WaveGroup>> waves;  // null: no tiles known (proportional SM share)
 };
 
-// `into` += `k`, component by component; the wave groups of both, as shares of the summed compute.
+// The sum of kernel shapes, component by component, each CTA count of their wave groups kept with
+// its share of the summed compute (compute without groups, e.g. KernelShape{seconds}, shrinks the
+// shares: its seconds are not tiled).
+class ShapeSum {
+ public:
+  void add(const KernelShape& k);
+  KernelShape shape() const;
+
+ private:
+  KernelShape total_;               // components only
+  std::vector<WaveGroup> seconds_;  // per CTA count: seconds of compute (not yet a share)
+};
+
+// `into` += `k` (ShapeSum of the two).
 void add_shape(KernelShape& into, const KernelShape& k);
-// Adds compute without known tiles to `s` (the groups' shares shrink to keep their seconds).
-void add_untiled_compute(KernelShape& s, double seconds);
 
 // Factor >= 1 by which the kernel's duration grows while `load` is active. It does not change when
 // the shape's compute, memory and overhead all scale by one factor (the engine relies on that).

@@ -31,12 +31,7 @@ class BackwardPieces {
       done_ = 1.0;
       return k_;  // the whole kernel, untouched
     }
-    const double f = share - done_;
-    out.seconds = k_.seconds * f;
-    out.shape.waves = k_.shape.waves;  // a part of the layer: its kernels' tiles, in the same shares
-    out.shape.compute_s = k_.shape.compute_s * f;
-    out.shape.memory_s = k_.shape.memory_s * f;
-    out.shape.overhead_s = k_.shape.overhead_s * f;
+    out = scaled_by(k_, share - done_);  // its kernels' tiles kept, in the same shares
     done_ = share;
     return out;
   }

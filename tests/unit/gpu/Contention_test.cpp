@@ -73,8 +73,15 @@ TEST(Contention, ALayerWeighsItsGemmsWavesAndItsOtherCompute) {
   const double f = compute_slowdown(layer, nvlink_collective(), a100(), 0.8, ContentionParams{});
   EXPECT_NEAR(f, (3e-3 * 2.0 + 1e-3 * 108.0 / 84.0) / 4e-3, 1e-12);
   // Adding untiled compute keeps the GEMM's seconds: 3 of 6 ms.
-  add_untiled_compute(layer, 2e-3);
+  add_shape(layer, KernelShape{2e-3, 0, 0, nullptr});
   EXPECT_NEAR((*layer.waves)[0].share, 0.5, 1e-12);
+  // Kernels of one CTA count are one group.
+  ShapeSum same;
+  same.add(tiled(1e-3, {{108, 1.0}}));
+  same.add(tiled(3e-3, {{108, 1.0}}));
+  const KernelShape one = same.shape();
+  ASSERT_EQ(one.waves->size(), 1u);
+  EXPECT_NEAR((*one.waves)[0].share, 1.0, 1e-12);
   // Two tiled kernels merge by their seconds.
   KernelShape two = tiled(1e-3, {{108, 1.0}});
   add_shape(two, tiled(3e-3, {{162, 1.0}}));
