@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <set>
 
 namespace ddpsim::gpu {
 
@@ -58,11 +60,18 @@ void ShapeSum::add(const KernelShape& k) {
 KernelShape ShapeSum::shape() const {
   KernelShape s = total_;
   if (!seconds_.empty() && s.compute_s > 0) {
-    auto groups = std::make_shared<std::vector<WaveGroup>>(seconds_);
-    for (auto& g : *groups) g.share /= s.compute_s;
-    s.waves = std::move(groups);
+    std::vector<WaveGroup> groups = seconds_;
+    for (auto& g : groups) g.share /= s.compute_s;
+    s.waves = intern_waves(std::move(groups));
   }
   return s;
+}
+
+const std::vector<WaveGroup>* intern_waves(std::vector<WaveGroup> groups) {
+  static std::mutex mutex;
+  static std::set<std::vector<WaveGroup>> stored;  // set nodes do not move: pointers stay valid
+  std::lock_guard lock(mutex);
+  return &*stored.insert(std::move(groups)).first;
 }
 
 void add_shape(KernelShape& into, const KernelShape& k) {

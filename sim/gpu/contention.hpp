@@ -12,7 +12,6 @@
 // kernel keeps the HBM bandwidth left over. A kernel that is partly both slows by the larger of
 // the two on its roofline components. Communication side: a collective slows by `comm_slowdown`
 // while compute runs beside it (its CTAs wait for SMs), unless the NCCL stream has high priority.
-#include <memory>
 #include <optional>
 #include <vector>
 
@@ -47,14 +46,21 @@ struct CommLoad {
 struct WaveGroup {
   double ctas = 0;
   double share = 0;
+  auto operator<=>(const WaveGroup&) const = default;
 };
+
+// One stored copy of each distinct list of wave groups, for the process's lifetime (equal lists
+// share it; thread-safe). Shapes hold a plain pointer to it so that they stay trivially copyable:
+// the engine and the plans copy a shape with every kernel, and a shared pointer's counting there
+// cost the FSDP 1,024-GPU bench ~10 % (sim/gpu/NOTES.md).
+const std::vector<WaveGroup>* intern_waves(std::vector<WaveGroup> groups);
 
 // A kernel's roofline components when alone (seconds), excluding fixed overhead.
 struct KernelShape {
   double compute_s = 0;
   double memory_s = 0;
   double overhead_s = 0;
-  std::shared_ptr<const std::vector<WaveGroup>> waves;  // null: no tiles known (proportional SM share)
+  const std::vector<WaveGroup>* waves = nullptr;  // intern_waves; null: no tiles known (proportional SM share)
 };
 
 // The sum of kernel shapes, component by component, each CTA count of their wave groups kept with

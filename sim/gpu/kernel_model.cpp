@@ -248,7 +248,7 @@ GemmEstimate gemm_estimate(double batch, double m, double n, double k, const Dev
   else
     for (const auto& t : kSimtTiles) consider(t);
   // Its compute part is all waves of these CTAs (what NCCL's SMs cost it: gpu/contention).
-  if (best.ctas > 0) best.shape.waves = std::make_shared<const std::vector<WaveGroup>>(1, WaveGroup{best.ctas, 1.0});
+  if (best.ctas > 0) best.shape.waves = intern_waves({WaveGroup{best.ctas, 1.0}});
   return best;
 }
 

@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <vector>
 
 namespace ddpsim::gpu {
@@ -36,7 +35,7 @@ TEST(Contention, ComputeBoundGemmSlowsWithinThePublishedRange) {
 
 KernelShape tiled(double compute_s, std::vector<WaveGroup> groups) {
   KernelShape s{compute_s, 0.1 * compute_s, 0, nullptr};
-  s.waves = std::make_shared<const std::vector<WaveGroup>>(std::move(groups));
+  s.waves = intern_waves(std::move(groups));
   return s;
 }
 
@@ -75,6 +74,9 @@ TEST(Contention, ALayerWeighsItsGemmsWavesAndItsOtherCompute) {
   // Adding untiled compute keeps the GEMM's seconds: 3 of 6 ms.
   add_shape(layer, KernelShape{2e-3, 0, 0, nullptr});
   EXPECT_NEAR((*layer.waves)[0].share, 0.5, 1e-12);
+  // Equal lists are stored once, different ones apart.
+  EXPECT_EQ(intern_waves({{108, 0.5}, {64, 0.25}}), intern_waves({{108, 0.5}, {64, 0.25}}));
+  EXPECT_NE(intern_waves({{108, 0.5}}), intern_waves({{108, 0.25}}));
   // Kernels of one CTA count are one group.
   ShapeSum same;
   same.add(tiled(1e-3, {{108, 1.0}}));
