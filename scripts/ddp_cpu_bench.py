@@ -116,6 +116,13 @@ buckets are rebuilt at iteration 2 in gradient-ready order with limits [1 MiB, c
 default and explicit caps alike (dist._DEFAULT_FIRST_BUCKET_BYTES); --warmup >= 1 is therefore
 required so that every timed step uses the rebuilt buckets.
 
+Progress: rank 0 prints a line after the warm-up (how many rounds, or caps with --schedule
+sequential, are left and about how long they take, from the warm-up's steps) and after each round
+(`ddp_cpu_bench: round 3/12 done (40.0 s each); about 6 min left`) and writes the estimate to the
+run's folder; the spawn's deadline (scripts/spawn_guard.py, DDPSIM_SPAWN_TIMEOUT_S, 900 s) moves to
+twice the work left plus 300 s from each report, so a slow model runs to its end while a run that
+stops reporting is still ended.
+
 Exit status: 0 on success, 2 on any error (bad spec/shape/caps/flags, a failing worker).
 """
 
@@ -188,6 +195,49 @@ def malloc_env_in(environ):
     """The glibc variables of STEADY_MALLOC_ENV that `environ` sets (what a process started with it
     runs under, whichever --allocator)."""
     return {k: environ[k] for k in STEADY_MALLOC_ENV if k in environ}
+
+
+# Progress of the timed phase: rank 0 writes PROGRESS_FILE in the run's folder after the warm-up and
+# after every unit of timed work (a round over the caps, or one cap with --schedule sequential) and
+# prints a line; the parent lets the run go on past spawn_guard's deadline while the work said to
+# be left fits (spawn_guard.extended_deadline), so a slow model is not killed at 15 minutes.
+PROGRESS_FILE = "progress.json"
+
+
+def remaining_estimate(done, total, unit_s, elapsed_s):
+    """Seconds of timed work left: after `done` of `total` units, from their mean (elapsed_s / done);
+    before the first, from `unit_s`, an estimate of one unit made from the warm-up steps."""
+    if total <= done:
+        return 0.0
+    per = elapsed_s / done if done > 0 else unit_s
+    return per * (total - done)
+
+
+def report_progress(outdir, done, total, unit, unit_s, elapsed_s, stream=None):
+    """Rank 0's report: the file the parent reads and one line for the user."""
+    left = remaining_estimate(done, total, unit_s, elapsed_s)
+    tmp = os.path.join(outdir, PROGRESS_FILE + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump({"done": done, "total": total, "unit": unit, "remaining_s": left}, f)
+    os.replace(tmp, os.path.join(outdir, PROGRESS_FILE))
+    stream = stream or sys.stderr
+    about = "%.0f s" % left if left < 120 else "%.0f min" % (left / 60)
+    if done == 0:
+        stream.write("ddp_cpu_bench: warm-up done; %d %s(s) of timed steps to go, about %s "
+                     "(from the warm-up's steps)\n" % (total, unit, about))
+    else:
+        stream.write("ddp_cpu_bench: %s %d/%d done (%.1f s each); about %s left\n"
+                     % (unit, done, total, elapsed_s / done, about))
+    stream.flush()
+
+
+def read_progress(outdir):
+    """The seconds of work rank 0 last said were left, or None (no report yet, or unreadable)."""
+    try:
+        with open(os.path.join(outdir, PROGRESS_FILE)) as f:
+            return float(json.load(f)["remaining_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _median(xs):
@@ -589,28 +639,47 @@ def _worker(rank, cfg, outdir):
                 del case[k]
             return out
 
+        # Steps a cap runs in its warm-up and in one round of timed steps (run_step and run_plain).
+        warm_steps = cfg["warmup"] + 2
+        round_steps = 2 * cfg["lead_in"] + 3
+
+        def progress(done, total, unit, unit_s, t_start):
+            if rank == 0:
+                report_progress(outdir, done, total, unit, unit_s, now() - t_start)
+
         cases = []
         if cfg["schedule"] == "interleaved":
             live = [make_case(cap) for cap in cfg["caps"]]
+            t_warm = now()
             for case in live:
                 warm(case)
-            for _ in range(cfg["iters"]):   # round robin over the caps
+            step_s = (now() - t_warm) / (warm_steps * len(live))
+            t_rounds = now()
+            progress(0, cfg["iters"], "round", round_steps * len(live) * step_s, t_rounds)
+            for i in range(cfg["iters"]):   # round robin over the caps
                 for case in live:
                     timed(case)
                 sweep_round()
                 whole_passes()
                 rates()
+                progress(i + 1, cfg["iters"], "round", 0.0, t_rounds)
             cases = [finish(c) for c in live]
         else:
-            for cap in cfg["caps"]:
+            t_caps = now()
+            for k, cap in enumerate(cfg["caps"]):
                 case = make_case(cap)
+                t_warm = now()
                 warm(case)
+                if k == 0:
+                    step_s = (now() - t_warm) / warm_steps
+                    progress(0, len(cfg["caps"]), "cap", (warm_steps + cfg["iters"] * round_steps) * step_s, t_caps)
                 for _ in range(cfg["iters"]):
                     timed(case)
                 cases.append(finish(case))
                 sweep_round()
                 whole_passes()
                 rates()
+                progress(k + 1, len(cfg["caps"]), "cap", 0.0, t_caps)
         res["cases"] = cases
         res["copy_bandwidth_samples_Bps"] = copy_samples
         res["op_overhead_samples_s"] = op_samples
@@ -887,7 +956,8 @@ def run(args, argv):
     os.environ.update(added)
     try:
         try:
-            spawn_guard.spawn(_worker, (cfg, outdir), args.world_size, what="ddp_cpu_bench")
+            spawn_guard.spawn(_worker, (cfg, outdir), args.world_size, what="ddp_cpu_bench",
+                              progress=lambda: read_progress(outdir))
         except Exception as e:
             raise BenchError("a DDP rank process failed: %s: %s" % (type(e).__name__, str(e).strip()[-3000:]))
         ranks = []
@@ -900,9 +970,9 @@ def run(args, argv):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        for r in range(args.world_size):
+        for name in ["rank%d.json" % r for r in range(args.world_size)] + [PROGRESS_FILE]:
             try:
-                os.unlink(os.path.join(outdir, "rank%d.json" % r))
+                os.unlink(os.path.join(outdir, name))
             except OSError:
                 pass
         try:

@@ -27,20 +27,40 @@ def pg_timeout(seconds=None):
     return datetime.timedelta(seconds=seconds or min(DEFAULT_TIMEOUT_S, 600))
 
 
-def spawn(fn, args, nprocs, timeout_s=None, what="worker"):
+# A run that reports its progress (spawn's `progress`) may go on past the deadline while the
+# work it says is left fits: until twice that estimate plus this margin from the latest report.
+PROGRESS_MARGIN_S = 300.0
+
+
+def extended_deadline(deadline, now, remaining_s):
+    """The deadline after a progress report saying `remaining_s` seconds of work are left (None: no
+    report): never earlier than before, at least now + 2 x remaining_s + PROGRESS_MARGIN_S. A run
+    that stops reporting (a hang) keeps the last deadline."""
+    if remaining_s is None or not remaining_s >= 0:
+        return deadline
+    return max(deadline, now + 2.0 * remaining_s + PROGRESS_MARGIN_S)
+
+
+def spawn(fn, args, nprocs, timeout_s=None, what="worker", progress=None):
     """torch.multiprocessing.spawn with a deadline: returns when every rank exited 0, re-raises a
-    rank's failure as spawn does, and after `timeout_s` kills the survivors and raises SpawnTimeout."""
+    rank's failure as spawn does, and after `timeout_s` kills the survivors and raises SpawnTimeout.
+    `progress` (optional): a callable returning the seconds of work the ranks last said were left,
+    or None; each report can move the deadline later (extended_deadline), so a long run that keeps
+    reporting is not killed at `timeout_s`."""
     import torch.multiprocessing as mp
     timeout_s = timeout_s or DEFAULT_TIMEOUT_S
     ctx = mp.spawn(fn, args=args, nprocs=nprocs, join=False)
-    deadline = time.monotonic() + timeout_s
+    start = time.monotonic()
+    deadline = start + timeout_s
     try:
         while not ctx.join(timeout=max(0.1, min(2.0, deadline - time.monotonic()))):
+            if progress is not None:
+                deadline = extended_deadline(deadline, time.monotonic(), progress())
             if time.monotonic() >= deadline:
                 alive = [i for i, p in enumerate(ctx.processes) if p.is_alive()]
                 raise SpawnTimeout("%s: rank(s) %s still running after %.0f s (a deadlock in a collective or in "
                                    "process-group teardown, or an overloaded machine); killed them"
-                                   % (what, alive, timeout_s))
+                                   % (what, alive, time.monotonic() - start))
     finally:
         for p in ctx.processes:
             if p.is_alive():

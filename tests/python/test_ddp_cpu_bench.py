@@ -227,6 +227,49 @@ class TrimmedMeanTest(unittest.TestCase):
         self.assertAlmostEqual(bench.trimmed_mean([1e-3] * 8 + [3e-3] * 8), 2e-3)
 
 
+class ProgressTest(unittest.TestCase):
+    """The timed phase's progress reports and the deadline they move (no torch needed)."""
+
+    def test_remaining_estimate_hand_computed(self):
+        import ddp_cpu_bench as bench
+        # before the first unit: 12 rounds of the warm-up's 30 s estimate
+        self.assertEqual(bench.remaining_estimate(0, 12, 30.0, 5.0), 360.0)
+        # after 3 of 12 rounds in 120 s: 40 s each, 9 left
+        self.assertEqual(bench.remaining_estimate(3, 12, 30.0, 120.0), 360.0)
+        self.assertEqual(bench.remaining_estimate(12, 12, 30.0, 500.0), 0.0)
+
+    def test_report_and_read(self):
+        import io
+        import ddp_cpu_bench as bench
+        with tempfile.TemporaryDirectory() as d:
+            self.assertIsNone(bench.read_progress(d))   # nothing reported yet
+            out = io.StringIO()
+            bench.report_progress(d, 0, 12, "round", 30.0, 2.0, stream=out)
+            self.assertEqual(bench.read_progress(d), 360.0)
+            self.assertIn("12 round(s) of timed steps to go, about 6 min", out.getvalue())
+            bench.report_progress(d, 3, 12, "round", 0.0, 120.0, stream=out)
+            self.assertEqual(bench.read_progress(d), 360.0)
+            self.assertIn("round 3/12 done (40.0 s each); about 6 min left", out.getvalue())
+            bench.report_progress(d, 11, 12, "round", 0.0, 440.0, stream=out)   # under 2 min: seconds
+            self.assertIn("round 11/12 done (40.0 s each); about 40 s left", out.getvalue())
+            self.assertEqual(sorted(os.listdir(d)), [bench.PROGRESS_FILE])   # written in place, no temp left
+            with open(os.path.join(d, bench.PROGRESS_FILE), "w") as f:
+                f.write("{not json")
+            self.assertIsNone(bench.read_progress(d))
+
+    def test_deadline_moves_only_later(self):
+        import spawn_guard as sg
+        m = sg.PROGRESS_MARGIN_S
+        # 900 s deadline, at t = 400 s a report of 1,000 s left: 400 + 2,000 + margin
+        self.assertEqual(sg.extended_deadline(900.0, 400.0, 1000.0), 2400.0 + m)
+        # a report of little work left never brings the deadline earlier
+        self.assertEqual(sg.extended_deadline(900.0, 400.0, 10.0), 900.0)
+        # no report (or a nonsensical one): unchanged, so a hang is still ended
+        self.assertEqual(sg.extended_deadline(900.0, 400.0, None), 900.0)
+        self.assertEqual(sg.extended_deadline(900.0, 400.0, float("nan")), 900.0)
+        self.assertEqual(sg.extended_deadline(900.0, 400.0, -5.0), 900.0)
+
+
 class BenchTest(unittest.TestCase):
     def _run(self, *args):
         return subprocess.run([sys.executable, os.path.join(SCRIPTS, "ddp_cpu_bench.py")] + list(args),
@@ -262,6 +305,11 @@ class BenchTest(unittest.TestCase):
                           "--profile-iters", "2", "--profile-warmup", "1",
                           "--ar-max-bytes", str(1 << 20), *extra, "-o", out)
             self.assertEqual(p.returncode, 0, p.stderr)
+            # the timed phase reports its progress: after the warm-up, then after each unit
+            unit, total = ("cap", len(caps.split(","))) if "sequential" in extra else ("round", 2)
+            self.assertIn("ddp_cpu_bench: warm-up done; %d %s(s) of timed steps to go" % (total, unit), p.stderr)
+            for k in range(1, total + 1):
+                self.assertIn("ddp_cpu_bench: %s %d/%d done" % (unit, k, total), p.stderr)
             # two rounds of whole passes (--iters 2, or two caps one after the other) are warned about
             rounds = 2 if "sequential" not in extra else len(caps.split(","))
             self.assertEqual("round(s) of whole passes" in p.stderr, rounds < 3, p.stderr)
