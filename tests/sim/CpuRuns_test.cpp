@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/json_reader.hpp"
+#include "core/stats.hpp"
 #include "sim/cli_support.hpp"
 
 namespace ddpsim {
@@ -38,12 +39,6 @@ std::vector<std::string> shipped_cpu_runs() {
   }
   std::sort(files.begin(), files.end());
   return files;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 TEST(CpuRuns, ShippedRunsMeetTheIssuesMedianGoals) {
@@ -70,16 +65,17 @@ TEST(CpuRuns, ShippedRunsMeetTheIssuesMedianGoals) {
     }
     ASSERT_FALSE(file_errs.empty()) << f;
     // validate's own default tolerance, per file.
-    EXPECT_LE(median(file_errs), 0.05) << f;
+    EXPECT_LE(core::median(file_errs), 0.05) << f;
     // The file's median as validate computes it is the same figure.
-    EXPECT_NEAR(j.at("median_abs_step_time_error").get<double>(), median(file_errs), 1e-9) << f;
+    EXPECT_NEAR(j.at("median_abs_step_time_error").get<double>(), core::median(file_errs), 1e-9) << f;
   }
   ASSERT_GE(step_errs.size(), 90u);
   ASSERT_GE(ddp_points.size(), 15u);  // five one-rank files, three caps each
-  const double m = median(step_errs), mp = median(ddp_points);
-  std::printf("[cpu runs] %zu files, %zu cases: median |step error| %.2f %% (goal 2 %%), %d beyond 3 %%; "
-              "one rank, %zu cases: median |DDP-over-no-DDP error| %.2f points (goal 1), %d beyond 1 point\n",
-              files.size(), step_errs.size(), 100 * m, beyond3, ddp_points.size(), mp, beyond1pt);
+  const double m = core::median(step_errs), mp = core::median(ddp_points);
+  std::printf(
+      "[cpu runs] %zu files, %zu cases: median |step error| %.2f %% (goal 2 %%), %d beyond 3 %%; "
+      "one rank, %zu cases: median |DDP-over-no-DDP error| %.2f points (goal 1), %d beyond 1 point\n",
+      files.size(), step_errs.size(), 100 * m, beyond3, ddp_points.size(), mp, beyond1pt);
   EXPECT_LE(m, 0.02) << "issue 23: median step error within 2 % over the shipped CPU runs";
   EXPECT_LE(mp, 1.0) << "issue 23: DDP over no DDP at one rank within 1 point (median)";
 }
