@@ -970,7 +970,7 @@ def run(args, argv):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        for name in ["rank%d.json" % r for r in range(args.world_size)] + [PROGRESS_FILE]:
+        for name in ["rank%d.json" % r for r in range(args.world_size)] + [PROGRESS_FILE, PROGRESS_FILE + ".tmp"]:
             try:
                 os.unlink(os.path.join(outdir, name))
             except OSError:
