@@ -528,7 +528,8 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   auto implicit = [&](double gm, double gn, double gk, double bytes, std::initializer_list<double> transposed,
                       double more_compute_s = 0) {
     auto e = gemm_estimate(r.g, gm, gn, gk, d);
-    add_shape(e.shape, KernelShape{more_compute_s, 0, 0, nullptr});  // not tiled: shrinks the GEMM's share
+    if (more_compute_s > 0)  // not tiled: shrinks the GEMM's share
+      add_shape(e.shape, KernelShape{more_compute_s, 0, 0, nullptr});
     e.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
     e.seconds = std::max(e.shape.compute_s, e.shape.memory_s) + e.shape.overhead_s;
     if (transposes)

@@ -29,12 +29,6 @@ std::string block_key(const std::string& name) {
   return "";
 }
 
-gpu::Kernel sum(gpu::Kernel a, const gpu::Kernel& b) {
-  a.seconds += b.seconds;
-  gpu::add_shape(a.shape, b.shape);
-  return a;
-}
-
 }  // namespace
 
 std::vector<Block> model_blocks(const config::ModelSpec& m) {
@@ -183,14 +177,20 @@ class FsdpBuilder : ProgramWriter {
     const bool op = sc.training.activation_checkpointing == config::ActivationCheckpointing::SELECTIVE_OP;
     for (size_t b = 0; b < blocks.size(); ++b) {
       if (!ck[b]) continue;
+      // One sum of the block's shapes (gpu::ShapeSum), not a pairwise fold: each partial sum
+      // would be interned (gpu::intern_waves) and kept for the process's life.
       gpu::Kernel k;
+      gpu::ShapeSum shapes;
       for (int l : blocks[b].layers) {
         const auto type = sc.model.layers[static_cast<size_t>(l)].type;
         if (op && (type == config::LayerType::LINEAR || type == config::LayerType::MATMUL ||
                    type == config::LayerType::CONV2D))
           continue;
-        k = sum(k, profile.forward[static_cast<size_t>(l)]);
+        const gpu::Kernel& f = profile.forward[static_cast<size_t>(l)];
+        k.seconds += f.seconds;
+        shapes.add(f.shape);
       }
+      k.shape = shapes.shape();
       out[static_cast<size_t>(blocks[b].layers.back())] = k;
     }
     return out;
