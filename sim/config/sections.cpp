@@ -148,6 +148,8 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
   if (auto v = fr.string("param_dtype", false, dtypes)) s.param_dtype = parse_dtype(*v);
   if (auto v = fr.string("reduce_dtype", false, dtypes)) s.reduce_dtype = parse_dtype(*v);
   fr.finish();
+  if (j.is_object())
+    for (const auto& [k, v] : j.items()) s.keys_given.push_back(k);
   if (s.reshard_after_forward && s.version == 1)
     d.add(p + "/reshard_after_forward",
           std::string(*s.reshard_after_forward ? "true" : "false") +
@@ -194,6 +196,18 @@ std::vector<std::string> fsdp_warnings(const Scenario& s) {
                          "sums the gradients onto GPU 0 after the backward"));
     }
   }
+  // A wrapper's own section given under another wrapper changes nothing (e.g. --set
+  // training.fsdp.sharding_strategy=FULL_SHARD without training.wrapper=fsdp still runs DDP).
+  const auto other_wrappers_section = [&](const std::vector<std::string>& keys, const std::string& section,
+                                          Wrapper owner, const std::string& what) {
+    if (tr.wrapper == owner || keys.empty()) return;
+    std::string list;
+    for (const auto& k : keys) list += (list.empty() ? "training." : ", training.") + section + "." + k;
+    w.push_back(list + (keys.size() > 1 ? " are " : " is ") + what + "'s and ignored with training.wrapper \"" +
+                to_string(tr.wrapper) + "\": set training.wrapper \"" + to_string(owner) + "\" to simulate " + what);
+  };
+  other_wrappers_section(tr.fsdp.keys_given, "fsdp", Wrapper::FSDP, "FullyShardedDataParallel");
+  other_wrappers_section(tr.data_parallel.keys_given, "data_parallel", Wrapper::DATA_PARALLEL, "DataParallel");
   if (tr.wrapper != Wrapper::FSDP) {
     if (tr.activation_checkpointing != ActivationCheckpointing::NONE && tr.wrapper == Wrapper::DATA_PARALLEL)
       w.push_back("training.activation_checkpointing \"" + to_string(tr.activation_checkpointing) +
@@ -289,6 +303,8 @@ TrainingSettings parse_training(const Json& j, Diagnostics& d) {
     if (auto v = pr.quantity("output_bytes_per_sample", Quantity::BYTES, false, true)) ps.output_bytes_per_sample = v;
     ps.input_device = pr.string_or("input_device", pd.input_device, {"cuda:0", "cpu"});
     pr.finish();
+    if (dj->is_object())
+      for (const auto& [k, v] : dj->items()) ps.keys_given.push_back(k);
   }
   if (const Json* fj = tr.raw("fsdp")) s.fsdp = parse_fsdp(*fj, d);
   s.activation_checkpointing = activation_checkpointing_names().value(

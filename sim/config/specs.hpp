@@ -354,6 +354,7 @@ struct TrainingSettings {
     // DataParallel tutorial does; then peer copies to the others) or "cpu" (Scatter copies each
     // chunk host-to-device on a background stream per GPU).
     std::string input_device = "cuda:0";
+    std::vector<std::string> keys_given;  // the keys the scenario set (warned of under another wrapper)
   } data_parallel;
   // wrapper "fsdp": FullyShardedDataParallel (version 1, torch/distributed/fsdp/) or fully_shard
   // (version 2, torch/distributed/_composable/fsdp/). Defaults are PyTorch's (FSDP1's constructor
@@ -368,6 +369,7 @@ struct TrainingSettings {
     bool limit_all_gathers = true;                                        // FSDP1: at most 2 all-gathers ahead
     std::optional<bool> reshard_after_forward;                            // FSDP2 (unset: from the strategy)
     std::optional<DType> param_dtype, reduce_dtype;                       // MixedPrecision (unset: the parameter's)
+    std::vector<std::string> keys_given;  // the keys the scenario set (warned of under another wrapper)
     // Units keep their parameters unsharded from the forward to the backward.
     bool keeps_params_after_forward() const {
       return sharding_strategy == ShardingStrategy::SHARD_GRAD_OP || sharding_strategy == ShardingStrategy::NO_SHARD ||

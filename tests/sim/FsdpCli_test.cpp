@@ -73,6 +73,33 @@ TEST(FsdpCli, DdpOnlyKeysAreWarnedAndChangeNothing) {
   EXPECT_EQ(step(plain), step(keyed));
 }
 
+// The mirror image: training.fsdp set without training.wrapper "fsdp" still runs DDP (a user who
+// writes --set training.fsdp.sharding_strategy=FULL_SHARD alone gets a DDP step), and says so.
+TEST(FsdpCli, FsdpKeysUnderDdpAreWarnedAndChangeNothing) {
+  auto plain = run("run default --json - -q");
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  EXPECT_EQ(plain.err.find("FullyShardedDataParallel's"), std::string::npos) << plain.err;
+  auto keyed =
+      run("run default --set training.fsdp.sharding_strategy=FULL_SHARD --set training.fsdp.version=1 "
+          "--set training.data_parallel.nccl=false --json - -q");
+  ASSERT_EQ(keyed.code, 0) << keyed.out;
+  EXPECT_NE(keyed.err.find("training.fsdp.sharding_strategy, training.fsdp.version are FullyShardedDataParallel's "
+                           "and ignored with training.wrapper \"ddp\": set training.wrapper \"fsdp\""),
+            std::string::npos)
+      << keyed.err;
+  EXPECT_NE(keyed.err.find("training.data_parallel.nccl is DataParallel's and ignored with training.wrapper \"ddp\""),
+            std::string::npos)
+      << keyed.err;
+  const auto step = [](const testing::CliResult& r) {
+    return Json::parse(r.out.substr(0, r.out.size() - r.err.size()))["step_time_s"].get<double>();
+  };
+  EXPECT_EQ(step(plain), step(keyed));
+  // Under FSDP the same keys are its own: no such warning.
+  auto fsdp = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 -q");
+  ASSERT_EQ(fsdp.code, 0) << fsdp.out;
+  EXPECT_EQ(fsdp.err.find("FullyShardedDataParallel's"), std::string::npos) << fsdp.err;
+}
+
 TEST(FsdpCli, SweepOverStrategyAndCheckpointing) {
   const auto d = testing::temp_dir("fsdp-sweep");
   const auto out = (d / "s.json").string();
