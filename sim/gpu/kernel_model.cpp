@@ -56,6 +56,14 @@ constexpr double kMisalignedFactor = 0.25;
 // k/split >= 128..256), at most this many splits.
 constexpr double kMinSplitK = 256;
 constexpr int kMaxSplits = 16;
+// A convolution's dgrad never splits its reduction: every cuDNN 9 dgrad kernel in the H200 kernel
+// tables of ResNet-50 and ResNet-101 at batch 64 (bench/results/device-h200-2026-12-04/step.json,
+// step-2.json: 66 calls a step over float32 and bfloat16) is an `..._segment_k_off_...` or a
+// `..._strided_...` kernel, while the fprop and wgrad kernels there run `segment_k_on` or
+// `split_k` variants too; on a V100 with cuDNN 7.6 (DeepBench, tests/data/kernels S6) the dgrads
+// of 3x3 convolutions on 7x7 maps took 134-135 us at batch 8 and at batch 16 alike, as one
+// unsplit wave of 128x128 tiles does (16 and 28 CTAs on 80 SMs, K = 4608).
+constexpr bool kDgradSplitK = false;
 
 // Eager PyTorch's host cost per operator (kHostForwardOp etc., kernel_model.hpp): measured on this
 // repository's CPU with scripts/measure_dispatch.py (torch 1.13, one thread: a chain of tiny
@@ -196,7 +204,7 @@ DeviceRates device_rates(const config::GpuSpec& gpu, const std::string& math, do
   return d;
 }
 
-GemmEstimate gemm_estimate(double batch, double m, double n, double k, const DeviceRates& d) {
+GemmEstimate gemm_estimate(double batch, double m, double n, double k, const DeviceRates& d, bool split_k) {
   GemmEstimate best;
   best.seconds = std::numeric_limits<double>::infinity();
   const double per_sm = d.math_peak / d.sms;
@@ -214,7 +222,7 @@ GemmEstimate gemm_estimate(double batch, double m, double n, double k, const Dev
   const auto consider = [&](const Tile& t) {
     const double tiles = batch * std::ceil(m / t.m) * std::ceil(n / t.n);
     int max_split = 1;
-    if (tiles < d.sms) {
+    if (split_k && tiles < d.sms) {
       max_split =
           static_cast<int>(std::min<double>({kMaxSplits, std::floor(d.sms / tiles), std::floor(k / kMinSplitK)}));
       max_split = std::max(1, max_split);
@@ -526,8 +534,8 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
   // channels_last to help only tensor-core inputs, pytorch/pytorch#44943).
   const bool transposes = d.tensor_cores && !c.channels_last;
   auto implicit = [&](double gm, double gn, double gk, double bytes, std::initializer_list<double> transposed,
-                      double more_compute_s = 0) {
-    auto e = gemm_estimate(r.g, gm, gn, gk, d);
+                      double more_compute_s = 0, bool split_k = true) {
+    auto e = gemm_estimate(r.g, gm, gn, gk, d, split_k);
     if (more_compute_s > 0)  // not tiled: shrinks the GEMM's share
       add_shape(e.shape, KernelShape{more_compute_s, 0, 0, nullptr});
     e.shape.memory_s = bytes / (d.hbm_bandwidth * d.memory_efficiency);
@@ -580,9 +588,10 @@ void conv_kernels(const config::KernelRecord& r, const KernelContext& c, LayerKe
     for (const auto& x : gh)
       for (const auto& y : gw) {
         const double count = x.count * y.count - (&x == &gh[0] && &y == &gw[0] ? 1 : 0);
-        if (count > 0) more += count * gemm_estimate(r.g, pm, cp, op * x.taps * y.taps, d).shape.compute_s;
+        if (count > 0)
+          more += count * gemm_estimate(r.g, pm, cp, op * x.taps * y.taps, d, kDgradSplitK).shape.compute_s;
       }
-    return implicit(pm, cp, op * gh[0].taps * gw[0].taps, out_b + w_b + in_b, {out_b, w_b, in_b}, more);
+    return implicit(pm, cp, op * gh[0].taps * gw[0].taps, out_b + w_b + in_b, {out_b, w_b, in_b}, more, kDgradSplitK);
   };
   add(lk, true, tr ? dgrad() : fprop());
   lk.flops_fwd += f;

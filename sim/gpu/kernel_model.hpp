@@ -49,8 +49,9 @@ struct GemmEstimate {
 };
 
 // C[m, n] = A[m, k] B[k, n], `batch` independent products (bmm). Row-major operands: the leading
-// dimensions are k (A) and n (B, C).
-GemmEstimate gemm_estimate(double batch, double m, double n, double k, const DeviceRates& d);
+// dimensions are k (A) and n (B, C). `split_k` false: one CTA per output tile, never a split
+// reduction (a convolution's dgrad, as cuDNN runs it).
+GemmEstimate gemm_estimate(double batch, double m, double n, double k, const DeviceRates& d, bool split_k = true);
 
 // A streaming kernel moving `bytes` (read + written).
 Kernel memory_kernel(double bytes, const DeviceRates& d);

@@ -235,6 +235,25 @@ TEST(KernelModel, ConvBackwardIsDgradAndWgradImplicitGemms) {
   EXPECT_DOUBLE_EQ(lk[0].flops_bwd, 2 * lk[0].flops_fwd);
 }
 
+TEST(KernelModel, DgradDoesNotSplitK) {
+  // cuDNN runs a convolution's dgrad without splitting its reduction (kernel_model.cpp
+  // kDgradSplitK): 3x3 conv, N 1, C 128 -> K 1024, 16x16 -> 16x16. dgrad M = 256, N = 128,
+  // K = 1024*9 = 9216. Unsplit, the best tile is 64x64: 4 x 2 = 8 CTAs on 10 SMs, one wave of
+  // 2*64*64*9216 / (10 TFLOPS per SM x 0.8 x 0.70) = 13.4817 us. A plain GEMM of that shape may
+  // split K (it has fewer tiles than SMs) and is faster.
+  const KernelRecord r = conv(1, 128, 16, 1024, 3, 16);
+  const auto d = gpu16();
+  const auto lk = ddpsim::gpu::layer_kernels(one_layer({r}), context());
+  ASSERT_EQ(lk[0].backward.size(), 2u);
+  const double unsplit = 2.0 * 64 * 64 * 9216 / (10e12 * 0.8 * 0.70);
+  EXPECT_NEAR(lk[0].backward[0].shape.compute_s, unsplit, kTol);
+  EXPECT_EQ(gemm_estimate(1, 256, 128, 9216, d, false).split_k, 1);
+  EXPECT_NEAR(gemm_estimate(1, 256, 128, 9216, d, false).shape.compute_s, unsplit, kTol);
+  const auto split = gemm_estimate(1, 256, 128, 9216, d);
+  EXPECT_GT(split.split_k, 1);
+  EXPECT_LT(split.shape.compute_s, unsplit);
+}
+
 TEST(KernelModel, StridedDgradRunsOneGemmPerOutputPhase) {
   // A stride-2 convolution's dgrad skips the taps between the strided positions (CUTLASS's
   // strided dgrad, NVIDIA/cutlass#928): one GEMM per output phase (ph, pw) in 2 x 2, each with
