@@ -56,6 +56,30 @@ std::string gib_of(const Json& report, const char* key) {
   return report.contains(key) && report[key].is_number() ? gib(report[key].get<double>()) : "?";
 }
 
+// What the run report says would make a run that does not fit fit (its `fit_options`, each change
+// alone): ", would fit with training.batch_size <= 19 or activation_checkpointing full"; "" when
+// the report has none.
+std::string fit_hint(const Json& report) {
+  if (!report.contains("fit_options") || !report["fit_options"].is_object() || !report.contains("gpu_memory_bytes") ||
+      !report["gpu_memory_bytes"].is_number())
+    return "";
+  const Json& f = report["fit_options"];
+  const double cap = report["gpu_memory_bytes"].get<double>();
+  std::vector<std::string> yes;
+  if (f.value("largest_batch", 0) > 0)
+    yes.push_back("training.batch_size <= " + std::to_string(f["largest_batch"].get<int>()));
+  const auto add = [&](const char* key, const char* what) {
+    if (f.contains(key) && f[key].is_number() && f[key].get<double>() <= cap) yes.push_back(what);
+  };
+  add("activation_checkpointing_full_bytes", "activation_checkpointing full");
+  add("fsdp_bytes", "training.wrapper fsdp");
+  add("fsdp_checkpointed_bytes", "training.wrapper fsdp + activation_checkpointing full");
+  if (yes.empty()) return "; nothing tried fits (a smaller batch, activation checkpointing, FSDP)";
+  std::string t;
+  for (const auto& y : yes) t += (t.empty() ? "" : " or ") + y;
+  return "; would fit with " + t;
+}
+
 std::string long_duration(double s) {
   if (s < 120) return fmt("%.1f s", s);
   if (s < 2 * 3600) return fmt("%.1f min", s / 60);
@@ -300,7 +324,7 @@ Json compare_row(const Point& point, const ClusterOption& option, const Json& re
                         "backend",        "ddp_overhead_s", "prediction"})
     if (report.contains(k)) row[k] = report[k];
   // Memory fit, when the run report has it (absent: unknown).
-  for (const char* k : {"memory_per_gpu_bytes", "gpu_memory_bytes", "fits", "memory"})
+  for (const char* k : {"memory_per_gpu_bytes", "gpu_memory_bytes", "fits", "memory", "fit_options"})
     row[k] = report.contains(k) ? report[k] : Json(nullptr);
   const double sps = num(report, "samples_per_s");
   const double step = num(report, "step_time_s");
@@ -772,8 +796,8 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     if (r["fits"].is_boolean() && !r["fits"].get<bool>()) {
       tail += "   (does not fit: excluded from best)";
       // One line per figure pair, naming every run that has it (a purchase grid repeats them).
-      const std::string what =
-          "needs " + gib_of(r, "memory_per_gpu_bytes") + " per GPU, the GPU has " + gib_of(r, "gpu_memory_bytes");
+      const std::string what = "needs " + gib_of(r, "memory_per_gpu_bytes") + " per GPU, the GPU has " +
+                               gib_of(r, "gpu_memory_bytes") + fit_hint(r);
       auto same = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == what; });
       if (same == notes.end())
         notes.push_back({what, {r["label"].get<std::string>()}});

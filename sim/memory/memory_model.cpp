@@ -424,4 +424,43 @@ MemoryEstimate estimate_memory(const config::Scenario& sc) {
   return e;
 }
 
+std::optional<FitOptions> fit_options(const config::Scenario& sc, const MemoryEstimate& m) {
+  if (m.fits()) return std::nullopt;
+  FitOptions f;
+  config::Scenario t = sc;
+  const auto at_batch = [&](int b) {
+    t.training.batch_size = b;
+    return estimate_memory(t);
+  };
+  // Largest b in [1, batch - 1] that fits; fits() is monotone in b.
+  int lo = 0, hi = sc.training.batch_size;  // lo fits (0: none known), hi does not
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    if (at_batch(mid).fits())
+      lo = mid;
+    else
+      hi = mid;
+  }
+  f.largest_batch = lo;
+  f.largest_batch_bytes = at_batch(std::max(lo, 1)).total();
+  t = sc;
+  if (sc.training.activation_checkpointing != config::ActivationCheckpointing::FULL &&
+      sc.training.wrapper != config::Wrapper::DATA_PARALLEL) {
+    t.training.activation_checkpointing = config::ActivationCheckpointing::FULL;
+    if (const double b = estimate_memory(t).total(); b < m.total()) f.checkpointed_bytes = b;
+    t = sc;
+  }
+  if (sc.training.wrapper == config::Wrapper::DDP && sc.cluster.world_size() > 1) {
+    t.training.wrapper = config::Wrapper::FSDP;
+    t.training.fsdp = config::TrainingSettings::Fsdp{};
+    f.fsdp_bytes = estimate_memory(t).total();
+    const auto fits = [&](const std::optional<double>& b) { return b && *b <= m.gpu_memory; };
+    if (f.checkpointed_bytes && !fits(f.checkpointed_bytes) && !fits(f.fsdp_bytes)) {
+      t.training.activation_checkpointing = config::ActivationCheckpointing::FULL;
+      f.fsdp_checkpointed_bytes = estimate_memory(t).total();
+    }
+  }
+  return f;
+}
+
 }  // namespace ddpsim::memory

@@ -19,6 +19,7 @@
 // Activation checkpointing (plan::checkpointed_blocks): a checkpointed block keeps only its input
 // (taken as what its first layer saves, its input at the least) -- selective_op: what its
 // linear/matmul layers save -- and holds its full activations again while it is recomputed.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,5 +83,20 @@ ActivationPlan activation_plan(const config::Scenario& sc, std::string* rule = n
 std::vector<double> activations_before_backward(const ActivationPlan& a);
 
 MemoryEstimate estimate_memory(const config::Scenario& sc);
+
+// What would make a run that does not fit its GPU's memory fit, each change alone with the run's
+// other settings kept (each estimated as estimate_memory does): a smaller training.batch_size
+// (training.gradient_accumulation_steps keeps the global batch), full activation checkpointing,
+// and FSDP (FULL_SHARD, PyTorch's defaults) in place of DDP. Binary search over the batch, which
+// only the activations depend on (nondecreasing in it).
+struct FitOptions {
+  int largest_batch = 0;                          // the largest batch below the run's that fits (0: not even 1)
+  double largest_batch_bytes = 0;                 // the peak at that batch (at batch 1 when none fits)
+  std::optional<double> checkpointed_bytes;       // activation_checkpointing "full" (when it lowers the peak)
+  std::optional<double> fsdp_bytes;               // training.wrapper "fsdp" (DDP on more than one GPU)
+  std::optional<double> fsdp_checkpointed_bytes;  // both, when neither alone fits
+};
+// nullopt when the run fits (or the GPU gives no memory).
+std::optional<FitOptions> fit_options(const config::Scenario& sc, const MemoryEstimate& m);
 
 }  // namespace ddpsim::memory

@@ -432,6 +432,7 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   // Per GPU at its peak; under DataParallel GPU 0's (the module's gradients and optimizer state, the
   // gathered output).
   r.memory = memory::estimate_memory(sc);
+  r.fit = memory::fit_options(sc, r.memory);
   if (t.data_parallel) {
     fill_data_parallel(sc, t, r);
     // DataParallel's one process dispatches for every replica (engine/data_parallel replays the

@@ -195,6 +195,16 @@ Json to_json(const StepReport& r, bool include_buckets) {
                  {"unsharded_grads", m.unsharded_grads},
                  {"fsdp_shards", m.fsdp_shards},
                  {"unsharded_units", m.unsharded_units}};
+  if (r.fit) {
+    const auto opt = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+    j["fit_options"] = {{"largest_batch", r.fit->largest_batch},
+                        {"largest_batch_bytes", r.fit->largest_batch_bytes},
+                        {"activation_checkpointing_full_bytes", opt(r.fit->checkpointed_bytes)},
+                        {"fsdp_bytes", opt(r.fit->fsdp_bytes)},
+                        {"fsdp_checkpointed_bytes", opt(r.fit->fsdp_checkpointed_bytes)}};
+  } else {
+    j["fit_options"] = nullptr;
+  }
   if (!r.fsdp.empty()) j["fsdp"] = r.fsdp;
   j["activation_checkpointing"] = r.activation_checkpointing;
   j["zero_redundancy_optimizer"] = r.zero_redundancy_optimizer;
@@ -238,13 +248,40 @@ Json to_json(const StepReport& r, bool include_buckets) {
   return j;
 }
 
+std::string fit_options_text(const StepReport& r) {
+  if (!r.fit) return "";
+  const auto& f = *r.fit;
+  std::vector<std::string> yes, no;
+  const auto add = [&](double bytes, const std::string& what) {
+    (bytes <= r.memory.gpu_memory ? yes : no).push_back(what + " (" + core::format_bytes(bytes) + ")");
+  };
+  if (f.largest_batch > 0)
+    yes.push_back("training.batch_size <= " + std::to_string(f.largest_batch) + " (" +
+                  core::format_bytes(f.largest_batch_bytes) + " at " + std::to_string(f.largest_batch) + ")");
+  else
+    no.push_back("training.batch_size 1 (" + core::format_bytes(f.largest_batch_bytes) + ")");
+  if (f.checkpointed_bytes) add(*f.checkpointed_bytes, "activation_checkpointing full");
+  if (f.fsdp_bytes) add(*f.fsdp_bytes, "training.wrapper fsdp");
+  if (f.fsdp_checkpointed_bytes)
+    add(*f.fsdp_checkpointed_bytes, "training.wrapper fsdp + activation_checkpointing full");
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string t;
+    for (const auto& x : v) t += (t.empty() ? "" : ", ") + x;
+    return t;
+  };
+  if (yes.empty()) return "none of " + join(no) + " fits";
+  return "would fit with " + join(yes) + (no.empty() ? "" : "; not with " + join(no));
+}
+
 std::string memory_warning(const StepReport& r) {
   const auto& m = r.memory;
   if (m.fits()) return "";
   const auto [name, bytes] = m.largest_term();
+  const auto fit = fit_options_text(r);
   return "ddpsim: warning: " + r.scenario + ": needs " + core::format_bytes(m.total()) + " per GPU at its peak (" +
          m.peak_phase + "), more than the " + core::format_bytes(m.gpu_memory) + " of " + r.gpu +
-         "; largest term: " + name + " " + core::format_bytes(bytes) + " (see \"memory\" in --json)";
+         "; largest term: " + name + " " + core::format_bytes(bytes) + (fit.empty() ? "" : "; " + fit) +
+         " (see \"memory\" in --json)";
 }
 
 Json summary_json(const StepReport& r) { return to_json(r, false); }
@@ -463,6 +500,7 @@ std::string to_table(const StepReport& r) {
               : std::string())
       << ", activations " << core::format_bytes(m.activations) << ", context + NCCL "
       << core::format_bytes(m.allowance()) << ")\n";
+    if (const auto fit = fit_options_text(r); !fit.empty()) o << "    " << fit << "\n";
   }
   o << link_table(r);
   if (r.data_parallel) {

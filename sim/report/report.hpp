@@ -243,12 +243,13 @@ struct StepReport {
   // What the collective tracks are called: "NCCL stream" under the NCCL model, "collective stream"
   // under the plain ring model (e.g. validate's gloo runs, whose workers are gloo's threads).
   std::string trace_comm_name = "NCCL stream";
-  std::vector<TracedRank> traced_ranks;  // ranks with tracks in the trace (rank 0 at least)
-  std::vector<TraceTrack> trace_tracks;  // when set, the trace's tracks instead of one process per rank
-  std::string ranks;                     // how ranks were simulated: "representative" flow classes or "all" flows
-  unsigned long long flows = 0;          // flows the backend simulated (0: closed form)
-  unsigned long long flows_reused = 0;   // flows of rounds that reused an earlier round's solution
-  memory::MemoryEstimate memory;         // per GPU at its peak (memory/memory_model.hpp)
+  std::vector<TracedRank> traced_ranks;   // ranks with tracks in the trace (rank 0 at least)
+  std::vector<TraceTrack> trace_tracks;   // when set, the trace's tracks instead of one process per rank
+  std::string ranks;                      // how ranks were simulated: "representative" flow classes or "all" flows
+  unsigned long long flows = 0;           // flows the backend simulated (0: closed form)
+  unsigned long long flows_reused = 0;    // flows of rounds that reused an earlier round's solution
+  memory::MemoryEstimate memory;          // per GPU at its peak (memory/memory_model.hpp)
+  std::optional<memory::FitOptions> fit;  // what would make it fit, when it does not
   std::string zero_redundancy_optimizer = "off";  // "off", "on" or "overlap_with_ddp"
   // training.wrapper "fsdp": its settings in words (empty otherwise) and its units' names.
   std::string fsdp{};
@@ -271,6 +272,10 @@ core::Json summary_json(const StepReport& r);
 std::string to_table(const StepReport& r);
 // One line for stderr when the memory per GPU exceeds the GPU's memory ("" when it fits).
 std::string memory_warning(const StepReport& r);
+// What would make it fit (r.fit) in words: "would fit with training.batch_size <= 19 (78.79 GiB at
+// 19), activation_checkpointing full (14.12 GiB); not with training.wrapper fsdp (129.95 GiB)", or
+// "none of ... fits" ("" when it fits).
+std::string fit_options_text(const StepReport& r);
 // `links` and `busiest_link` of the report (null / empty without link statistics): per class,
 // per step, the bytes, the busy share (the class's busiest link's busy time over the step), the
 // mean utilisation (bytes over capacity x step) and its busiest link.

@@ -100,6 +100,53 @@ TEST(FsdpCli, FsdpKeysUnderDdpAreWarnedAndChangeNothing) {
   EXPECT_EQ(fsdp.err.find("FullyShardedDataParallel's"), std::string::npos) << fsdp.err;
 }
 
+// A run that does not fit says what would: the largest batch per GPU (checked by running it and
+// the next one), full checkpointing and FSDP, each alone. GPT-2 at batch 32 x 1,024 tokens needs
+// 131 GiB of an H100's 80.
+TEST(FsdpCli, ARunThatDoesNotFitSaysWhatWould) {
+  auto r = run("run --model gpt2 --cluster dgx-h100 --nodes 2 --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out.substr(0, r.out.size() - r.err.size()));
+  ASSERT_FALSE(j["fits"].get<bool>());
+  const Json& f = j["fit_options"];
+  ASSERT_TRUE(f.is_object()) << j.dump();
+  const int b = f["largest_batch"].get<int>();
+  ASSERT_GT(b, 1);
+  ASSERT_LT(b, 32);
+  EXPECT_NE(r.err.find("would fit with training.batch_size <= " + std::to_string(b)), std::string::npos) << r.err;
+  const auto fits_at = [&](int batch) {
+    auto x = run("run --model gpt2 --cluster dgx-h100 --nodes 2 --set training.batch_size=" + std::to_string(batch) +
+                 " --json - -q");
+    EXPECT_EQ(x.code, 0) << x.out;
+    const Json jx = Json::parse(x.out.substr(0, x.out.size() - x.err.size()));
+    EXPECT_TRUE(jx["fit_options"].is_null() == jx["fits"].get<bool>());
+    return std::make_pair(jx["fits"].get<bool>(), jx["memory_per_gpu_bytes"].get<double>());
+  };
+  const auto at_b = fits_at(b);
+  EXPECT_TRUE(at_b.first);
+  EXPECT_DOUBLE_EQ(at_b.second, f["largest_batch_bytes"].get<double>());
+  EXPECT_FALSE(fits_at(b + 1).first);
+  // Full checkpointing as the run itself reports it.
+  auto c =
+      run("run --model gpt2 --cluster dgx-h100 --nodes 2 --set training.activation_checkpointing=full --json - -q");
+  ASSERT_EQ(c.code, 0) << c.out;
+  const Json jc = Json::parse(c.out.substr(0, c.out.size() - c.err.size()));
+  EXPECT_DOUBLE_EQ(jc["memory_per_gpu_bytes"].get<double>(), f["activation_checkpointing_full_bytes"].get<double>());
+  // FSDP likewise (its activations are DDP's: it does not fit either, and the text says so).
+  auto s = run("run --model gpt2 --cluster dgx-h100 --nodes 2 --set training.wrapper=fsdp --json - -q");
+  ASSERT_EQ(s.code, 0) << s.out;
+  const Json js = Json::parse(s.out.substr(0, s.out.size() - s.err.size()));
+  EXPECT_DOUBLE_EQ(js["memory_per_gpu_bytes"].get<double>(), f["fsdp_bytes"].get<double>());
+  EXPECT_NE(r.err.find("not with training.wrapper fsdp"), std::string::npos) << r.err;
+  // compare names the same options in its memory note.
+  auto k = run("compare --model gpt2 --cluster dgx-h100 --nodes 2 -q");
+  ASSERT_EQ(k.code, 0) << k.out;
+  EXPECT_NE(
+      k.out.find("would fit with training.batch_size <= " + std::to_string(b) + " or activation_checkpointing full"),
+      std::string::npos)
+      << k.out;
+}
+
 TEST(FsdpCli, SweepOverStrategyAndCheckpointing) {
   const auto d = testing::temp_dir("fsdp-sweep");
   const auto out = (d / "s.json").string();

@@ -225,6 +225,46 @@ TEST(MemoryModel, DataParallelGpu0HoldsTheGatheredOutputAndTheWholeBatchsLoss) {
   EXPECT_NE(rule.find("and the loss's saves over the whole batch"), std::string::npos) << rule;
 }
 
+// What would make it fit (memory::fit_options). small() at batch b: activations 3.5e5 b B (half of
+// the layers' forward traffic, 1.4e6 B at the export batch of 2), at the backward peak; the rest
+// 21,400 B of tensors + the context + one communicator.
+TEST(MemoryModel, FitOptionsFindTheLargestBatchThatFits) {
+  auto s = small();
+  const double rest = 6000 + 400 + 5000 + 10000 + kCudaContextBytes + kNcclCommunicatorBytes;
+  const double per_sample = (1e6 + 4e5) / 2 / 2;
+  EXPECT_DOUBLE_EQ(estimate_memory(s).total(), rest + 8 * per_sample);
+  EXPECT_FALSE(memory::fit_options(s, estimate_memory(s)));  // it fits: nothing to propose
+  // Room for five samples and a byte: batch 5 fits, 6 does not.
+  s.cluster.gpu.memory_bytes = rest + 5 * per_sample + 1;
+  auto f = memory::fit_options(s, estimate_memory(s));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->largest_batch, 5);
+  EXPECT_DOUBLE_EQ(f->largest_batch_bytes, rest + 5 * per_sample);
+  // No blocks: full checkpointing keeps what it kept, so it is not proposed.
+  EXPECT_FALSE(f->checkpointed_bytes);
+  // DDP on two GPUs: FSDP's peak is offered, as estimate_memory gives it under FSDP's defaults.
+  ASSERT_TRUE(f->fsdp_bytes);
+  auto fs = s;
+  fs.training.wrapper = config::Wrapper::FSDP;
+  EXPECT_DOUBLE_EQ(*f->fsdp_bytes, estimate_memory(fs).total());
+  // Exactly batch 1's peak: batch 1 is the largest.
+  s.cluster.gpu.memory_bytes = rest + per_sample;
+  f = memory::fit_options(s, estimate_memory(s));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->largest_batch, 1);
+  // Less than batch 1 needs: none fits, and batch 1's peak is given.
+  s.cluster.gpu.memory_bytes = rest + per_sample - 1;
+  f = memory::fit_options(s, estimate_memory(s));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->largest_batch, 0);
+  EXPECT_DOUBLE_EQ(f->largest_batch_bytes, rest + per_sample);
+  // One GPU: FSDP is not offered.
+  s.cluster.gpus_per_node = 1;
+  f = memory::fit_options(s, estimate_memory(s));
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->fsdp_bytes);
+}
+
 TEST(MemoryModel, ZeroPartitionIsPyTorchsSortedGreedy) {
   // Sizes 5, 3, 3, 2 over 2 ranks: 5 -> r0 (5, 0); 3 -> r1 (5, 3); 3 -> r1 (5, 6); 2 -> r0 (7, 6).
   config::ModelSpec m;
