@@ -564,6 +564,49 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
   return o.str();
 }
 
+// A row that ran and does not fit its GPU's memory (its report's `fits` false).
+bool does_not_fit(const core::Json& r) {
+  return r.contains("fits") && r["fits"].is_boolean() && !r["fits"].get<bool>();
+}
+
+// Why rows are left out of the ranking: "3 configuration(s) do not fit ...", with what would make
+// the first of them fit (its report's fit_options, the run summary's line).
+std::string unfit_text(const core::Json& rows, size_t unfit, bool none_fits, const std::vector<std::string>& params) {
+  std::string t = none_fits
+                      ? "none of the configurations fits its GPU's memory: ranked anyway"
+                      : std::to_string(unfit) + " configuration(s) do not fit their GPU's memory: excluded from best";
+  for (const auto& r : rows) {
+    if (r.contains("error") || !does_not_fit(r)) continue;
+    if (r.contains("memory_per_gpu_bytes") && r["memory_per_gpu_bytes"].is_number() && r.contains("gpu_memory_bytes") &&
+        r["gpu_memory_bytes"].is_number()) {
+      const double gib = 1024.0 * 1024.0 * 1024.0;
+      char b[160];
+      std::snprintf(b, sizeof b, " needs %.1f GiB of %.1f GiB", r["memory_per_gpu_bytes"].get<double>() / gib,
+                    r["gpu_memory_bytes"].get<double>() / gib);
+      t += " (" + row_label(r, params) + b;
+      if (r.contains("fit_options") && r["fit_options"].is_object() && r["fit_options"].value("largest_batch", 0) > 0)
+        t += "; it would fit at training.batch_size <= " + std::to_string(r["fit_options"]["largest_batch"].get<int>());
+      t += "; `ddpsim run` of it says what else would)";
+    }
+    break;
+  }
+  return t + "\n";
+}
+
+// Parameters that change the work in a step: ranked by step time, the least work wins.
+std::string work_note(const std::vector<std::string>& params, compare::Metric metric) {
+  if (metric != compare::Metric::STEP_TIME) return "";
+  std::string w;
+  for (const auto& p : params)
+    if (p == "training.batch_size" || p == "training.seq_len" || p == "training.gradient_accumulation_steps" ||
+        p == "model")
+      w += (w.empty() ? "" : ", ") + p;
+  if (w.empty()) return "";
+  return "note: " + w + " change" + (w.find(',') == std::string::npos ? "s" : "") +
+         " the work in a step, so the least step time is the least work; --metric samples_per_s ranks by "
+         "throughput\n";
+}
+
 // Sweeping ddp.bucket_cap_mb with numbers only: in PyTorch 2.x an explicit cap is also the first
 // bucket's (distributed.py: bucket_bytes_cap_default is False unless bucket_cap_mb is None), so no
 // row is the default, whose first bucket is 1 MiB. Says so unless null (None) is among the values.
@@ -595,12 +638,19 @@ std::string finish_sweep(const SweepHeader& header, const std::map<size_t, core:
   compare::DecideOptions dopt;
   dopt.metric = sd.metric;
   dopt.tolerance = sd.tolerance;
-  const auto decisions = compare::decide(
-      arr, dopt,
-      [&](const core::Json& r) {
-        return group.empty() ? core::Json::object() : core::Json{{group, r["params"].value(group, core::Json())}};
-      },
-      [](const core::Json& r) { return !r.contains("error"); });
+  const auto group_of = [&](const core::Json& r) {
+    return group.empty() ? core::Json::object() : core::Json{{group, r["params"].value(group, core::Json())}};
+  };
+  // As compare: a configuration that does not fit its GPU's memory is not the best while another
+  // fits; when none fits (a setting swept on a job too large as it stands, e.g. bucket caps) they
+  // are ranked anyway, and the text says so.
+  auto decisions = compare::decide(arr, dopt, group_of,
+                                   [](const core::Json& r) { return !r.contains("error") && !does_not_fit(r); });
+  bool ranked_unfit = false;
+  if (decisions.empty()) {
+    decisions = compare::decide(arr, dopt, group_of, [](const core::Json& r) { return !r.contains("error"); });
+    ranked_unfit = !decisions.empty();
+  }
   // The rows that are not the group's own variable: the label of a row within its group.
   std::vector<std::string> inner;
   for (const auto& p : header.params)
@@ -608,6 +658,12 @@ std::string finish_sweep(const SweepHeader& header, const std::map<size_t, core:
   if (inner.empty()) inner = header.params;
   std::vector<std::string> marks(arr.size());
   std::vector<bool> best_mark(arr.size(), false);
+  size_t unfit = 0;
+  for (size_t i = 0; i < arr.size(); ++i)
+    if (!arr[i].contains("error") && does_not_fit(arr[i])) {
+      marks[i] = ranked_unfit ? "   (does not fit)" : "   (does not fit: excluded from best)";
+      ++unfit;
+    }
   core::Json groups = core::Json::array();
   std::string why;
   for (const auto& d : decisions) {
@@ -661,6 +717,7 @@ std::string finish_sweep(const SweepHeader& header, const std::map<size_t, core:
     g["recommendation"] = rec;
     groups.push_back(std::move(g));
   }
+  if (unfit > 0) why += unfit_text(arr, unfit, ranked_unfit, header.params);
   const bool single = decisions.size() == 1 && group.empty();
   core::Json best_row = nullptr;
   if (single && !decisions[0].is_flat()) best_row = arr[*decisions[0].best];
@@ -684,7 +741,7 @@ std::string finish_sweep(const SweepHeader& header, const std::map<size_t, core:
     if (doc_out) *doc_out = std::move(doc);
   }
   return sweep_table_text(header.scenario, header.params, arr, sd.metric, group, marks) + why +
-         bucket_cap_note(header.params, arr);
+         bucket_cap_note(header.params, arr) + work_note(header.params, sd.metric);
 }
 
 Exec exec_collect(const std::string& exe, const std::vector<std::string>& args) {

@@ -544,6 +544,45 @@ TEST(SweepDecide, MetricsSamplesPerSecondAndCostFromTheRowsFigures) {
   fs::remove_all(d);
 }
 
+// As compare: a configuration that does not fit its GPU's memory is not the best while another
+// fits (GPT-2 at 1,024 tokens on an H100: batch 32 needs 131 GiB, 8 and 16 fit), and when none
+// fits the rows are ranked anyway and the text says so. A swept batch size, ranked by step time,
+// gets a note that the least step time is the least work.
+TEST(SweepDecide, ConfigurationsThatDoNotFitAreNotTheBest) {
+  auto d = temp_dir("fit");
+  const std::string base = "sweep --model gpt2 --cluster dgx-h100 --nodes 2 --set simulation.backend=analytic";
+  std::string table;
+  const Json j =
+      sweep_json(base + " --param training.batch_size=32,16 --metric samples_per_s --tolerance 0", d, 0, &table);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_FALSE(j["rows"][0]["fits"].get<bool>());
+  EXPECT_TRUE(j["rows"][1]["fits"].get<bool>());
+  // Batch 32 has the more samples per second (less DDP and launch cost per sample) but does not fit.
+  EXPECT_GT(j["rows"][0]["samples_per_s"].get<double>(), j["rows"][1]["samples_per_s"].get<double>());
+  ASSERT_FALSE(j["best"].is_null()) << table;
+  EXPECT_EQ(j["best"]["params"]["training.batch_size"], 16);
+  EXPECT_TRUE(has(table, "(does not fit: excluded from best)")) << table;
+  EXPECT_TRUE(has(table,
+                  "1 configuration(s) do not fit their GPU's memory: excluded from best "
+                  "(training.batch_size=32 needs 130.8 GiB of 80.0 GiB; it would fit at training.batch_size <= "))
+      << table;
+  EXPECT_FALSE(has(table, "the least step time is the least work")) << table;  // ranked by throughput
+  // Ranked by step time, the note.
+  sweep_json(base + " --param training.batch_size=32,16", d, 0, &table);
+  EXPECT_TRUE(has(table,
+                  "note: training.batch_size changes the work in a step, so the least step time is the least "
+                  "work; --metric samples_per_s ranks by throughput"))
+      << table;
+  // None fits: ranked anyway.
+  const Json n = sweep_json(base + " --param ddp.bucket_cap_mb=1,100 --tolerance 0", d, 0, &table);
+  ASSERT_FALSE(n["best"].is_null()) << table;
+  const size_t least = n["rows"][0]["step_time_s"] < n["rows"][1]["step_time_s"] ? 0 : 1;
+  EXPECT_EQ(n["best"]["point"], least);
+  EXPECT_TRUE(has(table, "none of the configurations fits its GPU's memory: ranked anyway")) << table;
+  EXPECT_FALSE(has(table, "excluded from best")) << table;
+  fs::remove_all(d);
+}
+
 TEST(SweepDecide, DifferencesWithinTheToleranceAreFlatNotABest) {
   auto d = temp_dir("flat");
   // 25 MB and 25.001 MB make the same buckets of ResNet-50 (no layer falls between them): the
