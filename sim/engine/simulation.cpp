@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <simgrid/s4u.hpp>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "collectives/collective_model.hpp"
 #include "core/error.hpp"
@@ -79,6 +82,46 @@ config::ClusterSpec group_cluster(const config::ClusterSpec& c, const plan::Proc
   return out;
 }
 
+// Every collective the plan runs must have an (algorithm, protocol) that NCCL may pick under the
+// scenario's collective settings: NCCL_ALGO=NVLS on a GPU without NVLink SHARP, or NCCL_ALGO=Tree
+// for a broadcast (Ring only), leaves none, and NCCL itself fails such a call. Checked here, before
+// any actor runs (an exception inside an actor aborts the process), with the same model calls the
+// NCCL streams and DataParallel's executor make, once per distinct (model, operation, size).
+void check_collectives_enabled(const config::Scenario& sc, const plan::Plan& plan,
+                               const collectives::CollectiveModel& model,
+                               const std::vector<std::unique_ptr<collectives::CollectiveModel>>& group_models) {
+  std::set<std::tuple<const collectives::CollectiveModel*, int, double>> seen;
+  for (const auto& t : plan.tasks) {
+    if (t.kind != plan::TaskKind::COLLECTIVE) continue;
+    const auto& stream = plan.streams.at(static_cast<size_t>(t.stream));
+    const collectives::CollectiveModel* m = &model;
+    int world = plan.world_size;
+    if (stream.kind == plan::StreamKind::COLLECTIVE && stream.group >= 0) {
+      const auto g = static_cast<size_t>(stream.group);
+      world = plan.groups.at(g).size;
+      if (g < group_models.size() && group_models[g]) m = group_models[g].get();
+    }
+    for (const auto& op : t.chain) {
+      if (op.kind == plan::OpKind::KERNEL || op.kind == plan::OpKind::PEER_COPY) continue;
+      if (!seen.insert({m, static_cast<int>(op.kind), op.bytes}).second) continue;
+      try {
+        switch (op.kind) {
+          case plan::OpKind::BROADCAST:
+          case plan::OpKind::REDUCE: (void)m->broadcast(op.bytes); break;
+          case plan::OpKind::ALLGATHER: (void)m->allgather(op.bytes * world); break;
+          case plan::OpKind::REDUCE_SCATTER: (void)m->reduce_scatter(op.bytes); break;
+          default: (void)m->allreduce(op.bytes);
+        }
+      } catch (const std::invalid_argument& e) {
+        throw core::ConfigError((sc.file.empty() ? sc.name : sc.file) + ": /collective: " + e.what() +
+                                " (NCCL fails such a call); expected collective.NCCL_ALGO / NCCL_PROTO that leave one "
+                                "this cluster supports (`ddpsim collective --cluster " +
+                                sc.cluster.name + " --explain SIZE` lists them)");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<report::TracedRank> select_traced_ranks(const std::vector<std::vector<double>>& factor, int ranks) {
@@ -134,6 +177,7 @@ report::StepReport simulate(const config::Scenario& sc, const RunOptions& opt) {
     group_models.push_back(g.size != world && g.size > 1 ? std::make_unique<collectives::CollectiveModel>(
                                                                group_cluster(sc.cluster, g), sc.collective)
                                                          : nullptr);
+  check_collectives_enabled(sc, plan, model, group_models);
   size_timeline(plan, timeline);
   std::vector<char> traced(static_cast<size_t>(ranks), 0);
   if (opt.collect_trace) {

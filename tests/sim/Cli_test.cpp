@@ -645,6 +645,25 @@ TEST(Cli, CollectiveRestrictsAlgoAndProto) {
   EXPECT_TRUE(testing::refused_with(bad, {"Butterfly"}));
 }
 
+// NCCL settings that leave a run's collective no (algorithm, protocol) -- NVLS alone on A100s,
+// which have no NVLink SHARP, for DDP's all-reduces or FSDP's all-gathers -- are an input error
+// (exit 2, the file, /collective and the settings), not an abort inside the engine (it was
+// SIGABRT, exit 134). Settings that leave one still run.
+TEST(Cli, NcclSettingsThatLeaveACollectiveNoAlgorithmAreRefused) {
+  auto r = run("run default -q --set collective.NCCL_ALGO=NVLS --set collective.NCCL_PROTO=LL128");
+  EXPECT_TRUE(testing::refused_with(
+      r, {"scenarios/default.json", "/collective", "no (algorithm, protocol) is enabled for all-reduce",
+          "NCCL_ALGO=NVLS, NCCL_PROTO=LL128", "collective --cluster dgx-a100 --explain"}))
+      << r.out;
+  r =
+      run("run --model resnet50 --cluster dgx-a100 --nodes 2 -q --set training.wrapper=fsdp --set "
+          "collective.NCCL_ALGO=NVLS");
+  EXPECT_TRUE(testing::refused_with(r, {"model resnet50 on cluster dgx-a100", "all-gather", "NCCL_ALGO=NVLS"}))
+      << r.out;
+  r = run("run --model resnet50 --cluster dgx-a100 --nodes 2 -q --set collective.NCCL_ALGO=Tree");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
 TEST(Cli, CalibrateWritesAUsableClusterAndReducesError) {
   auto d = temp_dir("calibrate");
   const std::string log = "tests/data/nccl-tests/azure-nc12s-v3_1x2_v100_pcie.txt";
