@@ -7,7 +7,7 @@ Usage:
       [--steps 2] [--spec zoo.llama:llama] [--kwargs '{"dim": 64, "n_layers": 4, ...}'] [--input 2x16]
       fsdp: [--strategy FULL_SHARD|SHARD_GRAD_OP|NO_SHARD] [--backward-prefetch BACKWARD_PRE|BACKWARD_POST|none]
             [--forward-prefetch] [--no-limit-all-gathers] [--param-dtype bfloat16] [--reduce-dtype float32]
-            [--checkpoint REENTRANT|NO_REENTRANT]
+            [--checkpoint REENTRANT|NO_REENTRANT] [--accumulation N [--sync-each-micro-step]]
       zero: [--bucket-view]
 
 Why: ddpsim's FSDP plan (sim/plan/fsdp_builder.cpp) and ZeRO's broadcasts (sim/plan/ddp_builder.cpp
@@ -19,7 +19,9 @@ Method, FSDP. torch 1.13's FullyShardedDataParallel (the version this machine ha
 model's numbered blocks, the modules named up to their first all-digit component ("layers.3",
 "layer2.1": ddpsim's `training.fsdp.wrap: "block"`; for a transformer the units
 `transformer_auto_wrap_policy` makes), one FSDP unit each (`lambda_auto_wrap_policy`), the rest in
-the root unit, runs `--steps` forward/backward/optimizer steps, and records every collective FSDP
+the root unit, runs `--steps` forward/backward/optimizer steps (with `--accumulation N`, N
+forward/backward micro-steps before each optimizer step, all but the last inside FSDP's `no_sync()`
+unless `--sync-each-micro-step`), and records every collective FSDP
 issues, in issue order, with the issuing unit (the handle whose `_unshard` or
 `_post_backward_hook` is running: a prefetch runs in another unit's hook), the phase (forward,
 backward, optimizer) and the per-rank bytes. With one NCCL stream per process group the issue
@@ -343,13 +345,18 @@ def _worker(rank, cfg, outdir):
     wrapped, opt, units = (_fsdp if cfg["wrapper"] == "fsdp" else _zero)(torch, dist, model, cfg, rec)
     x = em.make_input(model, cfg["input"], "int64" if cfg["vocab"] else "float32", vocab=cfg["vocab"], seed=rank)
     steps = []
+    accumulation = cfg.get("accumulation", 1)
     for _ in range(cfg["steps"]):
         rec.calls = []
-        rec.phase = "forward"
-        out = wrapped(x)
-        loss = em.output_loss(out)
-        rec.phase = "backward"
-        loss.backward()
+        for micro in range(accumulation):
+            # FSDP1's no_sync(): the micro-steps before the last skip the gradient reduction.
+            quiet = micro < accumulation - 1 and not cfg.get("sync_each_micro_step")
+            with (wrapped.no_sync() if quiet else contextlib.nullcontext()):
+                rec.phase = "forward"
+                out = wrapped(x)
+                loss = em.output_loss(out)
+                rec.phase = "backward"
+                loss.backward()
         rec.phase = "optimizer"
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -372,7 +379,8 @@ def run(args):
            "steps": args.steps, "strategy": args.strategy, "backward_prefetch": args.backward_prefetch,
            "forward_prefetch": args.forward_prefetch, "limit_all_gathers": not args.no_limit_all_gathers,
            "param_dtype": args.param_dtype, "reduce_dtype": args.reduce_dtype, "checkpoint": args.checkpoint,
-           "wrapper": args.wrapper, "bucket_view": args.bucket_view, "port": _free_port()}
+           "wrapper": args.wrapper, "bucket_view": args.bucket_view, "accumulation": args.accumulation,
+           "sync_each_micro_step": args.sync_each_micro_step, "port": _free_port()}
     outdir = tempfile.mkdtemp(prefix="fsdp-cpu-trace-")
     try:
         try:
@@ -419,6 +427,10 @@ def main(argv=None):
     ap.add_argument("--reduce-dtype", choices=DTYPES, default=None)
     ap.add_argument("--checkpoint", choices=("REENTRANT", "NO_REENTRANT"), default=None,
                     help="activation checkpointing of every block (apply_activation_checkpointing after wrapping)")
+    ap.add_argument("--accumulation", type=int, default=1,
+                    help="fsdp: forward/backward micro-steps per optimizer step (1 to 8; default 1)")
+    ap.add_argument("--sync-each-micro-step", action="store_true",
+                    help="fsdp, with --accumulation: reduce in every micro-step (no no_sync())")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds the ranks may take (default 300)")
     args = ap.parse_args(argv)
     try:
@@ -426,6 +438,10 @@ def main(argv=None):
             raise TraceError("--world-size %d: 2 to 8 rank processes" % args.world_size)
         if not 1 <= args.steps <= 20:
             raise TraceError("--steps %d: 1 to 20" % args.steps)
+        if not 1 <= args.accumulation <= 8:
+            raise TraceError("--accumulation %d: 1 to 8" % args.accumulation)
+        if args.accumulation > 1 and args.wrapper != "fsdp":
+            raise TraceError("--accumulation %d with --wrapper %s: fsdp only" % (args.accumulation, args.wrapper))
         doc = run(args)
     except (TraceError, em.ExportError) as e:
         sys.stderr.write("cpu_collectives_trace.py: error: %s\n" % e)

@@ -143,6 +143,7 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
       fr.string_or("backward_prefetch", to_string(def.backward_prefetch), backward_prefetch_names().all()),
       def.backward_prefetch);
   s.limit_all_gathers = fr.boolean_or("limit_all_gathers", def.limit_all_gathers);
+  s.no_sync = fr.boolean_or("no_sync", def.no_sync);
   if (fr.has("reshard_after_forward")) s.reshard_after_forward = fr.boolean_or("reshard_after_forward", true);
   const std::vector<std::string> dtypes{"float32", "bfloat16", "float16"};
   if (auto v = fr.string("param_dtype", false, dtypes)) s.param_dtype = parse_dtype(*v);

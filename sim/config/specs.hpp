@@ -369,6 +369,10 @@ struct TrainingSettings {
     bool limit_all_gathers = true;                                        // FSDP1: at most 2 all-gathers ahead
     std::optional<bool> reshard_after_forward;                            // FSDP2 (unset: from the strategy)
     std::optional<DType> param_dtype, reduce_dtype;                       // MixedPrecision (unset: the parameter's)
+    // With training.gradient_accumulation_steps > 1: the micro-steps before the last skip the
+    // gradient reduction (FSDP1 no_sync(), FSDP2 set_requires_gradient_sync(False)) and keep the
+    // unsharded gradients; false: every micro-step reduces and accumulates into the shards.
+    bool no_sync = true;
     std::vector<std::string> keys_given;  // the keys the scenario set (warned of under another wrapper)
     // Units keep their parameters unsharded from the forward to the backward.
     bool keeps_params_after_forward() const {

@@ -253,11 +253,30 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
   e.unsharded_units = no_shard ? 0 : static_cast<int>(depth) + 1;
   // The unit in its backward: its unsharded gradient (param_dtype) and, FSDP2, the reduce-scatter
   // input it is copied into (reduce_dtype); FSDP1 reduce-scatters the padded flat gradient itself.
+  // Gradient accumulation (training.gradient_accumulation_steps > 1). With no_sync the micro-steps
+  // before the last keep each unit's unsharded gradient (FSDP1 no_sync(): _post_backward_hook
+  // returns before _reduce_grad, leaving flat_param.grad unsharded in the dtype autograd made, the
+  // param_dtype; FSDP2 set_requires_gradient_sync(False): FSDPParam.to_accumulated_grad_if_needed
+  // upcasts it to reduce_dtype when that differs) until the last micro-step reduces it. Without
+  // no_sync every micro-step reduce-scatters into the shards, so from the second on every sharded
+  // gradient exists from the backward's start.
+  const bool accumulates = tr.gradient_accumulation_steps > 1;
+  const bool keeps_unsharded = accumulates && f.no_sync && !no_shard;
+  std::vector<double> accum_bytes(units.size(), 0.0);
+  double accum_total = 0;
+  if (keeps_unsharded)
+    for (size_t u = 0; u < units.size(); ++u) {
+      accum_bytes[u] = units[u].grad_shard_numel * shard * (f.version == 2 ? units[u].grad_elem : units[u].param_elem);
+      accum_total += accum_bytes[u];
+    }
   double unit_grad = 0;
   if (!no_shard)
     for (const auto& un : units)
+      // Accumulated unsharded gradients are counted in the walk below (the unit's own included):
+      // only FSDP2's reduce-scatter input comes on top.
       unit_grad =
-          std::max(unit_grad, un.grad_shard_numel * shard * (un.param_elem + (f.version == 2 ? un.grad_elem : 0)));
+          std::max(unit_grad, un.grad_shard_numel * shard *
+                                  ((keeps_unsharded ? 0 : un.param_elem) + (f.version == 2 ? un.grad_elem : 0)));
 
   const ActivationPlan ap = activation_plan(sc, &e.activation_rule);
   const auto act = activations_before_backward(ap);
@@ -265,16 +284,25 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
   // the units already reduced (all of them when zero_grad keeps them) and the unit's unsharded one.
   double bwd_peak = -1, bwd_act = 0, bwd_grads = 0;
   std::vector<char> reduced(units.size(), 0);
-  double grads_after = 0;
+  double grads_after = 0, accum_done = 0;
   int cur = -1;
   for (size_t l = m.layers.size(); l-- > 0;) {
     const int u = unit_of[l];
     if (cur >= 0 && u != cur && !reduced[static_cast<size_t>(cur)] && cur != 0) {
       reduced[static_cast<size_t>(cur)] = 1;
       grads_after += grad_shard_bytes[static_cast<size_t>(cur)];
+      accum_done += accum_bytes[static_cast<size_t>(cur)];
     }
     cur = u;
-    const double g = tr.zero_grad_set_to_none ? grads_after : grad_total;
+    double g = tr.zero_grad_set_to_none && !(accumulates && !keeps_unsharded) ? grads_after : grad_total;
+    if (keeps_unsharded) {
+      // The last micro-step: the units not yet reduced still hold their accumulated unsharded
+      // gradient (the current one too). The first: those already through their backward hold
+      // theirs. A middle one (3 or more micro-steps): every unit holds one all along.
+      const double last = g + accum_total - accum_done;
+      const double first = accum_done;
+      g = std::max(last, tr.gradient_accumulation_steps > 2 ? accum_total : first);
+    }
     const double v = act[l] + g;
     if (v > bwd_peak) {
       bwd_peak = v;

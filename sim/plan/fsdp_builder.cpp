@@ -353,7 +353,9 @@ class FsdpBuilder : ProgramWriter {
     MicroStep info;
     info.iteration = st.iteration;
     info.report = st.report;
-    info.sync = st.sync;
+    // Reductions run in this micro-step: the last of an accumulation, or every one without no_sync.
+    const bool sync = st.sync || !f_.no_sync;
+    info.sync = sync;
     info.last = st.last;
     p_.steps.push_back(info);
     records_ = 0;
@@ -465,7 +467,7 @@ class FsdpBuilder : ProgramWriter {
         // prefetch), then _reduce_grad.
         if (gathers(bwd[k]) && !units_[bwd[k]].root) queue.push_back(static_cast<int>(k));
         if (f_.backward_prefetch == config::BackwardPrefetch::BACKWARD_POST) issue(next_needing(k));
-        if (!units_[bwd[k]].root && reduces(bwd[k]) && st.sync) {
+        if (!units_[bwd[k]].root && reduces(bwd[k]) && sync) {
           fifo = std::max(fifo, static_cast<int>(k));
           rs_seq[k] = seq++;
         }
@@ -497,7 +499,7 @@ class FsdpBuilder : ProgramWriter {
     auto leave_backward = [&](size_t k) {
       left[k] = 1;
       bwd_issue_at(static_cast<int>(k), true);
-      if (!units_[bwd[k]].root && st.sync) issue_reduce(bwd[k]);  // the root's reduction runs at the end
+      if (!units_[bwd[k]].root && sync) issue_reduce(bwd[k]);  // the root's reduction runs at the end
       bwd_issue_at(static_cast<int>(k), false);
     };
     enter_backward(0);
@@ -514,7 +516,7 @@ class FsdpBuilder : ProgramWriter {
       kernel(profile_.backward[l], m.layers[l].name, "backward");
     }
     if (!left[cur_k]) leave_backward(cur_k);
-    if (st.sync) issue_reduce(0);
+    if (sync) issue_reduce(0);
     mark(Mark::BACKWARD_END);
     // FSDP1 _post_backward_final_callback / FSDP2 _root_post_backward_final_callback: the compute
     // stream waits for the reductions.

@@ -75,6 +75,9 @@ def ddpsim_sets(args):
         s.append("training.fsdp.reduce_dtype=" + args.reduce_dtype)
     if args.checkpoint:
         s.append("training.activation_checkpointing=full")
+    if args.accumulation > 1:
+        s.append("training.gradient_accumulation_steps=%d" % args.accumulation)
+        s.append("training.fsdp.no_sync=" + ("false" if args.sync_each_micro_step else "true"))
     return s
 
 
@@ -89,8 +92,11 @@ def run(args, timeout=600):
                             ("--checkpoint", args.checkpoint)):
             if value:
                 cmd += [flag, value]
+        if args.accumulation > 1:
+            cmd += ["--accumulation", str(args.accumulation)]
         for flag, on in (("--bucket-view", args.bucket_view), ("--forward-prefetch", args.forward_prefetch),
-                         ("--no-limit-all-gathers", args.no_limit_all_gathers)):
+                         ("--no-limit-all-gathers", args.no_limit_all_gathers),
+                         ("--sync-each-micro-step", args.sync_each_micro_step)):
             if on:
                 cmd.append(flag)
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
@@ -138,6 +144,8 @@ def parser():
     ap.add_argument("--param-dtype", default=None)
     ap.add_argument("--reduce-dtype", default=None)
     ap.add_argument("--checkpoint", default=None, help="REENTRANT or NO_REENTRANT: every block checkpointed")
+    ap.add_argument("--accumulation", type=int, default=1, help="fsdp: micro-steps per optimizer step")
+    ap.add_argument("--sync-each-micro-step", action="store_true", help="with --accumulation: no no_sync()")
     ap.add_argument("--ddpsim-set", action="append", default=None,
                     help="PATH=VALUE for ddpsim alone, after the matching settings (to see the check fail)")
     return ap

@@ -118,6 +118,20 @@ class TestCollectivesVsTorch(unittest.TestCase):
     def test_activation_checkpointing(self):
         self.assert_same(world_size=2, options=["--checkpoint", "NO_REENTRANT"])
 
+    def test_gradient_accumulation_with_and_without_no_sync(self):
+        # Two micro-steps, the first inside FSDP1's no_sync(): both all-gather (9 each), only the
+        # last reduce-scatters (5).
+        real = self.assert_same(options=["--accumulation", "2"])
+        kinds = [c[0] for c in real[1]]
+        self.assertEqual((kinds.count("all_gather"), kinds.count("reduce_scatter")), (18, 5))
+        # Three micro-steps, each reducing (training.fsdp.no_sync false).
+        real = self.assert_same(options=["--accumulation", "3", "--sync-each-micro-step"])
+        kinds = [c[0] for c in real[1]]
+        self.assertEqual((kinds.count("all_gather"), kinds.count("reduce_scatter")), (27, 15))
+        # ddpsim told to reduce every micro-step while torch ran no_sync(): the lists differ.
+        real, simulated = self.compare(options=["--accumulation", "2", "--ddpsim-set", "training.fsdp.no_sync=false"])
+        self.assertNotEqual(real[1], simulated[1])
+
     def test_gpt2_tied_embeddings_four_ranks(self):
         self.assert_same(model=GPT2, world_size=4)
 

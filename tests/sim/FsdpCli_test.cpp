@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "core/json_reader.hpp"
 #include "sim/cli_support.hpp"
@@ -145,6 +146,40 @@ TEST(FsdpCli, ARunThatDoesNotFitSaysWhatWould) {
       k.out.find("would fit with training.batch_size <= " + std::to_string(b) + " or activation_checkpointing full"),
       std::string::npos)
       << k.out;
+}
+
+// Gradient accumulation under FSDP: with no_sync (the default) every micro-step all-gathers and
+// only the last reduces, so the communication alone of two micro-steps is the all-gathers twice
+// and the reduce-scatters once; without it, twice everything. FSDP1 SHARD_GRAD_OP under no_sync is
+// refused (its parameters stay unsharded between micro-steps: not modelled).
+TEST(FsdpCli, GradientAccumulationWithAndWithoutNoSync) {
+  const auto comm = [&](const std::string& sets) {
+    auto r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 " + sets + " --json - -q");
+    EXPECT_EQ(r.code, 0) << r.out;
+    const Json j = Json::parse(r.out.substr(0, r.out.size() - r.err.size()));
+    double gather = 0, reduce = 0;
+    for (const auto& u : j["fsdp_units"]) {
+      gather += u["allgather_alone_s"].get<double>();
+      reduce += u["reduce_alone_s"].get<double>();
+    }
+    return std::make_tuple(j["comm_alone_s"].get<double>(), gather, reduce);
+  };
+  const auto [one, g1, r1] = comm("");
+  ASSERT_GT(g1, 0);
+  ASSERT_GT(r1, 0);
+  EXPECT_NEAR(one, g1 + r1, 1e-9 * one);
+  const auto [quiet, gq, rq] = comm("--set training.gradient_accumulation_steps=2");
+  EXPECT_NEAR(quiet, 2 * g1 + r1, 1e-9 * quiet);
+  const auto [each, ge, re] = comm("--set training.gradient_accumulation_steps=2 --set training.fsdp.no_sync=false");
+  EXPECT_NEAR(each, 2 * (g1 + r1), 1e-9 * each);
+  auto bad = run(
+      "run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 --set training.fsdp.sharding_strategy=SHARD_GRAD_OP "
+      "--set training.gradient_accumulation_steps=2 -q");
+  EXPECT_TRUE(testing::refused_with(bad, {"/training/fsdp/no_sync", "SHARD_GRAD_OP"})) << bad.out;
+  auto ok = run(
+      "run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 --set training.fsdp.sharding_strategy=SHARD_GRAD_OP "
+      "--set training.gradient_accumulation_steps=2 --set training.fsdp.no_sync=false -q");
+  EXPECT_EQ(ok.code, 0) << ok.out;
 }
 
 TEST(FsdpCli, SweepOverStrategyAndCheckpointing) {

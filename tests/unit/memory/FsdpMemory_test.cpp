@@ -72,6 +72,50 @@ TEST(FsdpMemory, Fsdp2FullShardByHand) {
   EXPECT_DOUBLE_EQ(e.total(), 1920 + 3840 + 6.7e6 + 7680 + 8960 + kCudaContextBytes + kNcclCommunicatorBytes);
 }
 
+// Two micro-steps per optimizer step. With no_sync (the default) the first keeps every unit's
+// unsharded gradient, and at the last's start all of them are there: root 1120 x 4 B + two blocks
+// 400 x 4 B = 7680 B of gradients at the peak before head's backward (FSDP2 keeps them in
+// reduce_dtype: fp32 here); the unit in its backward adds only FSDP2's reduce-scatter input, the
+// root's 1120 x 4 = 4480 B. Without no_sync every micro-step reduce-scatters, so from the second
+// on every sharded gradient (480 x 4 = 1920 B) exists from the backward's start, and the unit adds
+// its unsharded gradient and the reduce-scatter input (8960 B, as without accumulation).
+TEST(FsdpMemory, GradientAccumulationKeepsUnshardedGradientsUnderNoSync) {
+  auto s = model(config::Wrapper::FSDP);
+  s.training.gradient_accumulation_steps = 2;
+  auto e = estimate_memory(s);
+  EXPECT_EQ(e.peak_phase, "backward");
+  EXPECT_DOUBLE_EQ(e.activations, 6.7e6);
+  EXPECT_DOUBLE_EQ(e.gradients, 7680);
+  EXPECT_DOUBLE_EQ(e.unsharded_params, 7680);
+  EXPECT_DOUBLE_EQ(e.unsharded_grads, 4480);
+  EXPECT_DOUBLE_EQ(e.total(), 1920 + 3840 + 6.7e6 + 7680 + 7680 + 4480 + kCudaContextBytes + kNcclCommunicatorBytes);
+  // Four micro-steps: the middle ones hold every unit's gradient all along; here the same peak.
+  s.training.gradient_accumulation_steps = 4;
+  EXPECT_DOUBLE_EQ(estimate_memory(s).total(), e.total());
+  // bfloat16 parameters with no reduce_dtype: the gradients are bfloat16 (2 B): 1920 x 2 = 3840,
+  // the units in flight 1920 x 2 = 3840, the root's reduce-scatter input 1120 x 2 = 2240.
+  s.training.gradient_accumulation_steps = 2;
+  s.training.fsdp.param_dtype = DType::BFLOAT16;
+  e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.gradients, 3840);
+  EXPECT_DOUBLE_EQ(e.unsharded_params, 3840);
+  EXPECT_DOUBLE_EQ(e.unsharded_grads, 2240);
+  // ... and with reduce_dtype float32, FSDP2 upcasts what it accumulates: 7680 again, and the
+  // reduce-scatter input is fp32 (4480).
+  s.training.fsdp.reduce_dtype = DType::FLOAT32;
+  e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.gradients, 7680);
+  EXPECT_DOUBLE_EQ(e.unsharded_grads, 4480);
+  // Without no_sync.
+  s = model(config::Wrapper::FSDP);
+  s.training.gradient_accumulation_steps = 2;
+  s.training.fsdp.no_sync = false;
+  e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.gradients, 1920);
+  EXPECT_DOUBLE_EQ(e.unsharded_grads, 8960);
+  EXPECT_DOUBLE_EQ(e.total(), 1920 + 3840 + 6.7e6 + 1920 + 7680 + 8960 + kCudaContextBytes + kNcclCommunicatorBytes);
+}
+
 TEST(FsdpMemory, Fsdp1PadsTheFlatParameterNoShardKeepsEverything) {
   auto s = model(config::Wrapper::FSDP, 1);
   auto e = estimate_memory(s);

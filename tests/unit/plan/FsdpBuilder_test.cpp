@@ -223,6 +223,37 @@ TEST(FsdpBuilder, Fsdp2FullShardProgram) {
   EXPECT_EQ(p.steps[0].records, 8);
 }
 
+// Gradient accumulation over two micro-steps (training.gradient_accumulation_steps 2: the first
+// not synced, the second synced and last). Every micro-step all-gathers its units (FULL_SHARD
+// reshards after the backward: FSDP1 _should_free_in_backward, FSDP2 reshard_after_backward); with
+// no_sync only the last reduce-scatters (FSDP1 no_sync(), FSDP2 set_requires_gradient_sync(False)),
+// without it both do; the optimizer runs once, after the last.
+TEST(FsdpBuilder, GradientAccumulationReducesOnceUnderNoSync) {
+  for (int version : {1, 2})
+    for (bool no_sync : {true, false}) {
+      Fixture f(2, 2, version, config::ShardingStrategy::FULL_SHARD);
+      f.sc.training.fsdp.no_sync = no_sync;
+      f.steps.steps = {{2, 0, false, false, nullptr, nullptr, false}, {2, 0, true, true, nullptr, nullptr, false}};
+      const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+      ASSERT_EQ(p.steps.size(), 2u);
+      int gathers[2] = {0, 0}, reduces[2] = {0, 0}, optimizers[2] = {0, 0};
+      for (const auto& t : p.tasks) {
+        const size_t m = static_cast<size_t>(t.micro_step);
+        if (t.kind == TaskKind::COLLECTIVE && t.role == JobRole::UNIT_ALLGATHER) ++gathers[m];
+        if (t.kind == TaskKind::COLLECTIVE && t.role == JobRole::UNIT_REDUCE) ++reduces[m];
+        if (t.kind == TaskKind::KERNEL && t.category == "optimizer" && t.kernel.seconds > 0) ++optimizers[m];
+      }
+      // Forward: root, layers.0, layers.1; backward: layers.1, layers.0 again (the root is kept).
+      for (int m = 0; m < 2; ++m) EXPECT_EQ(gathers[m], 5) << version << no_sync << m;
+      EXPECT_EQ(reduces[0], no_sync ? 0 : 3) << version;
+      EXPECT_EQ(reduces[1], 3) << version;
+      EXPECT_EQ(optimizers[0], 0);
+      EXPECT_EQ(optimizers[1], 1);
+      EXPECT_EQ(p.steps[0].sync, !no_sync);
+      EXPECT_TRUE(p.steps[1].sync);
+    }
+}
+
 // FSDP1 FULL_SHARD (limit_all_gathers, BACKWARD_PRE) over 4 GPUs: with two blocks the rate limiter
 // never binds, so every forward all-gather is issued at once; in the backward the pre-backward
 // hooks issue layers.1's and (prefetch) layers.0's before any reduce-scatter. No copy-in/out
