@@ -16,6 +16,9 @@ using core::Json;
 
 testing::CliResult run(const std::string& args) { return testing::run_cli(args); }
 
+// The JSON a run printed on stdout (run_cli's `out` is stdout followed by stderr).
+Json stdout_json(const testing::CliResult& r) { return Json::parse(r.out.substr(0, r.out.size() - r.err.size())); }
+
 // Llama 3 8B: 32 blocks of 218,112,000 parameters (wq, wo 4096 x 4096; wk, wv 1024 x 4096; w1, w2,
 // w3 4096 x 14336; two norms of 4096); every dim 0 divides by 8, so FSDP2 pads nothing.
 constexpr double kBlock = 218112000.0;
@@ -36,7 +39,7 @@ TEST(FsdpCli, Llama3FitsOnOneDgxH100UnderFullShardAndNotUnderDdp) {
   auto d = run("run llama3-8b-fsdp-8x-h100 --set training.wrapper=ddp --json - -q");
   ASSERT_EQ(d.code, 0) << d.out;
   // stdout only: the warning that it does not fit is on stderr (out holds stdout, then stderr).
-  EXPECT_FALSE(Json::parse(d.out.substr(0, d.out.size() - d.err.size()))["fits"].get<bool>());
+  EXPECT_FALSE(stdout_json(d)["fits"].get<bool>());
   EXPECT_NE(d.err.find("per GPU at its peak"), std::string::npos) << d.err;
 }
 
@@ -68,10 +71,7 @@ TEST(FsdpCli, DdpOnlyKeysAreWarnedAndChangeNothing) {
                            "ignored with training.wrapper \"fsdp\""),
             std::string::npos)
       << keyed.err;
-  const auto step = [](const testing::CliResult& r) {
-    return Json::parse(r.out.substr(0, r.out.size() - r.err.size()))["step_time_s"].get<double>();
-  };
-  EXPECT_EQ(step(plain), step(keyed));
+  EXPECT_EQ(stdout_json(plain)["step_time_s"], stdout_json(keyed)["step_time_s"]);
 }
 
 // The mirror image: training.fsdp set without training.wrapper "fsdp" still runs DDP (a user who
@@ -91,10 +91,7 @@ TEST(FsdpCli, FsdpKeysUnderDdpAreWarnedAndChangeNothing) {
   EXPECT_NE(keyed.err.find("training.data_parallel.nccl is DataParallel's and ignored with training.wrapper \"ddp\""),
             std::string::npos)
       << keyed.err;
-  const auto step = [](const testing::CliResult& r) {
-    return Json::parse(r.out.substr(0, r.out.size() - r.err.size()))["step_time_s"].get<double>();
-  };
-  EXPECT_EQ(step(plain), step(keyed));
+  EXPECT_EQ(stdout_json(plain)["step_time_s"], stdout_json(keyed)["step_time_s"]);
   // Under FSDP the same keys are its own: no such warning.
   auto fsdp = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 -q");
   ASSERT_EQ(fsdp.code, 0) << fsdp.out;
@@ -107,7 +104,7 @@ TEST(FsdpCli, FsdpKeysUnderDdpAreWarnedAndChangeNothing) {
 TEST(FsdpCli, ARunThatDoesNotFitSaysWhatWould) {
   auto r = run("run --model gpt2 --cluster dgx-h100 --nodes 2 --json -");
   ASSERT_EQ(r.code, 0) << r.out;
-  const Json j = Json::parse(r.out.substr(0, r.out.size() - r.err.size()));
+  const Json j = stdout_json(r);
   ASSERT_FALSE(j["fits"].get<bool>());
   const Json& f = j["fit_options"];
   ASSERT_TRUE(f.is_object()) << j.dump();
@@ -119,7 +116,7 @@ TEST(FsdpCli, ARunThatDoesNotFitSaysWhatWould) {
     auto x = run("run --model gpt2 --cluster dgx-h100 --nodes 2 --set training.batch_size=" + std::to_string(batch) +
                  " --json - -q");
     EXPECT_EQ(x.code, 0) << x.out;
-    const Json jx = Json::parse(x.out.substr(0, x.out.size() - x.err.size()));
+    const Json jx = stdout_json(x);
     EXPECT_TRUE(jx["fit_options"].is_null() == jx["fits"].get<bool>());
     return std::make_pair(jx["fits"].get<bool>(), jx["memory_per_gpu_bytes"].get<double>());
   };
@@ -131,12 +128,12 @@ TEST(FsdpCli, ARunThatDoesNotFitSaysWhatWould) {
   auto c =
       run("run --model gpt2 --cluster dgx-h100 --nodes 2 --set training.activation_checkpointing=full --json - -q");
   ASSERT_EQ(c.code, 0) << c.out;
-  const Json jc = Json::parse(c.out.substr(0, c.out.size() - c.err.size()));
+  const Json jc = stdout_json(c);
   EXPECT_DOUBLE_EQ(jc["memory_per_gpu_bytes"].get<double>(), f["activation_checkpointing_full_bytes"].get<double>());
   // FSDP likewise (its activations are DDP's: it does not fit either, and the text says so).
   auto s = run("run --model gpt2 --cluster dgx-h100 --nodes 2 --set training.wrapper=fsdp --json - -q");
   ASSERT_EQ(s.code, 0) << s.out;
-  const Json js = Json::parse(s.out.substr(0, s.out.size() - s.err.size()));
+  const Json js = stdout_json(s);
   EXPECT_DOUBLE_EQ(js["memory_per_gpu_bytes"].get<double>(), f["fsdp_bytes"].get<double>());
   EXPECT_NE(r.err.find("not with training.wrapper fsdp"), std::string::npos) << r.err;
   // compare names the same options in its memory note.
@@ -156,7 +153,7 @@ TEST(FsdpCli, GradientAccumulationWithAndWithoutNoSync) {
   const auto comm = [&](const std::string& sets) {
     auto r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 " + sets + " --json - -q");
     EXPECT_EQ(r.code, 0) << r.out;
-    const Json j = Json::parse(r.out.substr(0, r.out.size() - r.err.size()));
+    const Json j = stdout_json(r);
     double gather = 0, reduce = 0;
     for (const auto& u : j["fsdp_units"]) {
       gather += u["allgather_alone_s"].get<double>();
