@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "compare/compare.hpp"
 #include "config/overrides.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -564,32 +565,17 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
   return o.str();
 }
 
-// A row that ran and does not fit its GPU's memory (its report's `fits` false).
-bool does_not_fit(const core::Json& r) {
-  return r.contains("fits") && r["fits"].is_boolean() && !r["fits"].get<bool>();
-}
+using compare::does_not_fit;
 
-// Why rows are left out of the ranking: "3 configuration(s) do not fit ...", with what would make
-// the first of them fit (its report's fit_options, the run summary's line).
+// Why rows are left out of the ranking: "3 configuration(s) do not fit ...", with what the first
+// of them needs and what would make it fit (compare::memory_note, as compare's note says it).
 std::string unfit_text(const core::Json& rows, size_t unfit, bool none_fits, const std::vector<std::string>& params) {
   std::string t = none_fits
                       ? "none of the configurations fits its GPU's memory: ranked anyway"
                       : std::to_string(unfit) + " configuration(s) do not fit their GPU's memory: excluded from best";
-  for (const auto& r : rows) {
-    if (r.contains("error") || !does_not_fit(r)) continue;
-    if (r.contains("memory_per_gpu_bytes") && r["memory_per_gpu_bytes"].is_number() && r.contains("gpu_memory_bytes") &&
-        r["gpu_memory_bytes"].is_number()) {
-      const double gib = 1024.0 * 1024.0 * 1024.0;
-      char b[160];
-      std::snprintf(b, sizeof b, " needs %.1f GiB of %.1f GiB", r["memory_per_gpu_bytes"].get<double>() / gib,
-                    r["gpu_memory_bytes"].get<double>() / gib);
-      t += " (" + row_label(r, params) + b;
-      if (r.contains("fit_options") && r["fit_options"].is_object() && r["fit_options"].value("largest_batch", 0) > 0)
-        t += "; it would fit at training.batch_size <= " + std::to_string(r["fit_options"]["largest_batch"].get<int>());
-      t += "; `ddpsim run` of it says what else would)";
-    }
-    break;
-  }
+  for (const auto& r : rows)
+    if (!r.contains("error") && does_not_fit(r))
+      return t + " (" + row_label(r, params) + " " + compare::memory_note(r) + ")\n";
   return t + "\n";
 }
 

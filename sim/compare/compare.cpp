@@ -56,29 +56,22 @@ std::string gib_of(const Json& report, const char* key) {
   return report.contains(key) && report[key].is_number() ? gib(report[key].get<double>()) : "?";
 }
 
-// What the run report says would make a run that does not fit fit (its `fit_options`, each change
-// alone): ", would fit with training.batch_size <= 19 or activation_checkpointing full"; "" when
-// the report has none.
-std::string fit_hint(const Json& report) {
-  if (!report.contains("fit_options") || !report["fit_options"].is_object() || !report.contains("gpu_memory_bytes") ||
-      !report["gpu_memory_bytes"].is_number())
-    return "";
-  const Json& f = report["fit_options"];
-  const double cap = report["gpu_memory_bytes"].get<double>();
-  std::vector<std::string> yes;
-  if (f.value("largest_batch", 0) > 0)
-    yes.push_back("training.batch_size <= " + std::to_string(f["largest_batch"].get<int>()));
-  const auto add = [&](const char* key, const char* what) {
-    if (f.contains(key) && f[key].is_number() && f[key].get<double>() <= cap) yes.push_back(what);
-  };
-  add("activation_checkpointing_full_bytes", "activation_checkpointing full");
-  add("fsdp_bytes", "training.wrapper fsdp");
-  add("fsdp_checkpointed_bytes", "training.wrapper fsdp + activation_checkpointing full");
-  if (yes.empty()) return "; nothing tried fits (a smaller batch, activation checkpointing, FSDP)";
-  std::string t;
-  for (const auto& y : yes) t += (t.empty() ? "" : " or ") + y;
-  return "; would fit with " + t;
+}  // namespace
+
+bool does_not_fit(const Json& report) {
+  return report.contains("fits") && report["fits"].is_boolean() && !report["fits"].get<bool>();
 }
+
+std::string memory_note(const Json& report) {
+  std::string t =
+      "needs " + gib_of(report, "memory_per_gpu_bytes") + " per GPU, the GPU has " + gib_of(report, "gpu_memory_bytes");
+  if (report.contains("fit_options") && report["fit_options"].is_object() &&
+      report["fit_options"].value("text", std::string()) != "")
+    t += "; " + report["fit_options"]["text"].get<std::string>();
+  return t;
+}
+
+namespace {
 
 std::string long_duration(double s) {
   if (s < 120) return fmt("%.1f s", s);
@@ -97,11 +90,7 @@ std::string amount_text(double n) {
 
 std::string money(double v) { return v < 100 ? fmt("$%.2f", v) : fmt("$%.0f", v); }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
+using core::join;
 
 // Columns right-aligned but the first (the option), each as wide as its widest cell.
 std::string aligned(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& cells,
@@ -436,10 +425,9 @@ Json explain_difference(const Json& r, const Json& b) {
   const double dexp = r["exposed_comm_s"].get<double>() - b["exposed_comm_s"].get<double>();
   const Json& run = r.contains("run") ? r["run"] : r;
   std::string kind, text;
-  if (r["fits"].is_boolean() && !r["fits"].get<bool>()) {
+  if (does_not_fit(r)) {
     kind = "memory";
-    text =
-        "memory: needs " + gib_of(r, "memory_per_gpu_bytes") + " per GPU, the GPU has " + gib_of(r, "gpu_memory_bytes");
+    text = "memory: " + memory_note(r);
   } else if (dcomp >= 0.5 * dstep) {
     kind = "compute";
     const std::string g = r.value("gpu", std::string("?")), bg = b.value("gpu", std::string("?"));
@@ -643,7 +631,7 @@ Json mark_best(Json& rows, std::optional<double> tolerance) {
         rows, o, [](const Json&) { return Json::object(); },
         [&](const Json& r) {
           if (r.contains("error")) return false;
-          if (r.contains("fits") && r["fits"].is_boolean() && !r["fits"].get<bool>()) return false;
+          if (does_not_fit(r)) return false;
           return has_num(r, metric_key(c.metric));
         });
     if (ds.empty()) {
@@ -682,7 +670,7 @@ Json why_block(const Json& rows, std::optional<double> tolerance) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       if (r.contains("error") || r["nodes"].get<long long>() != n) continue;
-      if (r["fits"].is_boolean() && !r["fits"].get<bool>()) continue;
+      if (does_not_fit(r)) continue;
       if (!fast || r["samples_per_s"].get<double>() > rows[*fast]["samples_per_s"].get<double>() * (1 + 1e-9)) fast = i;
     }
     if (!fast) continue;
@@ -694,7 +682,7 @@ Json why_block(const Json& rows, std::optional<double> tolerance) {
       if (i == *fast || r.contains("error") || r["nodes"].get<long long>() != n) continue;
       const double rel = r["step_time_s"].get<double>() / b["step_time_s"].get<double>() - 1;
       Json e;
-      const bool fits = !(r["fits"].is_boolean() && !r["fits"].get<bool>());
+      const bool fits = !does_not_fit(r);
       if (fits && std::abs(rel) <= tol) {
         e = {{"kind", "tie"},
              {"text", "ties with it (step " + fmt("%+.2f %%", rel * 100) + "): " + tie_reason(rows, {*fast, i})}};
@@ -793,11 +781,10 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
     std::vector<std::string> marks;
     for (const auto& m : r["best"]) marks.push_back(m.get<std::string>());
     std::string tail = marks.empty() ? "" : "   <- " + join(marks, ", ");
-    if (r["fits"].is_boolean() && !r["fits"].get<bool>()) {
+    if (does_not_fit(r)) {
       tail += "   (does not fit: excluded from best)";
       // One line per figure pair, naming every run that has it (a purchase grid repeats them).
-      const std::string what = "needs " + gib_of(r, "memory_per_gpu_bytes") + " per GPU, the GPU has " +
-                               gib_of(r, "gpu_memory_bytes") + fit_hint(r);
+      const std::string what = memory_note(r);
       auto same = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == what; });
       if (same == notes.end())
         notes.push_back({what, {r["label"].get<std::string>()}});

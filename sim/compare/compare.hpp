@@ -153,4 +153,10 @@ Outputs render(const std::string& scenario, const std::vector<ClusterOption>& op
                const std::vector<std::string>& global_overrides, const Target& target, core::Json rows,
                const core::Json& baselines, std::optional<double> tolerance = std::nullopt);
 
+// A run report (or compare row) whose memory per GPU exceeds its GPU's (`fits` false; unknown: no).
+bool does_not_fit(const core::Json& report);
+// "needs 130.8 GiB per GPU, the GPU has 80.0 GiB; would fit with ..." (the report's
+// fit_options.text, report/report.hpp fit_options_text, when it has one).
+std::string memory_note(const core::Json& report);
+
 }  // namespace ddpsim::compare

@@ -202,10 +202,11 @@ std::vector<std::string> fsdp_warnings(const Scenario& s) {
   const auto other_wrappers_section = [&](const std::vector<std::string>& keys, const std::string& section,
                                           Wrapper owner, const std::string& what) {
     if (tr.wrapper == owner || keys.empty()) return;
-    std::string list;
-    for (const auto& k : keys) list += (list.empty() ? "training." : ", training.") + section + "." + k;
-    w.push_back(list + (keys.size() > 1 ? " are " : " is ") + what + "'s and ignored with training.wrapper \"" +
-                to_string(tr.wrapper) + "\": set training.wrapper \"" + to_string(owner) + "\" to simulate " + what);
+    std::vector<std::string> paths;
+    for (const auto& k : keys) paths.push_back("training." + section + "." + k);
+    w.push_back(core::join(paths, ", ") + (keys.size() > 1 ? " are " : " is ") + what +
+                "'s and ignored with training.wrapper \"" + to_string(tr.wrapper) + "\": set training.wrapper \"" +
+                to_string(owner) + "\" to simulate " + what);
   };
   other_wrappers_section(tr.fsdp.keys_given, "fsdp", Wrapper::FSDP, "FullyShardedDataParallel");
   other_wrappers_section(tr.data_parallel.keys_given, "data_parallel", Wrapper::DATA_PARALLEL, "DataParallel");

@@ -65,4 +65,10 @@ std::string percent1_text(double share) {
   return printf_text("%.1f%%", p);
 }
 
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
 }  // namespace ddpsim::core

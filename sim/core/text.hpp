@@ -12,6 +12,9 @@ std::vector<std::string> split_list(std::string_view text, char sep = ',');
 
 std::string to_lower(std::string_view text);
 
+// The items of `v` with `sep` between them ({"a", "b"}, ", " -> "a, b"; {} -> "").
+std::string join(const std::vector<std::string>& v, const std::string& sep);
+
 // `v` as an ostream writes it by default (6 significant digits, shortest form).
 std::string number_text(double v);
 // `v` through printf's `format` (one double conversion, e.g. "%.1f"); at most 63 characters.

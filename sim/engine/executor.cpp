@@ -23,6 +23,16 @@ constexpr bool kSanitized = false;
 #endif
 }  // namespace
 
+collectives::AllReduceTiming op_timing(const collectives::CollectiveModel& model, const plan::CommOp& op, int world) {
+  switch (op.kind) {
+    case plan::OpKind::BROADCAST:
+    case plan::OpKind::REDUCE: return model.broadcast(op.bytes);
+    case plan::OpKind::ALLGATHER: return model.allgather(op.bytes * world);
+    case plan::OpKind::REDUCE_SCATTER: return model.reduce_scatter(op.bytes);
+    default: return model.allreduce(op.bytes);
+  }
+}
+
 std::unique_ptr<sg4::Engine> create_engine() {
   // debug/clean-atexit off: an engine destroyed as usual is shut down by its destructor; one kept
   // until exit (keep_until_exit) is not torn down by an atexit handler either.
@@ -105,7 +115,7 @@ void run_joint_job(ExecContext& ctx, int ti) {
         // the root (the root sends nothing, the one after it receives nothing). NCCL tunes Reduce
         // in Broadcast's branch (tuning.cc: Ring only, nsteps = nRanks, the same latency rule);
         // only the 2.8-2.20 tables' one-node Ring LL bandwidth differs (Reduce 1/4, Broadcast 1/3).
-        const auto tm = ctx.model.broadcast(op.bytes);
+        const auto tm = op_timing(ctx.model, op, ctx.plan.world_size);
         ctx.backend.run_phase(clock, {tm.reduce_scatter, tm.base_latency});
         p.comm_alone_s += tm.total();
         // A reduce is classed with the broadcasts: NCCL tunes it in Broadcast's branch, and no

@@ -82,6 +82,13 @@ std::unique_ptr<simgrid::s4u::Engine> create_engine();
 // engine per process.
 void keep_until_exit(std::unique_ptr<simgrid::s4u::Engine>& engine);
 
+// The collective model's timing of one operation of a job: a broadcast or a reduce (one pass along
+// the ring: NCCL tunes Reduce in Broadcast's branch), an all-gather whose output is `world` x the
+// bytes each rank contributes, a reduce-scatter of the bytes each rank puts in, else an all-reduce.
+// The NCCL streams, a process's joint jobs and the check before a run (simulation.cpp) all time
+// operations through it.
+collectives::AllReduceTiming op_timing(const collectives::CollectiveModel& model, const plan::CommOp& op, int world);
+
 // Sizes the Timeline for `plan` (micro-steps, ranks, collective records).
 void size_timeline(const plan::Plan& plan, report::Timeline& timeline);
 

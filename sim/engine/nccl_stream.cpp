@@ -107,10 +107,7 @@ class NcclStream {
       const bool gather = op.kind == plan::OpKind::ALLGATHER;
       const bool scatter = op.kind == plan::OpKind::REDUCE_SCATTER;
       const bool one_phase = broadcast || gather || scatter;
-      const collectives::AllReduceTiming timing = broadcast ? model_->broadcast(op.bytes)
-                                                  : gather  ? model_->allgather(op.bytes * world_)
-                                                  : scatter ? model_->reduce_scatter(op.bytes)
-                                                            : model_->allreduce(op.bytes);
+      const collectives::AllReduceTiming timing = op_timing(*model_, op, world_);
       // A ring all-gather of N x b bytes (a reduce-scatter of N x b bytes in) moves what one phase
       // of an all-reduce of them does.
       const double phase_of = gather ? op.bytes * world_ / 2 : scatter ? op.bytes / 2 : op.bytes;

@@ -83,10 +83,10 @@ config::ClusterSpec group_cluster(const config::ClusterSpec& c, const plan::Proc
 }
 
 // Every collective the plan runs must have an (algorithm, protocol) that NCCL may pick under the
-// scenario's collective settings: NCCL_ALGO=NVLS on a GPU without NVLink SHARP, or NCCL_ALGO=Tree
-// for a broadcast (Ring only), leaves none, and NCCL itself fails such a call. Checked here, before
-// any actor runs (an exception inside an actor aborts the process), with the same model calls the
-// NCCL streams and DataParallel's executor make, once per distinct (model, operation, size).
+// scenario's collective settings: NCCL_ALGO=NVLS on GPUs without NVLink SHARP leaves none, and NCCL
+// itself fails such a call. Checked here, before any actor runs (an exception inside an actor
+// aborts the process), through op_timing as the streams time them, once per distinct (model,
+// operation, size).
 void check_collectives_enabled(const config::Scenario& sc, const plan::Plan& plan,
                                const collectives::CollectiveModel& model,
                                const std::vector<std::unique_ptr<collectives::CollectiveModel>>& group_models) {
@@ -105,13 +105,7 @@ void check_collectives_enabled(const config::Scenario& sc, const plan::Plan& pla
       if (op.kind == plan::OpKind::KERNEL || op.kind == plan::OpKind::PEER_COPY) continue;
       if (!seen.insert({m, static_cast<int>(op.kind), op.bytes}).second) continue;
       try {
-        switch (op.kind) {
-          case plan::OpKind::BROADCAST:
-          case plan::OpKind::REDUCE: (void)m->broadcast(op.bytes); break;
-          case plan::OpKind::ALLGATHER: (void)m->allgather(op.bytes * world); break;
-          case plan::OpKind::REDUCE_SCATTER: (void)m->reduce_scatter(op.bytes); break;
-          default: (void)m->allreduce(op.bytes);
-        }
+        (void)op_timing(*m, op, world);
       } catch (const std::invalid_argument& e) {
         throw core::ConfigError((sc.file.empty() ? sc.name : sc.file) + ": /collective: " + e.what() +
                                 " (NCCL fails such a call); expected collective.NCCL_ALGO / NCCL_PROTO that leave one "

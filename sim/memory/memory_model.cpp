@@ -251,8 +251,6 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
   double in_flight = units.empty() ? 0.0 : unsharded_bytes(units[0]);
   for (size_t i = 0; i < depth; ++i) in_flight += ub[i];
   e.unsharded_units = no_shard ? 0 : static_cast<int>(depth) + 1;
-  // The unit in its backward: its unsharded gradient (param_dtype) and, FSDP2, the reduce-scatter
-  // input it is copied into (reduce_dtype); FSDP1 reduce-scatters the padded flat gradient itself.
   // Gradient accumulation (training.gradient_accumulation_steps > 1). With no_sync the micro-steps
   // before the last keep each unit's unsharded gradient (FSDP1 no_sync(): _post_backward_hook
   // returns before _reduce_grad, leaving flat_param.grad unsharded in the dtype autograd made, the
@@ -269,11 +267,13 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
       accum_bytes[u] = units[u].grad_shard_numel * shard * (f.version == 2 ? units[u].grad_elem : units[u].param_elem);
       accum_total += accum_bytes[u];
     }
+  // The unit in its backward: its unsharded gradient (param_dtype) and, FSDP2, the reduce-scatter
+  // input it is copied into (reduce_dtype); FSDP1 reduce-scatters the padded flat gradient itself.
+  // Accumulated unsharded gradients are counted in the walk below (the unit's own included): then
+  // only FSDP2's reduce-scatter input comes on top.
   double unit_grad = 0;
   if (!no_shard)
     for (const auto& un : units)
-      // Accumulated unsharded gradients are counted in the walk below (the unit's own included):
-      // only FSDP2's reduce-scatter input comes on top.
       unit_grad =
           std::max(unit_grad, un.grad_shard_numel * shard *
                                   ((keeps_unsharded ? 0 : un.param_elem) + (f.version == 2 ? un.grad_elem : 0)));
@@ -294,7 +294,10 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
       accum_done += accum_bytes[static_cast<size_t>(cur)];
     }
     cur = u;
-    double g = tr.zero_grad_set_to_none && !(accumulates && !keeps_unsharded) ? grads_after : grad_total;
+    // Every sharded gradient exists all along when zero_grad keeps them, or when each micro-step
+    // reduces into them (from the second micro-step on).
+    const bool all_shards = !tr.zero_grad_set_to_none || (accumulates && !keeps_unsharded);
+    double g = all_shards ? grad_total : grads_after;
     if (keeps_unsharded) {
       // The last micro-step: the units not yet reduced still hold their accumulated unsharded
       // gradient (the current one too). The first: those already through their backward hold

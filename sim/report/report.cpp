@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "report/prediction.hpp"
 #include "report/tables.hpp"
@@ -201,7 +202,8 @@ Json to_json(const StepReport& r, bool include_buckets) {
                         {"largest_batch_bytes", r.fit->largest_batch_bytes},
                         {"activation_checkpointing_full_bytes", opt(r.fit->checkpointed_bytes)},
                         {"fsdp_bytes", opt(r.fit->fsdp_bytes)},
-                        {"fsdp_checkpointed_bytes", opt(r.fit->fsdp_checkpointed_bytes)}};
+                        {"fsdp_checkpointed_bytes", opt(r.fit->fsdp_checkpointed_bytes)},
+                        {"text", fit_options_text(r)}};
   } else {
     j["fit_options"] = nullptr;
   }
@@ -264,13 +266,8 @@ std::string fit_options_text(const StepReport& r) {
   if (f.fsdp_bytes) add(*f.fsdp_bytes, "training.wrapper fsdp");
   if (f.fsdp_checkpointed_bytes)
     add(*f.fsdp_checkpointed_bytes, "training.wrapper fsdp + activation_checkpointing full");
-  const auto join = [](const std::vector<std::string>& v) {
-    std::string t;
-    for (const auto& x : v) t += (t.empty() ? "" : ", ") + x;
-    return t;
-  };
-  if (yes.empty()) return "none of " + join(no) + " fits";
-  return "would fit with " + join(yes) + (no.empty() ? "" : "; not with " + join(no));
+  if (yes.empty()) return "none of " + core::join(no, ", ") + " fits";
+  return "would fit with " + core::join(yes, ", ") + (no.empty() ? "" : "; not with " + core::join(no, ", "));
 }
 
 std::string memory_warning(const StepReport& r) {

@@ -136,13 +136,13 @@ TEST(FsdpCli, ARunThatDoesNotFitSaysWhatWould) {
   const Json js = stdout_json(s);
   EXPECT_DOUBLE_EQ(js["memory_per_gpu_bytes"].get<double>(), f["fsdp_bytes"].get<double>());
   EXPECT_NE(r.err.find("not with training.wrapper fsdp"), std::string::npos) << r.err;
-  // compare names the same options in its memory note.
+  // The report's text says the same as the warning, and compare's memory note carries it.
+  const std::string text = f["text"].get<std::string>();
+  EXPECT_EQ(text.rfind("would fit with training.batch_size <= " + std::to_string(b) + " (", 0), 0u) << text;
+  EXPECT_NE(r.err.find("; " + text + " (see"), std::string::npos) << r.err;
   auto k = run("compare --model gpt2 --cluster dgx-h100 --nodes 2 -q");
   ASSERT_EQ(k.code, 0) << k.out;
-  EXPECT_NE(
-      k.out.find("would fit with training.batch_size <= " + std::to_string(b) + " or activation_checkpointing full"),
-      std::string::npos)
-      << k.out;
+  EXPECT_NE(k.out.find("needs 130.8 GiB per GPU, the GPU has 80.0 GiB; " + text), std::string::npos) << k.out;
 }
 
 // Gradient accumulation under FSDP: with no_sync (the default) every micro-step all-gathers and

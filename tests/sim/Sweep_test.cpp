@@ -564,7 +564,8 @@ TEST(SweepDecide, ConfigurationsThatDoNotFitAreNotTheBest) {
   EXPECT_TRUE(has(table, "(does not fit: excluded from best)")) << table;
   EXPECT_TRUE(has(table,
                   "1 configuration(s) do not fit their GPU's memory: excluded from best "
-                  "(training.batch_size=32 needs 130.8 GiB of 80.0 GiB; it would fit at training.batch_size <= "))
+                  "(training.batch_size=32 needs 130.8 GiB per GPU, the GPU has 80.0 GiB; would fit with "
+                  "training.batch_size <= "))
       << table;
   EXPECT_FALSE(has(table, "the least step time is the least work")) << table;  // ranked by throughput
   // Ranked by step time, the note.
