@@ -51,6 +51,8 @@ TEST(FsdpCli, BadFsdpValuesExitTwoWithPathValueAndAllowed) {
   r = run(
       "run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 --set training.fsdp.reshard_after_forward=false -q");
   EXPECT_TRUE(testing::refused_with(r, {"/training/fsdp/reshard_after_forward"}));
+  r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.no_sync=3 -q");
+  EXPECT_TRUE(testing::refused_with(r, {"/training/fsdp/no_sync", "3 is not allowed", "true or false"}));
 }
 
 TEST(FsdpCli, HybridShardOnOneNodeIsWarned) {
