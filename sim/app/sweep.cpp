@@ -524,7 +524,18 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
   if (sizes_vary) head.push_back("GPUs");
   if (metric == compare::Metric::SAMPLES_PER_S) head.push_back("samples/s");
   if (metric == compare::Metric::COST) head.push_back("$/M samples");
+  // Memory per GPU where the configurations differ in it by more than 1 % (FSDP's resharding,
+  // checkpointing, batch size: what a faster configuration costs).
+  double mem_lo = 0, mem_hi = 0;
+  for (const auto& r : rows)
+    if (!r.contains("error") && r.contains("memory_per_gpu_bytes") && r["memory_per_gpu_bytes"].is_number()) {
+      const double m = r["memory_per_gpu_bytes"].get<double>();
+      mem_lo = mem_lo > 0 ? std::min(mem_lo, m) : m;
+      mem_hi = std::max(mem_hi, m);
+    }
+  const bool memory_varies = mem_lo > 0 && mem_hi > 1.01 * mem_lo;
   for (const char* h : {"step time", "exposed comm", "overlap", "buckets"}) head.push_back(h);
+  if (memory_varies) head.push_back("memory/GPU");
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> tails;
   size_t failed = 0;
@@ -550,7 +561,13 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
       c.push_back(core::format_time(r["step_time_s"].get<double>()));
       c.push_back(core::format_time(r.value("exposed_comm_s", 0.0)));
       c.push_back(r["overlap_ratio"].is_null() ? "n/a" : core::percent1_text(r["overlap_ratio"].get<double>()));
-      c.push_back(std::to_string(r["num_buckets"].get<long long>()));
+      // Buckets are DDP's; FSDP communicates per unit.
+      const bool fsdp = r.contains("fsdp") && r["fsdp"].is_string() && !r["fsdp"].get<std::string>().empty();
+      c.push_back(fsdp ? "-" : std::to_string(r["num_buckets"].get<long long>()));
+      if (memory_varies)
+        c.push_back(r.contains("memory_per_gpu_bytes") && r["memory_per_gpu_bytes"].is_number()
+                        ? core::format_bytes(r["memory_per_gpu_bytes"].get<double>())
+                        : "-");
       tails.push_back(marks[i]);
     }
     cells.push_back(std::move(c));

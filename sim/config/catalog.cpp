@@ -916,16 +916,6 @@ void check_fsdp(const Scenario& s, Diagnostics& d) {
   const std::string w = " with training.wrapper \"fsdp\": ";
   if (s.training.zero_redundancy_optimizer.enabled)
     d.add("/training/zero_redundancy_optimizer", "true" + w + "FSDP shards the optimizer state itself; expected false");
-  // FSDP1's no_sync() leaves SHARD_GRAD_OP's parameters unsharded from one micro-step to the next
-  // (_runtime_utils.py _should_free_in_backward: state._sync_gradients or a reshard-after-forward
-  // strategy), so the next forward all-gathers nothing: not modelled (every micro-step gathers).
-  if (s.training.gradient_accumulation_steps > 1 && s.training.fsdp.no_sync && s.training.fsdp.version == 1 &&
-      s.training.fsdp.sharding_strategy == ShardingStrategy::SHARD_GRAD_OP)
-    d.add("/training/fsdp/no_sync",
-          "true with version 1, SHARD_GRAD_OP and gradient_accumulation_steps " +
-              std::to_string(s.training.gradient_accumulation_steps) +
-              ": no_sync() keeps SHARD_GRAD_OP's parameters unsharded between micro-steps, which is not modelled; "
-              "expected false (reduce every micro-step), version 2, or another sharding_strategy");
   if (s.stragglers.explicit_ranks())
     d.add("/stragglers", "jitter or slow ranks" + w + "not modelled (one representative rank); expected none");
   if (s.ddp.comm_hook != CommHook::ALLREDUCE)

@@ -144,6 +144,7 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
       def.backward_prefetch);
   s.limit_all_gathers = fr.boolean_or("limit_all_gathers", def.limit_all_gathers);
   s.no_sync = fr.boolean_or("no_sync", def.no_sync);
+  s.reshard_after_backward = fr.boolean_or("reshard_after_backward", def.reshard_after_backward);
   if (fr.has("reshard_after_forward")) s.reshard_after_forward = fr.boolean_or("reshard_after_forward", true);
   const std::vector<std::string> dtypes{"float32", "bfloat16", "float16"};
   if (auto v = fr.string("param_dtype", false, dtypes)) s.param_dtype = parse_dtype(*v);
@@ -156,6 +157,10 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
           std::string(*s.reshard_after_forward ? "true" : "false") +
               " with version 1: FullyShardedDataParallel has no reshard_after_forward (it follows "
               "sharding_strategy: SHARD_GRAD_OP keeps the parameters); expected it unset, or version 2");
+  if (!s.reshard_after_backward && s.version == 1)
+    d.add(p + "/reshard_after_backward",
+          "false with version 1: FullyShardedDataParallel has no reshard_after_backward (under no_sync() "
+          "SHARD_GRAD_OP keeps the parameters between micro-steps by itself); expected it unset, or version 2");
   if (s.reshard_after_forward && *s.reshard_after_forward &&
       (s.sharding_strategy == ShardingStrategy::SHARD_GRAD_OP || s.sharding_strategy == ShardingStrategy::NO_SHARD))
     d.add(p + "/reshard_after_forward",
@@ -242,6 +247,16 @@ std::vector<std::string> fsdp_warnings(const Scenario& s) {
                         (*f.param_dtype == DType::FLOAT16 && tr.compute_dtype != ComputeDtype::FLOAT16)))
     w.push_back("training.fsdp.param_dtype " + to_string(*f.param_dtype) + " differs from training.compute_dtype " +
                 to_string(tr.compute_dtype) + ": the compute times follow compute_dtype");
+  if (!f.reshard_after_backward && f.sharding_strategy != ShardingStrategy::NO_SHARD &&
+      tr.gradient_accumulation_steps == 1)
+    w.push_back(
+        "training.fsdp.reshard_after_backward false with gradient_accumulation_steps 1 changes nothing: "
+        "the last micro-step reshards (set_reshard_after_backward(is_last)) so that the optimizer's update "
+        "is all-gathered again");
+  if (!f.reshard_after_backward && f.sharding_strategy == ShardingStrategy::NO_SHARD)
+    w.push_back(
+        "training.fsdp.reshard_after_backward false with sharding_strategy NO_SHARD changes nothing: "
+        "NO_SHARD never reshards");
   if (s.cluster.world_size() == 1)
     w.push_back("training.wrapper \"fsdp\" on one GPU: there is nothing to shard and no collective runs");
   return w;

@@ -373,11 +373,23 @@ struct TrainingSettings {
     // gradient reduction (FSDP1 no_sync(), FSDP2 set_requires_gradient_sync(False)) and keep the
     // unsharded gradients; false: every micro-step reduces and accumulates into the shards.
     bool no_sync = true;
+    // FSDP2 set_reshard_after_backward(is_last): false keeps every unit's parameters unsharded
+    // after the backward of each micro-step but the last, so the next micro-step's forward
+    // all-gathers nothing (FSDPParamGroup.unshard is a no-op while unsharded).
+    bool reshard_after_backward = true;
     std::vector<std::string> keys_given;  // the keys the scenario set (warned of under another wrapper)
     // Units keep their parameters unsharded from the forward to the backward.
     bool keeps_params_after_forward() const {
       return sharding_strategy == ShardingStrategy::SHARD_GRAD_OP || sharding_strategy == ShardingStrategy::NO_SHARD ||
              (reshard_after_forward && !*reshard_after_forward);
+    }
+    // After the backward of a micro-step that is not the last, the units stay unsharded: FSDP2
+    // with reshard_after_backward false; FSDP1 under no_sync() with SHARD_GRAD_OP
+    // (_should_free_unsharded_flat_param: _sync_gradients, or FULL_SHARD).
+    bool keeps_params_between_micro_steps(bool reduced_this_micro_step) const {
+      if (sharding_strategy == ShardingStrategy::NO_SHARD) return false;
+      if (version == 2) return !reshard_after_backward;
+      return !reduced_this_micro_step && sharding_strategy == ShardingStrategy::SHARD_GRAD_OP;
     }
   } fsdp;
   ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::NONE;

@@ -278,53 +278,104 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
           std::max(unit_grad, un.grad_shard_numel * shard *
                                   ((keeps_unsharded ? 0 : un.param_elem) + (f.version == 2 ? un.grad_elem : 0)));
 
+  // Parameters kept unsharded between micro-steps (FSDP2 reshard_after_backward false; FSDP1
+  // SHARD_GRAD_OP under no_sync()): in every micro-step but the last, a unit stays unsharded once
+  // its backward is done, besides the units in flight, until the next micro-step's forward uses
+  // (and, FULL_SHARD, reshards) it. Strategies that keep every unit from the forward on count them
+  // all in flight already.
+  const bool keeps_between = accumulates && !no_shard && !f.keeps_params_after_forward() &&
+                             f.keeps_params_between_micro_steps(/*reduced=*/!f.no_sync);
   const ActivationPlan ap = activation_plan(sc, &e.activation_rule);
   const auto act = activations_before_backward(ap);
   // Backward, before each layer's backward: the activations still alive, the sharded gradients of
   // the units already reduced (all of them when zero_grad keeps them) and the unit's unsharded one.
-  double bwd_peak = -1, bwd_act = 0, bwd_grads = 0;
+  // The units in backward order (the root first: its output layer), for the set unsharded at a
+  // layer when units are kept between micro-steps.
+  std::vector<int> bwd_order;
+  for (size_t l = m.layers.size(); l-- > 0;)
+    if (std::find(bwd_order.begin(), bwd_order.end(), unit_of[l]) == bwd_order.end()) bwd_order.push_back(unit_of[l]);
+  double bwd_peak = -1, bwd_act = 0, bwd_grads = 0, bwd_unsharded = in_flight;
+  int bwd_units = e.unsharded_units;
   std::vector<char> reduced(units.size(), 0);
-  double grads_after = 0, accum_done = 0;
-  int cur = -1;
+  double grads_after = 0, accum_done = 0, kept_done = 0;
+  int cur = -1, kept_units = 0;
   for (size_t l = m.layers.size(); l-- > 0;) {
     const int u = unit_of[l];
     if (cur >= 0 && u != cur && !reduced[static_cast<size_t>(cur)] && cur != 0) {
       reduced[static_cast<size_t>(cur)] = 1;
       grads_after += grad_shard_bytes[static_cast<size_t>(cur)];
       accum_done += accum_bytes[static_cast<size_t>(cur)];
+      if (keeps_between) {
+        kept_done += unsharded_bytes(units[static_cast<size_t>(cur)]);
+        ++kept_units;
+      }
     }
     cur = u;
     // Every sharded gradient exists all along when zero_grad keeps them, or when each micro-step
     // reduces into them (from the second micro-step on).
     const bool all_shards = !tr.zero_grad_set_to_none || (accumulates && !keeps_unsharded);
     double g = all_shards ? grad_total : grads_after;
+    double earlier = g;  // a micro-step before the last
     if (keeps_unsharded) {
       // The last micro-step: the units not yet reduced still hold their accumulated unsharded
       // gradient (the current one too). The first: those already through their backward hold
       // theirs. A middle one (3 or more micro-steps): every unit holds one all along.
-      const double last = g + accum_total - accum_done;
-      const double first = accum_done;
-      g = std::max(last, tr.gradient_accumulation_steps > 2 ? accum_total : first);
+      earlier = tr.gradient_accumulation_steps > 2 ? accum_total : accum_done;
+      g += accum_total - accum_done;
     }
-    const double v = act[l] + g;
+    // Unsharded in a micro-step before the last when units are kept between them: the root, the
+    // units done, the current one and the one FSDP2 prefetches next; otherwise the bound above.
+    double earlier_unsharded = in_flight;
+    int earlier_units = e.unsharded_units;
+    if (keeps_between) {
+      earlier_unsharded = unsharded_bytes(units[0]) + kept_done;
+      earlier_units = 1 + kept_units;
+      auto it = std::find(bwd_order.begin(), bwd_order.end(), u);
+      for (int k = 0; k < 2 && it != bwd_order.end(); ++k, ++it)
+        if (*it != 0 && !reduced[static_cast<size_t>(*it)]) {
+          earlier_unsharded += unsharded_bytes(units[static_cast<size_t>(*it)]);
+          ++earlier_units;
+        }
+    }
+    const double v_last = act[l] + g + in_flight;
+    const double v_earlier = act[l] + earlier + earlier_unsharded;
+    const bool earlier_wins = accumulates && v_earlier > v_last;
+    const double v = earlier_wins ? v_earlier : v_last;
     if (v > bwd_peak) {
       bwd_peak = v;
       bwd_act = act[l];
-      bwd_grads = g;
+      bwd_grads = earlier_wins ? earlier : g;
+      bwd_unsharded = earlier_wins ? earlier_unsharded : in_flight;
+      bwd_units = earlier_wins ? earlier_units : e.unsharded_units;
     }
   }
-  if (m.layers.empty()) bwd_peak = 0;
-  bwd_peak += in_flight + unit_grad;
-  if (grad_total + temporaries > bwd_peak) {
+  if (m.layers.empty()) bwd_peak = in_flight;
+  bwd_peak += unit_grad;
+  // The forward's start in a micro-step after the first when units are kept between them: every
+  // unit unsharded, beside every accumulated gradient (the input batch's activations aside).
+  double fwd_peak = 0, fwd_grads = 0, all_unsharded = 0;
+  if (keeps_between) {
+    for (const auto& un : units) all_unsharded += unsharded_bytes(un);
+    const bool shards = !tr.zero_grad_set_to_none || !keeps_unsharded;  // as all_shards above
+    fwd_grads = (keeps_unsharded ? accum_total : 0.0) + (shards ? grad_total : 0.0);
+    fwd_peak = fwd_grads + all_unsharded;
+  }
+  if (grad_total + temporaries > std::max(bwd_peak, fwd_peak)) {
     e.peak_phase = "optimizer step";
     e.gradients = grad_total;
     e.optimizer_temporaries = temporaries;
     e.unsharded_units = 0;
+  } else if (fwd_peak > bwd_peak) {
+    e.peak_phase = "forward";
+    e.gradients = fwd_grads;
+    e.unsharded_params = all_unsharded;
+    e.unsharded_units = static_cast<int>(units.size());
   } else {
     e.peak_phase = "backward";
     e.gradients = bwd_grads;
     e.activations = bwd_act;
-    e.unsharded_params = in_flight;
+    e.unsharded_params = bwd_unsharded;
+    e.unsharded_units = bwd_units;
     e.unsharded_grads = unit_grad;
   }
   e.cuda_context = kCudaContextBytes;

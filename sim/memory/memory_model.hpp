@@ -48,7 +48,7 @@ struct MemoryEstimate {
   double total() const;
   double gpu_memory = 0;  // the GPU's memory (0: the GPU file gives none)
   bool fits() const { return gpu_memory <= 0 || total() <= gpu_memory; }
-  std::string peak_phase;       // "backward" or "optimizer step"
+  std::string peak_phase;       // "backward", "optimizer step" or "forward" (FSDP: units kept between micro-steps)
   std::string activation_rule;  // how the activations were counted
   int zero_shards = 1;          // ranks the optimizer state is sharded over (1: no ZeRO)
   double optimizer_state_unsharded = 0;

@@ -268,7 +268,7 @@ class FsdpBuilder : ProgramWriter {
 
   // Issues unit u's all-gather on the shard group's stream (FSDP1 _unshard / FSDP2 foreach_all_gather).
   void issue_allgather(size_t u) {
-    if (!gathers(u) || ag_[u] >= 0) return;
+    if (!gathers(u) || ag_[u] >= 0 || warm_[u]) return;
     const FsdpUnit& un = units_[u];
     std::vector<CommOp> chain;
     const bool cast = un.param_elem != orig_elem(u);
@@ -360,6 +360,7 @@ class FsdpBuilder : ProgramWriter {
     p_.steps.push_back(info);
     records_ = 0;
     ag_.assign(nu, -1);
+    if (warm_.size() != nu) warm_.assign(nu, 0);
     reduces_.clear();
     last_allreduce_ = -1;
 
@@ -383,7 +384,7 @@ class FsdpBuilder : ProgramWriter {
       int cpu = -1;
       std::vector<char> issued(nu, 0);
       auto issue = [&](size_t u) {
-        if (!gathers(u) || issued[u]) return;
+        if (!gathers(u) || warm_[u] || issued[u]) return;
         issued[u] = 1;
         fwd_anchor[u] = f_.limit_all_gathers ? limited_issue(queue, cpu) : -1;
       };
@@ -396,7 +397,7 @@ class FsdpBuilder : ProgramWriter {
     }
     auto issue_at_anchor = [&](int anchor) {
       for (size_t u : fwd)
-        if (f_.version == 1 && gathers(u) && fwd_anchor[u] == anchor) issue_allgather(u);
+        if (f_.version == 1 && gathers(u) && !warm_[u] && fwd_anchor[u] == anchor) issue_allgather(u);
     };
     issue_at_anchor(-1);
     std::vector<char> entered(nu, 0);
@@ -428,6 +429,9 @@ class FsdpBuilder : ProgramWriter {
     }
     leave_forward(cur);
     mark(Mark::FORWARD_END);
+    // Units that were unsharded from the last micro-step have been used (and resharded after the
+    // forward unless kept): the backward gathers as in any micro-step.
+    warm_.assign(nu, 0);
 
     // Backward: the units in the order their backward runs (the root first: its output layer).
     mark(Mark::BACKWARD_BEGIN);
@@ -518,6 +522,10 @@ class FsdpBuilder : ProgramWriter {
     if (!left[cur_k]) leave_backward(cur_k);
     if (sync) issue_reduce(0);
     mark(Mark::BACKWARD_END);
+    // Parameters left unsharded for the next micro-step of this optimizer step (FSDP2
+    // reshard_after_backward false; FSDP1 SHARD_GRAD_OP under no_sync()): its forward gathers nothing.
+    if (!st.last && f_.keeps_params_between_micro_steps(sync))
+      for (size_t u = 0; u < nu; ++u) warm_[u] = gathers(u) ? 1 : 0;
     // FSDP1 _post_backward_final_callback / FSDP2 _root_post_backward_final_callback: the compute
     // stream waits for the reductions.
     if (!reduces_.empty()) wait(reduces_, Slot::FINALIZE_WAIT);
@@ -551,6 +559,7 @@ class FsdpBuilder : ProgramWriter {
   bool comm_ = false, no_shard_ = false, hybrid_ = false, sharded_ = false;
   int records_ = 0, last_allreduce_ = -1;
   std::vector<int> unit_of_, ag_, reduces_;
+  std::vector<char> warm_;  // units unsharded at the forward's start (kept by the previous micro-step)
   std::vector<gpu::Kernel> recompute_;
 };
 

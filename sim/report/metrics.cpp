@@ -13,14 +13,14 @@ namespace ddpsim::report {
 namespace {
 
 // docs/design.md: overlap_ratio = 1 - exposed_comm / comm_alone, unclamped; undefined without communication.
-// FSDP's per-unit rows of a synced micro-step: all-gathers (alone, and the compute stream's waits
-// for them) and reductions, whose exposed part is, in order of their ends, what lies after the
+// FSDP's per-unit rows, summed over the micro-steps of an optimizer step (each all-gathers; the
+// synced ones reduce): all-gathers (alone, and the compute stream's waits for them) and
+// reductions, whose exposed part is, in order of their ends, what lies after the micro-step's
 // backward and after the reductions that ended before (as DDP's buckets).
 void fsdp_units(const std::vector<CollectiveRecord>& jobs, const RankStepRecord& rs, IterationReport& rep) {
   bool any = false;
   for (const auto& j : jobs) any = any || (j.present && !j.fsdp_op.empty());
   if (!any) return;
-  rep.units.clear();
   auto row = [&](int u) -> UnitRow& {
     while (rep.units.size() <= static_cast<size_t>(u)) {
       UnitRow r;
@@ -160,8 +160,9 @@ IterationReport iteration_report(const Timeline& t, int report) {
         rep.zero_broadcast_bytes += j.param_sync_bytes;
       }
     }
-    if (!st.sync || t.world_size <= 1) continue;
+    if (t.world_size <= 1) continue;
     fsdp_units(jobs, rs, rep);
+    if (!st.sync) continue;
     // Bucket rows: the synced micro-step of this optimizer step.
     rep.buckets.clear();
     double prev_end = rs.backward_done;

@@ -26,6 +26,11 @@ std::string params_label(const core::Json& r, const std::vector<std::string>& pa
   return out;
 }
 
+// A row of FullyShardedDataParallel (its report names the settings in `fsdp`): no buckets.
+bool is_fsdp(const core::Json& r) {
+  return r.contains("fsdp") && r["fsdp"].is_string() && !r["fsdp"].get<std::string>().empty();
+}
+
 }  // namespace
 
 core::Json sweep_recommendation(const std::vector<std::string>& param_paths, const core::Json& rows,
@@ -84,6 +89,12 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
                                   : ", " + core::format_time(ready - launch) + " before the last gradient is ready") +
           "; " + core::format_time(num(r, "last_bucket_exposed_s")) + " of it exposed, exposed comm " +
           core::format_time(exp) + " vs " + core::format_time(b_exp);
+    } else if (exp > b_exp && is_fsdp(r)) {
+      kind = "comm";
+      text += "exposed comm " + core::format_time(exp) + " vs " + core::format_time(b_exp) + " (all-gather waits " +
+              core::format_time(num(r, "allgather_wait_s")) + " vs " + core::format_time(num(b, "allgather_wait_s")) +
+              "), comm alone " + core::format_time(num(r, "comm_alone_s")) + " vs " +
+              core::format_time(num(b, "comm_alone_s"));
     } else if (exp > b_exp) {
       kind = "comm";
       text += "exposed comm " + core::format_time(exp) + " vs " + core::format_time(b_exp) + " with " +
@@ -111,6 +122,12 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
     regime = "hidden";
     rt = "communication hidden: overlap " + core::percent1_text(b["overlap_ratio"].get<double>()) + ", exposed comm " +
          core::format_time(b_exp);
+  } else if (is_fsdp(b)) {
+    regime = "balanced";
+    rt = "FSDP units overlap their collectives with compute: exposed comm " + core::format_time(b_exp) + " of " +
+         core::format_time(alone) + " alone (all-gather waits " + core::format_time(num(b, "allgather_wait_s")) +
+         ", reductions after the backward " + core::format_time(num(b, "finalize_wait_s")) +
+         ", compute slowed by NCCL kernels " + core::format_time(num(b, "contention_s")) + ")";
   } else {
     regime = "balanced";
     rt = "balanced between per-collective latency and overlap: " + std::to_string(b_nb) + " buckets, exposed comm " +

@@ -132,6 +132,19 @@ class TestCollectivesVsTorch(unittest.TestCase):
         real, simulated = self.compare(options=["--accumulation", "2", "--ddpsim-set", "training.fsdp.no_sync=false"])
         self.assertNotEqual(real[1], simulated[1])
 
+    def test_shard_grad_op_keeps_parameters_between_micro_steps_under_no_sync(self):
+        # SHARD_GRAD_OP inside no_sync() does not free the unsharded parameters after the backward
+        # (_should_free_unsharded_flat_param), so the next micro-step's forward gathers nothing:
+        # 5 all-gathers (the first forward's) and 5 reduce-scatters (the last backward's) per step.
+        real = self.assert_same(options=["--strategy", "SHARD_GRAD_OP", "--accumulation", "3"])
+        kinds = [c[0] for c in real[1]]
+        self.assertEqual((kinds.count("all_gather"), kinds.count("reduce_scatter")), (5, 5))
+        # Reducing every micro-step frees them each time: 3 x 5 all-gathers and 3 x 5 reduce-scatters.
+        real = self.assert_same(options=["--strategy", "SHARD_GRAD_OP", "--accumulation", "3",
+                                         "--sync-each-micro-step"])
+        kinds = [c[0] for c in real[1]]
+        self.assertEqual((kinds.count("all_gather"), kinds.count("reduce_scatter")), (15, 15))
+
     def test_gpt2_tied_embeddings_four_ranks(self):
         self.assert_same(model=GPT2, world_size=4)
 

@@ -149,8 +149,8 @@ TEST(FsdpCli, ARunThatDoesNotFitSaysWhatWould) {
 
 // Gradient accumulation under FSDP: with no_sync (the default) every micro-step all-gathers and
 // only the last reduces, so the communication alone of two micro-steps is the all-gathers twice
-// and the reduce-scatters once; without it, twice everything. FSDP1 SHARD_GRAD_OP under no_sync is
-// refused (its parameters stay unsharded between micro-steps: not modelled).
+// and the reduce-scatters once; without it, twice everything. FSDP1 SHARD_GRAD_OP under no_sync
+// keeps its parameters unsharded between micro-steps, so two micro-steps communicate what one does.
 TEST(FsdpCli, GradientAccumulationWithAndWithoutNoSync) {
   const auto comm = [&](const std::string& sets) {
     auto r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 " + sets + " --json - -q");
@@ -169,16 +169,69 @@ TEST(FsdpCli, GradientAccumulationWithAndWithoutNoSync) {
   EXPECT_NEAR(one, g1 + r1, 1e-9 * one);
   const auto [quiet, gq, rq] = comm("--set training.gradient_accumulation_steps=2");
   EXPECT_NEAR(quiet, 2 * g1 + r1, 1e-9 * quiet);
+  // The unit rows cover the whole optimizer step: both micro-steps' all-gathers, one reduction.
+  EXPECT_NEAR(gq, 2 * g1, 1e-9 * gq);
+  EXPECT_NEAR(rq, r1, 1e-9 * rq);
   const auto [each, ge, re] = comm("--set training.gradient_accumulation_steps=2 --set training.fsdp.no_sync=false");
   EXPECT_NEAR(each, 2 * (g1 + r1), 1e-9 * each);
-  auto bad = run(
-      "run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 --set training.fsdp.sharding_strategy=SHARD_GRAD_OP "
-      "--set training.gradient_accumulation_steps=2 -q");
-  EXPECT_TRUE(testing::refused_with(bad, {"/training/fsdp/no_sync", "SHARD_GRAD_OP"})) << bad.out;
-  auto ok = run(
-      "run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 --set training.fsdp.sharding_strategy=SHARD_GRAD_OP "
-      "--set training.gradient_accumulation_steps=2 --set training.fsdp.no_sync=false -q");
-  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_NEAR(re, 2 * r1, 1e-9 * re);
+  const std::string sgo = "--set training.fsdp.sharding_strategy=SHARD_GRAD_OP ";
+  const auto [sgo1, gs1, rs1] = comm(sgo);
+  const auto [sgo2, gs2, rs2] = comm(sgo + "--set training.gradient_accumulation_steps=2");
+  EXPECT_NEAR(sgo2, sgo1, 1e-9 * sgo1);
+  EXPECT_NEAR(gs2, gs1, 1e-9 * gs1);
+  const auto [sgo_each, gse, rse] =
+      comm(sgo + "--set training.gradient_accumulation_steps=2 --set training.fsdp.no_sync=false");
+  EXPECT_NEAR(sgo_each, 2 * sgo1, 1e-9 * sgo_each);
+}
+
+// FSDP2 set_reshard_after_backward(is_last) (training.fsdp.reshard_after_backward false): with two
+// micro-steps each block is all-gathered three times a step (both forwards but the second, both
+// backwards) and the root once; with reshard_after_forward false too, once each. More memory,
+// less communication. One micro-step is warned of (nothing changes), version 1 refused.
+TEST(FsdpCli, ReshardAfterBackwardFalseSkipsTheNextForwardsAllGathers) {
+  const auto step = [&](const std::string& sets) {
+    auto r = run("run llama3-8b-fsdp-8x-h100 --set training.gradient_accumulation_steps=2 " + sets + " --json - -q");
+    EXPECT_EQ(r.code, 0) << r.out;
+    return stdout_json(r);
+  };
+  const Json base = step("");
+  const Json kept = step("--set training.fsdp.reshard_after_backward=false");
+  const Json none =
+      step("--set training.fsdp.reshard_after_backward=false --set training.fsdp.reshard_after_forward=false");
+  ASSERT_EQ(kept["fsdp_units"].size(), 33u);
+  EXPECT_EQ(base["fsdp_units"][0]["allgathers"], 2);
+  EXPECT_EQ(base["fsdp_units"][1]["allgathers"], 4);
+  EXPECT_EQ(kept["fsdp_units"][0]["allgathers"], 1);
+  EXPECT_EQ(kept["fsdp_units"][1]["allgathers"], 3);
+  EXPECT_EQ(none["fsdp_units"][1]["allgathers"], 1);
+  EXPECT_LT(kept["comm_alone_s"].get<double>(), base["comm_alone_s"].get<double>());
+  EXPECT_GT(kept["memory_per_gpu_bytes"].get<double>(), base["memory_per_gpu_bytes"].get<double>());
+  auto one = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.reshard_after_backward=false --json - -q");
+  ASSERT_EQ(one.code, 0) << one.out;
+  EXPECT_NE(one.err.find("reshard_after_backward false with gradient_accumulation_steps 1 changes nothing"),
+            std::string::npos)
+      << one.err;
+  auto plain = run("run llama3-8b-fsdp-8x-h100 --json - -q");
+  EXPECT_EQ(stdout_json(one)["step_time_s"], stdout_json(plain)["step_time_s"]);
+  auto v1 = run(
+      "run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 --set training.fsdp.reshard_after_backward=false -q");
+  EXPECT_TRUE(testing::refused_with(v1, {"/training/fsdp/reshard_after_backward", "version 2"})) << v1.out;
+}
+
+// A sweep over FSDP settings explains itself in FSDP's terms (units, all-gather waits), not DDP's
+// buckets, and shows the memory each configuration needs where that differs.
+TEST(FsdpCli, SweepOfReshardingShowsMemoryAndNoBuckets) {
+  auto r =
+      run("sweep llama3-8b-fsdp-8x-h100 --set training.gradient_accumulation_steps=2 --param "
+          "training.fsdp.reshard_after_backward=true,false");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("memory/GPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("51.74 GiB"), std::string::npos) << r.out;  // as `run` prints it for the first row
+  EXPECT_NE(r.out.find("FSDP units overlap their collectives"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all-gather waits"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("0 buckets"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("the last bucket"), std::string::npos) << r.out;
 }
 
 TEST(FsdpCli, SweepOverStrategyAndCheckpointing) {

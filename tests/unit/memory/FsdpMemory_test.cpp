@@ -2,6 +2,8 @@
 // expected value worked out by hand from the inputs below.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "config/specs.hpp"
 #include "memory/memory_model.hpp"
 
@@ -114,6 +116,65 @@ TEST(FsdpMemory, GradientAccumulationKeepsUnshardedGradientsUnderNoSync) {
   EXPECT_DOUBLE_EQ(e.gradients, 1920);
   EXPECT_DOUBLE_EQ(e.unsharded_grads, 8960);
   EXPECT_DOUBLE_EQ(e.total(), 1920 + 3840 + 6.7e6 + 1920 + 7680 + 8960 + kCudaContextBytes + kNcclCommunicatorBytes);
+}
+
+// Eight blocks (w0..w7 [40,10]) between e [100,10] and h [10,10], no activations (fwd_bytes 0),
+// 1 node x 4 GPUs, FSDP2 FULL_SHARD, fp32, Adam foreach, two micro-steps under no_sync. Shards:
+// root 25 x 10 + 3 x 10 = 280 elements (4480 B unsharded), each block 10 x 10 = 100 (1600 B
+// unsharded); parameters (280 + 800) x 4 = 4320 B, Adam state 8640 B. Accumulated unsharded
+// gradients: 4480 + 8 x 1600 = 17280 B; the root's reduce-scatter input 280 x 4 x 4 = 4480 B.
+// Resharding after the backward (the default): the peak is the last micro-step's backward start,
+// every accumulated gradient (17280) + the root and two blocks in flight (7680) + 4480 = 29440 B.
+// reshard_after_backward false: at the end of the first micro-step's backward every unit is
+// unsharded (17280 B) beside the blocks' accumulated gradients (12800) and the root's being
+// made (4480) = 34560 B, as at the second micro-step's forward start (17280 + 17280). Three
+// micro-steps: the middle one holds every unit's accumulated gradient all along: 17280 + 17280 +
+// 4480 = 39040 B.
+TEST(FsdpMemory, ReshardAfterBackwardFalseKeepsEveryUnitBetweenMicroSteps) {
+  Scenario s;
+  s.model.name = "blocks";
+  s.model.batch_size = 2;
+  s.model.params.push_back(p2("e", 100, 10));
+  config::LayerSpec emb;
+  emb.name = "emb";
+  emb.params = {0};
+  s.model.layers.push_back(emb);
+  for (int b = 0; b < 8; ++b) {
+    s.model.params.push_back(p2("w" + std::to_string(b), 40, 10));
+    config::LayerSpec L;
+    L.name = "blocks." + std::to_string(b) + ".fc";
+    L.params = {b + 1};
+    s.model.layers.push_back(L);
+  }
+  s.model.params.push_back(p2("h", 10, 10));
+  config::LayerSpec head;
+  head.name = "head";
+  head.params = {9};
+  s.model.layers.push_back(head);
+  s.cluster.gpu.memory_bytes = 80e9;
+  s.cluster.nodes = 1;
+  s.cluster.gpus_per_node = 4;
+  s.training.batch_size = 2;
+  s.training.optimizer = "adam";
+  s.training.wrapper = config::Wrapper::FSDP;
+  s.training.gradient_accumulation_steps = 2;
+  const double fixed = 4320 + 8640 + kCudaContextBytes + kNcclCommunicatorBytes;
+  auto e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.total(), fixed + 29440);
+  EXPECT_DOUBLE_EQ(e.unsharded_params, 7680);
+  EXPECT_EQ(e.unsharded_units, 3);
+  s.training.fsdp.reshard_after_backward = false;
+  e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.total(), fixed + 34560);
+  EXPECT_DOUBLE_EQ(e.unsharded_params, 17280);
+  EXPECT_EQ(e.unsharded_units, 9);
+  s.training.gradient_accumulation_steps = 3;
+  EXPECT_DOUBLE_EQ(estimate_memory(s).total(), fixed + 39040);
+  // One micro-step: the last reshards, so nothing is kept.
+  s.training.gradient_accumulation_steps = 1;
+  auto one = s;
+  one.training.fsdp.reshard_after_backward = true;
+  EXPECT_DOUBLE_EQ(estimate_memory(s).total(), estimate_memory(one).total());
 }
 
 TEST(FsdpMemory, Fsdp1PadsTheFlatParameterNoShardKeepsEverything) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "plan/fsdp_builder.hpp"
@@ -252,6 +253,56 @@ TEST(FsdpBuilder, GradientAccumulationReducesOnceUnderNoSync) {
       EXPECT_EQ(p.steps[0].sync, !no_sync);
       EXPECT_TRUE(p.steps[1].sync);
     }
+}
+
+// Parameters kept unsharded between the micro-steps of one optimizer step: FSDP2
+// set_reshard_after_backward(is_last) (training.fsdp.reshard_after_backward false) and FSDP1
+// SHARD_GRAD_OP under no_sync() (_should_free_unsharded_flat_param). Two optimizer steps of two
+// micro-steps each. FSDP2 FULL_SHARD: the second micro-step's forward gathers nothing (no
+// all-gather, no copy-out), its backward gathers layers.1 and layers.0 again (resharded after the
+// forward): 5, 2, 5, 2. With reshard_after_forward false nothing is gathered after the first
+// forward: 3, 0, 3, 0, as FSDP1 SHARD_GRAD_OP under no_sync; reducing every micro-step frees them.
+TEST(FsdpBuilder, ParametersKeptBetweenMicroSteps) {
+  struct Case {
+    int version;
+    config::ShardingStrategy strategy;
+    bool reshard_after_backward, no_sync;
+    std::optional<bool> reshard_after_forward;
+    std::vector<int> gathers, copy_outs;
+  };
+  const auto FS = config::ShardingStrategy::FULL_SHARD, SGO = config::ShardingStrategy::SHARD_GRAD_OP;
+  const std::vector<Case> cases = {
+      {2, FS, true, true, std::nullopt, {5, 5, 5, 5}, {5, 5, 5, 5}},
+      {2, FS, false, true, std::nullopt, {5, 2, 5, 2}, {5, 2, 5, 2}},
+      {2, FS, false, false, std::nullopt, {5, 2, 5, 2}, {5, 2, 5, 2}},  // independent of no_sync
+      {2, FS, false, true, false, {3, 0, 3, 0}, {3, 0, 3, 0}},
+      {1, SGO, true, true, std::nullopt, {3, 0, 3, 0}, {0, 0, 0, 0}},
+      {1, SGO, true, false, std::nullopt, {3, 3, 3, 3}, {0, 0, 0, 0}},
+      {1, FS, true, true, std::nullopt, {5, 5, 5, 5}, {0, 0, 0, 0}},
+  };
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& k = cases[c];
+    Fixture f(2, 2, k.version, k.strategy);
+    f.sc.training.fsdp.reshard_after_backward = k.reshard_after_backward;
+    f.sc.training.fsdp.reshard_after_forward = k.reshard_after_forward;
+    f.sc.training.fsdp.no_sync = k.no_sync;
+    f.steps.steps = {{1, 0, false, false, nullptr, nullptr, false},
+                     {1, 0, true, true, nullptr, nullptr, false},
+                     {2, 1, false, false, nullptr, nullptr, false},
+                     {2, 1, true, true, nullptr, nullptr, false}};
+    const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+    ASSERT_EQ(p.steps.size(), 4u);
+    std::vector<int> gathers(4, 0), copy_outs(4, 0), reduces(4, 0);
+    for (const auto& t : p.tasks) {
+      const size_t m = static_cast<size_t>(t.micro_step);
+      if (t.kind == TaskKind::COLLECTIVE && t.role == JobRole::UNIT_ALLGATHER) ++gathers[m];
+      if (t.kind == TaskKind::COLLECTIVE && t.role == JobRole::UNIT_REDUCE) ++reduces[m];
+      if (t.kind == TaskKind::KERNEL && t.name.rfind("all-gather copy-out", 0) == 0) ++copy_outs[m];
+    }
+    EXPECT_EQ(gathers, k.gathers) << c;
+    EXPECT_EQ(copy_outs, k.copy_outs) << c;
+    EXPECT_EQ(reduces, (std::vector<int>{k.no_sync ? 0 : 3, 3, k.no_sync ? 0 : 3, 3})) << c;
+  }
 }
 
 // FSDP1 FULL_SHARD (limit_all_gathers, BACKWARD_PRE) over 4 GPUs: with two blocks the rate limiter
