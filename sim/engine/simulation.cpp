@@ -64,18 +64,18 @@ void check_actor_mappings(const config::Scenario& sc, long long ranks, long long
       std::to_string(needed) + ")");
 }
 
-// The cluster a process group of FSDP's HYBRID_SHARD spans: a shard group is one node's GPUs; a
-// replica group one GPU per node, the node's NICs shared by the node's gpus_per_node replica
-// groups running at once.
+// The cluster a process group spans, from its layout (plan::ProcessGroup): one node's GPUs (FSDP
+// HYBRID_SHARD's shard group), or one GPU per node (its replica group), the node's NICs shared by
+// the node's gpus_per_node replica groups running at once.
 config::ClusterSpec group_cluster(const config::ClusterSpec& c, const plan::ProcessGroup& g) {
   config::ClusterSpec out = c;
-  if (g.size == c.gpus_per_node && c.nodes > 1 && g.size != c.world_size()) {
-    out.nodes = 1;
-  } else if (g.size == c.nodes && c.gpus_per_node > 1) {
-    out.gpus_per_node = 1;
-    if (out.inter_link && c.nics_per_node > 0) {
-      const double share = static_cast<double>(c.nics_per_node) / c.gpus_per_node;
-      out.nics_per_node = std::max(1, c.nics_per_node / c.gpus_per_node);
+  if (g.nodes <= 0 || g.per_node <= 0) return out;  // the whole cluster
+  out.nodes = g.nodes;
+  if (g.per_node < c.gpus_per_node) {
+    out.gpus_per_node = g.per_node;
+    if (g.nodes > 1 && out.inter_link && c.nics_per_node > 0) {
+      const double share = static_cast<double>(c.nics_per_node) / c.gpus_per_node * g.per_node;
+      out.nics_per_node = std::max(1, c.nics_per_node * g.per_node / c.gpus_per_node);
       out.inter_link->bandwidth *= share / out.nics_per_node;
     }
   }

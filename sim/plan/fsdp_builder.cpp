@@ -199,12 +199,14 @@ class FsdpBuilder : ProgramWriter {
   Plan build() {
     p_.streams.push_back({StreamKind::COMPUTE, "compute stream", -1, 0});
     if (comm_) {
-      p_.groups.push_back({no_shard_ ? "fsdp world" : "fsdp shard group", no_shard_ ? p_.world_size : groups_.shard});
+      const bool node_group = !no_shard_ && hybrid_;  // HYBRID_SHARD: the shard group is one node's GPUs
+      p_.groups.push_back({no_shard_ ? "fsdp world" : "fsdp shard group", no_shard_ ? p_.world_size : groups_.shard,
+                           node_group ? 1 : 0, node_group ? groups_.shard : 0});
       p_.streams.push_back({StreamKind::COLLECTIVE,
                             no_shard_ ? "nccl stream (all-reduce)" : "nccl stream (shard group)", 0, 0, -1,
                             sc_.streams.comm_workers});
       if (hybrid_) {
-        p_.groups.push_back({"fsdp replica group", groups_.replica});
+        p_.groups.push_back({"fsdp replica group", groups_.replica, groups_.replica, 1});
         p_.streams.push_back(
             {StreamKind::COLLECTIVE, "nccl stream (replica group)", 1, 0, -1, sc_.streams.comm_workers});
       }

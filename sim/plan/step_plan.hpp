@@ -22,6 +22,11 @@ namespace ddpsim::plan {
 struct ProcessGroup {
   std::string name;
   int size = 1;
+  // How its ranks lie on the cluster: `nodes` nodes with `per_node` of the group's GPUs each
+  // (0: the whole cluster). FSDP's HYBRID_SHARD shard group is one node's GPUs (1 x G), its
+  // replica group one GPU per node (N x 1): with as many nodes as GPUs per node the two have the
+  // same size, so the layout cannot be told from it.
+  int nodes = 0, per_node = 0;
 };
 
 enum class StreamKind {

@@ -55,6 +55,22 @@ TEST(FsdpCli, BadFsdpValuesExitTwoWithPathValueAndAllowed) {
   EXPECT_TRUE(testing::refused_with(r, {"/training/fsdp/no_sync", "3 is not allowed", "true or false"}));
 }
 
+// HYBRID_SHARD's replica all-reduce crosses the network whatever the node count: with as many
+// nodes as GPUs per node (8 x 8) the replica group has the shard group's size, and it was once
+// timed as one node's NVLink all-reduce (3.3 ms a block at 8 nodes against 6.5 at 4 and 7.6 at 16).
+// One GPU per node over more nodes is never faster.
+TEST(FsdpCli, HybridShardReplicaAllReduceGrowsWithTheNodes) {
+  double last = 0;
+  for (int nodes : {2, 4, 8, 16}) {
+    auto r = run("run llama3-8b-fsdp-8x-h100 --set nodes=" + std::to_string(nodes) +
+                 " --set training.fsdp.sharding_strategy=HYBRID_SHARD --json - -q");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const double reduce = stdout_json(r)["fsdp_units"][1]["reduce_alone_s"].get<double>();
+    EXPECT_GE(reduce, last) << nodes << " nodes";
+    last = reduce;
+  }
+}
+
 TEST(FsdpCli, HybridShardOnOneNodeIsWarned) {
   auto r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.sharding_strategy=HYBRID_SHARD -q");
   EXPECT_EQ(r.code, 0) << r.out;
