@@ -916,6 +916,24 @@ void check_fsdp(const Scenario& s, Diagnostics& d) {
   const std::string w = " with training.wrapper \"fsdp\": ";
   if (s.training.zero_redundancy_optimizer.enabled)
     d.add("/training/zero_redundancy_optimizer", "true" + w + "FSDP shards the optimizer state itself; expected false");
+  // FSDP2 reshard_after_forward N (_get_post_forward_mesh_info): N divides the shard group, and the
+  // post-forward group of N consecutive ranks lies within a node or over whole nodes.
+  const auto& f = s.training.fsdp;
+  if (f.version == 2 && f.reshard_after_forward_to > 1) {
+    const int k = f.reshard_after_forward_to, g = s.cluster.gpus_per_node;
+    const int shard = f.sharding_strategy == ShardingStrategy::HYBRID_SHARD ? g : s.cluster.world_size();
+    if (k > shard || shard % k != 0)
+      d.add("/training/fsdp/reshard_after_forward",
+            std::to_string(k) + " with a shard group of " + std::to_string(shard) +
+                " GPUs: fully_shard reshards to a factor of the shard group's size; expected true, false or a divisor "
+                "of " +
+                std::to_string(shard));
+    else if (k < shard && (k <= g ? g % k != 0 : k % g != 0))
+      d.add("/training/fsdp/reshard_after_forward",
+            std::to_string(k) + " GPUs of consecutive ranks would hold part of a node beside another node's (" +
+                std::to_string(g) + " GPUs per node), which is not modelled; expected a divisor of " +
+                std::to_string(g) + " or a multiple of it");
+  }
   if (s.stragglers.explicit_ranks())
     d.add("/stragglers", "jitter or slow ranks" + w + "not modelled (one representative rank); expected none");
   if (s.ddp.comm_hook != CommHook::ALLREDUCE)

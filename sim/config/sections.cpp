@@ -145,7 +145,20 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
   s.limit_all_gathers = fr.boolean_or("limit_all_gathers", def.limit_all_gathers);
   s.no_sync = fr.boolean_or("no_sync", def.no_sync);
   s.reshard_after_backward = fr.boolean_or("reshard_after_backward", def.reshard_after_backward);
-  if (fr.has("reshard_after_forward")) s.reshard_after_forward = fr.boolean_or("reshard_after_forward", true);
+  if (const Json* v = fr.raw("reshard_after_forward")) {
+    // fully_shard(reshard_after_forward: bool | int): an int is the group size to reshard to.
+    if (v->is_boolean()) {
+      s.reshard_after_forward = v->get<bool>();
+    } else if (v->is_number_integer() && v->get<long long>() >= 1 && v->get<long long>() <= (1 << 24)) {
+      s.reshard_after_forward_to = static_cast<int>(v->get<long long>());
+      s.reshard_after_forward = s.reshard_after_forward_to > 1;
+    } else {
+      d.add(p + "/reshard_after_forward",
+            core::short_dump(*v) +
+                " is not allowed; expected true, false or an integer from 1 to 16777216 (FSDP2: the number of "
+                "GPUs to reshard to after the forward, a divisor of the shard group)");
+    }
+  }
   const std::vector<std::string> dtypes{"float32", "bfloat16", "float16"};
   if (auto v = fr.string("param_dtype", false, dtypes)) s.param_dtype = parse_dtype(*v);
   if (auto v = fr.string("reduce_dtype", false, dtypes)) s.reduce_dtype = parse_dtype(*v);
@@ -154,7 +167,8 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
     for (const auto& [k, v] : j.items()) s.keys_given.push_back(k);
   if (s.reshard_after_forward && s.version == 1)
     d.add(p + "/reshard_after_forward",
-          std::string(*s.reshard_after_forward ? "true" : "false") +
+          (s.reshard_after_forward_to > 0 ? std::to_string(s.reshard_after_forward_to)
+                                          : std::string(*s.reshard_after_forward ? "true" : "false")) +
               " with version 1: FullyShardedDataParallel has no reshard_after_forward (it follows "
               "sharding_strategy: SHARD_GRAD_OP keeps the parameters); expected it unset, or version 2");
   if (!s.reshard_after_backward && s.version == 1)
@@ -164,7 +178,8 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
   if (s.reshard_after_forward && *s.reshard_after_forward &&
       (s.sharding_strategy == ShardingStrategy::SHARD_GRAD_OP || s.sharding_strategy == ShardingStrategy::NO_SHARD))
     d.add(p + "/reshard_after_forward",
-          "true with sharding_strategy \"" + to_string(s.sharding_strategy) +
+          (s.reshard_after_forward_to > 0 ? std::to_string(s.reshard_after_forward_to) : std::string("true")) +
+              " with sharding_strategy \"" + to_string(s.sharding_strategy) +
               "\", which keeps the parameters unsharded after the forward; expected false or unset");
   return s;
 }
@@ -247,6 +262,15 @@ std::vector<std::string> fsdp_warnings(const Scenario& s) {
                         (*f.param_dtype == DType::FLOAT16 && tr.compute_dtype != ComputeDtype::FLOAT16)))
     w.push_back("training.fsdp.param_dtype " + to_string(*f.param_dtype) + " differs from training.compute_dtype " +
                 to_string(tr.compute_dtype) + ": the compute times follow compute_dtype");
+  if (f.version == 2 && f.reshard_after_forward_to == 1)
+    w.push_back(
+        "training.fsdp.reshard_after_forward 1 reshards to one GPU, that is not at all: the same as false "
+        "(fully_shard warns the same)");
+  const int shard_size =
+      f.sharding_strategy == ShardingStrategy::HYBRID_SHARD ? s.cluster.gpus_per_node : s.cluster.world_size();
+  if (f.version == 2 && f.reshard_after_forward_to > 1 && f.reshard_after_forward_to == shard_size)
+    w.push_back("training.fsdp.reshard_after_forward " + std::to_string(shard_size) +
+                " is the shard group's size: the same as true");
   if (!f.reshard_after_backward && f.sharding_strategy != ShardingStrategy::NO_SHARD &&
       tr.gradient_accumulation_steps == 1)
     w.push_back(

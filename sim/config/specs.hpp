@@ -368,7 +368,12 @@ struct TrainingSettings {
     BackwardPrefetch backward_prefetch = BackwardPrefetch::BACKWARD_PRE;  // FSDP1
     bool limit_all_gathers = true;                                        // FSDP1: at most 2 all-gathers ahead
     std::optional<bool> reshard_after_forward;                            // FSDP2 (unset: from the strategy)
-    std::optional<DType> param_dtype, reduce_dtype;                       // MixedPrecision (unset: the parameter's)
+    // FSDP2 reshard_after_forward given as an int N: after the forward each unit keeps 1/N of its
+    // unsharded parameters (the post-forward mesh, mesh.view(-1, N): N consecutive ranks), so the
+    // backward all-gathers over those N GPUs. 0: not given as an int (1 reads as false, the shard
+    // group's size as true, as _get_post_forward_mesh_info does).
+    int reshard_after_forward_to = 0;
+    std::optional<DType> param_dtype, reduce_dtype;  // MixedPrecision (unset: the parameter's)
     // With training.gradient_accumulation_steps > 1: the micro-steps before the last skip the
     // gradient reduction (FSDP1 no_sync(), FSDP2 set_requires_gradient_sync(False)) and keep the
     // unsharded gradients; false: every micro-step reduces and accumulates into the shards.

@@ -20,12 +20,7 @@ class NcclStream {
     // Trace tracks: the collective streams' first workers, then their second ones, ...
     // (report::Timeline::comm_streams, counted when the simulation starts).
     track_ = stream + worker * std::max(1, ctx.timeline.comm_streams);
-    const size_t g = static_cast<size_t>(plan_.streams[static_cast<size_t>(stream)].group);
-    world_ = plan_.groups.at(g).size;
-    if (g < ctx.group_models.size() && ctx.group_models[g]) model_ = ctx.group_models[g];
-    // The network backend knows the whole cluster's ring: a sub-group's collectives (FSDP's
-    // HYBRID_SHARD groups) take their model's time alone, without flows or link statistics.
-    sub_group_ = world_ != plan_.world_size;
+    group_ = plan_.streams[static_cast<size_t>(stream)].group;
   }
 
   void run() {
@@ -33,11 +28,29 @@ class NcclStream {
   }
 
  private:
-  gpu::CommLoad load_of(double bytes, double seconds, int channels) const {
+  // The process group an operation runs over (its own, else the stream's): its size and model.
+  // The network backend knows the whole cluster's ring: a sub-group's collectives (FSDP's
+  // HYBRID_SHARD and post-forward groups) take their model's time alone, without flows or link
+  // statistics.
+  struct Group {
+    int world = 1;
+    const collectives::CollectiveModel* model = nullptr;
+    bool sub = false;
+  };
+  Group group_of(const plan::CommOp& op) const {
+    const size_t g = static_cast<size_t>(op.group >= 0 ? op.group : group_);
+    Group out;
+    out.world = plan_.groups.at(g).size;
+    out.model = g < ctx_.group_models.size() && ctx_.group_models[g] ? ctx_.group_models[g] : &ctx_.model;
+    out.sub = out.world != plan_.world_size;
+    return out;
+  }
+
+  static gpu::CommLoad load_of(double bytes, double seconds, int channels, int world) {
     gpu::CommLoad l;
     l.channels = channels;
     // A ring all-reduce sends and receives 2(N-1)/N of the bytes on every rank.
-    if (seconds > 0) l.link_bytes_per_s = 2.0 * 2.0 * (world_ - 1) / world_ * bytes / seconds;
+    if (seconds > 0) l.link_bytes_per_s = 2.0 * 2.0 * (world - 1) / world * bytes / seconds;
     return l;
   }
 
@@ -45,12 +58,12 @@ class NcclStream {
   // simulated GPU; returns when both are done. `hop_bytes`: the payload on each ring hop;
   // `counted`: a steady step's (link statistics).
   void run_phase(const collectives::PhaseTiming& phase, double start_latency, const gpu::CommLoad& load,
-                 double hop_bytes, bool counted) {
+                 double hop_bytes, bool counted, bool sub_group) {
     std::vector<int> kernels;
     const double alone = start_latency + phase.total();
     if (ctx_.contention.enabled)
       for (auto& s : ctx_.shares) kernels.push_back(s->start_nccl(alone, load));
-    if (sub_group_)
+    if (sub_group)
       clock_.sleep_for(start_latency + phase.total());
     else
       ctx_.backend.run_phase(clock_, {phase, start_latency, hop_bytes, counted});
@@ -107,19 +120,19 @@ class NcclStream {
       const bool gather = op.kind == plan::OpKind::ALLGATHER;
       const bool scatter = op.kind == plan::OpKind::REDUCE_SCATTER;
       const bool one_phase = broadcast || gather || scatter;
-      const collectives::AllReduceTiming timing = op_timing(*model_, op, world_);
+      const Group grp = group_of(op);
+      const int world = grp.world;
+      const collectives::AllReduceTiming timing = op_timing(*grp.model, op, world);
       // A ring all-gather of N x b bytes (a reduce-scatter of N x b bytes in) moves what one phase
       // of an all-reduce of them does.
-      const double phase_of = gather ? op.bytes * world_ / 2 : scatter ? op.bytes / 2 : op.bytes;
-      const auto load = load_of(phase_of, timing.total(), timing.channels);
+      const double phase_of = gather ? op.bytes * world / 2 : scatter ? op.bytes / 2 : op.bytes;
+      const auto load = load_of(phase_of, timing.total(), timing.channels, world);
       // Link statistics: a broadcast puts the buffer on every hop, an all-reduce phase (N-1)/N of
       // it, an all-gather of N x b bytes (N-1) x b, a reduce-scatter of b bytes in (N-1)/N x b.
-      const double hop_bytes = broadcast ? op.bytes
-                               : gather  ? op.bytes * (world_ - 1)
-                                         : op.bytes * (world_ - 1) / world_;
-      run_phase(timing.reduce_scatter, timing.base_latency, load, hop_bytes, counted);
+      const double hop_bytes = broadcast ? op.bytes : gather ? op.bytes * (world - 1) : op.bytes * (world - 1) / world;
+      run_phase(timing.reduce_scatter, timing.base_latency, load, hop_bytes, counted, grp.sub);
       const double rs_end = sg4::Engine::get_clock();
-      if (!one_phase) run_phase(timing.all_gather, 0.0, load, hop_bytes, counted);
+      if (!one_phase) run_phase(timing.all_gather, 0.0, load, hop_bytes, counted, grp.sub);
       const double t1 = sg4::Engine::get_clock();
       if (first_collective) {
         rec.rs_end = rs_end;
@@ -140,7 +153,7 @@ class NcclStream {
                           : gather  ? collectives::Func::ALL_GATHER
                           : scatter ? collectives::Func::REDUCE_SCATTER
                                     : collectives::Func::ALL_REDUCE,
-                          gather ? op.bytes * world_ : op.bytes, timing.total());
+                          gather ? op.bytes * world : op.bytes, timing.total());
       if (ctx_.collect_trace) {
         core::Json args{{"bytes", op.bytes},
                         {"algorithm", timing.algorithm},
@@ -163,9 +176,7 @@ class NcclStream {
   const plan::Plan& plan_;
   int stream_;
   int track_ = 1;
-  int world_ = 1;
-  const collectives::CollectiveModel* model_ = &ctx_.model;
-  bool sub_group_ = false;
+  int group_ = 0;  // the stream's process group
   SimClock clock_;
 };
 

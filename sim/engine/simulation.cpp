@@ -94,15 +94,17 @@ void check_collectives_enabled(const config::Scenario& sc, const plan::Plan& pla
   for (const auto& t : plan.tasks) {
     if (t.kind != plan::TaskKind::COLLECTIVE) continue;
     const auto& stream = plan.streams.at(static_cast<size_t>(t.stream));
-    const collectives::CollectiveModel* m = &model;
-    int world = plan.world_size;
-    if (stream.kind == plan::StreamKind::COLLECTIVE && stream.group >= 0) {
-      const auto g = static_cast<size_t>(stream.group);
-      world = plan.groups.at(g).size;
-      if (g < group_models.size() && group_models[g]) m = group_models[g].get();
-    }
     for (const auto& op : t.chain) {
       if (op.kind == plan::OpKind::KERNEL || op.kind == plan::OpKind::PEER_COPY) continue;
+      // The operation's process group (its own, else its stream's), as the NCCL streams time it.
+      const collectives::CollectiveModel* m = &model;
+      int world = plan.world_size;
+      const int group = op.group >= 0 ? op.group : stream.kind == plan::StreamKind::COLLECTIVE ? stream.group : -1;
+      if (group >= 0) {
+        const auto g = static_cast<size_t>(group);
+        world = plan.groups.at(g).size;
+        if (g < group_models.size() && group_models[g]) m = group_models[g].get();
+      }
       if (!seen.insert({m, static_cast<int>(op.kind), op.bytes}).second) continue;
       try {
         (void)op_timing(*m, op, world);

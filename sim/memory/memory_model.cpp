@@ -294,6 +294,19 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
   std::vector<int> bwd_order;
   for (size_t l = m.layers.size(); l-- > 0;)
     if (std::find(bwd_order.begin(), bwd_order.end(), unit_of[l]) == bwd_order.end()) bwd_order.push_back(unit_of[l]);
+  // FSDP2 reshard_after_forward N: each unit resharded after its forward keeps 1/N of its
+  // unsharded parameters (FSDPParam.to_sharded_post_forward) until its backward gathers them.
+  const int post_forward_to = f.version == 2 && !no_shard && f.reshard_after_forward_to > 1 &&
+                                      f.reshard_after_forward_to < shard && !f.keeps_params_after_forward()
+                                  ? f.reshard_after_forward_to
+                                  : 0;
+  std::vector<double> post_forward(units.size(), 0.0);
+  double post_forward_left = 0;
+  if (post_forward_to > 0)
+    for (size_t u = 1; u < units.size(); ++u) {
+      post_forward[u] = unsharded_bytes(units[u]) / post_forward_to;
+      post_forward_left += post_forward[u];
+    }
   double bwd_peak = -1, bwd_act = 0, bwd_grads = 0, bwd_unsharded = in_flight;
   int bwd_units = e.unsharded_units;
   std::vector<char> reduced(units.size(), 0);
@@ -311,6 +324,11 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
       }
     }
     cur = u;
+    // Post-forward shards of the units whose backward has not all-gathered them yet.
+    if (post_forward_to > 0 && post_forward[static_cast<size_t>(u)] > 0) {
+      post_forward_left -= post_forward[static_cast<size_t>(u)];
+      post_forward[static_cast<size_t>(u)] = 0;
+    }
     // Every sharded gradient exists all along when zero_grad keeps them, or when each micro-step
     // reduces into them (from the second micro-step on).
     const bool all_shards = !tr.zero_grad_set_to_none || (accumulates && !keeps_unsharded);
@@ -337,7 +355,8 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
           ++earlier_units;
         }
     }
-    const double v_last = act[l] + g + in_flight;
+    earlier_unsharded += post_forward_left;
+    const double v_last = act[l] + g + in_flight + post_forward_left;
     const double v_earlier = act[l] + earlier + earlier_unsharded;
     const bool earlier_wins = accumulates && v_earlier > v_last;
     const double v = earlier_wins ? v_earlier : v_last;
@@ -345,7 +364,7 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
       bwd_peak = v;
       bwd_act = act[l];
       bwd_grads = earlier_wins ? earlier : g;
-      bwd_unsharded = earlier_wins ? earlier_unsharded : in_flight;
+      bwd_unsharded = earlier_wins ? earlier_unsharded : in_flight + post_forward_left;
       bwd_units = earlier_wins ? earlier_units : e.unsharded_units;
     }
   }
@@ -379,9 +398,11 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
     e.unsharded_grads = unit_grad;
   }
   e.cuda_context = kCudaContextBytes;
-  // One NCCL communicator per process group the collectives use (shard group; replica group).
+  // One NCCL communicator per process group the collectives use (shard group; replica group;
+  // FSDP2's post-forward group).
   if (world > 1)
-    e.nccl_buffers = kNcclCommunicatorBytes * (groups.replica > 1 && groups.shard > 1 && !no_shard ? 2 : 1);
+    e.nccl_buffers = kNcclCommunicatorBytes *
+                     ((groups.replica > 1 && groups.shard > 1 && !no_shard ? 2 : 1) + (post_forward_to > 0 ? 1 : 0));
   (void)local_numel;
   (void)local_grad_numel;
   return e;

@@ -45,6 +45,13 @@ Built build(const config::Scenario& sc, bool iteration1) {
                                    (f.forward_prefetch ? ", forward_prefetch" : "") +
                                    (f.limit_all_gathers ? ", limit_all_gathers" : "")
                              : std::string(", implicit prefetch")) +
+             (f.version == 2 && f.reshard_after_forward_to > 1 && f.reshard_after_forward_to < g.shard
+                  ? ", reshard_after_forward " + std::to_string(f.reshard_after_forward_to) +
+                        " (the backward all-gathers over " + std::to_string(f.reshard_after_forward_to) + " GPUs)"
+              : f.version == 2 && f.reshard_after_forward && !*f.reshard_after_forward
+                  ? std::string(", reshard_after_forward false")
+                  : std::string()) +
+             (f.version == 2 && !f.reshard_after_backward ? ", reshard_after_backward false" : "") +
              (f.param_dtype ? ", param_dtype " + config::to_string(*f.param_dtype) : std::string()) +
              (f.reduce_dtype ? ", reduce_dtype " + config::to_string(*f.reduce_dtype) : std::string());
   } else {

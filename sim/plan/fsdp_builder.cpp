@@ -205,6 +205,13 @@ class FsdpBuilder : ProgramWriter {
       p_.streams.push_back({StreamKind::COLLECTIVE,
                             no_shard_ ? "nccl stream (all-reduce)" : "nccl stream (shard group)", 0, 0, -1,
                             sc_.streams.comm_workers});
+      // FSDP2 reshard_after_forward N: the post-forward group of N consecutive ranks (one node's N
+      // GPUs, or N / gpus_per_node whole nodes), which the backward all-gathers over.
+      const int k = f_.reshard_after_forward_to, g = sc_.cluster.gpus_per_node;
+      if (!no_shard_ && f_.version == 2 && k > 1 && k < groups_.shard) {
+        pf_group_ = static_cast<int>(p_.groups.size());
+        p_.groups.push_back({"fsdp post-forward group", k, k <= g ? 1 : k / g, k <= g ? k : g});
+      }
       if (hybrid_) {
         p_.groups.push_back({"fsdp replica group", groups_.replica, groups_.replica, 1});
         p_.streams.push_back(
@@ -262,6 +269,12 @@ class FsdpBuilder : ProgramWriter {
   }
 
   bool gathers(size_t u) const { return sharded_ && units_[u].shard_numel > 0; }
+  // Unit u holds its post-forward shard (FSDP2 reshard_after_forward N) between its forward and
+  // its backward's all-gather.
+  bool post_forward(size_t u) const { return backward_ && pf_group_ >= 0 && !units_[u].kept; }
+  double post_forward_numel(size_t u) const {
+    return units_[u].shard_numel * groups_.shard / static_cast<double>(p_.groups[static_cast<size_t>(pf_group_)].size);
+  }
   bool reduces(size_t u) const { return comm_ && units_[u].grad_shard_numel > 0; }
   double orig_elem(size_t u) const {
     const auto& un = units_[u];
@@ -273,6 +286,17 @@ class FsdpBuilder : ProgramWriter {
     if (!gathers(u) || ag_[u] >= 0 || warm_[u]) return;
     const FsdpUnit& un = units_[u];
     std::vector<CommOp> chain;
+    if (post_forward(u)) {
+      // FSDPParamGroup.unshard from SHARDED_POST_FORWARD: the post-forward shard (param_dtype)
+      // copied in and all-gathered over the post-forward group.
+      const double pf = post_forward_numel(u) * un.param_elem;
+      chain.push_back(kernel_op("all-gather copy-in", copy(2.0 * pf)));
+      CommOp ag = op(OpKind::ALLGATHER, "all-gather (post-forward group)", pf);
+      ag.group = pf_group_;
+      chain.push_back(std::move(ag));
+      ag_[u] = job(1, "all-gather " + un.name, std::move(chain), JobRole::UNIT_ALLGATHER, static_cast<int>(u));
+      return;
+    }
     const bool cast = un.param_elem != orig_elem(u);
     if (f_.version == 2)
       // foreach_all_gather_copy_in: the shards (cast to param_dtype) copied into one input buffer.
@@ -366,6 +390,7 @@ class FsdpBuilder : ProgramWriter {
     reduces_.clear();
     last_allreduce_ = -1;
 
+    backward_ = false;
     mark(Mark::STEP_BEGIN);
     kernel(profile_.h2d, "input to GPU", "data", Slot::H2D);
     mark(Mark::FORWARD_BEGIN);
@@ -415,6 +440,10 @@ class FsdpBuilder : ProgramWriter {
     };
     auto leave_forward = [&](size_t u) {
       if (units_[u].root) return;
+      if (pf_group_ >= 0 && gathers(u) && !units_[u].kept)
+        // FSDPParam.to_sharded_post_forward: its slice of the unsharded parameter cloned.
+        kernel(copy(2.0 * post_forward_numel(u) * units_[u].param_elem), "post-forward reshard " + units_[u].name,
+               "fsdp", Slot::NONE);
       const auto i = static_cast<int>(std::find(fwd.begin(), fwd.end(), u) - fwd.begin());
       issue_at_anchor(i);
     };
@@ -437,6 +466,7 @@ class FsdpBuilder : ProgramWriter {
 
     // Backward: the units in the order their backward runs (the root first: its output layer).
     mark(Mark::BACKWARD_BEGIN);
+    backward_ = true;
     std::vector<size_t> bwd{0};
     for (size_t l = m.layers.size(); l-- > 0;) {
       const size_t u = static_cast<size_t>(unit_of_[l]);
@@ -559,6 +589,8 @@ class FsdpBuilder : ProgramWriter {
   std::vector<FsdpUnit> units_;
   FsdpGroups groups_;
   bool comm_ = false, no_shard_ = false, hybrid_ = false, sharded_ = false;
+  int pf_group_ = -1;      // FSDP2 reshard_after_forward N: the post-forward group (index into p_.groups)
+  bool backward_ = false;  // the micro-step's backward has begun
   int records_ = 0, last_allreduce_ = -1;
   std::vector<int> unit_of_, ag_, reduces_;
   std::vector<char> warm_;  // units unsharded at the forward's start (kept by the previous micro-step)

@@ -69,9 +69,12 @@ struct CommOp {
   double bytes = 0;
   gpu::Kernel kernel;      // KERNEL: its time alone
   int src = -1, dst = -1;  // PEER_COPY
+  // A collective over another process group than its stream's (index into Plan::groups; -1: the
+  // stream's): FSDP2's backward all-gather over the post-forward group, on the all-gather stream.
+  int group = -1;
   bool operator==(const CommOp& o) const {
     return kind == o.kind && name == o.name && bytes == o.bytes && kernel.seconds == o.kernel.seconds && src == o.src &&
-           dst == o.dst;
+           dst == o.dst && group == o.group;
   }
 };
 

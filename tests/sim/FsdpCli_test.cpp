@@ -71,6 +71,52 @@ TEST(FsdpCli, HybridShardReplicaAllReduceGrowsWithTheNodes) {
   }
 }
 
+// FSDP2 reshard_after_forward 8 on 8 nodes x 8 H100s: the forward all-gathers over all 64 GPUs,
+// the backward over the 8 GPUs of each node (the post-forward group: 8 consecutive ranks), the
+// same 8-GPU all-gather of the same unit as a one-node run's. So a block's all-gather time is half
+// the 64-GPU run's (its forward) plus half the one-node run's (each of its two is over those 8
+// GPUs). In float32 (param_dtype float32): then the backward's copy-in of the post-forward shard
+// moves the bytes a one-node shard's copy-in does (bf16 would skip the shards' cast: 20 us less).
+// Memory lies between true and false; bad values exit 2, 1 and 64 are warned.
+TEST(FsdpCli, ReshardAfterForwardToOneNode) {
+  const auto unit_gather = [&](const std::string& sets) {
+    auto r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.param_dtype=float32 " + sets + " --json - -q");
+    EXPECT_EQ(r.code, 0) << r.out;
+    const Json j = stdout_json(r);
+    return std::make_pair(j["fsdp_units"][1]["allgather_alone_s"].get<double>(),
+                          j["memory_per_gpu_bytes"].get<double>());
+  };
+  const auto [all, mem_all] = unit_gather("--set nodes=8");
+  const auto [node, mem_node] = unit_gather("");
+  const auto [to8, mem_to8] = unit_gather("--set nodes=8 --set training.fsdp.reshard_after_forward=8");
+  const auto [kept, mem_kept] = unit_gather("--set nodes=8 --set training.fsdp.reshard_after_forward=false");
+  EXPECT_NEAR(to8, all / 2 + node / 2, 1e-9 * to8);
+  EXPECT_LT(to8, all);
+  EXPECT_GT(mem_to8, mem_all);
+  EXPECT_LT(mem_to8, mem_kept);
+  EXPECT_GT(kept, 0);
+  (void)mem_node;
+  for (const char* bad : {"12", "3", "2.5", "\"x\""}) {
+    auto r =
+        run("run llama3-8b-fsdp-8x-h100 --set nodes=8 --set training.fsdp.reshard_after_forward=" + std::string(bad) +
+            " -q");
+    EXPECT_TRUE(testing::refused_with(r, {"/training/fsdp/reshard_after_forward"})) << bad << r.out;
+  }
+  // 12 divides 24 GPUs (3 nodes) but would hold one and a half nodes.
+  auto part = run("run llama3-8b-fsdp-8x-h100 --set nodes=3 --set training.fsdp.reshard_after_forward=12 -q");
+  EXPECT_TRUE(testing::refused_with(part, {"/training/fsdp/reshard_after_forward", "part of a node"})) << part.out;
+  auto v1 =
+      run("run llama3-8b-fsdp-8x-h100 --set nodes=8 --set training.fsdp.version=1 "
+          "--set training.fsdp.reshard_after_forward=8 -q");
+  EXPECT_TRUE(testing::refused_with(v1, {"/training/fsdp/reshard_after_forward", "version 1"})) << v1.out;
+  auto one = run("run llama3-8b-fsdp-8x-h100 --set nodes=8 --set training.fsdp.reshard_after_forward=1 -q");
+  EXPECT_EQ(one.code, 0) << one.out;
+  EXPECT_NE(one.err.find("the same as false"), std::string::npos) << one.err;
+  auto whole = run("run llama3-8b-fsdp-8x-h100 --set nodes=8 --set training.fsdp.reshard_after_forward=64 -q");
+  EXPECT_EQ(whole.code, 0) << whole.out;
+  EXPECT_NE(whole.err.find("the same as true"), std::string::npos) << whole.err;
+}
+
 TEST(FsdpCli, HybridShardOnOneNodeIsWarned) {
   auto r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.sharding_strategy=HYBRID_SHARD -q");
   EXPECT_EQ(r.code, 0) << r.out;

@@ -74,6 +74,25 @@ TEST(FsdpMemory, Fsdp2FullShardByHand) {
   EXPECT_DOUBLE_EQ(e.total(), 1920 + 3840 + 6.7e6 + 7680 + 8960 + kCudaContextBytes + kNcclCommunicatorBytes);
 }
 
+// FSDP2 reshard_after_forward 2 on 1 node x 4 GPUs: each block, resharded after its forward,
+// keeps half of its unsharded 400 elements (fp32: 800 B) until its backward all-gathers them over
+// its pair of GPUs. At the peak before head's backward both blocks hold theirs: 1600 B more than
+// Fsdp2FullShardByHand's, and one more NCCL communicator (the post-forward group's).
+TEST(FsdpMemory, ReshardAfterForwardToASmallerGroupKeepsPostForwardShards) {
+  auto s = model(config::Wrapper::FSDP);
+  const auto base = estimate_memory(s);
+  s.training.fsdp.reshard_after_forward = true;
+  s.training.fsdp.reshard_after_forward_to = 2;
+  const auto e = estimate_memory(s);
+  EXPECT_EQ(e.peak_phase, "backward");
+  EXPECT_DOUBLE_EQ(e.unsharded_params, 4480 + 2 * 1600 + 2 * 800);
+  EXPECT_DOUBLE_EQ(e.nccl_buffers, 2 * kNcclCommunicatorBytes);
+  EXPECT_DOUBLE_EQ(e.total(), base.total() + 1600 + kNcclCommunicatorBytes);
+  // 4 is the shard group itself: as true.
+  s.training.fsdp.reshard_after_forward_to = 4;
+  EXPECT_DOUBLE_EQ(estimate_memory(s).total(), base.total());
+}
+
 // Two micro-steps per optimizer step. With no_sync (the default) the first keeps every unit's
 // unsharded gradient, and at the last's start all of them are there: root 1120 x 4 B + two blocks
 // 400 x 4 B = 7680 B of gradients at the peak before head's backward (FSDP2 keeps them in

@@ -305,6 +305,57 @@ TEST(FsdpBuilder, ParametersKeptBetweenMicroSteps) {
   }
 }
 
+// FSDP2 reshard_after_forward 2 over 2 nodes x 2 GPUs (_get_post_forward_mesh_info: the shard mesh
+// viewed as (-1, 2), two consecutive ranks: one node's GPUs). A block (a0 [6,10], fp32) shards to
+// ceil(6 / 4) = 2 rows x 10 = 20 elements (80 B all-gathered per rank in the forward); after its
+// forward each rank keeps half of the 80 unsharded elements (to_sharded_post_forward clones 40 x
+// 4 = 160 B: a copy of 320 B read + written, 0.32 s at 1000 B/s), and the backward all-gathers
+// 160 B per rank over the 2-GPU post-forward group after copying them in (0.32 s). The root stays
+// unsharded (its own reshard_after_forward is false) and is gathered once, over all 4.
+TEST(FsdpBuilder, ReshardAfterForwardToASmallerGroup) {
+  Fixture f(2, 2, 2, config::ShardingStrategy::FULL_SHARD);
+  f.sc.training.fsdp.reshard_after_forward = true;
+  f.sc.training.fsdp.reshard_after_forward_to = 2;
+  const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+  ASSERT_EQ(p.groups.size(), 2u);
+  EXPECT_EQ(p.groups[1].name, "fsdp post-forward group");
+  EXPECT_EQ(p.groups[1].size, 2);
+  EXPECT_EQ(p.groups[1].nodes, 1);
+  EXPECT_EQ(p.groups[1].per_node, 2);
+  std::vector<std::string> gathers;
+  int clones = 0;
+  for (const auto& t : p.tasks) {
+    if (t.kind == TaskKind::KERNEL && t.name.rfind("post-forward reshard", 0) == 0) {
+      ++clones;
+      EXPECT_DOUBLE_EQ(t.kernel.seconds, 0.32) << t.name;
+    }
+    if (t.kind != TaskKind::COLLECTIVE || t.role != JobRole::UNIT_ALLGATHER) continue;
+    for (const auto& op : t.chain) {
+      std::ostringstream o;
+      if (op.kind == OpKind::KERNEL)
+        o << t.name << ": " << op.name << " " << op.kernel.seconds;
+      else
+        o << t.name << ": " << op.name << " " << op.bytes << " B, group " << op.group;
+      gathers.push_back(o.str());
+    }
+  }
+  EXPECT_EQ(clones, 2);
+  const std::vector<std::string> want = {
+      // root: e [10,10] -> 3 rows x 10, n [10] -> 3: 33 elements, 132 B; copy-in 33 x (4 + 4) B.
+      "all-gather root: all-gather copy-in 0.264",
+      "all-gather root: all-gather 132 B, group -1",
+      "all-gather layers.0: all-gather copy-in 0.16",
+      "all-gather layers.0: all-gather 80 B, group -1",
+      "all-gather layers.1: all-gather copy-in 0.16",
+      "all-gather layers.1: all-gather 80 B, group -1",
+      "all-gather layers.1: all-gather copy-in 0.32",
+      "all-gather layers.1: all-gather (post-forward group) 160 B, group 1",
+      "all-gather layers.0: all-gather copy-in 0.32",
+      "all-gather layers.0: all-gather (post-forward group) 160 B, group 1",
+  };
+  EXPECT_EQ(gathers, want);
+}
+
 // FSDP1 FULL_SHARD (limit_all_gathers, BACKWARD_PRE) over 4 GPUs: with two blocks the rate limiter
 // never binds, so every forward all-gather is issued at once; in the backward the pre-backward
 // hooks issue layers.1's and (prefetch) layers.0's before any reduce-scatter. No copy-in/out
