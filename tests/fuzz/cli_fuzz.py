@@ -197,10 +197,39 @@ def make_case(rng, work, idx):
     cluster = rng.choice(["dgx-a100", "dgx-h100", "p4d", "pcie-4090x8", "hgx-a100-1hdr", "azure-nc12s-v3"])
     invalid = False
     what = cmd
-    mode = rng.choice(["cli", "set", "file", "output"])
+    mode = rng.choice(["cli", "set", "file", "output", "fsdp"])
     if cmd == "run":
         base = ["run", scen, "-q"]
-        if mode == "file":
+        if mode == "fsdp":
+            # Several FSDP settings at once, valid and odd, on an FSDP scenario or a DDP one switched
+            # over: their combinations (strategy x version x resharding x accumulation x nodes) must
+            # each run or exit 2.
+            base = ["run", rng.choice(["llama3-8b-fsdp-8x-h100", "gpt2-4x8-h100-ndr", "default"]), "-q",
+                    "--set", "training.wrapper=fsdp"]
+            choices = {
+                "training.fsdp.sharding_strategy": ["FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "x"],
+                "training.fsdp.version": ["1", "2", "3", "0"],
+                "training.fsdp.wrap": ["block", "every_k_blocks", "root", "leaf"],
+                "training.fsdp.k": ["1", "2", "3", "1000", "0", "-1"],
+                "training.fsdp.reshard_after_forward": ["true", "false", "1", "2", "3", "4", "8", "16", "64", "0",
+                                                        "-2", "2.5", "1e999", "\"8\""],
+                "training.fsdp.reshard_after_backward": ["true", "false", "2"],
+                "training.fsdp.no_sync": ["true", "false", "null"],
+                "training.fsdp.limit_all_gathers": ["true", "false"],
+                "training.fsdp.forward_prefetch": ["true", "false"],
+                "training.fsdp.backward_prefetch": ["BACKWARD_PRE", "BACKWARD_POST", "none", "x"],
+                "training.fsdp.param_dtype": ["float32", "bfloat16", "float16", "int8"],
+                "training.fsdp.reduce_dtype": ["float32", "bfloat16", "float16"],
+                "training.gradient_accumulation_steps": ["1", "2", "3", "0"],
+                "training.activation_checkpointing": ["none", "full", "selective_block", "selective_op"],
+                "nodes": ["1", "2", "3", "8"],
+                "gpus_per_node": ["1", "2", "8"],
+            }
+            picked = rng.sample(sorted(choices), rng.randint(2, 6))
+            for key in picked:
+                base += ["--set", "%s=%s" % (key, rng.choice(choices[key]))]
+            what = "run: FSDP settings " + " ".join(base[6::2])
+        elif mode == "file":
             src = os.path.join(ROOT, "scenarios", scen + ".json")
             text, invalid = mutate_json(rng, read(src))
             base = ["run", put("s.json", text), "-q", "--data-dir", ROOT]
