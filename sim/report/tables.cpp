@@ -93,8 +93,9 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
       kind = "comm";
       text += "exposed comm " + core::format_time(exp) + " vs " + core::format_time(b_exp) + " (all-gather waits " +
               core::format_time(num(r, "allgather_wait_s")) + " vs " + core::format_time(num(b, "allgather_wait_s")) +
-              "), comm alone " + core::format_time(num(r, "comm_alone_s")) + " vs " +
-              core::format_time(num(b, "comm_alone_s"));
+              ", compute slowed by NCCL kernels " + core::format_time(num(r, "contention_s")) + " vs " +
+              core::format_time(num(b, "contention_s")) + "), comm alone " + core::format_time(num(r, "comm_alone_s")) +
+              " vs " + core::format_time(num(b, "comm_alone_s"));
     } else if (exp > b_exp) {
       kind = "comm";
       text += "exposed comm " + core::format_time(exp) + " vs " + core::format_time(b_exp) + " with " +
