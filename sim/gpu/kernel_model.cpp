@@ -888,8 +888,24 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
     return pending > 0 && std::fabs(input_bytes - pending) <= 1e-9 * std::max(input_bytes, pending);
   };
   for (size_t li = 0; li < m.layers.size(); ++li) {
+    // Dropout (the rewrite of layer_kernels): on CUDA native_dropout keeps only its one-byte mask
+    // (derivatives.yaml native_dropout: mask), not the input the decomposed mul would.
+    bool dropout_mul = false;
+    double dropout_mask = 0;
     for (const auto& r : m.layers[li].kernels) {
       double next_pending = 0;
+      if (r.op == config::KernelRecord::Op::MEM && r.name == "bernoulli_") {
+        dropout_mul = true;
+        dropout_mask = poly(r.out, c.size_ratio) * c.batch_ratio / 4.0;  // records are float32
+        pending = 0;
+        continue;
+      }
+      if (dropout_mul && r.op == config::KernelRecord::Op::MEM && r.name == "mul") {
+        dropout_mul = false;
+        if (r.backward) out[li] += dropout_mask;
+        pending = 0;
+        continue;
+      }
       if (fused_attention_on && is_bmm_of_activations(r)) {
         pending = 0;
         if (!in_attention) {

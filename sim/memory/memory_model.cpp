@@ -286,6 +286,7 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
   const bool keeps_between = accumulates && !no_shard && !f.keeps_params_after_forward() &&
                              f.keeps_params_between_micro_steps(/*reduced=*/!f.no_sync);
   const ActivationPlan ap = activation_plan(sc, &e.activation_rule);
+  for (double k : ap.kept) e.activations_saved += k;
   const auto act = activations_before_backward(ap);
   // Backward, before each layer's backward: the activations still alive, the sharded gradients of
   // the units already reduced (all of them when zero_grad keeps them) and the unit's unsharded one.
@@ -495,7 +496,9 @@ MemoryEstimate estimate_memory(const config::Scenario& sc) {
   }
 
   // Activations alive before each layer's backward (activation_plan: checkpointing keeps less).
-  const std::vector<double> act = activations_before_backward(activation_plan(sc, &e.activation_rule));
+  const ActivationPlan ap = activation_plan(sc, &e.activation_rule);
+  for (double k : ap.kept) e.activations_saved += k;
+  const std::vector<double> act = activations_before_backward(ap);
   // Backward: before layer l's backward, the activations of layers 0..l are alive and the
   // gradients of layers l..L-1 exist (set_to_none: gradients are freed by zero_grad and reappear
   // as backward produces them; without it they stay allocated all along).

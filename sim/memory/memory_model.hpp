@@ -48,9 +48,10 @@ struct MemoryEstimate {
   double total() const;
   double gpu_memory = 0;  // the GPU's memory (0: the GPU file gives none)
   bool fits() const { return gpu_memory <= 0 || total() <= gpu_memory; }
-  std::string peak_phase;       // "backward", "optimizer step" or "forward" (FSDP: units kept between micro-steps)
-  std::string activation_rule;  // how the activations were counted
-  int zero_shards = 1;          // ranks the optimizer state is sharded over (1: no ZeRO)
+  std::string peak_phase;        // "backward", "optimizer step" or "forward" (FSDP: units kept between micro-steps)
+  std::string activation_rule;   // how the activations were counted
+  double activations_saved = 0;  // what the forward keeps for the backward (alive when it begins)
+  int zero_shards = 1;           // ranks the optimizer state is sharded over (1: no ZeRO)
   double optimizer_state_unsharded = 0;
   // The largest term: its name as in the report ("optimizer_state", ...) and bytes.
   std::pair<std::string, double> largest_term() const;

@@ -190,6 +190,7 @@ Json to_json(const StepReport& r, bool include_buckets) {
                  {"nccl_buffers", m.nccl_buffers},
                  {"peak_phase", m.peak_phase},
                  {"activation_rule", m.activation_rule},
+                 {"activations_saved", m.activations_saved},
                  {"optimizer_state_unsharded", m.optimizer_state_unsharded},
                  {"zero_shards", m.zero_shards},
                  {"unsharded_params", m.unsharded_params},

@@ -282,8 +282,8 @@ TEST(DataParallelMemory, TheReportCarriesGpu0sPeakAndSaysWhenItDoesNotFit) {
   auto text = run_cli(base);
   EXPECT_NE(text.out.find("memory on GPU 0"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("of 32.00 GiB: fits"), std::string::npos) << text.out;
-  // 32 times the batch: the activations alone pass 32 GiB.
-  auto big = run_cli(base + "--set training.batch_size=512");
+  // 48 times the batch: the activations alone pass 32 GiB.
+  auto big = run_cli(base + "--set training.batch_size=768");
   EXPECT_EQ(big.code, 0) << big.out;
   EXPECT_NE(big.out.find("of 32.00 GiB: does NOT fit"), std::string::npos) << big.out;
 }

