@@ -562,8 +562,7 @@ std::string sweep_table_text(const std::string& scenario, const std::vector<std:
       c.push_back(core::format_time(r.value("exposed_comm_s", 0.0)));
       c.push_back(r["overlap_ratio"].is_null() ? "n/a" : core::percent1_text(r["overlap_ratio"].get<double>()));
       // Buckets are DDP's; FSDP communicates per unit.
-      const bool fsdp = r.contains("fsdp") && r["fsdp"].is_string() && !r["fsdp"].get<std::string>().empty();
-      c.push_back(fsdp ? "-" : std::to_string(r["num_buckets"].get<long long>()));
+      c.push_back(report::is_fsdp_row(r) ? "-" : std::to_string(r["num_buckets"].get<long long>()));
       if (memory_varies)
         c.push_back(r.contains("memory_per_gpu_bytes") && r["memory_per_gpu_bytes"].is_number()
                         ? core::format_bytes(r["memory_per_gpu_bytes"].get<double>())

@@ -921,7 +921,7 @@ void check_fsdp(const Scenario& s, Diagnostics& d) {
   const auto& f = s.training.fsdp;
   if (f.version == 2 && f.reshard_after_forward_to > 1) {
     const int k = f.reshard_after_forward_to, g = s.cluster.gpus_per_node;
-    const int shard = f.sharding_strategy == ShardingStrategy::HYBRID_SHARD ? g : s.cluster.world_size();
+    const int shard = f.shard_group(g, s.cluster.world_size());
     if (k > shard || shard % k != 0)
       d.add("/training/fsdp/reshard_after_forward",
             std::to_string(k) + " with a shard group of " + std::to_string(shard) +

@@ -266,8 +266,7 @@ std::vector<std::string> fsdp_warnings(const Scenario& s) {
     w.push_back(
         "training.fsdp.reshard_after_forward 1 reshards to one GPU, that is not at all: the same as false "
         "(fully_shard warns the same)");
-  const int shard_size =
-      f.sharding_strategy == ShardingStrategy::HYBRID_SHARD ? s.cluster.gpus_per_node : s.cluster.world_size();
+  const int shard_size = f.shard_group(s.cluster.gpus_per_node, s.cluster.world_size());
   if (f.version == 2 && f.reshard_after_forward_to > 1 && f.reshard_after_forward_to == shard_size)
     w.push_back("training.fsdp.reshard_after_forward " + std::to_string(shard_size) +
                 " is the shard group's size: the same as true");

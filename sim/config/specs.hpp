@@ -391,6 +391,13 @@ struct TrainingSettings {
     // After the backward of a micro-step that is not the last, the units stay unsharded: FSDP2
     // with reshard_after_backward false; FSDP1 under no_sync() with SHARD_GRAD_OP
     // (_should_free_unsharded_flat_param: _sync_gradients, or FULL_SHARD).
+    // GPUs a unit's parameters are sharded over (plan::fsdp_groups): one node's under HYBRID_SHARD
+    // (FSDP1 _init_intra_and_inter_node_groups; FSDP2's 2-D mesh), none under NO_SHARD, else all.
+    int shard_group(int gpus_per_node, int world) const {
+      return sharding_strategy == ShardingStrategy::HYBRID_SHARD ? gpus_per_node
+             : sharding_strategy == ShardingStrategy::NO_SHARD   ? 1
+                                                                 : world;
+    }
     bool keeps_params_between_micro_steps(bool reduced_this_micro_step) const {
       if (sharding_strategy == ShardingStrategy::NO_SHARD) return false;
       if (version == 2) return !reshard_after_backward;

@@ -297,10 +297,7 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
     if (std::find(bwd_order.begin(), bwd_order.end(), unit_of[l]) == bwd_order.end()) bwd_order.push_back(unit_of[l]);
   // FSDP2 reshard_after_forward N: each unit resharded after its forward keeps 1/N of its
   // unsharded parameters (FSDPParam.to_sharded_post_forward) until its backward gathers them.
-  const int post_forward_to = f.version == 2 && !no_shard && f.reshard_after_forward_to > 1 &&
-                                      f.reshard_after_forward_to < shard && !f.keeps_params_after_forward()
-                                  ? f.reshard_after_forward_to
-                                  : 0;
+  const int post_forward_to = no_shard ? 0 : groups.post_forward;
   std::vector<double> post_forward(units.size(), 0.0);
   double post_forward_left = 0;
   if (post_forward_to > 0)

@@ -45,9 +45,8 @@ Built build(const config::Scenario& sc, bool iteration1) {
                                    (f.forward_prefetch ? ", forward_prefetch" : "") +
                                    (f.limit_all_gathers ? ", limit_all_gathers" : "")
                              : std::string(", implicit prefetch")) +
-             (f.version == 2 && f.reshard_after_forward_to > 1 && f.reshard_after_forward_to < g.shard
-                  ? ", reshard_after_forward " + std::to_string(f.reshard_after_forward_to) +
-                        " (the backward all-gathers over " + std::to_string(f.reshard_after_forward_to) + " GPUs)"
+             (g.post_forward > 0 ? ", reshard_after_forward " + std::to_string(g.post_forward) +
+                                       " (the backward all-gathers over " + std::to_string(g.post_forward) + " GPUs)"
               : f.version == 2 && f.reshard_after_forward && !*f.reshard_after_forward
                   ? std::string(", reshard_after_forward false")
                   : std::string()) +

@@ -64,17 +64,13 @@ std::vector<bool> checkpointed_blocks(const config::TrainingSettings& tr, size_t
 FsdpGroups fsdp_groups(const config::Scenario& sc) {
   FsdpGroups g;
   const int world = sc.cluster.world_size();
-  switch (sc.training.fsdp.sharding_strategy) {
-    case ShardingStrategy::FULL_SHARD:
-    case ShardingStrategy::SHARD_GRAD_OP: g.shard = world; break;
-    case ShardingStrategy::NO_SHARD: g.replica = world; break;
-    case ShardingStrategy::HYBRID_SHARD:
-      // FSDP1 _init_utils.py _init_intra_and_inter_node_groups: intra-node shard groups of
-      // gpus_per_node ranks and inter-node replica groups (FSDP2: a 2-D mesh (replicate, shard)).
-      g.shard = sc.cluster.gpus_per_node;
-      g.replica = sc.cluster.nodes;
-      break;
-  }
+  const auto& f = sc.training.fsdp;
+  g.shard = f.shard_group(sc.cluster.gpus_per_node, world);
+  // NO_SHARD: every rank a replica; HYBRID_SHARD: inter-node replica groups of the shards.
+  if (f.sharding_strategy == ShardingStrategy::NO_SHARD) g.replica = world;
+  if (f.sharding_strategy == ShardingStrategy::HYBRID_SHARD) g.replica = sc.cluster.nodes;
+  const int k = f.reshard_after_forward_to;
+  if (f.version == 2 && k > 1 && k < g.shard && !f.keeps_params_after_forward()) g.post_forward = k;
   return g;
 }
 
@@ -207,8 +203,8 @@ class FsdpBuilder : ProgramWriter {
                             sc_.streams.comm_workers});
       // FSDP2 reshard_after_forward N: the post-forward group of N consecutive ranks (one node's N
       // GPUs, or N / gpus_per_node whole nodes), which the backward all-gathers over.
-      const int k = f_.reshard_after_forward_to, g = sc_.cluster.gpus_per_node;
-      if (!no_shard_ && f_.version == 2 && k > 1 && k < groups_.shard) {
+      const int k = groups_.post_forward, g = sc_.cluster.gpus_per_node;
+      if (!no_shard_ && k > 0) {
         pf_group_ = static_cast<int>(p_.groups.size());
         p_.groups.push_back({"fsdp post-forward group", k, k <= g ? 1 : k / g, k <= g ? k : g});
       }
@@ -424,7 +420,7 @@ class FsdpBuilder : ProgramWriter {
     }
     auto issue_at_anchor = [&](int anchor) {
       for (size_t u : fwd)
-        if (f_.version == 1 && gathers(u) && !warm_[u] && fwd_anchor[u] == anchor) issue_allgather(u);
+        if (f_.version == 1 && gathers(u) && fwd_anchor[u] == anchor) issue_allgather(u);
     };
     issue_at_anchor(-1);
     std::vector<char> entered(nu, 0);

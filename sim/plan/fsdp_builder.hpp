@@ -87,6 +87,9 @@ struct FsdpUnit {
 struct FsdpGroups {
   int shard = 1;    // ranks a unit's parameters are sharded over
   int replica = 1;  // HYBRID_SHARD: replicas of each shard (nodes)
+  // FSDP2 reshard_after_forward N with 1 < N < shard: the post-forward group's size (the backward
+  // all-gathers over it); 0 otherwise (N = 1 is false, N = shard is true).
+  int post_forward = 0;
 };
 FsdpGroups fsdp_groups(const config::Scenario& sc);
 

@@ -26,12 +26,11 @@ std::string params_label(const core::Json& r, const std::vector<std::string>& pa
   return out;
 }
 
-// A row of FullyShardedDataParallel (its report names the settings in `fsdp`): no buckets.
-bool is_fsdp(const core::Json& r) {
+}  // namespace
+
+bool is_fsdp_row(const core::Json& r) {
   return r.contains("fsdp") && r["fsdp"].is_string() && !r["fsdp"].get<std::string>().empty();
 }
-
-}  // namespace
 
 core::Json sweep_recommendation(const std::vector<std::string>& param_paths, const core::Json& rows,
                                 std::optional<size_t> best) {
@@ -89,7 +88,7 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
                                   : ", " + core::format_time(ready - launch) + " before the last gradient is ready") +
           "; " + core::format_time(num(r, "last_bucket_exposed_s")) + " of it exposed, exposed comm " +
           core::format_time(exp) + " vs " + core::format_time(b_exp);
-    } else if (exp > b_exp && is_fsdp(r)) {
+    } else if (exp > b_exp && is_fsdp_row(r)) {
       kind = "comm";
       text += "exposed comm " + core::format_time(exp) + " vs " + core::format_time(b_exp) + " (all-gather waits " +
               core::format_time(num(r, "allgather_wait_s")) + " vs " + core::format_time(num(b, "allgather_wait_s")) +
@@ -123,7 +122,7 @@ core::Json sweep_recommendation(const std::vector<std::string>& param_paths, con
     regime = "hidden";
     rt = "communication hidden: overlap " + core::percent1_text(b["overlap_ratio"].get<double>()) + ", exposed comm " +
          core::format_time(b_exp);
-  } else if (is_fsdp(b)) {
+  } else if (is_fsdp_row(b)) {
     regime = "balanced";
     rt = "FSDP units overlap their collectives with compute: exposed comm " + core::format_time(b_exp) + " of " +
          core::format_time(alone) + " alone (all-gather waits " + core::format_time(num(b, "allgather_wait_s")) +

@@ -18,6 +18,9 @@ namespace ddpsim::report {
 // when ddp.bucket_cap_mb is swept, the seeds' rule of thumb for the inter-node network next to the
 // simulated best. {"best_point", "losers": [{point, kind, text}], "regime", "regime_text",
 // "rule_of_thumb": [{inter_node_gbps, range_mb, best_mb, within, text}]}.
+// A report (or sweep row) of FullyShardedDataParallel: its `fsdp` names the settings; no buckets.
+bool is_fsdp_row(const core::Json& r);
+
 core::Json sweep_recommendation(const std::vector<std::string>& param_paths, const core::Json& rows,
                                 std::optional<size_t> best);
 std::string recommendation_text(const core::Json& rec);

@@ -110,6 +110,11 @@ TEST(FsdpCli, ReshardAfterForwardToOneNode) {
       run("run llama3-8b-fsdp-8x-h100 --set nodes=8 --set training.fsdp.version=1 "
           "--set training.fsdp.reshard_after_forward=8 -q");
   EXPECT_TRUE(testing::refused_with(v1, {"/training/fsdp/reshard_after_forward", "version 1"})) << v1.out;
+  auto sgo =
+      run("run llama3-8b-fsdp-8x-h100 --set nodes=8 --set training.fsdp.sharding_strategy=SHARD_GRAD_OP "
+          "--set training.fsdp.reshard_after_forward=8 -q");
+  EXPECT_TRUE(testing::refused_with(sgo, {"/training/fsdp/reshard_after_forward", "8 with sharding_strategy"}))
+      << sgo.out;
   auto one = run("run llama3-8b-fsdp-8x-h100 --set nodes=8 --set training.fsdp.reshard_after_forward=1 -q");
   EXPECT_EQ(one.code, 0) << one.out;
   EXPECT_NE(one.err.find("the same as false"), std::string::npos) << one.err;
