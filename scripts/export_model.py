@@ -409,7 +409,7 @@ class _Call(object):
         self.views = []      # (seq, autograd view node?) of each view op this call ran itself
 
 
-def trace_model(model, x, meta=False):
+def trace_model(model, x, meta=False, saved_bytes=False):
     """Run one forward (counting ops per module call) and one backward (recording the
     AccumulateGrad order).  Returns (calls, grad_ready_order, param_list, first_use) where
     first_use maps a parameter index to (sequence number of the first op that read it, position
@@ -418,7 +418,12 @@ def trace_model(model, x, meta=False):
     meta=True (model and input on the `meta` device): the forward runs on meta tensors -- every
     op computes output shapes only, no kernel runs, no memory is allocated -- so the per-op FLOP
     and byte rules give exactly what a real run would; there is no backward, and the returned
-    grad_ready_order is None (the caller derives it from first_use)."""
+    grad_ready_order is None (the caller derives it from first_use).
+
+    saved_bytes=True: the forward also runs under saved_tensors_hooks and each kernel record gets
+    "sv", the bytes of the storages autograd saved for it first. The hooks change what the forward
+    dispatches (without them a SavedVariable of an op's result dispatches a detach, a view op the
+    host_ops count), so they run in a pass of their own, whose records give only "sv"."""
     torch = _import_torch()
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
@@ -463,14 +468,87 @@ def trace_model(model, x, meta=False):
             if c.module is mod:
                 break
 
+    # What autograd saves for the backward (a record's "sv"): the pack hook of
+    # torch.autograd.graph.saved_tensors_hooks sees every tensor a SavedVariable keeps
+    # (torch/csrc/autograd/saved_variable.cpp keeps a reference, not a copy). An op's autograd
+    # kernel saves its inputs before it redispatches to this mode and its results after the mode
+    # returns (the generated VariableType code), so the saves seen when the next op is dispatched
+    # are the last op's results and this op's inputs; the last op's node names its own
+    # (`_saved_result*` of its grad_fn). Each save is charged to the op that made it, a storage once,
+    # whole (what the allocator holds), to the first; parameters and buffers (they exist without a
+    # forward) and wrapped Python numbers (0-dim) never.
+    saved = {"pending": [], "rec": None, "outs": [], "out_rec": None, "seen": set(param_storage) | buffer_storage}
+
+    def _storage_nbytes(t):
+        try:
+            return float(t.storage().nbytes())
+        except Exception:
+            return float(t.numel() * t.element_size())
+
+    def pack(t):
+        if isinstance(t, torch.Tensor) and t.dim() > 0:
+            k = storage_key(t)
+            if k is not None:
+                saved["pending"].append((k, _storage_nbytes(t)))
+        return t
+
+    def unpack(t):
+        return t
+
+    def charge(rec, key, nbytes):
+        if key in saved["seen"] or nbytes <= 0:
+            return
+        saved["seen"].add(key)
+        rec = rec if rec is not None else saved["rec"]
+        if rec is not None:
+            rec["sv"] += nbytes
+
+    def results_saved_by_last_op():
+        keys = set()
+        nodes = set()
+        for t in saved["outs"]:
+            gf = t.grad_fn
+            if gf is None or id(gf) in nodes:
+                continue
+            nodes.add(id(gf))
+            for attr in dir(gf):
+                if attr.startswith("_saved_result"):
+                    v = getattr(gf, attr, None)
+                    if isinstance(v, torch.Tensor):
+                        keys.add(storage_key(v))
+        return keys
+
+    def settle(rec, inputs):
+        """Charge the saves pending since the last dispatch: the last op's results to its record,
+        the rest (this op's inputs) to `rec`."""
+        items, saved["pending"] = saved["pending"], []
+        if not items:
+            return
+        theirs = results_saved_by_last_op()
+        out_keys = set(storage_key(t) for t in saved["outs"])
+        for k, nbytes in items:
+            if k in theirs or (k in out_keys and k not in inputs):
+                theirs.discard(k)
+                charge(saved["out_rec"], k, nbytes)
+            else:
+                charge(rec, k, nbytes)
+
     class Counter(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
+            rec = None
             try:
-                _account(func, args, kwargs, out)
+                rec = _account(func, args, kwargs, out)
             except Exception as e:  # never break the model because of accounting
                 sys.stderr.write("export_model.py: warning: could not account %s: %s\n" % (func, e))
+            if saved_bytes:
+                inputs = set(storage_key(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor))
+                settle(rec, inputs)
+                saved["outs"] = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+                saved["out_rec"] = rec
+                if rec is not None:
+                    saved["rec"] = rec
             return out
 
     def _classify(t):
@@ -567,13 +645,16 @@ def trace_model(model, x, meta=False):
             if isinstance(bias, torch.Tensor) and bias.requires_grad:
                 bflops += out_numel
                 bbytes += out_b
-            call.kern.append(_gemm_record(torch, name, kind, args, a, b, bias, main_out))
+            rec = _gemm_record(torch, name, kind, args, a, b, bias, main_out)
+            if saved_bytes:
+                rec["sv"] = 0.0
+            call.kern.append(rec)
             call.fwd_flops += flops
             call.bwd_flops += bflops
             call.fwd_bytes += fwd_bytes
             call.bwd_bytes += bbytes
             call.kinds[kind] = call.kinds.get(kind, 0.0) + flops + 1.0
-            return
+            return rec
 
         ti = False  # a TensorIterator element-wise loop on CUDA
         if name in NORM_OPS:
@@ -617,6 +698,8 @@ def trace_model(model, x, meta=False):
             ti = name not in NOT_TI_OPS
         rec = {"op": "mem", "name": name, "in": act_in_bytes, "out": out_bytes,
                "f": float(flops), "bwd": 1 if any_grad else 0}
+        if saved_bytes:
+            rec["sv"] = 0.0
         if ti and _ti_strided(in_leaves, main_out):
             rec["strided"] = 1  # TensorIterator's strided (non-vectorized) path on CUDA
         call.kern.append(rec)
@@ -627,6 +710,7 @@ def trace_model(model, x, meta=False):
             # read grad_out, read the saved inputs/outputs, write grad_in ~ fwd traffic + grad_out
             call.bwd_bytes += fwd_bytes + out_bytes
         call.kinds[kind] = call.kinds.get(kind, 0.0) + flops + 1.0
+        return rec
 
     handles = []
     for m in model.modules():
@@ -650,8 +734,14 @@ def trace_model(model, x, meta=False):
 
     model.zero_grad(set_to_none=True)
     try:
-        with Counter():
-            out = model(x)
+        if saved_bytes:
+            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                with Counter():
+                    out = model(x)
+                settle(None, set())  # the last op's own saves
+        else:
+            with Counter():
+                out = model(x)
     except ExportError:
         raise
     except Exception as e:
@@ -911,6 +1001,18 @@ def _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed):
     layers = build_layers(torch, calls, plist)
     kept = kept_calls(calls, plist)
     kern = [list(c.kern) for c, _ in kept]
+    # What autograd saves, from a second forward under saved_tensors_hooks (trace_model); the
+    # records' "sv" are left out when its records do not line up with the first's.
+    x = make_input(model, shape, input_dtype, vocab=vocab, seed=seed, meta=meta)
+    calls2, _, _, _ = trace_model(model, x, meta=meta, saved_bytes=True)
+    kern2 = [list(c.kern) for c, _ in kept_calls(calls2, plist)]
+    if _same_structure(kern, kern2):
+        for lk, lk2 in zip(kern, kern2):
+            for rec, rec2 in zip(lk, lk2):
+                rec["sv"] = rec2["sv"]
+    else:
+        sys.stderr.write("export_model.py: warning: the saved-tensor pass's ops differ from the first pass's; "
+                         "no \"sv\" (ddpsim estimates the saved bytes)\n")
     if len(kern) < len(layers):  # the "<unused-params>" layer has no ops
         kern.append([])
     return layers, kern, host_op_counts(calls, kept, len(layers))
@@ -953,8 +1055,10 @@ def kernel_records(spec, shape, input_dtype, kwargs, vocab, seed, layers):
     (from probes at twice the batch and at 1/2 and 1/4 of the size).  Memory-bound records carry
     bytes read (`in`), written (`out`) and FLOPs (`f`) at the export size; with size probes each
     is a list [c0, c1, c2]: value at size ratio r = c0 + c1 r + c2 r^2 (attention's score matrix
-    is the r^2 term), solved exactly from the three sizes.  Batch scaling of memory-bound records
-    is linear (the file's rule for the four layer cost fields)."""
+    is the r^2 term), solved exactly from the three sizes.  Every record also carries `sv`, the
+    bytes autograd saved for it first (trace_model's saved_bytes pass), a number or the same
+    [c0, c1, c2].  Batch scaling of memory-bound records and of `sv` is linear (the file's rule
+    for the four layer cost fields)."""
     try:
         base_layers, base, host = _meta_layers_with_kernels(spec, shape, input_dtype, kwargs, vocab, seed)
     except ExportError as e:
@@ -994,8 +1098,10 @@ def kernel_records(spec, shape, input_dtype, kwargs, vocab, seed, layers):
                     rec["eb"] = [_exponent(kb[li][ki][d], rec[d], 2.0) for d in dims]
                 if ks:
                     rec["es"] = [_exponent(rec[d], ks[0][li][ki][d], 2.0) for d in dims]
-            elif ks:
-                for f in MEM_FIELDS:
+            if ks and "sv" in rec and not all("sv" in k[li][ki] for k in ks):
+                del rec["sv"]  # a probe without it: the bytes at other sizes are not known
+            if ks:
+                for f in (MEM_FIELDS if not dims else ()) + (("sv",) if "sv" in rec else ()):
                     y1, y2, y4 = rec[f], ks[0][li][ki][f], ks[1][li][ki][f]
                     # y(r) = c0 + c1 r + c2 r^2 at r = 1, 1/2, 1/4
                     c2 = 8.0 * (y1 - 3.0 * y2 + 2.0 * y4) / 3.0

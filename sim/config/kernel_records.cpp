@@ -126,6 +126,11 @@ std::vector<KernelRecord> read_kernel_records(const Json& j, const std::string& 
       k.backward = flag("bwd");
       k.strided = flag("strided");
     }
+    if (const Json* sv = r.raw("sv")) {
+      k.has_saved = true;
+      read_poly(r, "sv", k.saved);
+      if (k.saved[0] + k.saved[1] + k.saved[2] < 0) d.add_value(p + "/sv", *sv, "saved bytes >= 0 at the export size");
+    }
     r.finish();
     out.push_back(std::move(k));
   }

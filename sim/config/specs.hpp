@@ -109,6 +109,11 @@ struct KernelRecord {
   // Memory-bound: an operand is broadcast or strided against the output (export `strided`), so
   // TensorIterator cannot take its contiguous, vectorized path (gpu/kernel_model.cpp).
   bool strided = false;
+  // Bytes of the tensors autograd saves for this op's backward that no earlier op saved (export
+  // `sv`: storages seen by saved_tensors_hooks, float32 at the export size, c0 + c1 r + c2 r^2 of
+  // the size ratio). has_saved is false for exports without it (the byte rules estimate it).
+  double saved[3] = {0, 0, 0};
+  bool has_saved = false;
 };
 
 struct LayerSpec {

@@ -878,8 +878,9 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
   double score_bytes = 0;
   Gemm4 qk{};
   // A tensor saved by two ops is stored once: autograd's SavedVariable keeps a reference to the
-  // tensor (torch/csrc/autograd/saved_variable.cpp), not a copy. The records carry no tensor
-  // identity; the one case read off them is an op that saves its result (relu, relu_, softmax,
+  // tensor (torch/csrc/autograd/saved_variable.cpp), not a copy. Records with the export's `sv`
+  // carry each storage once (below); for those without it, and for GEMMs and convolutions under
+  // half autocast, the one case read off the records is an op that saves its result (relu, relu_, softmax,
   // ...) followed at once by an op that saves its (first) input of the same size: the input is
   // that result (ResNet's relu_ then the next convolution or max-pool; a softmax outside autocast
   // then the bmm with V). `pending` holds the bytes of such a result until the next record.
@@ -922,6 +923,21 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
       }
       if (in_attention && r.op == config::KernelRecord::Op::MEM && (r.in[0] + r.in[1] + r.in[2]) >= 0.5 * score_bytes) {
         pending = 0;
+        continue;
+      }
+      // What the export saw autograd save (`sv`, storages charged once): exact in float32 and,
+      // for memory-bound ops, scaled by the activations' size under autocast. Under half autocast a
+      // GEMM or convolution saves the half copy autocast casts for it, one per op even of the
+      // same input (a layer norm's output read by the q, k and v projections: three casts, where
+      // float32 saves one tensor), so those keep the byte rule below.
+      const bool half = c.act_bytes_factor < 1.0;
+      if (r.has_saved && (r.op == config::KernelRecord::Op::MEM || !half)) {
+        const double s = c.batch_ratio * (r.op == config::KernelRecord::Op::MEM ? c.act_bytes_factor : 1.0);
+        out[li] += std::max(0.0, poly(r.saved, c.size_ratio)) * s;
+        if (r.op == config::KernelRecord::Op::MEM && r.backward && saved_kind(r.name) == 2 &&
+            !(half && autocast_fp32(r.name, c.bfloat16) != AutocastFp32::NO))
+          next_pending = poly(r.out, c.size_ratio) * s;
+        pending = next_pending;
         continue;
       }
       switch (r.op) {

@@ -109,11 +109,18 @@ std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::
   c.attention = tr.attention;
   const std::optional<int>& want = tr.seq_len ? tr.seq_len : tr.image_size;
   if (want && m.kernel_export_size > 0) c.size_ratio = static_cast<double>(*want) / m.kernel_export_size;
-  if (rule)
+  if (rule) {
+    bool recorded = false;  // the export's `sv` (what autograd saved, each tensor once)
+    for (const auto& l : m.layers)
+      for (const auto& k : l.kernels) recorded = recorded || k.has_saved;
     *rule =
-        "what each forward kernel's backward needs (linear/bmm/conv inputs in the compute dtype, "
-        "memory-bound inputs or results as derivatives.yaml saves them), at the scenario's batch and size" +
-        std::string(tr.attention != "eager" ? "; SDPA: no score matrix" : "");
+        std::string(recorded
+                        ? "what autograd saved for each forward kernel as the export recorded it (each tensor "
+                          "once; dropout a one-byte mask; under half autocast a linear/conv keeps its own half copy)"
+                        : "what each forward kernel's backward needs (linear/bmm/conv inputs in the compute "
+                          "dtype, memory-bound inputs or results as derivatives.yaml saves them)") +
+        ", at the scenario's batch and size" + std::string(tr.attention != "eager" ? "; SDPA: no score matrix" : "");
+  }
   auto saved = gpu::layer_saved_bytes(m, c);
   // The loss's log_softmax keeps its float32 result over the logits (gpu::loss_kernels).
   const auto loss = gpu::loss_kernels(m, c, tr.loss);

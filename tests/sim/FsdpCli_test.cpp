@@ -170,7 +170,7 @@ TEST(FsdpCli, FsdpKeysUnderDdpAreWarnedAndChangeNothing) {
 
 // A run that does not fit says what would: the largest batch per GPU (checked by running it and
 // the next one), full checkpointing and FSDP, each alone. GPT-2 at batch 32 x 1,024 tokens needs
-// 95 GiB of an H100's 80.
+// 82 GiB of an H100's 80.
 TEST(FsdpCli, ARunThatDoesNotFitSaysWhatWould) {
   auto r = run("run --model gpt2 --cluster dgx-h100 --nodes 2 --json -");
   ASSERT_EQ(r.code, 0) << r.out;

@@ -546,7 +546,7 @@ TEST(SweepDecide, MetricsSamplesPerSecondAndCostFromTheRowsFigures) {
 }
 
 // As compare: a configuration that does not fit its GPU's memory is not the best while another
-// fits (GPT-2 at 1,024 tokens on an H100: batch 32 needs 95 GiB, 16 fits), and when none
+// fits (GPT-2 at 1,024 tokens on an H100: batch 32 needs 82 GiB, 16 fits), and when none
 // fits the rows are ranked anyway and the text says so. A swept batch size, ranked by step time,
 // gets a note that the least step time is the least work.
 TEST(SweepDecide, ConfigurationsThatDoNotFitAreNotTheBest) {

@@ -640,6 +640,30 @@ TEST_F(CatalogTest, StridedFlagOfAMemoryRecord) {
   EXPECT_TRUE(contains_all(e.problems()[0], {file_, "/layers/0/kernels/1/strided: 2"})) << e.what();
 }
 
+// layers[].kernels[].sv (scripts/export_model.py: the bytes autograd saved first for the op): a
+// number or [c0, c1, c2] on any record, >= 0 at the export size; absent means the byte rules.
+TEST_F(CatalogTest, SavedBytesOfAKernelRecord) {
+  Json m = model_json();
+  m["layers"][0]["kernels"] =
+      Json::array({Json{{"op", "mem"}, {"name", "pow"}, {"in", 8}, {"out", 8}, {"bwd", 1}, {"sv", 8}},
+                   Json{{"op", "gemm"}, {"m", 2}, {"n", 3}, {"k", 4}, {"gb", 1}, {"sv", Json::array({-1, 2, 7})}},
+                   Json{{"op", "mem"}, {"name", "add"}, {"in", 8}, {"out", 4}}});
+  file_ = tmp_.write("model.json", m).string();
+  const ModelSpec ok = cat_.load_model(file_);
+  ASSERT_EQ(ok.layers[0].kernels.size(), 3u);
+  EXPECT_TRUE(ok.layers[0].kernels[0].has_saved);
+  EXPECT_DOUBLE_EQ(ok.layers[0].kernels[0].saved[0], 8);
+  EXPECT_TRUE(ok.layers[0].kernels[1].has_saved);
+  EXPECT_DOUBLE_EQ(ok.layers[0].kernels[1].saved[2], 7);
+  EXPECT_FALSE(ok.layers[0].kernels[2].has_saved);
+  m["layers"][0]["kernels"][0]["sv"] = -8;
+  m["layers"][0]["kernels"][2]["sv"] = "8";
+  const auto e = model_error(m);
+  ASSERT_EQ(e.problems().size(), 2u) << e.what();
+  EXPECT_TRUE(contains_all(e.problems()[0], {file_, "/layers/0/kernels/0/sv: -8", ">= 0"})) << e.what();
+  EXPECT_TRUE(contains_all(e.problems()[1], {"/layers/0/kernels/2/sv: \"8\""})) << e.what();
+}
+
 TEST_F(CatalogTest, MeasuredProfileFieldsAndExportInput) {
   // A measured profile as ddpbench layers writes it (bench/host/model.cpp, measured_profile).
   Json j = model_json();

@@ -409,6 +409,62 @@ TEST(KernelModel, ATensorSavedByTwoOpsIsStoredOnce) {
   EXPECT_DOUBLE_EQ(saved_half({mem("_softmax", 2 * p, 2 * p, true), pv}), p + saved_half({pv}));
 }
 
+KernelRecord with_saved(KernelRecord r, double c0, double c1 = 0, double c2 = 0) {
+  r.has_saved = true;
+  r.saved[0] = c0;
+  r.saved[1] = c1;
+  r.saved[2] = c2;
+  return r;
+}
+
+TEST(KernelModel, SavedBytesRecordedByTheExportAreSummedAsTheyScale) {
+  // Records with the export's `sv` (what saved_tensors_hooks saw each op save first, float32 at the
+  // export size): the layer keeps their sum, times the batch ratio, at c0 + c1 r + c2 r^2 of the
+  // size ratio r; the byte rules (a mul keeps both operands, a GEMM its input) are not used.
+  const double x = 4.0 * 8 * 1024 * 768;  // one [8, 1024, 768] float32 activation
+  auto c = context();                     // float32 activations (act_bytes_factor 1)
+  const auto saved = [](std::vector<KernelRecord> ks, const ddpsim::gpu::KernelContext& ctx) {
+    return ddpsim::gpu::layer_saved_bytes(one_layer(ks), ctx)[0];
+  };
+  KernelRecord q;  // a q/k/v projection: [8192, 768] x [768, 768]
+  q.op = KernelRecord::Op::GEMM;
+  q.m = 8 * 1024;
+  q.n = q.k = 768;
+  q.grad_a = false;
+  q.grad_b = true;
+  // RMSNorm's pow and mul save the same input (charged to pow), mean its input (torch 1.13 keeps
+  // it), the mul by a number nothing of size; q, k and v share one input (charged to q).
+  const std::vector<KernelRecord> block = {with_saved(mem("pow", x, x, true), x),
+                                           with_saved(mem("mean", x, x / 768, true), x),
+                                           with_saved(mem("rsqrt", x / 768, x / 768, true), x / 768),
+                                           with_saved(mem("mul", x, x, true), 0),
+                                           with_saved(mem("mul", x, x, true), x),
+                                           with_saved(q, x),
+                                           with_saved(q, 0),
+                                           with_saved(q, 0)};
+  EXPECT_DOUBLE_EQ(saved(block, c), 4 * x + x / 768);
+  // Twice the batch: twice the bytes; at half the sequence a record of c0 + c1 r + c2 r^2.
+  c.batch_ratio = 2;
+  EXPECT_DOUBLE_EQ(saved(block, c), 2 * (4 * x + x / 768));
+  c.batch_ratio = 1;
+  c.size_ratio = 0.5;
+  EXPECT_DOUBLE_EQ(saved({with_saved(mem("_softmax", x, x, true), 100, 2 * x, 4 * x)}, c), 100 + x + x);
+  c.size_ratio = 1;
+  // Dropout as the CPU export records it (bernoulli_ into a float32 noise tensor, div_, the mul
+  // that saves the noise): on CUDA native_dropout keeps a one-byte mask instead, x / 4.
+  const std::vector<KernelRecord> dropout = {with_saved(mem("bernoulli_", x, x, false), 0),
+                                             with_saved(mem("div_", x, x, false), 0),
+                                             with_saved(mem("mul", 2 * x, x, true), x)};
+  EXPECT_DOUBLE_EQ(saved(dropout, c), x / 4);
+  // Under half autocast the memory-bound records' bytes halve and each projection saves the half
+  // copy autocast made for it (2 B x 8192 x 768 = x / 2 apiece): the byte rule, three copies.
+  auto half = context();
+  half.act_bytes_factor = 0.5;
+  EXPECT_DOUBLE_EQ(saved(block, half), (3 * x + x / 768) / 2 + 3 * (x / 2));
+  // A record without `sv` (an older export) keeps the byte rule: mul counts both operands.
+  EXPECT_DOUBLE_EQ(saved({mem("mul", 2 * x, x, true)}, c), 2 * x);
+}
+
 // A batch-norm layer of `channels` channels (its weight [C] is parameter 0) whose input and output
 // are `bytes` each at float32 (the export's bytes).
 ddpsim::config::ModelSpec bn_layer(double channels, double bytes) {
