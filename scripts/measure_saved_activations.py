@@ -15,9 +15,14 @@ F.dropout runs as CUDA runs it (native_dropout: a one-byte mask; --cpu-dropout k
 float32 one). Other kernels that save backend-specific tensors (cuDNN's batch-norm reserve space,
 flash attention's log-sum-exp) are not emulated; docs/accuracy.md says where that matters.
 
+--checkpoint A[,B...]: each module of the containers A, B (attribute paths such as
+"transformer.h", "layers", "layer1") runs under torch.utils.checkpoint.checkpoint (reentrant, 1.13's
+default), which keeps the module's tensor inputs and runs its forward without saving anything
+(ddpsim's training.activation_checkpointing "full" over the same blocks).
+
 Usage:
   /usr/bin/python3 scripts/measure_saved_activations.py SPEC --input 8x3x224x224 [--input-dtype int64]
-      [--vocab N] [--kwargs JSON] [--loss] [--json]
+      [--vocab N] [--kwargs JSON] [--loss] [--checkpoint A[,B...]] [--json]
 SPEC as scripts/export_model.py takes it ("torchvision.models:resnet18", "zoo.gpt2:gpt2").
 Prints the saved bytes, by dtype and by the autograd node that saved them first.
 """
@@ -41,6 +46,8 @@ def main(argv=None):
     ap.add_argument("--kwargs", default="{}", help="JSON keyword arguments for the model's callable")
     ap.add_argument("--loss", action="store_true", help="add F.cross_entropy over the output (random targets)")
     ap.add_argument("--json", action="store_true", help="print JSON")
+    ap.add_argument("--checkpoint", default="",
+                    help="comma-separated containers whose modules run under torch.utils.checkpoint")
     ap.add_argument("--cpu-dropout", action="store_true",
                     help="keep the CPU's dropout (a float32 mask) instead of CUDA's native_dropout (a bool mask)")
     a = ap.parse_args(argv)
@@ -65,6 +72,21 @@ def main(argv=None):
     mod_name, fn_name = a.spec.split(":", 1)
     model = getattr(importlib.import_module(mod_name), fn_name)(**json.loads(a.kwargs))
     model.train()
+    if a.checkpoint:
+        import torch.utils.checkpoint as cp
+
+        def checkpointed(forward):
+            return lambda *args: cp.checkpoint(forward, *args)
+
+        for path in a.checkpoint.split(","):
+            container = model
+            for part in path.split("."):
+                container = getattr(container, part, None)
+                if container is None:
+                    sys.stderr.write("measure_saved_activations.py: error: no module %r in the model\n" % path)
+                    return 2
+            for block in container.children():
+                block.forward = checkpointed(block.forward)
     shape = [int(x) for x in a.input.split("x")]
     if a.input_dtype == "int64":
         x = torch.randint(0, a.vocab or 1000, shape)
@@ -107,7 +129,8 @@ def main(argv=None):
     by_dtype = {}
     for p in order:
         by_dtype[seen[p][1]] = by_dtype.get(seen[p][1], 0) + seen[p][0]
-    result = {"spec": a.spec, "input": a.input, "loss": a.loss, "saved_bytes": total, "storages": len(order),
+    result = {"spec": a.spec, "input": a.input, "loss": a.loss, "checkpoint": a.checkpoint, "saved_bytes": total,
+              "storages": len(order),
               "by_dtype": by_dtype, "torch": torch.__version__}
     del loss
     if a.json:

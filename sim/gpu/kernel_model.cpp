@@ -981,6 +981,29 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
   return out;
 }
 
+std::vector<double> layer_input_bytes(const config::ModelSpec& m, const KernelContext& c) {
+  std::vector<double> out(m.layers.size(), -1.0);
+  const double eb = 4.0 * c.act_bytes_factor;  // records are float32; activations at the run's dtype
+  for (size_t li = 0; li < m.layers.size(); ++li) {
+    if (m.layers[li].kernels.empty()) continue;
+    const auto& r = m.layers[li].kernels.front();
+    switch (r.op) {
+      case config::KernelRecord::Op::GEMM: {
+        const auto g = gemm_dims(r, c);
+        out[li] = eb * g.b * g.m * g.k;
+        break;
+      }
+      case config::KernelRecord::Op::CONV:
+        out[li] = eb * dim(r, 0, r.n, c) * r.c * dim(r, 1, r.h, c) * dim(r, 2, r.w, c);
+        break;
+      case config::KernelRecord::Op::MEM:
+        out[li] = std::max(0.0, poly(r.in, c.size_ratio)) * c.batch_ratio * c.act_bytes_factor;
+        break;
+    }
+  }
+  return out;
+}
+
 }  // namespace ddpsim::gpu
 
 namespace ddpsim::gpu {

@@ -140,6 +140,11 @@ std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const Kernel
 // ops whose backward needs neither keep nothing). A tensor kept by two ops counts twice (the
 // records carry no tensor identity). With an SDPA backend: Q, K, V and the output, no score matrix.
 std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelContext& ctx);
+// Per layer, the activation bytes its first kernel record reads (a GEMM's A, a convolution's
+// input, a memory-bound op's inputs) at the context's batch, size and activation dtype; -1 for a
+// layer without records. A checkpointed block's first layer reads the block's input, which
+// torch.utils.checkpoint keeps.
+std::vector<double> layer_input_bytes(const config::ModelSpec& m, const KernelContext& ctx);
 
 // The training loss on the model's output, which the export leaves out (it ends at the logits):
 // torch.nn.functional.cross_entropy with class-index targets, as the training loops of image

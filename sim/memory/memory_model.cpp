@@ -85,6 +85,24 @@ void add_data_parallel_gather(const config::Scenario& sc, double loss_saved, std
 
 }  // namespace
 
+// The compute model's context (gpu/compute_model.cpp, kernel_model_layers): operand dtypes,
+// batch and size ratios, attention backend.
+static gpu::KernelContext activation_context(const config::Scenario& sc) {
+  const auto& m = sc.model;
+  const auto& tr = sc.training;
+  gpu::KernelContext c;
+  const std::string dt = config::to_string(tr.compute_dtype);
+  const auto& gpu = sc.cluster.gpu;
+  c.gemm = gpu::device_rates(gpu, dt, 0);
+  c.conv = gpu::device_rates(gpu, (dt == "float32" && gpu.peak_flops.count("tf32")) ? "tf32" : dt, 0);
+  c.batch_ratio = static_cast<double>(tr.batch_size) / m.batch_size;
+  c.act_bytes_factor = config::is_half_precision(tr.compute_dtype) ? 0.5 : 1.0;
+  c.attention = tr.attention;
+  const std::optional<int>& want = tr.seq_len ? tr.seq_len : tr.image_size;
+  if (want && m.kernel_export_size > 0) c.size_ratio = static_cast<double>(*want) / m.kernel_export_size;
+  return c;
+}
+
 std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::string* rule) {
   const auto& m = sc.model;
   const auto& tr = sc.training;
@@ -97,18 +115,7 @@ std::vector<double> activation_bytes_per_layer(const config::Scenario& sc, std::
     add_data_parallel_gather(sc, 0.0, out, rule);
     return out;
   }
-  // The compute model's context (gpu/compute_model.cpp, kernel_model_layers): operand dtypes,
-  // batch and size ratios, attention backend.
-  gpu::KernelContext c;
-  const std::string dt = config::to_string(tr.compute_dtype);
-  const auto& gpu = sc.cluster.gpu;
-  c.gemm = gpu::device_rates(gpu, dt, 0);
-  c.conv = gpu::device_rates(gpu, (dt == "float32" && gpu.peak_flops.count("tf32")) ? "tf32" : dt, 0);
-  c.batch_ratio = batch_ratio;
-  c.act_bytes_factor = half ? 0.5 : 1.0;
-  c.attention = tr.attention;
-  const std::optional<int>& want = tr.seq_len ? tr.seq_len : tr.image_size;
-  if (want && m.kernel_export_size > 0) c.size_ratio = static_cast<double>(*want) / m.kernel_export_size;
+  const gpu::KernelContext c = activation_context(sc);
   if (rule) {
     bool recorded = false;  // the export's `sv` (what autograd saved, each tensor once)
     for (const auto& l : m.layers)
@@ -145,6 +152,10 @@ ActivationPlan activation_plan(const config::Scenario& sc, std::string* rule) {
   const auto ck = plan::checkpointed_blocks(sc.training, blocks.size());
   a.checkpointed.assign(ck.begin(), ck.end());
   const bool op = sc.training.activation_checkpointing == config::ActivationCheckpointing::SELECTIVE_OP;
+  // What a checkpointed block keeps: its input, which its first layer's first op reads (without
+  // kernel records, that layer's saves).
+  const auto input =
+      m.has_kernels() ? gpu::layer_input_bytes(m, activation_context(sc)) : std::vector<double>(m.layers.size(), -1.0);
   for (size_t b = 0; b < blocks.size(); ++b) {
     for (int l : blocks[b].layers) a.block[static_cast<size_t>(l)] = static_cast<int>(b);
     if (!ck[b]) continue;
@@ -154,13 +165,13 @@ ActivationPlan activation_plan(const config::Scenario& sc, std::string* rule) {
       const bool matmul =
           type == config::LayerType::LINEAR || type == config::LayerType::MATMUL || type == config::LayerType::CONV2D;
       // torch.utils.checkpoint keeps the block's inputs; selective_op keeps the matmul layers' saves.
-      a.kept[l] = op ? (matmul ? a.full[l] : 0.0) : (i == 0 ? a.full[l] : 0.0);
+      a.kept[l] = op ? (matmul ? a.full[l] : 0.0) : (i == 0 ? (input[l] >= 0 ? input[l] : a.full[l]) : 0.0);
     }
   }
   if (rule)
     *rule += "; activation checkpointing \"" + config::to_string(sc.training.activation_checkpointing) +
              "\": checkpointed blocks keep " +
-             (op ? "their linear/matmul layers' saves" : "their first layer's saves") +
+             (op ? "their linear/matmul layers' saves" : "their input (what their first op reads)") +
              " and hold their full activations again while recomputed";
   return a;
 }
@@ -179,7 +190,7 @@ std::vector<double> activations_before_backward(const ActivationPlan& a) {
     const int b = a.block[l];
     if (l > 0 && a.block[l - 1] != b) extra = 0;
     if (b >= 0 && static_cast<size_t>(b) < a.checkpointed.size() && a.checkpointed[static_cast<size_t>(b)]) {
-      extra += a.full[l] - a.kept[l];
+      extra += std::max(0.0, a.full[l] - a.kept[l]);
       out[l] += extra;
     }
   }

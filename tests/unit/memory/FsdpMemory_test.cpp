@@ -227,5 +227,39 @@ TEST(FsdpMemory, FullCheckpointingKeepsBlockInputsPlusOneRecomputedBlock) {
   EXPECT_DOUBLE_EQ(estimate_memory(s).activations, 6.5e6);
 }
 
+config::KernelRecord saves(const char* name, double in, double sv) {
+  config::KernelRecord r;
+  r.name = name;
+  r.in[0] = in;
+  r.out[0] = in;
+  r.backward = true;
+  r.has_saved = true;
+  r.saved[0] = sv;
+  return r;
+}
+
+// With the export's records, a checkpointed block keeps its input (what its first op reads), not
+// its first layer's saves. Each block's first layer is an RMSNorm-like norm reading x (1e6 B) whose
+// ops save x, x^2 and the normalized output (pow, mean, mul: 3e6), then an activation saving 2e6;
+// emb saves 5e5, head 2e5 (export batch = training batch, float32, no loss).
+TEST(FsdpMemory, FullCheckpointingKeepsTheBlockInputTheFirstOpReads) {
+  auto s = model(config::Wrapper::DDP);
+  s.training.loss = "none";
+  const std::vector<std::vector<config::KernelRecord>> k = {
+      {saves("embedding", 1e5, 5e5)}, {saves("pow", 1e6, 1e6), saves("mean", 1e6, 1e6), saves("mul", 2e6, 1e6)},
+      {saves("gelu", 1e6, 2e6)},      {saves("pow", 1e6, 1e6), saves("mean", 1e6, 1e6), saves("mul", 2e6, 1e6)},
+      {saves("gelu", 1e6, 2e6)},      {saves("linear", 1e6, 2e5)}};
+  for (size_t l = 0; l < k.size(); ++l) s.model.layers[l].kernels = k[l];
+  // Without checkpointing every save: 5e5 + 2 x (3e6 + 2e6) + 2e5.
+  EXPECT_DOUBLE_EQ(estimate_memory(s).activations_saved, 10.7e6);
+  s.training.activation_checkpointing = config::ActivationCheckpointing::FULL;
+  const auto e = estimate_memory(s);
+  // Kept: emb 5e5 + the two block inputs 1e6 each + head 2e5 (the first layer's saves would be 3e6).
+  EXPECT_DOUBLE_EQ(e.activations_saved, 2.7e6);
+  // Peak before blocks.1.act's backward: kept through it (2.5e6) plus blocks.1 recomputed beyond
+  // what it keeps (3e6 - 1e6 + 2e6).
+  EXPECT_DOUBLE_EQ(e.activations, 6.5e6);
+}
+
 }  // namespace
 }  // namespace ddpsim
