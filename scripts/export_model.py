@@ -513,7 +513,10 @@ def trace_model(model, x, meta=False, saved_bytes=False):
             nodes.add(id(gf))
             for attr in dir(gf):
                 if attr.startswith("_saved_result"):
-                    v = getattr(gf, attr, None)
+                    try:
+                        v = getattr(gf, attr)
+                    except Exception:  # a saved result that cannot be read back: not this op's to charge
+                        continue
                     if isinstance(v, torch.Tensor):
                         keys.add(storage_key(v))
         return keys
