@@ -17,7 +17,8 @@ ops twice, a multiply by a number as saving both operands). Two cases checkpoint
 (torch.utils.checkpoint keeps a block's input; ddpsim the bytes its first op reads; before
 2026-12-07 it kept the first layer's saves). LLaMA is not among them: its blocks also take the
 rotary cos/sin and the mask, tensors shared by every block that checkpoint keeps and ddpsim does
-not see (-4.9 % at 2 x 64 tokens of width 128; a few MB in a real model).
+not see (-4.9 % at 2 x 64 tokens of width 128; once for all blocks: the float32 mask is 16 MiB
+at 2,048 tokens).
 
 Run from the repository root (the discover run of python.zoo_and_model_files):
   /usr/bin/python3 -m unittest tests/python/test_saved_activations.py
