@@ -83,9 +83,15 @@ def main(argv=None):
             for part in path.split("."):
                 container = getattr(container, part, None)
                 if container is None:
-                    sys.stderr.write("measure_saved_activations.py: error: no module %r in the model\n" % path)
+                    sys.stderr.write("measure_saved_activations.py: error: --checkpoint %r: no such module in the "
+                                     "model\n" % path)
                     return 2
-            for block in container.children():
+            blocks = list(container.children())
+            if not blocks:
+                sys.stderr.write("measure_saved_activations.py: error: --checkpoint %r: that module holds no modules "
+                                 "to checkpoint (name their container, e.g. \"layers\")\n" % path)
+                return 2
+            for block in blocks:
                 block.forward = checkpointed(block.forward)
     shape = [int(x) for x in a.input.split("x")]
     if a.input_dtype == "int64":

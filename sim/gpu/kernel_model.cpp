@@ -888,13 +888,21 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
   const auto aliased = [&](double input_bytes) {
     return pending > 0 && std::fabs(input_bytes - pending) <= 1e-9 * std::max(input_bytes, pending);
   };
+  const bool half = c.act_bytes_factor < 1.0;
+  // The result a record keeps that the next record may save again as its input (its bytes; 0
+  // when it keeps none). Under half autocast an fp32-policy op (softmax) returns float32 and its
+  // consumer saves the half copy autocast casts for it: two tensors.
+  const auto kept_result = [&](const config::KernelRecord& r) {
+    if (r.op != config::KernelRecord::Op::MEM || !r.backward || saved_kind(r.name) != 2) return 0.0;
+    if (half && autocast_fp32(r.name, c.bfloat16) != AutocastFp32::NO) return 0.0;
+    return poly(r.out, c.size_ratio) * c.batch_ratio * c.act_bytes_factor;
+  };
   for (size_t li = 0; li < m.layers.size(); ++li) {
     // Dropout (the rewrite of layer_kernels): on CUDA native_dropout keeps only its one-byte mask
     // (derivatives.yaml native_dropout: mask), not the input the decomposed mul would.
     bool dropout_mul = false;
     double dropout_mask = 0;
     for (const auto& r : m.layers[li].kernels) {
-      double next_pending = 0;
       if (r.op == config::KernelRecord::Op::MEM && r.name == "bernoulli_") {
         dropout_mul = true;
         dropout_mask = poly(r.out, c.size_ratio) * c.batch_ratio / 4.0;  // records are float32
@@ -930,14 +938,10 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
       // GEMM or convolution saves the half copy autocast casts for it, one per op even of the
       // same input (a layer norm's output read by the q, k and v projections: three casts, where
       // float32 saves one tensor), so those keep the byte rule below.
-      const bool half = c.act_bytes_factor < 1.0;
       if (r.has_saved && (r.op == config::KernelRecord::Op::MEM || !half)) {
         const double s = c.batch_ratio * (r.op == config::KernelRecord::Op::MEM ? c.act_bytes_factor : 1.0);
         out[li] += std::max(0.0, poly(r.saved, c.size_ratio)) * s;
-        if (r.op == config::KernelRecord::Op::MEM && r.backward && saved_kind(r.name) == 2 &&
-            !(half && autocast_fp32(r.name, c.bfloat16) != AutocastFp32::NO))
-          next_pending = poly(r.out, c.size_ratio) * s;
-        pending = next_pending;
+        pending = kept_result(r);
         continue;
       }
       switch (r.op) {
@@ -967,15 +971,11 @@ std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelCo
             // saved just before, its own result is that tensor again.
             const bool in_place = !r.name.empty() && r.name.back() == '_';
             if (!(in_place && aliased(in))) out[li] += res;
-            // Under half autocast an fp32-policy op (softmax) returns float32 and its consumer
-            // saves the half copy autocast casts for it: two tensors.
-            if (!(c.act_bytes_factor < 1.0 && autocast_fp32(r.name, c.bfloat16) != AutocastFp32::NO))
-              next_pending = res;
           }
           break;
         }
       }
-      pending = next_pending;
+      pending = kept_result(r);
     }
   }
   return out;

@@ -137,8 +137,9 @@ std::vector<LayerKernels> layer_kernels(const config::ModelSpec& m, const Kernel
 // Activation bytes each layer's forward keeps for its backward, per layer in forward order, at the
 // context's batch, size and dtype: a linear/bmm keeps its input operand(s), a convolution its
 // input, a memory-bound op its inputs or its result as its derivative needs (derivatives.yaml;
-// ops whose backward needs neither keep nothing). A tensor kept by two ops counts twice (the
-// records carry no tensor identity). With an SDPA backend: Q, K, V and the output, no score matrix.
+// ops whose backward needs neither keep nothing), or, where the export recorded it, what autograd
+// saved (`sv`: each tensor once). Without `sv` a tensor kept by two ops counts twice unless it is a
+// result saved again by the next op. With an SDPA backend: Q, K, V and the output, no score matrix.
 std::vector<double> layer_saved_bytes(const config::ModelSpec& m, const KernelContext& ctx);
 // Per layer, the activation bytes its first kernel record reads (a GEMM's A, a convolution's
 // input, a memory-bound op's inputs) at the context's batch, size and activation dtype; -1 for a

@@ -97,6 +97,7 @@ static gpu::KernelContext activation_context(const config::Scenario& sc) {
   c.conv = gpu::device_rates(gpu, (dt == "float32" && gpu.peak_flops.count("tf32")) ? "tf32" : dt, 0);
   c.batch_ratio = static_cast<double>(tr.batch_size) / m.batch_size;
   c.act_bytes_factor = config::is_half_precision(tr.compute_dtype) ? 0.5 : 1.0;
+  c.bfloat16 = tr.compute_dtype == config::ComputeDtype::BFLOAT16;  // autocast's fp32 list differs
   c.attention = tr.attention;
   const std::optional<int>& want = tr.seq_len ? tr.seq_len : tr.image_size;
   if (want && m.kernel_export_size > 0) c.size_ratio = static_cast<double>(*want) / m.kernel_export_size;

@@ -115,6 +115,16 @@ class TestSavedActivations(unittest.TestCase):
                                     measured, predicted, 100 * err))
                 self.assertLessEqual(abs(err), WITHIN)
 
+    def test_checkpoint_names_a_container_that_exists(self):
+        for path, says in (("layer9", "no such module"), ("fc", "holds no modules")):
+            with self.subTest(path=path):
+                p = run([sys.executable, MEASURE, "torchvision.models:resnet18", "--input", "1x3x32x32",
+                         "--checkpoint", "layer1," + path])
+                self.assertEqual(p.returncode, 2, p.stderr[-2000:])
+                self.assertIn("--checkpoint '%s': " % path, p.stderr)
+                self.assertIn(says, p.stderr)
+                self.assertEqual(p.stdout, "")
+
 
 if __name__ == "__main__":
     unittest.main()
