@@ -934,6 +934,28 @@ void check_fsdp(const Scenario& s, Diagnostics& d) {
                 std::to_string(g) + " GPUs per node), which is not modelled; expected a divisor of " +
                 std::to_string(g) + " or a multiple of it");
   }
+  if (f.cpu_offload) {
+    // What the offload plan does not cover (plan/fsdp_builder.hpp): the CPU optimizer's costs were
+    // measured for torch 1.13's for_loop and foreach implementations only, and each refusal names
+    // a path of FSDP's source the plan does not follow.
+    const std::string o = "true: ";
+    const int world = s.cluster.world_size();
+    if (f.shard_group(s.cluster.gpus_per_node, world) <= 1 || world <= 1)
+      d.add("/training/fsdp/cpu_offload",
+            o + "with " +
+                (world <= 1 ? std::string("one GPU") : "sharding_strategy \"" + to_string(f.sharding_strategy) + "\"") +
+                " nothing is sharded, and an unsharded offload (FlatParamHandle.pre_unshard copying the whole "
+                "parameter in) is not modelled; expected false, or a sharded strategy on more than one GPU");
+    if (s.training.gradient_accumulation_steps > 1)
+      d.add("/training/fsdp/cpu_offload",
+            o + "with training.gradient_accumulation_steps " + std::to_string(s.training.gradient_accumulation_steps) +
+                ": accumulating offloaded gradients (FSDP2 foreach_reduce's blocking copy and CPU add) is not "
+                "modelled; expected false, or gradient_accumulation_steps 1");
+    if (s.training.optimizer_impl == "fused")
+      d.add("/training/optimizer_impl",
+            "\"fused\" with training.fsdp.cpu_offload true: the optimizer steps on the CPU, and the CPU costs were "
+            "measured for torch's for_loop and foreach implementations; expected \"for_loop\" or \"foreach\"");
+  }
   if (s.stragglers.explicit_ranks())
     d.add("/stragglers", "jitter or slow ranks" + w + "not modelled (one representative rank); expected none");
   if (s.ddp.comm_hook != CommHook::ALLREDUCE)

@@ -145,6 +145,7 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
   s.limit_all_gathers = fr.boolean_or("limit_all_gathers", def.limit_all_gathers);
   s.no_sync = fr.boolean_or("no_sync", def.no_sync);
   s.reshard_after_backward = fr.boolean_or("reshard_after_backward", def.reshard_after_backward);
+  s.cpu_offload = fr.boolean_or("cpu_offload", def.cpu_offload);
   if (const Json* v = fr.raw("reshard_after_forward")) {
     // fully_shard(reshard_after_forward: bool | int): an int is the group size to reshard to.
     if (v->is_boolean()) {

@@ -387,6 +387,11 @@ struct TrainingSettings {
     // after the backward of each micro-step but the last, so the next micro-step's forward
     // all-gathers nothing (FSDPParamGroup.unshard is a no-op while unsharded).
     bool reshard_after_backward = true;
+    // FSDP1 CPUOffload(offload_params=True) / FSDP2 CPUOffloadPolicy(pin_memory=True): the sharded
+    // parameters, gradients and optimizer state live in pinned host memory; each unshard copies the
+    // shard to the GPU, each reduction copies the sharded gradient back, the optimizer steps on the
+    // CPU (plan/fsdp_builder.hpp).
+    bool cpu_offload = false;
     std::vector<std::string> keys_given;  // the keys the scenario set (warned of under another wrapper)
     // Units keep their parameters unsharded from the forward to the backward.
     bool keeps_params_after_forward() const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace ddpsim::gpu {
 
@@ -253,6 +254,72 @@ double optimizer_launches(const std::vector<OptimizerOp>& ops, const std::string
     for (const auto& op : ops) launches += multi_tensor_launches(op, group);
   }
   return launches;
+}
+
+}  // namespace ddpsim::gpu
+
+namespace ddpsim::gpu {
+namespace {
+
+// torch 1.13 on the CPU, one thread, float32 (scripts/measure_cpu_optimizer.py, three runs in
+// bench/results/cpu-optimizer-2026-12-07 on this project's 2-core AMD EPYC VM): per tensor (us, the
+// median of the runs' fits), per element without page faults (ns: the median of the cells that
+// faulted nothing, and of fresh processes whose glibc keeps its heap), and the bytes per element
+// that are fresh pages each step under glibc's defaults. Adam and AdamW allocate two temporaries the tensor's size
+// (`exp_avg_sq.sqrt() / bias_correction2_sqrt`; foreach: `_foreach_sqrt`, `_foreach_div_`,
+// `_foreach_add`): in the runs every tensor of 8M elements or more (temporaries above glibc's
+// largest mmap threshold, 32 MiB) faulted 8 bytes an element each step, and smaller ones did too
+// in fresh processes (the heap's top, trimmed after each step, faults again); they are taken to
+// fault. The unscale's isinf takes abs() first, a float temporary (4 bytes an element faulted in
+// the runs; its two bool results stayed below the threshold).
+struct CpuRate {
+  double us_per_tensor = 0, ns_per_element = 0, faulted_bytes_per_element = 0;
+};
+constexpr CpuRate kCpuAdamW{19.3, 1.86, 8}, kCpuAdamWForeach{15.8, 1.98, 8}, kCpuAdam{17.7, 1.63, 8},
+    kCpuAdamForeach{14.2, 1.94, 8}, kCpuSgdMomentum{4.55, 0.53, 0}, kCpuSgdMomentumForeach{3.3, 0.53, 0},
+    kCpuSgd{1.38, 0.21, 0}, kCpuUnscale{10.4, 2.33, 4}, kCpuClip{6.3, 0.28, 0}, kCpuZeroGradNone{0.09, 0, 0},
+    kCpuZeroGradZero{0.55, 0.08, 0};
+
+double cpu_pass(const CpuRate& r, const std::vector<double>& numels, double fault_s) {
+  double s = 0;
+  for (double n : numels)
+    if (n > 0)
+      s += r.us_per_tensor * 1e-6 +
+           n * (r.ns_per_element * 1e-9 + r.faulted_bytes_per_element * fault_s / kCpuPageBytes);
+  return s;
+}
+
+}  // namespace
+
+CpuStep cpu_optimizer_step(const config::TrainingSettings& tr, const std::vector<double>& numels, double fault_s) {
+  CpuStep c;
+  const bool foreach = tr.optimizer_impl == "foreach";
+  const bool adamw = tr.optimizer == "adamw", adam = tr.optimizer == "adam";
+  const CpuRate opt = adamw             ? (foreach ? kCpuAdamWForeach : kCpuAdamW)
+                      : adam            ? (foreach ? kCpuAdamForeach : kCpuAdam)
+                      : tr.sgd_momentum ? (foreach ? kCpuSgdMomentumForeach : kCpuSgdMomentum)
+                                        : kCpuSgd;
+  std::string parts;
+  if (tr.compute_dtype == config::ComputeDtype::FLOAT16 && tr.grad_scaler) {
+    c.seconds += cpu_pass(kCpuUnscale, numels, fault_s);
+    parts += "unscale_, ";
+  }
+  if (tr.clip_grad_norm) {
+    c.seconds += cpu_pass(kCpuClip, numels, fault_s);
+    parts += "clip_grad_norm_, ";
+  }
+  c.seconds += cpu_pass(opt, numels, fault_s);
+  c.seconds += cpu_pass(tr.zero_grad_set_to_none ? kCpuZeroGradNone : kCpuZeroGradZero, numels, fault_s);
+  double elements = 0;
+  for (double n : numels) elements += std::max(0.0, n);
+  char buf[64];
+  if (elements >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.4gM", elements / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", elements);
+  c.what = parts + tr.optimizer + " " + tr.optimizer_impl + " and zero_grad over " + std::to_string(numels.size()) +
+           " tensors, " + buf + " elements, one thread";
+  return c;
 }
 
 }  // namespace ddpsim::gpu

@@ -75,4 +75,32 @@ std::vector<HostLaunch> per_tensor_launches(double transfers, const std::vector<
                                             const std::vector<config::DType>& dtypes, double host_per_op,
                                             double launch_s);
 
+// The optimizer step on the CPU (training.fsdp.cpu_offload): GradScaler's unscale_ (FSDP's
+// ShardedGradScaler._foreach_non_finite_check_and_unscale_cpu_: isinf, isnan and a multiply per
+// gradient), clip_grad_norm_, optimizer.step() and zero_grad over float32 tensors of `numels`
+// elements, one thread (torchrun sets OMP_NUM_THREADS=1 for each of several processes per node:
+// torch/distributed/run.py). Per element and per tensor costs measured with torch 1.13 on this
+// project's CPU by scripts/measure_cpu_optimizer.py (optimizer_model.cpp names the runs), plus the
+// page faults of the temporaries Adam, AdamW and the unscale allocate each step, at
+// kCpuPageFaultSeconds a page.
+// A minor page fault on a fresh 4 KiB anonymous page, zeroing included: 1.9 us, from a published
+// measurement on bare metal (besthub.dev, "Why Is the First memset So Slow?": the first memset of a
+// fresh 1 GB buffer 0.66 s against 0.16 s once mapped, 262,144 faults; another public rdtsc
+// measurement on a Core i7 gives a 1.0 us median, ddumbying.vercel.app "Page fault latency
+// measurement"). This project's VM takes about 11 us (bench/results/cpu-optimizer-2026-12-07): the
+// prediction's band reaches it (report/prediction.cpp cpu_optimizer_part).
+inline constexpr double kCpuPageFaultSeconds = 1.9e-6;
+inline constexpr double kCpuPageBytes = 4096;
+inline constexpr double kCpuPageFaultSecondsHere = 11e-6;
+struct CpuStep {
+  double seconds = 0;
+  std::string what;  // its parts in words
+};
+// `page_fault_s`: a fault's cost (0: the temporaries are reused and fault nothing).
+CpuStep cpu_optimizer_step(const config::TrainingSettings& tr, const std::vector<double>& numels,
+                           double page_fault_s = kCpuPageFaultSeconds);
+// Another host's core is taken to run the measured per-tensor and per-element work within this
+// factor of this project's VM (an assumption: no other CPU was measured).
+inline constexpr double kCpuCoreSpread = 0.3;
+
 }  // namespace ddpsim::gpu

@@ -213,6 +213,12 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
   const int shard = no_shard ? 1 : groups.shard;
   e.fsdp_shards = shard;
   const auto units = plan::fsdp_units(sc);
+  // CPU offload (plan::fsdp_offload): the shards, their optimizer state and the optimizer step live
+  // on the host. FSDP1 keeps each reduced gradient shard on the GPU until the backward ends as well
+  // (_post_backward_hook's param._saved_grad_shard, deleted by _finalize_params), FSDP2 drops it
+  // once copied (foreach_reduce keeps no reference to the GPU shard).
+  const bool offload = plan::fsdp_offloads(sc);
+  if (offload) e.host_offload = plan::fsdp_offload(sc).host_bytes;
   std::vector<int> unit_of(m.layers.size(), 0);
   for (size_t u = 0; u < units.size(); ++u)
     for (int l : units[u].layers) unit_of[static_cast<size_t>(l)] = static_cast<int>(u);
@@ -226,6 +232,10 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
     const double g = no_shard ? un.grad_numel : un.grad_shard_numel;
     local_numel += n;
     local_grad_numel += g;
+    if (offload) {
+      grad_shard_bytes[u] = f.version == 1 ? g * elem : 0.0;
+      continue;
+    }
     e.parameters += n * elem;
     grad_shard_bytes[u] = g * elem;
     state += g * optimizer_state_bytes_per_element(tr.optimizer, tr.sgd_momentum, static_cast<int>(elem));
@@ -245,7 +255,7 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
   double grad_total = 0;
   for (double g : grad_shard_bytes) grad_total += g;
   double temporaries = 0;
-  if (tr.optimizer == "adam" || tr.optimizer == "adamw") {
+  if ((tr.optimizer == "adam" || tr.optimizer == "adamw") && !offload) {
     if (tr.optimizer_impl == "foreach") temporaries = grad_total;
     if (tr.optimizer_impl == "for_loop") temporaries = largest_shard;
   }
@@ -348,7 +358,8 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
     }
     // Every sharded gradient exists all along when zero_grad keeps them, or when each micro-step
     // reduces into them (from the second micro-step on).
-    const bool all_shards = !tr.zero_grad_set_to_none || (accumulates && !keeps_unsharded);
+    // (Offloaded: optimizer.grad is the host copy; the GPU shards are new each backward.)
+    const bool all_shards = !offload && (!tr.zero_grad_set_to_none || (accumulates && !keeps_unsharded));
     double g = all_shards ? grad_total : grads_after;
     double earlier = g;  // a micro-step before the last
     if (keeps_unsharded) {
@@ -396,7 +407,9 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
     fwd_grads = (keeps_unsharded ? accum_total : 0.0) + (shards ? grad_total : 0.0);
     fwd_peak = fwd_grads + all_unsharded;
   }
-  if (grad_total + temporaries > std::max(bwd_peak, fwd_peak)) {
+  // The optimizer step holds the gradient shards and its temporaries on the GPU, unless it runs
+  // on the host (offloaded: FSDP1's GPU shards are freed when the backward ends).
+  if (!offload && grad_total + temporaries > std::max(bwd_peak, fwd_peak)) {
     e.peak_phase = "optimizer step";
     e.gradients = grad_total;
     e.optimizer_temporaries = temporaries;

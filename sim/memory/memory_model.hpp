@@ -43,6 +43,9 @@ struct MemoryEstimate {
   double unsharded_grads = 0;   // FSDP: the unsharded gradient of the unit in its backward (+ reduce-scatter input)
   int fsdp_shards = 1;          // FSDP: ranks each unit is sharded over (1: not sharded)
   int unsharded_units = 0;      // FSDP: units unsharded at the peak
+  // FSDP CPU offload: the rank's pinned shards and gradients and its optimizer state, in host
+  // memory (not part of total(): the GPU's).
+  double host_offload = 0;
   double cuda_context = 0, nccl_buffers = 0;  // the allowance
   double allowance() const { return cuda_context + nccl_buffers; }
   double total() const;

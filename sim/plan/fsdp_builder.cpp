@@ -6,6 +6,8 @@
 #include <map>
 
 #include "gpu/compute_model.hpp"
+#include "gpu/optimizer_model.hpp"
+#include "memory/memory_model.hpp"
 #include "plan/program_writer.hpp"
 
 namespace ddpsim::plan {
@@ -141,6 +143,73 @@ std::vector<FsdpUnit> fsdp_units(const config::Scenario& sc) {
 
 namespace {
 
+// The tensors the CPU optimizer steps (FSDP1: one flat shard per unit, FlatParameter; FSDP2: each
+// parameter's padded dim-0 shard, a DTensor's local tensor), in elements.
+std::vector<double> offloaded_tensors(const config::Scenario& sc, const std::vector<FsdpUnit>& units, int shard) {
+  std::vector<double> out;
+  for (const auto& u : units) {
+    if (sc.training.fsdp.version == 1) {
+      if (u.grad_shard_numel > 0) out.push_back(u.grad_shard_numel);
+      continue;
+    }
+    for (int pi : u.params) {
+      const auto& p = sc.model.params[static_cast<size_t>(pi)];
+      if (!p.requires_grad) continue;
+      const double n = static_cast<double>(p.numel);
+      const double dim0 = p.shape.empty() ? 1.0 : static_cast<double>(std::max<int64_t>(1, p.shape[0]));
+      out.push_back(std::ceil(dim0 / shard) * (n / dim0));
+    }
+  }
+  return out;
+}
+
+double param_elem_of(const config::Scenario& sc, const FsdpUnit& u) {
+  return u.params.empty() ? 4.0 : config::dtype_size(sc.model.params[static_cast<size_t>(u.params[0])].dtype);
+}
+
+}  // namespace
+
+bool fsdp_offloads(const config::Scenario& sc) {
+  const int world = sc.cluster.world_size();
+  return sc.training.fsdp.cpu_offload && world > 1 && fsdp_groups(sc).shard > 1 &&
+         sc.training.fsdp.sharding_strategy != ShardingStrategy::NO_SHARD;
+}
+
+FsdpOffload fsdp_offload(const config::Scenario& sc) {
+  FsdpOffload o;
+  if (!fsdp_offloads(sc)) return o;
+  const auto units = fsdp_units(sc);
+  const auto groups = fsdp_groups(sc);
+  const double bw = sc.cluster.gpu.host_bandwidth;
+  for (const auto& u : units) {
+    if (u.shard_numel <= 0) continue;
+    const double elem = param_elem_of(sc, u);
+    // The forward's unshard, and the backward's unless the unit is kept or holds its post-forward
+    // shard on the GPU (FSDP2 reshard_after_forward N: the backward gathers that instead).
+    const int copies = 1 + (!u.kept && groups.post_forward == 0 ? 1 : 0);
+    o.h2d_copies += copies;
+    o.h2d_bytes += copies * u.shard_numel * elem;
+    o.d2h_bytes += u.grad_shard_numel * elem;
+    // Pinned shard and gradient (FSDP1 _init_param_attributes: _local_shard.pin_memory(), _cpu_grad
+    // pinned; FSDP2 CPUOffloadPolicy pin_memory), the optimizer state beside them.
+    o.host_bytes += (u.shard_numel + u.grad_shard_numel) * elem +
+                    u.grad_shard_numel * memory::optimizer_state_bytes_per_element(sc.training.optimizer,
+                                                                                   sc.training.sgd_momentum, elem);
+  }
+  o.h2d_s = bw > 0 ? o.h2d_bytes / bw : 0.0;
+  o.d2h_s = bw > 0 ? o.d2h_bytes / bw : 0.0;
+  const auto tensors = offloaded_tensors(sc, units, groups.shard);
+  const auto cpu = gpu::cpu_optimizer_step(sc.training, tensors);
+  o.cpu_step_s = cpu.seconds;
+  o.cpu_step_low_s = (1 - gpu::kCpuCoreSpread) * gpu::cpu_optimizer_step(sc.training, tensors, 0.0).seconds;
+  o.cpu_step_high_s =
+      (1 + gpu::kCpuCoreSpread) * gpu::cpu_optimizer_step(sc.training, tensors, gpu::kCpuPageFaultSecondsHere).seconds;
+  o.cpu_step_what = cpu.what;
+  return o;
+}
+
+namespace {
+
 class FsdpBuilder : ProgramWriter {
  public:
   FsdpBuilder(const config::Scenario& sc, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps, int ranks)
@@ -157,6 +226,7 @@ class FsdpBuilder : ProgramWriter {
     no_shard_ = f_.sharding_strategy == ShardingStrategy::NO_SHARD || groups_.shard <= 1;
     hybrid_ = f_.sharding_strategy == ShardingStrategy::HYBRID_SHARD && groups_.replica > 1 && !no_shard_;
     sharded_ = comm_ && !no_shard_ && groups_.shard > 1;
+    offload_ = fsdp_offloads(sc);
     unit_of_.assign(sc.model.layers.size(), 0);
     for (size_t u = 0; u < units_.size(); ++u)
       for (int l : units_[u].layers) unit_of_[static_cast<size_t>(l)] = static_cast<int>(u);
@@ -234,6 +304,13 @@ class FsdpBuilder : ProgramWriter {
   gpu::Kernel copy(double bytes) const {
     return gpu::roofline_kernel(0, bytes, profile_.peak_flops, sc_.cluster.gpu.hbm_bandwidth, sc_.compute);
   }
+  // A copy over the GPU's host link (cudaMemcpyAsync from or to pinned memory: a copy engine, no SMs).
+  gpu::Kernel host_copy(double bytes) const {
+    gpu::Kernel k;
+    const double bw = sc_.cluster.gpu.host_bandwidth;
+    k.seconds = bw > 0 ? bytes / bw : 0.0;
+    return k;
+  }
   static CommOp op(OpKind kind, std::string name, double bytes) {
     CommOp o;
     o.kind = kind;
@@ -294,7 +371,15 @@ class FsdpBuilder : ProgramWriter {
       return;
     }
     const bool cast = un.param_elem != orig_elem(u);
-    if (f_.version == 2)
+    // CPU offload: the shard comes from pinned host memory first (fsdp_offload above).
+    if (offload_) chain.push_back(kernel_op("shard to GPU", host_copy(un.shard_numel * orig_elem(u))));
+    if (f_.version == 2 && offload_ && cast) {
+      // Offloaded parameters leave _get_param_all_gather_inputs' foreach fast path
+      // (use_foreach_copy is false with offload_to_cpu): FSDPParam.all_gather_inputs casts each
+      // copied shard on its own (_to_dtype_if_needed), then all_gather_copy_in copies the casts.
+      chain.push_back(kernel_op("cast shard to param_dtype", copy(un.shard_numel * (orig_elem(u) + un.param_elem))));
+      chain.push_back(kernel_op("all-gather copy-in", copy(2.0 * un.shard_numel * un.param_elem)));
+    } else if (f_.version == 2)
       // foreach_all_gather_copy_in: the shards (cast to param_dtype) copied into one input buffer.
       chain.push_back(kernel_op("all-gather copy-in", copy(un.shard_numel * (orig_elem(u) + un.param_elem))));
     else if (cast)
@@ -338,7 +423,11 @@ class FsdpBuilder : ProgramWriter {
     chain.push_back(op(OpKind::REDUCE_SCATTER, "reduce-scatter", un.reduce_scatter_bytes(s)));
     // The divide (FSDP1 post-divide, FSDP2 _div_if_needed) and the copy into the sharded gradient.
     const gpu::Kernel post = copy(2.0 * un.shard_grad_bytes());
+    // CPU offload: the sharded gradient, in the parameters' dtype, to its pinned host buffer on the
+    // stream that reduced it (after the replica all-reduce under HYBRID_SHARD).
+    const gpu::Kernel to_host = offload_ ? host_copy(un.grad_shard_numel * orig_elem(u)) : gpu::Kernel{};
     if (!hybrid_) chain.push_back(kernel_op("post-divide, copy-out", post));
+    if (!hybrid_ && offload_) chain.push_back(kernel_op("gradient to host", to_host));
     const int rs = job(1, "reduce-scatter " + un.name, std::move(chain), JobRole::UNIT_REDUCE, static_cast<int>(u));
     // The reduce-scatter follows the previous unit's all-reduce on the same post-backward stream.
     if (last_allreduce_ >= 0) p_.tasks[static_cast<size_t>(rs)].after.push_back(last_allreduce_);
@@ -348,7 +437,7 @@ class FsdpBuilder : ProgramWriter {
     }
     const int ar = job(2, "all-reduce " + un.name,
                        {op(OpKind::ALLREDUCE, "all-reduce across replicas", un.shard_grad_bytes()),
-                        kernel_op("post-divide, copy-out", post)},
+                        kernel_op("post-divide, copy-out", post), kernel_op("gradient to host", to_host)},
                        JobRole::UNIT_REPLICA_ALLREDUCE, static_cast<int>(u));
     p_.tasks[static_cast<size_t>(ar)].after.push_back(rs);
     last_allreduce_ = ar;
@@ -567,6 +656,18 @@ class FsdpBuilder : ProgramWriter {
       }
       const double frac = total > 0 ? std::min(1.0, local / total) : 1.0;
       mark(Mark::OPTIMIZER_BEGIN);
+      if (offload_) {
+        // The host waited for the gradients' copies (the wait above), then steps the shards on the
+        // CPU; the GPU has nothing queued until the next step's first copy of an updated shard.
+        const FsdpOffload o = fsdp_offload(sc_);
+        gpu::Kernel cpu;
+        cpu.seconds = o.cpu_step_s;
+        kernel(cpu, "optimizer step on the CPU (" + o.cpu_step_what + ")", "optimizer");
+        mark(Mark::OPTIMIZER_END);
+        mark(Mark::STEP_END);
+        p_.steps.back().records = records_;
+        return;
+      }
       kernel(scaled_by(profile_.grad_unscale, frac), "GradScaler unscale_", "optimizer");
       kernel(scaled_by(profile_.clip, frac), "clip_grad_norm_", "optimizer");
       kernel(scaled_by(profile_.optimizer, frac), "optimizer step on the local shard (" + sc_.training.optimizer + ")",
@@ -584,7 +685,7 @@ class FsdpBuilder : ProgramWriter {
   const ddp::StepPlan& steps_;
   std::vector<FsdpUnit> units_;
   FsdpGroups groups_;
-  bool comm_ = false, no_shard_ = false, hybrid_ = false, sharded_ = false;
+  bool comm_ = false, no_shard_ = false, hybrid_ = false, sharded_ = false, offload_ = false;
   int pf_group_ = -1;      // FSDP2 reshard_after_forward N: the post-forward group (index into p_.groups)
   bool backward_ = false;  // the micro-step's backward has begun
   int records_ = 0, last_allreduce_ = -1;

@@ -96,6 +96,38 @@ FsdpGroups fsdp_groups(const config::Scenario& sc);
 // The units in forward order (the root first when it holds parameters or is the only unit).
 std::vector<FsdpUnit> fsdp_units(const config::Scenario& sc);
 
+// training.fsdp.cpu_offload (FSDP1 CPUOffload(offload_params=True), FSDP2 CPUOffloadPolicy with
+// pinned memory), per optimizer step of one rank. Each unshard first copies the rank's shard, in
+// the parameters' own dtype, from pinned host memory to the GPU (FSDP1 FlatParamHandle.pre_unshard
+// on the pre-all-gather stream, then _use_low_precision_shard's cast under MixedPrecision; FSDP2
+// FSDPParam.all_gather_inputs on the copy-in stream, then the copy-in), ahead of its all-gather;
+// each reduction ends with the sharded gradient, cast back to the parameters' dtype, copied to the
+// host on the stream that reduced it (FSDP1 _post_backward_hook `param._cpu_grad.copy_(...,
+// non_blocking=True)` on the post-backward stream; FSDP2 foreach_reduce's `.to("cpu",
+// non_blocking=True)` on the post-reduce stream), so the next reduction waits for it. The final
+// callback blocks the host until the copies are done (FSDP1 _wait_for_post_backward's
+// current_stream().synchronize(); FSDP2 finalize_backward's grad_offload_event.synchronize()), and
+// the optimizer steps the shards on the CPU (gpu::cpu_optimizer_seconds) while the GPU idles:
+// the next step's first copy needs the updated shard. Copies run at the GPU's host link
+// (gpu.host_bandwidth); the link's other traffic (GPUDirect RDMA through the same PCIe switch)
+// is not modelled.
+struct FsdpOffload {
+  double h2d_bytes = 0, h2d_s = 0;  // host-to-device copies of the shards (alone, summed)
+  int h2d_copies = 0;
+  double d2h_bytes = 0, d2h_s = 0;  // device-to-host copies of the sharded gradients
+  double cpu_step_s = 0;            // unscale_, clip_grad_norm_, the optimizer and zero_grad on the CPU
+  // Its range on another host: no page faults and a core kCpuCoreSpread faster, to this project's
+  // VM's faults and a core kCpuCoreSpread slower (gpu/optimizer_model.hpp).
+  double cpu_step_low_s = 0, cpu_step_high_s = 0;
+  double host_bytes = 0;      // pinned shards and gradients plus the optimizer state, in host memory
+  std::string cpu_step_what;  // the CPU step's parts, in words
+};
+// Zero when the scenario does not offload (or shards nothing).
+FsdpOffload fsdp_offload(const config::Scenario& sc);
+// Whether it offloads: training.fsdp.cpu_offload with a sharded strategy on more than one GPU (the
+// scenario check refuses the rest).
+bool fsdp_offloads(const config::Scenario& sc);
+
 // The plan of `steps`' micro-steps for the representative rank (ranks must be 1).
 Plan build_fsdp(const config::Scenario& scenario, const gpu::ComputeProfile& profile, const ddp::StepPlan& steps,
                 int ranks);

@@ -516,6 +516,7 @@ StepReport make_report(const config::Scenario& sc, const gpu::ComputeProfile& pr
   if (!t.fsdp.empty()) {
     r.fsdp = t.fsdp + "; activation checkpointing " + r.activation_checkpointing;
     r.fsdp_units = t.fsdp_units;
+    r.fsdp_offload = t.fsdp_offload;
     for (auto* it : {&r.steady, &r.iteration1})
       for (auto& row : it->units)
         if (static_cast<size_t>(row.index) < t.fsdp_units.size())

@@ -85,6 +85,7 @@ struct Prediction {
   std::string summary;    // "compute estimated, DDP simulated"
   double host_share = 0;  // the per-kernel model's host dispatch over the compute it launches (0: none)
   double comm_busy_s = 0, comm_exposed_s = 0;  // the collectives part's reach (CommBasis)
+  double cpu_step_s = 0;                       // the cpu_optimizer part's reach (FSDP CPU offload)
 };
 
 // The estimated compute's range (e) and where a prediction counts as host-heavy (its modelled
@@ -106,6 +107,10 @@ BandPart ddp_part(int world_size);
 // weighted by the class's share of the time; calibrated: calibrate --holdout's worst median.
 BandPart collectives_part(const CommBasis& c);
 double tie_resolution();
+// FSDP CPU offload's optimizer step on the host (gpu::cpu_optimizer_step), on its own seconds
+// `step_s`: measured on one CPU (this project's VM) with a published page-fault cost, so its range
+// [low_s, high_s] is what another host may do differently (plan::FsdpOffload).
+BandPart cpu_optimizer_part(double step_s, double low_s, double high_s);
 
 // step_s and compute_only_s: the steady step and its compute-only time. The compute part's error
 // applies to compute_only_s, the DDP part's to the whole step (it was validated on whole steps

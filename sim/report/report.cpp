@@ -209,6 +209,13 @@ Json to_json(const StepReport& r, bool include_buckets) {
     j["fit_options"] = nullptr;
   }
   if (!r.fsdp.empty()) j["fsdp"] = r.fsdp;
+  if (r.fsdp_offload) {
+    const auto& o = *r.fsdp_offload;
+    j["fsdp_offload"] = {{"h2d_bytes", o.h2d_bytes},    {"h2d_copies", o.h2d_copies}, {"h2d_s", o.h2d_s},
+                         {"d2h_bytes", o.d2h_bytes},    {"d2h_s", o.d2h_s},           {"cpu_step_s", o.cpu_step_s},
+                         {"cpu_step", o.cpu_step_what}, {"host_bytes", o.host_bytes}};
+    j["memory"]["host_offload"] = r.memory.host_offload;
+  }
   j["activation_checkpointing"] = r.activation_checkpointing;
   j["zero_redundancy_optimizer"] = r.zero_redundancy_optimizer;
   // Only when iteration 1 is faster than the steady state (metrics.hpp explain_iteration1).
@@ -424,9 +431,16 @@ std::string to_table(const StepReport& r) {
   }
   if (r.data_parallel)
     o << "  torch.nn.DataParallel over " << r.world_size << " GPU(s): one process, GPU 0 the master\n\n";
-  else if (!r.fsdp.empty())
-    o << "  " << r.fsdp << "\n\n";
-  else if (r.world_size == 1)
+  else if (!r.fsdp.empty()) {
+    o << "  " << r.fsdp << "\n";
+    if (const auto& f = r.fsdp_offload)
+      o << "  CPU offload per step: shards to GPU " << core::format_bytes(f->h2d_bytes) << " in " << f->h2d_copies
+        << " copies (" << core::format_time(f->h2d_s) << " alone), gradients to host "
+        << core::format_bytes(f->d2h_bytes) << " (" << core::format_time(f->d2h_s) << "), optimizer on the CPU "
+        << core::format_time(f->cpu_step_s) << " (" << f->cpu_step_what << "); host memory per GPU "
+        << core::format_bytes(f->host_bytes) << "\n";
+    o << "\n";
+  } else if (r.world_size == 1)
     o << "  one GPU: DDP's hooks, bucket copies and one-rank calls, no communication\n\n";
   else
     o << "  DDP bucket_cap_mb " << r.bucket_cap_mb
@@ -492,6 +506,8 @@ std::string to_table(const StepReport& r) {
       << ", optimizer " << core::format_bytes(m.optimizer_state + m.optimizer_temporaries)
       << (m.zero_shards > 1 ? " (ZeRO over " + std::to_string(m.zero_shards) + ")" : std::string())
       << (m.fsdp_shards > 1 ? " (sharded over " + std::to_string(m.fsdp_shards) + ")" : std::string())
+      << (m.host_offload > 0 ? " (shards and optimizer on the host: " + core::format_bytes(m.host_offload) + ")"
+                             : std::string())
       << (m.unsharded_params + m.unsharded_grads > 0
               ? ", unsharded units " + core::format_bytes(m.unsharded_params) + " (" +
                     std::to_string(m.unsharded_units) + ") + their gradient " + core::format_bytes(m.unsharded_grads)

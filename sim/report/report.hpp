@@ -150,6 +150,19 @@ struct DataParallelReport {
   std::vector<DataParallelGpu> gpus;
 };
 
+// training.fsdp.cpu_offload per optimizer step of one rank (plan::fsdp_offload): the copies'
+// bytes and times alone (they run beside compute and collectives), the CPU's optimizer step (the
+// GPU idles through it) and the host memory the rank pins and fills.
+struct FsdpOffloadReport {
+  double h2d_bytes = 0, h2d_s = 0;
+  int h2d_copies = 0;
+  double d2h_bytes = 0, d2h_s = 0;
+  double cpu_step_s = 0;
+  std::string cpu_step_what;
+  double host_bytes = 0;
+  double cpu_step_low_s = 0, cpu_step_high_s = 0;  // its range on another host (plan::FsdpOffload)
+};
+
 struct StepReport {
   std::string scenario;
   std::string model;
@@ -254,6 +267,7 @@ struct StepReport {
   // training.wrapper "fsdp": its settings in words (empty otherwise) and its units' names.
   std::string fsdp{};
   std::vector<std::string> fsdp_units{};
+  std::optional<FsdpOffloadReport> fsdp_offload;  // training.fsdp.cpu_offload
   std::string activation_checkpointing = "none";
   // Link statistics over the steady step(s) (`links`, `busiest_link`): per class, in the order the
   // backend lists them; empty without communication. `link_steps` steps were counted.

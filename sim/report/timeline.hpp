@@ -112,6 +112,7 @@ struct Timeline {
   // training.wrapper "fsdp" (plan builder): its settings in words and its units' names.
   std::string fsdp{};
   std::vector<std::string> fsdp_units{};
+  std::optional<FsdpOffloadReport> fsdp_offload;
 };
 
 }  // namespace ddpsim::report

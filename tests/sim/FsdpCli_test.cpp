@@ -332,5 +332,57 @@ TEST(FsdpCli, SweepOverStrategyAndCheckpointing) {
   std::filesystem::remove_all(d);
 }
 
+// CPU offload on the bundled Llama 3 8B scenario: the shards go to the host (the GPU holds no
+// parameter shard or optimizer state: less memory per GPU), each step copies every shard in (the
+// root once, each block twice: fp32, 1/8 of the model each) and every gradient shard out (fp32),
+// and the optimizer runs on the CPU with the GPU idle, so the step is longer by at least that
+// step less the GPU optimizer's. The band carries the CPU part. Settings it does not model are
+// refused with their path.
+TEST(FsdpCli, CpuOffloadMovesShardsToTheHostAndTheOptimizerToTheCpu) {
+  auto base = run("run llama3-8b-fsdp-8x-h100 --json - -q");
+  auto off = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true --json - -q");
+  ASSERT_EQ(base.code, 0) << base.out;
+  ASSERT_EQ(off.code, 0) << off.out;
+  const Json b = stdout_json(base), o = stdout_json(off);
+  ASSERT_TRUE(o.contains("fsdp_offload")) << o.dump();
+  EXPECT_FALSE(b.contains("fsdp_offload"));
+  const auto& f = o["fsdp_offload"];
+  const double shard_bytes = kBlock / 8 * 4;  // one block's fp32 shard per rank
+  // d2h: every unit's gradient shard once; the 32 blocks alone are 32 shards.
+  EXPECT_GT(f["d2h_bytes"].get<double>(), 32 * shard_bytes);
+  // h2d: the blocks twice, the root (embeddings, norm, output) once: 2 x d2h less the root's shard.
+  const double root = f["d2h_bytes"].get<double>() - 32 * shard_bytes;
+  EXPECT_DOUBLE_EQ(f["h2d_bytes"].get<double>(), 2 * 32 * shard_bytes + root);
+  EXPECT_EQ(f["h2d_copies"], 65);
+  EXPECT_DOUBLE_EQ(o["memory"]["parameters"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(o["memory"]["optimizer_state"].get<double>(), 0.0);
+  // Host: per element of the rank's shard, the fp32 shard, its fp32 gradient and AdamW's two states.
+  EXPECT_DOUBLE_EQ(o["memory"]["host_offload"].get<double>(), f["d2h_bytes"].get<double>() / 4 * 16);
+  EXPECT_LT(o["memory_per_gpu_bytes"].get<double>(),
+            b["memory_per_gpu_bytes"].get<double>() - b["memory"]["optimizer_state"].get<double>());
+  const double cpu = f["cpu_step_s"].get<double>();
+  EXPECT_GT(cpu, 0.0);
+  EXPECT_GT(o["step_time_s"].get<double>(), b["step_time_s"].get<double>() + cpu - b["optimizer_s"].get<double>());
+  bool part = false;
+  for (const auto& p : o["prediction"]["parts"]) part = part || p["part"] == "cpu_optimizer";
+  EXPECT_TRUE(part) << o["prediction"].dump();
+  EXPECT_NE(o["prediction"]["basis"].get<std::string>().find("CPU optimizer"), std::string::npos);
+  auto text = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true");
+  EXPECT_NE(text.out.find("CPU offload per step: shards to GPU"), std::string::npos) << text.out;
+
+  auto acc =
+      run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true --set "
+          "training.gradient_accumulation_steps=2 -q");
+  EXPECT_TRUE(testing::refused_with(acc, {"/training/fsdp/cpu_offload", "gradient_accumulation_steps 2"})) << acc.out;
+  auto ns =
+      run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true --set "
+          "training.fsdp.sharding_strategy=NO_SHARD -q");
+  EXPECT_TRUE(testing::refused_with(ns, {"/training/fsdp/cpu_offload", "NO_SHARD"})) << ns.out;
+  auto fused =
+      run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true --set "
+          "training.optimizer_impl=fused -q");
+  EXPECT_TRUE(testing::refused_with(fused, {"/training/optimizer_impl", "fused"})) << fused.out;
+}
+
 }  // namespace
 }  // namespace ddpsim

@@ -210,6 +210,32 @@ TEST(FsdpMemory, Fsdp1PadsTheFlatParameterNoShardKeepsEverything) {
   EXPECT_DOUBLE_EQ(e.unsharded_grads, 0);
 }
 
+// CPU offload (training.fsdp.cpu_offload): the shards, their gradients and Adam's state live in host
+// memory (480 elements x (4 + 4 + 8) B on the rank); the GPU keeps the units in flight, the unit's
+// unsharded gradient and the activations: Fsdp2FullShardByHand's peak less its 1920 B of
+// parameters and 3840 B of optimizer state. FSDP1: flat shards of 275 + 100 + 100 elements.
+TEST(FsdpMemory, CpuOffloadKeepsShardsAndOptimizerStateOnTheHost) {
+  auto s = model(config::Wrapper::FSDP);
+  s.training.fsdp.cpu_offload = true;
+  auto e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.parameters, 0);
+  EXPECT_DOUBLE_EQ(e.optimizer_state, 0);
+  EXPECT_DOUBLE_EQ(e.optimizer_temporaries, 0);
+  EXPECT_DOUBLE_EQ(e.gradients, 0);
+  EXPECT_DOUBLE_EQ(e.host_offload, 480 * 16);
+  EXPECT_EQ(e.peak_phase, "backward");
+  EXPECT_DOUBLE_EQ(e.total(), 6.7e6 + 7680 + 8960 + kCudaContextBytes + kNcclCommunicatorBytes);
+  s = model(config::Wrapper::FSDP, 1);
+  s.training.fsdp.cpu_offload = true;
+  e = estimate_memory(s);
+  EXPECT_DOUBLE_EQ(e.parameters, 0);
+  EXPECT_DOUBLE_EQ(e.optimizer_state, 0);
+  EXPECT_DOUBLE_EQ(e.host_offload, 475 * 16);
+  // One GPU shards nothing: no offload (the scenario check refuses it).
+  s.cluster.gpus_per_node = 1;
+  EXPECT_DOUBLE_EQ(estimate_memory(s).host_offload, 0);
+}
+
 // Full checkpointing keeps each block's first layer's saves (1e6 each): before blocks.1.act's
 // backward, emb 5e5 + blocks.0.fc 1e6 + blocks.1.fc 1e6 kept plus blocks.1.act recomputed 2e6.
 TEST(FsdpMemory, FullCheckpointingKeepsBlockInputsPlusOneRecomputedBlock) {

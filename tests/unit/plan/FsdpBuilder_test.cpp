@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "gpu/optimizer_model.hpp"
 #include "plan/fsdp_builder.hpp"
 
 namespace ddpsim::plan {
@@ -387,10 +388,11 @@ TEST(FsdpBuilder, Fsdp1RateLimiterInTheForward) {
     f.prof.forward.clear();
     f.prof.backward.clear();
     for (size_t b = 0; b < 5; ++b) {
-      f.sc.model.params[b].name = "w" + std::to_string(b);
+      // append, not operator+: g++ 12 -O3 warns falsely (-Wrestrict) on "w" + std::string here.
+      f.sc.model.params[b].name = std::string("w").append(std::to_string(b));
       f.sc.model.params[b].shape = {8};
       f.sc.model.params[b].numel = 8;
-      f.sc.model.layers[b].name = "b." + std::to_string(b);
+      f.sc.model.layers[b].name = std::string("b.").append(std::to_string(b));
       f.sc.model.layers[b].params = {static_cast<int>(b)};
       f.prof.forward.push_back(k(1));
       f.prof.backward.push_back(k(2));
@@ -499,6 +501,144 @@ TEST(FsdpBuilder, CheckpointedBlocksRecomputeTheirForward) {
   r = recompute_kernels(f.sc, f.prof);
   EXPECT_EQ(r[1].seconds, 0);
   EXPECT_EQ(r[2].seconds, 3);
+}
+
+// CPU offload (training.fsdp.cpu_offload), FSDP2 FULL_SHARD on 2 nodes x 2 GPUs, host link 100 B/s:
+// every all-gather starts with its shard's copy to the GPU (root 33 x 4 B: 1.32 s; a block 20 x 4 B:
+// 0.8 s), the root's once (kept), the blocks' in both passes; every reduction ends with the
+// gradient shard's copy to the host on the same job (so the next reduction waits for it); the
+// optimizer runs on the CPU instead of the GPU's kernels.
+TEST(FsdpBuilder, CpuOffloadCopiesShardsInAndGradientsOut) {
+  Fixture f(2, 2, 2, config::ShardingStrategy::FULL_SHARD);
+  f.sc.training.fsdp.cpu_offload = true;
+  f.sc.cluster.gpu.host_bandwidth = 100;
+  const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+  std::vector<std::string> jobs;
+  std::string optimizer;
+  double optimizer_s = -1;
+  for (const auto& line : program(p))
+    if (line.rfind("JOB", 0) == 0) jobs.push_back(line);
+  for (const Task& t : p.tasks)
+    if (t.kind == TaskKind::KERNEL && t.name.rfind("optimizer", 0) == 0) {
+      optimizer = t.name;
+      optimizer_s = t.kernel.seconds;
+    }
+  const std::vector<std::string> want = {
+      "JOB all-gather root on 1: [shard to GPU 1.32] [all-gather copy-in 0.264] all-gather=132",
+      "JOB all-gather layers.0 on 1: [shard to GPU 0.8] [all-gather copy-in 0.16] all-gather=80",
+      "JOB all-gather layers.1 on 1: [shard to GPU 0.8] [all-gather copy-in 0.16] all-gather=80",
+      "JOB all-gather layers.1 on 1: [shard to GPU 0.8] [all-gather copy-in 0.16] all-gather=80",
+      "JOB all-gather layers.0 on 1: [shard to GPU 0.8] [all-gather copy-in 0.16] all-gather=80",
+      "JOB reduce-scatter layers.1 on 1: [reduce-scatter copy-in 0.64] reduce-scatter=320 [post-divide, copy-out "
+      "0.16] [gradient to host 0.8]",
+      "JOB reduce-scatter layers.0 on 1: [reduce-scatter copy-in 0.64] reduce-scatter=320 [post-divide, copy-out "
+      "0.16] [gradient to host 0.8]",
+      "JOB reduce-scatter root on 1: [reduce-scatter copy-in 1.056] reduce-scatter=528 [post-divide, copy-out "
+      "0.264] [gradient to host 1.32]",
+  };
+  EXPECT_EQ(jobs, want);
+  // SGD with momentum, foreach, on FSDP2's four parameter shards (e 30, a0 20, a1 20, n 3
+  // elements): 4 x 3.3 us + 73 x 0.53 ns (no temporaries, no page faults), zero_grad(set_to_none)
+  // 4 x 0.09 us.
+  EXPECT_EQ(optimizer, "optimizer step on the CPU (sgd foreach and zero_grad over 4 tensors, 73 elements, one thread)");
+  EXPECT_NEAR(optimizer_s, 4 * 3.3e-6 + 73 * 0.53e-9 + 4 * 0.09e-6, 1e-15);
+  // No GPU optimizer kernel is left.
+  for (const auto& line : program(p)) EXPECT_EQ(line.find("local shard"), std::string::npos) << line;
+
+  // fsdp_offload's totals are the plan's: 5 copies in (132 + 4 x 80 B), 3 out (132 + 2 x 80 B);
+  // host memory: each unit's pinned shard and gradient plus SGD's momentum, 4 B each per element.
+  const FsdpOffload o = fsdp_offload(f.sc);
+  EXPECT_EQ(o.h2d_copies, 5);
+  EXPECT_DOUBLE_EQ(o.h2d_bytes, 452);
+  EXPECT_DOUBLE_EQ(o.d2h_bytes, 292);
+  EXPECT_DOUBLE_EQ(o.h2d_s, 4.52);
+  EXPECT_DOUBLE_EQ(o.d2h_s, 2.92);
+  EXPECT_DOUBLE_EQ(o.host_bytes, 73 * 12);
+  EXPECT_DOUBLE_EQ(o.cpu_step_s, optimizer_s);
+  double h2d = 0, d2h = 0;
+  for (const Task& t : p.tasks)
+    for (const auto& op : t.chain) {
+      if (op.name == "shard to GPU") h2d += op.kernel.seconds;
+      if (op.name == "gradient to host") d2h += op.kernel.seconds;
+    }
+  EXPECT_NEAR(h2d, o.h2d_s, 1e-12);
+  EXPECT_NEAR(d2h, o.d2h_s, 1e-12);
+
+  // With param_dtype bfloat16 the offloaded shard leaves FSDP2's foreach fast path: the float32
+  // copy is cast on its own (33 x (4 + 2) B), then copied in (2 x 33 x 2 B).
+  f.sc.training.fsdp.param_dtype = config::DType::BFLOAT16;
+  const Plan bf = build_fsdp(f.sc, f.prof, f.steps, 1);
+  std::string first;
+  for (const auto& line : program(bf))
+    if (first.empty() && line.rfind("JOB", 0) == 0) first = line;
+  EXPECT_EQ(first,
+            "JOB all-gather root on 1: [shard to GPU 1.32] [cast shard to param_dtype 0.198] [all-gather copy-in "
+            "0.132] all-gather=66");
+}
+
+// Under HYBRID_SHARD the gradient shard goes to the host after the replica all-reduce (FSDP2
+// foreach_reduce: the post-reduce stream is the all-reduce's); FSDP1 takes one flat tensor per
+// unit to the CPU optimizer; a unit kept from the forward (SHARD_GRAD_OP) is copied in once.
+TEST(FsdpBuilder, CpuOffloadUnderHybridShardFsdp1AndShardGradOp) {
+  Fixture h(2, 2, 2, config::ShardingStrategy::HYBRID_SHARD);
+  h.sc.training.fsdp.cpu_offload = true;
+  h.sc.cluster.gpu.host_bandwidth = 100;
+  const Plan p = build_fsdp(h.sc, h.prof, h.steps, 1);
+  std::vector<std::string> ar;
+  for (const auto& line : program(p))
+    if (line.rfind("JOB all-reduce", 0) == 0) ar.push_back(line);
+  ASSERT_EQ(ar.size(), 3u);
+  EXPECT_EQ(ar[0],
+            "JOB all-reduce layers.1 on 2: all-reduce across replicas=120 [post-divide, copy-out 0.24] [gradient to "
+            "host 1.2] after reduce-scatter layers.1");
+
+  Fixture v1(2, 2, 1, config::ShardingStrategy::FULL_SHARD);
+  v1.sc.training.fsdp.cpu_offload = true;
+  v1.sc.cluster.gpu.host_bandwidth = 100;
+  v1.sc.training.optimizer = "adamw";
+  v1.sc.training.optimizer_impl = "for_loop";
+  // Flat shards: root ceil(110 / 4) = 28, blocks 15 each: 3 tensors, 58 elements; AdamW 19.3 us a
+  // tensor, 1.86 ns an element and 8 bytes an element faulted at 1.9 us a 4 KiB page.
+  const FsdpOffload o = fsdp_offload(v1.sc);
+  const double per_el = 1.86e-9 + 8 * 1.9e-6 / 4096;
+  EXPECT_NEAR(o.cpu_step_s, 3 * 19.3e-6 + 58 * per_el + 3 * 0.09e-6, 1e-15);
+  // Its range: no faults and a core 30 % faster; this VM's 11 us faults and a core 30 % slower.
+  EXPECT_NEAR(o.cpu_step_low_s, 0.7 * (3 * 19.3e-6 + 58 * 1.86e-9 + 3 * 0.09e-6), 1e-15);
+  EXPECT_NEAR(o.cpu_step_high_s, 1.3 * (3 * 19.3e-6 + 58 * (1.86e-9 + 8 * 11e-6 / 4096) + 3 * 0.09e-6), 1e-15);
+  EXPECT_EQ(o.cpu_step_what, "adamw for_loop and zero_grad over 3 tensors, 58 elements, one thread");
+  EXPECT_DOUBLE_EQ(o.host_bytes, 58 * (4 + 4 + 8));
+
+  Fixture g(2, 2, 2, config::ShardingStrategy::SHARD_GRAD_OP);
+  g.sc.training.fsdp.cpu_offload = true;
+  g.sc.cluster.gpu.host_bandwidth = 100;
+  EXPECT_EQ(fsdp_offload(g.sc).h2d_copies, 3);
+  // Without offload, or with nothing sharded, nothing is offloaded.
+  g.sc.training.fsdp.cpu_offload = false;
+  EXPECT_EQ(fsdp_offload(g.sc).h2d_copies, 0);
+  Fixture n(2, 2, 2, config::ShardingStrategy::NO_SHARD);
+  n.sc.training.fsdp.cpu_offload = true;
+  EXPECT_FALSE(fsdp_offloads(n.sc));
+}
+
+// The CPU step's parts, per tensor and per element, one thread (bench/results/cpu-optimizer-
+// 2026-12-07), with the page faults of their temporaries (unscale_'s abs: 4 bytes an element,
+// AdamW's two: 8): GradScaler's unscale_ under float16, clip_grad_norm_, AdamW foreach, zero_grad
+// zeroing the gradients (set_to_none false).
+TEST(FsdpBuilder, CpuOptimizerStepByHand) {
+  config::TrainingSettings tr;
+  tr.optimizer = "adamw";
+  tr.optimizer_impl = "foreach";
+  tr.compute_dtype = config::ComputeDtype::FLOAT16;
+  tr.grad_scaler = true;
+  tr.clip_grad_norm = true;
+  tr.zero_grad_set_to_none = false;
+  const auto c = gpu::cpu_optimizer_step(tr, {1e6, 3e6});
+  const double fault = 1.9e-6 / 4096;  // a byte faulted in
+  const double want = (2 * 10.4e-6 + 4e6 * (2.33e-9 + 4 * fault)) + (2 * 6.3e-6 + 4e6 * 0.28e-9) +
+                      (2 * 15.8e-6 + 4e6 * (1.98e-9 + 8 * fault)) + (2 * 0.55e-6 + 4e6 * 0.08e-9);
+  EXPECT_NEAR(c.seconds, want, 1e-12);
+  EXPECT_NEAR(gpu::cpu_optimizer_step(tr, {1e6, 3e6}, 0.0).seconds, want - 4e6 * 12 * fault, 1e-12);
+  EXPECT_EQ(c.what, "unscale_, clip_grad_norm_, adamw foreach and zero_grad over 2 tensors, 4M elements, one thread");
 }
 
 }  // namespace
