@@ -659,10 +659,10 @@ class FsdpBuilder : ProgramWriter {
       if (offload_) {
         // The host waited for the gradients' copies (the wait above), then steps the shards on the
         // CPU; the GPU has nothing queued until the next step's first copy of an updated shard.
+        // Host time (no GPU work): the compute stream issues nothing until it ends.
         const FsdpOffload o = fsdp_offload(sc_);
-        gpu::Kernel cpu;
-        cpu.seconds = o.cpu_step_s;
-        kernel(cpu, "optimizer step on the CPU (" + o.cpu_step_what + ")", "optimizer");
+        const int i = task(TaskKind::HOST, "optimizer step on the CPU (" + o.cpu_step_what + ")", "optimizer");
+        p_.tasks[static_cast<size_t>(i)].seconds = o.cpu_step_s;
         mark(Mark::OPTIMIZER_END);
         mark(Mark::STEP_END);
         p_.steps.back().records = records_;
