@@ -163,6 +163,7 @@ std::vector<double> offloaded_tensors(const config::Scenario& sc, const std::vec
   return out;
 }
 
+// Bytes per element of a unit's parameters as the model holds them (the optimizer's copy).
 double param_elem_of(const config::Scenario& sc, const FsdpUnit& u) {
   return u.params.empty() ? 4.0 : config::dtype_size(sc.model.params[static_cast<size_t>(u.params[0])].dtype);
 }
@@ -193,8 +194,8 @@ FsdpOffload fsdp_offload(const config::Scenario& sc) {
     // Pinned shard and gradient (FSDP1 _init_param_attributes: _local_shard.pin_memory(), _cpu_grad
     // pinned; FSDP2 CPUOffloadPolicy pin_memory), the optimizer state beside them.
     o.host_bytes += (u.shard_numel + u.grad_shard_numel) * elem +
-                    u.grad_shard_numel * memory::optimizer_state_bytes_per_element(sc.training.optimizer,
-                                                                                   sc.training.sgd_momentum, elem);
+                    u.grad_shard_numel * memory::optimizer_state_bytes_per_element(
+                                             sc.training.optimizer, sc.training.sgd_momentum, static_cast<int>(elem));
   }
   o.h2d_s = bw > 0 ? o.h2d_bytes / bw : 0.0;
   o.d2h_s = bw > 0 ? o.d2h_bytes / bw : 0.0;
@@ -349,10 +350,7 @@ class FsdpBuilder : ProgramWriter {
     return units_[u].shard_numel * groups_.shard / static_cast<double>(p_.groups[static_cast<size_t>(pf_group_)].size);
   }
   bool reduces(size_t u) const { return comm_ && units_[u].grad_shard_numel > 0; }
-  double orig_elem(size_t u) const {
-    const auto& un = units_[u];
-    return un.params.empty() ? 4.0 : config::dtype_size(sc_.model.params[static_cast<size_t>(un.params[0])].dtype);
-  }
+  double orig_elem(size_t u) const { return param_elem_of(sc_, units_[u]); }
 
   // Issues unit u's all-gather on the shard group's stream (FSDP1 _unshard / FSDP2 foreach_all_gather).
   void issue_allgather(size_t u) {
