@@ -256,9 +256,6 @@ double optimizer_launches(const std::vector<OptimizerOp>& ops, const std::string
   return launches;
 }
 
-}  // namespace ddpsim::gpu
-
-namespace ddpsim::gpu {
 namespace {
 
 // torch 1.13 on the CPU, one thread, float32 (scripts/measure_cpu_optimizer.py, three runs in

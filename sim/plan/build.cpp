@@ -54,12 +54,7 @@ Built build(const config::Scenario& sc, bool iteration1) {
              (f.param_dtype ? ", param_dtype " + config::to_string(*f.param_dtype) : std::string()) +
              (f.reduce_dtype ? ", reduce_dtype " + config::to_string(*f.reduce_dtype) : std::string()) +
              (fsdp_offloads(sc) ? ", CPU offload" : "");
-    if (fsdp_offloads(sc)) {
-      const FsdpOffload o = fsdp_offload(sc);
-      t.fsdp_offload =
-          report::FsdpOffloadReport{o.h2d_bytes,  o.h2d_s,         o.h2d_copies, o.d2h_bytes,      o.d2h_s,
-                                    o.cpu_step_s, o.cpu_step_what, o.host_bytes, o.cpu_step_low_s, o.cpu_step_high_s};
-    }
+    if (fsdp_offloads(sc)) t.fsdp_offload = fsdp_offload(sc);
   } else {
     b.plan = build_ddp(sc, b.profile, steps, ranks);
   }

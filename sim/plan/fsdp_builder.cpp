@@ -76,6 +76,11 @@ FsdpGroups fsdp_groups(const config::Scenario& sc) {
   return g;
 }
 
+double dim0_shard_numel(const config::ParamSpec& p, int shard) {
+  const double dim0 = p.shape.empty() ? 1.0 : static_cast<double>(std::max<int64_t>(1, p.shape[0]));
+  return std::ceil(dim0 / shard) * (static_cast<double>(p.numel) / dim0);
+}
+
 std::vector<FsdpUnit> fsdp_units(const config::Scenario& sc) {
   const auto& m = sc.model;
   const auto& f = sc.training.fsdp;
@@ -121,10 +126,7 @@ std::vector<FsdpUnit> fsdp_units(const config::Scenario& sc) {
       const double n = static_cast<double>(p.numel);
       u.numel += n;
       if (p.requires_grad) u.grad_numel += n;
-      // FSDP2: dim 0 padded to a multiple of the shard size (_fsdp_common.py _get_dim0_padded_size).
-      const double dim0 = p.shape.empty() ? 1.0 : static_cast<double>(std::max<int64_t>(1, p.shape[0]));
-      const double per_row = dim0 > 0 ? n / dim0 : 0.0;
-      const double s = std::ceil(dim0 / shard) * per_row;
+      const double s = dim0_shard_numel(p, shard);
       shard_v2 += s;
       if (p.requires_grad) grad_shard_v2 += s;
     }
@@ -154,10 +156,7 @@ std::vector<double> offloaded_tensors(const config::Scenario& sc, const std::vec
     }
     for (int pi : u.params) {
       const auto& p = sc.model.params[static_cast<size_t>(pi)];
-      if (!p.requires_grad) continue;
-      const double n = static_cast<double>(p.numel);
-      const double dim0 = p.shape.empty() ? 1.0 : static_cast<double>(std::max<int64_t>(1, p.shape[0]));
-      out.push_back(std::ceil(dim0 / shard) * (n / dim0));
+      if (p.requires_grad) out.push_back(dim0_shard_numel(p, shard));
     }
   }
   return out;
@@ -228,6 +227,7 @@ class FsdpBuilder : ProgramWriter {
     hybrid_ = f_.sharding_strategy == ShardingStrategy::HYBRID_SHARD && groups_.replica > 1 && !no_shard_;
     sharded_ = comm_ && !no_shard_ && groups_.shard > 1;
     offload_ = fsdp_offloads(sc);
+    if (offload_) offload_info_ = fsdp_offload(sc);
     unit_of_.assign(sc.model.layers.size(), 0);
     for (size_t u = 0; u < units_.size(); ++u)
       for (int l : units_[u].layers) unit_of_[static_cast<size_t>(l)] = static_cast<int>(u);
@@ -658,9 +658,9 @@ class FsdpBuilder : ProgramWriter {
         // The host waited for the gradients' copies (the wait above), then steps the shards on the
         // CPU; the GPU has nothing queued until the next step's first copy of an updated shard.
         // Host time (no GPU work): the compute stream issues nothing until it ends.
-        const FsdpOffload o = fsdp_offload(sc_);
-        const int i = task(TaskKind::HOST, "optimizer step on the CPU (" + o.cpu_step_what + ")", "optimizer");
-        p_.tasks[static_cast<size_t>(i)].seconds = o.cpu_step_s;
+        const int i =
+            task(TaskKind::HOST, "optimizer step on the CPU (" + offload_info_.cpu_step_what + ")", "optimizer");
+        p_.tasks[static_cast<size_t>(i)].seconds = offload_info_.cpu_step_s;
         mark(Mark::OPTIMIZER_END);
         mark(Mark::STEP_END);
         p_.steps.back().records = records_;
@@ -684,8 +684,9 @@ class FsdpBuilder : ProgramWriter {
   std::vector<FsdpUnit> units_;
   FsdpGroups groups_;
   bool comm_ = false, no_shard_ = false, hybrid_ = false, sharded_ = false, offload_ = false;
-  int pf_group_ = -1;      // FSDP2 reshard_after_forward N: the post-forward group (index into p_.groups)
-  bool backward_ = false;  // the micro-step's backward has begun
+  FsdpOffload offload_info_;  // its totals and CPU step (fsdp_offload), when offloading
+  int pf_group_ = -1;         // FSDP2 reshard_after_forward N: the post-forward group (index into p_.groups)
+  bool backward_ = false;     // the micro-step's backward has begun
   int records_ = 0, last_allreduce_ = -1;
   std::vector<int> unit_of_, ag_, reduces_;
   std::vector<char> warm_;  // units unsharded at the forward's start (kept by the previous micro-step)

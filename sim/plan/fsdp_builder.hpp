@@ -47,6 +47,7 @@
 
 #include "ddp/step_plan.hpp"
 #include "plan/step_plan.hpp"
+#include "report/report.hpp"
 
 namespace ddpsim::plan {
 
@@ -93,6 +94,10 @@ struct FsdpGroups {
 };
 FsdpGroups fsdp_groups(const config::Scenario& sc);
 
+// FSDP2's shard of one parameter on each of `shard` ranks, in elements: dim 0 padded to a multiple
+// of the shard size (_fsdp_common.py _get_dim0_padded_size).
+double dim0_shard_numel(const config::ParamSpec& p, int shard);
+
 // The units in forward order (the root first when it holds parameters or is the only unit).
 std::vector<FsdpUnit> fsdp_units(const config::Scenario& sc);
 
@@ -111,17 +116,7 @@ std::vector<FsdpUnit> fsdp_units(const config::Scenario& sc);
 // the next step's first copy needs the updated shard. Copies run at the GPU's host link
 // (gpu.host_bandwidth); the link's other traffic (GPUDirect RDMA through the same PCIe switch)
 // is not modelled.
-struct FsdpOffload {
-  double h2d_bytes = 0, h2d_s = 0;  // host-to-device copies of the shards (alone, summed)
-  int h2d_copies = 0;
-  double d2h_bytes = 0, d2h_s = 0;  // device-to-host copies of the sharded gradients
-  double cpu_step_s = 0;            // unscale_, clip_grad_norm_, the optimizer and zero_grad on the CPU
-  // Its range on another host: no page faults and a core kCpuCoreSpread faster, to this project's
-  // VM's faults and a core kCpuCoreSpread slower (gpu/optimizer_model.hpp).
-  double cpu_step_low_s = 0, cpu_step_high_s = 0;
-  double host_bytes = 0;      // pinned shards and gradients plus the optimizer state, in host memory
-  std::string cpu_step_what;  // the CPU step's parts, in words
-};
+using FsdpOffload = report::FsdpOffloadReport;
 // Zero when the scenario does not offload (or shards nothing).
 FsdpOffload fsdp_offload(const config::Scenario& sc);
 // Whether it offloads: training.fsdp.cpu_offload with a sharded strategy on more than one GPU (the

@@ -154,13 +154,15 @@ struct DataParallelReport {
 // bytes and times alone (they run beside compute and collectives), the CPU's optimizer step (the
 // GPU idles through it) and the host memory the rank pins and fills.
 struct FsdpOffloadReport {
-  double h2d_bytes = 0, h2d_s = 0;
+  double h2d_bytes = 0, h2d_s = 0;  // host-to-device copies of the shards (alone, summed)
   int h2d_copies = 0;
-  double d2h_bytes = 0, d2h_s = 0;
-  double cpu_step_s = 0;
-  std::string cpu_step_what;
-  double host_bytes = 0;
-  double cpu_step_low_s = 0, cpu_step_high_s = 0;  // its range on another host (plan::FsdpOffload)
+  double d2h_bytes = 0, d2h_s = 0;  // device-to-host copies of the sharded gradients
+  double cpu_step_s = 0;            // unscale_, clip_grad_norm_, the optimizer and zero_grad on the CPU
+  std::string cpu_step_what;        // the CPU step's parts, in words
+  double host_bytes = 0;            // pinned shards and gradients plus the optimizer state, in host memory
+  // The CPU step's range on another host: no page faults and a core gpu::kCpuCoreSpread faster, to
+  // this project's VM's faults and a core kCpuCoreSpread slower (gpu/optimizer_model.hpp).
+  double cpu_step_low_s = 0, cpu_step_high_s = 0;
 };
 
 struct StepReport {
