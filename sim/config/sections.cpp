@@ -146,6 +146,10 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
   s.no_sync = fr.boolean_or("no_sync", def.no_sync);
   s.reshard_after_backward = fr.boolean_or("reshard_after_backward", def.reshard_after_backward);
   s.cpu_offload = fr.boolean_or("cpu_offload", def.cpu_offload);
+  s.num_to_forward_prefetch =
+      static_cast<int>(fr.integer_or("num_to_forward_prefetch", def.num_to_forward_prefetch, 0, 1 << 20));
+  s.num_to_backward_prefetch =
+      static_cast<int>(fr.integer_or("num_to_backward_prefetch", def.num_to_backward_prefetch, 0, 1 << 20));
   if (const Json* v = fr.raw("reshard_after_forward")) {
     // fully_shard(reshard_after_forward: bool | int): an int is the group size to reshard to.
     if (v->is_boolean()) {
@@ -176,6 +180,14 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
     d.add(p + "/reshard_after_backward",
           "false with version 1: FullyShardedDataParallel has no reshard_after_backward (under no_sync() "
           "SHARD_GRAD_OP keeps the parameters between micro-steps by itself); expected it unset, or version 2");
+  for (const char* pass : {"forward", "backward"}) {
+    const std::string key = std::string("num_to_").append(pass).append("_prefetch");
+    const int n = std::string(pass) == "forward" ? s.num_to_forward_prefetch : s.num_to_backward_prefetch;
+    if (n > 0 && s.version == 1)
+      d.add(p + "/" + key, std::to_string(n) + " with version 1: explicit prefetching (set_modules_to_" + pass +
+                               "_prefetch) is fully_shard's; FullyShardedDataParallel has forward_prefetch and "
+                               "backward_prefetch; expected 0 or unset, or version 2");
+  }
   if (s.reshard_after_forward && *s.reshard_after_forward &&
       (s.sharding_strategy == ShardingStrategy::SHARD_GRAD_OP || s.sharding_strategy == ShardingStrategy::NO_SHARD))
     d.add(p + "/reshard_after_forward",
@@ -250,7 +262,19 @@ std::vector<std::string> fsdp_warnings(const Scenario& s) {
       (f.forward_prefetch || f.backward_prefetch != BackwardPrefetch::BACKWARD_PRE || !f.limit_all_gathers))
     w.push_back(
         "training.fsdp: forward_prefetch, backward_prefetch and limit_all_gathers are FSDP1 arguments; "
-        "version 2 (fully_shard) prefetches implicitly one unit ahead and ignores them");
+        "version 2 (fully_shard) prefetches implicitly one unit ahead and ignores them (its explicit "
+        "prefetching: num_to_forward_prefetch, num_to_backward_prefetch)");
+  if (f.version == 2 && f.num_to_backward_prefetch > 0 && f.keeps_params_after_forward())
+    w.push_back(
+        "training.fsdp.num_to_backward_prefetch " + std::to_string(f.num_to_backward_prefetch) +
+        " changes nothing: the parameters are kept unsharded from the forward (" +
+        (f.sharding_strategy == ShardingStrategy::FULL_SHARD || f.sharding_strategy == ShardingStrategy::HYBRID_SHARD
+             ? std::string("reshard_after_forward false")
+             : "sharding_strategy " + to_string(f.sharding_strategy)) +
+        "), so the backward all-gathers nothing");
+  if (f.version == 2 && f.num_to_forward_prefetch > 0 && f.sharding_strategy == ShardingStrategy::NO_SHARD)
+    w.push_back("training.fsdp.num_to_forward_prefetch " + std::to_string(f.num_to_forward_prefetch) +
+                " changes nothing: NO_SHARD all-gathers nothing");
   if (f.version == 1 && !f.limit_all_gathers)
     w.push_back(
         "training.fsdp.limit_all_gathers false: every unit's all-gather may be issued ahead of the "

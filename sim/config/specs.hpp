@@ -392,6 +392,11 @@ struct TrainingSettings {
     // shard to the GPU, each reduction copies the sharded gradient back, the optimizer steps on the
     // CPU (plan/fsdp_builder.hpp).
     bool cpu_offload = false;
+    // FSDP2 explicit prefetching (FSDPModule.set_modules_to_forward_prefetch /
+    // set_modules_to_backward_prefetch) as PyTorch's FSDP2 example (pytorch/examples
+    // distributed/FSDP2/example.py) sets it: every unit but the root prefetches the next N units in
+    // forward order / the N after it in backward order. 0: not set (the implicit prefetch).
+    int num_to_forward_prefetch = 0, num_to_backward_prefetch = 0;
     std::vector<std::string> keys_given;  // the keys the scenario set (warned of under another wrapper)
     // Units keep their parameters unsharded from the forward to the backward.
     bool keeps_params_after_forward() const {

@@ -91,6 +91,7 @@ class ComputeStream {
       case Slot::HOOK_KERNEL: return &rs_->hook_kernel;
       case Slot::BUFFER_COPY: return &rs_->buffer_copy;
       case Slot::ALLGATHER_WAIT: return &rs_->allgather_wait;
+      case Slot::REDUCE_WAIT: return &rs_->reduce_wait;
       case Slot::NONE: break;
     }
     return nullptr;
@@ -262,8 +263,8 @@ class ComputeStream {
     }
     const double waited = now() - w0;
     if (double* s = slot(t.slot)) *s += waited;
-    if (t.slot == Slot::ALLGATHER_WAIT && t.bucket >= 0) {
-      auto& per = rs_->unit_allgather_wait;
+    if ((t.slot == Slot::ALLGATHER_WAIT || t.slot == Slot::REDUCE_WAIT) && t.bucket >= 0) {
+      auto& per = t.slot == Slot::ALLGATHER_WAIT ? rs_->unit_allgather_wait : rs_->unit_reduce_wait;
       if (per.size() <= static_cast<size_t>(t.bucket)) per.resize(static_cast<size_t>(t.bucket) + 1, 0.0);
       per[static_cast<size_t>(t.bucket)] += waited;
     }

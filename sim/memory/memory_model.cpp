@@ -260,8 +260,12 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
     if (tr.optimizer_impl == "for_loop") temporaries = largest_shard;
   }
 
-  // Units unsharded at once besides the root (kept from its forward to its backward): FSDP2
-  // prefetches one unit ahead (the current one and the next); FSDP1 with limit_all_gathers
+  // Units unsharded at once besides the root (kept from its forward to its backward), as the
+  // caching allocator sees them (the CPU runs ahead): FSDP2's implicit prefetch holds two (the
+  // current unit and the next's all-gather output); with explicit prefetching of N units, N + 2 in
+  // the forward (the current unit, its all-gather output kept in comm_ctx.all_gather_state until
+  // the next unit's copy-out, and N prefetched outputs) and N + 1 in the backward (the copy-out
+  // frees the output at once), the larger of the two; FSDP1 with limit_all_gathers
   // allows two all-gathers in flight (BACKWARD_PRE: the current and the next unit; BACKWARD_POST
   // and none prefetch after the current unit's gradient computation: one), without it all of
   // them; SHARD_GRAD_OP / reshard_after_forward false keep every unit from the forward on.
@@ -271,7 +275,12 @@ MemoryEstimate estimate_fsdp_memory(const config::Scenario& sc) {
   std::vector<double> ub;
   for (size_t u = 1; u < units.size(); ++u) ub.push_back(unsharded_bytes(units[u]));
   std::sort(ub.rbegin(), ub.rend());
-  size_t depth = f.version == 2                                                  ? 2
+  const size_t explicit_depth =
+      std::max(f.num_to_forward_prefetch > 0 ? static_cast<size_t>(f.num_to_forward_prefetch) + 2 : 2,
+               f.num_to_backward_prefetch > 0 && !f.keeps_params_after_forward()
+                   ? static_cast<size_t>(f.num_to_backward_prefetch) + 1
+                   : 2);
+  size_t depth = f.version == 2                                                  ? explicit_depth
                  : !f.limit_all_gathers                                          ? ub.size()
                  : f.backward_prefetch == config::BackwardPrefetch::BACKWARD_PRE ? 2
                                                                                  : 1;

@@ -413,10 +413,16 @@ class FsdpBuilder : ProgramWriter {
     }
     std::vector<CommOp> chain;
     const double padded = un.grad_shard_numel * s;
-    if (f_.version == 2)
-      // foreach_reduce_scatter_copy_in: the gradients (param_dtype) into one reduce_dtype buffer.
-      chain.push_back(kernel_op("reduce-scatter copy-in", copy(padded * (un.param_elem + un.grad_elem))));
-    else
+    if (f_.version == 2) {
+      // FSDPParamGroup.post_backward: the compute stream first waits for the previous unit's
+      // reduce-scatter (comm_ctx.reduce_scatter_state's event: its input is freed then), then
+      // foreach_reduce runs foreach_reduce_scatter_copy_in -- the gradients (param_dtype) into one
+      // reduce_dtype buffer -- on the compute stream, and the reduce-scatter stream waits for it
+      // (torch 2.4-2.5 ran the copy-in on the reduce-scatter stream and made the compute stream
+      // wait for it: the same order).
+      if (last_rs_ >= 0) wait({last_rs_}, Slot::REDUCE_WAIT, last_rs_unit_);
+      kernel(copy(padded * (un.param_elem + un.grad_elem)), "reduce-scatter copy-in " + un.name, "fsdp", Slot::NONE);
+    } else
       chain.push_back(kernel_op("pre-divide", copy(2.0 * padded * un.grad_elem)));  // _div_if_needed
     chain.push_back(op(OpKind::REDUCE_SCATTER, "reduce-scatter", un.reduce_scatter_bytes(s)));
     // The divide (FSDP1 post-divide, FSDP2 _div_if_needed) and the copy into the sharded gradient.
@@ -427,6 +433,8 @@ class FsdpBuilder : ProgramWriter {
     if (!hybrid_) chain.push_back(kernel_op("post-divide, copy-out", post));
     if (!hybrid_ && offload_) chain.push_back(kernel_op("gradient to host", to_host));
     const int rs = job(1, "reduce-scatter " + un.name, std::move(chain), JobRole::UNIT_REDUCE, static_cast<int>(u));
+    last_rs_ = rs;
+    last_rs_unit_ = static_cast<int>(u);
     // The reduce-scatter follows the previous unit's all-reduce on the same post-backward stream.
     if (last_allreduce_ >= 0) p_.tasks[static_cast<size_t>(rs)].after.push_back(last_allreduce_);
     if (!hybrid_) {
@@ -472,6 +480,8 @@ class FsdpBuilder : ProgramWriter {
     if (warm_.size() != nu) warm_.assign(nu, 0);
     reduces_.clear();
     last_allreduce_ = -1;
+    last_rs_ = -1;  // the final callback waited for the last micro-step's reductions
+    last_rs_unit_ = -1;
 
     backward_ = false;
     mark(Mark::STEP_BEGIN);
@@ -505,21 +515,47 @@ class FsdpBuilder : ProgramWriter {
       }
       fwd_left = queue.size();
     }
+    // FSDP2: where each forward all-gather is issued, in the CPU's order (it runs ahead of the GPU):
+    // -1 at the forward's start, p after the copy-out of fwd[p]. FSDPParamGroup.pre_forward of a
+    // unit unshards it (unless prefetched), then wait_for_unshard makes the all-gather streams wait
+    // for the copy-out of the unit before it (comm_ctx.all_gather_state: the all-gather output
+    // freed there) and saves its own; the all-gather copy-in stream does not wait for the compute
+    // stream otherwise (foreach_all_gather). So an all-gather issued at unit u's pre-forward (its
+    // own, or FSDPState._pre_forward's explicit prefetch of the next num_to_forward_prefetch units)
+    // waits for the copy-out of the unit gathered before u: with the implicit prefetch the
+    // all-gathers run up to two units ahead of the compute.
+    std::vector<int> fwd2_anchor(nu, -2);
+    if (f_.version == 2) {
+      const int n = f_.num_to_forward_prefetch;
+      int saved = -1, last_wait = -1;
+      for (size_t p = 0; p < fwd.size(); ++p) {
+        const size_t u = fwd[p];
+        if (!gathers(u) || warm_[u]) continue;
+        if (fwd2_anchor[u] == -2) fwd2_anchor[u] = last_wait;
+        if (saved >= 0) last_wait = saved;
+        saved = static_cast<int>(p);
+        if (n > 0 && !units_[u].root)
+          for (size_t q = p + 1; q < fwd.size() && q <= p + static_cast<size_t>(n); ++q)
+            if (gathers(fwd[q]) && !warm_[fwd[q]] && fwd2_anchor[fwd[q]] == -2) fwd2_anchor[fwd[q]] = last_wait;
+      }
+    }
     auto issue_at_anchor = [&](int anchor) {
       for (size_t u : fwd)
         if (f_.version == 1 && gathers(u) && fwd_anchor[u] == anchor) issue_allgather(u);
     };
+    auto issue_fsdp2_at = [&](int anchor) {
+      for (size_t u : fwd)
+        if (f_.version == 2 && fwd2_anchor[u] == anchor) issue_allgather(u);
+    };
     issue_at_anchor(-1);
+    issue_fsdp2_at(-1);
     std::vector<char> entered(nu, 0);
     auto enter_forward = [&](size_t u) {
       entered[u] = 1;
-      issue_allgather(u);  // FSDP2: the root's, at the start (the others are prefetched); FSDP1: issued already
+      issue_allgather(u);  // issued already (at its anchor), unless it gathers nothing
       use_allgather(u);
-      if (f_.version == 2) {
-        // Implicit prefetch: the next unit's all-gather once this one is copied out.
-        const auto it = std::find(fwd.begin(), fwd.end(), u);
-        if (it + 1 != fwd.end()) issue_allgather(*(it + 1));
-      }
+      // FSDP2: the all-gathers that waited for this copy-out.
+      issue_fsdp2_at(static_cast<int>(std::find(fwd.begin(), fwd.end(), u) - fwd.begin()));
     };
     auto leave_forward = [&](size_t u) {
       if (units_[u].root) return;
@@ -609,7 +645,13 @@ class FsdpBuilder : ProgramWriter {
       bentered[u] = 1;
       if (need[u]) issue_allgather(u);  // unless prefetched (FSDP1: issued at its anchor already)
       use_allgather(u);
-      if (f_.version == 2) {
+      if (f_.version == 2 && f_.num_to_backward_prefetch > 0 && !units_[u].root) {
+        // FSDPState._pre_backward with explicit targets (no implicit prefetch then): the next
+        // num_to_backward_prefetch units in backward order, after this unit's copy-out (in the
+        // backward, wait_for_unshard makes the all-gather streams wait for it at once).
+        for (size_t j = k + 1; j < bwd.size() && j <= k + static_cast<size_t>(f_.num_to_backward_prefetch); ++j)
+          if (need[bwd[j]]) issue_allgather(bwd[j]);
+      } else if (f_.version == 2) {
         // FSDPParamGroup.pre_backward -> _backward_prefetch: the next unit in backward order.
         const int n = next_needing(k);
         if (n >= 0) issue_allgather(static_cast<size_t>(n));
@@ -688,6 +730,7 @@ class FsdpBuilder : ProgramWriter {
   int pf_group_ = -1;         // FSDP2 reshard_after_forward N: the post-forward group (index into p_.groups)
   bool backward_ = false;     // the micro-step's backward has begun
   int records_ = 0, last_allreduce_ = -1;
+  int last_rs_ = -1, last_rs_unit_ = -1;  // FSDP2: the last reduce-scatter job issued, and its unit
   std::vector<int> unit_of_, ag_, reduces_;
   std::vector<char> warm_;  // units unsharded at the forward's start (kept by the previous micro-step)
   std::vector<gpu::Kernel> recompute_;

@@ -89,6 +89,7 @@ enum class TaskKind {
 // Where a task's time goes in the rank's record of the micro-step (report/timeline.hpp).
 // PARAM_SYNC_WAIT: waiting for parameter broadcasts after an optimizer step (ZeroRedundancyOptimizer).
 // ALLGATHER_WAIT: waiting for an FSDP unit's all-gather (`bucket`: the unit).
+// REDUCE_WAIT: FSDP2's wait in the backward for the previous unit's reduce-scatter (`bucket`: that unit).
 // DDP_FORWARD / DDP_HOOK / DDP_BUCKET: the GPU's wait for DDP's own host work (ddp/host_costs.hpp).
 // HOOK_KERNEL: a comm hook's own kernels on the compute stream (allreduce_hook's div_, compression).
 enum class Slot {
@@ -105,7 +106,8 @@ enum class Slot {
   DDP_BUCKET,
   HOOK_KERNEL,
   BUFFER_COPY,  // DDP's buffer sync kernels on a GPU (flatten, copy_ back)
-  ALLGATHER_WAIT
+  ALLGATHER_WAIT,
+  REDUCE_WAIT
 };
 
 enum class Mark {

@@ -45,6 +45,8 @@ void fsdp_units(const std::vector<CollectiveRecord>& jobs, const RankStepRecord&
   }
   for (size_t u = 0; u < rs.unit_allgather_wait.size(); ++u)
     row(static_cast<int>(u)).allgather_exposed_s += rs.unit_allgather_wait[u];
+  for (size_t u = 0; u < rs.unit_reduce_wait.size(); ++u)
+    row(static_cast<int>(u)).reduce_exposed_s += rs.unit_reduce_wait[u];
   std::stable_sort(reductions.begin(), reductions.end(),
                    [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->end < b->end; });
   double prev_end = rs.backward_done;
@@ -90,6 +92,7 @@ void accumulate(IterationReport& into, const IterationReport& x, double w) {
   into.zero_broadcast_s += w * x.zero_broadcast_s;
   into.zero_broadcast_wait_s += w * x.zero_broadcast_wait_s;
   into.allgather_wait_s += w * x.allgather_wait_s;
+  into.reduce_wait_s += w * x.reduce_wait_s;
 }
 
 }  // namespace
@@ -138,9 +141,11 @@ IterationReport iteration_report(const Timeline& t, int report) {
     rep.ddp_bucket_host_s += rs.ddp_bucket;
     rep.ddp_overhead_s += rs.copy + rs.hook_kernel + rs.buffer_copy + rs.ddp_forward + rs.ddp_hook + rs.ddp_bucket;
     rep.samples += t.batch_size;
-    const double waits = rs.finalize_wait + rs.bcast_wait + rs.stall + rs.param_sync_wait + rs.allgather_wait;
+    const double waits =
+        rs.finalize_wait + rs.bcast_wait + rs.stall + rs.param_sync_wait + rs.allgather_wait + rs.reduce_wait;
     rep.zero_broadcast_wait_s += rs.param_sync_wait;
     rep.allgather_wait_s += rs.allgather_wait;
+    rep.reduce_wait_s += rs.reduce_wait;
     if (st.sync && explicit_ranks) {
       // The part of rank 0's finalize wait spent waiting for the slowest rank's backward.
       double slowest = 0;

@@ -56,7 +56,10 @@ Json iteration_json(const IterationReport& it, bool include_buckets) {
   j["zero_broadcasts"] = it.zero_broadcasts;
   j["zero_broadcast_bytes"] = it.zero_broadcast_bytes;
   j["zero_broadcast_wait_s"] = it.zero_broadcast_wait_s;
-  if (!it.units.empty()) j["allgather_wait_s"] = it.allgather_wait_s;
+  if (!it.units.empty()) {
+    j["allgather_wait_s"] = it.allgather_wait_s;
+    j["reduce_wait_s"] = it.reduce_wait_s;
+  }
   if (include_buckets && !it.units.empty()) {
     Json rows = Json::array();
     for (const auto& u : it.units)
@@ -551,7 +554,11 @@ std::string to_table(const StepReport& r) {
     o << "\nsteady-state FSDP units (all-gathers: forward + backward; reduction: reduce-scatter, + all-reduce "
          "across replicas)\n";
     o << "  all-gather waits " << core::format_time(s.allgather_wait_s) << ", exposed reductions "
-      << core::format_time(s.finalize_wait_s) << "\n";
+      << core::format_time(s.finalize_wait_s + s.reduce_wait_s);
+    if (s.reduce_wait_s > 0)
+      o << " (" << core::format_time(s.reduce_wait_s) << " of them in the backward, waiting for the previous unit's "
+        << "reduce-scatter)";
+    o << "\n";
     o << "  idx  unit                         AG bytes   AG alone AG exposed  RS bytes   RS alone RS exposed\n";
     const size_t shown = s.units.size() <= 12 ? s.units.size() : 10;
     for (size_t i = 0; i < shown; ++i) {

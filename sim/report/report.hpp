@@ -90,7 +90,10 @@ struct IterationReport {
   double zero_broadcast_bytes = 0;
   double zero_broadcast_wait_s = 0;
   std::vector<BucketRow> buckets;
-  double allgather_wait_s = 0;   // FSDP: the compute stream's waits for all-gathers (part of comm_exposed_s)
+  double allgather_wait_s = 0;  // FSDP: the compute stream's waits for all-gathers (part of comm_exposed_s)
+  // FSDP2: the compute stream's waits in the backward for the previous unit's reduce-scatter
+  // (post_backward's reduce_scatter_state; part of comm_exposed_s and of the units' reduce_exposed_s).
+  double reduce_wait_s = 0;
   std::vector<UnitRow> units{};  // FSDP: per unit
 };
 

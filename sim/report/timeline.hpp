@@ -25,6 +25,8 @@ struct RankStepRecord {
   double param_sync_wait = 0;                            // waiting for parameter broadcasts (ZeroRedundancyOptimizer)
   double allgather_wait = 0;                             // waiting for FSDP units' all-gathers
   std::vector<double> unit_allgather_wait{};             // per FSDP unit
+  double reduce_wait = 0;                                // FSDP2: waiting in the backward for a reduce-scatter
+  std::vector<double> unit_reduce_wait{};                // per FSDP unit (the reduction waited for)
   double backward_done = 0;                              // absolute time the backward pass ended
   std::vector<double> ready, launch;                     // per bucket, absolute
 };

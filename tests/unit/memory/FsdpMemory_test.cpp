@@ -74,6 +74,41 @@ TEST(FsdpMemory, Fsdp2FullShardByHand) {
   EXPECT_DOUBLE_EQ(e.total(), 1920 + 3840 + 6.7e6 + 7680 + 8960 + kCudaContextBytes + kNcclCommunicatorBytes);
 }
 
+// FSDP2 explicit prefetching, on five blocks (three more [40,10] blocks before the head): the
+// caching allocator holds, besides the root, two units with the implicit prefetch (the current one
+// and the next all-gather's output); with num_to_forward_prefetch N, N + 2 in the forward (the
+// current unit, its all-gather output kept until the next copy-out, N prefetched outputs); with
+// num_to_backward_prefetch N, N + 1 (the backward's copy-out frees the output at once); at most
+// the five blocks. Each block unsharded: 100 x 4 ranks x 4 B = 1600 B; the root 4480 B.
+TEST(FsdpMemory, Fsdp2ExplicitPrefetchHoldsMoreUnitsUnsharded) {
+  struct Case {
+    int fwd, bwd, units;
+  };
+  for (const Case& c :
+       {Case{0, 0, 2}, Case{1, 0, 3}, Case{2, 0, 4}, Case{0, 1, 2}, Case{0, 3, 4}, Case{2, 2, 4}, Case{4, 0, 5}}) {
+    Scenario s = model(config::Wrapper::FSDP);
+    for (int b = 2; b < 5; ++b) {
+      const std::string n = std::to_string(b);
+      s.model.params.insert(s.model.params.end() - 1, p2("w" + n, 40, 10));
+      config::LayerSpec fc, act;
+      fc.name = "blocks." + n + ".fc";
+      fc.fwd_bytes = 2e6;
+      fc.params = {b + 1};
+      act.name = "blocks." + n + ".act";
+      act.fwd_bytes = 4e6;
+      s.model.layers.insert(s.model.layers.end() - 1, fc);
+      s.model.layers.insert(s.model.layers.end() - 1, act);
+    }
+    s.model.layers.back().params = {5};  // the head's h, now the sixth parameter
+    s.model.grad_ready_order = {5, 4, 3, 2, 1, 0};
+    s.training.fsdp.num_to_forward_prefetch = c.fwd;
+    s.training.fsdp.num_to_backward_prefetch = c.bwd;
+    const auto e = estimate_memory(s);
+    EXPECT_DOUBLE_EQ(e.unsharded_params, 4480 + c.units * 1600.0) << c.fwd << " " << c.bwd;
+    EXPECT_EQ(e.unsharded_units, c.units + 1) << c.fwd << " " << c.bwd;
+  }
+}
+
 // FSDP2 reshard_after_forward 2 on 1 node x 4 GPUs: each block, resharded after its forward,
 // keeps half of its unsharded 400 elements (fp32: 800 B) until its backward all-gathers them over
 // its pair of GPUs. At the peak before head's backward both blocks hold theirs: 1600 B more than

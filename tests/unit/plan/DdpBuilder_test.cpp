@@ -45,6 +45,7 @@ const char* slot_name(Slot s) {
     case Slot::HOOK_KERNEL: return " [hook_kernel]";
     case Slot::BUFFER_COPY: return " [buffer_copy]";
     case Slot::ALLGATHER_WAIT: return " [allgather_wait]";
+    case Slot::REDUCE_WAIT: return " [reduce_wait]";
   }
   return "?";
 }

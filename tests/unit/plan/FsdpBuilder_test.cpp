@@ -200,29 +200,115 @@ TEST(FsdpBuilder, Fsdp2FullShardProgram) {
   ASSERT_EQ(p.streams.size(), 2u);
   const std::vector<std::string> want = {
       "input to GPU 0.5", "FORWARD",
-      // copy-in: 33 x (4 + 4) B; copy-out: 2 x 33 x 4 ranks x 4 B
-      "JOB all-gather root on 1: [all-gather copy-in 0.264] all-gather=132", "WAIT all-gather root",
-      "all-gather copy-out root 1.056", "JOB all-gather layers.0 on 1: [all-gather copy-in 0.16] all-gather=80",
-      "emb 1", "WAIT all-gather layers.0", "all-gather copy-out layers.0 0.64",
-      "JOB all-gather layers.1 on 1: [all-gather copy-in 0.16] all-gather=80", "layers.0.a 2",
+      // copy-in: 33 x (4 + 4) B; copy-out: 2 x 33 x 4 ranks x 4 B. layers.0's all-gather is issued at its
+      // pre-forward with no all_gather_state saved yet: it waits for nothing; layers.1's waits for the
+      // root's copy-out (the state wait_for_unshard(layers.0) found).
+      "JOB all-gather root on 1: [all-gather copy-in 0.264] all-gather=132",
+      "JOB all-gather layers.0 on 1: [all-gather copy-in 0.16] all-gather=80", "WAIT all-gather root",
+      "all-gather copy-out root 1.056", "JOB all-gather layers.1 on 1: [all-gather copy-in 0.16] all-gather=80",
+      "emb 1", "WAIT all-gather layers.0", "all-gather copy-out layers.0 0.64", "layers.0.a 2",
       "WAIT all-gather layers.1", "all-gather copy-out layers.1 0.64", "layers.1.a 3", "norm 4", "BACKWARD",
       "JOB all-gather layers.1 on 1: [all-gather copy-in 0.16] all-gather=80", "norm 40", "WAIT all-gather layers.1",
       "all-gather copy-out layers.1 0.64", "JOB all-gather layers.0 on 1: [all-gather copy-in 0.16] all-gather=80",
       "layers.1.a 30",
-      // copy-in: 80 padded elements x (4 + 4) B; reduce-scatter 80 x 4 B in; divide: 2 x 20 x 4 B
-      "JOB reduce-scatter layers.1 on 1: [reduce-scatter copy-in 0.64] reduce-scatter=320 [post-divide, copy-out "
-      "0.16]",
-      "WAIT all-gather layers.0", "all-gather copy-out layers.0 0.64", "layers.0.a 20",
-      "JOB reduce-scatter layers.0 on 1: [reduce-scatter copy-in 0.64] reduce-scatter=320 [post-divide, copy-out "
-      "0.16]",
-      "emb 10",
-      "JOB reduce-scatter root on 1: [reduce-scatter copy-in 1.056] reduce-scatter=528 [post-divide, copy-out "
-      "0.264]",
+      // post_backward: the copy-in (80 padded elements x (4 + 4) B) on the compute stream, after the
+      // previous unit's reduce-scatter; reduce-scatter 80 x 4 B in; divide: 2 x 20 x 4 B
+      "reduce-scatter copy-in layers.1 0.64",
+      "JOB reduce-scatter layers.1 on 1: reduce-scatter=320 [post-divide, copy-out 0.16]", "WAIT all-gather layers.0",
+      "all-gather copy-out layers.0 0.64", "layers.0.a 20", "WAIT reduce-scatter layers.1",
+      "reduce-scatter copy-in layers.0 0.64",
+      "JOB reduce-scatter layers.0 on 1: reduce-scatter=320 [post-divide, copy-out 0.16]", "emb 10",
+      "WAIT reduce-scatter layers.0", "reduce-scatter copy-in root 1.056",
+      "JOB reduce-scatter root on 1: reduce-scatter=528 [post-divide, copy-out 0.264]",
       "WAIT reduce-scatter layers.1 reduce-scatter layers.0 reduce-scatter root", "OPTIMIZER",
       "optimizer step on the local shard (sgd) 1.90435",  // 6 x 73 / 230
   };
   EXPECT_EQ(program(p), want);
   EXPECT_EQ(p.steps[0].records, 8);
+}
+
+// Four blocks (layers.0..3, each a [6, 10] weight) between the root's emb and norm, forward 1 s a
+// layer, backward 10 s: enough units for explicit prefetching to differ from the implicit one.
+void four_blocks(Fixture& f) {
+  auto& m = f.sc.model;
+  m.params.resize(6);
+  m.layers.resize(6);
+  const char* names[6] = {"e", "a0", "a1", "a2", "a3", "n"};
+  const char* layers[6] = {"emb", "layers.0.a", "layers.1.a", "layers.2.a", "layers.3.a", "norm"};
+  for (size_t i = 0; i < 6; ++i) {
+    m.params[i].name = names[i];
+    m.params[i].shape = i == 0   ? std::vector<int64_t>{10, 10}
+                        : i == 5 ? std::vector<int64_t>{10}
+                                 : std::vector<int64_t>{6, 10};
+    m.params[i].numel = i == 0 ? 100 : i == 5 ? 10 : 60;
+    m.layers[i].name = layers[i];
+    m.layers[i].params = {static_cast<int>(i)};
+  }
+  f.prof.forward.assign(6, k(1));
+  f.prof.backward.assign(6, k(10));
+}
+
+// The forward's all-gathers as the CPU issues them (it runs ahead of the GPU): where each job enters
+// the compute stream's program (after which copy-out) decides what it waits for. Implicit (FSDP2
+// wait_for_unshard / all_gather_state): layers.0's all-gather waits for nothing, layers.k's for the
+// copy-out of the unit two before it. With num_to_forward_prefetch 2 (the FSDP2 example's
+// set_modules_to_forward_prefetch; the root prefetches nothing): layers.0's pre-forward prefetches
+// layers.1 and layers.2 after the root's copy-out, layers.1's prefetches layers.3 after layers.0's.
+TEST(FsdpBuilder, Fsdp2ForwardAllGathersWaitForTheCopyOutTwoUnitsBack) {
+  for (int n : {0, 2}) {
+    Fixture f(2, 2, 2, config::ShardingStrategy::FULL_SHARD);
+    four_blocks(f);
+    f.sc.training.fsdp.num_to_forward_prefetch = n;
+    const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+    std::vector<std::string> fwd;
+    for (const auto& line : program(p)) {
+      if (line == "BACKWARD") break;
+      if (line.rfind("JOB", 0) == 0)
+        fwd.push_back(line.substr(0, line.find(" on ")));
+      else if (line.rfind("all-gather copy-out", 0) == 0)
+        fwd.push_back(line.substr(0, line.rfind(' ')));
+    }
+    const std::vector<std::string> implicit = {"JOB all-gather root",          "JOB all-gather layers.0",
+                                               "all-gather copy-out root",     "JOB all-gather layers.1",
+                                               "all-gather copy-out layers.0", "JOB all-gather layers.2",
+                                               "all-gather copy-out layers.1", "JOB all-gather layers.3",
+                                               "all-gather copy-out layers.2", "all-gather copy-out layers.3"};
+    const std::vector<std::string> two = {"JOB all-gather root",          "JOB all-gather layers.0",
+                                          "all-gather copy-out root",     "JOB all-gather layers.1",
+                                          "JOB all-gather layers.2",      "all-gather copy-out layers.0",
+                                          "JOB all-gather layers.3",      "all-gather copy-out layers.1",
+                                          "all-gather copy-out layers.2", "all-gather copy-out layers.3"};
+    EXPECT_EQ(fwd, n == 0 ? implicit : two) << n;
+  }
+}
+
+// The backward's jobs on the one NCCL stream, in issue order. Implicit: each unit's pre-backward
+// prefetches the next unit, so every all-gather queues behind the previous unit's reduce-scatter.
+// num_to_backward_prefetch 2: layers.3 prefetches layers.2 and layers.1, layers.2 prefetches
+// layers.0 (the root keeps its implicit prefetch of layers.3): the all-gathers run a unit further
+// ahead of the reductions.
+TEST(FsdpBuilder, Fsdp2ExplicitBackwardPrefetchIssuesAllGathersAheadOfReductions) {
+  for (int n : {0, 2}) {
+    Fixture f(2, 2, 2, config::ShardingStrategy::FULL_SHARD);
+    four_blocks(f);
+    f.sc.training.fsdp.num_to_backward_prefetch = n;
+    const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+    std::vector<std::string> bwd;
+    bool in = false;
+    for (const auto& line : program(p)) {
+      in = in || line == "BACKWARD";
+      if (in && line.rfind("JOB", 0) == 0) bwd.push_back(line.substr(4, line.find(" on ") - 4));
+    }
+    const std::vector<std::string> implicit = {
+        "all-gather layers.3",     "all-gather layers.2",     "reduce-scatter layers.3",
+        "all-gather layers.1",     "reduce-scatter layers.2", "all-gather layers.0",
+        "reduce-scatter layers.1", "reduce-scatter layers.0", "reduce-scatter root"};
+    const std::vector<std::string> two = {
+        "all-gather layers.3",     "all-gather layers.2",     "all-gather layers.1",
+        "reduce-scatter layers.3", "all-gather layers.0",     "reduce-scatter layers.2",
+        "reduce-scatter layers.1", "reduce-scatter layers.0", "reduce-scatter root"};
+    EXPECT_EQ(bwd, n == 0 ? implicit : two) << n;
+  }
 }
 
 // Gradient accumulation over two micro-steps (training.gradient_accumulation_steps 2: the first
@@ -466,19 +552,31 @@ TEST(FsdpBuilder, HybridShardAllReducesTheShardAcrossReplicas) {
   for (const auto& line : program(p))
     if (line.rfind("JOB reduce", 0) == 0 || line.rfind("JOB all-reduce", 0) == 0) red.push_back(line);
   const std::vector<std::string> want = {
-      // copy-in 60 x 8 B; reduce-scatter 60 x 4 B in
-      "JOB reduce-scatter layers.1 on 1: [reduce-scatter copy-in 0.48] reduce-scatter=240",
+      // reduce-scatter 60 x 4 B in (its copy-in runs on the compute stream)
+      "JOB reduce-scatter layers.1 on 1: reduce-scatter=240",
       // the 30-element shard, then the divide and copy-out 2 x 30 x 4 B
       "JOB all-reduce layers.1 on 2: all-reduce across replicas=120 [post-divide, copy-out 0.24] after reduce-scatter "
       "layers.1",
-      "JOB reduce-scatter layers.0 on 1: [reduce-scatter copy-in 0.48] reduce-scatter=240 after all-reduce layers.1",
+      "JOB reduce-scatter layers.0 on 1: reduce-scatter=240 after all-reduce layers.1",
       "JOB all-reduce layers.0 on 2: all-reduce across replicas=120 [post-divide, copy-out 0.24] after reduce-scatter "
       "layers.0",
       // root: e 5 rows of 10 + n 5 = 55 per rank, 110 padded
-      "JOB reduce-scatter root on 1: [reduce-scatter copy-in 0.88] reduce-scatter=440 after all-reduce layers.0",
+      "JOB reduce-scatter root on 1: reduce-scatter=440 after all-reduce layers.0",
       "JOB all-reduce root on 2: all-reduce across replicas=220 [post-divide, copy-out 0.44] after reduce-scatter root",
   };
   EXPECT_EQ(red, want);
+  // The compute stream's copy-ins (60 x 8 B, the root's 110 x 8 B), each after a wait for the
+  // previous unit's reduce-scatter (not its all-reduce: reduce_scatter_state's event is recorded
+  // after the reduce-scatter).
+  std::vector<std::string> copy_in;
+  for (const auto& line : program(p))
+    if (line.rfind("reduce-scatter copy-in", 0) == 0 ||
+        (line.rfind("WAIT reduce", 0) == 0 && line.find("all-reduce") == std::string::npos))  // not the final wait
+      copy_in.push_back(line);
+  const std::vector<std::string> want_copy_in = {"reduce-scatter copy-in layers.1 0.48", "WAIT reduce-scatter layers.1",
+                                                 "reduce-scatter copy-in layers.0 0.48", "WAIT reduce-scatter layers.0",
+                                                 "reduce-scatter copy-in root 0.88"};
+  EXPECT_EQ(copy_in, want_copy_in);
 }
 
 // Full checkpointing: each block reruns its forward (2 s, 3 s) before its backward; selective_op
@@ -529,12 +627,9 @@ TEST(FsdpBuilder, CpuOffloadCopiesShardsInAndGradientsOut) {
       "JOB all-gather layers.1 on 1: [shard to GPU 0.8] [all-gather copy-in 0.16] all-gather=80",
       "JOB all-gather layers.1 on 1: [shard to GPU 0.8] [all-gather copy-in 0.16] all-gather=80",
       "JOB all-gather layers.0 on 1: [shard to GPU 0.8] [all-gather copy-in 0.16] all-gather=80",
-      "JOB reduce-scatter layers.1 on 1: [reduce-scatter copy-in 0.64] reduce-scatter=320 [post-divide, copy-out "
-      "0.16] [gradient to host 0.8]",
-      "JOB reduce-scatter layers.0 on 1: [reduce-scatter copy-in 0.64] reduce-scatter=320 [post-divide, copy-out "
-      "0.16] [gradient to host 0.8]",
-      "JOB reduce-scatter root on 1: [reduce-scatter copy-in 1.056] reduce-scatter=528 [post-divide, copy-out "
-      "0.264] [gradient to host 1.32]",
+      "JOB reduce-scatter layers.1 on 1: reduce-scatter=320 [post-divide, copy-out 0.16] [gradient to host 0.8]",
+      "JOB reduce-scatter layers.0 on 1: reduce-scatter=320 [post-divide, copy-out 0.16] [gradient to host 0.8]",
+      "JOB reduce-scatter root on 1: reduce-scatter=528 [post-divide, copy-out 0.264] [gradient to host 1.32]",
   };
   EXPECT_EQ(jobs, want);
   // SGD with momentum, foreach, on FSDP2's four parameter shards (e 30, a0 20, a1 20, n 3
