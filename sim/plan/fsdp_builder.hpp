@@ -25,21 +25,28 @@
 // FSDP2: the copy-out kernel (foreach_all_gather_copy_out) on the compute stream; u's forward
 // layers; then u is resharded (freed) unless kept (root, SHARD_GRAD_OP, NO_SHARD,
 // reshard_after_forward false).
-//   FSDP2: AG(u+1) is issued after u's copy-out: its copy-in waits for the previous all-gather's
-//   event (_fsdp_param_group.py FSDPParamGroup.unshard / wait_for_unshard, AllGatherState).
+//   FSDP2: u's pre-forward issues AG(u) unless prefetched, then wait_for_unshard makes the
+//   all-gather streams wait for the copy-out of the unit gathered before u (comm_ctx.
+//   all_gather_state) and copies u out; the copy-in stream waits for nothing else
+//   (_fsdp_collectives.py foreach_all_gather), so AG(u+1) waits for the copy-out of u-1: two units
+//   ahead of the compute. training.fsdp.num_to_forward_prefetch N (FSDPState._pre_forward's
+//   explicit prefetch, after u's own wait; not from the root) issues AG(u+1..u+N) there: N + 1 ahead.
 //   FSDP1: with limit_all_gathers, _runtime_utils.py _unshard dequeues a free event from
 //   _FreeEventQueue (_limits.py, at most 2 in flight) and synchronizes on it: AG(k) starts after
 //   the free of the unit two frees back (three with forward_prefetch, which issues AG(k+1) in
 //   _pre_forward of k via _prefetch_handle). Without the limiter every all-gather is issued at once.
 // Backward, per unit in reverse order: its pre-backward hook unshards it if it was freed
 // (_pre_backward_hook), FSDP2 copies out, and prefetches the next unit (FSDP1 BACKWARD_PRE / FSDP2
-// _backward_prefetch: in the pre-backward hook; BACKWARD_POST: in _post_backward_hook after the
-// unit's gradient computation); a checkpointed block recomputes its forward; the layers'
+// _backward_prefetch, or num_to_backward_prefetch units: in the pre-backward hook; BACKWARD_POST:
+// in _post_backward_hook after the unit's gradient computation); a checkpointed block recomputes
+// its forward; the layers'
 // backward; then the post-backward hook issues the reduce-scatter of the unit's gradients
 // (reduce_dtype bytes): FSDP1 _reduce_grad (pre-divide, reduce_scatter_tensor, post-divide;
 // HYBRID_SHARD: all_reduce on _inter_node_pg), FSDP2 foreach_reduce (_fsdp_collectives.py:
 // foreach_reduce_scatter_copy_in, reduce_scatter_tensor, all_reduce for HSDP, the divide and
-// copy-out). A reduce-scatter waits for the previous all-reduce: both are on the one
+// copy-out; post_backward first makes the compute stream wait for the previous unit's
+// reduce-scatter, comm_ctx.reduce_scatter_state, and the copy-in runs on the compute stream). A
+// reduce-scatter waits for the previous all-reduce: both are on the one
 // post-backward (reduce_scatter) CUDA stream. The final callback waits for every reduction, then
 // the optimizer steps the local shard (1/shard group size of the parameters).
 #include <string>

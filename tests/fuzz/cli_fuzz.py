@@ -218,6 +218,8 @@ def make_case(rng, work, idx):
                 "training.fsdp.limit_all_gathers": ["true", "false"],
                 "training.fsdp.forward_prefetch": ["true", "false"],
                 "training.fsdp.backward_prefetch": ["BACKWARD_PRE", "BACKWARD_POST", "none", "x"],
+                "training.fsdp.num_to_forward_prefetch": ["0", "1", "2", "40", "-1", "1.5", "true"],
+                "training.fsdp.num_to_backward_prefetch": ["0", "1", "3", "1000", "-2", "null"],
                 "training.fsdp.param_dtype": ["float32", "bfloat16", "float16", "int8"],
                 "training.fsdp.reduce_dtype": ["float32", "bfloat16", "float16"],
                 "training.gradient_accumulation_steps": ["1", "2", "3", "0"],

@@ -56,6 +56,49 @@ TEST(FsdpCli, BadFsdpValuesExitTwoWithPathValueAndAllowed) {
   EXPECT_TRUE(testing::refused_with(r, {"/training/fsdp/no_sync", "3 is not allowed", "true or false"}));
 }
 
+// FSDP2 explicit prefetching (training.fsdp.num_to_forward_prefetch / num_to_backward_prefetch) on
+// a communication-bound cluster (8 HGX A100 nodes, one HDR NIC each): the same collectives (comm
+// alone equal to the last bit) issued earlier, so the compute waits less for all-gathers; the one
+// NCCL stream stays busy, so the backward waits for the reduce-scatters instead (post_backward's
+// reduce_scatter_state). Memory: two more blocks unsharded (bf16, 2 x 218,112,000 x 2 B). The units'
+// exposed parts add up to the report's comm_exposed_s.
+TEST(FsdpCli, ExplicitPrefetchIssuesAllGathersEarlierAndHoldsMoreUnits) {
+  const std::string base = "run llama3-8b-fsdp-8x-h100 --set cluster=hgx-a100-1hdr --set nodes=8 --json - -q";
+  auto a = run(base);
+  auto b = run(base + " --set training.fsdp.num_to_forward_prefetch=2 --set training.fsdp.num_to_backward_prefetch=2");
+  ASSERT_EQ(a.code, 0) << a.out;
+  ASSERT_EQ(b.code, 0) << b.out;
+  const Json ja = Json::parse(a.out), jb = Json::parse(b.out);
+  EXPECT_EQ(ja["comm_alone_s"], jb["comm_alone_s"]);
+  EXPECT_LT(jb["allgather_wait_s"].get<double>(), ja["allgather_wait_s"].get<double>());
+  EXPECT_GT(ja["reduce_wait_s"].get<double>(), 0.0);
+  EXPECT_GT(jb["reduce_wait_s"].get<double>(), ja["reduce_wait_s"].get<double>());
+  EXPECT_DOUBLE_EQ(jb["memory"]["unsharded_params"].get<double>() - ja["memory"]["unsharded_params"].get<double>(),
+                   2 * kBlock * 2);
+  EXPECT_EQ(jb["memory"]["unsharded_units"].get<int>() - ja["memory"]["unsharded_units"].get<int>(), 2);
+  for (const Json* j : {&ja, &jb}) {
+    double sum = 0;
+    for (const auto& u : (*j)["fsdp_units"])
+      sum += u["allgather_exposed_s"].get<double>() + u["reduce_exposed_s"].get<double>();
+    EXPECT_NEAR(sum, (*j)["comm_exposed_s"].get<double>(), 1e-9);
+    EXPECT_NEAR((*j)["comm_exposed_s"].get<double>(),
+                (*j)["allgather_wait_s"].get<double>() + (*j)["reduce_wait_s"].get<double>() +
+                    (*j)["finalize_wait_s"].get<double>(),
+                1e-9);
+  }
+  auto r =
+      run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.version=1 --set training.fsdp.num_to_forward_prefetch=2 -q");
+  EXPECT_TRUE(testing::refused_with(r, {"/training/fsdp/num_to_forward_prefetch", "2 with version 1",
+                                        "set_modules_to_forward_prefetch", "version 2"}));
+  r = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.num_to_backward_prefetch=-1 -q");
+  EXPECT_TRUE(testing::refused_with(r, {"/training/fsdp/num_to_backward_prefetch", "-1"}));
+  r =
+      run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.num_to_backward_prefetch=2 "
+          "--set training.fsdp.reshard_after_forward=false -q");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("num_to_backward_prefetch 2 changes nothing"), std::string::npos) << r.out;
+}
+
 // HYBRID_SHARD's replica all-reduce crosses the network whatever the node count: with as many
 // nodes as GPUs per node (8 x 8) the replica group has the shard group's size, and it was once
 // timed as one node's NVLink all-reduce (3.3 ms a block at 8 nodes against 6.5 at 4 and 7.6 at 16).
