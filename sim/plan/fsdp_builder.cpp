@@ -435,8 +435,11 @@ class FsdpBuilder : ProgramWriter {
     const int rs = job(1, "reduce-scatter " + un.name, std::move(chain), JobRole::UNIT_REDUCE, static_cast<int>(u));
     last_rs_ = rs;
     last_rs_unit_ = static_cast<int>(u);
-    // The reduce-scatter follows the previous unit's all-reduce on the same post-backward stream.
-    if (last_allreduce_ >= 0) p_.tasks[static_cast<size_t>(rs)].after.push_back(last_allreduce_);
+    // FSDP1: the reduce-scatter follows the previous unit's all-reduce on the same post-backward
+    // stream. FSDP2 runs the all-reduce on its own stream (FSDPCommContext.all_reduce_stream: "Run
+    // the HSDP all-reduces concurrently with all-gather/reduce-scatter"), which waits for the
+    // reduce-scatter; the next reduce-scatter does not wait for it.
+    if (last_allreduce_ >= 0 && f_.version == 1) p_.tasks[static_cast<size_t>(rs)].after.push_back(last_allreduce_);
     if (!hybrid_) {
       reduces_.push_back(rs);
       return;

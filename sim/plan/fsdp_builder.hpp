@@ -45,9 +45,10 @@
 // HYBRID_SHARD: all_reduce on _inter_node_pg), FSDP2 foreach_reduce (_fsdp_collectives.py:
 // foreach_reduce_scatter_copy_in, reduce_scatter_tensor, all_reduce for HSDP, the divide and
 // copy-out; post_backward first makes the compute stream wait for the previous unit's
-// reduce-scatter, comm_ctx.reduce_scatter_state, and the copy-in runs on the compute stream). A
-// reduce-scatter waits for the previous all-reduce: both are on the one
-// post-backward (reduce_scatter) CUDA stream. The final callback waits for every reduction, then
+// reduce-scatter, comm_ctx.reduce_scatter_state, and the copy-in runs on the compute stream).
+// FSDP1: a reduce-scatter waits for the previous all-reduce, both on the one post-backward CUDA
+// stream; FSDP2 runs the all-reduces on their own stream (FSDPCommContext.all_reduce_stream),
+// beside the next reduce-scatter. The final callback waits for every reduction, then
 // the optimizer steps the local shard (1/shard group size of the parameters).
 #include <string>
 #include <vector>

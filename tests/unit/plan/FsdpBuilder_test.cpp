@@ -538,8 +538,10 @@ TEST(FsdpBuilder, NoShardAllReducesEachUnit) {
 }
 
 // HYBRID_SHARD on 2 nodes x 2 GPUs: shards over a node's 2 GPUs (e: 5 rows, n: 5, blocks 3 rows),
-// each reduce-scatter followed by an all-reduce of the shard on the replica group's stream; the
-// next reduce-scatter waits for the previous all-reduce (one CUDA stream).
+// each reduce-scatter followed by an all-reduce of the shard on the replica group's stream. FSDP2
+// runs the all-reduces on their own CUDA stream (FSDPCommContext.all_reduce_stream), so the next
+// reduce-scatter does not wait for the previous all-reduce (FSDP1's does: one post-backward stream;
+// checked at the end).
 TEST(FsdpBuilder, HybridShardAllReducesTheShardAcrossReplicas) {
   Fixture f(2, 2, 2, config::ShardingStrategy::HYBRID_SHARD);
   const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
@@ -557,11 +559,11 @@ TEST(FsdpBuilder, HybridShardAllReducesTheShardAcrossReplicas) {
       // the 30-element shard, then the divide and copy-out 2 x 30 x 4 B
       "JOB all-reduce layers.1 on 2: all-reduce across replicas=120 [post-divide, copy-out 0.24] after reduce-scatter "
       "layers.1",
-      "JOB reduce-scatter layers.0 on 1: reduce-scatter=240 after all-reduce layers.1",
+      "JOB reduce-scatter layers.0 on 1: reduce-scatter=240",
       "JOB all-reduce layers.0 on 2: all-reduce across replicas=120 [post-divide, copy-out 0.24] after reduce-scatter "
       "layers.0",
       // root: e 5 rows of 10 + n 5 = 55 per rank, 110 padded
-      "JOB reduce-scatter root on 1: reduce-scatter=440 after all-reduce layers.0",
+      "JOB reduce-scatter root on 1: reduce-scatter=440",
       "JOB all-reduce root on 2: all-reduce across replicas=220 [post-divide, copy-out 0.44] after reduce-scatter root",
   };
   EXPECT_EQ(red, want);
@@ -577,6 +579,13 @@ TEST(FsdpBuilder, HybridShardAllReducesTheShardAcrossReplicas) {
                                                  "reduce-scatter copy-in layers.0 0.48", "WAIT reduce-scatter layers.0",
                                                  "reduce-scatter copy-in root 0.88"};
   EXPECT_EQ(copy_in, want_copy_in);
+  Fixture f1(2, 2, 1, config::ShardingStrategy::HYBRID_SHARD);
+  std::vector<std::string> rs1;
+  for (const auto& line : program(build_fsdp(f1.sc, f1.prof, f1.steps, 1)))
+    if (line.rfind("JOB reduce-scatter", 0) == 0 && line.find(" after") != std::string::npos)
+      rs1.push_back(line.substr(line.rfind(" after") + 1));
+  // layers.1's reduce-scatter first (nothing before it), then layers.0's and the root's.
+  EXPECT_EQ(rs1, (std::vector<std::string>{"after all-reduce layers.1", "after all-reduce layers.0"}));
 }
 
 // Full checkpointing: each block reruns its forward (2 s, 3 s) before its backward; selective_op
