@@ -946,11 +946,21 @@ void check_fsdp(const Scenario& s, Diagnostics& d) {
                 (world <= 1 ? std::string("one GPU") : "sharding_strategy \"" + to_string(f.sharding_strategy) + "\"") +
                 " nothing is sharded, and an unsharded offload (FlatParamHandle.pre_unshard copying the whole "
                 "parameter in) is not modelled; expected false, or a sharded strategy on more than one GPU");
-    if (s.training.gradient_accumulation_steps > 1)
-      d.add("/training/fsdp/cpu_offload",
-            o + "with training.gradient_accumulation_steps " + std::to_string(s.training.gradient_accumulation_steps) +
-                ": accumulating offloaded gradients (FSDP2 foreach_reduce's blocking copy and CPU add) is not "
-                "modelled; expected false, or gradient_accumulation_steps 1");
+    // Under no_sync the micro-steps before the last keep the unsharded gradients on the GPU and
+    // only the last reduces and copies its shard to the host (modelled). Reducing every micro-step
+    // accumulates on the host: FSDP1 does not support it (its docstring: "FSDP currently does not
+    // support gradient accumulation outside no_sync() when using CPU offloading ... incorrect
+    // results"), FSDP2's foreach_reduce copies blocking and adds on the CPU (not modelled).
+    if (s.training.gradient_accumulation_steps > 1 && !f.no_sync)
+      d.add("/training/fsdp/no_sync",
+            "false with training.fsdp.cpu_offload true and training.gradient_accumulation_steps " +
+                std::to_string(s.training.gradient_accumulation_steps) +
+                (f.version == 1 ? std::string(": FullyShardedDataParallel does not support gradient accumulation "
+                                              "outside no_sync() with CPU offloading (its docstring: it uses the "
+                                              "newly-reduced gradient, the results are incorrect)")
+                                : std::string(": accumulating the offloaded gradient shards on the host (FSDP2 "
+                                              "foreach_reduce's blocking copy and CPU add) is not modelled")) +
+                "; expected true (accumulate unsharded on the GPU, reduce and offload in the last micro-step)");
     if (s.training.optimizer_impl == "fused")
       d.add("/training/optimizer_impl",
             "\"fused\" with training.fsdp.cpu_offload true: the optimizer steps on the CPU, and the CPU costs were "

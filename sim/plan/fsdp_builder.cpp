@@ -184,9 +184,14 @@ FsdpOffload fsdp_offload(const config::Scenario& sc) {
   for (const auto& u : units) {
     if (u.shard_numel <= 0) continue;
     const double elem = param_elem_of(sc, u);
-    // The forward's unshard, and the backward's unless the unit is kept or holds its post-forward
-    // shard on the GPU (FSDP2 reshard_after_forward N: the backward gathers that instead).
-    const int copies = 1 + (!u.kept && groups.post_forward == 0 ? 1 : 0);
+    // Per micro-step the forward's unshard (not after the first micro-step when the units stay
+    // unsharded between micro-steps: FSDP2 reshard_after_backward false, FSDP1 SHARD_GRAD_OP under
+    // no_sync), and the backward's unless the unit is kept or holds its post-forward shard on the
+    // GPU (FSDP2 reshard_after_forward N: the backward gathers that instead). With several
+    // micro-steps offload runs under no_sync only (the scenario check refuses the rest).
+    const int micro = std::max(1, sc.training.gradient_accumulation_steps);
+    const bool warm = sc.training.fsdp.keeps_params_between_micro_steps(false);
+    const int copies = (warm ? 1 : micro) + (!u.kept && groups.post_forward == 0 ? micro : 0);
     o.h2d_copies += copies;
     o.h2d_bytes += copies * u.shard_numel * elem;
     o.d2h_bytes += u.grad_shard_numel * elem;

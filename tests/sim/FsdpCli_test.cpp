@@ -413,10 +413,33 @@ TEST(FsdpCli, CpuOffloadMovesShardsToTheHostAndTheOptimizerToTheCpu) {
   auto text = run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true");
   EXPECT_NE(text.out.find("CPU offload per step: shards to GPU"), std::string::npos) << text.out;
 
-  auto acc =
-      run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true --set "
-          "training.gradient_accumulation_steps=2 -q");
-  EXPECT_TRUE(testing::refused_with(acc, {"/training/fsdp/cpu_offload", "gradient_accumulation_steps 2"})) << acc.out;
+  // Two micro-steps under no_sync: every micro-step copies the shards in again (FULL_SHARD reshards
+  // after each backward), only the last reduces and copies its gradient shards out, the CPU steps
+  // once; the accumulated unsharded gradients stay on the GPU as without offload.
+  auto acc = run(
+      "run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true --set training.gradient_accumulation_steps=2 "
+      "--json - -q");
+  auto acc_gpu = run("run llama3-8b-fsdp-8x-h100 --set training.gradient_accumulation_steps=2 --json - -q");
+  ASSERT_EQ(acc.code, 0) << acc.out;
+  ASSERT_EQ(acc_gpu.code, 0) << acc_gpu.out;
+  const Json a = Json::parse(acc.out), ag = Json::parse(acc_gpu.out);
+  const auto& fa = a["fsdp_offload"];
+  EXPECT_EQ(fa["h2d_copies"], 130);
+  EXPECT_DOUBLE_EQ(fa["h2d_bytes"].get<double>(), 2 * f["h2d_bytes"].get<double>());
+  EXPECT_DOUBLE_EQ(fa["d2h_bytes"].get<double>(), f["d2h_bytes"].get<double>());
+  EXPECT_DOUBLE_EQ(fa["cpu_step_s"].get<double>(), cpu);
+  EXPECT_DOUBLE_EQ(a["memory"]["gradients"].get<double>(), ag["memory"]["gradients"].get<double>());
+  EXPECT_DOUBLE_EQ(a["memory"]["parameters"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(a["memory"]["optimizer_state"].get<double>(), 0.0);
+  for (const char* version : {"1", "2"}) {
+    auto every = run(std::string("run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true --set "
+                                 "training.gradient_accumulation_steps=2 --set training.fsdp.no_sync=false "
+                                 "--set training.fsdp.version=") +
+                     version + " -q");
+    EXPECT_TRUE(testing::refused_with(every, {"/training/fsdp/no_sync", "gradient_accumulation_steps 2",
+                                              std::string(version) == "1" ? "incorrect" : "not modelled"}))
+        << every.out;
+  }
   auto ns =
       run("run llama3-8b-fsdp-8x-h100 --set training.fsdp.cpu_offload=true --set "
           "training.fsdp.sharding_strategy=NO_SHARD -q");

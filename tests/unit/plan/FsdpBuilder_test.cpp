@@ -311,6 +311,32 @@ TEST(FsdpBuilder, Fsdp2ExplicitBackwardPrefetchIssuesAllGathersAheadOfReductions
   }
 }
 
+// CPU offload over two micro-steps under no_sync: the plan's "shard to GPU" copies are those
+// fsdp_offload counts (the root once a micro-step, each block twice: 10; with FSDP2
+// reshard_after_backward false the second forward gathers nothing: 7), and only the last
+// micro-step copies gradient shards out (3 units).
+TEST(FsdpBuilder, CpuOffloadWithGradientAccumulationCopiesEveryMicroStep) {
+  for (bool rab : {true, false}) {
+    Fixture f(2, 2, 2, config::ShardingStrategy::FULL_SHARD);
+    f.sc.training.fsdp.cpu_offload = true;
+    f.sc.training.fsdp.reshard_after_backward = rab;
+    f.sc.training.gradient_accumulation_steps = 2;
+    f.sc.cluster.gpu.host_bandwidth = 100;
+    f.steps.steps = {{2, 0, false, false, nullptr, nullptr, false}, {2, 0, true, true, nullptr, nullptr, false}};
+    const Plan p = build_fsdp(f.sc, f.prof, f.steps, 1);
+    int h2d = 0;
+    std::vector<int> d2h(2, 0);
+    for (const Task& t : p.tasks)
+      for (const auto& o : t.chain) {
+        h2d += o.name == "shard to GPU";
+        if (o.name == "gradient to host") ++d2h[static_cast<size_t>(t.micro_step)];
+      }
+    EXPECT_EQ(h2d, rab ? 10 : 7);
+    EXPECT_EQ(h2d, fsdp_offload(f.sc).h2d_copies);
+    EXPECT_EQ(d2h, (std::vector<int>{0, 3}));
+  }
+}
+
 // Gradient accumulation over two micro-steps (training.gradient_accumulation_steps 2: the first
 // not synced, the second synced and last). Every micro-step all-gathers its units (FULL_SHARD
 // reshards after the backward: FSDP1 _should_free_in_backward, FSDP2 reshard_after_backward); with
