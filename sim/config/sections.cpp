@@ -180,9 +180,9 @@ TrainingSettings::Fsdp parse_fsdp(const Json& j, Diagnostics& d) {
     d.add(p + "/reshard_after_backward",
           "false with version 1: FullyShardedDataParallel has no reshard_after_backward (under no_sync() "
           "SHARD_GRAD_OP keeps the parameters between micro-steps by itself); expected it unset, or version 2");
-  for (const char* pass : {"forward", "backward"}) {
-    const std::string key = std::string("num_to_").append(pass).append("_prefetch");
-    const int n = std::string(pass) == "forward" ? s.num_to_forward_prefetch : s.num_to_backward_prefetch;
+  for (const auto& [pass, n] : {std::pair<std::string, int>{"forward", s.num_to_forward_prefetch},
+                                std::pair<std::string, int>{"backward", s.num_to_backward_prefetch}}) {
+    const std::string key = "num_to_" + pass + "_prefetch";
     if (n > 0 && s.version == 1)
       d.add(p + "/" + key, std::to_string(n) + " with version 1: explicit prefetching (set_modules_to_" + pass +
                                "_prefetch) is fully_shard's; FullyShardedDataParallel has forward_prefetch and "

@@ -181,6 +181,8 @@ FsdpOffload fsdp_offload(const config::Scenario& sc) {
   const auto units = fsdp_units(sc);
   const auto groups = fsdp_groups(sc);
   const double bw = sc.cluster.gpu.host_bandwidth;
+  const int micro = std::max(1, sc.training.gradient_accumulation_steps);
+  const int forward_copies = sc.training.fsdp.keeps_params_between_micro_steps(false) ? 1 : micro;
   for (const auto& u : units) {
     if (u.shard_numel <= 0) continue;
     const double elem = param_elem_of(sc, u);
@@ -189,9 +191,7 @@ FsdpOffload fsdp_offload(const config::Scenario& sc) {
     // no_sync), and the backward's unless the unit is kept or holds its post-forward shard on the
     // GPU (FSDP2 reshard_after_forward N: the backward gathers that instead). With several
     // micro-steps offload runs under no_sync only (the scenario check refuses the rest).
-    const int micro = std::max(1, sc.training.gradient_accumulation_steps);
-    const bool warm = sc.training.fsdp.keeps_params_between_micro_steps(false);
-    const int copies = (warm ? 1 : micro) + (!u.kept && groups.post_forward == 0 ? micro : 0);
+    const int copies = forward_copies + (!u.kept && groups.post_forward == 0 ? micro : 0);
     o.h2d_copies += copies;
     o.h2d_bytes += copies * u.shard_numel * elem;
     o.d2h_bytes += u.grad_shard_numel * elem;
@@ -503,9 +503,9 @@ class FsdpBuilder : ProgramWriter {
       const size_t u = static_cast<size_t>(unit_of_[l]);
       if (std::find(fwd.begin(), fwd.end(), u) == fwd.end()) fwd.push_back(u);
     }
-    // FSDP1: where each forward all-gather is issued. Anchors: -1 the forward's start, i after the
-    // forward of fwd[i] (its post-forward free).
-    std::vector<int> fwd_anchor(nu, -1);
+    // Where each forward all-gather is issued (-2: not at all). FSDP1: -1 the forward's start, i after
+    // the forward of fwd[i] (its post-forward free).
+    std::vector<int> fwd_anchor(nu, -2);
     size_t fwd_left = 0;  // free events still queued after the forward
     if (f_.version == 1) {
       std::deque<int> queue;
@@ -523,8 +523,8 @@ class FsdpBuilder : ProgramWriter {
       }
       fwd_left = queue.size();
     }
-    // FSDP2: where each forward all-gather is issued, in the CPU's order (it runs ahead of the GPU):
-    // -1 at the forward's start, p after the copy-out of fwd[p]. FSDPParamGroup.pre_forward of a
+    // FSDP2, in the CPU's order (it runs ahead of the GPU): -1 at the forward's start, p after the
+    // copy-out of fwd[p]. FSDPParamGroup.pre_forward of a
     // unit unshards it (unless prefetched), then wait_for_unshard makes the all-gather streams wait
     // for the copy-out of the unit before it (comm_ctx.all_gather_state: the all-gather output
     // freed there) and saves its own; the all-gather copy-in stream does not wait for the compute
@@ -532,38 +532,32 @@ class FsdpBuilder : ProgramWriter {
     // own, or FSDPState._pre_forward's explicit prefetch of the next num_to_forward_prefetch units)
     // waits for the copy-out of the unit gathered before u: with the implicit prefetch the
     // all-gathers run up to two units ahead of the compute.
-    std::vector<int> fwd2_anchor(nu, -2);
     if (f_.version == 2) {
       const int n = f_.num_to_forward_prefetch;
       int saved = -1, last_wait = -1;
       for (size_t p = 0; p < fwd.size(); ++p) {
         const size_t u = fwd[p];
         if (!gathers(u) || warm_[u]) continue;
-        if (fwd2_anchor[u] == -2) fwd2_anchor[u] = last_wait;
+        if (fwd_anchor[u] == -2) fwd_anchor[u] = last_wait;
         if (saved >= 0) last_wait = saved;
         saved = static_cast<int>(p);
         if (n > 0 && !units_[u].root)
           for (size_t q = p + 1; q < fwd.size() && q <= p + static_cast<size_t>(n); ++q)
-            if (gathers(fwd[q]) && !warm_[fwd[q]] && fwd2_anchor[fwd[q]] == -2) fwd2_anchor[fwd[q]] = last_wait;
+            if (gathers(fwd[q]) && !warm_[fwd[q]] && fwd_anchor[fwd[q]] == -2) fwd_anchor[fwd[q]] = last_wait;
       }
     }
     auto issue_at_anchor = [&](int anchor) {
       for (size_t u : fwd)
-        if (f_.version == 1 && gathers(u) && fwd_anchor[u] == anchor) issue_allgather(u);
-    };
-    auto issue_fsdp2_at = [&](int anchor) {
-      for (size_t u : fwd)
-        if (f_.version == 2 && fwd2_anchor[u] == anchor) issue_allgather(u);
+        if (fwd_anchor[u] == anchor) issue_allgather(u);
     };
     issue_at_anchor(-1);
-    issue_fsdp2_at(-1);
     std::vector<char> entered(nu, 0);
     auto enter_forward = [&](size_t u) {
       entered[u] = 1;
       issue_allgather(u);  // issued already (at its anchor), unless it gathers nothing
       use_allgather(u);
       // FSDP2: the all-gathers that waited for this copy-out.
-      issue_fsdp2_at(static_cast<int>(std::find(fwd.begin(), fwd.end(), u) - fwd.begin()));
+      if (f_.version == 2) issue_at_anchor(static_cast<int>(std::find(fwd.begin(), fwd.end(), u) - fwd.begin()));
     };
     auto leave_forward = [&](size_t u) {
       if (units_[u].root) return;
@@ -571,8 +565,7 @@ class FsdpBuilder : ProgramWriter {
         // FSDPParam.to_sharded_post_forward: its slice of the unsharded parameter cloned.
         kernel(copy(2.0 * post_forward_numel(u) * units_[u].param_elem), "post-forward reshard " + units_[u].name,
                "fsdp", Slot::NONE);
-      const auto i = static_cast<int>(std::find(fwd.begin(), fwd.end(), u) - fwd.begin());
-      issue_at_anchor(i);
+      if (f_.version == 1) issue_at_anchor(static_cast<int>(std::find(fwd.begin(), fwd.end(), u) - fwd.begin()));
     };
     enter_forward(0);
     size_t cur = 0;
